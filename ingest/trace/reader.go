@@ -1,0 +1,159 @@
+package trace
+
+import (
+	"bytes"
+	"io"
+)
+
+const (
+	// MaxLine is the longest line accepted; longer ones are quarantined.
+	MaxLine = 64 << 20
+	// MaxRaw is how much of a bad line is kept in the quarantine table.
+	MaxRaw = 64 << 10
+)
+
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
+// Line is one physical line of a trace file.
+type Line struct {
+	Num     int64  // 1-based line number in the file
+	Offset  int64  // byte offset of the line's first byte
+	Bytes   []byte // without "\n" and a trailing "\r"; valid until the next call to Next
+	TooLong bool   // longer than MaxLine: Bytes holds only its first MaxRaw bytes
+}
+
+// Reader yields the complete lines of a stream in bounded memory. A final
+// line without "\n" may still be being written, so it is never returned and
+// Offset stays before it.
+type Reader struct {
+	r       io.Reader
+	buf     []byte
+	lo, hi  int   // unread data is buf[lo:hi]
+	base    int64 // file offset of buf[0]
+	num     int64
+	offset  int64 // offset after the last complete line returned
+	eof     bool
+	err     error
+	maxLine int
+	long    []byte
+}
+
+// NewReader reads r, whose first byte is at file offset offset and follows
+// line number line (0 at the start of a file).
+func NewReader(r io.Reader, offset, line int64) *Reader {
+	return &Reader{r: r, buf: make([]byte, 64<<10), base: offset, num: line, offset: offset, maxLine: MaxLine}
+}
+
+// Offset is the byte offset just past the last complete line returned.
+func (r *Reader) Offset() int64 { return r.offset }
+
+// LineNum is the number of the last complete line returned.
+func (r *Reader) LineNum() int64 { return r.num }
+
+// Next returns the next complete line, or io.EOF when none is left.
+func (r *Reader) Next() (Line, error) {
+	for {
+		if i := bytes.IndexByte(r.buf[r.lo:r.hi], '\n'); i >= 0 {
+			return r.emit(r.buf[r.lo:r.lo+i], i+1, false), nil
+		}
+		if r.hi-r.lo > r.maxLine {
+			return r.skipLong()
+		}
+		if err := r.fill(); err != nil {
+			return Line{}, err
+		}
+	}
+}
+
+func (r *Reader) emit(b []byte, consumed int, tooLong bool) Line {
+	start := r.base + int64(r.lo)
+	r.lo += consumed
+	r.num++
+	r.offset = r.base + int64(r.lo)
+	if start == 0 && bytes.HasPrefix(b, bom) {
+		b = b[len(bom):]
+	}
+	if !tooLong && len(b) > 0 && b[len(b)-1] == '\r' {
+		b = b[:len(b)-1]
+	}
+	return Line{Num: r.num, Offset: start, Bytes: b, TooLong: tooLong}
+}
+
+// fill reads more data, compacting or growing the buffer as needed.
+func (r *Reader) fill() error {
+	if r.eof {
+		if r.err != nil {
+			return r.err
+		}
+		return io.EOF
+	}
+	if r.lo > 0 {
+		n := copy(r.buf, r.buf[r.lo:r.hi])
+		r.base += int64(r.lo)
+		r.lo, r.hi = 0, n
+	}
+	if r.hi == len(r.buf) {
+		size := 2 * len(r.buf)
+		if size > r.maxLine+1 {
+			size = r.maxLine + 1
+		}
+		nb := make([]byte, size)
+		copy(nb, r.buf[:r.hi])
+		r.buf = nb
+	}
+	n, err := r.r.Read(r.buf[r.hi:])
+	r.hi += n
+	if err != nil {
+		r.eof = true
+		if err != io.EOF {
+			r.err = err
+		}
+		if n > 0 {
+			return nil
+		}
+		return r.fill()
+	}
+	return nil
+}
+
+// skipLong keeps the head of an over-long line and discards the rest up to
+// its newline without buffering it.
+func (r *Reader) skipLong() (Line, error) {
+	r.long = append(r.long[:0], r.buf[r.lo:r.lo+min(MaxRaw, r.hi-r.lo)]...)
+	start := r.base + int64(r.lo)
+	for {
+		if i := bytes.IndexByte(r.buf[r.lo:r.hi], '\n'); i >= 0 {
+			r.lo += i + 1
+			r.num++
+			r.offset = r.base + int64(r.lo)
+			return Line{Num: r.num, Offset: start, Bytes: r.long, TooLong: true}, nil
+		}
+		r.base += int64(r.hi)
+		r.lo, r.hi = 0, 0
+		if r.eof {
+			// The line is not finished yet: leave it for the next ingest.
+			if r.err != nil {
+				return Line{}, r.err
+			}
+			return Line{}, io.EOF
+		}
+		n, err := r.r.Read(r.buf)
+		r.hi = n
+		if err != nil {
+			r.eof = true
+			if err != io.EOF {
+				r.err = err
+			}
+		}
+	}
+}
+
+// Blank reports whether a line holds only JSON whitespace.
+func Blank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return true
+}
