@@ -1,0 +1,304 @@
+// Package runfile reads a run's summary.json and verification reports. Their
+// shapes changed over the orchestrator's history, so every field is optional
+// and a field of the wrong type reads as absent rather than failing.
+package runfile
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// Summary is the part of summary.json that orchstat indexes.
+type Summary struct {
+	RunID         *string
+	SchemaVersion *float64
+	Status        *string
+	StopReason    *string
+	ThinkLevel    *string
+	Goal          *string
+	Escalated     *bool
+	StartedAt     *time.Time
+	FinishedAt    *time.Time
+	DurationMs    *float64
+	// Verification outcome recorded at the end of the run.
+	VerificationPassed *bool
+	FailedChecks       []string
+	// Totals over all providers.
+	InputTokens, OutputTokens, TotalTokens, CostUSD *float64
+	Costs                                           []ProviderCost
+	L3                                              *L3
+}
+
+// ProviderCost is one entry of costs.perProvider.
+type ProviderCost struct {
+	Provider                                        string
+	InputTokens, OutputTokens, TotalTokens, CostUSD *float64
+}
+
+// L3 is summary.json's l3 block.
+type L3 struct {
+	BestOfN, CandidatesGenerated, CandidatesEvaluated       *float64
+	PassingCandidateSelected, ReviewerInvoked, JudgeInvoked *bool
+	JudgeInvocationReason                                   *string
+}
+
+// Verification is one verification report.
+type Verification struct {
+	Phase            string // initial, l2, l3_final or other
+	Iteration        *int64
+	Passed           *bool
+	FailureSignature *string
+	FailureSummary   *string
+	FailedChecks     []string
+	Checks           []Check
+}
+
+// Check is one entry of a report's checks[].
+type Check struct {
+	Name       *string
+	Command    *string
+	ExitCode   *float64
+	DurationMs *float64
+	Passed     *bool
+}
+
+// Error locates a problem in a run file.
+type Error struct {
+	Line, Column int
+	Field        string
+	Reason       string
+}
+
+func (e *Error) Error() string {
+	loc := ""
+	if e.Line > 0 {
+		loc = fmt.Sprintf("line %d, column %d: ", e.Line, e.Column)
+	}
+	if e.Field != "" {
+		return fmt.Sprintf("%sfield %q: %s", loc, e.Field, e.Reason)
+	}
+	return loc + e.Reason
+}
+
+type object map[string]json.RawMessage
+
+func decodeObject(b []byte) (object, error) {
+	b = bytes.TrimPrefix(b, []byte{0xEF, 0xBB, 0xBF})
+	var o object
+	if err := json.Unmarshal(b, &o); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line, col := position(b, se.Offset)
+			return nil, &Error{Line: line, Column: col, Reason: "not JSON: " + se.Error()}
+		}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, &Error{Reason: "not a JSON object"}
+		}
+		return nil, &Error{Reason: "not JSON: " + err.Error()}
+	}
+	if o == nil {
+		return nil, &Error{Reason: "not a JSON object"}
+	}
+	return o, nil
+}
+
+func position(b []byte, off int64) (line, col int) {
+	if off > int64(len(b)) {
+		off = int64(len(b))
+	}
+	line = 1 + bytes.Count(b[:off], []byte("\n"))
+	col = int(off) - bytes.LastIndexByte(b[:off], '\n')
+	return line, col
+}
+
+func (o object) obj(k string) object {
+	var m object
+	if raw, ok := o[k]; ok && len(raw) > 0 && raw[0] == '{' {
+		_ = json.Unmarshal(raw, &m)
+	}
+	return m
+}
+
+func (o object) str(k string) *string {
+	var s string
+	if raw, ok := o[k]; ok && len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
+		return &s
+	}
+	return nil
+}
+
+func (o object) num(k string) *float64 {
+	var f float64
+	raw, ok := o[k]
+	if ok && len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') && json.Unmarshal(raw, &f) == nil {
+		return &f
+	}
+	return nil
+}
+
+func (o object) boolean(k string) *bool {
+	var b bool
+	if raw, ok := o[k]; ok && (string(raw) == "true" || string(raw) == "false") {
+		b = string(raw) == "true"
+		return &b
+	}
+	return nil
+}
+
+func (o object) time(k string) *time.Time {
+	s := o.str(k)
+	if s == nil {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, *s)
+	if err != nil {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}
+
+func (o object) strings(k string) []string {
+	var raw []json.RawMessage
+	if json.Unmarshal(o[k], &raw) != nil {
+		return nil
+	}
+	var out []string
+	for _, r := range raw {
+		var s string
+		if json.Unmarshal(r, &s) == nil {
+			out = append(out, s)
+			continue
+		}
+		// Some versions list failed checks as objects with a name.
+		var c object
+		if json.Unmarshal(r, &c) == nil {
+			if n := c.str("name"); n != nil {
+				out = append(out, *n)
+			}
+		}
+	}
+	return out
+}
+
+// ParseSummary reads summary.json. Both the current RunSummary and the older
+// shapes ({status, runId, summary} and the cost-only {providers, total}) are
+// understood.
+func ParseSummary(b []byte) (*Summary, error) {
+	o, err := decodeObject(b)
+	if err != nil {
+		return nil, err
+	}
+	s := &Summary{
+		RunID:         o.str("runId"),
+		SchemaVersion: o.num("schemaVersion"),
+		Status:        o.str("status"),
+		StopReason:    o.str("stopReason"),
+		ThinkLevel:    o.str("thinkLevel"),
+		Goal:          o.str("goal"),
+		Escalated:     o.boolean("escalated"),
+		StartedAt:     o.time("startedAt"),
+		FinishedAt:    o.time("finishedAt"),
+		DurationMs:    o.num("durationMs"),
+	}
+	if v := o.obj("verification"); v != nil {
+		s.VerificationPassed = v.boolean("passed")
+		s.FailedChecks = v.strings("failedChecks")
+	}
+	costs := o.obj("costs")
+	per, totals := costs.obj("perProvider"), costs.obj("totals")
+	if costs == nil { // the cost-only summary of early versions
+		per, totals = o.obj("providers"), o.obj("total")
+	}
+	names := make([]string, 0, len(per))
+	for name := range per {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		c := per.obj(name)
+		s.Costs = append(s.Costs, ProviderCost{
+			Provider: name, InputTokens: c.num("inputTokens"), OutputTokens: c.num("outputTokens"),
+			TotalTokens: c.num("totalTokens"), CostUSD: c.num("estimatedCostUsd"),
+		})
+	}
+	if totals != nil {
+		s.InputTokens, s.OutputTokens = totals.num("inputTokens"), totals.num("outputTokens")
+		s.TotalTokens, s.CostUSD = totals.num("totalTokens"), totals.num("estimatedCostUsd")
+	}
+	if l3 := o.obj("l3"); l3 != nil {
+		s.L3 = &L3{
+			BestOfN: l3.num("bestOfN"), CandidatesGenerated: l3.num("candidatesGenerated"),
+			CandidatesEvaluated: l3.num("candidatesEvaluated"), PassingCandidateSelected: l3.boolean("passingCandidateSelected"),
+			ReviewerInvoked: l3.boolean("reviewerInvoked"), JudgeInvoked: l3.boolean("judgeInvoked"),
+			JudgeInvocationReason: l3.str("judgeInvocationReason"),
+		}
+	}
+	return s, nil
+}
+
+var (
+	reInitial = regexp.MustCompile(`^verification_report_initial\.json$`)
+	reL2      = regexp.MustCompile(`^verification_report_iter_(\d+)\.json$`)
+	reL3      = regexp.MustCompile(`^verification_iter_(\d+)_final\.json$`)
+	reAny     = regexp.MustCompile(`^verification.*\.json$`)
+)
+
+// IsVerification reports whether a file name is a verification report.
+func IsVerification(name string) bool { return reAny.MatchString(filepath.Base(name)) }
+
+// Phase derives the loop phase and iteration from a report's file name.
+func Phase(name string) (string, *int64) {
+	base := filepath.Base(name)
+	if reInitial.MatchString(base) {
+		return "initial", nil
+	}
+	for _, p := range []struct {
+		re    *regexp.Regexp
+		phase string
+	}{{reL2, "l2"}, {reL3, "l3_final"}} {
+		if m := p.re.FindStringSubmatch(base); m != nil {
+			if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
+				return p.phase, &n
+			}
+			return p.phase, nil
+		}
+	}
+	return "other", nil
+}
+
+// ParseVerification reads a verification report named name.
+func ParseVerification(name string, b []byte) (*Verification, error) {
+	o, err := decodeObject(b)
+	if err != nil {
+		return nil, err
+	}
+	v := &Verification{
+		Passed:           o.boolean("passed"),
+		FailureSignature: o.str("failureSignature"),
+		FailureSummary:   o.str("failureSummary"),
+	}
+	v.Phase, v.Iteration = Phase(name)
+	var checks []json.RawMessage
+	_ = json.Unmarshal(o["checks"], &checks)
+	for _, raw := range checks {
+		var c object
+		if json.Unmarshal(raw, &c) != nil || c == nil {
+			continue
+		}
+		ck := Check{Name: c.str("name"), Command: c.str("command"), ExitCode: c.num("exitCode"), DurationMs: c.num("durationMs"), Passed: c.boolean("passed")}
+		v.Checks = append(v.Checks, ck)
+		if ck.Passed != nil && !*ck.Passed && ck.Name != nil {
+			v.FailedChecks = append(v.FailedChecks, *ck.Name)
+		}
+	}
+	return v, nil
+}
