@@ -110,9 +110,15 @@ func decodeObject(b []byte) (object, error) {
 	return o, nil
 }
 
+// position turns a json.SyntaxError offset, which counts the offending
+// byte, into a 1-based line and column.
 func position(b []byte, off int64) (line, col int) {
+	off--
 	if off > int64(len(b)) {
 		off = int64(len(b))
+	}
+	if off < 0 {
+		off = 0
 	}
 	line = 1 + bytes.Count(b[:off], []byte("\n"))
 	col = int(off) - bytes.LastIndexByte(b[:off], '\n')
