@@ -62,11 +62,11 @@ type Verification struct {
 
 // Check is one entry of a report's checks[].
 type Check struct {
-	Name       *string
-	Command    *string
-	ExitCode   *float64
-	DurationMs *float64
-	Passed     *bool
+	Name       *string  `json:"name"`
+	Command    *string  `json:"command,omitempty"`
+	ExitCode   *float64 `json:"exitCode,omitempty"`
+	DurationMs *float64 `json:"durationMs,omitempty"`
+	Passed     *bool    `json:"passed"`
 }
 
 // Error locates a problem in a run file.

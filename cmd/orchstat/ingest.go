@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/orchstat/orchstat/ingest"
+	"github.com/orchstat/orchstat/query"
+)
+
+type ingestOptions struct {
+	g         *globals
+	Paths     []string
+	Quiet     bool
+	StdinName string
+	Bulk      string
+}
+
+func newIngestCmd(g *globals, runF func(context.Context, *ingestOptions) error) *cobra.Command {
+	o := &ingestOptions{g: g}
+	cmd := &cobra.Command{
+		Use:   "ingest [PATH...]",
+		Short: "Index run traces, summaries and verification reports into the store",
+		Long: `Stream trace.jsonl files, summary.json and verification reports into the store.
+
+PATH may be a runs directory (default .orchestrator/runs), a single run
+directory, a trace.jsonl file, or - for standard input. Ingest is incremental:
+each file's read position is kept in the same transaction as its rows, so a
+re-run reads only new complete lines, and an ingest killed at any instant is
+completed by the next one without duplicating or losing events.
+
+Lines that cannot be used go to the quarantine table (see orchstat quarantine).
+A final line without a newline may still be being written; it is left for the
+next ingest. A file that shrank or whose first bytes changed is re-read from
+the start, replacing its earlier rows.`,
+		Example: `  orchstat ingest
+  orchstat ingest path/to/repo/.orchestrator/runs
+  orchstat ingest .orchestrator/runs/1769708891380
+  ssh ci-runner cat run.jsonl | orchstat ingest --stdin-name ci-runner -`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Paths = args
+			if len(o.Paths) == 0 {
+				o.Paths = []string{defaultRunsDir}
+			}
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return ingestRun(cmd.Context(), o)
+		},
+	}
+	addIngestFlags(cmd, &o.Quiet, &o.StdinName, &o.Bulk)
+	return cmd
+}
+
+const defaultRunsDir = ".orchestrator/runs"
+
+func addIngestFlags(cmd *cobra.Command, quiet *bool, stdinName, bulk *string) {
+	cmd.Flags().BoolVarP(quiet, "quiet", "q", false, "print nothing but errors")
+	cmd.Flags().StringVar(stdinName, "stdin-name", "stdin", "name for data read from - (ingesting the same name again replaces it)")
+	cmd.Flags().StringVar(bulk, "bulk", "appender", "how rows reach DuckDB: appender or arrow")
+	cmd.Flags().MarkHidden("bulk")
+}
+
+func ingestRun(ctx context.Context, o *ingestOptions) error {
+	st, err := o.g.open(ctx, o.g.dbPath(o.Paths), false)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	res, err := doIngest(ctx, o.g, st, o.Paths, o.Quiet, o.StdinName, o.Bulk)
+	if err != nil {
+		return err
+	}
+	if !o.Quiet {
+		printIngest(o.g.io, st.Path, res)
+	}
+	if len(res.Errors) > 0 {
+		return silentError{exitError}
+	}
+	return nil
+}
+
+// doIngest runs an ingest with progress on a terminal and reports problems
+// on stderr. report and check use it too.
+func doIngest(ctx context.Context, g *globals, st *query.Store, paths []string, quiet bool, stdinName, bulk string) (*ingest.Result, error) {
+	var prog *progress
+	if g.io.ErrIsTTY && !quiet {
+		prog = newProgress(g.io.Err, g.io.Now)
+		defer prog.done()
+	}
+	opts := ingest.Options{Paths: paths, Stdin: g.io.In, StdinName: stdinName, Now: g.io.Now, Bulk: bulk, Hook: crashHook()}
+	if prog != nil {
+		opts.Progress = prog.update
+	}
+	res, err := ingest.Run(ctx, st, opts)
+	if prog != nil {
+		prog.done()
+	}
+	if err != nil {
+		return res, err
+	}
+	for _, fe := range res.Errors {
+		fmt.Fprintf(g.io.Err, "orchstat: cannot read %s\n", fe.Error())
+	}
+	for _, r := range res.Replaced {
+		fmt.Fprintf(g.io.Err, "orchstat: re-reading %s from the start because %s; its earlier rows were replaced\n", r.Path, r.Reason)
+	}
+	return res, nil
+}
+
+func printIngest(io *IO, db string, r *ingest.Result) {
+	fmt.Fprintf(io.Out, "ingested %d events (%s) from %d of %d files into %s; %d unchanged; %d lines quarantined",
+		r.Events, humanBytes(r.Bytes), r.Files-r.Unchanged-len(r.Errors), r.Files, db, r.Unchanged, r.Quarantined)
+	if r.Quarantined > 0 {
+		fmt.Fprint(io.Out, " (see orchstat quarantine)")
+	}
+	fmt.Fprintln(io.Out)
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// crashHook lets the exactly-once test kill orchstat at a named point inside
+// a commit. It is inert unless ORCHSTAT_TEST_CRASH is set to point:count.
+func crashHook() func(string) {
+	spec := os.Getenv("ORCHSTAT_TEST_CRASH")
+	if spec == "" {
+		return nil
+	}
+	point, count, _ := strings.Cut(spec, ":")
+	n := 1
+	fmt.Sscan(count, &n)
+	return func(p string) {
+		if p != point {
+			return
+		}
+		n--
+		if n <= 0 {
+			proc, _ := os.FindProcess(os.Getpid())
+			proc.Signal(os.Kill)
+			select {} // never continue past the crash point
+		}
+	}
+}

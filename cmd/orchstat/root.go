@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+
+	"github.com/orchstat/orchstat/query"
+)
+
+// Exit codes for every command except `check`, which speaks the
+// monitoring-plugin convention instead.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// IO carries the process's streams and clock so commands can be tested
+// with buffers and a fixed time.
+type IO struct {
+	In       io.Reader
+	Out, Err io.Writer
+	Now      func() time.Time
+	// ErrIsTTY decides whether progress is drawn on Err.
+	ErrIsTTY bool
+}
+
+// globals are the flags every command shares.
+type globals struct {
+	io          *IO
+	db          string
+	lockTimeout time.Duration
+}
+
+// usageError marks errors that should print usage and exit 2.
+type usageError struct{ error }
+
+// silentError exits with a code without printing anything more.
+type silentError struct{ code int }
+
+func (e silentError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// Main runs orchstat with args and returns the exit code.
+func Main(args []string, in io.Reader, out, errw io.Writer) int {
+	tty := false
+	if f, ok := errw.(*os.File); ok {
+		tty = isatty.IsTerminal(f.Fd())
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx, args, &IO{In: in, Out: out, Err: errw, Now: time.Now, ErrIsTTY: tty})
+}
+
+func run(ctx context.Context, args []string, io *IO) int {
+	root := newRootCmd(io)
+	root.SetArgs(args)
+	root.SetIn(io.In)
+	root.SetOut(io.Out)
+	root.SetErr(io.Err)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var se silentError
+	if errors.As(err, &se) {
+		return se.code
+	}
+	var ue usageError
+	if errors.As(err, &ue) || isFlagError(err) {
+		fmt.Fprintf(io.Err, "orchstat: %v\n", err)
+		if cmd != nil {
+			fmt.Fprintf(io.Err, "Run '%s --help' for usage.\n", cmd.CommandPath())
+		}
+		return exitUsage
+	}
+	fmt.Fprintf(io.Err, "orchstat: %v\n", err)
+	return exitError
+}
+
+// isFlagError recognises cobra's own argument errors, which it returns as
+// plain errors.
+func isFlagError(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown flag", "unknown shorthand", "flag needs an argument", "invalid argument", "unknown command", "accepts ", "requires at least", "requires at most", "bad flag syntax"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func newRootCmd(io *IO) *cobra.Command {
+	g := &globals{io: io}
+	root := &cobra.Command{
+		Use:   "orchstat",
+		Short: "Retry, escalation and diagnosis statistics for LLM orchestrator runs",
+		Long: `orchstat indexes the orchestrator's .orchestrator/runs/*/trace.jsonl files, with
+each run's summary.json and verification reports, into an embedded DuckDB file,
+and answers how often runs retried, escalated, iterated and diagnosed.
+
+The store defaults to .orchestrator/orchstat.duckdb next to the runs; there is
+no server to start. Set --db or ORCHSTAT_DB to put it elsewhere.`,
+		Example: `  # Index the runs under the current repository, then report
+  orchstat ingest
+  orchstat report
+
+  # Report on the last day only, as JSON
+  orchstat report --since 24h --format json
+
+  # Ask your own question in SQL
+  orchstat sql "SELECT status, count(*) FROM runs GROUP BY ALL"`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.PersistentFlags().StringVar(&g.db, "db", os.Getenv("ORCHSTAT_DB"),
+		"DuckDB file to use (env ORCHSTAT_DB; default .orchestrator/orchstat.duckdb next to the runs)")
+	root.PersistentFlags().DurationVar(&g.lockTimeout, "lock-timeout", 30*time.Second,
+		"how long to wait while another orchstat process holds the database")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newIngestCmd(g, nil), newVersionCmd(io))
+	return root
+}
+
+// dbPath picks the database for a command given its PATH arguments: the
+// explicit --db, or orchstat.duckdb in the .orchestrator directory that
+// holds the runs.
+func (g *globals) dbPath(paths []string) string {
+	if g.db != "" {
+		return g.db
+	}
+	for _, p := range paths {
+		if p == "-" {
+			continue
+		}
+		return defaultDBFor(p)
+	}
+	return filepath.Join(".orchestrator", "orchstat.duckdb")
+}
+
+func defaultDBFor(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Join(".orchestrator", "orchstat.duckdb")
+	}
+	fi, err := os.Stat(abs)
+	if err == nil && !fi.IsDir() {
+		abs = filepath.Dir(abs) // a file: look from its run directory
+	}
+	// Walk up to the directory named "runs" and put the store beside it.
+	for d := abs; ; d = filepath.Dir(d) {
+		if filepath.Base(d) == "runs" {
+			return filepath.Join(filepath.Dir(d), "orchstat.duckdb")
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err == nil && fi.IsDir() {
+		if st, err := os.Stat(filepath.Join(abs, "runs")); err == nil && st.IsDir() {
+			return filepath.Join(abs, "orchstat.duckdb")
+		}
+		if st, err := os.Stat(filepath.Join(abs, ".orchestrator")); err == nil && st.IsDir() {
+			return filepath.Join(abs, ".orchestrator", "orchstat.duckdb")
+		}
+	}
+	return filepath.Join(".orchestrator", "orchstat.duckdb")
+}
+
+func (g *globals) open(ctx context.Context, path string, readOnly bool) (*query.Store, error) {
+	return query.Open(ctx, path, query.Options{
+		ReadOnly:    readOnly,
+		LockTimeout: g.lockTimeout,
+		Waiting: func(holder string) {
+			fmt.Fprintf(g.io.Err, "orchstat: waiting for %s, held by %s\n", path, holder)
+		},
+	})
+}
+
+func newVersionCmd(io *IO) *cobra.Command {
+	return &cobra.Command{
+		Use:     "version",
+		Short:   "Print orchstat's version",
+		Example: "  orchstat version",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fmt.Fprintf(io.Out, "orchstat %s (DuckDB v1.1.2, go-duckdb v1.8.2)\n", version)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,189 @@
+package ingest
+
+import (
+	"bytes"
+	"database/sql/driver"
+	"encoding/json"
+	"time"
+
+	"github.com/orchstat/orchstat/ingest/runfile"
+	"github.com/orchstat/orchstat/ingest/trace"
+	"github.com/orchstat/orchstat/query"
+)
+
+// rows collects rows per table for one chunk or batch.
+type rows map[string][][]driver.Value
+
+func (r rows) add(t query.Table, row ...driver.Value) { r[t.Name] = append(r[t.Name], row) }
+
+func str(p *string) driver.Value {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func num(p *float64) driver.Value {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func boolean(p *bool) driver.Value {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func tstamp(p *time.Time) driver.Value {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func jsonText(v any) driver.Value {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return string(b)
+}
+
+// extractEvent adds the typed row for a metric-bearing event. Event types
+// orchstat does not index are kept only in events.
+func extractEvent(r rows, fileID int32, line int64, ev *trace.Event) {
+	key := func(t query.Table, vals ...driver.Value) {
+		r.add(t, append([]driver.Value{fileID, line, ev.RunID, ev.Time}, vals...)...)
+	}
+	switch ev.Type {
+	case "RunStarted", "RunFinished", "RunStopped":
+		p := trace.ParsePayload(ev.Payload)
+		key(query.RunEvents, ev.Type, str(p.String("taskId")), str(p.String("status")), str(p.String("reason")))
+	case "RunEscalated":
+		p := trace.ParsePayload(ev.Payload)
+		key(query.Escalations, str(p.String("from")), str(p.String("to")), str(p.String("reason")))
+	case "ProviderSelected":
+		p := trace.ParsePayload(ev.Payload)
+		key(query.ProviderSelections, str(p.String("role")), str(p.String("providerId")))
+	case "ProviderRequestStarted":
+		p := trace.ParsePayload(ev.Payload)
+		key(query.ProviderStarts, str(p.String("provider")), str(p.String("model")))
+	case "ProviderRequestFinished":
+		p := trace.ParsePayload(ev.Payload)
+		key(query.ProviderFinishes, str(p.String("provider")), num(p.Number("durationMs")), boolean(p.Bool("success")),
+			num(p.Number("retries")), str(p.String("error")))
+	case "IterationStarted", "RepairAttempted", "IterationFinished":
+		p := trace.ParsePayload(ev.Payload)
+		key(query.L2Events, ev.Type, num(p.Number("iteration")), str(p.String("result")), str(p.String("patchPath")))
+	case "PatchApplied", "PatchApplyFailed":
+		p := trace.ParsePayload(ev.Payload)
+		var errType, errKind *string
+		if d, ok := p.Object("details"); ok {
+			errType = d.String("type")
+			if dd, ok := d.Object("details"); ok {
+				errKind = dd.String("kind")
+			}
+		}
+		success := p.Bool("success")
+		if ev.Type == "PatchApplyFailed" && success == nil {
+			f := false
+			success = &f
+		}
+		key(query.PatchEvents, ev.Type, boolean(success), str(p.String("error")), str(errType), str(errKind))
+	case "VerificationFinished":
+		p := trace.ParsePayload(ev.Payload)
+		var failed driver.Value
+		if raw := p.Raw("failedChecks"); len(raw) > 0 && raw[0] == '[' {
+			failed = string(raw)
+		}
+		key(query.VerificationEvents, boolean(p.Bool("passed")), failed)
+	case "StepStarted", "StepFinished":
+		p := trace.ParsePayload(ev.Payload)
+		key(query.Steps, ev.Type, num(p.Number("index")), num(p.Number("total")), boolean(p.Bool("success")),
+			str(p.String("error")), boolean(p.Bool("judgeInvoked")), str(p.String("judgeReason")))
+	case "CandidateGenerated":
+		p := trace.ParsePayload(ev.Payload)
+		var files, added, deleted *float64
+		if ps, ok := p.Object("patchStats"); ok {
+			files, added, deleted = ps.Number("filesChanged"), ps.Number("linesAdded"), ps.Number("linesDeleted")
+		}
+		key(query.L3Candidates, num(p.Number("iteration")), num(p.Number("candidateIndex")), boolean(p.Bool("valid")),
+			str(p.String("providerId")), num(p.Number("durationMs")), num(files), num(added), num(deleted))
+	case "DiagnosisStarted", "DiagnosisCompleted":
+		p := trace.ParsePayload(ev.Payload)
+		hyp := p.String("selectedHypothesis")
+		if hyp == nil {
+			if raw := p.Raw("selectedHypothesis"); len(raw) > 0 && raw[0] == '{' {
+				s := string(raw)
+				hyp = &s
+			}
+		}
+		key(query.Diagnoses, ev.Type, num(p.Number("iteration")), str(p.String("reason")), str(hyp))
+	case "JudgeInvoked", "JudgeDecided", "JudgeFailed":
+		p := trace.ParsePayload(ev.Payload)
+		key(query.JudgeCalls, ev.Type, num(p.Number("iteration")), str(p.String("reason")), num(p.Number("candidateCount")),
+			idText(p, "winnerCandidateId"), num(p.Number("confidence")), num(p.Number("durationMs")), str(p.String("error")),
+			idText(p, "fallbackCandidateId"))
+	}
+}
+
+// idText keeps candidate ids, which are strings or numbers, as text.
+func idText(p trace.Payload, k string) driver.Value {
+	if s := p.String(k); s != nil {
+		return *s
+	}
+	if n := p.Number(k); n != nil {
+		return string(p.Raw(k))
+	}
+	return nil
+}
+
+func summaryRows(r rows, fileID int32, runID string, s *runfile.Summary, raw []byte) {
+	var l3 runfile.L3
+	if s.L3 != nil {
+		l3 = *s.L3
+	}
+	var failed any
+	if s.FailedChecks != nil {
+		failed = s.FailedChecks
+	}
+	r.add(query.Summaries, fileID, runID, num(s.SchemaVersion), str(s.Status), str(s.StopReason), str(s.ThinkLevel),
+		boolean(s.Escalated), tstamp(s.StartedAt), tstamp(s.FinishedAt), num(s.DurationMs), str(s.Goal),
+		boolean(s.VerificationPassed), jsonText(failed), num(s.InputTokens), num(s.OutputTokens), num(s.TotalTokens),
+		num(s.CostUSD), num(l3.BestOfN), num(l3.CandidatesGenerated), num(l3.CandidatesEvaluated),
+		boolean(l3.PassingCandidateSelected), boolean(l3.ReviewerInvoked), boolean(l3.JudgeInvoked),
+		str(l3.JudgeInvocationReason), compactJSON(raw))
+	for _, c := range s.Costs {
+		r.add(query.SummaryCosts, fileID, runID, c.Provider, num(c.InputTokens), num(c.OutputTokens), num(c.TotalTokens), num(c.CostUSD))
+	}
+}
+
+func verificationRows(r rows, fileID int32, runID, report string, v *runfile.Verification, raw []byte) {
+	var iter driver.Value
+	if v.Iteration != nil {
+		iter = *v.Iteration
+	}
+	var failed, checks any
+	if v.FailedChecks != nil {
+		failed = v.FailedChecks
+	}
+	if v.Checks != nil {
+		checks = v.Checks
+	}
+	r.add(query.Verifications, fileID, runID, report, v.Phase, iter, boolean(v.Passed), str(v.FailureSignature),
+		str(v.FailureSummary), jsonText(failed), jsonText(checks), compactJSON(raw))
+}
+
+func compactJSON(raw []byte) driver.Value {
+	var out bytes.Buffer
+	if err := json.Compact(&out, bytes.TrimPrefix(raw, []byte{0xEF, 0xBB, 0xBF})); err != nil {
+		return nil
+	}
+	return out.String()
+}

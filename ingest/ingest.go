@@ -1,0 +1,512 @@
+// Package ingest streams run records into the orchstat store, exactly once.
+//
+// Each source file has a row in the files table recording how far it has
+// been read (the byte offset after its last complete line) and what it
+// looked like (size, mtime, device/inode, a hash of its head). That row is
+// written in the same DuckDB transaction as the events it accounts for, so
+// after a crash at any instant the store holds either both or neither, and
+// the next ingest resumes from the committed offset.
+package ingest
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql/driver"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/orchstat/orchstat/ingest/runfile"
+	"github.com/orchstat/orchstat/ingest/trace"
+	"github.com/orchstat/orchstat/query"
+)
+
+const (
+	headSize = 4096
+	// A chunk is what one worker hands the writer; a batch is one
+	// transaction. Both are bounded so memory stays flat on any corpus.
+	chunkBytes = 4 << 20
+	chunkRows  = 16384
+	batchBytes = 48 << 20
+	batchRows  = 200000
+	// Run files are parsed whole; anything larger is not a real summary.
+	maxRunFile = 64 << 20
+)
+
+// Options configure one ingest.
+type Options struct {
+	Paths     []string  // runs directories, run directories, files, or "-"
+	Stdin     io.Reader // read when Paths contains "-"
+	StdinName string    // names the stdin stream; re-ingesting a name replaces it
+	Now       func() time.Time
+	Bulk      string // "appender" (default) or "arrow"
+	Workers   int    // parsing goroutines; 0 means GOMAXPROCS
+	// Progress, when set, receives running totals after every chunk.
+	Progress func(Progress)
+	// Hook is called at named points; tests use it to crash on purpose.
+	Hook func(point string)
+}
+
+// Progress is a running total.
+type Progress struct {
+	FilesDone, FilesTotal int
+	Events                int64
+	Bytes                 int64
+}
+
+// Replacement records a file whose earlier rows were discarded.
+type Replacement struct{ Path, Reason string }
+
+// Result summarises an ingest.
+type Result struct {
+	Files        int // sources examined
+	Unchanged    int // skipped because nothing changed
+	Events       int64
+	Quarantined  int64
+	Bytes        int64
+	Transactions int
+	Replaced     []Replacement
+	Errors       []FileError
+}
+
+type fileState struct {
+	id                  int32
+	path, kind, runDir  string
+	size                int64
+	mtime               time.Time
+	dev, ino            uint64
+	offset, lines       int64
+	headLen             int
+	headHash            string
+	events, quarantined int64
+}
+
+type task struct {
+	src  source
+	prev *fileState
+	id   int32
+}
+
+type chunk struct {
+	state        fileState
+	deleteOld    bool   // on a file's first chunk when its earlier rows go
+	replace      string // why a trace's earlier rows go, reported to the user
+	events       []eventRow
+	rows         rows
+	payloadBytes int
+	consumed     int64 // bytes of the file this chunk accounts for
+	last         bool
+	err          *FileError
+}
+
+type eventRow struct {
+	line    int64
+	runID   string
+	ts      time.Time
+	typ     string
+	sv      driver.Value
+	payload string
+}
+
+// Run ingests opts.Paths into st.
+func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Hook == nil {
+		opts.Hook = func(string) {}
+	}
+	res := &Result{}
+	sources, errs := discover(opts.Paths)
+	res.Errors = append(res.Errors, errs...)
+	useStdin := false
+	for _, p := range opts.Paths {
+		useStdin = useStdin || p == "-"
+	}
+	prev, maxID, err := loadStates(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	var tasks []task
+	for _, s := range sources {
+		t := task{src: s, prev: prev[s.path]}
+		if t.prev != nil {
+			t.id = t.prev.id
+		} else {
+			maxID++
+			t.id = maxID
+		}
+		tasks = append(tasks, t)
+	}
+	if useStdin {
+		name := opts.StdinName
+		if name == "" {
+			name = "stdin"
+		}
+		s := source{path: stdinPath(name), kind: KindStdin, runDir: name}
+		t := task{src: s, prev: prev[s.path]}
+		if t.prev != nil {
+			t.id = t.prev.id
+		} else {
+			maxID++
+			t.id = maxID
+		}
+		tasks = append(tasks, t)
+	}
+	res.Files = len(tasks)
+
+	w, err := newWriter(ctx, st, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer w.close()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	todo := make(chan task)
+	out := make(chan chunk, 2*workers)
+	var wg sync.WaitGroup
+	var unchanged atomic.Int64
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range todo {
+				send := func(c chunk) bool {
+					select {
+					case out <- c:
+						return true
+					case <-ctx.Done():
+						return false
+					}
+				}
+				var ok bool
+				if t.src.kind == KindStdin {
+					ok = readStream(t, opts.Stdin, send)
+				} else {
+					var skipped bool
+					skipped, ok = readFile(t, send)
+					if skipped {
+						unchanged.Add(1)
+					}
+				}
+				if !ok {
+					return
+				}
+			}
+		}()
+	}
+	go func() {
+		defer close(todo)
+		for _, t := range tasks {
+			select {
+			case todo <- t:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(out) }()
+
+	var b batch
+	b.reset()
+	var prog Progress
+	prog.FilesTotal = len(tasks)
+	for c := range out {
+		if c.err != nil {
+			res.Errors = append(res.Errors, *c.err)
+		}
+		if c.replace != "" {
+			res.Replaced = append(res.Replaced, Replacement{Path: c.state.path, Reason: c.replace})
+		}
+		b.add(c)
+		res.Events += int64(len(c.events))
+		res.Quarantined += int64(len(c.rows[query.Quarantine.Name]))
+		res.Bytes += c.consumed
+		prog.Events, prog.Bytes = res.Events, res.Bytes
+		if c.last {
+			prog.FilesDone++
+		}
+		if b.full() {
+			if err := w.commit(ctx, &b); err != nil {
+				return res, err
+			}
+			res.Transactions++
+			b.reset()
+		}
+		if opts.Progress != nil {
+			opts.Progress(prog)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	if !b.empty() {
+		if err := w.commit(ctx, &b); err != nil {
+			return res, err
+		}
+		res.Transactions++
+	}
+	res.Unchanged = int(unchanged.Load())
+	prog.FilesDone = len(tasks)
+	if opts.Progress != nil {
+		opts.Progress(prog)
+	}
+	sort.Slice(res.Errors, func(i, j int) bool { return res.Errors[i].Path < res.Errors[j].Path })
+	return res, nil
+}
+
+func loadStates(ctx context.Context, st *query.Store) (map[string]*fileState, int32, error) {
+	rs, err := st.Conn.QueryContext(ctx, `SELECT file_id, path, kind, coalesce(run_dir, ''), size, mtime, dev, inode,
+		byte_offset, lines, head_len, coalesce(head_sha256, ''), events, quarantined FROM files`)
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading ingest state: %w", err)
+	}
+	defer rs.Close()
+	out := map[string]*fileState{}
+	var maxID int32
+	for rs.Next() {
+		var s fileState
+		if err := rs.Scan(&s.id, &s.path, &s.kind, &s.runDir, &s.size, &s.mtime, &s.dev, &s.ino,
+			&s.offset, &s.lines, &s.headLen, &s.headHash, &s.events, &s.quarantined); err != nil {
+			return nil, 0, fmt.Errorf("reading ingest state: %w", err)
+		}
+		s.mtime = s.mtime.UTC()
+		out[s.path] = &s
+		maxID = max(maxID, s.id)
+	}
+	return out, maxID, rs.Err()
+}
+
+func statOf(fi os.FileInfo) (dev, ino uint64) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Dev), uint64(st.Ino)
+	}
+	return 0, 0
+}
+
+// mtimes are compared at microsecond precision, which is what DuckDB's
+// TIMESTAMP keeps.
+func truncMtime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+func headHash(f io.ReaderAt, n int) (string, error) {
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	sum := sha256.Sum256(buf)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// readFile reads one source file from where the last ingest stopped. It
+// returns skipped when the file is unchanged, and ok=false when cancelled.
+func readFile(t task, send func(chunk) bool) (skipped, ok bool) {
+	fail := func(err error) (bool, bool) {
+		return false, send(chunk{err: &FileError{Path: t.src.path, Err: err}, last: true})
+	}
+	fi, err := os.Stat(t.src.path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && t.prev != nil {
+			// Removed since last time: its rows stay, as the trace files are
+			// the source of truth only while they exist.
+			return true, true
+		}
+		return fail(describeOpenErr(err))
+	}
+	cur := fileState{id: t.id, path: t.src.path, kind: t.src.kind, runDir: t.src.runDir, size: fi.Size(), mtime: truncMtime(fi.ModTime())}
+	cur.dev, cur.ino = statOf(fi)
+	p := t.prev
+	if p != nil && p.size == cur.size && p.mtime.Equal(cur.mtime) && p.dev == cur.dev && p.ino == cur.ino {
+		return true, true
+	}
+	f, err := os.Open(t.src.path)
+	if err != nil {
+		return fail(describeOpenErr(err))
+	}
+	defer f.Close()
+	if t.src.kind != KindTrace {
+		return false, readRunFile(t, f, cur, send)
+	}
+
+	cur.headLen = int(min(cur.size, headSize))
+	if cur.headHash, err = headHash(f, cur.headLen); err != nil {
+		return fail(err)
+	}
+	replace := ""
+	if p != nil {
+		switch {
+		case p.dev != cur.dev || p.ino != cur.ino:
+			replace = "the file was replaced (its inode changed)"
+		case cur.size < p.offset:
+			replace = fmt.Sprintf("the file shrank from %d to %d bytes", p.offset, cur.size)
+		case p.headLen > 0:
+			old := cur.headHash
+			if p.headLen != cur.headLen {
+				if old, err = headHash(f, p.headLen); err != nil {
+					return fail(err)
+				}
+			}
+			if old != p.headHash {
+				replace = "its first bytes changed"
+			}
+		}
+	}
+	if p != nil && replace == "" {
+		cur.offset, cur.lines, cur.events, cur.quarantined = p.offset, p.lines, p.events, p.quarantined
+	}
+	r := trace.NewReader(io.NewSectionReader(f, cur.offset, cur.size-cur.offset), cur.offset, cur.lines)
+	return false, readLines(r, cur, replace, send)
+}
+
+func readStream(t task, in io.Reader, send func(chunk) bool) bool {
+	cur := fileState{id: t.id, path: t.src.path, kind: KindStdin, runDir: t.src.runDir}
+	replace := ""
+	if t.prev != nil {
+		replace = "standard input named " + strconv.Quote(t.src.runDir) + " was ingested again (use --stdin-name to keep both)"
+	}
+	if in == nil {
+		in = strings.NewReader("")
+	}
+	r := trace.NewReader(in, 0, 0)
+	ok := readLines(r, cur, replace, func(c chunk) bool {
+		c.state.size = c.state.offset
+		return send(c)
+	})
+	return ok
+}
+
+// readLines turns complete lines into chunks. Each chunk carries the file
+// state as of its last line, which is what makes partial commits safe.
+func readLines(r *trace.Reader, cur fileState, replace string, send func(chunk) bool) bool {
+	start := cur.offset
+	c := chunk{replace: replace, deleteOld: replace != "", rows: rows{}}
+	flush := func(last bool) bool {
+		cur.offset, cur.lines = r.Offset(), r.LineNum()
+		c.state, c.last = cur, last
+		c.consumed = cur.offset - start
+		start = cur.offset
+		if !send(c) {
+			return false
+		}
+		c = chunk{rows: rows{}}
+		return true
+	}
+	for {
+		l, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return flush(true)
+		}
+		if err != nil {
+			// Keep what was read; the rest is retried next time.
+			if !flush(false) {
+				return false
+			}
+			return send(chunk{state: cur, err: &FileError{Path: cur.path, Err: err}, last: true, rows: rows{}})
+		}
+		if l.TooLong {
+			quarantine(c.rows, cur, l.Num, l.Offset, "", fmt.Sprintf("line longer than %d MiB", trace.MaxLine>>20), l.Bytes)
+			cur.quarantined++
+		} else if !trace.Blank(l.Bytes) {
+			ev, perr := trace.Parse(l.Bytes)
+			if perr != nil {
+				quarantine(c.rows, cur, l.Num, l.Offset, perr.Field, perr.Error(), l.Bytes)
+				cur.quarantined++
+			} else {
+				var sv driver.Value
+				if ev.HasSchema && ev.SchemaVersion >= -1<<31 && ev.SchemaVersion < 1<<31 {
+					sv = int32(ev.SchemaVersion)
+				}
+				payload := string(ev.Payload)
+				c.events = append(c.events, eventRow{line: l.Num, runID: ev.RunID, ts: ev.Time, typ: ev.Type, sv: sv, payload: payload})
+				c.payloadBytes += len(payload)
+				extractEvent(c.rows, cur.id, l.Num, &ev)
+				cur.events++
+			}
+		}
+		if c.payloadBytes >= chunkBytes || len(c.events) >= chunkRows {
+			// Flushing mid-file records the offset after this line.
+			if !flush(false) {
+				return false
+			}
+		}
+	}
+}
+
+func quarantine(r rows, f fileState, line, offset int64, field, reason string, raw []byte) {
+	n := int64(len(raw))
+	if len(raw) > trace.MaxRaw {
+		raw = raw[:trace.MaxRaw]
+	}
+	var fieldV driver.Value
+	if field != "" {
+		fieldV = field
+	}
+	r.add(query.Quarantine, f.id, displayPath(f), line, offset, fieldV, reason, strings.ToValidUTF8(string(raw), "\uFFFD"), n, nil)
+}
+
+func displayPath(f fileState) string { return f.path }
+
+// readRunFile parses a summary or verification report whole. Any change
+// replaces the file's rows: these files are rewritten, not appended to.
+func readRunFile(t task, f *os.File, cur fileState, send func(chunk) bool) bool {
+	c := chunk{state: cur, deleteOld: t.prev != nil, rows: rows{}, last: true}
+	if cur.size > maxRunFile {
+		quarantine(c.rows, cur, 0, 0, "", fmt.Sprintf("file larger than %d MiB", maxRunFile>>20), nil)
+		c.state.quarantined = 1
+		return send(c)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, cur.size))
+	if err != nil {
+		return send(chunk{err: &FileError{Path: cur.path, Err: err}, last: true, rows: rows{}})
+	}
+	c.state.offset = int64(len(b))
+	c.consumed = int64(len(b))
+	var perr error
+	switch t.src.kind {
+	case KindSummary:
+		var s *runfile.Summary
+		if s, perr = runfile.ParseSummary(b); perr == nil {
+			runID := t.src.runDir
+			if s.RunID != nil && *s.RunID != "" {
+				runID = *s.RunID
+			}
+			summaryRows(c.rows, cur.id, runID, s, b)
+		}
+	case KindVerification:
+		var v *runfile.Verification
+		if v, perr = runfile.ParseVerification(cur.path, b); perr == nil {
+			verificationRows(c.rows, cur.id, t.src.runDir, baseName(cur.path), v, b)
+		}
+	}
+	if perr != nil {
+		var line int64
+		var re *runfile.Error
+		if errors.As(perr, &re) {
+			line = int64(re.Line)
+		}
+		quarantine(c.rows, cur, line, 0, "", perr.Error(), b)
+		c.state.quarantined = 1
+	}
+	return send(c)
+}
+
+func baseName(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}

@@ -1,0 +1,199 @@
+package ingest
+
+import (
+	"context"
+	"database/sql/driver"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/marcboeker/go-duckdb"
+
+	"github.com/orchstat/orchstat/query"
+)
+
+// batch is everything one transaction writes.
+type batch struct {
+	deletes      []int32
+	events       []eventRow
+	eventFile    []int32
+	rows         rows
+	states       map[int32]fileState
+	order        []int32
+	payloadBytes int
+}
+
+func (b *batch) reset() {
+	*b = batch{rows: rows{}, states: map[int32]fileState{}}
+}
+
+func (b *batch) empty() bool { return len(b.states) == 0 }
+
+func (b *batch) full() bool {
+	return b.payloadBytes >= batchBytes || len(b.events) >= batchRows
+}
+
+func (b *batch) add(c chunk) {
+	if c.err != nil && c.state.path == "" {
+		return // nothing was read
+	}
+	id := c.state.id
+	if c.deleteOld {
+		b.deletes = append(b.deletes, id)
+	}
+	b.events = append(b.events, c.events...)
+	for range c.events {
+		b.eventFile = append(b.eventFile, id)
+	}
+	for t, rs := range c.rows {
+		b.rows[t] = append(b.rows[t], rs...)
+	}
+	if _, ok := b.states[id]; !ok {
+		b.order = append(b.order, id)
+	}
+	b.states[id] = c.state
+	b.payloadBytes += c.payloadBytes
+}
+
+// bulk is a way of handing many event rows to DuckDB.
+type bulk interface {
+	appendEvents(ctx context.Context, b *batch) error
+	close() error
+}
+
+type writer struct {
+	st   *query.Store
+	now  func() time.Time
+	hook func(string)
+	bulk bulk
+}
+
+func newWriter(ctx context.Context, st *query.Store, opts Options) (*writer, error) {
+	w := &writer{st: st, now: opts.Now, hook: opts.Hook}
+	switch opts.Bulk {
+	case "", "appender":
+		w.bulk = &appenderBulk{st: st}
+	case "arrow":
+		ab, err := newArrowBulk(ctx, st)
+		if err != nil {
+			return nil, err
+		}
+		w.bulk = ab
+	default:
+		return nil, fmt.Errorf("unknown bulk path %q (want appender or arrow)", opts.Bulk)
+	}
+	return w, nil
+}
+
+func (w *writer) close() { w.bulk.close() }
+
+// commit writes a batch and the file states it accounts for in one
+// transaction.
+func (w *writer) commit(ctx context.Context, b *batch) (err error) {
+	conn := w.st.Conn
+	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+			err = fmt.Errorf("writing to %s: %w", w.st.Path, err)
+		}
+	}()
+	if len(b.deletes) > 0 {
+		in := idList(b.deletes)
+		for _, t := range query.FileTables {
+			if _, err := conn.ExecContext(ctx, "DELETE FROM "+t.Name+" WHERE file_id IN ("+in+")"); err != nil {
+				return err
+			}
+		}
+	}
+	if err := w.bulk.appendEvents(ctx, b); err != nil {
+		return err
+	}
+	now := w.now().UTC()
+	for _, t := range query.FileTables {
+		rs := b.rows[t.Name]
+		if len(rs) == 0 {
+			continue
+		}
+		if t.Name == query.Quarantine.Name {
+			for _, r := range rs {
+				r[len(r)-1] = now
+			}
+		}
+		if err := appendRows(ctx, w.st, t.Name, rs); err != nil {
+			return err
+		}
+	}
+	w.hook("before-files")
+	if _, err := conn.ExecContext(ctx, "DELETE FROM files WHERE file_id IN ("+idList(b.order)+")"); err != nil {
+		return err
+	}
+	var frs [][]driver.Value
+	for _, id := range b.order {
+		s := b.states[id]
+		frs = append(frs, []driver.Value{s.id, s.path, s.kind, s.runDir, s.size, s.mtime, s.dev, s.ino,
+			s.offset, s.lines, int32(s.headLen), s.headHash, s.events, s.quarantined, now})
+	}
+	if err := appendRows(ctx, w.st, query.Files.Name, frs); err != nil {
+		return err
+	}
+	w.hook("before-commit")
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return err
+	}
+	w.hook("after-commit")
+	return nil
+}
+
+func idList(ids []int32) string {
+	var sb strings.Builder
+	for i, id := range ids {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprint(&sb, id)
+	}
+	return sb.String()
+}
+
+func appendRows(ctx context.Context, st *query.Store, table string, rs [][]driver.Value) error {
+	return st.Conn.Raw(func(dc any) error {
+		a, err := duckdb.NewAppenderFromConn(dc.(driver.Conn), "", table)
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			if err := a.AppendRow(r...); err != nil {
+				a.Close()
+				return fmt.Errorf("appending to %s: %w", table, err)
+			}
+		}
+		return a.Close()
+	})
+}
+
+type appenderBulk struct{ st *query.Store }
+
+func (ab *appenderBulk) appendEvents(ctx context.Context, b *batch) error {
+	if len(b.events) == 0 {
+		return nil
+	}
+	return ab.st.Conn.Raw(func(dc any) error {
+		a, err := duckdb.NewAppenderFromConn(dc.(driver.Conn), "", query.Events.Name)
+		if err != nil {
+			return err
+		}
+		for i := range b.events {
+			e := &b.events[i]
+			if err := a.AppendRow(b.eventFile[i], e.line, e.runID, e.ts, e.typ, e.sv, e.payload); err != nil {
+				a.Close()
+				return fmt.Errorf("appending events: %w", err)
+			}
+		}
+		return a.Close()
+	})
+}
+
+func (ab *appenderBulk) close() error { return nil }

@@ -1,0 +1,167 @@
+package query
+
+import (
+	"fmt"
+	"strings"
+)
+
+// SchemaVersion is bumped whenever a table changes shape. A database written
+// by a newer orchstat is refused rather than misread.
+const SchemaVersion = 1
+
+// Column is one column of a table orchstat writes.
+type Column struct{ Name, Type string }
+
+// Table is a table that holds rows derived from one source file. Every such
+// table starts with file_id so a file's rows can be replaced as a unit.
+type Table struct {
+	Name    string
+	Comment string
+	Columns []Column
+}
+
+func cols(spec string) []Column {
+	var out []Column
+	for _, f := range strings.Split(spec, ",") {
+		parts := strings.Fields(f)
+		out = append(out, Column{parts[0], strings.Join(parts[1:], " ")})
+	}
+	return out
+}
+
+const eventKey = "file_id INTEGER, line BIGINT, run_id VARCHAR, ts TIMESTAMP, "
+
+// The typed tables hold the fields of metric-bearing events, extracted at
+// ingest so reports never re-parse payload JSON. Their column order is the
+// order ingest appends values in.
+var (
+	Events = Table{"events", "every accepted trace line", cols(
+		"file_id INTEGER, line BIGINT, run_id VARCHAR, ts TIMESTAMP, type VARCHAR, schema_version INTEGER, payload JSON")}
+	RunEvents = Table{"run_events", "RunStarted, RunFinished and RunStopped", cols(eventKey +
+		"type VARCHAR, task_id VARCHAR, status VARCHAR, reason VARCHAR")}
+	Escalations = Table{"escalations", "RunEscalated", cols(eventKey +
+		"from_level VARCHAR, to_level VARCHAR, reason VARCHAR")}
+	ProviderSelections = Table{"provider_selections", "ProviderSelected", cols(eventKey +
+		"role VARCHAR, provider_id VARCHAR")}
+	ProviderStarts = Table{"provider_request_starts", "ProviderRequestStarted", cols(eventKey +
+		"provider VARCHAR, model VARCHAR")}
+	ProviderFinishes = Table{"provider_request_finishes", "ProviderRequestFinished", cols(eventKey +
+		"provider VARCHAR, duration_ms DOUBLE, success BOOLEAN, retries DOUBLE, error VARCHAR")}
+	L2Events = Table{"l2_events", "IterationStarted, RepairAttempted and IterationFinished", cols(eventKey +
+		"type VARCHAR, iteration DOUBLE, result VARCHAR, patch_path VARCHAR")}
+	PatchEvents = Table{"patch_events", "PatchApplied and PatchApplyFailed", cols(eventKey +
+		"type VARCHAR, success BOOLEAN, error VARCHAR, error_type VARCHAR, error_kind VARCHAR")}
+	VerificationEvents = Table{"verification_events", "VerificationFinished", cols(eventKey +
+		"passed BOOLEAN, failed_checks JSON")}
+	Steps = Table{"steps", "StepStarted and StepFinished", cols(eventKey +
+		"type VARCHAR, step_index DOUBLE, total DOUBLE, success BOOLEAN, error VARCHAR, judge_invoked BOOLEAN, judge_reason VARCHAR")}
+	L3Candidates = Table{"l3_candidates", "CandidateGenerated", cols(eventKey +
+		"iteration DOUBLE, candidate_index DOUBLE, valid BOOLEAN, provider_id VARCHAR, duration_ms DOUBLE, files_changed DOUBLE, lines_added DOUBLE, lines_deleted DOUBLE")}
+	Diagnoses = Table{"diagnoses", "DiagnosisStarted and DiagnosisCompleted", cols(eventKey +
+		"type VARCHAR, iteration DOUBLE, reason VARCHAR, selected_hypothesis VARCHAR")}
+	JudgeCalls = Table{"judge_calls", "JudgeInvoked, JudgeDecided and JudgeFailed", cols(eventKey +
+		"type VARCHAR, iteration DOUBLE, reason VARCHAR, candidate_count DOUBLE, winner_candidate_id VARCHAR, confidence DOUBLE, duration_ms DOUBLE, error VARCHAR, fallback_candidate_id VARCHAR")}
+	Quarantine = Table{"quarantine", "lines and files that could not be ingested", cols(
+		"file_id INTEGER, path VARCHAR, line BIGINT, byte_offset BIGINT, field VARCHAR, reason VARCHAR, raw VARCHAR, raw_bytes BIGINT, ingested_at TIMESTAMP")}
+	Summaries = Table{"summaries", "one row per summary.json", cols(
+		"file_id INTEGER, run_id VARCHAR, schema_version DOUBLE, status VARCHAR, stop_reason VARCHAR, think_level VARCHAR, escalated BOOLEAN, " +
+			"started_at TIMESTAMP, finished_at TIMESTAMP, duration_ms DOUBLE, goal VARCHAR, verification_passed BOOLEAN, failed_checks JSON, " +
+			"input_tokens DOUBLE, output_tokens DOUBLE, total_tokens DOUBLE, cost_usd DOUBLE, " +
+			"l3_best_of_n DOUBLE, l3_candidates_generated DOUBLE, l3_candidates_evaluated DOUBLE, l3_passing_candidate_selected BOOLEAN, " +
+			"l3_reviewer_invoked BOOLEAN, l3_judge_invoked BOOLEAN, l3_judge_invocation_reason VARCHAR, raw JSON")}
+	SummaryCosts = Table{"summary_costs", "costs.perProvider of each summary.json", cols(
+		"file_id INTEGER, run_id VARCHAR, provider VARCHAR, input_tokens DOUBLE, output_tokens DOUBLE, total_tokens DOUBLE, cost_usd DOUBLE")}
+	Verifications = Table{"verifications", "one row per verification report", cols(
+		"file_id INTEGER, run_id VARCHAR, report VARCHAR, phase VARCHAR, iteration BIGINT, passed BOOLEAN, failure_signature VARCHAR, " +
+			"failure_summary VARCHAR, failed_checks JSON, checks JSON, raw JSON")}
+	Files = Table{"files", "one row per source file: where ingest stopped", cols(
+		"file_id INTEGER, path VARCHAR, kind VARCHAR, run_dir VARCHAR, size BIGINT, mtime TIMESTAMP, dev UBIGINT, inode UBIGINT, " +
+			"byte_offset BIGINT, lines BIGINT, head_len INTEGER, head_sha256 VARCHAR, events BIGINT, quarantined BIGINT, ingested_at TIMESTAMP")}
+)
+
+// FileTables lists every table whose rows come from one file, in the order
+// they are replaced.
+var FileTables = []Table{Events, RunEvents, Escalations, ProviderSelections, ProviderStarts, ProviderFinishes,
+	L2Events, PatchEvents, VerificationEvents, Steps, L3Candidates, Diagnoses, JudgeCalls, Quarantine, Summaries,
+	SummaryCosts, Verifications}
+
+func (t Table) ddl() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s (", t.Name)
+	for i, c := range t.Columns {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %s", c.Name, c.Type)
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// Views derive the documented per-run and per-iteration shapes. They are
+// recreated on every read-write open, so changing one needs no migration.
+var views = []string{
+	// Each request takes the model of the nearest earlier
+	// ProviderRequestStarted of the same run and provider in the same file.
+	`CREATE OR REPLACE VIEW provider_requests AS
+	SELECT f.run_id, f.file_id, f.line, f.ts, f.provider, s.model, f.duration_ms, f.success, f.retries, f.error
+	FROM provider_request_finishes f
+	ASOF LEFT JOIN provider_request_starts s
+	  ON f.file_id = s.file_id AND f.run_id = s.run_id AND f.provider = s.provider AND f.line > s.line`,
+
+	`CREATE OR REPLACE VIEW l2_iterations AS
+	SELECT run_id, iteration,
+	  min(ts) FILTER (WHERE type = 'IterationStarted') AS started_at,
+	  max(ts) FILTER (WHERE type = 'IterationFinished') AS finished_at,
+	  bool_or(type = 'RepairAttempted') AS repair_attempted,
+	  arg_max(patch_path, line) FILTER (WHERE type = 'RepairAttempted') AS patch_path,
+	  arg_max(result, line) FILTER (WHERE type = 'IterationFinished') AS result
+	FROM l2_events GROUP BY run_id, iteration`,
+
+	`CREATE OR REPLACE VIEW runs AS
+	WITH ev AS (
+	  SELECT run_id, min(ts) AS first_event_at, max(ts) AS last_event_at, count(*) AS events FROM events GROUP BY run_id),
+	re AS (
+	  SELECT run_id,
+	    min(ts) FILTER (WHERE type = 'RunStarted') AS started_at,
+	    max(ts) FILTER (WHERE type = 'RunFinished') AS finished_at,
+	    arg_max(status, ts) FILTER (WHERE type = 'RunFinished') AS finished_status,
+	    arg_max(reason, ts) FILTER (WHERE type = 'RunStopped') AS stopped_reason
+	  FROM run_events GROUP BY run_id),
+	es AS (SELECT run_id, count(*) AS escalations, arg_max(to_level, ts) AS escalated_to FROM escalations GROUP BY run_id),
+	pr AS (SELECT run_id, count(*) AS provider_requests, coalesce(sum(retries), 0) AS provider_retries FROM provider_request_finishes GROUP BY run_id),
+	l2 AS (SELECT run_id, max(iteration) FILTER (WHERE type = 'RepairAttempted') AS repair_iterations, bool_or(type = 'IterationStarted') AS entered_l2 FROM l2_events GROUP BY run_id),
+	l3 AS (SELECT run_id, count(DISTINCT coalesce(iteration::VARCHAR, 'null')) AS l3_steps FROM l3_candidates GROUP BY run_id),
+	dg AS (SELECT run_id, count(*) FILTER (WHERE type = 'DiagnosisStarted') AS diagnoses FROM diagnoses GROUP BY run_id),
+	sm AS (SELECT run_id, arg_max(status, file_id) AS status, arg_max(stop_reason, file_id) AS stop_reason,
+	         arg_max(think_level, file_id) AS think_level, arg_max(escalated, file_id) AS escalated,
+	         arg_max(duration_ms, file_id) AS duration_ms, arg_max(cost_usd, file_id) AS cost_usd, arg_max(total_tokens, file_id) AS total_tokens
+	       FROM summaries GROUP BY run_id)
+	SELECT ev.run_id,
+	  coalesce(re.started_at, ev.first_event_at) AS started_at,
+	  re.finished_at,
+	  ev.first_event_at, ev.last_event_at, ev.events,
+	  coalesce(re.finished_status, sm.status, 'unfinished') AS status,
+	  coalesce(re.stopped_reason, sm.stop_reason) AS stop_reason,
+	  sm.think_level,
+	  CASE WHEN l3.l3_steps > 0 OR es.escalated_to = 'L3' THEN 'L3'
+	       WHEN l2.entered_l2 THEN 'L2' ELSE coalesce(sm.think_level, 'L1') END AS max_level,
+	  coalesce(es.escalations > 0, sm.escalated, false) AS escalated,
+	  coalesce(pr.provider_requests, 0) AS provider_requests,
+	  coalesce(pr.provider_retries, 0) AS provider_retries,
+	  l2.repair_iterations,
+	  coalesce(l3.l3_steps, 0) AS l3_steps,
+	  coalesce(dg.diagnoses, 0) AS diagnoses,
+	  sm.duration_ms, sm.total_tokens, sm.cost_usd
+	FROM ev
+	LEFT JOIN re USING (run_id) LEFT JOIN es USING (run_id) LEFT JOIN pr USING (run_id)
+	LEFT JOIN l2 USING (run_id) LEFT JOIN l3 USING (run_id) LEFT JOIN dg USING (run_id) LEFT JOIN sm USING (run_id)`,
+}
+
+func schemaStatements() []string {
+	stmts := []string{`CREATE TABLE IF NOT EXISTS meta (key VARCHAR, value VARCHAR)`, Files.ddl()}
+	for _, t := range FileTables {
+		stmts = append(stmts, t.ddl())
+	}
+	return append(stmts, views...)
+}
