@@ -1,0 +1,142 @@
+// Package reports holds the report orchstat prints and renders it as a
+// table, Markdown, JSON or CSV. One struct feeds every renderer so the
+// formats cannot drift apart. It does no I/O besides writing the output.
+package reports
+
+import "time"
+
+// Metric is one METRICS.md value. Counts carry only Value; ratios also carry
+// Numerator and Denominator, and have a nil Value when the denominator is 0.
+type Metric struct {
+	Value       *float64 `json:"value"`
+	Numerator   *float64 `json:"numerator,omitempty"`
+	Denominator *float64 `json:"denominator,omitempty"`
+}
+
+// IsRatio reports whether m is a ratio.
+func (m Metric) IsRatio() bool { return m.Denominator != nil }
+
+// MetricNames lists METRICS.md's metrics in the order reports show them.
+var MetricNames = []string{
+	"runs",
+	"provider_requests",
+	"provider_retry_rate",
+	"provider_failure_rate",
+	"provider_retries_total",
+	"l2_runs",
+	"l2_escalation_rate",
+	"avg_repair_iterations",
+	"l3_steps",
+	"l3_diagnosis_rate",
+	"diagnoses_per_l3_run",
+	"judge_invocations_per_l3_run",
+	"candidate_validity_rate",
+}
+
+// Metrics maps a metric name to its value.
+type Metrics map[string]Metric
+
+// Report is everything `orchstat report` shows.
+type Report struct {
+	GeneratedAt time.Time   `json:"generated_at"`
+	Database    string      `json:"database"`
+	Filters     Filters     `json:"filters"`
+	Overview    Overview    `json:"overview"`
+	Metrics     Metrics     `json:"metrics"`
+	Thresholds  []Threshold `json:"thresholds"`
+	Breakdowns  Breakdowns  `json:"breakdowns"`
+}
+
+// Filters echoes the scope the report was computed over.
+type Filters struct {
+	Since    *time.Time `json:"since"`
+	Until    *time.Time `json:"until"`
+	Runs     []string   `json:"runs"`
+	Provider *string    `json:"provider"`
+}
+
+// Overview counts runs by outcome.
+type Overview struct {
+	Runs        int64      `json:"runs"`
+	FirstEvent  *time.Time `json:"first_event"`
+	LastEvent   *time.Time `json:"last_event"`
+	Success     int64      `json:"success"`
+	Failure     int64      `json:"failure"`
+	Cancelled   int64      `json:"cancelled"`
+	Unfinished  int64      `json:"unfinished"` // no RunFinished and no summary status
+	OtherStatus int64      `json:"other_status"`
+	Events      int64      `json:"events"`
+	Quarantined int64      `json:"quarantined"` // in the whole store, not only the scope
+}
+
+// Threshold is an alert rule's threshold checked against the report's
+// overall value of its metric.
+type Threshold struct {
+	Metric    string   `json:"metric"`
+	Rule      string   `json:"rule"`
+	Severity  string   `json:"severity"`
+	Threshold float64  `json:"threshold"`
+	Condition string   `json:"condition"`
+	Value     *float64 `json:"value"`
+	// Crossed is true when the rule's condition holds on this report's
+	// numbers (including its minimum-sample guard).
+	Crossed bool `json:"crossed"`
+}
+
+// Breakdowns slice the metrics.
+type Breakdowns struct {
+	ByProvider        []ProviderRow `json:"by_provider"`
+	ByDay             []DayRow      `json:"by_day"`
+	WorstByRetries    []RunRow      `json:"worst_runs_by_retries"`
+	WorstByIterations []RunRow      `json:"worst_runs_by_iterations"`
+	StopReasons       []CountRow    `json:"stop_reasons"`
+	EscalationReasons []CountRow    `json:"escalation_reasons"`
+	JudgeReasons      []CountRow    `json:"judge_reasons"`
+	CandidateValidity []ValidityRow `json:"candidate_validity"`
+}
+
+// ProviderRow is provider-request metrics for one provider and model.
+type ProviderRow struct {
+	Provider     string   `json:"provider"`
+	Model        *string  `json:"model"`
+	Requests     int64    `json:"requests"`
+	Retried      int64    `json:"retried"`
+	Failed       int64    `json:"failed"`
+	RetriesTotal float64  `json:"retries_total"`
+	RetryRate    Metric   `json:"retry_rate"`
+	FailureRate  Metric   `json:"failure_rate"`
+	AvgDuration  *float64 `json:"avg_duration_ms"`
+}
+
+// DayRow is every metric over the runs that started on one UTC day.
+type DayRow struct {
+	Day     string  `json:"day"` // 2006-01-02
+	Metrics Metrics `json:"metrics"`
+}
+
+// RunRow is one run in a worst-runs list.
+type RunRow struct {
+	RunID            string    `json:"run_id"`
+	StartedAt        time.Time `json:"started_at"`
+	Status           string    `json:"status"`
+	ProviderRequests int64     `json:"provider_requests"`
+	ProviderRetries  float64   `json:"provider_retries"`
+	RepairIterations *float64  `json:"repair_iterations"`
+	Escalated        bool      `json:"escalated"`
+	StopReason       *string   `json:"stop_reason"`
+}
+
+// CountRow counts events by a reason.
+type CountRow struct {
+	Key   string `json:"key"` // "(none)" when the field was absent
+	Count int64  `json:"count"`
+	Runs  int64  `json:"runs"`
+}
+
+// ValidityRow is candidate validity for one provider.
+type ValidityRow struct {
+	ProviderID string `json:"provider_id"`
+	Candidates int64  `json:"candidates"`
+	Valid      int64  `json:"valid"`
+	Rate       Metric `json:"rate"`
+}
