@@ -14,4 +14,4 @@ func newArrowBulk(ctx context.Context, st *query.Store) (*arrowBulk, error) {
 }
 
 func (ab *arrowBulk) appendEvents(ctx context.Context, b *batch) error { return nil }
-func (ab *arrowBulk) close() error                                   { return nil }
+func (ab *arrowBulk) close() error                                     { return nil }

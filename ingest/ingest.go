@@ -35,10 +35,10 @@ const (
 	headSize = 4096
 	// A chunk is what one worker hands the writer; a batch is one
 	// transaction. Both are bounded so memory stays flat on any corpus.
-	chunkBytes = 4 << 20
-	chunkRows  = 16384
-	batchBytes = 48 << 20
-	batchRows  = 200000
+	chunkBytes        = 4 << 20
+	chunkRows         = 16384
+	defaultBatchBytes = 48 << 20
+	defaultBatchRows  = 200000
 	// Run files are parsed whole; anything larger is not a real summary.
 	maxRunFile = 64 << 20
 )
@@ -51,6 +51,8 @@ type Options struct {
 	Now       func() time.Time
 	Bulk      string // "appender" (default) or "arrow"
 	Workers   int    // parsing goroutines; 0 means GOMAXPROCS
+	// BatchBytes and BatchRows bound one transaction; 0 means the default.
+	BatchBytes, BatchRows int
 	// Progress, when set, receives running totals after every chunk.
 	Progress func(Progress)
 	// Hook is called at named points; tests use it to crash on purpose.
@@ -223,6 +225,13 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 	go func() { wg.Wait(); close(out) }()
 
 	var b batch
+	b.maxBytes, b.maxRows = opts.BatchBytes, opts.BatchRows
+	if b.maxBytes <= 0 {
+		b.maxBytes = defaultBatchBytes
+	}
+	if b.maxRows <= 0 {
+		b.maxRows = defaultBatchRows
+	}
 	b.reset()
 	var prog Progress
 	prog.FilesTotal = len(tasks)

@@ -21,16 +21,18 @@ type batch struct {
 	states       map[int32]fileState
 	order        []int32
 	payloadBytes int
+	maxBytes     int
+	maxRows      int
 }
 
 func (b *batch) reset() {
-	*b = batch{rows: rows{}, states: map[int32]fileState{}}
+	*b = batch{rows: rows{}, states: map[int32]fileState{}, maxBytes: b.maxBytes, maxRows: b.maxRows}
 }
 
 func (b *batch) empty() bool { return len(b.states) == 0 }
 
 func (b *batch) full() bool {
-	return b.payloadBytes >= batchBytes || len(b.events) >= batchRows
+	return b.payloadBytes >= b.maxBytes || len(b.events) >= b.maxRows
 }
 
 func (b *batch) add(c chunk) {

@@ -17,7 +17,7 @@ type ingestOptions struct {
 	Paths     []string
 	Quiet     bool
 	StdinName string
-	Bulk      string
+	Tuning    tuning
 }
 
 func newIngestCmd(g *globals, runF func(context.Context, *ingestOptions) error) *cobra.Command {
@@ -52,17 +52,25 @@ the start, replacing its earlier rows.`,
 			return ingestRun(cmd.Context(), o)
 		},
 	}
-	addIngestFlags(cmd, &o.Quiet, &o.StdinName, &o.Bulk)
+	addIngestFlags(cmd, &o.Quiet, &o.StdinName, &o.Tuning)
 	return cmd
 }
 
 const defaultRunsDir = ".orchestrator/runs"
 
-func addIngestFlags(cmd *cobra.Command, quiet *bool, stdinName, bulk *string) {
+// tuning holds hidden ingest knobs used by benchmarks and tests.
+type tuning struct {
+	Bulk      string
+	BatchRows int
+}
+
+func addIngestFlags(cmd *cobra.Command, quiet *bool, stdinName *string, t *tuning) {
 	cmd.Flags().BoolVarP(quiet, "quiet", "q", false, "print nothing but errors")
 	cmd.Flags().StringVar(stdinName, "stdin-name", "stdin", "name for data read from - (ingesting the same name again replaces it)")
-	cmd.Flags().StringVar(bulk, "bulk", "appender", "how rows reach DuckDB: appender or arrow")
+	cmd.Flags().StringVar(&t.Bulk, "bulk", "appender", "how rows reach DuckDB: appender or arrow")
+	cmd.Flags().IntVar(&t.BatchRows, "batch-rows", 0, "events per transaction (0 for the default)")
 	cmd.Flags().MarkHidden("bulk")
+	cmd.Flags().MarkHidden("batch-rows")
 }
 
 func ingestRun(ctx context.Context, o *ingestOptions) error {
@@ -71,7 +79,7 @@ func ingestRun(ctx context.Context, o *ingestOptions) error {
 		return err
 	}
 	defer st.Close()
-	res, err := doIngest(ctx, o.g, st, o.Paths, o.Quiet, o.StdinName, o.Bulk)
+	res, err := doIngest(ctx, o.g, st, o.Paths, o.Quiet, o.StdinName, o.Tuning)
 	if err != nil {
 		return err
 	}
@@ -86,13 +94,14 @@ func ingestRun(ctx context.Context, o *ingestOptions) error {
 
 // doIngest runs an ingest with progress on a terminal and reports problems
 // on stderr. report and check use it too.
-func doIngest(ctx context.Context, g *globals, st *query.Store, paths []string, quiet bool, stdinName, bulk string) (*ingest.Result, error) {
+func doIngest(ctx context.Context, g *globals, st *query.Store, paths []string, quiet bool, stdinName string, t tuning) (*ingest.Result, error) {
 	var prog *progress
 	if g.io.ErrIsTTY && !quiet {
 		prog = newProgress(g.io.Err, g.io.Now)
 		defer prog.done()
 	}
-	opts := ingest.Options{Paths: paths, Stdin: g.io.In, StdinName: stdinName, Now: g.io.Now, Bulk: bulk, Hook: crashHook()}
+	opts := ingest.Options{Paths: paths, Stdin: g.io.In, StdinName: stdinName, Now: g.io.Now,
+		Bulk: t.Bulk, BatchRows: t.BatchRows, Hook: crashHook()}
 	if prog != nil {
 		opts.Progress = prog.update
 	}

@@ -131,7 +131,7 @@ no server to start. Set --db or ORCHSTAT_DB to put it elsewhere.`,
 	root.PersistentFlags().DurationVar(&g.lockTimeout, "lock-timeout", 30*time.Second,
 		"how long to wait while another orchstat process holds the database")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newIngestCmd(g, nil), newVersionCmd(io))
+	root.AddCommand(newIngestCmd(g, nil), newReportCmd(g, nil), newSQLCmd(g, nil), newQuarantineCmd(g, nil), newVersionCmd(io))
 	return root
 }
 

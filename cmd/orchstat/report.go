@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/orchstat/orchstat"
+	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/rules"
+)
+
+type reportOptions struct {
+	g         *globals
+	Paths     []string
+	NoIngest  bool
+	Quiet     bool
+	StdinName string
+	Tuning    tuning
+	Since     string
+	Until     string
+	Runs      []string
+	Provider  string
+	Format    string
+	Rules     string
+}
+
+func newReportCmd(g *globals, runF func(context.Context, *reportOptions) error) *cobra.Command {
+	o := &reportOptions{g: g}
+	cmd := &cobra.Command{
+		Use:   "report [PATH...]",
+		Short: "Report retry, escalation, iteration and diagnosis rates",
+		Long: `Ingest any new lines (unless --no-ingest), then report every metric of
+METRICS.md with the counts behind it, breakdowns by provider and model and by
+day, the worst runs, stop, escalation and judge reasons, and candidate
+validity. A metric that crosses a threshold of the alert rules is marked.
+
+--since and --until take a duration back from now (30m, 24h, 7d) or a date
+(2026-11-01, or RFC 3339). A run is in the window when its first event is.`,
+		Example: `  orchstat report
+  orchstat report --since 7d --provider anthropic
+  orchstat report --no-ingest --format json > report.json
+  orchstat report testdata/runs --format markdown`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Paths = args
+			if _, err := reports.ParseFormat(o.Format); err != nil {
+				return usageError{err}
+			}
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return reportRun(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.NoIngest, "no-ingest", false, "report on the store as it is, without ingesting first")
+	addIngestFlags(cmd, &o.Quiet, &o.StdinName, &o.Tuning)
+	addFilterFlags(cmd, &o.Since, &o.Until, &o.Runs, &o.Provider)
+	f.StringVarP(&o.Format, "format", "f", "table", "output format: table, markdown, json or csv")
+	f.StringVar(&o.Rules, "rules", "", "alert rules whose thresholds are marked (default: the built-in alerts.yaml)")
+	return cmd
+}
+
+func addFilterFlags(cmd *cobra.Command, since, until *string, runs *[]string, provider *string) {
+	f := cmd.Flags()
+	f.StringVar(since, "since", "", "only runs that started at or after this duration ago or date")
+	f.StringVar(until, "until", "", "only runs that started before this duration ago or date")
+	f.StringSliceVar(runs, "run", nil, "only this run id (repeatable)")
+	f.StringVar(provider, "provider", "", "only runs that used this provider")
+}
+
+// filter builds a query.Filter from the flag values.
+func buildFilter(now time.Time, since, until string, runs []string, provider string) (query.Filter, error) {
+	f := query.Filter{Runs: runs, Provider: provider}
+	var err error
+	if since != "" {
+		if f.Since, err = parseWhen(now, since); err != nil {
+			return f, usageError{fmt.Errorf("--since: %w", err)}
+		}
+	}
+	if until != "" {
+		if f.Until, err = parseWhen(now, until); err != nil {
+			return f, usageError{fmt.Errorf("--until: %w", err)}
+		}
+	}
+	return f, nil
+}
+
+var daysRe = regexp.MustCompile(`^(\d+)d$`)
+
+// parseWhen reads "24h"/"7d" as that long before now, or a date.
+func parseWhen(now time.Time, s string) (*time.Time, error) {
+	var t time.Time
+	if m := daysRe.FindStringSubmatch(s); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		t = now.AddDate(0, 0, -n)
+	} else if d, err := time.ParseDuration(s); err == nil {
+		t = now.Add(-d)
+	} else if d, err := time.Parse("2006-01-02", s); err == nil {
+		t = d
+	} else if d, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		t = d
+	} else {
+		return nil, fmt.Errorf("%q is neither a duration (30m, 24h, 7d) nor a date (2026-11-01 or RFC 3339)", s)
+	}
+	t = t.UTC()
+	return &t, nil
+}
+
+// loadRules reads --rules, or the rules built into the binary.
+func loadRules(path string) (*rules.File, error) {
+	if path == "" {
+		return rules.Parse("alerts.yaml (built in)", orchstat.DefaultAlerts)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return rules.Parse(path, b)
+}
+
+// openForReading ingests first unless told not to, and returns the store.
+func openForReading(ctx context.Context, g *globals, paths []string, noIngest, quiet bool, stdinName string, t tuning) (*query.Store, error) {
+	if noIngest {
+		return g.open(ctx, g.dbPath(paths), true)
+	}
+	if len(paths) == 0 {
+		if _, err := os.Stat(defaultRunsDir); err != nil {
+			db := g.dbPath(nil)
+			if _, derr := os.Stat(db); derr == nil {
+				// No runs here, but a store exists: report on it as it is.
+				return g.open(ctx, db, true)
+			}
+			return nil, fmt.Errorf("no runs at %s and no store at %s: pass a runs directory, or --db", defaultRunsDir, db)
+		}
+		paths = []string{defaultRunsDir}
+	}
+	st, err := g.open(ctx, g.dbPath(paths), false)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := doIngest(ctx, g, st, paths, quiet, stdinName, t); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+func reportRun(ctx context.Context, o *reportOptions) error {
+	format, _ := reports.ParseFormat(o.Format)
+	now := o.g.io.Now().UTC()
+	f, err := buildFilter(now, o.Since, o.Until, o.Runs, o.Provider)
+	if err != nil {
+		return err
+	}
+	rf, err := loadRules(o.Rules)
+	if err != nil {
+		return err
+	}
+	st, err := openForReading(ctx, o.g, o.Paths, o.NoIngest, o.Quiet, o.StdinName, o.Tuning)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	r, err := query.Report(ctx, st.Conn, f)
+	if err != nil {
+		return err
+	}
+	r.GeneratedAt = now
+	r.Database = st.Path
+	if r.Thresholds, err = thresholds(rf, r.Metrics); err != nil {
+		return err
+	}
+	return reports.Render(o.g.io.Out, r, format)
+}
+
+// thresholds checks every rule over a plain METRICS.md metric (no `by`,
+// no custom SQL) against the report's overall numbers.
+func thresholds(rf *rules.File, m reports.Metrics) ([]reports.Threshold, error) {
+	out := []reports.Threshold{}
+	for _, r := range rf.Rules {
+		v, ok := m[r.Metric]
+		if !ok || len(r.By) > 0 || r.SQL != "" || r.Threshold == nil {
+			continue
+		}
+		crossed, err := r.Holds(rules.Sample{Value: v.Value, Numerator: v.Numerator, Denominator: v.Denominator})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, reports.Threshold{Metric: r.Metric, Rule: r.Name, Severity: r.Severity,
+			Threshold: *r.Threshold, Condition: r.Condition, Value: v.Value, Crossed: crossed})
+	}
+	return out, nil
+}

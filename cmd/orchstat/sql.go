@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/reports"
+)
+
+type sqlOptions struct {
+	g      *globals
+	Query  string
+	Format string
+}
+
+func newSQLCmd(g *globals, runF func(context.Context, *sqlOptions) error) *cobra.Command {
+	o := &sqlOptions{g: g}
+	cmd := &cobra.Command{
+		Use:   "sql QUERY",
+		Short: "Run a read-only SQL query against the store",
+		Long: `Run one read-only DuckDB SQL query against the store and print the result.
+
+The store is opened read-only with external access disabled, so statements
+that write (INSERT, UPDATE, DELETE, CREATE, COPY ... TO, ATTACH, ...) are
+refused. The tables and views are documented in the README; start with
+events, runs and provider_requests.`,
+		Example: `  orchstat sql "SELECT status, count(*) AS runs FROM runs GROUP BY ALL ORDER BY runs DESC"
+  orchstat sql --format csv "SELECT provider, model, avg(retries) FROM provider_requests GROUP BY ALL"
+  orchstat sql "SELECT payload->>'error' AS error, count(*) FROM events WHERE type = 'ProviderRequestFinished' GROUP BY ALL"`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Query = args[0]
+			if _, err := reports.ParseFormat(o.Format); err != nil {
+				return usageError{err}
+			}
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return sqlRun(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().StringVarP(&o.Format, "format", "f", "table", "output format: table, markdown, json or csv")
+	return cmd
+}
+
+var writeRefused = regexp.MustCompile(`Cannot execute statement of type "([A-Z_ ]+)"`)
+
+func sqlRun(ctx context.Context, o *sqlOptions) error {
+	format, _ := reports.ParseFormat(o.Format)
+	st, err := o.g.open(ctx, o.g.dbPath(nil), true)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	t, err := query.ReadOnly(ctx, st, o.Query)
+	if err != nil {
+		msg := err.Error()
+		if m := writeRefused.FindStringSubmatch(msg); m != nil {
+			return fmt.Errorf("orchstat sql is read-only: %s statements are refused", strings.TrimSpace(m[1]))
+		}
+		if strings.Contains(msg, "disabled by configuration") || strings.Contains(msg, "enable_external_access") {
+			return fmt.Errorf("orchstat sql is read-only and cannot touch files outside the store: %s", msg)
+		}
+		return err
+	}
+	return reports.RenderTable(o.g.io.Out, t, format)
+}

@@ -1,0 +1,301 @@
+package ingest_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/orchstat/orchstat/ingest"
+	"github.com/orchstat/orchstat/query"
+)
+
+var t0 = time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+
+func line(run, typ string, i int, payload string) string {
+	return fmt.Sprintf(`{"type":%q,"schemaVersion":1,"timestamp":%q,"runId":%q,"payload":%s}`+"\n",
+		typ, t0.Add(time.Duration(i)*time.Second).Format("2006-01-02T15:04:05.000Z"), run, payload)
+}
+
+func openStore(t *testing.T) *query.Store {
+	t.Helper()
+	st, err := query.Open(context.Background(), filepath.Join(t.TempDir(), "db", "orchstat.duckdb"), query.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func ingestPaths(t *testing.T, st *query.Store, paths ...string) *ingest.Result {
+	t.Helper()
+	res, err := ingest.Run(context.Background(), st, ingest.Options{Paths: paths, Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func scalar[T any](t *testing.T, st *query.Store, q string, args ...any) T {
+	t.Helper()
+	var v T
+	if err := st.Conn.QueryRowContext(context.Background(), q, args...).Scan(&v); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return v
+}
+
+func write(t *testing.T, path, s string, flag int) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, flag|os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+func TestIncremental(t *testing.T) {
+	st := openStore(t)
+	runs := filepath.Join(t.TempDir(), "runs")
+	tr := filepath.Join(runs, "r1", "trace.jsonl")
+	write(t, tr, line("r1", "RunStarted", 0, `{"taskId":"r1","goal":"g"}`)+line("r1", "ProviderRequestStarted", 1, `{"provider":"p","model":"m"}`), os.O_TRUNC)
+	// A partial line is still being written: it must wait.
+	partial := line("r1", "ProviderRequestFinished", 2, `{"provider":"p","durationMs":5,"success":true,"retries":1}`)
+	write(t, tr, partial[:20], os.O_APPEND)
+
+	res := ingestPaths(t, st, runs)
+	if res.Events != 2 || res.Quarantined != 0 {
+		t.Fatalf("first ingest: %+v", res)
+	}
+	if n := scalar[int64](t, st, `SELECT byte_offset FROM files WHERE kind = 'trace'`); n != int64(len(line("r1", "RunStarted", 0, `{"taskId":"r1","goal":"g"}`)+line("r1", "ProviderRequestStarted", 1, `{"provider":"p","model":"m"}`))) {
+		t.Fatalf("offset %d", n)
+	}
+	// Nothing new: nothing read.
+	if res := ingestPaths(t, st, runs); res.Events != 0 || res.Unchanged != 1 {
+		t.Fatalf("unchanged ingest: %+v", res)
+	}
+	// The line is finished, and another appended.
+	write(t, tr, partial[20:]+line("r1", "RunFinished", 3, `{"status":"success"}`), os.O_APPEND)
+	if res := ingestPaths(t, st, runs); res.Events != 2 || len(res.Replaced) != 0 {
+		t.Fatalf("append ingest: %+v", res)
+	}
+	if n := scalar[int64](t, st, `SELECT count(*) FROM events`); n != 4 {
+		t.Fatalf("%d events", n)
+	}
+	if got := scalar[string](t, st, `SELECT string_agg(line::VARCHAR, ',' ORDER BY line) FROM events`); got != "1,2,3,4" {
+		t.Fatalf("line numbers %s", got)
+	}
+	if m := scalar[string](t, st, `SELECT model FROM provider_requests`); m != "m" {
+		t.Fatalf("model pairing across ingests: %q", m)
+	}
+	if s := scalar[string](t, st, `SELECT status FROM runs`); s != "success" {
+		t.Fatalf("status %q", s)
+	}
+}
+
+func TestReplace(t *testing.T) {
+	for _, tc := range []struct {
+		name, reason string
+		rewrite      func(t *testing.T, path string)
+	}{
+		{"shrank", "shrank", func(t *testing.T, p string) { write(t, p, line("r1", "RunStarted", 0, `{}`), os.O_TRUNC) }},
+		{"head changed", "first bytes changed", func(t *testing.T, p string) {
+			b, _ := os.ReadFile(p)
+			f, _ := os.OpenFile(p, os.O_WRONLY, 0)
+			f.WriteAt([]byte(strings.Replace(string(b), "RunStarted", "RunStartex", 1)), 0)
+			f.Close()
+			write(t, p, line("r1", "RunFinished", 9, `{"status":"failure"}`), os.O_APPEND)
+		}},
+		{"new inode", "inode changed", func(t *testing.T, p string) {
+			// Written beside and renamed over, so the inode must differ.
+			b, _ := os.ReadFile(p)
+			write(t, p+".new", string(b)+line("r1", "RunFinished", 9, `{"status":"failure"}`), os.O_TRUNC)
+			if err := os.Rename(p+".new", p); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := openStore(t)
+			tr := filepath.Join(t.TempDir(), "runs", "r1", "trace.jsonl")
+			write(t, tr, line("r1", "RunStarted", 0, `{}`)+line("r1", "IterationStarted", 1, `{"iteration":1}`)+"not json\n", os.O_TRUNC)
+			ingestPaths(t, st, tr)
+			tc.rewrite(t, tr)
+			res := ingestPaths(t, st, tr)
+			if len(res.Replaced) != 1 || !strings.Contains(res.Replaced[0].Reason, tc.reason) {
+				t.Fatalf("replaced %+v, want reason ~%q", res.Replaced, tc.reason)
+			}
+			want := int64(strings.Count(mustRead(t, tr), "\n")) - 1 // the bad line
+			if tc.name == "shrank" {
+				want = 1
+			}
+			if n := scalar[int64](t, st, `SELECT count(*) FROM events`); n != want {
+				t.Fatalf("%d events after replace, want %d", n, want)
+			}
+			if n := scalar[int64](t, st, `SELECT count(*) FROM l2_events`); tc.name == "shrank" && n != 0 {
+				t.Fatalf("typed rows of the old content survived: %d", n)
+			}
+			if n := scalar[int64](t, st, `SELECT count(*) FROM quarantine`); tc.name == "shrank" && n != 0 {
+				t.Fatalf("quarantine rows of the old content survived: %d", n)
+			}
+		})
+	}
+}
+
+func mustRead(t *testing.T, p string) string {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestBadInput(t *testing.T) {
+	st := openStore(t)
+	dir := filepath.Join(t.TempDir(), "runs", "bad")
+	good := line("bad", "RunStarted", 0, `{}`)
+	huge := line("bad", "SubprocessOutputChunked", 5, `{"pid":1,"stream":"stdout","chunk":"`+strings.Repeat("x", 1<<20)+`"}`)
+	lines := []struct{ text, field, reason string }{
+		{"\xEF\xBB\xBF" + good, "", ""},
+		{strings.TrimSuffix(line("bad", "PlanRequested", 1, `{"goal":"g"}`), "\n") + "\r\n", "", ""},
+		{"\n", "", ""},
+		{"   \t \n", "", ""},
+		{"this is not json\n", "", "not JSON"},
+		{`{"type":"RunStarted","runId":` + "\n", "", "not JSON"},
+		{"[1,2,3]\n", "", "not a JSON object"},
+		{`{"runId":"bad","timestamp":"2026-11-02T10:00:00.000Z","payload":{}}` + "\n", "type", "missing"},
+		{`{"type":"X","timestamp":"2026-11-02T10:00:00.000Z","payload":{}}` + "\n", "runId", "missing"},
+		{`{"type":"X","runId":"bad","payload":{}}` + "\n", "timestamp", "missing"},
+		{`{"type":"X","runId":"bad","timestamp":"yesterday","payload":{}}` + "\n", "timestamp", "unparsable"},
+		{`{"type":"X","runId":"bad","timestamp":"2026-11-02T10:00:00.000Z","payload":[1]}` + "\n", "payload", "not a JSON object"},
+		{"{\"type\":\"X\xff\",\"runId\":\"bad\",\"timestamp\":\"2026-11-02T10:00:00.000Z\",\"payload\":{}}\n", "", "invalid UTF-8"},
+		{line("bad", "SomethingNewNextYear", 4, `{"x":1}`), "", ""},
+		{huge, "", ""},
+	}
+	var content string
+	var wantEvents, wantQ int
+	for _, l := range lines {
+		content += l.text
+		switch {
+		case l.reason != "":
+			wantQ++
+		case strings.TrimSpace(l.text) != "" && l.text != "\n":
+			wantEvents++
+		}
+	}
+	write(t, filepath.Join(dir, "trace.jsonl"), content+`{"type":"RunFinished"`, os.O_TRUNC)
+	res := ingestPaths(t, st, dir)
+	if res.Events != int64(wantEvents) || res.Quarantined != int64(wantQ) {
+		t.Fatalf("events %d quarantined %d, want %d and %d", res.Events, res.Quarantined, wantEvents, wantQ)
+	}
+	offset := 0
+	for i, l := range lines {
+		if l.reason != "" {
+			var field *string
+			var reason, raw string
+			var off int64
+			err := st.Conn.QueryRowContext(context.Background(),
+				`SELECT field, reason, raw, byte_offset FROM quarantine WHERE line = ?`, i+1).Scan(&field, &reason, &raw, &off)
+			if err != nil {
+				t.Fatalf("line %d (%q): %v", i+1, l.text, err)
+			}
+			if (field == nil) != (l.field == "") || (field != nil && *field != l.field) || !strings.Contains(reason, l.reason) || off != int64(offset) {
+				t.Errorf("line %d: field %v reason %q offset %d; want %q ~%q at %d", i+1, field, reason, off, l.field, l.reason, offset)
+			}
+			if !strings.Contains(l.text, strings.TrimRight(strings.ToValidUTF8(raw, "\uFFFD"), "\r")[:3]) && l.reason != "invalid UTF-8" {
+				t.Errorf("line %d raw %q", i+1, raw)
+			}
+		}
+		offset += len(l.text)
+	}
+	if typ := scalar[string](t, st, `SELECT type FROM events WHERE line = 1`); typ != "RunStarted" {
+		t.Errorf("BOM line: %q", typ)
+	}
+	if n := scalar[int64](t, st, `SELECT length(payload) FROM events WHERE type = 'SubprocessOutputChunked'`); n < 1<<20 {
+		t.Errorf("large payload cut to %d", n)
+	}
+}
+
+func TestUnreadableFileDoesNotStopOthers(t *testing.T) {
+	st := openStore(t)
+	runs := filepath.Join(t.TempDir(), "runs")
+	write(t, filepath.Join(runs, "ok", "trace.jsonl"), line("ok", "RunStarted", 0, `{}`), os.O_TRUNC)
+	// A symlink loop cannot be read, even by root (who ignores chmod 000).
+	if err := os.MkdirAll(filepath.Join(runs, "broken"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("trace.jsonl", filepath.Join(runs, "broken", "trace.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ingest.Run(context.Background(), st, ingest.Options{Paths: []string{runs, filepath.Join(runs, "missing")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Events != 1 || len(res.Errors) != 2 {
+		t.Fatalf("%+v", res)
+	}
+	joined := fmt.Sprint(res.Errors)
+	if !strings.Contains(joined, filepath.Join("broken", "trace.jsonl")) || !strings.Contains(joined, "missing") {
+		t.Fatalf("errors do not name the files: %s", joined)
+	}
+}
+
+func TestRunFiles(t *testing.T) {
+	st := openStore(t)
+	dir := filepath.Join(t.TempDir(), "runs", "r9")
+	write(t, filepath.Join(dir, "trace.jsonl"), line("r9", "RunStarted", 0, `{}`), os.O_TRUNC)
+	write(t, filepath.Join(dir, "summary.json"), `{"status":"failure","stopReason":"non_improving","costs":{"perProvider":{"a":{"totalTokens":5,"estimatedCostUsd":0.5}},"totals":{"totalTokens":5,"estimatedCostUsd":0.5}}}`, os.O_TRUNC)
+	write(t, filepath.Join(dir, "verification_report_iter_2.json"), `{"passed":false,"checks":[{"name":"tests","passed":false}],"failureSignature":"abc"}`, os.O_TRUNC)
+	write(t, filepath.Join(dir, "verification_report_initial.json"), "{\n \"passed\": tru\n}", os.O_TRUNC)
+	res := ingestPaths(t, st, filepath.Dir(dir))
+	if res.Quarantined != 1 {
+		t.Fatalf("%+v", res)
+	}
+	if s := scalar[string](t, st, `SELECT run_id || ' ' || status || ' ' || cost_usd FROM summaries`); s != "r9 failure 0.5" {
+		t.Fatalf("summary row %q", s)
+	}
+	if s := scalar[string](t, st, `SELECT phase || iteration || failure_signature || failed_checks FROM verifications`); s != `l22abc["tests"]` {
+		t.Fatalf("verification row %q", s)
+	}
+	if s := scalar[string](t, st, `SELECT reason FROM quarantine`); !strings.Contains(s, "line 2") {
+		t.Fatalf("quarantine reason %q should locate the error", s)
+	}
+	if s := scalar[string](t, st, `SELECT status || ' ' || stop_reason FROM runs`); s != "failure non_improving" {
+		t.Fatalf("runs falls back to the summary: %q", s)
+	}
+	// Fixing a file replaces its quarantine row with data.
+	write(t, filepath.Join(dir, "verification_report_initial.json"), `{"passed": true, "checks": []}`, os.O_TRUNC)
+	ingestPaths(t, st, filepath.Dir(dir))
+	if n := scalar[int64](t, st, `SELECT count(*) FROM quarantine`); n != 0 {
+		t.Fatalf("%d quarantine rows left", n)
+	}
+	if n := scalar[int64](t, st, `SELECT count(*) FROM verifications`); n != 2 {
+		t.Fatalf("%d verification rows", n)
+	}
+}
+
+func TestStdin(t *testing.T) {
+	st := openStore(t)
+	in := line("s1", "RunStarted", 0, `{}`) + line("s1", "RunFinished", 1, `{"status":"success"}`)
+	for i := range 2 {
+		res, err := ingest.Run(context.Background(), st, ingest.Options{Paths: []string{"-"}, Stdin: strings.NewReader(in), StdinName: "ci"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Events != 2 || (i == 1) != (len(res.Replaced) == 1) {
+			t.Fatalf("run %d: %+v", i, res)
+		}
+	}
+	if n := scalar[int64](t, st, `SELECT count(*) FROM events`); n != 2 {
+		t.Fatalf("re-ingesting the same stdin name duplicated rows: %d", n)
+	}
+}

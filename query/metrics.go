@@ -1,0 +1,355 @@
+package query
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/orchstat/orchstat/reports"
+)
+
+// Filter selects runs. METRICS.md scopes every metric to the selected runs,
+// and a run's events all count once the run is selected.
+type Filter struct {
+	// A run is in the window when its earliest event is >= Since and < Until.
+	Since, Until *time.Time
+	Runs         []string
+	// Provider selects runs that requested or selected this provider.
+	Provider string
+}
+
+// scope renders the CTE "s(run_id, start, grp)" of selected runs and its
+// arguments. group is a SQL expression over start.
+func (f Filter) scope(group string) (string, []any) {
+	var where []string
+	var args []any
+	if f.Since != nil {
+		where = append(where, "start >= ?")
+		args = append(args, f.Since.UTC())
+	}
+	if f.Until != nil {
+		where = append(where, "start < ?")
+		args = append(args, f.Until.UTC())
+	}
+	if len(f.Runs) > 0 {
+		ph := strings.TrimSuffix(strings.Repeat("?,", len(f.Runs)), ",")
+		where = append(where, "run_id IN ("+ph+")")
+		for _, r := range f.Runs {
+			args = append(args, r)
+		}
+	}
+	if f.Provider != "" {
+		where = append(where, `run_id IN (
+			SELECT run_id FROM provider_request_starts WHERE provider = ?
+			UNION SELECT run_id FROM provider_request_finishes WHERE provider = ?
+			UNION SELECT run_id FROM provider_selections WHERE provider_id = ?)`)
+		args = append(args, f.Provider, f.Provider, f.Provider)
+	}
+	cond := ""
+	if len(where) > 0 {
+		cond = "WHERE " + strings.Join(where, " AND ")
+	}
+	return fmt.Sprintf(`s AS (
+		SELECT run_id, start, %s AS grp FROM (SELECT run_id, min(ts) AS start FROM events GROUP BY run_id) %s)`, group, cond), args
+}
+
+// metricsSQL computes every METRICS.md metric per group of selected runs.
+// Each CTE follows one definition literally; numerators are deliberately
+// not intersected with their denominators, as the definitions are not.
+const metricsSQL = `,
+g AS (SELECT grp, count(*) AS runs FROM s GROUP BY grp),
+pr AS (
+  SELECT s.grp, count(*) AS n,
+    count(*) FILTER (WHERE f.retries > 0) AS retried,
+    count(*) FILTER (WHERE f.success = false) AS failed,
+    coalesce(sum(f.retries), 0) AS retries
+  FROM provider_request_finishes f JOIN s USING (run_id) GROUP BY s.grp),
+l2r AS (SELECT DISTINCT run_id FROM l2_events WHERE type = 'IterationStarted'),
+escr AS (SELECT DISTINCT run_id FROM escalations WHERE from_level = 'L2'),
+l2 AS (
+  SELECT s.grp,
+    count(l2r.run_id) AS l2_runs,
+    count(escr.run_id) AS escalated,
+    count(*) FILTER (WHERE l2r.run_id IS NOT NULL OR escr.run_id IS NOT NULL) AS l2_or_escalated
+  FROM s LEFT JOIN l2r USING (run_id) LEFT JOIN escr USING (run_id) GROUP BY s.grp),
+rep AS (
+  SELECT s.grp, count(*) AS runs, sum(m) AS total
+  FROM (SELECT run_id, max(iteration) AS m FROM l2_events
+        WHERE type = 'RepairAttempted' AND iteration IS NOT NULL GROUP BY run_id) x
+  JOIN s USING (run_id) GROUP BY s.grp),
+-- "+ 0.0" folds -0 into 0; DISTINCT treats a missing iteration as one key.
+l3k AS (SELECT DISTINCT run_id, iteration + 0.0 AS it FROM l3_candidates),
+dgk AS (SELECT DISTINCT run_id, iteration + 0.0 AS it FROM diagnoses WHERE type = 'DiagnosisStarted'),
+l3 AS (SELECT s.grp, count(*) AS steps FROM l3k JOIN s USING (run_id) GROUP BY s.grp),
+dgs AS (SELECT s.grp, count(*) AS steps FROM dgk JOIN s USING (run_id) GROUP BY s.grp),
+dgc AS (SELECT s.grp, count(*) AS n FROM diagnoses d JOIN s USING (run_id) WHERE d.type = 'DiagnosisStarted' GROUP BY s.grp),
+jc AS (SELECT s.grp, count(*) AS n FROM judge_calls j JOIN s USING (run_id) WHERE j.type = 'JudgeInvoked' GROUP BY s.grp),
+cv AS (
+  SELECT s.grp, count(DISTINCT run_id) AS runs, count(*) AS n, count(*) FILTER (WHERE c.valid = true) AS valid
+  FROM l3_candidates c JOIN s USING (run_id) GROUP BY s.grp)
+SELECT g.grp, g.runs,
+  coalesce(pr.n, 0), coalesce(pr.retried, 0), coalesce(pr.failed, 0), coalesce(pr.retries, 0),
+  coalesce(l2.l2_runs, 0), coalesce(l2.escalated, 0), coalesce(l2.l2_or_escalated, 0),
+  coalesce(rep.runs, 0), coalesce(rep.total, 0),
+  coalesce(l3.steps, 0), coalesce(dgs.steps, 0), coalesce(dgc.n, 0), coalesce(jc.n, 0),
+  coalesce(cv.runs, 0), coalesce(cv.n, 0), coalesce(cv.valid, 0)
+FROM g
+LEFT JOIN pr USING (grp) LEFT JOIN l2 USING (grp) LEFT JOIN rep USING (grp) LEFT JOIN l3 USING (grp)
+LEFT JOIN dgs USING (grp) LEFT JOIN dgc USING (grp) LEFT JOIN jc USING (grp) LEFT JOIN cv USING (grp)
+ORDER BY g.grp`
+
+func count(v float64) reports.Metric { return reports.Metric{Value: &v} }
+
+func ratio(num, den float64) reports.Metric {
+	m := reports.Metric{Numerator: &num, Denominator: &den}
+	if den != 0 {
+		v := num / den
+		m.Value = &v
+	}
+	return m
+}
+
+// querier is satisfied by *sql.Conn and *sql.DB.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// metricsBy computes the metrics for each group of the filtered runs.
+func metricsBy(ctx context.Context, q querier, f Filter, group string) ([]string, map[string]reports.Metrics, error) {
+	cte, args := f.scope(group)
+	rs, err := q.QueryContext(ctx, "WITH "+cte+metricsSQL, args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("computing metrics: %w", err)
+	}
+	defer rs.Close()
+	var keys []string
+	out := map[string]reports.Metrics{}
+	for rs.Next() {
+		var grp string
+		var runs, prN, prRetried, prFailed, prRetries, l2Runs, l2Esc, l2Den, repRuns, repTotal,
+			l3Steps, dgSteps, dgN, jcN, cvRuns, cvN, cvValid float64
+		if err := rs.Scan(&grp, &runs, &prN, &prRetried, &prFailed, &prRetries, &l2Runs, &l2Esc, &l2Den,
+			&repRuns, &repTotal, &l3Steps, &dgSteps, &dgN, &jcN, &cvRuns, &cvN, &cvValid); err != nil {
+			return nil, nil, fmt.Errorf("computing metrics: %w", err)
+		}
+		keys = append(keys, grp)
+		out[grp] = reports.Metrics{
+			"runs":                         count(runs),
+			"provider_requests":            count(prN),
+			"provider_retry_rate":          ratio(prRetried, prN),
+			"provider_failure_rate":        ratio(prFailed, prN),
+			"provider_retries_total":       count(prRetries),
+			"l2_runs":                      count(l2Runs),
+			"l2_escalation_rate":           ratio(l2Esc, l2Den),
+			"avg_repair_iterations":        ratio(repTotal, repRuns),
+			"l3_steps":                     count(l3Steps),
+			"l3_diagnosis_rate":            ratio(dgSteps, l3Steps),
+			"diagnoses_per_l3_run":         ratio(dgN, cvRuns),
+			"judge_invocations_per_l3_run": ratio(jcN, cvRuns),
+			"candidate_validity_rate":      ratio(cvValid, cvN),
+		}
+	}
+	return keys, out, rs.Err()
+}
+
+// EmptyMetrics is the metric set of an empty scope.
+func EmptyMetrics() reports.Metrics {
+	m := reports.Metrics{}
+	for _, n := range reports.MetricNames {
+		m[n] = count(0)
+	}
+	for _, n := range []string{"provider_retry_rate", "provider_failure_rate", "l2_escalation_rate", "avg_repair_iterations",
+		"l3_diagnosis_rate", "diagnoses_per_l3_run", "judge_invocations_per_l3_run", "candidate_validity_rate"} {
+		m[n] = ratio(0, 0)
+	}
+	return m
+}
+
+// Metrics computes the METRICS.md metrics over the filtered runs.
+func Metrics(ctx context.Context, q querier, f Filter) (reports.Metrics, error) {
+	_, m, err := metricsBy(ctx, q, f, "'all'")
+	if err != nil {
+		return nil, err
+	}
+	if all, ok := m["all"]; ok {
+		return all, nil
+	}
+	return EmptyMetrics(), nil
+}
+
+// Report computes the whole report for the filtered runs.
+func Report(ctx context.Context, q querier, f Filter) (*reports.Report, error) {
+	r := &reports.Report{Filters: reports.Filters{Since: f.Since, Until: f.Until, Runs: f.Runs}}
+	if f.Provider != "" {
+		p := f.Provider
+		r.Filters.Provider = &p
+	}
+	var err error
+	if r.Metrics, err = Metrics(ctx, q, f); err != nil {
+		return nil, err
+	}
+	days, byDay, err := metricsBy(ctx, q, f, "strftime(start, '%Y-%m-%d')")
+	if err != nil {
+		return nil, err
+	}
+	r.Breakdowns.ByDay = []reports.DayRow{}
+	for _, d := range days {
+		r.Breakdowns.ByDay = append(r.Breakdowns.ByDay, reports.DayRow{Day: d, Metrics: byDay[d]})
+	}
+	if err := overview(ctx, q, f, &r.Overview); err != nil {
+		return nil, err
+	}
+	if err := breakdowns(ctx, q, f, &r.Breakdowns); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func overview(ctx context.Context, q querier, f Filter, o *reports.Overview) error {
+	cte, args := f.scope("''")
+	rs, err := q.QueryContext(ctx, "WITH "+cte+`
+		SELECT count(*),
+		  count(*) FILTER (WHERE r.status = 'success'),
+		  count(*) FILTER (WHERE r.status = 'failure'),
+		  count(*) FILTER (WHERE r.status = 'cancelled'),
+		  count(*) FILTER (WHERE r.status = 'unfinished'),
+		  count(*) FILTER (WHERE r.status NOT IN ('success', 'failure', 'cancelled', 'unfinished')),
+		  min(r.first_event_at), max(r.last_event_at), coalesce(sum(r.events), 0)::BIGINT,
+		  (SELECT count(*) FROM quarantine)
+		FROM runs r JOIN s USING (run_id)`, args...)
+	if err != nil {
+		return fmt.Errorf("computing overview: %w", err)
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var first, last sql.NullTime
+		if err := rs.Scan(&o.Runs, &o.Success, &o.Failure, &o.Cancelled, &o.Unfinished, &o.OtherStatus,
+			&first, &last, &o.Events, &o.Quarantined); err != nil {
+			return fmt.Errorf("computing overview: %w", err)
+		}
+		o.FirstEvent, o.LastEvent = utcPtr(first), utcPtr(last)
+	}
+	return rs.Err()
+}
+
+func utcPtr(t sql.NullTime) *time.Time {
+	if !t.Valid {
+		return nil
+	}
+	u := t.Time.UTC()
+	return &u
+}
+
+// WorstRuns is how many runs each worst-runs list shows.
+const WorstRuns = 10
+
+func breakdowns(ctx context.Context, q querier, f Filter, b *reports.Breakdowns) error {
+	cte, args := f.scope("''")
+	run := func(query string, scan func(*sql.Rows) error) error {
+		rs, err := q.QueryContext(ctx, "WITH "+cte+" "+query, args...)
+		if err != nil {
+			return fmt.Errorf("computing breakdowns: %w", err)
+		}
+		defer rs.Close()
+		for rs.Next() {
+			if err := scan(rs); err != nil {
+				return fmt.Errorf("computing breakdowns: %w", err)
+			}
+		}
+		return rs.Err()
+	}
+	b.ByProvider = []reports.ProviderRow{}
+	err := run(`SELECT coalesce(p.provider, ''), p.model, count(*),
+			count(*) FILTER (WHERE p.retries > 0), count(*) FILTER (WHERE p.success = false),
+			coalesce(sum(p.retries), 0), avg(p.duration_ms)
+		FROM provider_requests p JOIN s USING (run_id)
+		GROUP BY ALL ORDER BY 1, 2 NULLS FIRST`, func(rs *sql.Rows) error {
+		var r reports.ProviderRow
+		var model sql.NullString
+		var avg sql.NullFloat64
+		if err := rs.Scan(&r.Provider, &model, &r.Requests, &r.Retried, &r.Failed, &r.RetriesTotal, &avg); err != nil {
+			return err
+		}
+		if model.Valid {
+			r.Model = &model.String
+		}
+		if avg.Valid {
+			r.AvgDuration = &avg.Float64
+		}
+		r.RetryRate = ratio(float64(r.Retried), float64(r.Requests))
+		r.FailureRate = ratio(float64(r.Failed), float64(r.Requests))
+		b.ByProvider = append(b.ByProvider, r)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	worst := func(order, extra string) ([]reports.RunRow, error) {
+		out := []reports.RunRow{}
+		err := run(`SELECT r.run_id, r.started_at, r.status, r.provider_requests, r.provider_retries,
+				r.repair_iterations, r.escalated, r.stop_reason
+			FROM runs r JOIN s USING (run_id) `+extra+` ORDER BY `+order+`, r.run_id LIMIT `+fmt.Sprint(WorstRuns),
+			func(rs *sql.Rows) error {
+				var r reports.RunRow
+				var iters sql.NullFloat64
+				var stop sql.NullString
+				if err := rs.Scan(&r.RunID, &r.StartedAt, &r.Status, &r.ProviderRequests, &r.ProviderRetries,
+					&iters, &r.Escalated, &stop); err != nil {
+					return err
+				}
+				r.StartedAt = r.StartedAt.UTC()
+				if iters.Valid {
+					r.RepairIterations = &iters.Float64
+				}
+				if stop.Valid {
+					r.StopReason = &stop.String
+				}
+				out = append(out, r)
+				return nil
+			})
+		return out, err
+	}
+	if b.WorstByRetries, err = worst("r.provider_retries DESC, r.provider_requests DESC", "WHERE r.provider_retries > 0"); err != nil {
+		return err
+	}
+	if b.WorstByIterations, err = worst("r.repair_iterations DESC", "WHERE r.repair_iterations IS NOT NULL"); err != nil {
+		return err
+	}
+	counts := func(query string) ([]reports.CountRow, error) {
+		out := []reports.CountRow{}
+		err := run(query+" GROUP BY 1 ORDER BY 2 DESC, 1", func(rs *sql.Rows) error {
+			var c reports.CountRow
+			if err := rs.Scan(&c.Key, &c.Count, &c.Runs); err != nil {
+				return err
+			}
+			out = append(out, c)
+			return nil
+		})
+		return out, err
+	}
+	if b.StopReasons, err = counts(`SELECT coalesce(e.reason, '(none)'), count(*), count(DISTINCT run_id)
+		FROM run_events e JOIN s USING (run_id) WHERE e.type = 'RunStopped'`); err != nil {
+		return err
+	}
+	if b.EscalationReasons, err = counts(`SELECT coalesce(e.reason, '(none)') || ' (' || coalesce(e.from_level, '?') || '→' || coalesce(e.to_level, '?') || ')',
+		count(*), count(DISTINCT run_id) FROM escalations e JOIN s USING (run_id)`); err != nil {
+		return err
+	}
+	if b.JudgeReasons, err = counts(`SELECT coalesce(j.reason, '(none)'), count(*), count(DISTINCT run_id)
+		FROM judge_calls j JOIN s USING (run_id) WHERE j.type = 'JudgeInvoked'`); err != nil {
+		return err
+	}
+	b.CandidateValidity = []reports.ValidityRow{}
+	return run(`SELECT coalesce(c.provider_id, '(none)'), count(*), count(*) FILTER (WHERE c.valid = true)
+		FROM l3_candidates c JOIN s USING (run_id) GROUP BY 1 ORDER BY 1`, func(rs *sql.Rows) error {
+		var v reports.ValidityRow
+		if err := rs.Scan(&v.ProviderID, &v.Candidates, &v.Valid); err != nil {
+			return err
+		}
+		v.Rate = ratio(float64(v.Valid), float64(v.Candidates))
+		b.CandidateValidity = append(b.CandidateValidity, v)
+		return nil
+	})
+}
