@@ -1,0 +1,416 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/csv"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// overviewField is one named value of the overview. The same list feeds the
+// table and the CSV, so the two cannot drift.
+type overviewField struct {
+	name  string
+	value any // anything plainCell accepts
+}
+
+func overviewFields(r *Report) []overviewField {
+	var runs any // nil: no run filter, which is not the same as an empty one
+	if r.Filters.Runs != nil {
+		runs = strings.Join(r.Filters.Runs, ",")
+	}
+	o := r.Overview
+	return []overviewField{
+		{"database", r.Database},
+		{"generated_at", r.GeneratedAt},
+		{"filter_since", r.Filters.Since},
+		{"filter_until", r.Filters.Until},
+		{"filter_runs", runs},
+		{"filter_provider", r.Filters.Provider},
+		{"runs", o.Runs},
+		{"first_event", o.FirstEvent},
+		{"last_event", o.LastEvent},
+		{"success", o.Success},
+		{"failure", o.Failure},
+		{"cancelled", o.Cancelled},
+		{"unfinished", o.Unfinished},
+		{"other_status", o.OtherStatus},
+		{"events", o.Events},
+		{"quarantined", o.Quarantined},
+	}
+}
+
+// metricOrder is MetricNames followed by any other of names, sorted, so that
+// a metric the model carries but MetricNames does not yet list still shows.
+func metricOrder(names []string) []string {
+	order := slices.Clone(MetricNames)
+	var extra []string
+	for _, n := range names {
+		if !slices.Contains(order, n) && !slices.Contains(extra, n) {
+			extra = append(extra, n)
+		}
+	}
+	slices.Sort(extra)
+	return append(order, extra...)
+}
+
+// ratioText shows a ratio to 4 decimals, "-" when it has no value.
+func ratioText(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*v, 'f', 4, 64)
+}
+
+// countText shows an integral number without decimals and any other to 4.
+func countText(v float64) string {
+	if v == math.Trunc(v) && !math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 4, 64)
+}
+
+func countPtrText(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return countText(*v)
+}
+
+// valueText shows a metric's value: ratios to 4 decimals, counts as counts.
+func valueText(m Metric) string {
+	if m.IsRatio() {
+		return ratioText(m.Value)
+	}
+	return countPtrText(m.Value)
+}
+
+// partText shows a numerator or denominator; counts have none, shown blank
+// so that "-" keeps meaning "no value".
+func partText(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return countText(*v)
+}
+
+// thresholdText shows a rule as its condition with the threshold filled in,
+// e.g. "value > 0.2 && denominator >= 20 (provider_retry_rate_high)",
+// marked ALERT when crossed: the number is what a reader compares the value
+// with, and the rest of the condition (the minimum-sample guard) explains why
+// a high value may not alert.
+func thresholdText(t Threshold) string {
+	s := formatFloat(t.Threshold)
+	if t.Condition != "" {
+		s = thresholdWord.ReplaceAllLiteralString(t.Condition, s)
+	}
+	s += " (" + t.Rule + ")"
+	if t.Crossed {
+		s += " ALERT"
+	}
+	return s
+}
+
+// thresholdWord is the rule-condition variable holding the threshold.
+var thresholdWord = regexp.MustCompile(`\bthreshold\b`)
+
+func providerKey(p ProviderRow) string {
+	model := "-"
+	if p.Model != nil {
+		model = *p.Model
+	}
+	return p.Provider + "/" + model
+}
+
+func stringPtrText(s *string) string {
+	if s == nil {
+		return "-"
+	}
+	return *s
+}
+
+func timeText(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// reportGrids lays r out as the table and markdown sections, in their fixed
+// order.
+func reportGrids(r *Report) []grid {
+	overview := grid{title: "Overview", columns: []string{"field", "value"}, numeric: []bool{false, false}}
+	for _, f := range overviewFields(r) {
+		overview.rows = append(overview.rows, []string{f.name, displayCell(plainCell(f.value))})
+	}
+
+	names := make([]string, 0, len(r.Metrics)+len(r.Thresholds))
+	for n := range r.Metrics {
+		names = append(names, n)
+	}
+	for _, t := range r.Thresholds {
+		names = append(names, t.Metric)
+	}
+	metrics := grid{
+		title:   "Metrics",
+		columns: []string{"metric", "value", "numerator", "denominator", "threshold"},
+		numeric: []bool{false, true, true, true, false},
+	}
+	for _, n := range metricOrder(names) {
+		m := r.Metrics[n]
+		var rules []string
+		for _, t := range r.Thresholds {
+			if t.Metric == n {
+				rules = append(rules, thresholdText(t))
+			}
+		}
+		metrics.rows = append(metrics.rows, []string{
+			n, valueText(m), partText(m.Numerator), partText(m.Denominator), strings.Join(rules, "; "),
+		})
+	}
+
+	b := r.Breakdowns
+	byProvider := grid{
+		title:   "By provider and model",
+		columns: []string{"provider", "model", "requests", "retried", "failed", "retries_total", "retry_rate", "failure_rate", "avg_duration_ms"},
+		numeric: []bool{false, false, true, true, true, true, true, true, true},
+	}
+	for _, p := range b.ByProvider {
+		byProvider.rows = append(byProvider.rows, []string{
+			p.Provider, stringPtrText(p.Model),
+			strconv.FormatInt(p.Requests, 10), strconv.FormatInt(p.Retried, 10), strconv.FormatInt(p.Failed, 10),
+			countText(p.RetriesTotal), valueText(p.RetryRate), valueText(p.FailureRate), countPtrText(p.AvgDuration),
+		})
+	}
+
+	var dayNames []string
+	for _, d := range b.ByDay {
+		for n := range d.Metrics {
+			dayNames = append(dayNames, n)
+		}
+	}
+	dayOrder := metricOrder(dayNames)
+	byDay := grid{title: "By day", columns: append([]string{"day"}, dayOrder...)}
+	byDay.numeric = make([]bool, len(byDay.columns))
+	for i := 1; i < len(byDay.numeric); i++ {
+		byDay.numeric[i] = true
+	}
+	for _, d := range b.ByDay {
+		row := []string{d.Day}
+		for _, n := range dayOrder {
+			row = append(row, valueText(d.Metrics[n]))
+		}
+		byDay.rows = append(byDay.rows, row)
+	}
+
+	grids := []grid{overview, metrics, byProvider, byDay,
+		runGrid("Worst runs by retries", b.WorstByRetries),
+		runGrid("Worst runs by iterations", b.WorstByIterations),
+		countGrid("Stop reasons", b.StopReasons),
+		countGrid("Escalation reasons", b.EscalationReasons),
+		countGrid("Judge reasons", b.JudgeReasons),
+	}
+
+	validity := grid{
+		title:   "Candidate validity",
+		columns: []string{"provider_id", "candidates", "valid", "rate"},
+		numeric: []bool{false, true, true, true},
+	}
+	for _, v := range b.CandidateValidity {
+		validity.rows = append(validity.rows, []string{
+			v.ProviderID, strconv.FormatInt(v.Candidates, 10), strconv.FormatInt(v.Valid, 10), valueText(v.Rate),
+		})
+	}
+	return append(grids, validity)
+}
+
+func runGrid(title string, runs []RunRow) grid {
+	g := grid{
+		title:   title,
+		columns: []string{"run_id", "started_at", "status", "provider_requests", "provider_retries", "repair_iterations", "escalated", "stop_reason"},
+		numeric: []bool{false, false, false, true, true, true, false, false},
+	}
+	for _, r := range runs {
+		g.rows = append(g.rows, []string{
+			r.RunID, timeText(r.StartedAt), r.Status,
+			strconv.FormatInt(r.ProviderRequests, 10), countText(r.ProviderRetries), countPtrText(r.RepairIterations),
+			strconv.FormatBool(r.Escalated), stringPtrText(r.StopReason),
+		})
+	}
+	return g
+}
+
+func countGrid(title string, rows []CountRow) grid {
+	g := grid{title: title, columns: []string{"reason", "count", "runs"}, numeric: []bool{false, true, true}}
+	for _, c := range rows {
+		g.rows = append(g.rows, []string{c.Key, strconv.FormatInt(c.Count, 10), strconv.FormatInt(c.Runs, 10)})
+	}
+	return g
+}
+
+// jsonReport returns a copy of r for JSON output whose lists are [] rather
+// than null and whose times are UTC, so consumers see one shape whatever
+// the producer did. r itself is not modified.
+func jsonReport(r *Report) Report {
+	c := *r
+	c.GeneratedAt = c.GeneratedAt.UTC()
+	c.Filters.Since = utcPtr(c.Filters.Since)
+	c.Filters.Until = utcPtr(c.Filters.Until)
+	c.Overview.FirstEvent = utcPtr(c.Overview.FirstEvent)
+	c.Overview.LastEvent = utcPtr(c.Overview.LastEvent)
+	if c.Metrics == nil {
+		c.Metrics = Metrics{}
+	}
+	c.Thresholds = nonNil(c.Thresholds)
+	b := &c.Breakdowns
+	b.ByProvider = nonNil(b.ByProvider)
+	b.ByDay = nonNil(b.ByDay)
+	b.WorstByRetries = utcRuns(b.WorstByRetries)
+	b.WorstByIterations = utcRuns(b.WorstByIterations)
+	b.StopReasons = nonNil(b.StopReasons)
+	b.EscalationReasons = nonNil(b.EscalationReasons)
+	b.JudgeReasons = nonNil(b.JudgeReasons)
+	b.CandidateValidity = nonNil(b.CandidateValidity)
+	return c
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+func utcRuns(runs []RunRow) []RunRow {
+	out := make([]RunRow, len(runs))
+	for i, r := range runs {
+		r.StartedAt = r.StartedAt.UTC()
+		out[i] = r
+	}
+	return out
+}
+
+// writeReportCSV writes r as one long ("tidy") table, so a whole report
+// loads into a spreadsheet or dataframe as a single sheet. Header:
+//
+//	section,key,metric,value,numerator,denominator
+//
+// One row per value; numerator and denominator are filled only for ratios.
+// Floats have full precision, times are RFC 3339 in UTC, nil is an empty
+// field. Sections, in order:
+//
+//   - overview: key empty; metric is database, generated_at, filter_since,
+//     filter_until, filter_runs (comma-separated), filter_provider, runs,
+//     first_event, last_event, success, failure, cancelled, unfinished,
+//     other_status, events, quarantined.
+//   - metrics: key empty; metric is each metric name in MetricNames order,
+//     then any others sorted; a metric the report lacks has no row.
+//   - by_provider: key "provider/model" ("-" for an unknown model); metric
+//     is requests, retried, failed, retries_total, retry_rate, failure_rate,
+//     avg_duration_ms.
+//   - by_day: key the day (2006-01-02); metric is each metric name of that
+//     day, in the same order.
+//   - worst_runs_by_retries, worst_runs_by_iterations: key the run id;
+//     metric is started_at, status, provider_requests, provider_retries,
+//     repair_iterations, escalated, stop_reason.
+//   - stop_reasons, escalation_reasons, judge_reasons: key the reason;
+//     metric is count and runs.
+//   - candidate_validity: key the provider id; metric is candidates, valid
+//     and rate.
+//   - thresholds: key the rule; metric is metric (value: the metric's name),
+//     severity, condition, threshold, value (the metric's value) and crossed
+//     (true or false).
+func writeReportCSV(buf *bytes.Buffer, r *Report) error {
+	cw := csv.NewWriter(buf)
+	cw.Write([]string{"section", "key", "metric", "value", "numerator", "denominator"})
+	value := func(section, key, name string, v any) {
+		cw.Write([]string{section, key, name, csvCell(plainCell(v)), "", ""})
+	}
+	metric := func(section, key, name string, m Metric) {
+		cw.Write([]string{section, key, name,
+			csvCell(plainCell(m.Value)), csvCell(plainCell(m.Numerator)), csvCell(plainCell(m.Denominator))})
+	}
+
+	for _, f := range overviewFields(r) {
+		value("overview", "", f.name, f.value)
+	}
+	names := make([]string, 0, len(r.Metrics))
+	for n := range r.Metrics {
+		names = append(names, n)
+	}
+	// A metric the report lacks gets no row, rather than a row claiming a
+	// null value.
+	for _, n := range metricOrder(names) {
+		if m, ok := r.Metrics[n]; ok {
+			metric("metrics", "", n, m)
+		}
+	}
+
+	b := r.Breakdowns
+	for _, p := range b.ByProvider {
+		k := providerKey(p)
+		value("by_provider", k, "requests", p.Requests)
+		value("by_provider", k, "retried", p.Retried)
+		value("by_provider", k, "failed", p.Failed)
+		value("by_provider", k, "retries_total", p.RetriesTotal)
+		metric("by_provider", k, "retry_rate", p.RetryRate)
+		metric("by_provider", k, "failure_rate", p.FailureRate)
+		value("by_provider", k, "avg_duration_ms", p.AvgDuration)
+	}
+	for _, d := range b.ByDay {
+		names := make([]string, 0, len(d.Metrics))
+		for n := range d.Metrics {
+			names = append(names, n)
+		}
+		for _, n := range metricOrder(names) {
+			if m, ok := d.Metrics[n]; ok {
+				metric("by_day", d.Day, n, m)
+			}
+		}
+	}
+	for _, s := range []struct {
+		section string
+		runs    []RunRow
+	}{{"worst_runs_by_retries", b.WorstByRetries}, {"worst_runs_by_iterations", b.WorstByIterations}} {
+		for _, run := range s.runs {
+			value(s.section, run.RunID, "started_at", run.StartedAt)
+			value(s.section, run.RunID, "status", run.Status)
+			value(s.section, run.RunID, "provider_requests", run.ProviderRequests)
+			value(s.section, run.RunID, "provider_retries", run.ProviderRetries)
+			value(s.section, run.RunID, "repair_iterations", run.RepairIterations)
+			value(s.section, run.RunID, "escalated", run.Escalated)
+			value(s.section, run.RunID, "stop_reason", run.StopReason)
+		}
+	}
+	for _, s := range []struct {
+		section string
+		rows    []CountRow
+	}{{"stop_reasons", b.StopReasons}, {"escalation_reasons", b.EscalationReasons}, {"judge_reasons", b.JudgeReasons}} {
+		for _, c := range s.rows {
+			value(s.section, c.Key, "count", c.Count)
+			value(s.section, c.Key, "runs", c.Runs)
+		}
+	}
+	for _, v := range b.CandidateValidity {
+		value("candidate_validity", v.ProviderID, "candidates", v.Candidates)
+		value("candidate_validity", v.ProviderID, "valid", v.Valid)
+		metric("candidate_validity", v.ProviderID, "rate", v.Rate)
+	}
+	for _, t := range r.Thresholds {
+		value("thresholds", t.Rule, "metric", t.Metric)
+		value("thresholds", t.Rule, "severity", t.Severity)
+		value("thresholds", t.Rule, "condition", t.Condition)
+		value("thresholds", t.Rule, "threshold", t.Threshold)
+		value("thresholds", t.Rule, "value", t.Value)
+		value("thresholds", t.Rule, "crossed", t.Crossed)
+	}
+	cw.Flush()
+	return cw.Error()
+}
