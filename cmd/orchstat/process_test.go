@@ -147,7 +147,7 @@ func TestKill9ExactlyOnce(t *testing.T) {
 	full := time.Since(start)
 
 	rng := rand.New(rand.NewPCG(3, 4))
-	const kills = 25
+	const kills = 30
 	killed := 0
 	for i := range kills {
 		cmd := runOrchstat(args...)
@@ -156,10 +156,9 @@ func TestKill9ExactlyOnce(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// Kill points sweep the whole run, with jitter, from process start
-		// (opening the database) to the last commit.
-		at := time.Duration(float64(full) * (float64(i) + rng.Float64()) / kills)
-		time.Sleep(at)
+		// Kill points are spread from process start (opening the database)
+		// to well into the commits.
+		time.Sleep(time.Duration(rng.Float64() * 0.6 * float64(full)))
 		cmd.Process.Signal(syscall.SIGKILL)
 		err := cmd.Wait()
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -167,15 +166,17 @@ func TestKill9ExactlyOnce(t *testing.T) {
 		} else if err != nil {
 			t.Fatalf("ingest %d failed on its own: %v\n%s", i, err, stderr.String())
 		}
-		// Runs keep landing between crashes.
-		if i%5 == 0 {
-			c.appendRun(t, fmt.Sprintf("17700000%05d", i), 20)
-			c.appendRun(t, fmt.Sprintf("1770000100%03d", i), 30)
+		// Runs keep landing between crashes: a third of the corpus grows,
+		// and a new run appears, so every ingest has real work to lose.
+		for r := range 40 {
+			c.appendRun(t, fmt.Sprintf("17700000%05d", (i*40+r)%120), 100)
 		}
+		c.appendRun(t, fmt.Sprintf("1770000100%03d", i), 30)
 	}
 	if killed < kills/2 {
 		t.Fatalf("only %d of %d ingests were killed mid-run; the corpus is too small to test anything", killed, kills)
 	}
+	t.Logf("%d of %d ingests killed mid-run (a full ingest takes %s)", killed, kills, full)
 	if out, err := runOrchstat(args...).CombinedOutput(); err != nil {
 		t.Fatalf("final ingest: %v\n%s", err, out)
 	}
