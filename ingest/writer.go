@@ -68,10 +68,14 @@ type writer struct {
 	now  func() time.Time
 	hook func(string)
 	bulk bulk
+	seq  int64 // last file_states.seq written
 }
 
 func newWriter(ctx context.Context, st *query.Store, opts Options) (*writer, error) {
 	w := &writer{st: st, now: opts.Now, hook: opts.Hook}
+	if err := st.Conn.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM file_states`).Scan(&w.seq); err != nil {
+		return nil, fmt.Errorf("reading ingest state: %w", err)
+	}
 	switch opts.Bulk {
 	case "", "appender":
 		w.bulk = &appenderBulk{st: st}
@@ -129,16 +133,14 @@ func (w *writer) commit(ctx context.Context, b *batch) (err error) {
 		}
 	}
 	w.hook("before-files")
-	if _, err := conn.ExecContext(ctx, "DELETE FROM files WHERE file_id IN ("+idList(b.order)+")"); err != nil {
-		return err
-	}
 	var frs [][]driver.Value
 	for _, id := range b.order {
 		s := b.states[id]
-		frs = append(frs, []driver.Value{s.id, s.path, s.kind, s.runDir, s.size, s.mtime, s.dev, s.ino,
+		w.seq++
+		frs = append(frs, []driver.Value{w.seq, s.id, s.path, s.kind, s.runDir, s.size, s.mtime, s.dev, s.ino,
 			s.offset, s.lines, int32(s.headLen), s.headHash, s.events, s.quarantined, now})
 	}
-	if err := appendRows(ctx, w.st, query.Files.Name, frs); err != nil {
+	if err := appendRows(ctx, w.st, query.FileStates.Name, frs); err != nil {
 		return err
 	}
 	w.hook("before-commit")
@@ -146,6 +148,12 @@ func (w *writer) commit(ctx context.Context, b *batch) (err error) {
 		return err
 	}
 	w.hook("after-commit")
+	// Until a checkpoint, the commit lives only in the WAL, which Open
+	// discards after a crash; checkpointing each batch keeps progress.
+	if err := w.st.Checkpoint(ctx); err != nil {
+		return err
+	}
+	w.hook("after-checkpoint")
 	return nil
 }
 

@@ -74,8 +74,10 @@ var (
 	Verifications = Table{"verifications", "one row per verification report", cols(
 		"file_id INTEGER, run_id VARCHAR, report VARCHAR, phase VARCHAR, iteration BIGINT, passed BOOLEAN, failure_signature VARCHAR, " +
 			"failure_summary VARCHAR, failed_checks JSON, checks JSON, raw JSON")}
-	Files = Table{"files", "one row per source file: where ingest stopped", cols(
-		"file_id INTEGER, path VARCHAR, kind VARCHAR, run_dir VARCHAR, size BIGINT, mtime TIMESTAMP, dev UBIGINT, inode UBIGINT, " +
+	// FileStates is append-only: each commit adds a row per file it touched
+	// and the files view shows the latest, so the common path never deletes.
+	FileStates = Table{"file_states", "where ingest stopped in each source file, one row per commit that moved it", cols(
+		"seq BIGINT, file_id INTEGER, path VARCHAR, kind VARCHAR, run_dir VARCHAR, size BIGINT, mtime TIMESTAMP, dev UBIGINT, inode UBIGINT, " +
 			"byte_offset BIGINT, lines BIGINT, head_len INTEGER, head_sha256 VARCHAR, events BIGINT, quarantined BIGINT, ingested_at TIMESTAMP")}
 )
 
@@ -101,6 +103,10 @@ func (t Table) ddl() string {
 // Views derive the documented per-run and per-iteration shapes. They are
 // recreated on every read-write open, so changing one needs no migration.
 var views = []string{
+	`CREATE OR REPLACE VIEW files AS
+	SELECT * EXCLUDE (seq) FROM file_states
+	QUALIFY row_number() OVER (PARTITION BY file_id ORDER BY seq DESC) = 1`,
+
 	// Each request takes the model of the nearest earlier
 	// ProviderRequestStarted of the same run and provider in the same file.
 	`CREATE OR REPLACE VIEW provider_requests AS
@@ -159,7 +165,7 @@ var views = []string{
 }
 
 func schemaStatements() []string {
-	stmts := []string{`CREATE TABLE IF NOT EXISTS meta (key VARCHAR, value VARCHAR)`, Files.ddl()}
+	stmts := []string{`CREATE TABLE IF NOT EXISTS meta (key VARCHAR, value VARCHAR)`, FileStates.ddl()}
 	for _, t := range FileTables {
 		stmts = append(stmts, t.ddl())
 	}

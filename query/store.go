@@ -37,6 +37,10 @@ type Store struct {
 	Path string
 	DB   *sql.DB
 	Conn *sql.Conn
+	// Recovered is set when Open found and set aside a crashed writer's
+	// unfinished work.
+	Recovered bool
+	lock      *flock
 }
 
 // LockError reports that another process kept the database locked.
@@ -83,44 +87,87 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	start := now()
 	delay := 25 * time.Millisecond
 	warned := false
-	for {
-		connector, err := duckdb.NewConnector(dsn, nil)
-		if err == nil {
-			st, err := open(ctx, abs, connector, opts.ReadOnly)
-			if err != nil {
-				connector.Close()
-			}
-			return st, err
-		}
-		m := lockHolder.FindStringSubmatch(err.Error())
-		if m == nil {
-			return nil, fmt.Errorf("opening database %s: %w", abs, cleanDuckErr(err))
-		}
-		holder := describeHolder(m[1], m[2])
+	// wait sleeps before the next attempt, or says why it will not.
+	wait := func(holder string) error {
 		waited := now().Sub(start)
 		if waited >= opts.LockTimeout {
-			return nil, &LockError{Path: abs, Holder: holder, Waited: waited}
+			return &LockError{Path: abs, Holder: holder, Waited: waited}
 		}
 		if !warned && opts.Waiting != nil {
 			opts.Waiting(holder)
 			warned = true
 		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		// Bounded exponential backoff: the holder is usually an ingest that
 		// finishes in seconds, so poll quickly at first.
-		d := min(delay, opts.LockTimeout-waited)
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		default:
-		}
-		sleep(d)
+		sleep(min(delay, opts.LockTimeout-waited))
 		delay = min(2*delay, time.Second)
+		return nil
 	}
+	for {
+		lk, holder, err := tryLock(abs + ".lock")
+		if err != nil {
+			return nil, err
+		}
+		if lk == nil {
+			if err := wait(holder); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		recovered, err := setAsideWAL(abs)
+		if err != nil {
+			lk.unlock()
+			return nil, err
+		}
+		connector, err := duckdb.NewConnector(dsn, nil)
+		if err == nil {
+			st, err := open(ctx, abs, connector, opts.ReadOnly)
+			if err != nil {
+				connector.Close()
+				lk.unlock()
+				return nil, err
+			}
+			st.lock, st.Recovered = lk, recovered
+			return st, nil
+		}
+		lk.unlock()
+		// Another program (the DuckDB CLI, say) has the file open.
+		m := lockHolder.FindStringSubmatch(err.Error())
+		if m == nil {
+			return nil, fmt.Errorf("opening database %s: %w", abs, cleanDuckErr(err))
+		}
+		if err := wait(describeHolder(m[2], m[1])); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// setAsideWAL deals with a write-ahead log left by a writer that died
+// (Open only calls it while holding the lock, so no live writer owns it).
+// DuckDB 1.1.2 cannot be trusted to replay such a log: killed mid-write it
+// reports a corrupt WAL, and killed mid-checkpoint it can replay committed
+// rows a second time. orchstat's store is derived from the trace files and
+// keeps each file's read offset in the same transactions as its rows, so
+// dropping the log rolls rows and offsets back together to the last
+// checkpoint, and the next ingest reads those lines again. The log is kept
+// beside the database for inspection.
+func setAsideWAL(db string) (bool, error) {
+	wal := db + ".wal"
+	if _, err := os.Stat(wal); err != nil {
+		return false, nil
+	}
+	if err := os.Rename(wal, wal+".discarded"); err != nil {
+		return false, fmt.Errorf("setting aside the unfinished log of %s: %w", db, err)
+	}
+	return true, nil
 }
 
 // describeHolder names the process DuckDB says holds the lock, using its
 // command line when /proc shows it.
-func describeHolder(exe, pid string) string {
+func describeHolder(pid, exe string) string {
 	desc := fmt.Sprintf("process %s (%s)", pid, exe)
 	if n, err := strconv.Atoi(pid); err == nil {
 		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", n)); err == nil && len(b) > 0 {
@@ -171,11 +218,9 @@ func (s *Store) migrate(ctx context.Context, readOnly bool) error {
 			return fmt.Errorf("creating schema in %s: %w", s.Path, cleanDuckErr(err))
 		}
 	}
-	if _, err := s.Conn.ExecContext(ctx, `DELETE FROM meta WHERE key = 'schema_version'`); err != nil {
-		s.Conn.ExecContext(ctx, "ROLLBACK")
-		return err
-	}
-	if _, err := s.Conn.ExecContext(ctx, `INSERT INTO meta VALUES ('schema_version', ?)`, strconv.Itoa(SchemaVersion)); err != nil {
+	// Insert-if-missing rather than delete-and-insert: see FileStates.
+	if _, err := s.Conn.ExecContext(ctx, `INSERT INTO meta SELECT 'schema_version', ?
+		WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'schema_version')`, strconv.Itoa(SchemaVersion)); err != nil {
 		s.Conn.ExecContext(ctx, "ROLLBACK")
 		return err
 	}
@@ -183,13 +228,24 @@ func (s *Store) migrate(ctx context.Context, readOnly bool) error {
 	return err
 }
 
-// Close releases the database and its lock.
+// Close releases the database and its lock. Closing checkpoints, so a
+// cleanly closed store leaves no log behind.
 func (s *Store) Close() error {
 	err := s.Conn.Close()
 	if e := s.DB.Close(); err == nil {
 		err = e
 	}
+	s.lock.unlock()
 	return err
+}
+
+// Checkpoint makes everything committed so far durable in the database file
+// itself, so a later crash cannot lose it (see setAsideWAL).
+func (s *Store) Checkpoint(ctx context.Context) error {
+	if _, err := s.Conn.ExecContext(ctx, "CHECKPOINT"); err != nil {
+		return fmt.Errorf("checkpointing %s: %w", s.Path, cleanDuckErr(err))
+	}
+	return nil
 }
 
 // cleanDuckErr strips the driver's boilerplate prefix from an error.

@@ -181,13 +181,17 @@ func defaultDBFor(p string) string {
 }
 
 func (g *globals) open(ctx context.Context, path string, readOnly bool) (*query.Store, error) {
-	return query.Open(ctx, path, query.Options{
+	st, err := query.Open(ctx, path, query.Options{
 		ReadOnly:    readOnly,
 		LockTimeout: g.lockTimeout,
 		Waiting: func(holder string) {
 			fmt.Fprintf(g.io.Err, "orchstat: waiting for %s, held by %s\n", path, holder)
 		},
 	})
+	if err == nil && st.Recovered {
+		fmt.Fprintf(g.io.Err, "orchstat: an earlier orchstat stopped while writing %s; its unfinished batch was rolled back and will be read again\n", st.Path)
+	}
+	return st, err
 }
 
 func newVersionCmd(io *IO) *cobra.Command {
