@@ -112,7 +112,7 @@ func compute(datas [][]byte, f Filter) *Result {
 	var events []event
 	for i, data := range datas {
 		for _, line := range splitLines(data) {
-			if strings.TrimSpace(string(line)) == "" {
+			if strings.Trim(string(line), " \t\r\n") == "" { // JSON whitespace only
 				continue // blank: neither event nor quarantined
 			}
 			e, ok := parseLine(line)

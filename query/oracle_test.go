@@ -1,0 +1,181 @@
+package query_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/orchstat/orchstat/benchmarks/tracegen"
+	"github.com/orchstat/orchstat/ingest"
+	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/reports/reference"
+)
+
+// The SQL behind every report must agree exactly with METRICS.md. The
+// reference package computes it independently in plain Go from the trace
+// files; these tests compare the two on hand-made, real and generated data,
+// under every kind of filter.
+
+type dataset struct {
+	name string
+	dir  string
+}
+
+func datasets(t *testing.T) []dataset {
+	sets := []dataset{{"testdata", "../testdata/runs"}}
+	if m, _ := filepath.Glob("../../shared/testdata-external/orchestrator/runs/*/trace.jsonl"); len(m) > 0 {
+		sets = append(sets, dataset{"external", "../../shared/testdata-external/orchestrator/runs"})
+	} else {
+		t.Log("../shared/testdata-external is absent: comparing on project data only")
+	}
+	for i, cfg := range generatedConfigs() {
+		dir := filepath.Join(t.TempDir(), fmt.Sprint("gen", i))
+		if _, err := tracegen.Generate(dir, cfg); err != nil {
+			t.Fatal(err)
+		}
+		sets = append(sets, dataset{fmt.Sprintf("generated-%d", i), dir})
+	}
+	return sets
+}
+
+func generatedConfigs() []tracegen.Config {
+	base := tracegen.DefaultConfig()
+	base.Runs, base.Seed, base.Days = 150, 11, 4
+	base.Start = time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
+	base.TornLineProb = 0.05
+	stormy := base
+	stormy.Seed, stormy.RetryProb, stormy.FatalProb, stormy.InterleaveProb = 12, 0.6, 0.1, 0.4
+	stormy.VerifyFailProb, stormy.StartAtL3Prob, stormy.JudgeProb, stormy.SameApplyErrorProb = 0.9, 0.3, 0.6, 0.7
+	return []tracegen.Config{base, stormy}
+}
+
+func tracesUnder(t *testing.T, dir string) []string {
+	files, err := filepath.Glob(filepath.Join(dir, "*", "trace.jsonl"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no traces under %s: %v", dir, err)
+	}
+	sort.Strings(files)
+	return files
+}
+
+func TestMetricsAgreeWithReference(t *testing.T) {
+	ctx := context.Background()
+	for _, ds := range datasets(t) {
+		t.Run(ds.name, func(t *testing.T) {
+			st, err := query.Open(ctx, filepath.Join(t.TempDir(), "o.duckdb"), query.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if _, err := ingest.Run(ctx, st, ingest.Options{Paths: []string{ds.dir}}); err != nil {
+				t.Fatal(err)
+			}
+			files := tracesUnder(t, ds.dir)
+			all, err := reference.Compute(files, reference.Filter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			filters := []query.Filter{{}}
+			// A window through the middle, one run, and each provider.
+			var starts []time.Time
+			var runs []string
+			for day := range all.ByDay {
+				d, _ := time.Parse("2006-01-02", day)
+				starts = append(starts, d)
+			}
+			sort.Slice(starts, func(i, j int) bool { return starts[i].Before(starts[j]) })
+			if len(starts) > 1 {
+				since, until := starts[0].Add(6*time.Hour), starts[len(starts)-1]
+				filters = append(filters, query.Filter{Since: &since}, query.Filter{Until: &until}, query.Filter{Since: &since, Until: &until})
+			}
+			for _, f := range files[:min(2, len(files))] {
+				runs = append(runs, filepath.Base(filepath.Dir(f)))
+			}
+			filters = append(filters, query.Filter{Runs: runs})
+			seen := map[string]bool{}
+			for _, p := range all.ByProvider {
+				if !seen[p.Provider] && p.Provider != "" {
+					seen[p.Provider] = true
+					filters = append(filters, query.Filter{Provider: p.Provider})
+				}
+			}
+			for _, f := range filters {
+				rf := reference.Filter{Runs: f.Runs, Provider: f.Provider}
+				if f.Since != nil {
+					rf.Since = *f.Since
+				}
+				if f.Until != nil {
+					rf.Until = *f.Until
+				}
+				want, err := reference.Compute(files, rf)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := query.Report(ctx, st.Conn, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				name := fmt.Sprintf("filter %+v", rf)
+				compareMetrics(t, name, got.Metrics, want.Metrics)
+				if len(got.Breakdowns.ByDay) != len(want.ByDay) {
+					t.Errorf("%s: %d days, want %d", name, len(got.Breakdowns.ByDay), len(want.ByDay))
+				}
+				for _, d := range got.Breakdowns.ByDay {
+					compareMetrics(t, name+" day "+d.Day, d.Metrics, want.ByDay[d.Day])
+				}
+				compareProviders(t, name, got.Breakdowns.ByProvider, want.ByProvider)
+			}
+		})
+	}
+}
+
+func same(a, b *float64) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b || math.Abs(*a-*b) <= 1e-12*math.Max(math.Abs(*a), math.Abs(*b))
+}
+
+func show(p *float64) string {
+	if p == nil {
+		return "null"
+	}
+	return fmt.Sprint(*p)
+}
+
+func compareMetrics(t *testing.T, name string, got reports.Metrics, want map[string]reference.Metric) {
+	t.Helper()
+	for _, m := range reports.MetricNames {
+		g, w := got[m], want[m]
+		if !same(g.Value, w.Value) || !same(g.Numerator, w.Numerator) || !same(g.Denominator, w.Denominator) {
+			t.Errorf("%s: %s = %s (%s/%s), reference %s (%s/%s)", name, m,
+				show(g.Value), show(g.Numerator), show(g.Denominator), show(w.Value), show(w.Numerator), show(w.Denominator))
+		}
+	}
+}
+
+func compareProviders(t *testing.T, name string, got []reports.ProviderRow, want []reference.ProviderRow) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: %d provider rows, reference %d", name, len(got), len(want))
+		return
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		gm, wm := "<nil>", "<nil>"
+		if g.Model != nil {
+			gm = *g.Model
+		}
+		if w.Model != nil {
+			wm = *w.Model
+		}
+		if g.Provider != w.Provider || gm != wm || g.Requests != w.Requests || g.Retried != w.Retried || g.Failed != w.Failed || g.RetriesTotal != w.RetriesTotal {
+			t.Errorf("%s: provider row %d = %+v (%s), reference %+v (%s)", name, i, g, gm, w, wm)
+		}
+	}
+}
