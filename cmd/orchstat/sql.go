@@ -63,7 +63,7 @@ func sqlRun(ctx context.Context, o *sqlOptions) error {
 		if m := writeRefused.FindStringSubmatch(msg); m != nil {
 			return fmt.Errorf("orchstat sql is read-only: %s statements are refused", strings.TrimSpace(m[1]))
 		}
-		if strings.Contains(msg, "disabled by configuration") || strings.Contains(msg, "enable_external_access") {
+		if strings.Contains(msg, "disabled by configuration") || strings.Contains(msg, "disabled through configuration") || strings.Contains(msg, "enable_external_access") {
 			return fmt.Errorf("orchstat sql is read-only and cannot touch files outside the store: %s", msg)
 		}
 		return err

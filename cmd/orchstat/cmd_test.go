@@ -1,0 +1,222 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden from the current output")
+
+var fixedNow = time.Date(2025, 11, 6, 0, 0, 0, 0, time.UTC)
+
+// runCLI runs orchstat in-process with buffers and a fixed clock.
+func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, &IO{In: strings.NewReader(stdin), Out: &out, Err: &errb, Now: func() time.Time { return fixedNow }})
+	return code, out.String(), errb.String()
+}
+
+func TestReportGolden(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
+	if code, _, stderr := runCLI(t, "", "--db", db, "ingest", "-q", "../../testdata/runs"); code != 1 || stderr != "" {
+		// The truncated summary.json is quarantined, not an error.
+		if code != 0 {
+			t.Fatalf("ingest exit %d: %s", code, stderr)
+		}
+	}
+	for _, format := range []string{"table", "markdown", "json", "csv"} {
+		t.Run(format, func(t *testing.T) {
+			code, out, stderr := runCLI(t, "", "--db", db, "report", "--no-ingest", "--format", format)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			out = strings.ReplaceAll(out, db, "<db>")
+			golden := filepath.Join("..", "..", "testdata", "golden", "report."+format)
+			if *update {
+				os.MkdirAll(filepath.Dir(golden), 0o755)
+				if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./cmd/orchstat -run Golden -update to create it)", err)
+			}
+			if out != string(want) {
+				t.Errorf("report --format %s differs from %s (go test ./cmd/orchstat -run Golden -update rewrites it):\n%s", format, golden, out)
+			}
+		})
+	}
+}
+
+func TestReportFiltersAndJSONContract(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
+	runCLI(t, "", "--db", db, "ingest", "-q", "../../testdata/runs")
+	for _, tc := range []struct {
+		args []string
+		runs float64
+	}{
+		{nil, 20},
+		{[]string{"--since", "2025-11-05"}, 7},
+		{[]string{"--until", "2025-11-04"}, 6},
+		{[]string{"--since", "2d"}, 7},  // fixedNow - 2 days = 2025-11-04T00:00Z
+		{[]string{"--since", "30h"}, 7}, // 2025-11-04T18:00Z: the Nov 4 runs all start before
+		{[]string{"--run", "1762164347120", "--run", "1762169462777"}, 2},
+		{[]string{"--provider", "ollama"}, 2}, // one requested it, one only selected it
+		{[]string{"--provider", "nobody"}, 0},
+	} {
+		args := append([]string{"--db", db, "report", "--no-ingest", "--format", "json"}, tc.args...)
+		code, out, stderr := runCLI(t, "", args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d %s", tc.args, code, stderr)
+		}
+		var r struct {
+			Metrics map[string]map[string]*float64 `json:"metrics"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		if got := *r.Metrics["runs"]["value"]; got != tc.runs {
+			t.Errorf("%v: runs = %v, want %v", tc.args, got, tc.runs)
+		}
+		// Counts carry only a value; ratios carry numerator and denominator,
+		// and a zero denominator gives a null value.
+		if _, ok := r.Metrics["runs"]["numerator"]; ok {
+			t.Errorf("runs has a numerator")
+		}
+		rate := r.Metrics["provider_retry_rate"]
+		if rate["denominator"] == nil || (*rate["denominator"] == 0) != (rate["value"] == nil) {
+			t.Errorf("%v: provider_retry_rate %v", tc.args, rate)
+		}
+	}
+}
+
+func TestSQLIsReadOnly(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
+	runCLI(t, "", "--db", db, "ingest", "-q", "../../testdata/runs")
+	code, out, _ := runCLI(t, "", "--db", db, "sql", "--format", "csv", "SELECT status, count(*) AS n FROM runs GROUP BY ALL ORDER BY status")
+	if code != 0 || !strings.HasPrefix(out, "status,n\ncancelled,1\nfailure,7\n") {
+		t.Fatalf("select: %d %q", code, out)
+	}
+	for _, q := range []string{
+		"INSERT INTO events SELECT * FROM events",
+		"DELETE FROM events",
+		"CREATE TABLE x (a INT)",
+		"DROP VIEW runs",
+		"COPY events TO '" + filepath.Join(t.TempDir(), "out.csv") + "'",
+		"ATTACH '" + filepath.Join(t.TempDir(), "other.duckdb") + "' AS o",
+		"SET enable_external_access = true",
+	} {
+		code, _, stderr := runCLI(t, "", "--db", db, "sql", q)
+		if code != 1 || !strings.Contains(stderr, "read-only") && !strings.Contains(stderr, "lock") {
+			t.Errorf("%q: exit %d, stderr %q", q, code, stderr)
+		}
+	}
+	if n := countEvents(t, db); n != 974 {
+		t.Fatalf("events changed to %d", n)
+	}
+}
+
+func countEvents(t *testing.T, db string) int {
+	_, out, _ := runCLI(t, "", "--db", db, "sql", "--format", "csv", "SELECT count(*) AS n FROM events")
+	var n int
+	for _, l := range strings.Split(out, "\n")[1:] {
+		if l != "" {
+			json.Unmarshal([]byte(l), &n)
+		}
+	}
+	return n
+}
+
+func TestQuarantineAndIngestOutput(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
+	code, out, stderr := runCLI(t, "", "--db", db, "ingest", "../../testdata/runs")
+	if code != 0 || !strings.Contains(out, "ingested 974 events") || !strings.Contains(out, "15 lines quarantined") {
+		t.Fatalf("ingest: %d %q %q", code, out, stderr)
+	}
+	code, out, _ = runCLI(t, "", "--db", db, "quarantine", "--format", "json", "--limit", "0")
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || code != 0 || len(rows) != 15 {
+		t.Fatalf("quarantine: %d %v %d rows", code, err, len(rows))
+	}
+	for _, r := range rows {
+		if r["path"] == nil || r["reason"] == nil || r["line"] == nil || r["byte_offset"] == nil {
+			t.Errorf("incomplete row %v", r)
+		}
+	}
+	// Again: nothing new.
+	_, out, _ = runCLI(t, "", "--db", db, "ingest", "../../testdata/runs")
+	if !strings.Contains(out, "ingested 0 events") {
+		t.Errorf("re-ingest: %q", out)
+	}
+}
+
+func TestStdinAndDefaultDB(t *testing.T) {
+	dir := t.TempDir()
+	wd, _ := os.Getwd()
+	defer os.Chdir(wd)
+	os.Chdir(dir)
+	in := `{"type":"RunStarted","schemaVersion":1,"timestamp":"2025-11-05T10:00:00.000Z","runId":"s","payload":{}}` + "\n"
+	code, out, stderr := runCLI(t, in, "ingest", "-")
+	if code != 0 || !strings.Contains(out, filepath.Join(".orchestrator", "orchstat.duckdb")) {
+		t.Fatalf("%d %q %q", code, out, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".orchestrator", "orchstat.duckdb")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDefaultDBNextToRuns(t *testing.T) {
+	for in, want := range map[string]string{
+		"/repo/.orchestrator/runs":             "/repo/.orchestrator/orchstat.duckdb",
+		"/repo/.orchestrator/runs/123":         "/repo/.orchestrator/orchstat.duckdb",
+		"/repo/.orchestrator/runs/123/x.jsonl": "/repo/.orchestrator/orchstat.duckdb",
+		"/elsewhere/traces":                    filepath.Join(".orchestrator", "orchstat.duckdb"),
+	} {
+		if got := defaultDBFor(in); got != want {
+			t.Errorf("%s: %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"report", "--format", "yaml"},
+		{"report", "--since", "last tuesday"},
+		{"sql"},
+		{"ingest", "--no-such-flag"},
+		{"frobnicate"},
+	} {
+		code, _, stderr := runCLI(t, "", args...)
+		if code != exitUsage || stderr == "" {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+	if code, out, _ := runCLI(t, "", "version"); code != 0 || !strings.HasPrefix(out, "orchstat ") {
+		t.Errorf("version: %d %q", code, out)
+	}
+	if code, out, _ := runCLI(t, "", "completion", "bash"); code != 0 || !strings.Contains(out, "bash completion") {
+		t.Errorf("completion: %d", code)
+	}
+}
+
+func TestFlagsReachOptions(t *testing.T) {
+	var got *reportOptions
+	g := &globals{io: &IO{Now: time.Now}}
+	cmd := newReportCmd(g, func(_ context.Context, o *reportOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"a", "b", "--since", "24h", "--run", "x", "--run", "y", "--provider", "p", "--no-ingest", "-f", "csv"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got.Paths, ",") != "a,b" || got.Since != "24h" || strings.Join(got.Runs, ",") != "x,y" || got.Provider != "p" || !got.NoIngest || got.Format != "csv" {
+		t.Errorf("%+v", got)
+	}
+}
