@@ -67,8 +67,8 @@ func TestReportFiltersAndJSONContract(t *testing.T) {
 		{nil, 20},
 		{[]string{"--since", "2025-11-05"}, 7},
 		{[]string{"--until", "2025-11-04"}, 6},
-		{[]string{"--since", "2d"}, 7},  // fixedNow - 2 days = 2025-11-04T00:00Z
-		{[]string{"--since", "30h"}, 7}, // 2025-11-04T18:00Z: the Nov 4 runs all start before
+		{[]string{"--since", "2d"}, 14}, // fixedNow - 2 days = 2025-11-04T00:00Z: Nov 4 and 5
+		{[]string{"--since", "30h"}, 9}, // 2025-11-04T18:00Z: two late Nov 4 runs and all of Nov 5
 		{[]string{"--run", "1762164347120", "--run", "1762169462777"}, 2},
 		{[]string{"--provider", "ollama"}, 2}, // one requested it, one only selected it
 		{[]string{"--provider", "nobody"}, 0},
