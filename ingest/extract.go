@@ -158,7 +158,7 @@ func summaryRows(r rows, fileID int32, runID string, s *runfile.Summary, raw []b
 		boolean(s.VerificationPassed), jsonText(failed), num(s.InputTokens), num(s.OutputTokens), num(s.TotalTokens),
 		num(s.CostUSD), num(l3.BestOfN), num(l3.CandidatesGenerated), num(l3.CandidatesEvaluated),
 		boolean(l3.PassingCandidateSelected), boolean(l3.ReviewerInvoked), boolean(l3.JudgeInvoked),
-		str(l3.JudgeInvocationReason), compactJSON(raw))
+		str(l3.JudgeInvocationReason), rawJSON(raw))
 	for _, c := range s.Costs {
 		r.add(query.SummaryCosts, fileID, runID, c.Provider, num(c.InputTokens), num(c.OutputTokens), num(c.TotalTokens), num(c.CostUSD))
 	}
@@ -177,13 +177,11 @@ func verificationRows(r rows, fileID int32, runID, report string, v *runfile.Ver
 		checks = v.Checks
 	}
 	r.add(query.Verifications, fileID, runID, report, v.Phase, iter, boolean(v.Passed), str(v.FailureSignature),
-		str(v.FailureSummary), jsonText(failed), jsonText(checks), compactJSON(raw))
+		str(v.FailureSummary), jsonText(failed), jsonText(checks), rawJSON(raw))
 }
 
-func compactJSON(raw []byte) driver.Value {
-	var out bytes.Buffer
-	if err := json.Compact(&out, bytes.TrimPrefix(raw, []byte{0xEF, 0xBB, 0xBF})); err != nil {
-		return nil
-	}
-	return out.String()
+// rawJSON keeps a run file's text as written; it was parsed already, so it
+// is valid JSON.
+func rawJSON(raw []byte) driver.Value {
+	return string(bytes.TrimPrefix(raw, []byte{0xEF, 0xBB, 0xBF}))
 }

@@ -37,8 +37,8 @@ const (
 	// transaction. Both are bounded so memory stays flat on any corpus.
 	chunkBytes        = 4 << 20
 	chunkRows         = 16384
-	defaultBatchBytes = 48 << 20
-	defaultBatchRows  = 200000
+	defaultBatchBytes = 32 << 20
+	defaultBatchRows  = 100000
 	// Run files are parsed whole; anything larger is not a real summary.
 	maxRunFile = 64 << 20
 )
@@ -224,15 +224,33 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 	}()
 	go func() { wg.Wait(); close(out) }()
 
-	var b batch
-	b.maxBytes, b.maxRows = opts.BatchBytes, opts.BatchRows
-	if b.maxBytes <= 0 {
-		b.maxBytes = defaultBatchBytes
+	// Batches are committed on their own goroutine so parsing continues
+	// while DuckDB writes. The handoff is unbuffered: at most one batch is
+	// being filled while another commits, which bounds memory.
+	commits := make(chan *batch)
+	committed := make(chan error, 1)
+	go func() {
+		var err error
+		for b := range commits {
+			if err != nil {
+				continue // drain after a failure so the sender never blocks
+			}
+			if err = w.commit(ctx, b); err != nil {
+				cancel()
+			} else {
+				res.Transactions++
+			}
+		}
+		committed <- err
+	}()
+	maxBytes, maxRows := opts.BatchBytes, opts.BatchRows
+	if maxBytes <= 0 {
+		maxBytes = defaultBatchBytes
 	}
-	if b.maxRows <= 0 {
-		b.maxRows = defaultBatchRows
+	if maxRows <= 0 {
+		maxRows = defaultBatchRows
 	}
-	b.reset()
+	b := newBatch(maxBytes, maxRows)
 	var prog Progress
 	prog.FilesTotal = len(tasks)
 	for c := range out {
@@ -251,24 +269,22 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 			prog.FilesDone++
 		}
 		if b.full() {
-			if err := w.commit(ctx, &b); err != nil {
-				return res, err
-			}
-			res.Transactions++
-			b.reset()
+			commits <- b
+			b = newBatch(maxBytes, maxRows)
 		}
 		if opts.Progress != nil {
 			opts.Progress(prog)
 		}
 	}
-	if err := ctx.Err(); err != nil {
+	if !b.empty() && ctx.Err() == nil {
+		commits <- b
+	}
+	close(commits)
+	if err := <-committed; err != nil {
 		return res, err
 	}
-	if !b.empty() {
-		if err := w.commit(ctx, &b); err != nil {
-			return res, err
-		}
-		res.Transactions++
+	if err := ctx.Err(); err != nil {
+		return res, err
 	}
 	res.Unchanged = int(unchanged.Load())
 	prog.FilesDone = len(tasks)

@@ -25,8 +25,8 @@ type batch struct {
 	maxRows      int
 }
 
-func (b *batch) reset() {
-	*b = batch{rows: rows{}, states: map[int32]fileState{}, maxBytes: b.maxBytes, maxRows: b.maxRows}
+func newBatch(maxBytes, maxRows int) *batch {
+	return &batch{rows: rows{}, states: map[int32]fileState{}, maxBytes: maxBytes, maxRows: maxRows}
 }
 
 func (b *batch) empty() bool { return len(b.states) == 0 }

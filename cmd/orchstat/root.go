@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -44,6 +45,7 @@ type globals struct {
 	io          *IO
 	db          string
 	lockTimeout time.Duration
+	cpuProfile  string
 }
 
 // usageError marks errors that should print usage and exit 2.
@@ -130,6 +132,26 @@ no server to start. Set --db or ORCHSTAT_DB to put it elsewhere.`,
 		"DuckDB file to use (env ORCHSTAT_DB; default .orchestrator/orchstat.duckdb next to the runs)")
 	root.PersistentFlags().DurationVar(&g.lockTimeout, "lock-timeout", 30*time.Second,
 		"how long to wait while another orchstat process holds the database")
+	root.PersistentFlags().StringVar(&g.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
+	root.PersistentFlags().MarkHidden("cpuprofile")
+	var profile *os.File
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		if g.cpuProfile == "" {
+			return nil
+		}
+		f, err := os.Create(g.cpuProfile)
+		if err != nil {
+			return err
+		}
+		profile = f
+		return pprof.StartCPUProfile(f)
+	}
+	root.PersistentPostRun = func(cmd *cobra.Command, args []string) {
+		if profile != nil {
+			pprof.StopCPUProfile()
+			profile.Close()
+		}
+	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newIngestCmd(g, nil), newReportCmd(g, nil), newSQLCmd(g, nil), newQuarantineCmd(g, nil), newVersionCmd(io))
 	return root
