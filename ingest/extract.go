@@ -155,7 +155,7 @@ func summaryRows(r rows, fileID int32, runID string, s *runfile.Summary, raw []b
 	}
 	r.add(query.Summaries, fileID, runID, num(s.SchemaVersion), str(s.Status), str(s.StopReason), str(s.ThinkLevel),
 		boolean(s.Escalated), tstamp(s.StartedAt), tstamp(s.FinishedAt), num(s.DurationMs), str(s.Goal),
-		boolean(s.VerificationPassed), jsonText(failed), num(s.InputTokens), num(s.OutputTokens), num(s.TotalTokens),
+		boolean(s.VerificationPassed), jsonText(failed), num(s.FailedCheckCount), num(s.InputTokens), num(s.OutputTokens), num(s.TotalTokens),
 		num(s.CostUSD), num(l3.BestOfN), num(l3.CandidatesGenerated), num(l3.CandidatesEvaluated),
 		boolean(l3.PassingCandidateSelected), boolean(l3.ReviewerInvoked), boolean(l3.JudgeInvoked),
 		str(l3.JudgeInvocationReason), rawJSON(raw))

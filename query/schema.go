@@ -65,7 +65,7 @@ var (
 		"file_id INTEGER, path VARCHAR, line BIGINT, byte_offset BIGINT, field VARCHAR, reason VARCHAR, raw VARCHAR, raw_bytes BIGINT, ingested_at TIMESTAMP")}
 	Summaries = Table{"summaries", "one row per summary.json", cols(
 		"file_id INTEGER, run_id VARCHAR, schema_version DOUBLE, status VARCHAR, stop_reason VARCHAR, think_level VARCHAR, escalated BOOLEAN, " +
-			"started_at TIMESTAMP, finished_at TIMESTAMP, duration_ms DOUBLE, goal VARCHAR, verification_passed BOOLEAN, failed_checks JSON, " +
+			"started_at TIMESTAMP, finished_at TIMESTAMP, duration_ms DOUBLE, goal VARCHAR, verification_passed BOOLEAN, failed_checks JSON, failed_check_count DOUBLE, " +
 			"input_tokens DOUBLE, output_tokens DOUBLE, total_tokens DOUBLE, cost_usd DOUBLE, " +
 			"l3_best_of_n DOUBLE, l3_candidates_generated DOUBLE, l3_candidates_evaluated DOUBLE, l3_passing_candidate_selected BOOLEAN, " +
 			"l3_reviewer_invoked BOOLEAN, l3_judge_invoked BOOLEAN, l3_judge_invocation_reason VARCHAR, raw JSON")}

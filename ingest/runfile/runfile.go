@@ -27,9 +27,11 @@ type Summary struct {
 	StartedAt     *time.Time
 	FinishedAt    *time.Time
 	DurationMs    *float64
-	// Verification outcome recorded at the end of the run.
+	// Verification outcome recorded at the end of the run. failedChecks is
+	// a list of names in some versions and a count in run-summary.ts.
 	VerificationPassed *bool
 	FailedChecks       []string
+	FailedCheckCount   *float64
 	// Totals over all providers.
 	InputTokens, OutputTokens, TotalTokens, CostUSD *float64
 	Costs                                           []ProviderCost
@@ -150,6 +152,18 @@ func (o object) num(k string) *float64 {
 	return nil
 }
 
+// level reads a think level written as "L2" or as the number 2.
+func (o object) level(k string) *string {
+	if s := o.str(k); s != nil {
+		return s
+	}
+	if n := o.num(k); n != nil && *n == float64(int(*n)) {
+		s := fmt.Sprintf("L%d", int(*n))
+		return &s
+	}
+	return nil
+}
+
 func (o object) boolean(k string) *bool {
 	var b bool
 	if raw, ok := o[k]; ok && (string(raw) == "true" || string(raw) == "false") {
@@ -208,7 +222,7 @@ func ParseSummary(b []byte) (*Summary, error) {
 		SchemaVersion: o.num("schemaVersion"),
 		Status:        o.str("status"),
 		StopReason:    o.str("stopReason"),
-		ThinkLevel:    o.str("thinkLevel"),
+		ThinkLevel:    o.level("thinkLevel"),
 		Goal:          o.str("goal"),
 		Escalated:     o.boolean("escalated"),
 		StartedAt:     o.time("startedAt"),
@@ -218,6 +232,12 @@ func ParseSummary(b []byte) (*Summary, error) {
 	if v := o.obj("verification"); v != nil {
 		s.VerificationPassed = v.boolean("passed")
 		s.FailedChecks = v.strings("failedChecks")
+		if n := v.num("failedChecks"); n != nil {
+			s.FailedCheckCount = n
+		} else if s.FailedChecks != nil {
+			n := float64(len(s.FailedChecks))
+			s.FailedCheckCount = &n
+		}
 	}
 	costs := o.obj("costs")
 	per, totals := costs.obj("perProvider"), costs.obj("totals")

@@ -32,6 +32,10 @@ func TestParseSummary(t *testing.T) {
 	if err != nil || len(old.Costs) != 1 || *old.TotalTokens != 48 || old.Status != nil {
 		t.Errorf("cost-only shape: %+v, %v", old, err)
 	}
+	numeric, err := ParseSummary([]byte(`{"thinkLevel":2,"verification":{"enabled":true,"passed":false,"failedChecks":3}}`))
+	if err != nil || *numeric.ThinkLevel != "L2" || *numeric.FailedCheckCount != 3 || numeric.FailedChecks != nil {
+		t.Errorf("run-summary.ts shape: %+v, %v", numeric, err)
+	}
 	odd, err := ParseSummary([]byte(`{"status":7,"escalated":"yes","durationMs":"12","startedAt":"soon","costs":[],"l3":null,"verification":{"failedChecks":[{"name":"x"},3]}}`))
 	if err != nil || odd.Status != nil || odd.Escalated != nil || odd.DurationMs != nil || odd.StartedAt != nil || odd.L3 != nil || strings.Join(odd.FailedChecks, ",") != "x" {
 		t.Errorf("odd shape should read as absent fields: %+v, %v", odd, err)
