@@ -1,6 +1,8 @@
 package query
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 )
@@ -170,4 +172,14 @@ func schemaStatements() []string {
 		stmts = append(stmts, t.ddl())
 	}
 	return append(stmts, views...)
+}
+
+// schemaHash identifies the DDL, so an open can tell whether it must run it.
+func schemaHash() string {
+	h := sha256.New()
+	for _, s := range schemaStatements() {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
 }

@@ -201,37 +201,48 @@ func open(ctx context.Context, path string, connector *duckdb.Connector, readOnl
 }
 
 func (s *Store) migrate(ctx context.Context, readOnly bool) error {
-	var v string
-	err := s.Conn.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&v)
+	want := schemaHash()
+	var version, hash string
+	err := s.Conn.QueryRowContext(ctx, `SELECT
+		coalesce(max(value) FILTER (WHERE key = 'schema_version'), ''),
+		coalesce(max(value) FILTER (WHERE key = 'schema_hash'), '') FROM meta`).Scan(&version, &hash)
 	switch {
 	case err == nil:
-		n, _ := strconv.Atoi(v)
+		n, _ := strconv.Atoi(version)
 		if n > SchemaVersion {
 			return fmt.Errorf("database %s has schema version %d, newer than this orchstat understands (%d); upgrade orchstat", s.Path, n, SchemaVersion)
 		}
 	case readOnly:
 		return fmt.Errorf("%s is not an orchstat database: %w", s.Path, cleanDuckErr(err))
 	}
-	if readOnly {
+	// An up-to-date store needs no DDL, so opening it writes nothing.
+	if readOnly || hash == want {
 		return nil
 	}
 	if _, err := s.Conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return err
 	}
+	rollback := func(err error) error {
+		s.Conn.ExecContext(ctx, "ROLLBACK")
+		return fmt.Errorf("creating schema in %s: %w", s.Path, cleanDuckErr(err))
+	}
 	for _, stmt := range schemaStatements() {
 		if _, err := s.Conn.ExecContext(ctx, stmt); err != nil {
-			s.Conn.ExecContext(ctx, "ROLLBACK")
-			return fmt.Errorf("creating schema in %s: %w", s.Path, cleanDuckErr(err))
+			return rollback(err)
 		}
 	}
-	// Insert-if-missing rather than delete-and-insert: see FileStates.
-	if _, err := s.Conn.ExecContext(ctx, `INSERT INTO meta SELECT 'schema_version', ?
-		WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'schema_version')`, strconv.Itoa(SchemaVersion)); err != nil {
-		s.Conn.ExecContext(ctx, "ROLLBACK")
+	// meta is rewritten whole; it is tiny and changes only on upgrades.
+	if _, err := s.Conn.ExecContext(ctx, `DELETE FROM meta`); err != nil {
+		return rollback(err)
+	}
+	if _, err := s.Conn.ExecContext(ctx, `INSERT INTO meta VALUES ('schema_version', ?), ('schema_hash', ?)`,
+		strconv.Itoa(SchemaVersion), want); err != nil {
+		return rollback(err)
+	}
+	if _, err := s.Conn.ExecContext(ctx, "COMMIT"); err != nil {
 		return err
 	}
-	_, err = s.Conn.ExecContext(ctx, "COMMIT")
-	return err
+	return s.Checkpoint(ctx)
 }
 
 // Close releases the database and its lock. Closing checkpoints, so a

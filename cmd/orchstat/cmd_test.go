@@ -114,6 +114,8 @@ func TestSQLIsReadOnly(t *testing.T) {
 		"COPY events TO '" + filepath.Join(t.TempDir(), "out.csv") + "'",
 		"ATTACH '" + filepath.Join(t.TempDir(), "other.duckdb") + "' AS o",
 		"SET enable_external_access = true",
+		"CREATE TEMP TABLE t AS SELECT 1",
+		"SELECT 1; DROP VIEW runs",
 	} {
 		code, _, stderr := runCLI(t, "", "--db", db, "sql", q)
 		if code != 1 || !strings.Contains(stderr, "read-only") && !strings.Contains(stderr, "lock") {

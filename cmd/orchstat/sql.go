@@ -63,6 +63,9 @@ func sqlRun(ctx context.Context, o *sqlOptions) error {
 		if m := writeRefused.FindStringSubmatch(msg); m != nil {
 			return fmt.Errorf("orchstat sql is read-only: %s statements are refused", strings.TrimSpace(m[1]))
 		}
+		if strings.Contains(msg, "configuration has been locked") {
+			return fmt.Errorf("orchstat sql is read-only: settings cannot be changed")
+		}
 		if strings.Contains(msg, "disabled by configuration") || strings.Contains(msg, "disabled through configuration") || strings.Contains(msg, "enable_external_access") {
 			return fmt.Errorf("orchstat sql is read-only and cannot touch files outside the store: %s", msg)
 		}
