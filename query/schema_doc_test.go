@@ -1,0 +1,41 @@
+package query
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// The README documents the schema for users writing their own SQL; this
+// keeps it from drifting when a table changes.
+func TestREADMEDocumentsSchema(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	start := strings.Index(readme, "## Schema")
+	if start < 0 {
+		t.Fatal("README has no Schema section")
+	}
+	section := readme[start:]
+	section = section[:strings.Index(section[3:], "\n## ")+3]
+	for _, tb := range append([]Table{FileStates}, FileTables...) {
+		row := ""
+		for _, l := range strings.Split(section, "\n") {
+			if strings.HasPrefix(l, "| `"+tb.Name+"`") {
+				row = l
+			}
+		}
+		if row == "" {
+			t.Errorf("README's schema table has no row for %s", tb.Name)
+			continue
+		}
+		for _, c := range tb.Columns {
+			if !strings.Contains(row, c.Name) && !(strings.Contains(row, "…") && (c.Name == "file_id" || c.Name == "line" || c.Name == "run_id" || c.Name == "ts")) &&
+				!(tb.Name == "file_states" && strings.Contains(row, "columns of `files`")) {
+				t.Errorf("README's row for %s does not mention column %s", tb.Name, c.Name)
+			}
+		}
+	}
+}
