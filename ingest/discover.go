@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/orchstat/orchstat/ingest/runfile"
 )
@@ -26,11 +29,34 @@ type source struct {
 	runDir string // the run directory's name, the fallback run id for run files
 }
 
+// listing is what discovery learned about one run directory.
+type listing struct {
+	dir   string
+	mtime time.Time
+	// fresh is set when the directory was read and its mtime is old enough
+	// to trust next time (see trustable).
+	fresh bool
+}
+
+// known is what earlier ingests recorded, so discovery can skip reading
+// run directories that have not changed.
+type known struct {
+	dirs  map[string]time.Time // run directory -> mtime when last listed
+	files map[string][]string  // run directory -> its files
+}
+
+// trustable reports whether a directory's mtime can stand for its listing:
+// on filesystems with coarse timestamps a file created in the same tick as
+// the listing would not move the mtime, so recent mtimes are not recorded
+// (git's "racy index" rule).
+func trustable(mtime, now time.Time) bool { return now.Sub(mtime) > 2*time.Second }
+
 // discover expands the user's PATH arguments into sources, sorted by path.
 // Paths that cannot be read are returned as errors and do not stop the rest.
-func discover(paths []string) ([]source, []FileError) {
+func discover(paths []string, k known, now time.Time) ([]source, []FileError, []listing) {
 	var out []source
 	var errs []FileError
+	var lists []listing
 	seen := map[string]bool{}
 	add := func(s source) {
 		if !seen[s.path] {
@@ -64,7 +90,8 @@ func discover(paths []string) ([]source, []FileError) {
 			continue
 		}
 		if isRunDir(abs) {
-			errs = append(errs, addRunDir(abs, add)...)
+			l, e := addRunDir(abs, k, now, add)
+			errs, lists = append(errs, e...), append(lists, l)
 			continue
 		}
 		dir := abs
@@ -80,14 +107,17 @@ func discover(paths []string) ([]source, []FileError) {
 			errs = append(errs, FileError{Path: dir, Err: describeOpenErr(err)})
 			continue
 		}
+		var runDirs []string
 		for _, e := range entries {
 			if e.IsDir() || e.Type()&fs.ModeSymlink != 0 {
-				errs = append(errs, addRunDir(filepath.Join(dir, e.Name()), add)...)
+				runDirs = append(runDirs, filepath.Join(dir, e.Name()))
 			}
 		}
+		l, e := addRunDirs(runDirs, k, now, add)
+		errs, lists = append(errs, e...), append(lists, l...)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
-	return out, errs
+	return out, errs, lists
 }
 
 func isRunDir(dir string) bool {
@@ -99,13 +129,71 @@ func isRunDir(dir string) bool {
 	return false
 }
 
-func addRunDir(dir string, add func(source)) []FileError {
+// addRunDirs lists many run directories at once. Listing is all system
+// calls, so a few goroutines keep the no-change path short even on one core.
+func addRunDirs(dirs []string, k known, now time.Time, add func(source)) ([]listing, []FileError) {
+	type result struct {
+		srcs []source
+		errs []FileError
+		l    listing
+	}
+	out := make([]result, len(dirs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(8, len(dirs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(dirs) {
+					return
+				}
+				r := &out[i]
+				r.l, r.errs = addRunDir(dirs[i], k, now, func(s source) { r.srcs = append(r.srcs, s) })
+			}
+		}()
+	}
+	wg.Wait()
+	var errs []FileError
+	lists := make([]listing, 0, len(out))
+	for _, r := range out {
+		for _, s := range r.srcs {
+			add(s)
+		}
+		errs = append(errs, r.errs...)
+		lists = append(lists, r.l)
+	}
+	return lists, errs
+}
+
+// addRunDir adds a run directory's files. When the directory's mtime is
+// the one recorded last time, no file was added, removed or renamed in it
+// since, so the recorded file list is used instead of reading it.
+func addRunDir(dir string, k known, now time.Time, add func(source)) (listing, []FileError) {
+	l := listing{dir: dir}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return l, nil // a dangling symlink or a run removed while we looked
+		}
+		return l, []FileError{{Path: dir, Err: describeOpenErr(err)}}
+	}
+	l.mtime = fi.ModTime().UTC().Truncate(time.Microsecond)
+	if m, ok := k.dirs[dir]; ok && m.Equal(l.mtime) {
+		for _, p := range k.files[dir] {
+			if s, ok := classify(p); ok {
+				add(s)
+			}
+		}
+		return l, nil
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil // a dangling symlink or a run removed while we looked
+			return l, nil
 		}
-		return []FileError{{Path: dir, Err: describeOpenErr(err)}}
+		return l, []FileError{{Path: dir, Err: describeOpenErr(err)}}
 	}
 	for _, e := range entries {
 		if e.IsDir() {
@@ -115,7 +203,8 @@ func addRunDir(dir string, add func(source)) []FileError {
 			add(s)
 		}
 	}
-	return nil
+	l.fresh = trustable(l.mtime, now)
+	return l, nil
 }
 
 func classify(path string) (source, bool) {

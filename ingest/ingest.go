@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -129,15 +130,19 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 		opts.Hook = func(string) {}
 	}
 	res := &Result{}
-	sources, errs := discover(opts.Paths)
+	prev, maxID, err := loadStates(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	k, err := loadKnown(ctx, st, prev)
+	if err != nil {
+		return nil, err
+	}
+	sources, errs, lists := discover(opts.Paths, k, opts.Now())
 	res.Errors = append(res.Errors, errs...)
 	useStdin := false
 	for _, p := range opts.Paths {
 		useStdin = useStdin || p == "-"
-	}
-	prev, maxID, err := loadStates(ctx, st)
-	if err != nil {
-		return nil, err
 	}
 	var tasks []task
 	for _, s := range sources {
@@ -276,8 +281,14 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 			opts.Progress(prog)
 		}
 	}
-	if !b.empty() && ctx.Err() == nil {
-		commits <- b
+	if ctx.Err() == nil {
+		// Directory listings are recorded last, once every file they list
+		// is committed: a listing recorded before its files would hide a
+		// file that a crash kept out of the store.
+		b.dirs = newListings(lists, k, res.Errors)
+		if !b.empty() || len(b.dirs) > 0 {
+			commits <- b
+		}
 	}
 	close(commits)
 	if err := <-committed; err != nil {
@@ -315,6 +326,47 @@ func loadStates(ctx context.Context, st *query.Store) (map[string]*fileState, in
 		maxID = max(maxID, s.id)
 	}
 	return out, maxID, rs.Err()
+}
+
+func loadKnown(ctx context.Context, st *query.Store, prev map[string]*fileState) (known, error) {
+	k := known{dirs: map[string]time.Time{}, files: map[string][]string{}}
+	rs, err := st.Conn.QueryContext(ctx, `SELECT path, arg_max(mtime, seq) FROM dir_states GROUP BY path`)
+	if err != nil {
+		return k, fmt.Errorf("reading ingest state: %w", err)
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var p string
+		var m time.Time
+		if err := rs.Scan(&p, &m); err != nil {
+			return k, fmt.Errorf("reading ingest state: %w", err)
+		}
+		k.dirs[p] = m.UTC()
+	}
+	for p, s := range prev {
+		if s.kind != KindStdin {
+			d := filepath.Dir(p)
+			k.files[d] = append(k.files[d], p)
+		}
+	}
+	return k, rs.Err()
+}
+
+// newListings picks the directory listings worth recording: read this time,
+// old enough to trust, changed, and with no file in them that failed.
+func newListings(lists []listing, k known, errs []FileError) []listing {
+	failed := map[string]bool{}
+	for _, e := range errs {
+		failed[filepath.Dir(e.Path)] = true
+		failed[e.Path] = true
+	}
+	var out []listing
+	for _, l := range lists {
+		if l.fresh && !failed[l.dir] && !k.dirs[l.dir].Equal(l.mtime) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 func statOf(fi os.FileInfo) (dev, ino uint64) {

@@ -299,3 +299,70 @@ func TestStdin(t *testing.T) {
 		t.Fatalf("re-ingesting the same stdin name duplicated rows: %d", n)
 	}
 }
+
+// ingestNow ingests on the real clock, which directory mtimes are compared
+// with.
+func ingestNow(t *testing.T, st *query.Store, paths ...string) *ingest.Result {
+	t.Helper()
+	res, err := ingest.Run(context.Background(), st, ingest.Options{Paths: paths})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestUnchangedRunDirectoriesAreNotListed(t *testing.T) {
+	st := openStore(t)
+	runs := filepath.Join(t.TempDir(), "runs")
+	dir := filepath.Join(runs, "r1")
+	write(t, filepath.Join(dir, "trace.jsonl"), line("r1", "RunStarted", 0, `{}`), os.O_TRUNC)
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(dir, old, old); err != nil {
+		t.Fatal(err)
+	}
+	ingestNow(t, st, runs)
+	if n := scalar[int64](t, st, `SELECT count(*) FROM dir_states`); n != 1 {
+		t.Fatalf("%d directory listings recorded", n)
+	}
+	// A file that appears without moving the directory's mtime is not seen:
+	// proof that the listing was reused rather than read again.
+	write(t, filepath.Join(dir, "summary.json"), `{"status":"success"}`, os.O_TRUNC)
+	if err := os.Chtimes(dir, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if res := ingestNow(t, st, runs); res.Files != 1 {
+		t.Fatalf("listing not reused: %+v", res)
+	}
+	// Appends to a known file are still seen.
+	write(t, filepath.Join(dir, "trace.jsonl"), line("r1", "RunFinished", 1, `{"status":"success"}`), os.O_APPEND)
+	if res := ingestNow(t, st, runs); res.Events != 1 {
+		t.Fatalf("append missed: %+v", res)
+	}
+	// A directory that changed is listed again, and a recent mtime is not
+	// trusted, so it is listed once more next time.
+	now := time.Now()
+	os.Chtimes(dir, now, now)
+	if res := ingestNow(t, st, runs); res.Files != 2 {
+		t.Fatalf("changed directory not listed: %+v", res)
+	}
+	if n := scalar[int64](t, st, `SELECT count(*) FROM dir_states`); n != 1 {
+		t.Fatalf("a recent mtime was recorded: %d listings", n)
+	}
+}
+
+func TestListingOfAFailedDirectoryIsNotRecorded(t *testing.T) {
+	st := openStore(t)
+	runs := filepath.Join(t.TempDir(), "runs")
+	dir := filepath.Join(runs, "r1")
+	write(t, filepath.Join(dir, "trace.jsonl"), line("r1", "RunStarted", 0, `{}`), os.O_TRUNC)
+	os.Symlink("summary.json", filepath.Join(dir, "summary.json")) // unreadable
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(dir, old, old)
+	res := ingestNow(t, st, runs)
+	if len(res.Errors) != 1 {
+		t.Fatalf("%+v", res)
+	}
+	if n := scalar[int64](t, st, `SELECT count(*) FROM dir_states`); n != 0 {
+		t.Fatalf("listing recorded despite a failed file")
+	}
+}

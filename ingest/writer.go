@@ -20,6 +20,7 @@ type batch struct {
 	rows         rows
 	states       map[int32]fileState
 	order        []int32
+	dirs         []listing
 	payloadBytes int
 	maxBytes     int
 	maxRows      int
@@ -73,7 +74,7 @@ type writer struct {
 
 func newWriter(ctx context.Context, st *query.Store, opts Options) (*writer, error) {
 	w := &writer{st: st, now: opts.Now, hook: opts.Hook}
-	if err := st.Conn.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM file_states`).Scan(&w.seq); err != nil {
+	if err := st.Conn.QueryRowContext(ctx, `SELECT greatest((SELECT coalesce(max(seq), 0) FROM file_states), (SELECT coalesce(max(seq), 0) FROM dir_states))`).Scan(&w.seq); err != nil {
 		return nil, fmt.Errorf("reading ingest state: %w", err)
 	}
 	switch opts.Bulk {
@@ -140,8 +141,20 @@ func (w *writer) commit(ctx context.Context, b *batch) (err error) {
 		frs = append(frs, []driver.Value{w.seq, s.id, s.path, s.kind, s.runDir, s.size, s.mtime, s.dev, s.ino,
 			s.offset, s.lines, int32(s.headLen), s.headHash, s.events, s.quarantined, now})
 	}
-	if err := appendRows(ctx, w.st, query.FileStates.Name, frs); err != nil {
-		return err
+	if len(frs) > 0 {
+		if err := appendRows(ctx, w.st, query.FileStates.Name, frs); err != nil {
+			return err
+		}
+	}
+	var drs [][]driver.Value
+	for _, d := range b.dirs {
+		w.seq++
+		drs = append(drs, []driver.Value{w.seq, d.dir, d.mtime})
+	}
+	if len(drs) > 0 {
+		if err := appendRows(ctx, w.st, query.DirStates.Name, drs); err != nil {
+			return err
+		}
 	}
 	w.hook("before-commit")
 	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {

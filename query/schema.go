@@ -83,6 +83,10 @@ var (
 			"byte_offset BIGINT, lines BIGINT, head_len INTEGER, head_sha256 VARCHAR, events BIGINT, quarantined BIGINT, ingested_at TIMESTAMP")}
 )
 
+// DirStates records run directories' mtimes when they were listed, so an
+// ingest can skip listing those that have not changed. Append-only too.
+var DirStates = Table{"dir_states", "run directories as last listed", cols("seq BIGINT, path VARCHAR, mtime TIMESTAMP")}
+
 // FileTables lists every table whose rows come from one file, in the order
 // they are replaced.
 var FileTables = []Table{Events, RunEvents, Escalations, ProviderSelections, ProviderStarts, ProviderFinishes,
@@ -167,7 +171,7 @@ var views = []string{
 }
 
 func schemaStatements() []string {
-	stmts := []string{`CREATE TABLE IF NOT EXISTS meta (key VARCHAR, value VARCHAR)`, FileStates.ddl()}
+	stmts := []string{`CREATE TABLE IF NOT EXISTS meta (key VARCHAR, value VARCHAR)`, FileStates.ddl(), DirStates.ddl()}
 	for _, t := range FileTables {
 		stmts = append(stmts, t.ddl())
 	}

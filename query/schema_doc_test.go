@@ -20,7 +20,7 @@ func TestREADMEDocumentsSchema(t *testing.T) {
 	}
 	section := readme[start:]
 	section = section[:strings.Index(section[3:], "\n## ")+3]
-	for _, tb := range append([]Table{FileStates}, FileTables...) {
+	for _, tb := range append([]Table{FileStates, DirStates}, FileTables...) {
 		row := ""
 		for _, l := range strings.Split(section, "\n") {
 			if strings.HasPrefix(l, "| `"+tb.Name+"`") {
