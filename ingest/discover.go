@@ -42,7 +42,7 @@ type listing struct {
 // run directories that have not changed.
 type known struct {
 	dirs  map[string]time.Time // run directory -> mtime when last listed
-	files map[string][]string  // run directory -> its files
+	files map[string][]source  // run directory -> its files
 }
 
 // trustable reports whether a directory's mtime can stand for its listing:
@@ -181,10 +181,8 @@ func addRunDir(dir string, k known, now time.Time, add func(source)) (listing, [
 	}
 	l.mtime = fi.ModTime().UTC().Truncate(time.Microsecond)
 	if m, ok := k.dirs[dir]; ok && m.Equal(l.mtime) {
-		for _, p := range k.files[dir] {
-			if s, ok := classify(p); ok {
-				add(s)
-			}
+		for _, s := range k.files[dir] {
+			add(s)
 		}
 		return l, nil
 	}

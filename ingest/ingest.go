@@ -306,30 +306,8 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 	return res, nil
 }
 
-func loadStates(ctx context.Context, st *query.Store) (map[string]*fileState, int32, error) {
-	rs, err := st.Conn.QueryContext(ctx, `SELECT file_id, path, kind, coalesce(run_dir, ''), size, mtime, dev, inode,
-		byte_offset, lines, head_len, coalesce(head_sha256, ''), events, quarantined FROM files`)
-	if err != nil {
-		return nil, 0, fmt.Errorf("reading ingest state: %w", err)
-	}
-	defer rs.Close()
-	out := map[string]*fileState{}
-	var maxID int32
-	for rs.Next() {
-		var s fileState
-		if err := rs.Scan(&s.id, &s.path, &s.kind, &s.runDir, &s.size, &s.mtime, &s.dev, &s.ino,
-			&s.offset, &s.lines, &s.headLen, &s.headHash, &s.events, &s.quarantined); err != nil {
-			return nil, 0, fmt.Errorf("reading ingest state: %w", err)
-		}
-		s.mtime = s.mtime.UTC()
-		out[s.path] = &s
-		maxID = max(maxID, s.id)
-	}
-	return out, maxID, rs.Err()
-}
-
 func loadKnown(ctx context.Context, st *query.Store, prev map[string]*fileState) (known, error) {
-	k := known{dirs: map[string]time.Time{}, files: map[string][]string{}}
+	k := known{dirs: map[string]time.Time{}, files: map[string][]source{}}
 	rs, err := st.Conn.QueryContext(ctx, `SELECT path, arg_max(mtime, seq) FROM dir_states GROUP BY path`)
 	if err != nil {
 		return k, fmt.Errorf("reading ingest state: %w", err)
@@ -344,9 +322,9 @@ func loadKnown(ctx context.Context, st *query.Store, prev map[string]*fileState)
 		k.dirs[p] = m.UTC()
 	}
 	for p, s := range prev {
-		if s.kind != KindStdin {
-			d := filepath.Dir(p)
-			k.files[d] = append(k.files[d], p)
+		if i := strings.LastIndexByte(p, '/'); i > 0 && s.kind != KindStdin {
+			d := p[:i] // paths are absolute and clean
+			k.files[d] = append(k.files[d], source{path: p, kind: s.kind, runDir: s.runDir})
 		}
 	}
 	return k, rs.Err()
