@@ -38,8 +38,10 @@ const (
 	// transaction. Both are bounded so memory stays flat on any corpus.
 	chunkBytes        = 4 << 20
 	chunkRows         = 16384
-	defaultBatchBytes = 32 << 20
-	defaultBatchRows  = 100000
+	defaultBatchBytes = 16 << 20
+	defaultBatchRows  = 50000
+	// A transaction spans many batches; see writer.write.
+	defaultTxnBytes = 256 << 20
 	// Run files are parsed whole; anything larger is not a real summary.
 	maxRunFile = 64 << 20
 )
@@ -52,8 +54,9 @@ type Options struct {
 	Now       func() time.Time
 	Bulk      string // "appender" (default) or "arrow"
 	Workers   int    // parsing goroutines; 0 means GOMAXPROCS
-	// BatchBytes and BatchRows bound one transaction; 0 means the default.
-	BatchBytes, BatchRows int
+	// BatchBytes and BatchRows bound a batch handed to DuckDB, and TxnBytes
+	// the payload of one transaction; 0 means the default.
+	BatchBytes, BatchRows, TxnBytes int
 	// Progress, when set, receives running totals after every chunk.
 	Progress func(Progress)
 	// Hook is called at named points; tests use it to crash on purpose.
@@ -240,12 +243,14 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 			if err != nil {
 				continue // drain after a failure so the sender never blocks
 			}
-			if err = w.commit(ctx, b); err != nil {
+			if err = w.write(ctx, b); err != nil {
 				cancel()
-			} else {
-				res.Transactions++
 			}
 		}
+		if err == nil && ctx.Err() == nil {
+			err = w.commit(ctx)
+		}
+		res.Transactions = w.commits
 		committed <- err
 	}()
 	maxBytes, maxRows := opts.BatchBytes, opts.BatchRows

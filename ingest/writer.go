@@ -70,10 +70,18 @@ type writer struct {
 	hook func(string)
 	bulk bulk
 	seq  int64 // last file_states.seq written
+
+	inTxn       bool
+	txnBytes    int // payload bytes in the open transaction
+	maxTxnBytes int
+	commits     int
 }
 
 func newWriter(ctx context.Context, st *query.Store, opts Options) (*writer, error) {
-	w := &writer{st: st, now: opts.Now, hook: opts.Hook}
+	w := &writer{st: st, now: opts.Now, hook: opts.Hook, maxTxnBytes: opts.TxnBytes}
+	if w.maxTxnBytes <= 0 {
+		w.maxTxnBytes = defaultTxnBytes
+	}
 	if err := st.Conn.QueryRowContext(ctx, `SELECT greatest((SELECT coalesce(max(seq), 0) FROM file_states), (SELECT coalesce(max(seq), 0) FROM dir_states))`).Scan(&w.seq); err != nil {
 		return nil, fmt.Errorf("reading ingest state: %w", err)
 	}
@@ -92,18 +100,28 @@ func newWriter(ctx context.Context, st *query.Store, opts Options) (*writer, err
 	return w, nil
 }
 
-func (w *writer) close() { w.bulk.close() }
+func (w *writer) close() {
+	w.rollback(context.Background())
+	w.bulk.close()
+}
 
-// commit writes a batch and the file states it accounts for in one
-// transaction.
-func (w *writer) commit(ctx context.Context, b *batch) (err error) {
+// write adds a batch, and the file states it accounts for, to the open
+// transaction, beginning one if needed, and commits once the transaction
+// holds txnBytes of payload. Long transactions let DuckDB write whole,
+// compressed row groups straight to the file, as its own bulk loads do;
+// committing small batches instead sent every row through the WAL and
+// rewrote the last partial row group at every checkpoint.
+func (w *writer) write(ctx context.Context, b *batch) (err error) {
 	conn := w.st.Conn
-	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
-		return err
+	if !w.inTxn {
+		if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+			return err
+		}
+		w.inTxn, w.txnBytes = true, 0
 	}
 	defer func() {
 		if err != nil {
-			conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+			w.rollback(ctx)
 			err = fmt.Errorf("writing to %s: %w", w.st.Path, err)
 		}
 	}()
@@ -156,18 +174,40 @@ func (w *writer) commit(ctx context.Context, b *batch) (err error) {
 			return err
 		}
 	}
-	w.hook("before-commit")
-	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
-		return err
+	w.txnBytes += b.payloadBytes
+	if w.txnBytes >= w.maxTxnBytes {
+		return w.commit(ctx)
 	}
+	return nil
+}
+
+// commit ends the open transaction and checkpoints it into the database
+// file: until then it lives only in the WAL, which query.Open discards after
+// a crash.
+func (w *writer) commit(ctx context.Context) (err error) {
+	if !w.inTxn {
+		return nil
+	}
+	w.hook("before-commit")
+	if _, err := w.st.Conn.ExecContext(ctx, "COMMIT"); err != nil {
+		w.rollback(ctx)
+		return fmt.Errorf("writing to %s: %w", w.st.Path, err)
+	}
+	w.inTxn = false
+	w.commits++
 	w.hook("after-commit")
-	// Until a checkpoint, the commit lives only in the WAL, which Open
-	// discards after a crash; checkpointing each batch keeps progress.
 	if err := w.st.Checkpoint(ctx); err != nil {
 		return err
 	}
 	w.hook("after-checkpoint")
 	return nil
+}
+
+func (w *writer) rollback(ctx context.Context) {
+	if w.inTxn {
+		w.st.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		w.inTxn = false
+	}
 }
 
 func idList(ids []int32) string {

@@ -84,7 +84,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	// orchstat streams, so a small pool bounds RSS without slowing it down.
 	limit := os.Getenv("ORCHSTAT_MEMORY_LIMIT")
 	if limit == "" {
-		limit = "256MB"
+		limit = "128MB"
 	}
 	dsn := abs + "?memory_limit=" + limit
 	if opts.ReadOnly {

@@ -62,15 +62,18 @@ const defaultRunsDir = ".orchestrator/runs"
 type tuning struct {
 	Bulk      string
 	BatchRows int
+	TxnBytes  int
 }
 
 func addIngestFlags(cmd *cobra.Command, quiet *bool, stdinName *string, t *tuning) {
 	cmd.Flags().BoolVarP(quiet, "quiet", "q", false, "print nothing but errors")
 	cmd.Flags().StringVar(stdinName, "stdin-name", "stdin", "name for data read from - (ingesting the same name again replaces it)")
 	cmd.Flags().StringVar(&t.Bulk, "bulk", "appender", "how rows reach DuckDB: appender or arrow")
-	cmd.Flags().IntVar(&t.BatchRows, "batch-rows", 0, "events per transaction (0 for the default)")
+	cmd.Flags().IntVar(&t.BatchRows, "batch-rows", 0, "events per batch handed to DuckDB (0 for the default)")
+	cmd.Flags().IntVar(&t.TxnBytes, "txn-bytes", 0, "payload bytes per transaction (0 for the default)")
 	cmd.Flags().MarkHidden("bulk")
 	cmd.Flags().MarkHidden("batch-rows")
+	cmd.Flags().MarkHidden("txn-bytes")
 }
 
 func ingestRun(ctx context.Context, o *ingestOptions) error {
@@ -101,7 +104,7 @@ func doIngest(ctx context.Context, g *globals, st *query.Store, paths []string, 
 		defer prog.done()
 	}
 	opts := ingest.Options{Paths: paths, Stdin: g.io.In, StdinName: stdinName, Now: g.io.Now,
-		Bulk: t.Bulk, BatchRows: t.BatchRows, Hook: crashHook()}
+		Bulk: t.Bulk, BatchRows: t.BatchRows, TxnBytes: t.TxnBytes, Hook: crashHook()}
 	if prog != nil {
 		opts.Progress = prog.update
 	}

@@ -137,11 +137,11 @@ func TestKill9ExactlyOnce(t *testing.T) {
 	c := newCorpus(t, 120, 300)
 	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
 	// Small transactions so kills land between, inside and after commits.
-	args := []string{"--db", db, "ingest", "--quiet", "--batch-rows", "2000", c.dir}
+	args := []string{"--db", db, "ingest", "--quiet", "--batch-rows", "2000", "--txn-bytes", "400000", c.dir}
 
 	// Time a whole ingest into a scratch database to spread the kills over.
 	start := time.Now()
-	if out, err := runOrchstat("--db", filepath.Join(t.TempDir(), "timing.duckdb"), "ingest", "--quiet", "--batch-rows", "2000", c.dir).CombinedOutput(); err != nil {
+	if out, err := runOrchstat("--db", filepath.Join(t.TempDir(), "timing.duckdb"), "ingest", "--quiet", "--batch-rows", "2000", "--txn-bytes", "400000", c.dir).CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	full := time.Since(start)
@@ -191,7 +191,7 @@ func TestCrashPointsExactlyOnce(t *testing.T) {
 		t.Run(point, func(t *testing.T) {
 			c := newCorpus(t, 30, 200)
 			db := filepath.Join(t.TempDir(), "orchstat.duckdb")
-			args := []string{"--db", db, "ingest", "--quiet", "--batch-rows", "1500", c.dir}
+			args := []string{"--db", db, "ingest", "--quiet", "--batch-rows", "1500", "--txn-bytes", "300000", c.dir}
 			cmd := runOrchstat(args...)
 			cmd.Env = append(cmd.Env, "ORCHSTAT_TEST_CRASH="+point)
 			err := cmd.Run()
@@ -290,7 +290,7 @@ func TestLockContention(t *testing.T) {
 		c.appendRun(t, "17700000088888", 500)
 		var cmds []*exec.Cmd
 		for i := range 4 {
-			args := []string{"--db", db, "--lock-timeout", "60s", "ingest", "-q", "--batch-rows", "100", c.dir}
+			args := []string{"--db", db, "--lock-timeout", "60s", "ingest", "-q", "--batch-rows", "100", "--txn-bytes", "20000", c.dir}
 			if i%2 == 1 {
 				args = []string{"--db", db, "--lock-timeout", "60s", "report", "-q", "--format", "json", c.dir}
 			}
