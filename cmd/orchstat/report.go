@@ -173,7 +173,8 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 		return err
 	}
 	r.GeneratedAt = now
-	r.Database = st.Path
+	// The path as the user named it (or the default), not the resolved one.
+	r.Database = o.g.dbPath(o.Paths)
 	if r.Thresholds, err = thresholds(rf, r.Metrics); err != nil {
 		return err
 	}
