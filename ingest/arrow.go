@@ -80,10 +80,10 @@ func (ab *arrowBulk) close() error { return nil }
 
 // largeStringAt is the column size (bytes of string data) from which a
 // string column is built as LargeString (64-bit offsets) rather than String
-// (32-bit offsets, at most 2 GiB per array). Batches are bounded to about
-// 48 MiB of payload plus one chunk, so in practice every column is a String;
-// the switch only guards Options.BatchBytes set absurdly high. A variable so
-// tests can exercise the LargeString path.
+// (32-bit offsets, at most 2 GiB per array). A batch holds at most
+// Options.BatchBytes of payload (16 MiB by default) plus one chunk, so in
+// practice every column is a String; the switch only guards BatchBytes set
+// absurdly high. A variable so tests can exercise the LargeString path.
 var largeStringAt = math.MaxInt32
 
 // viewSeq makes each registered view's name unique, so a view left behind
@@ -232,9 +232,12 @@ func (ab *arrowBulk) appendEvents(ctx context.Context, b *batch) (err error) {
 		cols[i] = f.Name
 	}
 	// SELECT * and nothing else: see arrowBulk on projections. With more
-	// than one thread DuckDB runs this as a BATCH_INSERT, which writes
-	// full row groups (122,880 rows) to the database file during the
-	// INSERT and leaves the next checkpoint less to do (see BenchmarkBulk).
+	// than one thread DuckDB plans this as a BATCH_INSERT, which gathers
+	// the rows in a collection of its own and merges it into the
+	// transaction's storage (writing full row groups of 122,880 rows to
+	// the file as it goes); below a row group that costs more CPU than the
+	// appender, which appends to the transaction's storage directly (see
+	// BenchmarkBulk).
 	_, err = ab.st.Conn.ExecContext(ctx, "INSERT INTO "+query.Events.Name+" ("+strings.Join(cols, ", ")+") SELECT * FROM "+name)
 	if err != nil {
 		err = fmt.Errorf("inserting events from Arrow: %w", err)

@@ -389,16 +389,17 @@ func bulkCPUTime() time.Duration {
 }
 
 // BenchmarkBulk compares the two ways of handing events to DuckDB. One
-// iteration does what writer.commit does with the events of a batch, on a
-// fresh store: BEGIN, appendEvents, COMMIT, CHECKPOINT. The checkpoint
-// counts because DuckDB 1.1.2 with more than one thread runs the arrow
-// path's INSERT ... SELECT as a BATCH_INSERT, which writes whole row groups
-// (122,880 rows) to the database file during the INSERT, leaving the
-// checkpoint less to do. rows=100k stays under a row group; rows=200k is
-// the default batch limit. Payloads are about 400 bytes. path=arrow-cast is
-// the arrow path with payload sent as VARCHAR and cast to JSON by the
-// INSERT. Besides rows/s (wall clock), cpu-ms/op counts the CPU time of all
-// threads, which is steadier on a shared machine.
+// iteration writes one batch to a fresh store in a transaction of its own:
+// BEGIN, appendEvents, COMMIT, CHECKPOINT. The checkpoint counts because
+// DuckDB 1.1.2 with more than one thread runs the arrow path's INSERT ...
+// SELECT as a BATCH_INSERT, which writes whole row groups (122,880 rows) to
+// the database file during the INSERT, leaving the checkpoint less to do.
+// rows=100k stays under a row group, rows=200k does not (the writer's
+// default batch is 50k rows, several to a transaction). Payloads are about
+// 400 bytes. path=arrow-cast is the arrow path with payload sent as VARCHAR
+// and cast to JSON by the INSERT. Besides rows/s (wall clock), cpu-ms/op
+// counts the CPU time of all threads, which is steadier on a shared
+// machine.
 //
 // To compare runs:
 //

@@ -169,15 +169,16 @@ func verificationRows(r rows, fileID int32, runID, report string, v *runfile.Ver
 	if v.Iteration != nil {
 		iter = *v.Iteration
 	}
-	var failed, checks any
+	var failed any
 	if v.FailedChecks != nil {
 		failed = v.FailedChecks
 	}
-	if v.Checks != nil {
-		checks = v.Checks
+	var checks driver.Value
+	if v.ChecksJSON != nil {
+		checks = string(v.ChecksJSON)
 	}
 	r.add(query.Verifications, fileID, runID, report, v.Phase, iter, boolean(v.Passed), str(v.FailureSignature),
-		str(v.FailureSummary), jsonText(failed), jsonText(checks), rawJSON(raw))
+		str(v.FailureSummary), jsonText(failed), checks, rawJSON(raw))
 }
 
 // rawJSON keeps a run file's text as written; it was parsed already, so it

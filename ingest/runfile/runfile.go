@@ -5,14 +5,15 @@ package runfile
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"time"
+	"unicode/utf8"
+
+	"github.com/orchstat/orchstat/ingest/trace"
 )
 
 // Summary is the part of summary.json that orchstat indexes.
@@ -60,6 +61,7 @@ type Verification struct {
 	FailureSummary   *string
 	FailedChecks     []string
 	Checks           []Check
+	ChecksJSON       []byte // checks[] as written, for the store
 }
 
 // Check is one entry of a report's checks[].
@@ -89,31 +91,32 @@ func (e *Error) Error() string {
 	return loc + e.Reason
 }
 
-type object map[string]json.RawMessage
+// object reads a JSON object's members leniently: a member of the wrong
+// type reads as absent.
+type object struct{ p trace.Payload }
 
 func decodeObject(b []byte) (object, error) {
 	b = bytes.TrimPrefix(b, []byte{0xEF, 0xBB, 0xBF})
-	var o object
-	if err := json.Unmarshal(b, &o); err != nil {
-		var se *json.SyntaxError
+	if !utf8.Valid(b) {
+		return object{}, &Error{Reason: "not JSON: invalid UTF-8"}
+	}
+	p, ok, err := trace.ParseObject(b)
+	if err != nil {
+		var se *trace.SyntaxError
 		if errors.As(err, &se) {
-			line, col := position(b, se.Offset)
-			return nil, &Error{Line: line, Column: col, Reason: "not JSON: " + se.Error()}
+			line, col := position(b, int64(se.Offset)+1)
+			return object{}, &Error{Line: line, Column: col, Reason: "not JSON: " + err.Error()}
 		}
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return nil, &Error{Reason: "not a JSON object"}
-		}
-		return nil, &Error{Reason: "not JSON: " + err.Error()}
+		return object{}, &Error{Reason: "not JSON: " + err.Error()}
 	}
-	if o == nil {
-		return nil, &Error{Reason: "not a JSON object"}
+	if !ok {
+		return object{}, &Error{Reason: "not a JSON object"}
 	}
-	return o, nil
+	return object{p}, nil
 }
 
-// position turns a json.SyntaxError offset, which counts the offending
-// byte, into a 1-based line and column.
+// position turns an offset counting the offending byte into a 1-based line
+// and column.
 func position(b []byte, off int64) (line, col int) {
 	off--
 	if off > int64(len(b)) {
@@ -127,27 +130,25 @@ func position(b []byte, off int64) (line, col int) {
 	return line, col
 }
 
-func (o object) obj(k string) object {
-	var m object
-	if raw, ok := o[k]; ok && len(raw) > 0 && raw[0] == '{' {
-		_ = json.Unmarshal(raw, &m)
-	}
-	return m
+func (o object) obj(k string) (object, bool) {
+	p, ok := o.p.Object(k)
+	return object{p}, ok
 }
 
-func (o object) str(k string) *string {
-	var s string
-	if raw, ok := o[k]; ok && len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
+func (o object) str(k string) *string   { return o.p.String(k) }
+func (o object) num(k string) *float64  { return o.p.Number(k) }
+func (o object) boolean(k string) *bool { return o.p.Bool(k) }
+func (o object) raw(k string) []byte    { return o.p.Raw(k) }
+
+// text reads a string, or keeps any other JSON value as its text: some
+// versions write failureSummary as an object.
+func (o object) text(k string) *string {
+	if s := o.str(k); s != nil {
+		return s
+	}
+	if raw := o.raw(k); len(raw) > 0 && string(raw) != "null" {
+		s := string(raw)
 		return &s
-	}
-	return nil
-}
-
-func (o object) num(k string) *float64 {
-	var f float64
-	raw, ok := o[k]
-	if ok && len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') && json.Unmarshal(raw, &f) == nil {
-		return &f
 	}
 	return nil
 }
@@ -160,15 +161,6 @@ func (o object) level(k string) *string {
 	if n := o.num(k); n != nil && *n == float64(int(*n)) {
 		s := fmt.Sprintf("L%d", int(*n))
 		return &s
-	}
-	return nil
-}
-
-func (o object) boolean(k string) *bool {
-	var b bool
-	if raw, ok := o[k]; ok && (string(raw) == "true" || string(raw) == "false") {
-		b = string(raw) == "true"
-		return &b
 	}
 	return nil
 }
@@ -186,22 +178,18 @@ func (o object) time(k string) *time.Time {
 	return &t
 }
 
+// strings reads a list of names; some versions list objects with a name.
 func (o object) strings(k string) []string {
-	var raw []json.RawMessage
-	if json.Unmarshal(o[k], &raw) != nil {
+	elems := o.p.Array(k)
+	if elems == nil {
 		return nil
 	}
-	var out []string
-	for _, r := range raw {
-		var s string
-		if json.Unmarshal(r, &s) == nil {
-			out = append(out, s)
-			continue
-		}
-		// Some versions list failed checks as objects with a name.
-		var c object
-		if json.Unmarshal(r, &c) == nil {
-			if n := c.str("name"); n != nil {
+	out := []string{}
+	for _, e := range elems {
+		if s := trace.StringOf(e); s != nil {
+			out = append(out, *s)
+		} else if len(e) > 0 && e[0] == '{' {
+			if n := trace.ParsePayload(e).String("name"); n != nil {
 				out = append(out, *n)
 			}
 		}
@@ -229,7 +217,7 @@ func ParseSummary(b []byte) (*Summary, error) {
 		FinishedAt:    o.time("finishedAt"),
 		DurationMs:    o.num("durationMs"),
 	}
-	if v := o.obj("verification"); v != nil {
+	if v, ok := o.obj("verification"); ok {
 		s.VerificationPassed = v.boolean("passed")
 		s.FailedChecks = v.strings("failedChecks")
 		if n := v.num("failedChecks"); n != nil {
@@ -239,28 +227,28 @@ func ParseSummary(b []byte) (*Summary, error) {
 			s.FailedCheckCount = &n
 		}
 	}
-	costs := o.obj("costs")
-	per, totals := costs.obj("perProvider"), costs.obj("totals")
-	if costs == nil { // the cost-only summary of early versions
-		per, totals = o.obj("providers"), o.obj("total")
+	costs, hasCosts := o.obj("costs")
+	per, _ := costs.obj("perProvider")
+	totals, hasTotals := costs.obj("totals")
+	if !hasCosts { // the cost-only summary of early versions
+		per, _ = o.obj("providers")
+		totals, hasTotals = o.obj("total")
 	}
-	names := make([]string, 0, len(per))
-	for name := range per {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		c := per.obj(name)
+	for _, name := range per.p.Keys() {
+		c, ok := per.obj(name)
+		if !ok {
+			continue
+		}
 		s.Costs = append(s.Costs, ProviderCost{
 			Provider: name, InputTokens: c.num("inputTokens"), OutputTokens: c.num("outputTokens"),
 			TotalTokens: c.num("totalTokens"), CostUSD: c.num("estimatedCostUsd"),
 		})
 	}
-	if totals != nil {
+	if hasTotals {
 		s.InputTokens, s.OutputTokens = totals.num("inputTokens"), totals.num("outputTokens")
 		s.TotalTokens, s.CostUSD = totals.num("totalTokens"), totals.num("estimatedCostUsd")
 	}
-	if l3 := o.obj("l3"); l3 != nil {
+	if l3, ok := o.obj("l3"); ok {
 		s.L3 = &L3{
 			BestOfN: l3.num("bestOfN"), CandidatesGenerated: l3.num("candidatesGenerated"),
 			CandidatesEvaluated: l3.num("candidatesEvaluated"), PassingCandidateSelected: l3.boolean("passingCandidateSelected"),
@@ -310,16 +298,17 @@ func ParseVerification(name string, b []byte) (*Verification, error) {
 	v := &Verification{
 		Passed:           o.boolean("passed"),
 		FailureSignature: o.str("failureSignature"),
-		FailureSummary:   o.str("failureSummary"),
+		FailureSummary:   o.text("failureSummary"),
 	}
 	v.Phase, v.Iteration = Phase(name)
-	var checks []json.RawMessage
-	_ = json.Unmarshal(o["checks"], &checks)
-	for _, raw := range checks {
-		var c object
-		if json.Unmarshal(raw, &c) != nil || c == nil {
+	if raw := o.raw("checks"); len(raw) > 0 && raw[0] == '[' {
+		v.ChecksJSON = raw
+	}
+	for _, e := range o.p.Array("checks") {
+		if len(e) == 0 || e[0] != '{' {
 			continue
 		}
+		c := object{trace.ParsePayload(e)}
 		ck := Check{Name: c.str("name"), Command: c.str("command"), ExitCode: c.num("exitCode"), DurationMs: c.num("durationMs"), Passed: c.boolean("passed")}
 		v.Checks = append(v.Checks, ck)
 		if ck.Passed != nil && !*ck.Passed && ck.Name != nil {

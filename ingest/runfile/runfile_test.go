@@ -73,6 +73,10 @@ func TestVerification(t *testing.T) {
 		}
 	}
 	v, err := ParseVerification("verification_report_iter_2.json", []byte(`{"passed":false,"checks":[{"name":"tests","command":"npm test","exitCode":1,"durationMs":5,"passed":false},{"name":"lint","passed":true},"junk"],"summary":"1 failed","failureSignature":"abc","failureSummary":"tests failed"}`))
+	obj, _ := ParseVerification("verification_report_iter_1.json", []byte(`{"failureSummary":{"failedChecks":["tests"]}}`))
+	if obj.FailureSummary == nil || *obj.FailureSummary != `{"failedChecks":["tests"]}` {
+		t.Errorf("object failureSummary: %v", obj.FailureSummary)
+	}
 	if err != nil || *v.Passed || *v.FailureSignature != "abc" || strings.Join(v.FailedChecks, ",") != "tests" || len(v.Checks) != 2 || v.Phase != "l2" || *v.Iteration != 2 {
 		t.Errorf("%+v %v", v, err)
 	}

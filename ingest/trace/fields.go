@@ -1,6 +1,10 @@
 package trace
 
-import "strconv"
+import (
+	"fmt"
+	"sort"
+	"strconv"
+)
 
 // Payload gives typed access to a payload object's top-level members with
 // the semantics METRICS.md relies on: a number is only a JSON number, a
@@ -24,6 +28,20 @@ func ParsePayload(obj []byte) Payload {
 		p.vals = append(p.vals, obj[start:s.i])
 	})
 	return p
+}
+
+// Keys lists the member names, each once, sorted.
+func (p Payload) Keys() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, k := range p.keys {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Raw returns a member's JSON text, or nil.
@@ -80,4 +98,78 @@ func (p Payload) Object(key string) (Payload, bool) {
 		return Payload{}, false
 	}
 	return ParsePayload(v), true
+}
+
+// SyntaxError locates invalid JSON.
+type SyntaxError struct{ Offset int }
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("syntax error near byte %d", e.Offset+1) }
+
+// ParseObject validates a whole JSON document and indexes it when it is an
+// object. ok is false for valid JSON that is not an object.
+func ParseObject(doc []byte) (p Payload, ok bool, err error) {
+	s := scanner{b: doc}
+	s.ws()
+	if s.i >= len(doc) {
+		return p, false, &SyntaxError{Offset: s.i}
+	}
+	if doc[s.i] != '{' {
+		if err := s.value(); err != nil {
+			return p, false, &SyntaxError{Offset: s.i}
+		}
+		s.ws()
+		if s.i != len(doc) {
+			return p, false, &SyntaxError{Offset: s.i}
+		}
+		return p, false, nil
+	}
+	start := s.i
+	if err := s.object(nil); err != nil {
+		return p, false, &SyntaxError{Offset: s.i}
+	}
+	end := s.i
+	s.ws()
+	if s.i != len(doc) {
+		return p, false, &SyntaxError{Offset: s.i}
+	}
+	return ParsePayload(doc[start:end]), true, nil
+}
+
+// Array returns the elements of an array member as JSON texts, or nil when
+// absent or not an array.
+func (p Payload) Array(key string) [][]byte {
+	v := p.Raw(key)
+	if len(v) == 0 || v[0] != '[' {
+		return nil
+	}
+	s := scanner{b: v, i: 1}
+	out := [][]byte{}
+	s.ws()
+	if s.i < len(v) && v[s.i] == ']' {
+		return out
+	}
+	for s.i < len(v) {
+		s.ws()
+		start := s.i
+		if s.value() != nil {
+			return out // cannot happen: the document was validated
+		}
+		out = append(out, v[start:s.i])
+		s.ws()
+		if s.i < len(v) && v[s.i] == ',' {
+			s.i++
+			continue
+		}
+		break
+	}
+	return out
+}
+
+// StringOf decodes a JSON string text, or returns nil for anything else.
+func StringOf(v []byte) *string {
+	if len(v) == 0 || v[0] != '"' {
+		return nil
+	}
+	s := stringValue(v)
+	return &s
 }
