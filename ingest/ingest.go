@@ -454,7 +454,12 @@ func readStream(t task, in io.Reader, send func(chunk) bool) bool {
 func readLines(r *trace.Reader, cur fileState, replace string, send func(chunk) bool) bool {
 	start := cur.offset
 	c := chunk{replace: replace, deleteOld: replace != "", rows: rows{}}
+	spans := map[string]*span{}
 	flush := func(last bool) bool {
+		for run, sp := range spans {
+			c.rows.add(query.RunSpans, cur.id, run, sp.first, sp.last, sp.events)
+		}
+		clear(spans)
 		cur.offset, cur.lines = r.Offset(), r.LineNum()
 		c.state, c.last = cur, last
 		c.consumed = cur.offset - start
@@ -492,6 +497,11 @@ func readLines(r *trace.Reader, cur fileState, replace string, send func(chunk) 
 				}
 				payload := string(ev.Payload)
 				c.events = append(c.events, eventRow{line: l.Num, runID: ev.RunID, ts: ev.Time, typ: ev.Type, sv: sv, payload: payload})
+				if sp := spans[ev.RunID]; sp == nil {
+					spans[ev.RunID] = &span{first: ev.Time, last: ev.Time, events: 1}
+				} else {
+					sp.add(ev.Time)
+				}
 				c.payloadBytes += len(payload)
 				extractEvent(c.rows, cur.id, l.Num, &ev)
 				cur.events++
@@ -504,6 +514,22 @@ func readLines(r *trace.Reader, cur fileState, replace string, send func(chunk) 
 			}
 		}
 	}
+}
+
+// span is one run's events within a chunk.
+type span struct {
+	first, last time.Time
+	events      int64
+}
+
+func (s *span) add(t time.Time) {
+	if t.Before(s.first) {
+		s.first = t
+	}
+	if t.After(s.last) {
+		s.last = t
+	}
+	s.events++
 }
 
 func quarantine(r rows, f fileState, line, offset int64, field, reason string, raw []byte) {

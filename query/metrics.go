@@ -52,7 +52,7 @@ func (f Filter) scope(group string) (string, []any) {
 		cond = "WHERE " + strings.Join(where, " AND ")
 	}
 	return fmt.Sprintf(`s AS (
-		SELECT run_id, start, %s AS grp FROM (SELECT run_id, min(ts) AS start FROM events GROUP BY run_id) %s)`, group, cond), args
+		SELECT run_id, start, %s AS grp FROM (SELECT run_id, min(first_ts) AS start FROM run_spans GROUP BY run_id) %s)`, group, cond), args
 }
 
 // metricsSQL computes every METRICS.md metric per group of selected runs.

@@ -63,6 +63,10 @@ var (
 		"type VARCHAR, iteration DOUBLE, reason VARCHAR, selected_hypothesis VARCHAR")}
 	JudgeCalls = Table{"judge_calls", "JudgeInvoked, JudgeDecided and JudgeFailed", cols(eventKey +
 		"type VARCHAR, iteration DOUBLE, reason VARCHAR, candidate_count DOUBLE, winner_candidate_id VARCHAR, confidence DOUBLE, duration_ms DOUBLE, error VARCHAR, fallback_candidate_id VARCHAR")}
+	// RunSpans summarises each chunk of a file's events per run, so reports
+	// find runs and their time spans without scanning events.
+	RunSpans = Table{"run_spans", "the span and count of each run's events, per file and ingest chunk", cols(
+		"file_id INTEGER, run_id VARCHAR, first_ts TIMESTAMP, last_ts TIMESTAMP, events BIGINT")}
 	Quarantine = Table{"quarantine", "lines and files that could not be ingested", cols(
 		"file_id INTEGER, path VARCHAR, line BIGINT, byte_offset BIGINT, field VARCHAR, reason VARCHAR, raw VARCHAR, raw_bytes BIGINT, ingested_at TIMESTAMP")}
 	Summaries = Table{"summaries", "one row per summary.json", cols(
@@ -89,7 +93,7 @@ var DirStates = Table{"dir_states", "run directories as last listed", cols("seq 
 
 // FileTables lists every table whose rows come from one file, in the order
 // they are replaced.
-var FileTables = []Table{Events, RunEvents, Escalations, ProviderSelections, ProviderStarts, ProviderFinishes,
+var FileTables = []Table{Events, RunSpans, RunEvents, Escalations, ProviderSelections, ProviderStarts, ProviderFinishes,
 	L2Events, PatchEvents, VerificationEvents, Steps, L3Candidates, Diagnoses, JudgeCalls, Quarantine, Summaries,
 	SummaryCosts, Verifications}
 
@@ -132,7 +136,8 @@ var views = []string{
 
 	`CREATE OR REPLACE VIEW runs AS
 	WITH ev AS (
-	  SELECT run_id, min(ts) AS first_event_at, max(ts) AS last_event_at, count(*) AS events FROM events GROUP BY run_id),
+	  SELECT run_id, min(first_ts) AS first_event_at, max(last_ts) AS last_event_at, sum(events)::BIGINT AS events
+	  FROM run_spans GROUP BY run_id),
 	re AS (
 	  SELECT run_id,
 	    min(ts) FILTER (WHERE type = 'RunStarted') AS started_at,
