@@ -51,12 +51,13 @@ type known struct {
 // (git's "racy index" rule).
 func trustable(mtime, now time.Time) bool { return now.Sub(mtime) > 2*time.Second }
 
-// discover expands the user's PATH arguments into sources, sorted by path.
-// Paths that cannot be read are returned as errors and do not stop the rest.
-func discover(paths []string, k known, now time.Time) ([]source, []FileError, []listing) {
+// discover expands the user's PATH arguments into sources. Paths that
+// cannot be read are returned as errors and do not stop the rest. Run
+// directories are stat'ed while getKnown loads what earlier ingests
+// recorded; both are a large share of an ingest with nothing new.
+func discover(paths []string, getKnown func() (known, error), now time.Time) ([]source, []FileError, []listing, error) {
 	var out []source
 	var errs []FileError
-	var lists []listing
 	seen := map[string]bool{}
 	add := func(s source) {
 		if !seen[s.path] {
@@ -64,6 +65,14 @@ func discover(paths []string, k known, now time.Time) ([]source, []FileError, []
 			out = append(out, s)
 		}
 	}
+	// First resolve the arguments: explicit files are added now, run
+	// directories are collected in order.
+	type item struct {
+		file source
+		dirs []string
+	}
+	var items []item
+	var dirs []string
 	for _, p := range paths {
 		if p == "-" {
 			continue
@@ -81,17 +90,17 @@ func discover(paths []string, k known, now time.Time) ([]source, []FileError, []
 			continue
 		}
 		if !fi.IsDir() {
-			if s, ok := classify(abs); ok {
-				add(s)
-			} else {
+			s, ok := classify(abs)
+			if !ok {
 				// A file named explicitly is read as a trace whatever its name.
-				add(source{path: abs, kind: KindTrace, runDir: filepath.Base(filepath.Dir(abs))})
+				s = source{path: abs, kind: KindTrace, runDir: filepath.Base(filepath.Dir(abs))}
 			}
+			items = append(items, item{file: s})
 			continue
 		}
 		if isRunDir(abs) {
-			l, e := addRunDir(abs, k, now, add)
-			errs, lists = append(errs, e...), append(lists, l)
+			items = append(items, item{dirs: []string{abs}})
+			dirs = append(dirs, abs)
 			continue
 		}
 		dir := abs
@@ -113,11 +122,72 @@ func discover(paths []string, k known, now time.Time) ([]source, []FileError, []
 				runDirs = append(runDirs, filepath.Join(dir, e.Name()))
 			}
 		}
-		l, e := addRunDirs(runDirs, k, now, add)
+		items = append(items, item{dirs: runDirs})
+		dirs = append(dirs, runDirs...)
+	}
+	stats := statDirs(dirs)
+	k, err := getKnown()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var lists []listing
+	for _, it := range items {
+		if it.dirs == nil {
+			add(it.file)
+			continue
+		}
+		l, e := addRunDirs(it.dirs, stats, k, now, add)
 		errs, lists = append(errs, e...), append(lists, l...)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
-	return out, errs, lists
+	// No global sort: run directories are listed in name order and each
+	// directory's files are in name order, which is enough for new files to
+	// get ids deterministically, and sorting 100,000 paths showed up in the
+	// cost of an ingest with nothing new.
+	return out, errs, lists, nil
+}
+
+type dirStat struct {
+	mtime time.Time
+	err   error
+}
+
+// statDirs stats many directories at once; it is all system calls, so a
+// few goroutines help even on one core.
+func statDirs(dirs []string) map[string]dirStat {
+	out := make([]dirStat, len(dirs))
+	parallel(len(dirs), func(i int) {
+		fi, err := os.Stat(dirs[i])
+		if err != nil {
+			out[i].err = err
+			return
+		}
+		out[i].mtime = fi.ModTime().UTC().Truncate(time.Microsecond)
+	})
+	m := make(map[string]dirStat, len(dirs))
+	for i, d := range dirs {
+		m[d] = out[i]
+	}
+	return m
+}
+
+// parallel calls f(0..n-1) on up to 8 goroutines.
+func parallel(n int, f func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(8, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func isRunDir(dir string) bool {
@@ -129,32 +199,18 @@ func isRunDir(dir string) bool {
 	return false
 }
 
-// addRunDirs lists many run directories at once. Listing is all system
-// calls, so a few goroutines keep the no-change path short even on one core.
-func addRunDirs(dirs []string, k known, now time.Time, add func(source)) ([]listing, []FileError) {
+// addRunDirs lists many run directories at once.
+func addRunDirs(dirs []string, stats map[string]dirStat, k known, now time.Time, add func(source)) ([]listing, []FileError) {
 	type result struct {
 		srcs []source
 		errs []FileError
 		l    listing
 	}
 	out := make([]result, len(dirs))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(8, len(dirs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(dirs) {
-					return
-				}
-				r := &out[i]
-				r.l, r.errs = addRunDir(dirs[i], k, now, func(s source) { r.srcs = append(r.srcs, s) })
-			}
-		}()
-	}
-	wg.Wait()
+	parallel(len(dirs), func(i int) {
+		r := &out[i]
+		r.l, r.errs = addRunDir(dirs[i], stats[dirs[i]], k, now, func(s source) { r.srcs = append(r.srcs, s) })
+	})
 	var errs []FileError
 	lists := make([]listing, 0, len(out))
 	for _, r := range out {
@@ -170,18 +226,19 @@ func addRunDirs(dirs []string, k known, now time.Time, add func(source)) ([]list
 // addRunDir adds a run directory's files. When the directory's mtime is
 // the one recorded last time, no file was added, removed or renamed in it
 // since, so the recorded file list is used instead of reading it.
-func addRunDir(dir string, k known, now time.Time, add func(source)) (listing, []FileError) {
+func addRunDir(dir string, st dirStat, k known, now time.Time, add func(source)) (listing, []FileError) {
 	l := listing{dir: dir}
-	fi, err := os.Stat(dir)
-	if err != nil {
+	if err := st.err; err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return l, nil // a dangling symlink or a run removed while we looked
 		}
 		return l, []FileError{{Path: dir, Err: describeOpenErr(err)}}
 	}
-	l.mtime = fi.ModTime().UTC().Truncate(time.Microsecond)
+	l.mtime = st.mtime
 	if m, ok := k.dirs[dir]; ok && m.Equal(l.mtime) {
-		for _, s := range k.files[dir] {
+		files := k.files[dir]
+		sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
+		for _, s := range files {
 			add(s)
 		}
 		return l, nil

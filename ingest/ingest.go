@@ -133,15 +133,25 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 		opts.Hook = func(string) {}
 	}
 	res := &Result{}
-	prev, maxID, err := loadStates(ctx, st)
+	var prev map[string]*fileState
+	var maxID int32
+	var k known
+	loaded := make(chan error, 1)
+	go func() {
+		var err error
+		if prev, maxID, err = loadStates(ctx, st); err == nil {
+			k, err = loadKnown(ctx, st, prev)
+		}
+		loaded <- err
+	}()
+	// k, prev and maxID are only read after the loader has reported.
+	sources, errs, lists, err := discover(opts.Paths, func() (known, error) {
+		err := <-loaded
+		return k, err
+	}, opts.Now())
 	if err != nil {
 		return nil, err
 	}
-	k, err := loadKnown(ctx, st, prev)
-	if err != nil {
-		return nil, err
-	}
-	sources, errs, lists := discover(opts.Paths, k, opts.Now())
 	res.Errors = append(res.Errors, errs...)
 	useStdin := false
 	for _, p := range opts.Paths {
@@ -183,12 +193,15 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// Twice as many workers as cores: when nothing changed, a worker's time
+	// is spent waiting on stat(2), and when files are read, the bounded
+	// channel below keeps memory flat whatever the count.
 	workers := opts.Workers
 	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+		workers = 2 * runtime.GOMAXPROCS(0)
 	}
 	todo := make(chan task)
-	out := make(chan chunk, 2*workers)
+	out := make(chan chunk, 4)
 	var wg sync.WaitGroup
 	var unchanged atomic.Int64
 	for range workers {
@@ -312,7 +325,7 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 }
 
 func loadKnown(ctx context.Context, st *query.Store, prev map[string]*fileState) (known, error) {
-	k := known{dirs: map[string]time.Time{}, files: map[string][]source{}}
+	k := known{dirs: make(map[string]time.Time, len(prev)/3), files: make(map[string][]source, len(prev)/3)}
 	rs, err := st.Conn.QueryContext(ctx, `SELECT path, arg_max(mtime, seq) FROM dir_states GROUP BY path`)
 	if err != nil {
 		return k, fmt.Errorf("reading ingest state: %w", err)

@@ -21,7 +21,11 @@ import (
 func loadStates(ctx context.Context, st *query.Store) (map[string]*fileState, int32, error) {
 	const q = `SELECT file_id, path, kind, coalesce(run_dir, ''), size, epoch_us(mtime), dev, inode,
 		byte_offset, lines, head_len, coalesce(head_sha256, ''), events, quarantined FROM files`
-	out := map[string]*fileState{}
+	var n int
+	if err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM file_states`).Scan(&n); err != nil {
+		return nil, 0, fmt.Errorf("reading ingest state: %w", err)
+	}
+	out := make(map[string]*fileState, n) // an upper bound: sized once, no rehashing garbage
 	var maxID int32
 	err := st.Conn.Raw(func(dc any) error {
 		ar, err := duckdb.NewArrowFromConn(dc.(driver.Conn))
@@ -40,15 +44,19 @@ func loadStates(ctx context.Context, st *query.Store) (map[string]*fileState, in
 				return err
 			}
 			for i := 0; i < int(rec.NumRows()); i++ {
+				// Strings are cloned, as Value aliases DuckDB's buffers, which
+				// are freed with the record; the rest are derived or interned
+				// to keep allocations per file low.
+				path := strings.Clone(cols.path.Value(i))
 				s := &fileState{
-					// Strings are cloned: Value aliases DuckDB's buffers, which
-					// are freed with the record.
-					id: cols.id.Value(i), path: strings.Clone(cols.path.Value(i)),
-					kind: strings.Clone(cols.kind.Value(i)), runDir: strings.Clone(cols.runDir.Value(i)),
-					size: cols.size.Value(i), mtime: time.UnixMicro(cols.mtime.Value(i)).UTC(),
+					id: cols.id.Value(i), path: path, kind: internKind(cols.kind.Value(i)),
+					runDir: baseOf(path, cols.runDir.Value(i)),
+					size:   cols.size.Value(i), mtime: time.UnixMicro(cols.mtime.Value(i)).UTC(),
 					dev: cols.dev.Value(i), ino: cols.ino.Value(i), offset: cols.offset.Value(i), lines: cols.lines.Value(i),
-					headLen: int(cols.headLen.Value(i)), headHash: strings.Clone(cols.headHash.Value(i)),
-					events: cols.events.Value(i), quarantined: cols.quarantined.Value(i),
+					headLen: int(cols.headLen.Value(i)), events: cols.events.Value(i), quarantined: cols.quarantined.Value(i),
+				}
+				if h := cols.headHash.Value(i); h != "" {
+					s.headHash = strings.Clone(h)
 				}
 				out[s.path] = s
 				maxID = max(maxID, s.id)
@@ -91,4 +99,27 @@ func stateColumns(rec arrow.Record) (c stateCols, err error) {
 	c.events = rec.Column(12).(*array.Int64)
 	c.quarantined = rec.Column(13).(*array.Int64)
 	return c, nil
+}
+
+func internKind(k string) string {
+	for _, known := range []string{KindTrace, KindSummary, KindVerification, KindStdin} {
+		if k == known {
+			return known
+		}
+	}
+	return strings.Clone(k)
+}
+
+// baseOf returns runDir as a substring of the file's path when it is the
+// path's parent directory's name (it always is for files in run
+// directories), avoiding a copy.
+func baseOf(path, runDir string) string {
+	dir := path
+	if i := strings.LastIndexByte(dir, '/'); i >= 0 {
+		dir = dir[:i]
+	}
+	if i := strings.LastIndexByte(dir, '/'); i >= 0 && dir[i+1:] == runDir {
+		return dir[i+1:]
+	}
+	return strings.Clone(runDir)
 }
