@@ -1,11 +1,12 @@
 // Package ingest streams run records into the orchstat store, exactly once.
 //
-// Each source file has a row in the files table recording how far it has
-// been read (the byte offset after its last complete line) and what it
-// looked like (size, mtime, device/inode, a hash of its head). That row is
-// written in the same DuckDB transaction as the events it accounts for, so
-// after a crash at any instant the store holds either both or neither, and
-// the next ingest resumes from the committed offset.
+// Each source file has a state recording how far it has been read (the
+// byte offset after its last complete line) and what it looked like (size,
+// mtime, device/inode, a hash of its head). The state is written in the
+// same DuckDB transaction as the rows it accounts for, and every
+// transaction is checkpointed, so after a crash at any instant the store
+// holds either both or neither (see query.Open for the WAL), and the next
+// ingest resumes from the committed offset.
 package ingest
 
 import (
@@ -34,8 +35,9 @@ import (
 
 const (
 	headSize = 4096
-	// A chunk is what one worker hands the writer; a batch is one
-	// transaction. Both are bounded so memory stays flat on any corpus.
+	// A chunk is what one worker hands the writer; a batch is what the
+	// writer hands DuckDB at once; a transaction spans batches up to
+	// defaultTxnBytes. Chunks and batches are bounded so memory stays flat.
 	chunkBytes        = 4 << 20
 	chunkRows         = 16384
 	defaultBatchBytes = 16 << 20
@@ -53,7 +55,7 @@ type Options struct {
 	StdinName string    // names the stdin stream; re-ingesting a name replaces it
 	Now       func() time.Time
 	Bulk      string // "appender" (default) or "arrow"
-	Workers   int    // parsing goroutines; 0 means GOMAXPROCS
+	Workers   int    // reading goroutines; 0 means twice GOMAXPROCS
 	// BatchBytes and BatchRows bound a batch handed to DuckDB, and TxnBytes
 	// the payload of one transaction; 0 means the default.
 	BatchBytes, BatchRows, TxnBytes int
