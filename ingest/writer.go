@@ -12,7 +12,8 @@ import (
 	"github.com/orchstat/orchstat/query"
 )
 
-// batch is everything one transaction writes.
+// batch is what the writer hands DuckDB in one go; a transaction holds
+// several (see writer.write).
 type batch struct {
 	deletes      []int32
 	events       []eventRow
