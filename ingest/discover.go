@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -236,9 +235,8 @@ func addRunDir(dir string, st dirStat, k known, now time.Time, add func(source))
 	}
 	l.mtime = st.mtime
 	if m, ok := k.dirs[dir]; ok && m.Equal(l.mtime) {
-		files := k.files[dir]
-		sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
-		for _, s := range files {
+		// Known files already have ids, so their order does not matter.
+		for _, s := range k.files[dir] {
 			add(s)
 		}
 		return l, nil
