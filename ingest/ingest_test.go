@@ -3,6 +3,7 @@ package ingest_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -365,4 +366,34 @@ func TestListingOfAFailedDirectoryIsNotRecorded(t *testing.T) {
 	if n := scalar[int64](t, st, `SELECT count(*) FROM dir_states`); n != 0 {
 		t.Fatalf("listing recorded despite a failed file")
 	}
+}
+
+// Ingest runs with a small buffer pool; the queries after it must not.
+func TestMemoryLimitIsRestored(t *testing.T) {
+	st := openStore(t)
+	before := scalar[string](t, st, `SELECT current_setting('memory_limit')`)
+	runs := filepath.Join(t.TempDir(), "runs")
+	write(t, filepath.Join(runs, "r1", "trace.jsonl"), line("r1", "RunStarted", 0, `{}`), os.O_TRUNC)
+	ingestPaths(t, st, runs)
+	// DuckDB reports the limit rounded ("18.8 GiB"), so the restored value
+	// can differ in the last digit.
+	after := scalar[string](t, st, `SELECT current_setting('memory_limit')`)
+	if b, a := bytesOf(t, before), bytesOf(t, after); math.Abs(a-b) > 0.01*b {
+		t.Fatalf("memory_limit is %s after ingest, was %s", after, before)
+	}
+}
+
+func bytesOf(t *testing.T, s string) float64 {
+	var v float64
+	var unit string
+	if _, err := fmt.Sscanf(s, "%f %s", &v, &unit); err != nil {
+		t.Fatalf("%q: %v", s, err)
+	}
+	for i, u := range []string{"bytes", "KiB", "MiB", "GiB", "TiB"} {
+		if u == unit {
+			return v * math.Pow(1024, float64(i))
+		}
+	}
+	t.Fatalf("unit %q", unit)
+	return 0
 }

@@ -80,15 +80,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	} else if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return nil, fmt.Errorf("creating the database directory: %w", err)
 	}
-	// DuckDB's buffer pool defaults to 80% of RAM and keeps what it caches;
-	// orchstat streams, so a small pool bounds RSS without slowing it down.
-	limit := os.Getenv("ORCHSTAT_MEMORY_LIMIT")
-	if limit == "" {
-		limit = "128MB"
-	}
-	dsn := abs + "?memory_limit=" + limit
+	dsn := abs
 	if opts.ReadOnly {
-		dsn += "&access_mode=READ_ONLY"
+		dsn += "?access_mode=READ_ONLY"
 	}
 	start := now()
 	delay := 25 * time.Millisecond
