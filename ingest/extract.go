@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"database/sql/driver"
 	"encoding/json"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/orchstat/orchstat/ingest/runfile"
@@ -55,9 +57,59 @@ func jsonText(v any) driver.Value {
 	return string(b)
 }
 
+// pairing remembers, per run and provider, the model of the latest
+// ProviderRequestStarted in a file, which is the model of the requests that
+// finish after it (METRICS.md's pairing). Pairing while reading is far
+// cheaper than an ASOF join at every report; the map is saved with the
+// file's state so an ingest that resumes mid-file pairs the same way.
+type pairing map[string]*string
+
+func pairKey(run, provider string) string { return run + "\x00" + provider }
+
+// encode renders the map for file_states.pairing, sorted so equal maps
+// encode equally.
+func (p pairing) encode() string {
+	if len(p) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([][3]any, 0, len(keys))
+	for _, k := range keys {
+		run, provider, _ := strings.Cut(k, "\x00")
+		var model any
+		if m := p[k]; m != nil {
+			model = *m
+		}
+		out = append(out, [3]any{run, provider, model})
+	}
+	b, _ := json.Marshal(out)
+	return string(b)
+}
+
+func decodePairing(s string) pairing {
+	p := pairing{}
+	if s == "" {
+		return p
+	}
+	var triples [][3]*string
+	if json.Unmarshal([]byte(s), &triples) != nil {
+		return p // only orchstat writes this; a bad value just loses pairing
+	}
+	for _, t := range triples {
+		if t[0] != nil && t[1] != nil {
+			p[pairKey(*t[0], *t[1])] = t[2]
+		}
+	}
+	return p
+}
+
 // extractEvent adds the typed row for a metric-bearing event. Event types
 // orchstat does not index are kept only in events.
-func extractEvent(r rows, fileID int32, line int64, ev *trace.Event) {
+func extractEvent(r rows, pair pairing, fileID int32, line int64, ev *trace.Event) {
 	key := func(t query.Table, vals ...driver.Value) {
 		r.add(t, append([]driver.Value{fileID, line, ev.RunID, ev.Time}, vals...)...)
 	}
@@ -73,10 +125,19 @@ func extractEvent(r rows, fileID int32, line int64, ev *trace.Event) {
 		key(query.ProviderSelections, str(p.String("role")), str(p.String("providerId")))
 	case "ProviderRequestStarted":
 		p := trace.ParsePayload(ev.Payload)
-		key(query.ProviderStarts, str(p.String("provider")), str(p.String("model")))
+		provider, model := p.String("provider"), p.String("model")
+		if provider != nil {
+			pair[pairKey(ev.RunID, *provider)] = model
+		}
+		key(query.ProviderStarts, str(provider), str(model))
 	case "ProviderRequestFinished":
 		p := trace.ParsePayload(ev.Payload)
-		key(query.ProviderFinishes, str(p.String("provider")), num(p.Number("durationMs")), boolean(p.Bool("success")),
+		provider := p.String("provider")
+		var model *string
+		if provider != nil {
+			model = pair[pairKey(ev.RunID, *provider)]
+		}
+		key(query.ProviderFinishes, str(provider), str(model), num(p.Number("durationMs")), boolean(p.Bool("success")),
 			num(p.Number("retries")), str(p.String("error")))
 	case "IterationStarted", "RepairAttempted", "IterationFinished":
 		p := trace.ParsePayload(ev.Payload)

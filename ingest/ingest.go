@@ -103,6 +103,7 @@ type fileState struct {
 	headLen             int
 	headHash            string
 	events, quarantined int64
+	pairing             string // the pairing state after byte offset, encoded
 }
 
 type task struct {
@@ -463,6 +464,7 @@ func readFile(t task, send func(chunk) bool) (skipped, ok bool) {
 	}
 	if p != nil && replace == "" {
 		cur.offset, cur.lines, cur.events, cur.quarantined = p.offset, p.lines, p.events, p.quarantined
+		cur.pairing = p.pairing
 	}
 	r := trace.NewReader(io.NewSectionReader(f, cur.offset, cur.size-cur.offset), cur.offset, cur.lines)
 	return false, readLines(r, cur, replace, send)
@@ -491,7 +493,9 @@ func readLines(r *trace.Reader, cur fileState, replace string, send func(chunk) 
 	start := cur.offset
 	c := chunk{replace: replace, deleteOld: replace != "", rows: rows{}}
 	spans := map[string]*span{}
+	pair := decodePairing(cur.pairing)
 	flush := func(last bool) bool {
+		cur.pairing = pair.encode()
 		for run, sp := range spans {
 			c.rows.add(query.RunSpans, cur.id, run, sp.first, sp.last, sp.events)
 		}
@@ -539,7 +543,7 @@ func readLines(r *trace.Reader, cur fileState, replace string, send func(chunk) 
 					sp.add(ev.Time)
 				}
 				c.payloadBytes += len(payload)
-				extractEvent(c.rows, cur.id, l.Num, &ev)
+				extractEvent(c.rows, pair, cur.id, l.Num, &ev)
 				cur.events++
 			}
 		}

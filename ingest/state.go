@@ -20,7 +20,8 @@ import (
 // ingest with nothing new.
 func loadStates(ctx context.Context, st *query.Store) (map[string]*fileState, int32, error) {
 	const q = `SELECT file_id, path, kind, coalesce(run_dir, ''), size, epoch_us(mtime), dev, inode,
-		byte_offset, lines, head_len, coalesce(head_sha256, ''), events, quarantined FROM files`
+		byte_offset, lines, head_len, coalesce(head_sha256, ''), events, quarantined, coalesce(pairing, '')
+		FROM file_states QUALIFY row_number() OVER (PARTITION BY file_id ORDER BY seq DESC) = 1`
 	var n int
 	if err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM file_states`).Scan(&n); err != nil {
 		return nil, 0, fmt.Errorf("reading ingest state: %w", err)
@@ -58,6 +59,9 @@ func loadStates(ctx context.Context, st *query.Store) (map[string]*fileState, in
 				if h := cols.headHash.Value(i); h != "" {
 					s.headHash = strings.Clone(h)
 				}
+				if p := cols.pairing.Value(i); p != "" {
+					s.pairing = strings.Clone(p)
+				}
 				out[s.path] = s
 				maxID = max(maxID, s.id)
 			}
@@ -72,7 +76,7 @@ func loadStates(ctx context.Context, st *query.Store) (map[string]*fileState, in
 
 type stateCols struct {
 	id, headLen                                     *array.Int32
-	path, kind, runDir, headHash                    *array.String
+	path, kind, runDir, headHash, pairing           *array.String
 	size, mtime, offset, lines, events, quarantined *array.Int64
 	dev, ino                                        *array.Uint64
 }
@@ -98,6 +102,7 @@ func stateColumns(rec arrow.Record) (c stateCols, err error) {
 	c.headHash = rec.Column(11).(*array.String)
 	c.events = rec.Column(12).(*array.Int64)
 	c.quarantined = rec.Column(13).(*array.Int64)
+	c.pairing = rec.Column(14).(*array.String)
 	return c, nil
 }
 

@@ -158,7 +158,7 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 		s := b.states[id]
 		w.seq++
 		frs = append(frs, []driver.Value{w.seq, s.id, s.path, s.kind, s.runDir, s.size, s.mtime, s.dev, s.ino,
-			s.offset, s.lines, int32(s.headLen), s.headHash, s.events, s.quarantined, now})
+			s.offset, s.lines, int32(s.headLen), s.headHash, s.events, s.quarantined, now, s.pairing})
 	}
 	if len(frs) > 0 {
 		if err := appendRows(ctx, w.st, query.FileStates.Name, frs); err != nil {

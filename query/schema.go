@@ -47,8 +47,10 @@ var (
 		"role VARCHAR, provider_id VARCHAR")}
 	ProviderStarts = Table{"provider_request_starts", "ProviderRequestStarted", cols(eventKey +
 		"provider VARCHAR, model VARCHAR")}
+	// model is paired at ingest: the model of the nearest earlier
+	// ProviderRequestStarted of the same run and provider in the same file.
 	ProviderFinishes = Table{"provider_request_finishes", "ProviderRequestFinished", cols(eventKey +
-		"provider VARCHAR, duration_ms DOUBLE, success BOOLEAN, retries DOUBLE, error VARCHAR")}
+		"provider VARCHAR, model VARCHAR, duration_ms DOUBLE, success BOOLEAN, retries DOUBLE, error VARCHAR")}
 	L2Events = Table{"l2_events", "IterationStarted, RepairAttempted and IterationFinished", cols(eventKey +
 		"type VARCHAR, iteration DOUBLE, result VARCHAR, patch_path VARCHAR")}
 	PatchEvents = Table{"patch_events", "PatchApplied and PatchApplyFailed", cols(eventKey +
@@ -84,7 +86,8 @@ var (
 	// and the files view shows the latest, so the common path never deletes.
 	FileStates = Table{"file_states", "where ingest stopped in each source file, one row per commit that moved it", cols(
 		"seq BIGINT, file_id INTEGER, path VARCHAR, kind VARCHAR, run_dir VARCHAR, size BIGINT, mtime TIMESTAMP, dev UBIGINT, inode UBIGINT, " +
-			"byte_offset BIGINT, lines BIGINT, head_len INTEGER, head_sha256 VARCHAR, events BIGINT, quarantined BIGINT, ingested_at TIMESTAMP")}
+			"byte_offset BIGINT, lines BIGINT, head_len INTEGER, head_sha256 VARCHAR, events BIGINT, quarantined BIGINT, ingested_at TIMESTAMP, " +
+			"pairing VARCHAR")}
 )
 
 // DirStates records run directories' mtimes when they were listed, so an
@@ -114,16 +117,13 @@ func (t Table) ddl() string {
 // recreated on every read-write open, so changing one needs no migration.
 var views = []string{
 	`CREATE OR REPLACE VIEW files AS
-	SELECT * EXCLUDE (seq) FROM file_states
+	SELECT * EXCLUDE (seq, pairing) FROM file_states
 	QUALIFY row_number() OVER (PARTITION BY file_id ORDER BY seq DESC) = 1`,
 
-	// Each request takes the model of the nearest earlier
-	// ProviderRequestStarted of the same run and provider in the same file.
+	// Kept for users' SQL; the model is paired at ingest.
 	`CREATE OR REPLACE VIEW provider_requests AS
-	SELECT f.run_id, f.file_id, f.line, f.ts, f.provider, s.model, f.duration_ms, f.success, f.retries, f.error
-	FROM provider_request_finishes f
-	ASOF LEFT JOIN provider_request_starts s
-	  ON f.file_id = s.file_id AND f.run_id = s.run_id AND f.provider = s.provider AND f.line > s.line`,
+	SELECT run_id, file_id, line, ts, provider, model, duration_ms, success, retries, error
+	FROM provider_request_finishes`,
 
 	`CREATE OR REPLACE VIEW l2_iterations AS
 	SELECT run_id, iteration,
