@@ -175,13 +175,15 @@ var views = []string{
 	LEFT JOIN l2 USING (run_id) LEFT JOIN l3 USING (run_id) LEFT JOIN dg USING (run_id) LEFT JOIN sm USING (run_id)`,
 }
 
-func schemaStatements() []string {
+func tableStatements() []string {
 	stmts := []string{`CREATE TABLE IF NOT EXISTS meta (key VARCHAR, value VARCHAR)`, FileStates.ddl(), DirStates.ddl()}
 	for _, t := range FileTables {
 		stmts = append(stmts, t.ddl())
 	}
-	return append(stmts, views...)
+	return stmts
 }
+
+func schemaStatements() []string { return append(tableStatements(), views...) }
 
 // schemaHash identifies the DDL, so an open can tell whether it must run it.
 func schemaHash() string {

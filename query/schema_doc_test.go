@@ -1,7 +1,9 @@
 package query
 
 import (
+	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -37,5 +39,25 @@ func TestREADMEDocumentsSchema(t *testing.T) {
 				t.Errorf("README's row for %s does not mention column %s", tb.Name, c.Name)
 			}
 		}
+	}
+}
+
+func TestOldStoreIsRefusedWithAdvice(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.duckdb")
+	st, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Simulate an older store: a table without a column, and another hash.
+	for _, q := range []string{`ALTER TABLE run_spans DROP COLUMN events`, `UPDATE meta SET value = 'old' WHERE key = 'schema_hash'`} {
+		if _, err := st.Conn.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	_, err = Open(ctx, path, Options{})
+	if err == nil || !strings.Contains(err.Error(), "delete it and ingest again") || !strings.Contains(err.Error(), "run_spans") {
+		t.Fatalf("got %v", err)
 	}
 }

@@ -220,7 +220,16 @@ func (s *Store) migrate(ctx context.Context, readOnly bool) error {
 		s.Conn.ExecContext(ctx, "ROLLBACK")
 		return fmt.Errorf("creating schema in %s: %w", s.Path, cleanDuckErr(err))
 	}
-	for _, stmt := range schemaStatements() {
+	for _, stmt := range tableStatements() {
+		if _, err := s.Conn.ExecContext(ctx, stmt); err != nil {
+			return rollback(err)
+		}
+	}
+	if err := s.checkColumns(ctx); err != nil {
+		s.Conn.ExecContext(ctx, "ROLLBACK")
+		return err
+	}
+	for _, stmt := range views {
 		if _, err := s.Conn.ExecContext(ctx, stmt); err != nil {
 			return rollback(err)
 		}
@@ -237,6 +246,28 @@ func (s *Store) migrate(ctx context.Context, readOnly bool) error {
 		return err
 	}
 	return s.Checkpoint(ctx)
+}
+
+// checkColumns catches a store whose tables predate a column orchstat
+// writes: CREATE TABLE IF NOT EXISTS leaves such tables as they are.
+func (s *Store) checkColumns(ctx context.Context) error {
+	for _, t := range append([]Table{FileStates, DirStates}, FileTables...) {
+		var got string
+		err := s.Conn.QueryRowContext(ctx, `SELECT string_agg(column_name, ',' ORDER BY column_index)
+			FROM duckdb_columns() WHERE table_name = ? AND schema_name = 'main'`, t.Name).Scan(&got)
+		if err != nil {
+			return err
+		}
+		var want []string
+		for _, c := range t.Columns {
+			want = append(want, c.Name)
+		}
+		if got != strings.Join(want, ",") {
+			return fmt.Errorf("%s was made by another version of orchstat (table %s has columns %s, want %s); "+
+				"it is only an index of your trace files: delete it and ingest again", s.Path, t.Name, got, strings.Join(want, ","))
+		}
+	}
+	return nil
 }
 
 // Close releases the database and its lock. Closing checkpoints, so a
