@@ -49,7 +49,7 @@ const (
 	// DuckDB's buffer pool defaults to 80% of RAM and keeps what it caches.
 	// Ingest streams, so a small pool bounds RSS and, measured, is no
 	// slower. Queries run with DuckDB's default.
-	defaultMemoryLimit = "64MB"
+	defaultMemoryLimit = 64 << 20
 	// Run files are parsed whole; anything larger is not a real summary.
 	maxRunFile = 64 << 20
 )
@@ -119,6 +119,7 @@ type chunk struct {
 	events       []eventRow
 	rows         rows
 	payloadBytes int
+	maxPayload   int
 	consumed     int64 // bytes of the file this chunk accounts for
 	last         bool
 	err          *FileError
@@ -194,18 +195,17 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 	}
 	res.Files = len(tasks)
 
-	limit := os.Getenv("ORCHSTAT_MEMORY_LIMIT")
-	if limit == "" {
-		limit = defaultMemoryLimit
+	limit := int64(defaultMemoryLimit)
+	if env := os.Getenv("ORCHSTAT_MEMORY_LIMIT"); env != "" {
+		if limit, err = parseBytes(env); err != nil {
+			return nil, fmt.Errorf("ORCHSTAT_MEMORY_LIMIT: %w", err)
+		}
 	}
 	// RESET does not restore the previous limit in DuckDB 1.1.2, so the
 	// old value is put back by hand for the queries that follow.
 	var before string
 	if err := st.Conn.QueryRowContext(ctx, "SELECT current_setting('memory_limit')").Scan(&before); err != nil {
 		return nil, err
-	}
-	if _, err := st.Conn.ExecContext(ctx, "SET memory_limit = "+quoteSQL(limit)); err != nil {
-		return nil, fmt.Errorf("ORCHSTAT_MEMORY_LIMIT=%q: %w", limit, err)
 	}
 	defer st.Conn.ExecContext(context.WithoutCancel(ctx), "SET memory_limit = "+quoteSQL(before))
 
@@ -214,6 +214,9 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer w.close()
+	if err := w.setMemoryLimit(ctx, limit); err != nil {
+		return nil, err
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -543,6 +546,7 @@ func readLines(r *trace.Reader, cur fileState, replace string, send func(chunk) 
 					sp.add(ev.Time)
 				}
 				c.payloadBytes += len(payload)
+				c.maxPayload = max(c.maxPayload, len(payload))
 				extractEvent(c.rows, pair, cur.id, l.Num, &ev)
 				cur.events++
 			}
@@ -628,6 +632,27 @@ func readRunFile(t task, f *os.File, cur fileState, send func(chunk) bool) bool 
 		c.state.quarantined = 1
 	}
 	return send(c)
+}
+
+// parseBytes reads sizes like 64MB, 1GiB or 500000.
+func parseBytes(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(s, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%q is not a size such as 64MB", s)
+	}
+	return int64(n * float64(mult)), nil
 }
 
 func quoteSQL(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

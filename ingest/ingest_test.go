@@ -397,3 +397,22 @@ func bytesOf(t *testing.T, s string) float64 {
 	t.Fatalf("unit %q", unit)
 	return 0
 }
+
+func TestSixtyMegabyteLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and ingests a 60 MB line")
+	}
+	st := openStore(t)
+	dir := filepath.Join(t.TempDir(), "runs", "big")
+	chunk := strings.Repeat("y", 60<<20)
+	write(t, filepath.Join(dir, "trace.jsonl"),
+		line("big", "RunStarted", 0, `{}`)+line("big", "SubprocessOutputChunked", 1, `{"pid":1,"stream":"stdout","chunk":"`+chunk+`"}`)+
+			line("big", "RunFinished", 2, `{"status":"success"}`), os.O_TRUNC)
+	res := ingestPaths(t, st, dir)
+	if res.Events != 3 || res.Quarantined != 0 {
+		t.Fatalf("%+v", res)
+	}
+	if n := scalar[int64](t, st, `SELECT length(payload->>'chunk') FROM events WHERE line = 2`); n != 60<<20 {
+		t.Fatalf("stored chunk of %d bytes", n)
+	}
+}

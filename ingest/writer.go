@@ -23,6 +23,7 @@ type batch struct {
 	order        []int32
 	dirs         []listing
 	payloadBytes int
+	maxPayload   int
 	maxBytes     int
 	maxRows      int
 }
@@ -57,6 +58,7 @@ func (b *batch) add(c chunk) {
 	}
 	b.states[id] = c.state
 	b.payloadBytes += c.payloadBytes
+	b.maxPayload = max(b.maxPayload, c.maxPayload)
 }
 
 // bulk is a way of handing many event rows to DuckDB.
@@ -76,6 +78,16 @@ type writer struct {
 	txnBytes    int // payload bytes in the open transaction
 	maxTxnBytes int
 	commits     int
+	memLimit    int64 // DuckDB's memory_limit as last set
+}
+
+// setMemoryLimit sets DuckDB's buffer pool size for the ingest.
+func (w *writer) setMemoryLimit(ctx context.Context, n int64) error {
+	if _, err := w.st.Conn.ExecContext(ctx, fmt.Sprintf("SET memory_limit = '%dB'", n)); err != nil {
+		return fmt.Errorf("setting DuckDB's memory limit to %d bytes: %w", n, err)
+	}
+	w.memLimit = n
+	return nil
 }
 
 func newWriter(ctx context.Context, st *query.Store, opts Options) (*writer, error) {
@@ -114,6 +126,15 @@ func (w *writer) close() {
 // rewrote the last partial row group at every checkpoint.
 func (w *writer) write(ctx context.Context, b *batch) (err error) {
 	conn := w.st.Conn
+	// A value is stored whole in one block, and a checkpoint needs room for
+	// it and its compressed copy: a pool smaller than that fails with a
+	// fatal error that invalidates the database. Lines of up to 64 MiB are
+	// accepted, so the pool grows when one arrives.
+	if need := 3*int64(b.maxPayload) + 32<<20; need > w.memLimit {
+		if err := w.setMemoryLimit(ctx, need); err != nil {
+			return err
+		}
+	}
 	if !w.inTxn {
 		if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 			return err
