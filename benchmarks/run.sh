@@ -42,6 +42,10 @@ log() { echo "run.sh: $*" >&2; }
 
 # ---- build ---------------------------------------------------------------
 log "building into $W"
+# What is being measured: the commit, and any uncommitted changes to the
+# code that goes into orchstat, as of the build.
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+dirty=$(git status --porcelain --untracked-files=no -- cmd ingest query reports rules defaults.go go.mod go.sum 2>/dev/null | awk '{print $2}' | paste -sd ' ' || true)
 go build -o "$W/orchstat" ./cmd/orchstat
 go build -o "$W/readjson" ./benchmarks/readjson
 go build -o "$W/bench" ./benchmarks/cmd/bench
@@ -145,7 +149,7 @@ jq -n \
 # ---- measure -------------------------------------------------------------
 log "running the benchmark (slow n=$N_SLOW, fast n=$N_FAST)"
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
-"$W/bench" -spec "$W/spec.json" -md "$W/tables.md" -json "$W/results.json" >/dev/null
+"$W/bench" -interleave -spec "$W/spec.json" -md "$W/tables.md" -json "$W/results.json" >/dev/null
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---- where the time goes (untimed) ---------------------------------------
@@ -153,14 +157,14 @@ profile_md=""
 if [[ $PROFILE == 1 ]] && "$O" --cpuprofile "$W/probe.prof" --help >/dev/null 2>&1; then
 	log "profiling one (a) appender and one (c) json run"
 	rm -f "$W"/prof.db*
-	"$O" --db "$W/prof.db" --cpuprofile "$W/a.prof" ingest --quiet --bulk appender "$CORPUS"
-	"$O" --db "$W/prof.db" --cpuprofile "$W/c.prof" report --no-ingest --format json >/dev/null
+	"$O" --db "$W/prof.db" --cpuprofile "$W/a.prof" ingest --quiet --bulk appender "$CORPUS" || log "profiled ingest failed"
+	"$O" --db "$W/prof.db" --cpuprofile "$W/c.prof" report --no-ingest --format json >/dev/null || log "profiled report failed"
 	for p in a c; do
 		[[ $p == a ]] && what="(a) orchstat ingest --bulk appender" || what="(c) orchstat report --no-ingest --format json"
 		profile_md+=$'\n'"$what, cumulative Go CPU profile (cgocall is time inside DuckDB on the calling goroutine; DuckDB's own threads show as _ExternalCode):"$'\n\n```\n'
 		profile_md+=$(go tool pprof -top -cum -nodecount=200 "$O" "$W/$p.prof" 2>/dev/null |
 			awk '/^Duration/ {print; next} /flat%/ {print; next} /orchstat\/|go-duckdb\.|cgocall|_ExternalCode|gcBgMarkWorker|encoding\/json\.Unmarshal|os\.ReadDir|os\.Stat/' |
-			grep -v 'main\.main\|runtime\.main' | head -32)
+			grep -v 'main\.main\|runtime\.main' | head -32 || true)
 		profile_md+=$'\n```\n'
 	done
 	rm -f "$W"/prof.db*
@@ -191,8 +195,6 @@ rm -f "$W"/rj-cols.db*
 # ---- RESULTS.md ----------------------------------------------------------
 model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 mem=$(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-dirty=$(git status --porcelain --untracked-files=no -- cmd ingest query reports rules defaults.go go.mod go.sum 2>/dev/null | awk '{print $2}' | paste -sd ' ' || true)
 repro="bash benchmarks/run.sh"
 envs=()
 [[ $RUNS != 20000 ]] && envs+=("RUNS=$RUNS")
@@ -237,9 +239,13 @@ mkdir -p "$(dirname "$RESULTS")"
 	fi
 	echo
 	echo "Wall time and peak RSS (ru_maxrss) of the child process; for (e) the"
-	echo "RSS is that of the largest single process in the pipeline. (a) and (d)"
-	echo "load into a database file that is deleted before each repetition; (b),"
-	echo "(c) and (c2) use the database left by the last (a) appender repetition."
+	echo "RSS is that of the largest single process in the pipeline. The commands"
+	echo "run round-robin (one repetition of each per round, in the order below), so"
+	echo "load from elsewhere spreads over all of them. (a) and (d) load into a"
+	echo "database file that is deleted before each repetition; (b), (c) and (c2)"
+	echo "use the database the latest (a) appender repetition left. \"Load before\" is"
+	echo "the 1-minute load average just before each repetition (it includes this"
+	echo "benchmark's own previous command, which decays slowly); median over them."
 	echo
 	cat "$W/tables.md" | sed -n '1,/^$/p'
 	echo "## Targets"

@@ -2,7 +2,7 @@
 // reports the median wall time, CPU time and peak RSS of each, then checks
 // targets stated against those medians.
 //
-//	bench -spec spec.json [-n 5] [-md results.md] [-json results.json]
+//	bench -spec spec.json [-n 5] [-interleave] [-md results.md] [-json results.json]
 //
 // The spec is JSON:
 //
@@ -81,6 +81,7 @@ type Sample struct {
 	Wall  float64 `json:"wall_s"`
 	CPU   float64 `json:"cpu_s"`
 	RSSMB float64 `json:"rss_mb"`
+	Load  float64 `json:"loadavg_before"` // 1-minute load average just before
 }
 
 type Result struct {
@@ -94,7 +95,7 @@ type Result struct {
 	CPU     float64  `json:"median_cpu_s"`
 	RSSMB   float64  `json:"median_rss_mb"`
 	MaxRSS  float64  `json:"max_rss_mb"`
-	Load    string   `json:"loadavg_before,omitempty"` // /proc/loadavg's 1-minute figure before the first repetition
+	Load    float64  `json:"median_loadavg_before"` // median of the samples' 1-minute load averages
 }
 
 type TargetResult struct {
@@ -138,6 +139,7 @@ func main() {
 	mdPath := flag.String("md", "", "write the Markdown tables here")
 	jsonPath := flag.String("json", "", "write the raw results here")
 	timeout := flag.Duration("timeout", 15*time.Minute, "limit for one repetition")
+	interleave := flag.Bool("interleave", false, "run the commands round-robin, one repetition each per round, instead of all repetitions of one command before the next")
 	flag.Parse()
 	if *specPath == "" {
 		fmt.Fprintln(os.Stderr, "bench: -spec is required")
@@ -149,15 +151,49 @@ func main() {
 		os.Exit(2)
 	}
 	rep := Report{Started: time.Now()}
-	for _, c := range spec.Commands {
-		reps := c.N
-		if reps <= 0 {
-			reps = *n
+	results := make([]Result, len(spec.Commands))
+	reps := make([]int, len(spec.Commands))
+	maxReps := 0
+	for i, c := range spec.Commands {
+		reps[i] = c.N
+		if reps[i] <= 0 {
+			reps[i] = *n
 		}
-		r := runCommand(c, reps, *timeout)
-		fmt.Fprintf(os.Stderr, "bench: %-14s %s\n", c.Name, summary(r))
-		rep.Results = append(rep.Results, r)
+		maxReps = max(maxReps, reps[i])
+		results[i] = Result{Name: c.Name, Desc: c.Desc, Command: c.display(), Status: "ok"}
 	}
+	done := func(i int) {
+		finish(&results[i])
+		fmt.Fprintf(os.Stderr, "bench: %-14s %s\n", spec.Commands[i].Name, summary(results[i]))
+	}
+	if *interleave {
+		// Round-robin: repetition k of every command before repetition
+		// k+1 of any, so a burst of load from elsewhere spreads over all
+		// commands instead of landing on one. Commands run in spec order
+		// within a round, so one may use what an earlier one left.
+		for i, c := range spec.Commands {
+			probe(c, &results[i])
+		}
+		for k := 0; k < maxReps; k++ {
+			for i, c := range spec.Commands {
+				if k < reps[i] {
+					runRep(c, &results[i], k, reps[i], *timeout)
+				}
+			}
+		}
+		for i := range spec.Commands {
+			done(i)
+		}
+	} else {
+		for i, c := range spec.Commands {
+			probe(c, &results[i])
+			for k := 0; k < reps[i]; k++ {
+				runRep(c, &results[i], k, reps[i], *timeout)
+			}
+			done(i)
+		}
+	}
+	rep.Results = results
 	rep.Targets = evalTargets(spec.Targets, rep.Results)
 	rep.Duration = time.Since(rep.Started).Seconds()
 	md := markdown(rep)
@@ -244,55 +280,67 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-func runCommand(c Command, reps int, timeout time.Duration) Result {
-	r := Result{Name: c.Name, Desc: c.Desc, Command: c.display(), Status: "ok", Load: loadavg()}
-	if c.Probe != "" {
-		out, err := exec.Command("bash", "-c", c.Probe).CombinedOutput()
-		if err != nil {
-			r.Status = "not available"
-			r.Detail = firstLine(string(out))
-			if r.Detail == "" {
-				r.Detail = err.Error()
-			}
-			return r
+// probe marks r not available if c's probe fails.
+func probe(c Command, r *Result) {
+	if c.Probe == "" {
+		return
+	}
+	out, err := exec.Command("bash", "-c", c.Probe).CombinedOutput()
+	if err != nil {
+		r.Status = "not available"
+		r.Detail = firstLine(string(out))
+		if r.Detail == "" {
+			r.Detail = err.Error()
 		}
 	}
-	for i := 0; i < reps; i++ {
-		if c.Before != "" {
-			if out, err := exec.Command("bash", "-c", c.Before).CombinedOutput(); err != nil {
-				r.Status = "failed"
-				r.Detail = "before: " + firstLine(string(out)) + " " + err.Error()
-				break
-			}
-		}
-		s, stdout, stderr, err := runOnce(c, timeout)
-		if err != nil {
+}
+
+// runRep runs repetition i of reps of c, unless r has already failed.
+func runRep(c Command, r *Result, i, reps int, timeout time.Duration) {
+	if r.Status != "ok" {
+		return
+	}
+	if c.Before != "" {
+		if out, err := exec.Command("bash", "-c", c.Before).CombinedOutput(); err != nil {
 			r.Status = "failed"
-			msg := firstLine(stderr)
-			if msg == "" {
-				msg = firstLine(stdout)
-			}
-			r.Detail = strings.TrimSpace(err.Error() + ": " + msg)
-			break
-		}
-		r.Samples = append(r.Samples, s)
-		if c.Stdout != "" && i == reps-1 {
-			if err := os.WriteFile(c.Stdout, []byte(stdout), 0o644); err != nil {
-				fmt.Fprintln(os.Stderr, "bench:", err)
-			}
+			r.Detail = "before: " + firstLine(string(out)) + " " + err.Error()
+			return
 		}
 	}
-	if r.Status == "ok" {
-		var w, cpu, rss []float64
-		for _, s := range r.Samples {
-			w = append(w, s.Wall)
-			cpu = append(cpu, s.CPU)
-			rss = append(rss, s.RSSMB)
-			r.MaxRSS = math.Max(r.MaxRSS, s.RSSMB)
+	load := loadavg()
+	s, stdout, stderr, err := runOnce(c, timeout)
+	if err != nil {
+		r.Status = "failed"
+		msg := firstLine(stderr)
+		if msg == "" {
+			msg = firstLine(stdout)
 		}
-		r.Wall, r.CPU, r.RSSMB = median(w), median(cpu), median(rss)
+		r.Detail = strings.TrimSpace(err.Error() + ": " + msg)
+		return
 	}
-	return r
+	s.Load = load
+	r.Samples = append(r.Samples, s)
+	if c.Stdout != "" && i == reps-1 {
+		if err := os.WriteFile(c.Stdout, []byte(stdout), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+		}
+	}
+}
+
+// finish computes r's medians from its samples.
+func finish(r *Result) {
+	if r.Status != "ok" || len(r.Samples) == 0 {
+		return
+	}
+	var w, cpu, rss, load []float64
+	for _, s := range r.Samples {
+		w = append(w, s.Wall)
+		cpu = append(cpu, s.CPU)
+		rss = append(rss, s.RSSMB)
+		load = append(load, s.Load)
+		r.MaxRSS = math.Max(r.MaxRSS, s.RSSMB)
+	}
+	r.Wall, r.CPU, r.RSSMB, r.Load = median(w), median(cpu), median(rss), median(load)
 }
 
 func runOnce(c Command, timeout time.Duration) (Sample, string, string, error) {
@@ -328,18 +376,19 @@ func runOnce(c Command, timeout time.Duration) (Sample, string, string, error) {
 	return s, stdout.String(), stderr.String(), nil
 }
 
-// loadavg is the 1-minute load average, or "" where /proc is missing. On a
-// shared machine it shows whether something else was competing for the CPU.
-func loadavg() string {
+// loadavg is the 1-minute load average, or 0 where /proc is missing. On
+// a shared machine it shows whether something else was competing for the
+// CPU (this benchmark's own previous command counts too: it decays slowly).
+func loadavg() float64 {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
-		return ""
+		return 0
 	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return ""
+	var l float64
+	if _, err := fmt.Sscan(string(b), &l); err != nil {
+		return 0
 	}
-	return f[0]
+	return l
 }
 
 func tv(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
@@ -452,18 +501,18 @@ func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 func markdown(rep Report) string {
 	var b strings.Builder
-	b.WriteString("| | what | n | median wall | min–max wall | median CPU (user+sys) | median peak RSS | load before | status |\n")
+	b.WriteString("| | what | n | median wall | min–max wall | median CPU (user+sys) | median peak RSS | median load before | status |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, r := range rep.Results {
 		if r.Status != "ok" {
-			fmt.Fprintf(&b, "| %s | %s | %d | - | - | - | - | %s | %s: %s |\n", r.Name, mdCell(r.Desc), len(r.Samples), r.Load, r.Status, mdCell(r.Detail))
+			fmt.Fprintf(&b, "| %s | %s | %d | - | - | - | - | - | %s: %s |\n", r.Name, mdCell(r.Desc), len(r.Samples), r.Status, mdCell(r.Detail))
 			continue
 		}
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for _, s := range r.Samples {
 			lo, hi = math.Min(lo, s.Wall), math.Max(hi, s.Wall)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s–%s | %s | %.0f MB | %s | ok |\n",
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s–%s | %s | %.0f MB | %.2f | ok |\n",
 			r.Name, mdCell(r.Desc), len(r.Samples), secs(r.Wall), secs(lo), secs(hi), secs(r.CPU), r.RSSMB, r.Load)
 	}
 	if len(rep.Targets) > 0 {
