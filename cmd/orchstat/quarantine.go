@@ -29,7 +29,7 @@ full length). In table and markdown output the raw text is cut to 80
 characters unless --full is given.`,
 		Example: `  orchstat quarantine
   orchstat quarantine --format json --limit 0`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := reports.ParseFormat(o.Format); err != nil {
 				return usageError{err}

@@ -82,7 +82,7 @@ func run(ctx context.Context, args []string, io *IO) int {
 		return se.code
 	}
 	var ue usageError
-	if errors.As(err, &ue) || isFlagError(err) {
+	if errors.As(err, &ue) || isUnknownCommand(err) {
 		fmt.Fprintf(io.Err, "orchstat: %v\n", err)
 		if cmd != nil {
 			fmt.Fprintf(io.Err, "Run '%s --help' for usage.\n", cmd.CommandPath())
@@ -93,16 +93,20 @@ func run(ctx context.Context, args []string, io *IO) int {
 	return exitError
 }
 
-// isFlagError recognises cobra's own argument errors, which it returns as
-// plain errors.
-func isFlagError(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown flag", "unknown shorthand", "flag needs an argument", "invalid argument", "unknown command", "accepts ", "requires at least", "requires at most", "bad flag syntax"} {
-		if strings.Contains(msg, p) {
-			return true
+// isUnknownCommand recognises cobra's error for a mistyped subcommand, the
+// one usage error cobra returns without a hook to type it.
+func isUnknownCommand(err error) bool {
+	return strings.HasPrefix(err.Error(), "unknown command ")
+}
+
+// usageArgs makes a cobra argument check's error a usage error.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return usageError{err}
 		}
+		return nil
 	}
-	return false
 }
 
 func newRootCmd(io *IO) *cobra.Command {
@@ -221,7 +225,7 @@ func newVersionCmd(io *IO) *cobra.Command {
 		Use:     "version",
 		Short:   "Print orchstat's version",
 		Example: "  orchstat version",
-		Args:    cobra.NoArgs,
+		Args:    usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fmt.Fprintf(io.Out, "orchstat %s (DuckDB v1.1.2, go-duckdb v1.8.2)\n", version)
 			return nil

@@ -32,7 +32,7 @@ events, runs and provider_requests.`,
 		Example: `  orchstat sql "SELECT status, count(*) AS runs FROM runs GROUP BY ALL ORDER BY runs DESC"
   orchstat sql --format csv "SELECT provider, model, avg(retries) FROM provider_requests GROUP BY ALL"
   orchstat sql "SELECT payload->>'error' AS error, count(*) FROM events WHERE type = 'ProviderRequestFinished' GROUP BY ALL"`,
-		Args: cobra.ExactArgs(1),
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Query = args[0]
 			if _, err := reports.ParseFormat(o.Format); err != nil {
