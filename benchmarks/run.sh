@@ -148,22 +148,38 @@ jq -n \
 
 # ---- measure -------------------------------------------------------------
 log "running the benchmark (slow n=$N_SLOW, fast n=$N_FAST)"
+# Busy CPU time of the whole machine (user+nice+system+irq+softirq+steal,
+# in clock ticks), to tell how much of it went to something other than the
+# measured commands.
+busy_ticks() { awk '/^cpu / {print $2+$3+$4+$7+$8+$9}' /proc/stat; }
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+busy_start=$(busy_ticks)
 "$W/bench" -interleave -spec "$W/spec.json" -md "$W/tables.md" -json "$W/results.json" >/dev/null
+busy_end=$(busy_ticks)
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
+hz=$(getconf CLK_TCK)
+bench_secs=$(jq '.duration_s' "$W/results.json")
+ours=$(jq '[.results[].samples // [] | .[].cpu_s] | add // 0' "$W/results.json")
+others=$(awk -v b=$((busy_end - busy_start)) -v hz="$hz" -v o="$ours" 'BEGIN {x = b/hz - o; if (x < 0) x = 0; printf "%.0f", x}')
+others_pct=$(awk -v x="$others" -v d="$bench_secs" -v n="$(nproc)" 'BEGIN {printf "%.0f", 100*x/(d*n)}')
 
 # ---- where the time goes (untimed) ---------------------------------------
 profile_md=""
 if [[ $PROFILE == 1 ]] && "$O" --cpuprofile "$W/probe.prof" --help >/dev/null 2>&1; then
-	log "profiling one (a) appender and one (c) json run"
+	log "profiling one (a) appender, (b) and (c) json run"
 	rm -f "$W"/prof.db*
 	"$O" --db "$W/prof.db" --cpuprofile "$W/a.prof" ingest --quiet --bulk appender "$CORPUS" || log "profiled ingest failed"
+	"$O" --db "$W/prof.db" --cpuprofile "$W/b.prof" ingest --quiet "$CORPUS" || log "profiled ingest failed"
 	"$O" --db "$W/prof.db" --cpuprofile "$W/c.prof" report --no-ingest --format json >/dev/null || log "profiled report failed"
-	for p in a c; do
-		[[ $p == a ]] && what="(a) orchstat ingest --bulk appender" || what="(c) orchstat report --no-ingest --format json"
+	for p in a b c; do
+		case $p in
+		a) what="(a) orchstat ingest --bulk appender" ;;
+		b) what="(b) orchstat ingest with nothing new" ;;
+		c) what="(c) orchstat report --no-ingest --format json" ;;
+		esac
 		profile_md+=$'\n'"$what, cumulative Go CPU profile (cgocall is time inside DuckDB on the calling goroutine; DuckDB's own threads show as _ExternalCode):"$'\n\n```\n'
 		profile_md+=$(go tool pprof -top -cum -nodecount=200 "$O" "$W/$p.prof" 2>/dev/null |
-			awk '/^Duration/ {print; next} /flat%/ {print; next} /orchstat\/|go-duckdb\.|cgocall|_ExternalCode|gcBgMarkWorker|encoding\/json\.Unmarshal|os\.ReadDir|os\.Stat/' |
+			awk '/^Duration/ {print; next} /flat%/ {print; next} /orchstat\/|go-duckdb\.|cgocall|_ExternalCode|gcBgMarkWorker|encoding\/json\.Unmarshal|os\.ReadDir$|os\.Stat$/' |
 			grep -v 'main\.main\|runtime\.main' | head -32 || true)
 		profile_md+=$'\n```\n'
 	done
@@ -204,13 +220,12 @@ envs=()
 [[ $N_FAST != 7 ]] && envs+=("N_FAST=$N_FAST")
 [[ $corpus_origin == existing* ]] && envs+=("CORPUS=$CORPUS")
 [[ ${#envs[@]} -gt 0 ]] && repro="${envs[*]} $repro"
-bench_secs=$(jq '.duration_s | floor' "$W/results.json")
 
 mkdir -p "$(dirname "$RESULTS")"
 {
 	echo "# orchstat benchmark results"
 	echo
-	echo "Written by \`benchmarks/run.sh\` on $(date -u +%Y-%m-%dT%H:%M:%SZ); the measurements took ${bench_secs} s."
+	echo "Written by \`benchmarks/run.sh\` on $(date -u +%Y-%m-%dT%H:%M:%SZ); the measurements took ${bench_secs%.*} s."
 	echo
 	echo "Reproduce: \`$repro\` (from the repository root)."
 	echo
@@ -232,10 +247,14 @@ mkdir -p "$(dirname "$RESULTS")"
 	echo
 	echo "## Medians"
 	echo
-	echo "Load average (1, 5, 15 min) when measuring started: $load_start; when it ended: $load_end."
-	if awk -v l="${load_start%% *}" 'BEGIN {exit !(l > 1.0)}'; then
-		echo "**The machine was busy with other work (load above 1 on $(nproc) cores), so times are"
-		echo "likely inflated and noisy; the min column is the least disturbed repetition.**"
+	echo "Other work on the machine while measuring: about ${others} CPU-seconds over ${bench_secs%.*} s"
+	echo "(${others_pct}% of the $(nproc) cores), counted as the machine's busy CPU time (/proc/stat)"
+	echo "less the measured commands' own. Load average (1, 5, 15 min) at the start: $load_start;"
+	echo "at the end: $load_end."
+	if ((others_pct > 10)); then
+		echo
+		echo "**Something else was using the CPU, so times are inflated and noisy; the"
+		echo "min column is the least disturbed repetition.**"
 	fi
 	echo
 	echo "Wall time and peak RSS (ru_maxrss) of the child process; for (e) the"
