@@ -271,6 +271,8 @@ mkdir -p "$(dirname "$RESULTS")"
 	echo
 	sed -n '/^$/,$p' "$W/tables.md" | sed '1d'
 	echo
+	cat "$ROOT/benchmarks/BOUNDS.md"
+	echo
 	echo "## Cross-checks"
 	echo
 	for c in "${checks[@]}"; do echo "- $c"; done
