@@ -167,23 +167,16 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 	for _, p := range opts.Paths {
 		useStdin = useStdin || p == "-"
 	}
-	var tasks []task
-	for _, s := range sources {
-		t := task{src: s, prev: prev[s.path]}
-		if t.prev != nil {
-			t.id = t.prev.id
-		} else {
-			maxID++
-			t.id = maxID
-		}
-		tasks = append(tasks, t)
-	}
 	if useStdin {
 		name := opts.StdinName
 		if name == "" {
 			name = "stdin"
 		}
-		s := source{path: stdinPath(name), kind: KindStdin, runDir: name}
+		sources = append(sources, source{path: stdinPath(name), kind: KindStdin, runDir: name})
+	}
+	// Known files keep their id; new ones get the next free ones.
+	var tasks []task
+	for _, s := range sources {
 		t := task{src: s, prev: prev[s.path]}
 		if t.prev != nil {
 			t.id = t.prev.id

@@ -20,6 +20,12 @@ func ReadOnly(ctx context.Context, st *Store, q string) (reports.Table, error) {
 			return t, fmt.Errorf("securing the connection: %w", err)
 		}
 	}
+	return queryTable(ctx, st, "", q)
+}
+
+// queryTable runs q and collects its result as a reports.Table.
+func queryTable(ctx context.Context, st *Store, title, q string) (reports.Table, error) {
+	t := reports.Table{Title: title}
 	rs, err := st.Conn.QueryContext(ctx, q)
 	if err != nil {
 		return t, cleanDuckErr(err)
@@ -48,23 +54,5 @@ func Quarantined(ctx context.Context, st *Store, limit int) (reports.Table, erro
 	if limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
-	t := reports.Table{Title: "Quarantined lines"}
-	rs, err := st.Conn.QueryContext(ctx, q)
-	if err != nil {
-		return t, err
-	}
-	defer rs.Close()
-	t.Columns, _ = rs.Columns()
-	for rs.Next() {
-		vals := make([]any, len(t.Columns))
-		ptrs := make([]any, len(vals))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rs.Scan(ptrs...); err != nil {
-			return t, err
-		}
-		t.Rows = append(t.Rows, vals)
-	}
-	return t, rs.Err()
+	return queryTable(ctx, st, "Quarantined lines", q)
 }
