@@ -48,3 +48,24 @@ func (l *flock) unlock() {
 	syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
 	l.f.Close()
 }
+
+// heldElsewhere reports whether another process holds DuckDB's own lock on
+// the database file (DuckDB takes an fcntl lock on the whole file). Such a
+// process, a DuckDB CLI for instance, does not take orchstat's lock, and
+// its write-ahead log is live, not a crashed writer's.
+//
+// Closing a descriptor drops every fcntl lock this process holds on the
+// file, so this must not run while this process has the database open;
+// Open calls it only before opening, and only when a log is present.
+func heldElsewhere(db string) bool {
+	f, err := os.Open(db)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: 0, Start: 0, Len: 0}
+	if err := syscall.FcntlFlock(f.Fd(), syscall.F_GETLK, &lk); err != nil {
+		return false
+	}
+	return lk.Type != syscall.F_UNLCK
+}

@@ -159,6 +159,9 @@ func setAsideWAL(db string) (bool, error) {
 	if _, err := os.Stat(wal); err != nil {
 		return false, nil
 	}
+	if heldElsewhere(db) {
+		return false, nil // a live log: DuckDB's own lock makes Open wait
+	}
 	if err := os.Rename(wal, wal+".discarded"); err != nil {
 		return false, fmt.Errorf("setting aside the unfinished log of %s: %w", db, err)
 	}

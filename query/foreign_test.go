@@ -1,0 +1,91 @@
+package query
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/marcboeker/go-duckdb"
+)
+
+// TestMain lets the test binary act as a foreign DuckDB client (one that
+// does not take orchstat's lock) holding a database with a live WAL.
+func TestMain(m *testing.M) {
+	if path := os.Getenv("ORCHSTAT_TEST_FOREIGN"); path != "" {
+		c, err := duckdb.NewConnector(path, nil)
+		if err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		db := sql.OpenDB(c)
+		// Committed but not checkpointed: it lives in the WAL.
+		if _, err := db.Exec(`SET checkpoint_threshold = '1GB'; CREATE TABLE mine AS SELECT 42 AS x`); err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		fmt.Println("ready")
+		io.Copy(io.Discard, os.Stdin)
+		db.Close()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestLiveForeignLogIsNotSetAside(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a second process")
+	}
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "shared.duckdb")
+	st, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "ORCHSTAT_TEST_FOREIGN="+path)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("foreign client: %q", line)
+	}
+	if _, err := os.Stat(path + ".wal"); err != nil {
+		t.Fatalf("the foreign client has no WAL to protect: %v", err)
+	}
+
+	_, err = Open(ctx, path, Options{LockTimeout: 300 * time.Millisecond})
+	var le *LockError
+	if !errors.As(err, &le) {
+		t.Fatalf("got %v, want a LockError naming the foreign process", err)
+	}
+	if _, err := os.Stat(path + ".wal"); err != nil {
+		t.Fatal("the foreign client's live WAL was set aside")
+	}
+
+	// Once it has closed cleanly, its table is there.
+	stdin.Close()
+	cmd.Wait()
+	st, err = Open(ctx, path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var x int
+	if err := st.Conn.QueryRowContext(ctx, `SELECT x FROM mine`).Scan(&x); err != nil || x != 42 {
+		t.Fatalf("foreign data lost: %v %v", x, err)
+	}
+}
+
