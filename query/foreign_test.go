@@ -88,4 +88,3 @@ func TestLiveForeignLogIsNotSetAside(t *testing.T) {
 		t.Fatalf("foreign data lost: %v %v", x, err)
 	}
 }
-
