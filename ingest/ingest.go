@@ -475,7 +475,7 @@ func readStream(t task, in io.Reader, send func(chunk) bool) bool {
 	if in == nil {
 		in = strings.NewReader("")
 	}
-	r := trace.NewReader(in, 0, 0)
+	r := trace.NewStreamReader(in)
 	ok := readLines(r, cur, replace, func(c chunk) bool {
 		c.state.size = c.state.offset
 		return send(c)

@@ -299,6 +299,11 @@ func TestStdin(t *testing.T) {
 	if n := scalar[int64](t, st, `SELECT count(*) FROM events`); n != 2 {
 		t.Fatalf("re-ingesting the same stdin name duplicated rows: %d", n)
 	}
+	// A pipe has no "next time": its last line counts without a newline.
+	res, err := ingest.Run(context.Background(), st, ingest.Options{Paths: []string{"-"}, Stdin: strings.NewReader(strings.TrimSuffix(in, "\n")), StdinName: "ci"})
+	if err != nil || res.Events != 2 {
+		t.Fatalf("final line without newline: %+v %v", res, err)
+	}
 }
 
 // ingestNow ingests on the real clock, which directory mtimes are compared

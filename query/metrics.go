@@ -25,13 +25,14 @@ type Filter struct {
 func (f Filter) scope(group string) (string, []any) {
 	var where []string
 	var args []any
+	// Event times have microsecond precision, so bounds do too.
 	if f.Since != nil {
 		where = append(where, "start >= ?")
-		args = append(args, f.Since.UTC())
+		args = append(args, f.Since.UTC().Truncate(time.Microsecond))
 	}
 	if f.Until != nil {
 		where = append(where, "start < ?")
-		args = append(args, f.Until.UTC())
+		args = append(args, f.Until.UTC().Truncate(time.Microsecond))
 	}
 	if len(f.Runs) > 0 {
 		ph := strings.TrimSuffix(strings.Repeat("?,", len(f.Runs)), ",")

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,6 +35,7 @@ func datasets(t *testing.T) []dataset {
 	} else {
 		t.Log("../shared/testdata-external is absent: comparing on project data only")
 	}
+	sets = append(sets, dataset{"exotic", exoticRuns(t)})
 	for i, cfg := range generatedConfigs() {
 		dir := filepath.Join(t.TempDir(), fmt.Sprint("gen", i))
 		if _, err := tracegen.Generate(dir, cfg); err != nil {
@@ -97,6 +100,9 @@ func TestMetricsAgreeWithReference(t *testing.T) {
 				runs = append(runs, filepath.Base(filepath.Dir(f)))
 			}
 			filters = append(filters, query.Filter{Runs: runs})
+			// Bounds finer than the microseconds events are kept at.
+			sub := time.Date(2026, 1, 1, 0, 0, 0, 500, time.UTC)
+			filters = append(filters, query.Filter{Since: &sub}, query.Filter{Until: &sub})
 			seen := map[string]bool{}
 			for _, p := range all.ByProvider {
 				if !seen[p.Provider] && p.Provider != "" {
@@ -178,4 +184,42 @@ func compareProviders(t *testing.T, name string, got []reports.ProviderRow, want
 			t.Errorf("%s: provider row %d = %+v (%s), reference %+v (%s)", name, i, g, gm, w, wm)
 		}
 	}
+}
+
+// exoticRuns writes values at the edges of the definitions: numbers out of
+// float64 range, sub-microsecond and far-off timestamps, strings where
+// numbers belong, duplicate keys.
+func exoticRuns(t *testing.T) string {
+	dir := filepath.Join(t.TempDir(), "exotic")
+	lines := map[string][]string{
+		"e1": {
+			`{"type":"RunStarted","schemaVersion":1,"timestamp":"2026-01-01T00:00:00.0000001Z","runId":"e1","payload":{}}`,
+			`{"type":"ProviderRequestStarted","schemaVersion":1,"timestamp":"2026-01-01T00:00:01Z","runId":"e1","payload":{"provider":"p","model":"m"}}`,
+			`{"type":"ProviderRequestFinished","schemaVersion":1,"timestamp":"2026-01-01T00:00:02Z","runId":"e1","payload":{"provider":"p","retries":1e999,"success":true}}`,
+			`{"type":"ProviderRequestFinished","schemaVersion":1,"timestamp":"2026-01-01T00:00:03Z","runId":"e1","payload":{"provider":"p","retries":"2","success":"false"}}`,
+			`{"type":"ProviderRequestFinished","schemaVersion":1,"timestamp":"2026-01-01T00:00:04Z","runId":"e1","payload":{"provider":"p","retries":0,"retries":3,"success":false}}`,
+			`{"type":"CandidateGenerated","schemaVersion":1,"timestamp":"2026-01-01T00:00:05Z","runId":"e1","payload":{"iteration":1e999,"valid":true}}`,
+			`{"type":"CandidateGenerated","schemaVersion":1,"timestamp":"2026-01-01T00:00:06Z","runId":"e1","payload":{"valid":"true"}}`,
+			`{"type":"CandidateGenerated","schemaVersion":1,"timestamp":"2026-01-01T00:00:07Z","runId":"e1","payload":{"iteration":-0,"valid":true}}`,
+			`{"type":"CandidateGenerated","schemaVersion":1,"timestamp":"2026-01-01T00:00:08Z","runId":"e1","payload":{"iteration":0,"valid":false}}`,
+			`{"type":"DiagnosisStarted","schemaVersion":1,"timestamp":"2026-01-01T00:00:09Z","runId":"e1","payload":{"iteration":"0"}}`,
+			`{"type":"RepairAttempted","schemaVersion":1,"timestamp":"2026-01-01T00:00:10Z","runId":"e1","payload":{"iteration":"4"}}`,
+			`{"type":"RunEscalated","schemaVersion":1,"timestamp":"2026-01-01T00:00:11Z","runId":"e1","payload":{"from":"L2 ","to":"L3"}}`,
+		},
+		"e2": {
+			`{"type":"RunStarted","schemaVersion":1,"timestamp":"0000-01-01T00:30:00+01:00","runId":"e2","payload":{}}`,
+			`{"type":"IterationStarted","schemaVersion":1,"timestamp":"2026-01-01T00:00:00.0000009Z","runId":"e2","payload":{"iteration":1}}`,
+			`{"type":"RepairAttempted","schemaVersion":1,"timestamp":"2026-01-01T00:00:01Z","runId":"e2","payload":{"iteration":2.5}}`,
+			`{"type":"ProviderRequestFinished","schemaVersion":1,"timestamp":"2026-01-01T00:00:02Z","runId":"e2","payload":{"provider":"p","retries":1.7e308}}`,
+			`{"type":"ProviderRequestFinished","schemaVersion":1,"timestamp":"2026-01-01T00:00:03Z","runId":"e2","payload":{"provider":"p","retries":1.7e308}}`,
+		},
+	}
+	for run, ls := range lines {
+		p := filepath.Join(dir, run, "trace.jsonl")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(strings.Join(ls, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }

@@ -100,7 +100,12 @@ func Parse(line []byte) (Event, *LineError) {
 	if perr != nil {
 		return ev, &LineError{Field: "timestamp", Reason: fmt.Sprintf("unparsable timestamp %q", clip(tsText, 64))}
 	}
-	ev.Time = t
+	if y := t.Year(); y < 1 || y > 9999 {
+		return ev, &LineError{Field: "timestamp", Reason: fmt.Sprintf("timestamp %q is outside the years 1 to 9999 (UTC)", clip(tsText, 64))}
+	}
+	// The store keeps microseconds; truncating here keeps every comparison
+	// (time filters, a run's start) the same in Go and in SQL.
+	ev.Time = t.Truncate(time.Microsecond)
 	if len(payload) == 0 {
 		return ev, &LineError{Field: "payload", Reason: "missing"}
 	}

@@ -70,10 +70,9 @@ func (p Payload) Number(key string) *float64 {
 	if len(v) == 0 || !(v[0] == '-' || isDigit(v[0])) {
 		return nil
 	}
-	f, err := strconv.ParseFloat(string(v), 64)
-	if err != nil { // out of range: the grammar was already checked
-		return nil
-	}
+	// Out of range, ParseFloat gives ±Inf with an error: it is still a JSON
+	// number, and keeps its sign (1e999 retries is a retry).
+	f, _ := strconv.ParseFloat(string(v), 64)
 	return &f
 }
 

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"errors"
 	"io"
 )
 
@@ -36,6 +37,17 @@ type Reader struct {
 	err     error
 	maxLine int
 	long    []byte
+	// stream is set for input that has no "next time", like a pipe: its
+	// final line counts even without a newline.
+	stream bool
+}
+
+// NewStreamReader reads a stream to its end: unlike a file that may still be
+// written, a final line without "\n" is returned as a line.
+func NewStreamReader(r io.Reader) *Reader {
+	rd := NewReader(r, 0, 0)
+	rd.stream = true
+	return rd
 }
 
 // NewReader reads r, whose first byte is at file offset offset and follows
@@ -60,6 +72,9 @@ func (r *Reader) Next() (Line, error) {
 			return r.skipLong()
 		}
 		if err := r.fill(); err != nil {
+			if errors.Is(err, io.EOF) && r.stream && r.hi > r.lo {
+				return r.emit(r.buf[r.lo:r.hi], r.hi-r.lo, false), nil
+			}
 			return Line{}, err
 		}
 	}
@@ -131,10 +146,14 @@ func (r *Reader) skipLong() (Line, error) {
 		r.base += int64(r.hi)
 		r.lo, r.hi = 0, 0
 		if r.eof {
-			// The line is not finished yet: leave it for the next ingest.
 			if r.err != nil {
 				return Line{}, r.err
 			}
+			if r.stream {
+				r.num++
+				return Line{Num: r.num, Offset: start, Bytes: r.long, TooLong: true}, nil
+			}
+			// The line is not finished yet: leave it for the next ingest.
 			return Line{}, io.EOF
 		}
 		n, err := r.r.Read(r.buf)

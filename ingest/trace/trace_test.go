@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,6 +46,8 @@ func TestParse(t *testing.T) {
 		{name: "bad timestamp", line: `{"type":"A","schemaVersion":1,"timestamp":"yesterday","runId":"1","payload":{}}`, field: "timestamp", reason: "unparsable"},
 		{name: "bad month", line: `{"type":"A","schemaVersion":1,"timestamp":"2026-13-29T17:48:11.416Z","runId":"1","payload":{}}`, field: "timestamp", reason: "unparsable"},
 		{name: "missing payload", line: `{"type":"A","schemaVersion":1,"timestamp":"2026-01-29T17:48:11.416Z","runId":"1"}`, field: "payload", reason: "missing"},
+		{name: "year 0", line: `{"type":"A","schemaVersion":1,"timestamp":"0000-01-01T00:30:00+01:00","runId":"1","payload":{}}`, field: "timestamp", reason: "outside the years"},
+		{name: "year 10000", line: `{"type":"A","schemaVersion":1,"timestamp":"9999-12-31T23:30:00-01:00","runId":"1","payload":{}}`, field: "timestamp", reason: "outside the years"},
 		{name: "payload array", line: `{"type":"A","schemaVersion":1,"timestamp":"2026-01-29T17:48:11.416Z","runId":"1","payload":[]}`, field: "payload", reason: "not a JSON object"},
 		{name: "payload null", line: `{"type":"A","schemaVersion":1,"timestamp":"2026-01-29T17:48:11.416Z","runId":"1","payload":null}`, field: "payload", reason: "not a JSON object"},
 		{name: "invalid utf8", line: "{\"type\":\"A\xff\",\"schemaVersion\":1,\"timestamp\":\"2026-01-29T17:48:11.416Z\",\"runId\":\"1\",\"payload\":{}}", reason: "invalid UTF-8"},
@@ -128,6 +131,14 @@ func TestReader(t *testing.T) {
 	}
 }
 
+func TestStreamReaderKeepsTheFinalLine(t *testing.T) {
+	r := NewStreamReader(strings.NewReader("a\nb"))
+	lines := readAll(t, r)
+	if len(lines) != 2 || string(lines[1].Bytes) != "b" || r.Offset() != 3 {
+		t.Fatalf("%+v offset %d", lines, r.Offset())
+	}
+}
+
 func TestReaderLongLines(t *testing.T) {
 	long := strings.Repeat("x", 300)
 	in := "short\n" + long + "\n" + "ok\n" + long
@@ -165,6 +176,10 @@ func TestPayload(t *testing.T) {
 	}
 	if o, ok := p.Object("o"); !ok || *o.Number("k") != 1.5 {
 		t.Error("nested")
+	}
+	big := ParsePayload([]byte(`{"a":1e999,"b":-1e999}`))
+	if a, b := big.Number("a"), big.Number("b"); a == nil || !math.IsInf(*a, 1) || b == nil || !math.IsInf(*b, -1) {
+		t.Error("an out-of-range number is still a number, ±Inf")
 	}
 }
 

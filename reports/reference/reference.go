@@ -147,11 +147,12 @@ func compute(datas [][]byte, f Filter) *Result {
 
 	// 3. Selected runs.
 	selected := map[string]bool{}
+	since, until := f.Since.Truncate(time.Microsecond), f.Until.Truncate(time.Microsecond)
 	for run, s := range start {
-		if !f.Since.IsZero() && s.Before(f.Since) {
+		if !since.IsZero() && s.Before(since) {
 			continue
 		}
-		if !f.Until.IsZero() && !s.Before(f.Until) {
+		if !until.IsZero() && !s.Before(until) {
 			continue
 		}
 		if len(f.Runs) > 0 && !contains(f.Runs, run) {
@@ -224,6 +225,12 @@ func parseLine(line []byte) (e event, ok bool) {
 	if err != nil {
 		return e, false
 	}
+	// Timestamps must fall in the years 1 to 9999 (UTC), and have
+	// microsecond precision, as the store keeps them.
+	if y := ts.UTC().Year(); y < 1 || y > 9999 {
+		return e, false
+	}
+	ts = ts.Truncate(time.Microsecond)
 	rawPayload, ok := obj["payload"]
 	if !ok || !isObject(rawPayload) {
 		return e, false
@@ -353,9 +360,10 @@ func metrics(evs []event) map[string]Metric {
 	for r := range escalatedFromL2 {
 		l2OrEscalated[r] = true
 	}
+	// Summed in run order, so the result does not depend on map order.
 	var sumMaxRepair float64
-	for _, m := range maxRepairIteration {
-		sumMaxRepair += m
+	for _, r := range sortedKeys(maxRepairIteration) {
+		sumMaxRepair += maxRepairIteration[r]
 	}
 	l3Runs := float64(len(candidateRuns))
 
@@ -460,4 +468,13 @@ func byProvider(events []event, selected map[string]bool) []ProviderRow {
 		return a.Model != nil && *a.Model < *b.Model
 	})
 	return out
+}
+
+func sortedKeys(m map[string]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
