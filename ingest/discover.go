@@ -117,9 +117,22 @@ func discover(paths []string, getKnown func() (known, error), now time.Time) ([]
 		}
 		var runDirs []string
 		for _, e := range entries {
-			if e.IsDir() || e.Type()&fs.ModeSymlink != 0 {
-				runDirs = append(runDirs, filepath.Join(dir, e.Name()))
+			d := filepath.Join(dir, e.Name())
+			if e.Type()&fs.ModeSymlink != 0 {
+				// Resolved, so a run linked from elsewhere is one run
+				// whichever way it is reached.
+				r, err := filepath.EvalSymlinks(d)
+				if err != nil {
+					continue // dangling
+				}
+				if st, err := os.Stat(r); err != nil || !st.IsDir() {
+					continue
+				}
+				d = r
+			} else if !e.IsDir() {
+				continue
 			}
+			runDirs = append(runDirs, d)
 		}
 		items = append(items, item{dirs: runDirs})
 		dirs = append(dirs, runDirs...)

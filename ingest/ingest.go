@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -90,6 +91,7 @@ type Result struct {
 	Bytes        int64
 	Transactions int
 	Replaced     []Replacement
+	Moved        []Replacement // known files found under a new path
 	Errors       []FileError
 }
 
@@ -107,15 +109,17 @@ type fileState struct {
 }
 
 type task struct {
-	src  source
-	prev *fileState
-	id   int32
+	src   source
+	prev  *fileState
+	id    int32
+	moves *moves
 }
 
 type chunk struct {
 	state        fileState
 	deleteOld    bool   // on a file's first chunk when its earlier rows go
 	replace      string // why a trace's earlier rows go, reported to the user
+	moved        string // the file's old path, when it was found under a new one
 	events       []eventRow
 	rows         rows
 	payloadBytes int
@@ -175,9 +179,10 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 		sources = append(sources, source{path: stdinPath(name), kind: KindStdin, runDir: name})
 	}
 	// Known files keep their id; new ones get the next free ones.
+	mv := newMoves(prev)
 	var tasks []task
 	for _, s := range sources {
-		t := task{src: s, prev: prev[s.path]}
+		t := task{src: s, prev: prev[s.path], moves: mv}
 		if t.prev != nil {
 			t.id = t.prev.id
 		} else {
@@ -303,6 +308,9 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 		if c.replace != "" {
 			res.Replaced = append(res.Replaced, Replacement{Path: c.state.path, Reason: c.replace})
 		}
+		if c.moved != "" {
+			res.Moved = append(res.Moved, Replacement{Path: c.state.path, Reason: "it was " + c.moved})
+		}
 		b.add(c)
 		res.Events += int64(len(c.events))
 		res.Quarantined += int64(len(c.rows[query.Quarantine.Name]))
@@ -414,44 +422,60 @@ func readFile(t task, send func(chunk) bool) (skipped, ok bool) {
 	fi, err := os.Stat(t.src.path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && t.prev != nil {
-			// Removed since last time: its rows stay, as the trace files are
-			// the source of truth only while they exist.
+			// Removed since last time: its rows stay, as the store is an
+			// index of what was seen.
 			return true, true
 		}
 		return fail(describeOpenErr(err))
 	}
-	cur := fileState{id: t.id, path: t.src.path, kind: t.src.kind, runDir: t.src.runDir, size: fi.Size(), mtime: truncMtime(fi.ModTime())}
-	cur.dev, cur.ino = statOf(fi)
-	p := t.prev
-	if p != nil && p.size == cur.size && p.mtime.Equal(cur.mtime) && p.dev == cur.dev && p.ino == cur.ino {
-		return true, true
+	if p := t.prev; p != nil && p.path == t.src.path && p.size == fi.Size() && p.mtime.Equal(truncMtime(fi.ModTime())) {
+		if dev, ino := statOf(fi); p.dev == dev && p.ino == ino {
+			return true, true
+		}
+	}
+	if !fi.Mode().IsRegular() {
+		// A pipe or device has no size to stop at and no second reading.
+		return fail(errors.New("not a regular file (use - to read a stream)"))
 	}
 	f, err := os.Open(t.src.path)
 	if err != nil {
 		return fail(describeOpenErr(err))
 	}
 	defer f.Close()
+	// What was opened is what is described, even if the path was replaced
+	// since the stat above.
+	if fi, err = f.Stat(); err != nil {
+		return fail(err)
+	}
+	cur := fileState{id: t.id, path: t.src.path, kind: t.src.kind, runDir: t.src.runDir, size: fi.Size(), mtime: truncMtime(fi.ModTime())}
+	cur.dev, cur.ino = statOf(fi)
+	if t.prev == nil && t.moves != nil {
+		if old := t.moves.adopt(f, cur); old != nil {
+			t.prev, cur.id = old, old.id
+			moved := chunk{state: *old, moved: old.path, rows: rows{}}
+			moved.state.path = cur.path
+			if !send(moved) {
+				return false, false
+			}
+		}
+	}
 	if t.src.kind != KindTrace {
 		return false, readRunFile(t, f, cur, send)
 	}
-
-	cur.headLen = int(min(cur.size, headSize))
-	if cur.headHash, err = headHash(f, cur.headLen); err != nil {
-		return fail(err)
-	}
+	p := t.prev
 	replace := ""
 	if p != nil {
+		// Identity is the inode and the first bytes; the device number is
+		// not compared, as it can change across remounts and containers.
 		switch {
-		case p.dev != cur.dev || p.ino != cur.ino:
+		case p.ino != cur.ino:
 			replace = "the file was replaced (its inode changed)"
 		case cur.size < p.offset:
 			replace = fmt.Sprintf("the file shrank from %d to %d bytes", p.offset, cur.size)
 		case p.headLen > 0:
-			old := cur.headHash
-			if p.headLen != cur.headLen {
-				if old, err = headHash(f, p.headLen); err != nil {
-					return fail(err)
-				}
+			old, err := headHash(f, p.headLen)
+			if err != nil {
+				return fail(err)
 			}
 			if old != p.headHash {
 				replace = "its first bytes changed"
@@ -460,10 +484,67 @@ func readFile(t task, send func(chunk) bool) (skipped, ok bool) {
 	}
 	if p != nil && replace == "" {
 		cur.offset, cur.lines, cur.events, cur.quarantined = p.offset, p.lines, p.events, p.quarantined
-		cur.pairing = p.pairing
+		cur.headLen, cur.headHash, cur.pairing = p.headLen, p.headHash, p.pairing
 	}
 	r := trace.NewReader(io.NewSectionReader(f, cur.offset, cur.size-cur.offset), cur.offset, cur.lines)
-	return false, readLines(r, cur, replace, send)
+	// The head hash covers only committed bytes, up to 4 KiB: a line still
+	// being written past the offset may change without the file changing.
+	head := func(s *fileState) error {
+		if n := int(min(s.offset, headSize)); n != s.headLen {
+			h, err := headHash(f, n)
+			if err != nil {
+				return err
+			}
+			s.headLen, s.headHash = n, h
+		}
+		return nil
+	}
+	return false, readLines(r, cur, replace, head, send)
+}
+
+// moves finds where a new path is a known file under a new name: a run
+// directory renamed, or a repository moved along with its store.
+type moves struct {
+	byIno map[uint64][]*fileState
+	taken sync.Map // file id -> true once a new path has adopted it
+}
+
+func newMoves(prev map[string]*fileState) *moves {
+	m := &moves{byIno: map[uint64][]*fileState{}}
+	for _, s := range prev {
+		if s.kind != KindStdin {
+			m.byIno[s.ino] = append(m.byIno[s.ino], s)
+		}
+	}
+	return m
+}
+
+// adopt returns the known file that cur is, if any: same kind and inode,
+// its old path gone, and the same committed first bytes (traces) or the
+// same size and mtime (run files).
+func (m *moves) adopt(f *os.File, cur fileState) *fileState {
+	for _, old := range m.byIno[cur.ino] {
+		if old.kind != cur.kind {
+			continue
+		}
+		if _, err := os.Lstat(old.path); !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if cur.kind == KindTrace {
+			if cur.size < old.offset {
+				continue
+			}
+			if h, err := headHash(f, old.headLen); err != nil || h != old.headHash {
+				continue
+			}
+		} else if cur.size != old.size || !cur.mtime.Equal(old.mtime) {
+			continue
+		}
+		if _, taken := m.taken.LoadOrStore(old.id, true); !taken {
+			return old
+		}
+	}
+	return nil
 }
 
 func readStream(t task, in io.Reader, send func(chunk) bool) bool {
@@ -476,7 +557,7 @@ func readStream(t task, in io.Reader, send func(chunk) bool) bool {
 		in = strings.NewReader("")
 	}
 	r := trace.NewStreamReader(in)
-	ok := readLines(r, cur, replace, func(c chunk) bool {
+	ok := readLines(r, cur, replace, nil, func(c chunk) bool {
 		c.state.size = c.state.offset
 		return send(c)
 	})
@@ -485,7 +566,7 @@ func readStream(t task, in io.Reader, send func(chunk) bool) bool {
 
 // readLines turns complete lines into chunks. Each chunk carries the file
 // state as of its last line, which is what makes partial commits safe.
-func readLines(r *trace.Reader, cur fileState, replace string, send func(chunk) bool) bool {
+func readLines(r *trace.Reader, cur fileState, replace string, head func(*fileState) error, send func(chunk) bool) bool {
 	start := cur.offset
 	c := chunk{replace: replace, deleteOld: replace != "", rows: rows{}}
 	spans := map[string]*span{}
@@ -497,6 +578,11 @@ func readLines(r *trace.Reader, cur fileState, replace string, send func(chunk) 
 		}
 		clear(spans)
 		cur.offset, cur.lines = r.Offset(), r.LineNum()
+		if head != nil {
+			if err := head(&cur); err != nil {
+				c.err = &FileError{Path: cur.path, Err: err}
+			}
+		}
 		c.state, c.last = cur, last
 		c.consumed = cur.offset - start
 		start = cur.offset

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -419,5 +420,84 @@ func TestSixtyMegabyteLine(t *testing.T) {
 	}
 	if n := scalar[int64](t, st, `SELECT length(payload->>'chunk') FROM events WHERE line = 2`); n != 60<<20 {
 		t.Fatalf("stored chunk of %d bytes", n)
+	}
+}
+
+func TestMovedAndLinkedRunsAreNotCountedTwice(t *testing.T) {
+	st := openStore(t)
+	root := t.TempDir()
+	runs := filepath.Join(root, "runs")
+	body := line("r1", "RunStarted", 0, `{}`) + line("r1", "ProviderRequestFinished", 1, `{"provider":"p","retries":1}`)
+	write(t, filepath.Join(runs, "r1", "trace.jsonl"), body, os.O_TRUNC)
+	write(t, filepath.Join(runs, "r1", "summary.json"), `{"status":"success"}`, os.O_TRUNC)
+	ingestNow(t, st, runs)
+
+	// A renamed run directory keeps its rows, and says so.
+	if err := os.Rename(filepath.Join(runs, "r1"), filepath.Join(runs, "r1-renamed")); err != nil {
+		t.Fatal(err)
+	}
+	res := ingestNow(t, st, runs)
+	if len(res.Moved) != 2 || res.Events != 0 {
+		t.Fatalf("after a rename: %+v", res)
+	}
+	// A moved repository, store and all.
+	moved := filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.Rename(runs, moved); err != nil {
+		t.Fatal(err)
+	}
+	res = ingestNow(t, st, moved)
+	if len(res.Moved) != 2 || res.Events != 0 {
+		t.Fatalf("after moving the runs: %+v", res)
+	}
+	// A run reached both through a link in a runs directory and directly.
+	links := filepath.Join(t.TempDir(), "links")
+	os.MkdirAll(links, 0o755)
+	if err := os.Symlink(filepath.Join(moved, "r1-renamed"), filepath.Join(links, "r1")); err != nil {
+		t.Fatal(err)
+	}
+	ingestNow(t, st, links)
+	ingestNow(t, st, filepath.Join(moved, "r1-renamed"))
+	for q, want := range map[string]int64{
+		`SELECT count(*) FROM events`:                    2,
+		`SELECT count(*) FROM provider_request_finishes`: 1,
+		`SELECT count(*) FROM summaries`:                 1,
+		`SELECT count(*) FROM files`:                     2,
+	} {
+		if n := scalar[int64](t, st, q); n != want {
+			t.Errorf("%s = %d, want %d", q, n, want)
+		}
+	}
+	// A copy is another file: its events are new rows.
+	copyDir := filepath.Join(moved, "r1-copy")
+	write(t, filepath.Join(copyDir, "trace.jsonl"), body, os.O_TRUNC)
+	if res := ingestNow(t, st, moved); res.Events != 2 || len(res.Moved) != 0 {
+		t.Fatalf("a copy: %+v", res)
+	}
+}
+
+func TestPipesAreRefused(t *testing.T) {
+	st := openStore(t)
+	fifo := filepath.Join(t.TempDir(), "trace.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	res := ingestPaths(t, st, fifo)
+	if len(res.Errors) != 1 || !strings.Contains(res.Errors[0].Error(), "use -") {
+		t.Fatalf("%+v", res)
+	}
+}
+
+func TestRewrittenUnfinishedTailIsNotAReplacement(t *testing.T) {
+	st := openStore(t)
+	tr := filepath.Join(t.TempDir(), "runs", "r1", "trace.jsonl")
+	write(t, tr, line("r1", "RunStarted", 0, `{}`)+`{"type":"Run`, os.O_TRUNC)
+	ingestPaths(t, st, tr)
+	// The writer rewrites its unfinished line: the committed bytes are the same.
+	b, _ := os.ReadFile(tr)
+	os.WriteFile(tr, append(b[:len(b)-5], []byte(`"XY`)...), 0o644)
+	write(t, tr, "\n"+line("r1", "RunFinished", 1, `{"status":"success"}`), os.O_APPEND)
+	res := ingestPaths(t, st, tr)
+	if len(res.Replaced) != 0 || res.Events != 1 || res.Quarantined != 1 {
+		t.Fatalf("%+v", res)
 	}
 }

@@ -118,6 +118,9 @@ func doIngest(ctx context.Context, g *globals, st *query.Store, paths []string, 
 	for _, fe := range res.Errors {
 		fmt.Fprintf(g.io.Err, "orchstat: cannot read %s\n", fe.Error())
 	}
+	for _, m := range res.Moved {
+		fmt.Fprintf(g.io.Err, "orchstat: %s was read before under another name (%s); its rows are kept\n", m.Path, strings.TrimPrefix(m.Reason, "it was "))
+	}
 	for _, r := range res.Replaced {
 		fmt.Fprintf(g.io.Err, "orchstat: re-reading %s from the start because %s; its earlier rows were replaced\n", r.Path, r.Reason)
 	}
