@@ -136,6 +136,9 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 		}
 	}
 	if !w.inTxn {
+		if err := w.st.MarkWriting(); err != nil {
+			return err
+		}
 		if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 			return err
 		}

@@ -88,3 +88,43 @@ func TestLiveForeignLogIsNotSetAside(t *testing.T) {
 		t.Fatalf("foreign data lost: %v %v", x, err)
 	}
 }
+
+// A DuckDB client killed before checkpointing leaves its committed work in
+// the log. That log is not orchstat's (no write mark), so DuckDB replays it.
+func TestForeignCrashLogIsReplayed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a second process")
+	}
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "shared.duckdb")
+	st, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "ORCHSTAT_TEST_FOREIGN="+path)
+	cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("foreign client: %q", line)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+
+	st, err = Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if st.Recovered {
+		t.Error("a foreign log was treated as orchstat's")
+	}
+	var x int
+	if err := st.Conn.QueryRowContext(ctx, `SELECT x FROM mine`).Scan(&x); err != nil || x != 42 {
+		t.Fatalf("the foreign client's committed table is gone: %v %v", x, err)
+	}
+}

@@ -154,9 +154,18 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 // dropping the log rolls rows and offsets back together to the last
 // checkpoint, and the next ingest reads those lines again. The log is kept
 // beside the database for inspection.
+//
+// Only orchstat's own log is dropped: orchstat marks the store (see
+// markWriting) from before each transaction until its checkpoint, so a log
+// without the mark is someone else's, a DuckDB CLI session's say, and is
+// left for DuckDB to replay as usual.
 func setAsideWAL(db string) (bool, error) {
-	wal := db + ".wal"
-	if _, err := os.Stat(wal); err != nil {
+	wal, mark := db+".wal", db+".writing"
+	_, markErr := os.Stat(mark)
+	if _, err := os.Stat(wal); err != nil || markErr != nil {
+		if markErr == nil {
+			os.Remove(mark) // a crash after the checkpoint: nothing to undo
+		}
 		return false, nil
 	}
 	if heldElsewhere(db) {
@@ -165,7 +174,19 @@ func setAsideWAL(db string) (bool, error) {
 	if err := os.Rename(wal, wal+".discarded"); err != nil {
 		return false, fmt.Errorf("setting aside the unfinished log of %s: %w", db, err)
 	}
+	os.Remove(mark)
 	return true, nil
+}
+
+// MarkWriting records that orchstat is about to write: until the next
+// Checkpoint, a crash leaves a log that Open may discard (setAsideWAL).
+func (s *Store) MarkWriting() error {
+	f, err := os.OpenFile(s.Path+".writing", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("marking %s as being written: %w", s.Path, err)
+	}
+	fmt.Fprintf(f, "%d\n", os.Getpid())
+	return f.Close()
 }
 
 // describeHolder names the process DuckDB says holds the lock, using its
@@ -215,6 +236,9 @@ func (s *Store) migrate(ctx context.Context, readOnly bool) error {
 	// An up-to-date store needs no DDL, so opening it writes nothing.
 	if readOnly || hash == want {
 		return nil
+	}
+	if err := s.MarkWriting(); err != nil {
+		return err
 	}
 	if _, err := s.Conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return err
@@ -289,6 +313,9 @@ func (s *Store) Close() error {
 func (s *Store) Checkpoint(ctx context.Context) error {
 	if _, err := s.Conn.ExecContext(ctx, "CHECKPOINT"); err != nil {
 		return fmt.Errorf("checkpointing %s: %w", s.Path, cleanDuckErr(err))
+	}
+	if err := os.Remove(s.Path + ".writing"); err != nil && !os.IsNotExist(err) {
+		return err
 	}
 	return nil
 }
