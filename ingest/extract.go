@@ -238,7 +238,7 @@ func verificationRows(r rows, fileID int32, runID, report string, v *runfile.Ver
 	if v.ChecksJSON != nil {
 		checks = string(v.ChecksJSON)
 	}
-	r.add(query.Verifications, fileID, runID, report, v.Phase, iter, boolean(v.Passed), str(v.FailureSignature),
+	r.add(query.VerificationReports, fileID, runID, report, v.Phase, iter, boolean(v.Passed), str(v.FailureSignature),
 		str(v.FailureSummary), jsonText(failed), checks, rawJSON(raw))
 }
 

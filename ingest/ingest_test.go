@@ -501,3 +501,14 @@ func TestRewrittenUnfinishedTailIsNotAReplacement(t *testing.T) {
 		t.Fatalf("%+v", res)
 	}
 }
+
+func TestVerificationsFindTheirRun(t *testing.T) {
+	st := openStore(t)
+	dir := filepath.Join(t.TempDir(), "runs", "not-the-run-id")
+	write(t, filepath.Join(dir, "trace.jsonl"), line("real-id", "RunStarted", 0, `{}`), os.O_TRUNC)
+	write(t, filepath.Join(dir, "verification_report_iter_1.json"), `{"passed":false,"failureSignature":"s"}`, os.O_TRUNC)
+	ingestPaths(t, st, filepath.Dir(dir))
+	if got := scalar[string](t, st, `SELECT run_id FROM verifications`); got != "real-id" {
+		t.Fatalf("verification attributed to %q", got)
+	}
+}

@@ -79,7 +79,9 @@ var (
 			"l3_reviewer_invoked BOOLEAN, l3_judge_invoked BOOLEAN, l3_judge_invocation_reason VARCHAR, raw JSON")}
 	SummaryCosts = Table{"summary_costs", "costs.perProvider of each summary.json", cols(
 		"file_id INTEGER, run_id VARCHAR, provider VARCHAR, input_tokens DOUBLE, output_tokens DOUBLE, total_tokens DOUBLE, cost_usd DOUBLE")}
-	Verifications = Table{"verifications", "one row per verification report", cols(
+	// VerificationReports' run_id is the run directory's name, as reports
+	// do not name their run; the verifications view resolves it.
+	VerificationReports = Table{"verification_reports", "one row per verification report", cols(
 		"file_id INTEGER, run_id VARCHAR, report VARCHAR, phase VARCHAR, iteration BIGINT, passed BOOLEAN, failure_signature VARCHAR, " +
 			"failure_summary VARCHAR, failed_checks JSON, checks JSON, raw JSON")}
 	// FileStates is append-only: each commit adds a row per file it touched
@@ -98,7 +100,7 @@ var DirStates = Table{"dir_states", "run directories as last listed", cols("seq 
 // they are replaced.
 var FileTables = []Table{Events, RunSpans, RunEvents, Escalations, ProviderSelections, ProviderStarts, ProviderFinishes,
 	L2Events, PatchEvents, VerificationEvents, Steps, L3Candidates, Diagnoses, JudgeCalls, Quarantine, Summaries,
-	SummaryCosts, Verifications}
+	SummaryCosts, VerificationReports}
 
 func (t Table) ddl() string {
 	var b strings.Builder
@@ -173,6 +175,20 @@ var views = []string{
 	FROM ev
 	LEFT JOIN re USING (run_id) LEFT JOIN es USING (run_id) LEFT JOIN pr USING (run_id)
 	LEFT JOIN l2 USING (run_id) LEFT JOIN l3 USING (run_id) LEFT JOIN dg USING (run_id) LEFT JOIN sm USING (run_id)`,
+
+	// A run directory's run is the one whose events its trace holds most
+	// of; reports name no run, and directories need not be named after one.
+	`CREATE OR REPLACE VIEW run_dirs AS
+	SELECT dir, arg_max(run_id, events) AS run_id FROM (
+	  SELECT regexp_replace(f.path, '/[^/]*$', '') AS dir, s.run_id, sum(s.events) AS events
+	  FROM run_spans s JOIN files f USING (file_id) WHERE f.kind = 'trace' GROUP BY ALL)
+	GROUP BY dir`,
+
+	`CREATE OR REPLACE VIEW verifications AS
+	SELECT v.* REPLACE (coalesce(d.run_id, v.run_id) AS run_id)
+	FROM verification_reports v
+	JOIN files f USING (file_id)
+	LEFT JOIN run_dirs d ON d.dir = regexp_replace(f.path, '/[^/]*$', '')`,
 }
 
 func tableStatements() []string {
