@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
@@ -9,7 +10,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"reflect"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -51,6 +55,15 @@ func ParseFormat(s string) (Format, error) {
 
 // Render writes r to w in format f. The output is built in memory first so
 // that an error never leaves half a report on w.
+//
+// Floats are never rounded in JSON and CSV. A non-finite float (a sum that
+// overflowed, say) is the JSON string "+Inf", "-Inf" or "NaN", the
+// convention of Prometheus' JSON API, since JSON has no such numbers; the
+// other formats print +Inf, -Inf and NaN. Times are RFC 3339 in UTC; one
+// outside years 0000-9999 keeps the same layout with a longer or negative
+// year (10000-01-01T00:00:00Z, -0001-01-01T00:00:00Z) rather than failing.
+// Table and Markdown output escape control characters in the report's text
+// (see escapeControls); JSON and CSV keep it exact.
 func Render(w io.Writer, r *Report, f Format) error {
 	if r == nil {
 		return errors.New("reports: nil report")
@@ -78,8 +91,10 @@ func Render(w io.Writer, r *Report, f Format) error {
 // (`orchstat sql`, `orchstat quarantine`).
 //
 // A cell may be nil, string, bool, any integer or float, time.Time, []byte,
-// a pointer to one of these (nil pointers are nil), or anything fmt can
-// print. Every row must have one cell per column.
+// *big.Int, a slice, array or map of cells (go-duckdb's LIST, STRUCT and
+// MAP), a pointer to one of these (nil pointers are nil), go-duckdb's
+// Decimal, Interval or UUID, or anything fmt can print. Every row must have
+// one cell per column.
 type Table struct {
 	Title   string
 	Columns []string
@@ -89,15 +104,33 @@ type Table struct {
 // RenderTable writes t to w in format f:
 //   - table, markdown: the title (if any), then the table; nil cells show as
 //     "-", times as RFC 3339 in UTC, floats at full precision; a table without
-//     rows shows "(none)".
+//     rows shows "(none)". Control characters in the title, column names and
+//     cells are escaped (see escapeControls).
 //   - json: an array of objects keyed by column name, keys in column order;
 //     nil is null, times are RFC 3339 strings in UTC, NaN and ±Inf are the
 //     strings "NaN", "+Inf", "-Inf" (JSON has no such numbers).
 //   - csv: a header of the column names, then one record per row; nil is an
 //     empty field.
 //
-// In every format []byte shows as text when it is valid UTF-8 and as 0x-hex
-// otherwise, so binary columns stay printable.
+// In every format:
+//   - []byte shows as text when it is valid UTF-8 and as 0x-hex otherwise, so
+//     binary columns stay printable.
+//   - Lists, structs and maps are nested JSON values in json output and
+//     compact JSON text elsewhere ([1,2], {"a":1}). Map keys become strings
+//     (as DuckDB's to_json does) and object keys are sorted: the driver hands
+//     over STRUCT fields as a Go map, so their declared order is lost.
+//   - *big.Int (HUGEINT) and decimals are exact numbers, a decimal with its
+//     scale's digits as DuckDB prints it (0.30 for DECIMAL(3,2)); they are
+//     JSON numbers.
+//   - An interval reads as DuckDB prints one (see intervalText), e.g.
+//     "1 year 2 months 3 days 04:05:06.5", so `orchstat sql` shows what the
+//     duckdb CLI would; JSON has it as that string.
+//   - A 16-byte array whose type is named UUID is the canonical
+//     8-4-4-4-12 hex form. (go-duckdb returns a UUID scanned into any as a
+//     plain []byte, which cannot be told from a BLOB here: callers that know
+//     the column type should convert it first.)
+//   - Times outside years 0000-9999 keep the RFC 3339 layout with a longer or
+//     negative year instead of failing.
 func RenderTable(w io.Writer, t Table, f Format) error {
 	for i, row := range t.Rows {
 		if len(row) != len(t.Columns) {
@@ -140,21 +173,28 @@ func RenderTable(w io.Writer, t Table, f Format) error {
 	return err
 }
 
-// plainCell reduces a cell to nil, string, bool, int64, uint64, float64 or a
-// UTC time.Time, so each format handles only those.
+// plainCell reduces a cell to nil, string, bool, int64, uint64, float64,
+// json.Number (an exact number: *big.Int, a decimal), a UTC time.Time,
+// []any (a list of plain cells) or map[string]any (an object of plain
+// cells), so each format handles only those.
+//
+// The go-duckdb types are recognised by their shape, not imported: reports
+// must not link DuckDB.
 func plainCell(v any) any {
 	switch x := v.(type) {
 	case nil:
 		return nil
-	case string, bool, int64, uint64, float64:
+	case string, bool, int64, uint64, float64, json.Number:
 		return x
 	case time.Time:
 		return x.UTC()
 	case []byte:
-		if utf8.Valid(x) {
-			return string(x)
+		return bytesCell(x)
+	case *big.Int:
+		if x == nil {
+			return nil
 		}
-		return "0x" + hex.EncodeToString(x)
+		return json.Number(x.String())
 	}
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
@@ -167,6 +207,9 @@ func plainCell(v any) any {
 		// carries the methods that print it.
 		if _, isTime := v.(*time.Time); isTime || rv.Elem().Kind() != reflect.Struct {
 			return plainCell(rv.Elem().Interface())
+		}
+		if c, ok := driverStructCell(rv.Elem()); ok {
+			return c
 		}
 	case reflect.Interface:
 		if rv.IsNil() {
@@ -181,13 +224,17 @@ func plainCell(v any) any {
 	case interface{ Float64() float64 }:
 		return x.Float64()
 	}
-	// Driver types such as duckdb.Decimal (what DuckDB returns for 0.1+0.2)
-	// define their conversions on the pointer only: try them on a copy
-	// rather than printing the struct's fields.
 	if rv.Kind() == reflect.Struct {
+		if c, ok := driverStructCell(rv); ok {
+			return c
+		}
+		// Driver types define their conversions on the pointer only: try
+		// them on a copy rather than printing the struct's fields.
 		p := reflect.New(rv.Type())
 		p.Elem().Set(rv)
 		switch x := p.Interface().(type) {
+		case *big.Int:
+			return json.Number(x.String())
 		case fmt.Stringer:
 			return x.String()
 		case interface{ Float64() float64 }:
@@ -205,8 +252,165 @@ func plainCell(v any) any {
 		return rv.Bool()
 	case reflect.String:
 		return rv.String()
+	case reflect.Slice:
+		if rv.IsNil() {
+			return nil
+		}
+		if rv.Type().Elem().Kind() == reflect.Uint8 {
+			return bytesCell(rv.Bytes())
+		}
+		return listCell(rv)
+	case reflect.Array:
+		if rv.Type().Elem().Kind() != reflect.Uint8 {
+			return listCell(rv)
+		}
+		b := make([]byte, rv.Len())
+		for i := range b {
+			b[i] = byte(rv.Index(i).Uint())
+		}
+		// duckdb.UUID is a [16]byte with no String method.
+		if len(b) == 16 && strings.Contains(strings.ToUpper(rv.Type().Name()), "UUID") {
+			return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+		}
+		return bytesCell(b)
+	case reflect.Map:
+		if rv.IsNil() {
+			return nil
+		}
+		// STRUCT (map[string]any) and MAP (duckdb.Map, a map[any]any).
+		obj := make(map[string]any, rv.Len())
+		for it := rv.MapRange(); it.Next(); {
+			obj[mapKeyText(it.Key())] = plainCell(it.Value().Interface())
+		}
+		return obj
 	}
 	return fmt.Sprint(v)
+}
+
+// bytesCell shows b as text when it is valid UTF-8, else as 0x-hex.
+func bytesCell(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	return "0x" + hex.EncodeToString(b)
+}
+
+// listCell converts each element of a slice or array with plainCell.
+func listCell(rv reflect.Value) []any {
+	out := make([]any, rv.Len())
+	for i := range out {
+		out[i] = plainCell(rv.Index(i).Interface())
+	}
+	return out
+}
+
+// mapKeyText is a map key as a JSON object key: a string stays itself, any
+// other key is its CSV text (numbers, true, times, nested keys as JSON).
+func mapKeyText(k reflect.Value) string {
+	c := plainCell(k.Interface())
+	if c == nil {
+		return "null"
+	}
+	return csvCell(c)
+}
+
+// driverStructCell recognises go-duckdb's Decimal {Width, Scale uint8;
+// Value *big.Int} and Interval {Days, Months int32; Micros int64} by their
+// exported fields.
+func driverStructCell(rv reflect.Value) (any, bool) {
+	t := rv.Type()
+	if t.NumField() != 3 {
+		return nil, false
+	}
+	intField := func(name string) (int64, bool) {
+		f, ok := t.FieldByName(name)
+		if !ok || !f.IsExported() || len(f.Index) != 1 {
+			return 0, false
+		}
+		switch v := rv.FieldByIndex(f.Index); v.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			return v.Int(), true
+		case reflect.Uint8, reflect.Uint16, reflect.Uint32:
+			return int64(v.Uint()), true
+		}
+		return 0, false
+	}
+	if _, ok := intField("Width"); ok {
+		scale, okScale := intField("Scale")
+		f, okValue := t.FieldByName("Value")
+		if okScale && okValue && f.IsExported() && f.Type == reflect.TypeFor[*big.Int]() {
+			return decimalText(rv.FieldByIndex(f.Index).Interface().(*big.Int), scale), true
+		}
+	}
+	months, okM := intField("Months")
+	days, okD := intField("Days")
+	micros, okU := intField("Micros")
+	if okM && okD && okU {
+		return intervalText(months, days, micros), true
+	}
+	return nil, false
+}
+
+// decimalText is the exact decimal unscaled × 10^-scale with scale digits
+// after the point, as DuckDB prints a DECIMAL: 0.30, -0.05, 12.3450000000.
+func decimalText(unscaled *big.Int, scale int64) json.Number {
+	if unscaled == nil {
+		unscaled = new(big.Int)
+	}
+	s := new(big.Int).Abs(unscaled).String()
+	if scale > 0 {
+		n := int(scale)
+		if len(s) <= n {
+			s = strings.Repeat("0", n-len(s)+1) + s
+		}
+		s = s[:len(s)-n] + "." + s[len(s)-n:]
+	}
+	if unscaled.Sign() < 0 {
+		s = "-" + s
+	}
+	return json.Number(s)
+}
+
+// intervalText prints an interval as DuckDB does (CAST(i AS VARCHAR), which
+// the duckdb CLI shows): years and months split from the months, then days,
+// then the microseconds as [-]HH:MM:SS[.ffffff] with trailing zeros of the
+// fraction dropped and hours unbounded; each part keeps its own sign and
+// zero parts are left out, "00:00:00" when all are zero. For example
+// "1 year 2 months 1 day 00:00:01.5", "-1 month -2 days -00:00:03",
+// "1 month -3 days 100:00:00.000007".
+func intervalText(months, days, micros int64) string {
+	var parts []string
+	unit := func(n int64, name string) {
+		if n == 0 {
+			return
+		}
+		s := strconv.FormatInt(n, 10) + " " + name
+		if n != 1 && n != -1 {
+			s += "s"
+		}
+		parts = append(parts, s)
+	}
+	unit(months/12, "year")
+	unit(months%12, "month")
+	unit(days, "day")
+	if micros != 0 {
+		sign := ""
+		u := uint64(micros)
+		if micros < 0 {
+			sign = "-"
+			u = -u
+		}
+		const second, minute, hour = 1_000_000, 60_000_000, 3_600_000_000
+		s := fmt.Sprintf("%s%02d:%02d:%02d", sign, u/hour, u%hour/minute, u%minute/second)
+		if frac := u % second; frac != 0 {
+			s += strings.TrimRight(fmt.Sprintf(".%06d", frac), "0")
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) == 0 {
+		return "00:00:00"
+	}
+	return strings.Join(parts, " ")
 }
 
 // displayCell formats a plainCell value for table and markdown output.
@@ -220,7 +424,8 @@ func displayCell(v any) string {
 	return csvCell(v)
 }
 
-// csvCell formats a plainCell value for CSV: full precision, nil empty.
+// csvCell formats a plainCell value for CSV: full precision, nil empty,
+// lists and objects as compact JSON.
 func csvCell(v any) string {
 	switch x := v.(type) {
 	case nil:
@@ -235,23 +440,19 @@ func csvCell(v any) string {
 		return strconv.FormatUint(x, 10)
 	case float64:
 		return formatFloat(x)
+	case json.Number:
+		return string(x)
 	case time.Time:
+		// Format, unlike MarshalJSON, accepts any year.
 		return x.Format(time.RFC3339Nano)
+	case []any, map[string]any:
+		var buf bytes.Buffer
+		if err := newJSONWriter(&buf).value(reflect.ValueOf(x)); err != nil {
+			return fmt.Sprint(x) // unreachable: plain cells always encode
+		}
+		return buf.String()
 	}
 	return fmt.Sprint(v)
-}
-
-// jsonCell converts a plainCell value to what encoding/json should write.
-func jsonCell(v any) any {
-	switch x := v.(type) {
-	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return formatFloat(x)
-		}
-	case time.Time:
-		return x.Format(time.RFC3339Nano)
-	}
-	return v
 }
 
 // formatFloat prints v at full precision the way encoding/json does: plain
@@ -272,19 +473,30 @@ func formatFloat(v float64) string {
 // right-aligned.
 func isNumber(v any) bool {
 	switch v.(type) {
-	case int64, uint64, float64:
+	case int64, uint64, float64, json.Number:
 		return true
 	}
 	return false
 }
 
-// writeJSON writes v indented by two spaces. HTML escaping is off because
+// writeJSON writes v indented by two spaces, as encoding/json's Encoder
+// with SetIndent("", "  ") would, but through jsonWriter so that non-finite
+// floats and out-of-range times do not fail. HTML escaping is off because
 // reasons and SQL results are shown to people, not embedded in pages.
 func writeJSON(buf *bytes.Buffer, v any) error {
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	var raw bytes.Buffer
+	if err := newJSONWriter(&raw).value(reflect.ValueOf(v)); err != nil {
+		return err
+	}
+	return indentJSON(buf, raw.Bytes())
+}
+
+func indentJSON(buf *bytes.Buffer, raw []byte) error {
+	if err := json.Indent(buf, raw, "", "  "); err != nil {
+		return err
+	}
+	buf.WriteByte('\n')
+	return nil
 }
 
 // writeTableJSON writes rows as an array of objects. It writes the objects by
@@ -292,6 +504,7 @@ func writeJSON(buf *bytes.Buffer, v any) error {
 // output.
 func writeTableJSON(buf *bytes.Buffer, columns []string, rows [][]any) error {
 	var raw bytes.Buffer
+	jw := newJSONWriter(&raw)
 	raw.WriteByte('[')
 	for i, row := range rows {
 		if i > 0 {
@@ -302,22 +515,284 @@ func writeTableJSON(buf *bytes.Buffer, columns []string, rows [][]any) error {
 			if j > 0 {
 				raw.WriteByte(',')
 			}
-			if err := writeJSON(&raw, col); err != nil {
+			if err := jw.leaf(col); err != nil {
 				return err
 			}
 			raw.WriteByte(':')
-			if err := writeJSON(&raw, jsonCell(row[j])); err != nil {
+			if err := jw.value(reflect.ValueOf(row[j])); err != nil {
 				return err
 			}
 		}
 		raw.WriteByte('}')
 	}
 	raw.WriteByte(']')
-	if err := json.Indent(buf, raw.Bytes(), "", "  "); err != nil {
+	return indentJSON(buf, raw.Bytes())
+}
+
+// jsonWriter writes compact JSON as encoding/json does (struct fields in
+// order under their json tags with omitempty and omitzero, sorted map keys,
+// Marshalers and TextMarshalers called, HTML escaping off) with two
+// differences, which are why it exists:
+//   - a non-finite float is the string "+Inf", "-Inf" or "NaN" (the
+//     convention of Prometheus' JSON API) where encoding/json fails;
+//   - a time.Time is formatted here as RFC 3339 with nanoseconds, as
+//     MarshalJSON does, but a year outside 0000-9999 gives a longer or
+//     negative year where MarshalJSON fails.
+//
+// Finite floats, strings and Marshalers are written by encoding/json itself,
+// so they come out byte for byte as before. Embedded struct fields and the
+// ",string" option are refused rather than encoded differently: no type
+// rendered here uses them.
+type jsonWriter struct {
+	buf *bytes.Buffer
+	enc *json.Encoder
+}
+
+func newJSONWriter(buf *bytes.Buffer) *jsonWriter {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	return &jsonWriter{buf: buf, enc: enc}
+}
+
+var (
+	timeType          = reflect.TypeFor[time.Time]()
+	numberType        = reflect.TypeFor[json.Number]()
+	marshalerType     = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+	jsonNumberSyntax  = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+)
+
+// leaf writes v with encoding/json, less the newline Encode appends. Encode
+// writes nothing when it fails.
+func (w *jsonWriter) leaf(v any) error {
+	if err := w.enc.Encode(v); err != nil {
 		return err
 	}
-	buf.WriteByte('\n')
+	w.buf.Truncate(w.buf.Len() - 1)
 	return nil
+}
+
+func (w *jsonWriter) value(v reflect.Value) error {
+	if !v.IsValid() {
+		w.buf.WriteString("null")
+		return nil
+	}
+	t := v.Type()
+	switch t {
+	case timeType:
+		return w.leaf(v.Interface().(time.Time).Format(time.RFC3339Nano))
+	case numberType:
+		s := v.String()
+		if s == "" {
+			s = "0" // as encoding/json writes an empty Number
+		}
+		if !jsonNumberSyntax.MatchString(s) {
+			return fmt.Errorf("reports: invalid number literal %q", s)
+		}
+		w.buf.WriteString(s)
+		return nil
+	}
+	// *time.Time has MarshalJSON too, which must not be called.
+	if t.Kind() == reflect.Pointer && t.Elem() == timeType && !v.IsNil() {
+		return w.value(v.Elem())
+	}
+	if t.Implements(marshalerType) || t.Implements(textMarshalerType) {
+		return w.leaf(v.Interface())
+	}
+	// encoding/json also calls pointer-receiver methods on addressable
+	// values (a struct field reached through a pointer).
+	if pt := reflect.PointerTo(t); v.CanAddr() && (pt.Implements(marshalerType) || pt.Implements(textMarshalerType)) {
+		return w.leaf(v.Addr().Interface())
+	}
+	switch v.Kind() {
+	case reflect.Bool:
+		w.buf.WriteString(strconv.FormatBool(v.Bool()))
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		w.buf.WriteString(strconv.FormatInt(v.Int(), 10))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		w.buf.WriteString(strconv.FormatUint(v.Uint(), 10))
+	case reflect.Float32, reflect.Float64:
+		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
+			return w.leaf(formatFloat(f))
+		}
+		return w.leaf(v.Interface())
+	case reflect.String:
+		return w.leaf(v.String())
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			w.buf.WriteString("null")
+			return nil
+		}
+		return w.value(v.Elem())
+	case reflect.Slice:
+		if v.IsNil() {
+			w.buf.WriteString("null")
+			return nil
+		}
+		if t.Elem().Kind() == reflect.Uint8 {
+			return w.leaf(v.Bytes()) // base64, as encoding/json
+		}
+		return w.array(v)
+	case reflect.Array:
+		return w.array(v)
+	case reflect.Map:
+		return w.object(v)
+	case reflect.Struct:
+		return w.structFields(v)
+	default:
+		return &json.UnsupportedTypeError{Type: t}
+	}
+	return nil
+}
+
+func (w *jsonWriter) array(v reflect.Value) error {
+	w.buf.WriteByte('[')
+	for i := 0; i < v.Len(); i++ {
+		if i > 0 {
+			w.buf.WriteByte(',')
+		}
+		if err := w.value(v.Index(i)); err != nil {
+			return err
+		}
+	}
+	w.buf.WriteByte(']')
+	return nil
+}
+
+// object writes a map with its keys sorted, keyed as encoding/json keys
+// them: string kinds as themselves, then TextMarshalers, then integers.
+func (w *jsonWriter) object(v reflect.Value) error {
+	if v.IsNil() {
+		w.buf.WriteString("null")
+		return nil
+	}
+	type entry struct {
+		key string
+		val reflect.Value
+	}
+	entries := make([]entry, 0, v.Len())
+	for it := v.MapRange(); it.Next(); {
+		k := it.Key()
+		var key string
+		switch {
+		case k.Kind() == reflect.String:
+			key = k.String()
+		case k.Type().Implements(textMarshalerType):
+			if k.Kind() == reflect.Pointer && k.IsNil() {
+				break
+			}
+			b, err := k.Interface().(encoding.TextMarshaler).MarshalText()
+			if err != nil {
+				return err
+			}
+			key = string(b)
+		case k.CanInt():
+			key = strconv.FormatInt(k.Int(), 10)
+		case k.CanUint():
+			key = strconv.FormatUint(k.Uint(), 10)
+		default:
+			return &json.UnsupportedTypeError{Type: v.Type()}
+		}
+		entries = append(entries, entry{key, it.Value()})
+	}
+	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.key, b.key) })
+	w.buf.WriteByte('{')
+	for i, e := range entries {
+		if i > 0 {
+			w.buf.WriteByte(',')
+		}
+		if err := w.leaf(e.key); err != nil {
+			return err
+		}
+		w.buf.WriteByte(':')
+		if err := w.value(e.val); err != nil {
+			return err
+		}
+	}
+	w.buf.WriteByte('}')
+	return nil
+}
+
+func (w *jsonWriter) structFields(v reflect.Value) error {
+	t := v.Type()
+	w.buf.WriteByte('{')
+	first := true
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		if f.Anonymous {
+			return fmt.Errorf("reports: JSON for embedded field %s.%s is not implemented", t, f.Name)
+		}
+		if !f.IsExported() {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = f.Name
+		}
+		fv := v.Field(i)
+		skip := false
+		for _, o := range strings.Split(opts, ",") {
+			switch o {
+			case "omitempty":
+				skip = skip || isEmptyJSONValue(fv)
+			case "omitzero":
+				skip = skip || isZeroJSONValue(fv)
+			case "string":
+				return fmt.Errorf("reports: JSON option \",string\" of %s.%s is not implemented", t, f.Name)
+			}
+		}
+		if skip {
+			continue
+		}
+		if !first {
+			w.buf.WriteByte(',')
+		}
+		first = false
+		if err := w.leaf(name); err != nil {
+			return err
+		}
+		w.buf.WriteByte(':')
+		if err := w.value(fv); err != nil {
+			return err
+		}
+	}
+	w.buf.WriteByte('}')
+	return nil
+}
+
+// isEmptyJSONValue is encoding/json's test for omitempty.
+func isEmptyJSONValue(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+		return v.Len() == 0
+	case reflect.Bool:
+		return !v.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return v.Int() == 0
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return v.Uint() == 0
+	case reflect.Float32, reflect.Float64:
+		return v.Float() == 0
+	case reflect.Interface, reflect.Pointer:
+		return v.IsNil()
+	}
+	return false
+}
+
+// isZeroJSONValue is encoding/json's test for omitzero: an IsZero method
+// if the type has one, else the zero value.
+func isZeroJSONValue(v reflect.Value) bool {
+	if z, ok := v.Interface().(interface{ IsZero() bool }); ok {
+		if v.Kind() == reflect.Pointer && v.IsNil() {
+			return true
+		}
+		return z.IsZero()
+	}
+	return v.IsZero()
 }
 
 // grid is one titled table of display strings: what the table and markdown
@@ -362,9 +837,9 @@ func writeGrids(buf *bytes.Buffer, grids []grid, f Format) error {
 		}
 		if g.title != "" {
 			if f == FormatMarkdown {
-				fmt.Fprintf(buf, "## %s\n\n", g.title)
+				fmt.Fprintf(buf, "## %s\n\n", escapeControls(g.title))
 			} else {
-				fmt.Fprintf(buf, "%s\n", g.title)
+				fmt.Fprintf(buf, "%s\n", escapeControls(g.title))
 			}
 		}
 		if len(g.rows) == 0 {
@@ -380,7 +855,8 @@ func writeGrids(buf *bytes.Buffer, grids []grid, f Format) error {
 
 // drawGrid draws one grid with tablewriter: ASCII borders for the table
 // format (safe in logs, mail and any font), GitHub pipe tables for markdown.
-// Nothing is coloured, and cells and headers are printed exactly as given.
+// Nothing is coloured, and cells and headers are printed as given except
+// for escapeControls (and, in Markdown, an escaped "|").
 func drawGrid(w io.Writer, g grid, f Format) error {
 	cfg := tablewriter.NewConfigBuilder().Build()
 	// tablewriter upper-cases headers and turns "_" into spaces by default;
@@ -400,22 +876,27 @@ func drawGrid(w io.Writer, g grid, f Format) error {
 	cfg.Header.Alignment.PerColumn = align
 	cfg.Row.Alignment.PerColumn = align
 
-	rows := g.rows
+	escape := escapeControls
 	var rend tw.Renderer
 	if f == FormatMarkdown {
 		rend = renderer.NewMarkdown()
-		rows = make([][]string, len(g.rows))
-		for i, row := range g.rows {
-			rows[i] = make([]string, len(row))
-			for j, c := range row {
-				rows[i][j] = markdownEscaper.Replace(c)
-			}
-		}
+		escape = func(s string) string { return markdownEscaper.Replace(escapeControls(s)) }
 	} else {
 		rend = renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})
 	}
+	header := make([]string, len(g.columns))
+	for j, c := range g.columns {
+		header[j] = escape(c)
+	}
+	rows := make([][]string, len(g.rows))
+	for i, row := range g.rows {
+		rows[i] = make([]string, len(row))
+		for j, c := range row {
+			rows[i][j] = escape(c)
+		}
+	}
 	t := tablewriter.NewTable(w, tablewriter.WithRenderer(rend), tablewriter.WithConfig(cfg))
-	t.Header(g.columns)
+	t.Header(header)
 	if err := t.Bulk(rows); err != nil {
 		return err
 	}
@@ -423,5 +904,42 @@ func drawGrid(w io.Writer, g grid, f Format) error {
 }
 
 // markdownEscaper keeps a cell inside its pipe-table column: a "|" would end
-// the cell and a newline the row.
-var markdownEscaper = strings.NewReplacer("|", `\|`, "\r\n", " ", "\n", " ", "\r", " ")
+// the cell. (Newlines, which would end the row, are gone by then: see
+// escapeControls.)
+var markdownEscaper = strings.NewReplacer("|", `\|`)
+
+// escapeControls makes user text (reasons, raw trace lines, run ids, SQL
+// results) safe to print in a table: C0 controls U+0000-U+001F, DEL and C1
+// controls U+0080-U+009F are shown as strconv.Quote shows them inside its
+// quotes (\x1b, \n, \t, \x7f, \u0085), so an escape sequence cannot drive
+// the terminal and a newline or tab cannot break a row. A byte that is not
+// valid UTF-8 is shown as \xNN too, as strconv.Quote does, since a terminal
+// may read a stray 0x80-0x9f byte as a C1 control. Nothing else changes and
+// no quotes are added; a backslash already in the text stays as it is.
+func escapeControls(s string) string {
+	i := strings.IndexFunc(s, func(r rune) bool { return isControl(r) || r == utf8.RuneError })
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.WriteString(s[:i])
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case isControl(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// isControl reports whether r is a C0 control, DEL or a C1 control.
+func isControl(r rune) bool {
+	return r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f)
+}
