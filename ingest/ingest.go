@@ -85,6 +85,7 @@ type Replacement struct{ Path, Reason string }
 // Result summarises an ingest.
 type Result struct {
 	Files        int // sources examined
+	Read         int // sources read: neither unchanged nor failed
 	Unchanged    int // skipped because nothing changed
 	Events       int64
 	Quarantined  int64
@@ -301,9 +302,11 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 	b := newBatch(maxBytes, maxRows)
 	var prog Progress
 	prog.FilesTotal = len(tasks)
+	failed := 0 // sources that reported an error
 	for c := range out {
 		if c.err != nil {
 			res.Errors = append(res.Errors, *c.err)
+			failed++
 		}
 		if c.replace != "" {
 			res.Replaced = append(res.Replaced, Replacement{Path: c.state.path, Reason: c.replace})
@@ -344,6 +347,7 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 		return res, err
 	}
 	res.Unchanged = int(unchanged.Load())
+	res.Read = max(0, res.Files-res.Unchanged-failed)
 	prog.FilesDone = len(tasks)
 	if opts.Progress != nil {
 		opts.Progress(prog)
@@ -664,10 +668,8 @@ func quarantine(r rows, f fileState, line, offset int64, field, reason string, r
 	if field != "" {
 		fieldV = field
 	}
-	r.add(query.Quarantine, f.id, displayPath(f), line, offset, fieldV, reason, strings.ToValidUTF8(string(raw), "\uFFFD"), n, nil)
+	r.add(query.Quarantine, f.id, f.path, line, offset, fieldV, reason, strings.ToValidUTF8(string(raw), "\uFFFD"), n, nil)
 }
-
-func displayPath(f fileState) string { return f.path }
 
 // readRunFile parses a summary or verification report whole. Any change
 // replaces the file's rows: these files are rewritten, not appended to.
@@ -702,12 +704,12 @@ func readRunFile(t task, f *os.File, cur fileState, send func(chunk) bool) bool 
 		}
 	}
 	if perr != nil {
-		var line int64
+		var line, offset int64
 		var re *runfile.Error
 		if errors.As(perr, &re) {
-			line = int64(re.Line)
+			line, offset = int64(re.Line), int64(re.Offset)
 		}
-		quarantine(c.rows, cur, line, 0, "", perr.Error(), b)
+		quarantine(c.rows, cur, line, offset, "", perr.Error(), b)
 		c.state.quarantined = 1
 	}
 	return send(c)

@@ -48,7 +48,7 @@ func queryTable(ctx context.Context, st *Store, title, q string) (reports.Table,
 	return t, cleanDuckErr(rs.Err())
 }
 
-// Quarantined lists quarantined lines, oldest file first.
+// Quarantined lists quarantined lines by file path and line.
 func Quarantined(ctx context.Context, st *Store, limit int) (reports.Table, error) {
 	q := `SELECT path, line, byte_offset, field, reason, raw, raw_bytes, ingested_at FROM quarantine ORDER BY path, line, byte_offset`
 	if limit > 0 {

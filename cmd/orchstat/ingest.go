@@ -35,8 +35,10 @@ completed by the next one without duplicating or losing events.
 
 Lines that cannot be used go to the quarantine table (see orchstat quarantine).
 A final line without a newline may still be being written; it is left for the
-next ingest. A file that shrank or whose first bytes changed is re-read from
-the start, replacing its earlier rows.`,
+next ingest (on standard input, which has no next time, it counts). A file
+that shrank, whose first bytes changed, or that was replaced by another file
+is re-read from the start, replacing its earlier rows; a file that was moved
+or renamed keeps its rows.`,
 		Example: `  orchstat ingest
   orchstat ingest path/to/repo/.orchestrator/runs
   orchstat ingest .orchestrator/runs/1769708891380
@@ -77,6 +79,9 @@ func addIngestFlags(cmd *cobra.Command, quiet *bool, stdinName *string, t *tunin
 }
 
 func ingestRun(ctx context.Context, o *ingestOptions) error {
+	if err := checkPaths(o.Paths); err != nil {
+		return err
+	}
 	st, err := o.g.open(ctx, o.g.dbPath(o.Paths), false)
 	if err != nil {
 		return err
@@ -129,11 +134,27 @@ func doIngest(ctx context.Context, g *globals, st *query.Store, paths []string, 
 
 func printIngest(io *IO, db string, r *ingest.Result) {
 	fmt.Fprintf(io.Out, "ingested %d events (%s) from %d of %d files into %s; %d unchanged; %d lines quarantined",
-		r.Events, humanBytes(r.Bytes), r.Files-r.Unchanged-len(r.Errors), r.Files, db, r.Unchanged, r.Quarantined)
+		r.Events, humanBytes(r.Bytes), r.Read, r.Files, db, r.Unchanged, r.Quarantined)
 	if r.Quarantined > 0 {
-		fmt.Fprint(io.Out, " (see orchstat quarantine)")
+		fmt.Fprintf(io.Out, " (see orchstat --db %s quarantine)", db)
 	}
 	fmt.Fprintln(io.Out)
+}
+
+// checkPaths fails before any store is created when none of the PATH
+// arguments exists, so a typo does not leave an empty store behind.
+func checkPaths(paths []string) error {
+	var missing []string
+	for _, p := range paths {
+		if p == "-" {
+			return nil
+		}
+		if _, err := os.Stat(p); err == nil {
+			return nil
+		}
+		missing = append(missing, p)
+	}
+	return fmt.Errorf("nothing to ingest: %s does not exist", strings.Join(missing, ", "))
 }
 
 func humanBytes(n int64) string {

@@ -48,7 +48,7 @@ characters unless --full is given.`,
 
 func quarantineRun(ctx context.Context, o *quarantineOptions) error {
 	format, _ := reports.ParseFormat(o.Format)
-	st, err := o.g.open(ctx, o.g.dbPath(nil), true)
+	st, err := o.g.openExisting(ctx)
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,12 @@ day, the worst runs, stop, escalation and judge reasons, and candidate
 validity. A metric that crosses a threshold of the alert rules is marked.
 
 --since and --until take a duration back from now (30m, 24h, 7d) or a date
-(2026-11-01, or RFC 3339). A run is in the window when its first event is.`,
+(2026-11-01, or RFC 3339). A run is in the window when its first event is. Alert rules are checked
+against the report's own numbers: their window and for fields apply to
+alerting, not here.
+
+Exit status 1 means the report is printed but some file could not be read
+(stderr names it).`,
 		Example: `  orchstat report
   orchstat report --since 7d --provider anthropic
   orchstat report --no-ingest --format json > report.json
@@ -71,7 +76,7 @@ func addFilterFlags(cmd *cobra.Command, since, until *string, runs *[]string, pr
 	f := cmd.Flags()
 	f.StringVar(since, "since", "", "only runs that started at or after this duration ago or date")
 	f.StringVar(until, "until", "", "only runs that started before this duration ago or date")
-	f.StringSliceVar(runs, "run", nil, "only this run id (repeatable)")
+	f.StringArrayVar(runs, "run", nil, "only this run id (repeatable)")
 	f.StringVar(provider, "provider", "", "only runs that used this provider")
 }
 
@@ -125,31 +130,38 @@ func loadRules(path string) (*rules.File, error) {
 	return rules.Parse(path, b)
 }
 
-// openForReading ingests first unless told not to, and returns the store.
-func openForReading(ctx context.Context, g *globals, paths []string, noIngest, quiet bool, stdinName string, t tuning) (*query.Store, error) {
+// openForReading ingests first unless told not to, and returns the store
+// and whether some file could not be read.
+func openForReading(ctx context.Context, g *globals, paths []string, noIngest, quiet bool, stdinName string, t tuning) (*query.Store, bool, error) {
 	if noIngest {
-		return g.open(ctx, g.dbPath(paths), true)
+		st, err := g.open(ctx, g.dbPath(paths), true)
+		return st, false, err
 	}
 	if len(paths) == 0 {
 		if _, err := os.Stat(defaultRunsDir); err != nil {
 			db := g.dbPath(nil)
 			if _, derr := os.Stat(db); derr == nil {
 				// No runs here, but a store exists: report on it as it is.
-				return g.open(ctx, db, true)
+				st, err := g.open(ctx, db, true)
+				return st, false, err
 			}
-			return nil, fmt.Errorf("no runs at %s and no store at %s: pass a runs directory, or --db", defaultRunsDir, db)
+			return nil, false, fmt.Errorf("no runs at %s and no store at %s: pass a runs directory, or --db", defaultRunsDir, db)
 		}
 		paths = []string{defaultRunsDir}
 	}
+	if err := checkPaths(paths); err != nil {
+		return nil, false, err
+	}
 	st, err := g.open(ctx, g.dbPath(paths), false)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if _, err := doIngest(ctx, g, st, paths, quiet, stdinName, t); err != nil {
+	res, err := doIngest(ctx, g, st, paths, quiet, stdinName, t)
+	if err != nil {
 		st.Close()
-		return nil, err
+		return nil, false, err
 	}
-	return st, nil
+	return st, len(res.Errors) > 0, nil
 }
 
 func reportRun(ctx context.Context, o *reportOptions) error {
@@ -163,7 +175,7 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 	if err != nil {
 		return err
 	}
-	st, err := openForReading(ctx, o.g, o.Paths, o.NoIngest, o.Quiet, o.StdinName, o.Tuning)
+	st, unread, err := openForReading(ctx, o.g, o.Paths, o.NoIngest, o.Quiet, o.StdinName, o.Tuning)
 	if err != nil {
 		return err
 	}
@@ -175,19 +187,35 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 	r.GeneratedAt = now
 	// The path as the user named it (or the default), not the resolved one.
 	r.Database = o.g.dbPath(o.Paths)
-	if r.Thresholds, err = thresholds(rf, r.Metrics); err != nil {
+	if r.Thresholds, err = thresholds(o.g.io, rf, r.Metrics); err != nil {
 		return err
 	}
-	return reports.Render(o.g.io.Out, r, format)
+	if err := reports.Render(o.g.io.Out, r, format); err != nil {
+		return err
+	}
+	if unread {
+		// The report is printed, but cron should still learn that some
+		// files were not read (named above on stderr).
+		return silentError{exitError}
+	}
+	return nil
 }
 
 // thresholds checks every rule over a plain METRICS.md metric (no `by`,
 // no custom SQL) against the report's overall numbers.
-func thresholds(rf *rules.File, m reports.Metrics) ([]reports.Threshold, error) {
+func thresholds(io *IO, rf *rules.File, m reports.Metrics) ([]reports.Threshold, error) {
 	out := []reports.Threshold{}
 	for _, r := range rf.Rules {
+		if len(r.By) > 0 || r.SQL != "" {
+			continue // not a plain metric over the report's scope
+		}
 		v, ok := m[r.Metric]
-		if !ok || len(r.By) > 0 || r.SQL != "" || r.Threshold == nil {
+		switch {
+		case !ok:
+			fmt.Fprintf(io.Err, "orchstat: %s: rule %q names no metric of METRICS.md (%q); not marked\n", rf.Path, r.Name, r.Metric)
+			continue
+		case r.Threshold == nil:
+			fmt.Fprintf(io.Err, "orchstat: %s: rule %q has no threshold; not marked\n", rf.Path, r.Name)
 			continue
 		}
 		crossed, err := r.Holds(rules.Sample{Value: v.Value, Numerator: v.Numerator, Denominator: v.Denominator})

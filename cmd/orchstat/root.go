@@ -19,8 +19,8 @@ import (
 	"github.com/orchstat/orchstat/query"
 )
 
-// Exit codes for every command except `check`, which speaks the
-// monitoring-plugin convention instead.
+// Exit codes. Commands that report on monitored systems may speak the
+// monitoring-plugin convention instead; none does yet.
 const (
 	exitOK    = 0
 	exitError = 1
@@ -135,7 +135,7 @@ no server to start. Set --db or ORCHSTAT_DB to put it elsewhere.`,
 	root.PersistentFlags().StringVar(&g.db, "db", os.Getenv("ORCHSTAT_DB"),
 		"DuckDB file to use (env ORCHSTAT_DB; default .orchestrator/orchstat.duckdb next to the runs)")
 	root.PersistentFlags().DurationVar(&g.lockTimeout, "lock-timeout", 30*time.Second,
-		"how long to wait while another orchstat process holds the database")
+		"how long to wait while another process holds the database")
 	root.PersistentFlags().StringVar(&g.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
 	root.PersistentFlags().MarkHidden("cpuprofile")
 	var profile *os.File
@@ -206,12 +206,26 @@ func defaultDBFor(p string) string {
 	return filepath.Join(".orchestrator", "orchstat.duckdb")
 }
 
+// openExisting opens the store for reading, explaining where stores are
+// when the default one is missing.
+func (g *globals) openExisting(ctx context.Context) (*query.Store, error) {
+	path := g.dbPath(nil)
+	if _, err := os.Stat(path); err != nil && g.db == "" {
+		return nil, fmt.Errorf("no orchstat database at %s: pass --db (ingest and report keep the store beside the runs directory they read, as <dir>/orchstat.duckdb for <dir>/runs)", path)
+	}
+	return g.open(ctx, path, true)
+}
+
 func (g *globals) open(ctx context.Context, path string, readOnly bool) (*query.Store, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("--db %s is a directory; name a file, such as %s", path, filepath.Join(path, "orchstat.duckdb"))
+	}
 	st, err := query.Open(ctx, path, query.Options{
 		ReadOnly:    readOnly,
 		LockTimeout: g.lockTimeout,
 		Waiting: func(holder string) {
-			fmt.Fprintf(g.io.Err, "orchstat: waiting for %s, held by %s\n", path, holder)
+			abs, _ := filepath.Abs(path)
+			fmt.Fprintf(g.io.Err, "orchstat: waiting for %s, held by %s\n", abs, holder)
 		},
 	})
 	if err == nil && st.Recovered {

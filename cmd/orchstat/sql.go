@@ -52,7 +52,7 @@ var writeRefused = regexp.MustCompile(`Cannot execute statement of type "([A-Z_ 
 
 func sqlRun(ctx context.Context, o *sqlOptions) error {
 	format, _ := reports.ParseFormat(o.Format)
-	st, err := o.g.open(ctx, o.g.dbPath(nil), true)
+	st, err := o.g.openExisting(ctx)
 	if err != nil {
 		return err
 	}

@@ -76,6 +76,7 @@ type Check struct {
 // Error locates a problem in a run file.
 type Error struct {
 	Line, Column int
+	Offset       int // byte offset of the offending byte
 	Field        string
 	Reason       string
 }
@@ -105,7 +106,7 @@ func decodeObject(b []byte) (object, error) {
 		var se *trace.SyntaxError
 		if errors.As(err, &se) {
 			line, col := position(b, int64(se.Offset)+1)
-			return object{}, &Error{Line: line, Column: col, Reason: "not JSON: " + err.Error()}
+			return object{}, &Error{Line: line, Column: col, Offset: se.Offset, Reason: "not JSON: " + err.Error()}
 		}
 		return object{}, &Error{Reason: "not JSON: " + err.Error()}
 	}
