@@ -348,12 +348,46 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 	}
 	res.Unchanged = int(unchanged.Load())
 	res.Read = max(0, res.Files-res.Unchanged-failed)
+	if err := compact(ctx, st); err != nil {
+		return res, err
+	}
 	prog.FilesDone = len(tasks)
 	if opts.Progress != nil {
 		opts.Progress(prog)
 	}
 	sort.Slice(res.Errors, func(i, j int) bool { return res.Errors[i].Path < res.Errors[j].Path })
 	return res, nil
+}
+
+// compact drops superseded file and directory states once they outnumber
+// the live ones, so loading states stays proportional to the files, not to
+// how often they were ingested. It is its own transaction, marked like any
+// write, so a crash during it is undone like any other.
+func compact(ctx context.Context, st *query.Store) error {
+	var rows, live int64
+	if err := st.Conn.QueryRowContext(ctx, `SELECT
+		(SELECT count(*) FROM file_states) + (SELECT count(*) FROM dir_states),
+		(SELECT count(DISTINCT file_id) FROM file_states) + (SELECT count(DISTINCT path) FROM dir_states)`).Scan(&rows, &live); err != nil {
+		return fmt.Errorf("compacting ingest state: %w", err)
+	}
+	if rows <= 2*live+10000 {
+		return nil
+	}
+	if err := st.MarkWriting(); err != nil {
+		return err
+	}
+	for _, q := range []string{
+		"BEGIN TRANSACTION",
+		`DELETE FROM file_states WHERE seq NOT IN (SELECT max(seq) FROM file_states GROUP BY file_id)`,
+		`DELETE FROM dir_states WHERE seq NOT IN (SELECT max(seq) FROM dir_states GROUP BY path)`,
+		"COMMIT",
+	} {
+		if _, err := st.Conn.ExecContext(ctx, q); err != nil {
+			st.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+			return fmt.Errorf("compacting ingest state: %w", err)
+		}
+	}
+	return st.Checkpoint(ctx)
 }
 
 func loadKnown(ctx context.Context, st *query.Store, prev map[string]*fileState) (known, error) {

@@ -512,3 +512,35 @@ func TestVerificationsFindTheirRun(t *testing.T) {
 		t.Fatalf("verification attributed to %q", got)
 	}
 }
+
+func TestStateHistoryIsCompacted(t *testing.T) {
+	st := openStore(t)
+	tr := filepath.Join(t.TempDir(), "runs", "r1", "trace.jsonl")
+	write(t, tr, line("r1", "RunStarted", 0, `{}`), os.O_TRUNC)
+	ingestPaths(t, st, tr)
+	// An active file ingested many times: history would grow without end.
+	for i := 1; i <= 30; i++ {
+		write(t, tr, line("r1", "RunStopped", i, `{"reason":"x"}`), os.O_APPEND)
+		res, err := ingest.Run(context.Background(), st, ingest.Options{Paths: []string{tr}, TxnBytes: 1, BatchRows: 1})
+		if err != nil || res.Events != 1 {
+			t.Fatalf("%+v %v", res, err)
+		}
+	}
+	// Simulate a long history, then let one more ingest compact it.
+	if _, err := st.Conn.ExecContext(context.Background(),
+		`INSERT INTO file_states SELECT f.* REPLACE (f.seq - 100000 - t.i AS seq) FROM file_states f, range(10000) t(i)`); err != nil {
+		t.Fatal(err)
+	}
+	write(t, tr, line("r1", "RunFinished", 99, `{"status":"success"}`), os.O_APPEND)
+	ingestPaths(t, st, tr)
+	if n := scalar[int64](t, st, `SELECT count(*) FROM file_states`); n != 1 {
+		t.Fatalf("%d state rows after compaction", n)
+	}
+	if n := scalar[int64](t, st, `SELECT count(*) FROM events`); n != 32 {
+		t.Fatalf("%d events", n)
+	}
+	// And the compacted state still resumes exactly.
+	if res := ingestPaths(t, st, tr); res.Events != 0 || res.Unchanged != 1 {
+		t.Fatalf("%+v", res)
+	}
+}
