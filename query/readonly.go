@@ -1,6 +1,7 @@
 package query
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -14,17 +15,24 @@ var readOnlyStarts = map[string]bool{
 	"DESCRIBE": true, "DESC": true, "SHOW": true, "SUMMARIZE": true, "EXPLAIN": true,
 }
 
-// CheckReadOnly returns an error unless every statement in q is a query.
+// ErrEmptyQuery is returned for a query with no statement in it.
+var ErrEmptyQuery = errors.New("the query is empty")
+
+// CheckReadOnly returns an error unless q is a single query statement.
 func CheckReadOnly(q string) error {
 	stmts := splitStatements(q)
 	if len(stmts) == 0 {
-		return fmt.Errorf("the query is empty")
+		return ErrEmptyQuery
 	}
 	for _, s := range stmts {
 		kw := firstKeyword(s)
 		if !readOnlyStarts[kw] {
 			return fmt.Errorf("orchstat sql is read-only: %s statements are refused", kw)
 		}
+	}
+	if len(stmts) > 1 {
+		// Only the last result would be shown, so say so instead.
+		return fmt.Errorf("orchstat sql runs one statement at a time; this has %d", len(stmts))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -58,6 +59,9 @@ func sqlRun(ctx context.Context, o *sqlOptions) error {
 	}
 	defer st.Close()
 	t, err := query.ReadOnly(ctx, st, o.Query)
+	if errors.Is(err, query.ErrEmptyQuery) {
+		return usageError{err}
+	}
 	if err != nil {
 		msg := err.Error()
 		if m := writeRefused.FindStringSubmatch(msg); m != nil {
