@@ -543,24 +543,26 @@ func readFile(t task, send func(chunk) bool) (skipped, ok bool) {
 // moves finds where a new path is a known file under a new name: a run
 // directory renamed, or a repository moved along with its store.
 type moves struct {
+	prev  map[string]*fileState
+	index sync.Once // byIno is built when a new path first appears
 	byIno map[uint64][]*fileState
 	taken sync.Map // file id -> true once a new path has adopted it
 }
 
-func newMoves(prev map[string]*fileState) *moves {
-	m := &moves{byIno: map[uint64][]*fileState{}}
-	for _, s := range prev {
-		if s.kind != KindStdin {
-			m.byIno[s.ino] = append(m.byIno[s.ino], s)
-		}
-	}
-	return m
-}
+func newMoves(prev map[string]*fileState) *moves { return &moves{prev: prev} }
 
 // adopt returns the known file that cur is, if any: same kind and inode,
 // its old path gone, and the same committed first bytes (traces) or the
 // same size and mtime (run files).
 func (m *moves) adopt(f *os.File, cur fileState) *fileState {
+	m.index.Do(func() {
+		m.byIno = map[uint64][]*fileState{}
+		for _, s := range m.prev {
+			if s.kind != KindStdin {
+				m.byIno[s.ino] = append(m.byIno[s.ino], s)
+			}
+		}
+	})
 	for _, old := range m.byIno[cur.ino] {
 		if old.kind != cur.kind {
 			continue
