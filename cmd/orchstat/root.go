@@ -186,13 +186,12 @@ func defaultDBFor(p string) string {
 	if err == nil && !fi.IsDir() {
 		abs = filepath.Dir(abs) // a file: look from its run directory
 	}
-	// Walk up to the directory named "runs" and put the store beside it.
-	for d := abs; ; d = filepath.Dir(d) {
+	// A runs directory, or a run directory in one: the store goes beside
+	// the runs directory. Only these two levels are looked at, so a path
+	// that merely passes through some "runs" directory is not taken for one.
+	for _, d := range []string{abs, filepath.Dir(abs)} {
 		if filepath.Base(d) == "runs" {
 			return filepath.Join(filepath.Dir(d), "orchstat.duckdb")
-		}
-		if filepath.Dir(d) == d {
-			break
 		}
 	}
 	if err == nil && fi.IsDir() {
@@ -229,7 +228,7 @@ func (g *globals) open(ctx context.Context, path string, readOnly bool) (*query.
 		},
 	})
 	if err == nil && st.Recovered {
-		fmt.Fprintf(g.io.Err, "orchstat: an earlier orchstat stopped while writing %s; its unfinished batch was rolled back and will be read again\n", st.Path)
+		fmt.Fprintf(g.io.Err, "orchstat: an earlier orchstat stopped while writing %s; its unfinished work was rolled back and will be read again\n", st.Path)
 	}
 	return st, err
 }
