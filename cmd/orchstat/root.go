@@ -183,7 +183,8 @@ func defaultDBFor(p string) string {
 		return filepath.Join(".orchestrator", "orchstat.duckdb")
 	}
 	fi, err := os.Stat(abs)
-	if err == nil && !fi.IsDir() {
+	ext := filepath.Ext(abs)
+	if (err == nil && !fi.IsDir()) || (err != nil && (ext == ".jsonl" || ext == ".json")) {
 		abs = filepath.Dir(abs) // a file: look from its run directory
 	}
 	// A runs directory, or a run directory in one: the store goes beside
