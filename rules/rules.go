@@ -3,12 +3,27 @@
 package rules
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
+	"text/template"
+	"time"
+	"unicode/utf8"
 
 	"github.com/expr-lang/expr"
+	exprast "github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
 	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
+
+	"github.com/orchstat/orchstat/reports"
 )
 
 // File is a parsed rule file.
@@ -20,24 +35,40 @@ type File struct {
 // Rule is one alert rule. Only the fields the report needs are interpreted
 // here; the alerting engine reads the rest.
 type Rule struct {
-	Name          string            `yaml:"name"`
-	Metric        string            `yaml:"metric"`
-	SQL           string            `yaml:"sql"`
-	By            []string          `yaml:"by"`
-	Window        any               `yaml:"window"`
-	Threshold     *float64          `yaml:"threshold"`
-	Condition     string            `yaml:"condition"`
-	For           any               `yaml:"for"`
-	KeepFiringFor string            `yaml:"keep_firing_for"`
-	Severity      string            `yaml:"severity"`
-	Labels        map[string]string `yaml:"labels"`
-	Annotations   map[string]string `yaml:"annotations"`
+	Name      string
+	Metric    string
+	SQL       string
+	By        []string
+	Window    Window
+	Threshold *float64
+	Condition string
+	// For is how long the condition must hold before the alert fires; the
+	// zero Hold fires at the first check that holds.
+	For           Hold
+	KeepFiringFor time.Duration
+	// Severity is info, warning or critical; warning when the file says
+	// nothing.
+	Severity    string
+	Labels      map[string]string
+	Annotations map[string]string
 
-	program *vm.Program
+	program   *vm.Program
+	templates map[string]*template.Template
 }
 
-type document struct {
-	Rules []*Rule `yaml:"rules"`
+// Window is the data a rule looks at: the last Duration before the check,
+// or the last Runs runs. At most one is set; neither means the command's own
+// scope.
+type Window struct {
+	Duration time.Duration
+	Runs     int
+}
+
+// Hold is how long a condition must hold before its alert fires: for a
+// Duration, or over Checks consecutive checks. At most one is set.
+type Hold struct {
+	Duration time.Duration
+	Checks   int
 }
 
 // Env is what a condition sees. Field names are the expression's names.
@@ -49,32 +80,33 @@ type Env struct {
 	Labels      map[string]string `expr:"labels"`
 }
 
-// Parse reads a rule file and compiles every condition once.
+// TemplateData is what an annotation template sees, as {{ .Value }} and
+// so on.
+type TemplateData struct {
+	Value, Numerator, Denominator, Threshold float64
+	Labels                                   map[string]string
+}
+
+// Parse reads a rule file, checks it as Check does, and compiles every
+// condition and annotation template once. Any problem is an error that
+// lists them all.
 func Parse(path string, data []byte) (*File, error) {
-	var doc document
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %s", path, strings.TrimSpace(yaml.FormatError(err, false, true)))
+	rules, problems := check(path, data)
+	if len(problems) > 0 {
+		lines := make([]string, len(problems))
+		for i, p := range problems {
+			lines[i] = p.String()
+		}
+		return nil, fmt.Errorf("%d problem%s in rule file:\n%s", len(problems), plural(len(problems)), strings.Join(lines, "\n"))
 	}
-	f := &File{Path: path, Rules: doc.Rules}
-	seen := map[string]bool{}
-	for i, r := range f.Rules {
-		if r == nil || r.Name == "" {
-			return nil, fmt.Errorf("%s: rule %d: name is required", path, i+1)
-		}
-		if seen[r.Name] {
-			return nil, fmt.Errorf("%s: rule %q: duplicate name", path, r.Name)
-		}
-		seen[r.Name] = true
-		if r.Condition == "" {
-			return nil, fmt.Errorf("%s: rule %q: condition is required", path, r.Name)
-		}
-		p, err := expr.Compile(r.Condition, expr.Env(Env{}), expr.AsBool())
-		if err != nil {
-			return nil, fmt.Errorf("%s: rule %q: condition: %v", path, r.Name, err)
-		}
-		r.program = p
+	return &File{Path: path, Rules: rules}, nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
 	}
-	return f, nil
+	return "s"
 }
 
 // Sample is a metric's value for one evaluation. A nil Value means no data.
@@ -89,7 +121,18 @@ func (r *Rule) Holds(s Sample) (bool, error) {
 	if s.Value == nil {
 		return false, nil
 	}
-	env := Env{Value: *s.Value, Labels: s.Labels}
+	out, err := expr.Run(r.program, r.env(s))
+	if err != nil {
+		return false, fmt.Errorf("rule %q: %v", r.Name, err)
+	}
+	return out.(bool), nil
+}
+
+func (r *Rule) env(s Sample) Env {
+	env := Env{Labels: s.Labels}
+	if s.Value != nil {
+		env.Value = *s.Value
+	}
 	if s.Numerator != nil {
 		env.Numerator = *s.Numerator
 	}
@@ -99,9 +142,885 @@ func (r *Rule) Holds(s Sample) (bool, error) {
 	if r.Threshold != nil {
 		env.Threshold = *r.Threshold
 	}
-	out, err := expr.Run(r.program, env)
-	if err != nil {
-		return false, fmt.Errorf("rule %q: %v", r.Name, err)
+	return env
+}
+
+// Annotate expands the rule's annotation templates for s.
+func (r *Rule) Annotate(s Sample) (map[string]string, error) {
+	env := r.env(s)
+	data := TemplateData{Value: env.Value, Numerator: env.Numerator, Denominator: env.Denominator,
+		Threshold: env.Threshold, Labels: env.Labels}
+	out := make(map[string]string, len(r.templates))
+	for k, t := range r.templates {
+		var b strings.Builder
+		if err := t.Execute(&b, data); err != nil {
+			return nil, fmt.Errorf("rule %q: annotation %s: %v", r.Name, k, err)
+		}
+		out[k] = b.String()
 	}
-	return out.(bool), nil
+	return out, nil
+}
+
+// Problem is one thing wrong with a rule file, at the key or value that is
+// wrong.
+type Problem struct {
+	File         string
+	Line, Column int
+	Rule         string // the rule's name, when the problem is in a named rule
+	Field        string // the field, such as "window" or "annotations.summary"
+	Message      string
+}
+
+// String gives the problem as file:line:column: rule "name": field: message,
+// leaving out what is unknown.
+func (p Problem) String() string {
+	var b strings.Builder
+	b.WriteString(p.File)
+	if p.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", p.Line, p.Column)
+	}
+	b.WriteString(": ")
+	if p.Rule != "" {
+		fmt.Fprintf(&b, "rule %q: ", p.Rule)
+	}
+	if p.Field != "" {
+		b.WriteString(p.Field + ": ")
+	}
+	b.WriteString(p.Message)
+	return b.String()
+}
+
+// Check validates a rule file and returns every problem it finds, in file
+// order, or none.
+func Check(path string, data []byte) []Problem {
+	_, problems := check(path, data)
+	return problems
+}
+
+// Known keys, in the order the README documents them.
+var (
+	topKeys  = []string{"rules", "receivers", "route"}
+	ruleKeys = []string{"name", "metric", "sql", "by", "window", "threshold", "condition", "for",
+		"keep_firing_for", "severity", "labels", "annotations"}
+	severities     = []string{"info", "warning", "critical"}
+	providerLabels = []string{"provider", "model"}
+)
+
+var (
+	daysRe      = regexp.MustCompile(`^(\d{1,6})d$`)
+	lastRunsRe  = regexp.MustCompile(`^last\s+(\d+)\s+runs?$`)
+	runsRe      = regexp.MustCompile(`^(\d+)\s+runs?$`)
+	labelNameRe = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+)
+
+type checker struct {
+	path     string
+	lines    []string
+	anchors  map[string]ast.Node
+	problems []Problem
+}
+
+func check(path string, data []byte) ([]*Rule, []Problem) {
+	c := &checker{path: path, lines: strings.Split(string(data), "\n"), anchors: map[string]ast.Node{}}
+	f, err := parseYAML(data)
+	if err != nil {
+		c.yamlError(err)
+		return nil, c.problems
+	}
+	var docs []*ast.DocumentNode
+	for _, d := range f.Docs {
+		if d != nil && d.Body != nil {
+			docs = append(docs, d)
+		}
+	}
+	if len(docs) == 0 {
+		return nil, nil // an empty file has no rules, and nothing wrong
+	}
+	for _, d := range docs[1:] {
+		c.add(d.Body, "", "", "a rule file holds one YAML document; this is another")
+	}
+	ast.Walk(anchorCollector(c.anchors), docs[0].Body)
+	body := c.resolve(docs[0].Body)
+	if _, ok := body.(*ast.NullNode); ok {
+		return nil, c.problems
+	}
+	var rules []*Rule
+	top, ok := c.mapping(body, "", "", "a rule file is a mapping with a rules key")
+	if !ok {
+		return nil, c.problems
+	}
+	for _, e := range top {
+		switch e.key {
+		case "rules":
+			rules = c.rules(e.value)
+		case "receivers", "route":
+			// Reserved for notification config; not checked yet.
+		default:
+			c.add(e.keyNode, "", "", "unknown top-level key %q%s (allowed: %s)", e.key, suggest(e.key, topKeys), strings.Join(topKeys, ", "))
+		}
+	}
+	if len(c.problems) > 0 {
+		slices.SortStableFunc(c.problems, func(a, b Problem) int {
+			if a.Line != b.Line {
+				return a.Line - b.Line
+			}
+			return a.Column - b.Column
+		})
+		return nil, c.problems
+	}
+	return rules, nil
+}
+
+// parseYAML parses data, turning a panic in the parser into an error so a
+// hostile file cannot take the command down.
+func parseYAML(data []byte) (f *ast.File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, err = nil, fmt.Errorf("YAML parser failed: %v", r)
+		}
+	}()
+	return parser.ParseBytes(data, 0)
+}
+
+func (c *checker) yamlError(err error) {
+	p := Problem{File: c.path, Message: err.Error()}
+	var ye yaml.Error
+	if errors.As(err, &ye) {
+		p.Message = "YAML: " + ye.GetMessage()
+		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
+			p.Line, p.Column = tk.Position.Line, tk.Position.Column
+		}
+	}
+	c.problems = append(c.problems, p)
+}
+
+type anchorCollector map[string]ast.Node
+
+func (a anchorCollector) Visit(n ast.Node) ast.Visitor {
+	if an, ok := n.(*ast.AnchorNode); ok && an.Name != nil {
+		a[an.Name.String()] = an.Value
+	}
+	return a
+}
+
+func pos(n ast.Node) (int, int) {
+	if n == nil {
+		return 0, 0
+	}
+	if m, ok := n.(*ast.MappingNode); ok && len(m.Values) > 0 && m.Values[0] != nil && !m.IsFlowStyle {
+		n = m.Values[0] // a block mapping is where its first key is
+	}
+	if mv, ok := n.(*ast.MappingValueNode); ok && mv.Key != nil {
+		n = mv.Key
+	}
+	tk := n.GetToken()
+	if tk == nil || tk.Position == nil {
+		return 0, 0
+	}
+	return tk.Position.Line, tk.Position.Column
+}
+
+func (c *checker) add(n ast.Node, rule, field, format string, args ...any) {
+	line, col := pos(n)
+	c.addAt(line, col, rule, field, format, args...)
+}
+
+func (c *checker) addAt(line, col int, rule, field, format string, args ...any) {
+	c.problems = append(c.problems, Problem{File: c.path, Line: line, Column: col, Rule: rule, Field: field,
+		Message: fmt.Sprintf(format, args...)})
+}
+
+// resolve looks through tags, anchors and aliases to the node they stand for.
+func (c *checker) resolve(n ast.Node) ast.Node {
+	for i := 0; i < 32 && n != nil; i++ {
+		switch v := n.(type) {
+		case *ast.TagNode:
+			n = v.Value
+		case *ast.AnchorNode:
+			n = v.Value
+		case *ast.AliasNode:
+			if v.Value == nil {
+				return nil
+			}
+			n = c.anchors[v.Value.String()]
+		default:
+			return n
+		}
+	}
+	return n
+}
+
+type entry struct {
+	key     string
+	keyNode ast.Node
+	value   ast.Node // resolved; nil when absent
+	raw     ast.Node // as written, for positions
+}
+
+// mapping returns n's entries in order, with merge keys (<<) expanded and
+// duplicate keys reported. When n is not a mapping it reports msg.
+func (c *checker) mapping(n ast.Node, rule, field, msg string) ([]entry, bool) {
+	return c.mappingDepth(n, rule, field, msg, 0)
+}
+
+func (c *checker) mappingDepth(raw ast.Node, rule, field, msg string, depth int) ([]entry, bool) {
+	n := c.resolve(raw)
+	m, ok := n.(*ast.MappingNode)
+	if !ok {
+		if n == nil {
+			n = raw
+		}
+		c.add(n, rule, field, "%s", msg)
+		return nil, false
+	}
+	var out, merged []entry
+	seen := map[string]bool{}
+	for _, mv := range m.Values {
+		if mv == nil || mv.Key == nil {
+			continue
+		}
+		if mv.Key.IsMergeKey() {
+			if depth > 8 {
+				c.add(mv.Key, rule, field, "merge keys nest too deep")
+				continue
+			}
+			srcs := []ast.Node{mv.Value}
+			if seq, ok := c.resolve(mv.Value).(*ast.SequenceNode); ok {
+				srcs = seq.Values
+			}
+			for _, s := range srcs {
+				es, _ := c.mappingDepth(s, rule, field, "<< merges a mapping, or a list of them", depth+1)
+				merged = append(merged, es...)
+			}
+			continue
+		}
+		key, ok := scalar(c.resolve(mv.Key))
+		if !ok {
+			c.add(mv.Key, rule, field, "keys must be strings")
+			continue
+		}
+		if seen[key] {
+			c.add(mv.Key, rule, joinField(field, key), "duplicate key")
+			continue
+		}
+		seen[key] = true
+		out = append(out, entry{key: key, keyNode: mv.Key, value: c.resolve(mv.Value), raw: mv.Value})
+	}
+	for _, e := range merged {
+		if !seen[e.key] {
+			seen[e.key] = true
+			out = append(out, e)
+		}
+	}
+	return out, true
+}
+
+func joinField(parent, key string) string {
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+// scalar is a scalar node's text: strings as they read, numbers and
+// booleans as written. Null and collections are not scalars.
+func scalar(n ast.Node) (string, bool) {
+	switch v := n.(type) {
+	case nil, *ast.NullNode:
+		return "", false
+	case *ast.StringNode:
+		return v.Value, true
+	case *ast.LiteralNode:
+		if v.Value == nil {
+			return "", true
+		}
+		return v.Value.Value, true
+	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
+		if tk := n.GetToken(); tk != nil {
+			return tk.Value, true
+		}
+	}
+	return "", false
+}
+
+// isString tells a YAML string from a number or boolean spelled the same.
+func isString(n ast.Node) bool {
+	switch n.(type) {
+	case *ast.StringNode, *ast.LiteralNode:
+		return true
+	}
+	return false
+}
+
+func isInt(n ast.Node) bool {
+	_, ok := n.(*ast.IntegerNode)
+	return ok
+}
+
+func positiveInt(n ast.Node) (int, bool) {
+	v, ok := n.(*ast.IntegerNode)
+	if !ok {
+		return 0, false
+	}
+	switch x := v.Value.(type) {
+	case int64:
+		if x > 0 && x <= 1<<31-1 {
+			return int(x), true
+		}
+	case uint64:
+		if x > 0 && x <= 1<<31-1 {
+			return int(x), true
+		}
+	}
+	return 0, false
+}
+
+// parseDuration reads a Go duration (90s, 10m, 1h30m) or whole days (7d).
+func parseDuration(s string) (time.Duration, error) {
+	if m := daysRe.FindStringSubmatch(s); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration (use Go durations like 90s, 10m, 1h30m, or days like 7d)", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%q is negative", s)
+	}
+	return d, nil
+}
+
+func (c *checker) rules(n ast.Node) []*Rule {
+	if _, ok := n.(*ast.NullNode); ok || n == nil {
+		return nil
+	}
+	seq, ok := n.(*ast.SequenceNode)
+	if !ok {
+		c.add(n, "", "rules", "must be a list of rules")
+		return nil
+	}
+	var out []*Rule
+	names := map[string]int{}
+	for i, item := range seq.Values {
+		if r := c.rule(i+1, item, names); r != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// rule checks one rule and builds it; nil when it has problems.
+func (c *checker) rule(index int, raw ast.Node, names map[string]int) *Rule {
+	before := len(c.problems)
+	entries, ok := c.mapping(raw, "", "", fmt.Sprintf("rule %d is not a mapping of fields", index))
+	if !ok {
+		return nil
+	}
+	r := &Rule{Severity: "warning"}
+	fields := map[string]entry{}
+	for _, e := range entries {
+		fields[e.key] = e
+	}
+	// The name first, so that every other problem can say whose it is.
+	if e, ok := fields["name"]; ok {
+		name, ok := scalar(e.value)
+		switch {
+		case !ok || strings.TrimSpace(name) == "":
+			c.add(e.raw, "", "name", "must be a non-empty string")
+		case names[name] > 0:
+			line, col := pos(e.raw)
+			c.addAt(line, col, name, "name", "duplicate name; the first rule with it is at line %d", names[name])
+			r.Name = name
+		default:
+			r.Name = name
+			names[name], _ = pos(e.raw)
+		}
+	} else {
+		c.add(raw, "", "", "name is required (rule %d has none)", index)
+	}
+	rn := r.Name
+	for _, e := range entries {
+		if !slices.Contains(ruleKeys, e.key) {
+			c.add(e.keyNode, rn, e.key, "unknown field%s (fields: %s)", suggest(e.key, ruleKeys), strings.Join(ruleKeys, ", "))
+		}
+	}
+
+	metric, hasMetric := fields["metric"]
+	sqlE, hasSQL := fields["sql"]
+	switch {
+	case hasMetric && hasSQL:
+		c.add(sqlE.keyNode, rn, "sql", "a rule has a metric or sql, not both")
+	case !hasMetric && !hasSQL:
+		c.add(raw, rn, "", "metric or sql is required")
+	case hasMetric:
+		m, ok := scalar(metric.value)
+		switch {
+		case !ok || !isString(metric.value):
+			c.add(metric.raw, rn, "metric", "must be a metric name (%s)", strings.Join(reports.MetricNames, ", "))
+		case !slices.Contains(reports.MetricNames, m):
+			c.add(metric.raw, rn, "metric", "unknown metric %q%s (metrics: %s)", m, suggest(m, reports.MetricNames), strings.Join(reports.MetricNames, ", "))
+		default:
+			r.Metric = m
+		}
+	case hasSQL:
+		r.SQL = c.sql(rn, sqlE)
+	}
+
+	if e, ok := fields["by"]; ok {
+		r.By = c.by(rn, e, r.Metric, hasSQL)
+	}
+	if e, ok := fields["window"]; ok {
+		r.Window = c.window(rn, e)
+	}
+	if e, ok := fields["threshold"]; ok {
+		var f float64
+		switch v := e.value.(type) {
+		case *ast.FloatNode:
+			f = v.Value
+		case *ast.IntegerNode:
+			switch x := v.Value.(type) {
+			case int64:
+				f = float64(x)
+			case uint64:
+				f = float64(x)
+			}
+		default:
+			c.add(e.raw, rn, "threshold", "must be a number, such as 0.20 or 3")
+		}
+		if _, ok := e.value.(*ast.FloatNode); ok || isInt(e.value) {
+			r.Threshold = &f
+		}
+	}
+	if e, ok := fields["condition"]; ok {
+		r.Condition, r.program = c.condition(rn, e, r.Threshold != nil)
+	} else {
+		c.add(raw, rn, "", "condition is required")
+	}
+	if e, ok := fields["for"]; ok {
+		r.For = c.hold(rn, e)
+	}
+	if e, ok := fields["keep_firing_for"]; ok {
+		s, ok := scalar(e.value)
+		if !ok {
+			c.add(e.raw, rn, "keep_firing_for", "must be a duration, such as 10m")
+		} else if d, err := parseDuration(s); err != nil {
+			c.add(e.raw, rn, "keep_firing_for", "%v", err)
+		} else {
+			r.KeepFiringFor = d
+		}
+	}
+	if e, ok := fields["severity"]; ok {
+		s, ok := scalar(e.value)
+		if !ok || !slices.Contains(severities, s) {
+			c.add(e.raw, rn, "severity", "must be one of %s", strings.Join(severities, ", "))
+		} else {
+			r.Severity = s
+		}
+	}
+	if e, ok := fields["labels"]; ok {
+		r.Labels = c.stringMap(rn, "labels", e)
+		for k := range r.Labels {
+			if !labelNameRe.MatchString(k) {
+				for _, le := range entriesQuiet(c, e.value) {
+					if le.key == k {
+						c.add(le.keyNode, rn, "labels."+k, "a label name is letters, digits and underscores, not starting with a digit")
+					}
+				}
+			}
+		}
+	}
+	if e, ok := fields["annotations"]; ok {
+		r.Annotations = c.stringMap(rn, "annotations", e)
+		r.templates = c.templates(rn, e)
+	}
+	if len(c.problems) > before {
+		return nil
+	}
+	return r
+}
+
+// entriesQuiet reads a mapping already checked, without reporting again.
+func entriesQuiet(c *checker, n ast.Node) []entry {
+	saved := c.problems
+	es, _ := c.mapping(n, "", "", "")
+	c.problems = saved
+	return es
+}
+
+func (c *checker) stringMap(rn, field string, e entry) map[string]string {
+	if _, ok := e.value.(*ast.NullNode); ok {
+		return nil
+	}
+	entries, ok := c.mapping(e.raw, rn, field, "must be a mapping of names to strings")
+	if !ok {
+		return nil
+	}
+	out := make(map[string]string, len(entries))
+	for _, kv := range entries {
+		v, ok := scalar(kv.value)
+		if !ok {
+			c.add(kv.raw, rn, field+"."+kv.key, "must be a string")
+			continue
+		}
+		out[kv.key] = v
+	}
+	return out
+}
+
+func (c *checker) by(rn string, e entry, metric string, isSQL bool) []string {
+	seq, ok := e.value.(*ast.SequenceNode)
+	if !ok {
+		c.add(e.raw, rn, "by", "must be a list of labels, such as [provider]")
+		return nil
+	}
+	var out []string
+	for _, item := range seq.Values {
+		l, ok := scalar(c.resolve(item))
+		switch {
+		case !ok || !labelNameRe.MatchString(l):
+			c.add(item, rn, "by", "a label is a name of letters, digits and underscores")
+			continue
+		case slices.Contains(out, l):
+			c.add(item, rn, "by", "label %q is listed twice", l)
+			continue
+		case isSQL:
+			// A custom query's labels are its columns.
+		case metric == "":
+			// The metric is already reported.
+		case !strings.HasPrefix(metric, "provider_"):
+			c.add(item, rn, "by", "metric %s has no labels to group by; only provider_* metrics can, by provider and model", metric)
+			continue
+		case !slices.Contains(providerLabels, l):
+			c.add(item, rn, "by", "unknown label %q for %s; provider_* metrics group by provider and model", l, metric)
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func (c *checker) window(rn string, e entry) Window {
+	const forms = "a duration (24h, 7d), {last: N} or \"last N runs\""
+	if m, ok := e.value.(*ast.MappingNode); ok {
+		entries, _ := c.mapping(m, rn, "window", "")
+		var w Window
+		for _, kv := range entries {
+			if kv.key != "last" {
+				c.add(kv.keyNode, rn, "window."+kv.key, "unknown field; a window is %s", forms)
+				continue
+			}
+			n, ok := positiveInt(kv.value)
+			if !ok {
+				if s, isStr := scalar(kv.value); isStr && isString(kv.value) {
+					if mm := runsRe.FindStringSubmatch(s); mm != nil {
+						n, _ = strconv.Atoi(mm[1])
+						ok = n > 0
+					}
+				}
+			}
+			if !ok {
+				c.add(kv.raw, rn, "window.last", "must be a positive number of runs")
+				continue
+			}
+			w.Runs = n
+		}
+		if len(entries) == 0 {
+			c.add(m, rn, "window", "must be %s", forms)
+		}
+		return w
+	}
+	s, ok := scalar(e.value)
+	if !ok {
+		c.add(e.raw, rn, "window", "must be %s", forms)
+		return Window{}
+	}
+	if m := lastRunsRe.FindStringSubmatch(s); m != nil {
+		n, err := strconv.Atoi(m[1])
+		if err != nil || n <= 0 {
+			c.add(e.raw, rn, "window", "must cover a positive number of runs")
+			return Window{}
+		}
+		return Window{Runs: n}
+	}
+	d, err := parseDuration(s)
+	if err != nil {
+		c.add(e.raw, rn, "window", "%q is not %s", s, forms)
+		return Window{}
+	}
+	if d == 0 {
+		c.add(e.raw, rn, "window", "must be longer than 0")
+	}
+	return Window{Duration: d}
+}
+
+func (c *checker) hold(rn string, e entry) Hold {
+	if n, ok := positiveInt(e.value); ok {
+		return Hold{Checks: n}
+	}
+	s, ok := scalar(e.value)
+	if ok && !isString(e.value) {
+		c.add(e.raw, rn, "for", "%s is not a positive number of checks", s)
+		return Hold{}
+	}
+	d, err := parseDuration(s)
+	if !ok || err != nil {
+		c.add(e.raw, rn, "for", "must be a duration (10m, 1h) or a positive number of consecutive checks")
+		return Hold{}
+	}
+	return Hold{Duration: d}
+}
+
+var sqlStart = regexp.MustCompile(`(?i)^\(*\s*(select|with|from)\b`)
+
+func (c *checker) sql(rn string, e entry) string {
+	s, ok := scalar(e.value)
+	if !ok || !isString(e.value) {
+		c.add(e.raw, rn, "sql", "must be a query string")
+		return ""
+	}
+	code, semis := sqlCode(s)
+	if strings.TrimSpace(code) == "" {
+		c.add(e.raw, rn, "sql", "is empty")
+		return ""
+	}
+	if !sqlStart.MatchString(strings.TrimSpace(code)) {
+		c.add(e.raw, rn, "sql", "must be one read-only query starting with SELECT, WITH or FROM (orchstat check will run it on a read-only connection)")
+		return ""
+	}
+	for _, at := range semis {
+		if strings.TrimSpace(code[at+1:]) != "" {
+			line, col := c.valuePos(e, s, at)
+			c.addAt(line, col, rn, "sql", "must be a single query; this ; starts another statement")
+			return ""
+		}
+	}
+	return s
+}
+
+// sqlCode blanks out comments and quoted text in q (keeping offsets), and
+// returns where its semicolons are.
+func sqlCode(q string) (string, []int) {
+	b := []byte(q)
+	var semis []int
+	for i := 0; i < len(b); i++ {
+		switch {
+		case b[i] == '-' && i+1 < len(b) && b[i+1] == '-':
+			for ; i < len(b) && b[i] != '\n'; i++ {
+				b[i] = ' '
+			}
+		case b[i] == '/' && i+1 < len(b) && b[i+1] == '*':
+			end := strings.Index(q[i+2:], "*/")
+			stop := len(b)
+			if end >= 0 {
+				stop = i + 2 + end + 2
+			}
+			for ; i < stop; i++ {
+				if b[i] != '\n' {
+					b[i] = ' '
+				}
+			}
+			i--
+		case b[i] == '\'' || b[i] == '"':
+			quote := b[i]
+			j := i + 1
+			for ; j < len(b) && b[j] != quote; j++ {
+				b[j] = ' '
+			}
+			i = j
+		case b[i] == ';':
+			semis = append(semis, i)
+		}
+	}
+	return string(b), semis
+}
+
+// condition compiles the expression, reporting errors where they are in
+// the file.
+func (c *checker) condition(rn string, e entry, hasThreshold bool) (string, *vm.Program) {
+	s, ok := scalar(e.value)
+	if !ok || strings.TrimSpace(s) == "" {
+		c.add(e.raw, rn, "condition", "must be an expression, such as value > threshold && denominator >= 20")
+		return "", nil
+	}
+	uses := &identifiers{}
+	p, err := expr.Compile(s, expr.Env(Env{}), expr.AsBool(), expr.Patch(uses))
+	if err != nil {
+		var fe *file.Error
+		msg := err.Error()
+		line, col := pos(e.raw)
+		if errors.As(err, &fe) {
+			msg = fe.Message
+			line, col = c.valuePos(e, s, runeOffset(s, fe.From))
+		}
+		c.addAt(line, col, rn, "condition", "%s (conditions see value, numerator, denominator, threshold and labels)", msg)
+		return s, nil
+	}
+	if uses.names["threshold"] && !hasThreshold {
+		c.add(e.raw, rn, "condition", "uses threshold, but the rule sets none (it would be 0)")
+	}
+	return s, p
+}
+
+type identifiers struct{ names map[string]bool }
+
+func (v *identifiers) Visit(n *exprast.Node) {
+	if id, ok := (*n).(*exprast.IdentifierNode); ok {
+		if v.names == nil {
+			v.names = map[string]bool{}
+		}
+		v.names[id.Value] = true
+	}
+}
+
+func runeOffset(s string, runes int) int {
+	i := 0
+	for off := range s {
+		if i == runes {
+			return off
+		}
+		i++
+	}
+	return len(s)
+}
+
+// valuePos finds byte offset at of scalar s, which e holds, in the file.
+// It is exact for one-line and literal (|) scalars and falls back to the
+// value's start when the text does not read the same in the file (escapes,
+// folding).
+func (c *checker) valuePos(e entry, s string, at int) (int, int) {
+	line, col := pos(e.raw)
+	if line <= 0 || line > len(c.lines) || at < 0 || at > len(s) {
+		return line, col
+	}
+	before := s[:at]
+	inLine := strings.Count(before, "\n")
+	lineStart := strings.LastIndex(before, "\n") + 1
+	colInLine := utf8.RuneCountInString(before[lineStart:])
+	lineText := s[lineStart:]
+	if i := strings.IndexByte(lineText, '\n'); i >= 0 {
+		lineText = lineText[:i]
+	}
+	switch v := e.value.(type) {
+	case *ast.StringNode:
+		if strings.Contains(s, "\n") {
+			return line, col
+		}
+		start := col
+		if tk := v.GetToken(); tk != nil && (tk.Type == token.DoubleQuoteType || tk.Type == token.SingleQuoteType) {
+			start++
+		}
+		src := []rune(c.lines[line-1])
+		if start-1 >= 0 && start-1 <= len(src) && strings.HasPrefix(string(src[start-1:]), s) {
+			return line, start + colInLine
+		}
+	case *ast.LiteralNode:
+		if tk := v.GetToken(); tk == nil || tk.Type != token.LiteralType {
+			return line, col
+		}
+		fl := line + inLine // the content starts on the line after the |
+		if fl >= len(c.lines) {
+			return line, col
+		}
+		src := c.lines[fl]
+		indent := len(src) - len(strings.TrimLeft(src, " "))
+		if lineText != "" {
+			indent = len(src) - len(lineText)
+		}
+		if indent >= 0 && strings.HasSuffix(src, lineText) {
+			return fl + 1, indent + 1 + colInLine
+		}
+	}
+	return line, col
+}
+
+func (c *checker) templates(rn string, e entry) map[string]*template.Template {
+	entries := entriesQuiet(c, e.value)
+	out := map[string]*template.Template{}
+	sample := TemplateData{Value: 0.25, Numerator: 5, Denominator: 20, Threshold: 0.2,
+		Labels: map[string]string{"provider": "p", "model": "m"}}
+	for _, kv := range entries {
+		s, ok := scalar(kv.value)
+		if !ok {
+			continue // already reported
+		}
+		field := "annotations." + kv.key
+		t, err := template.New(kv.key).Parse(s)
+		if err == nil {
+			err = t.Execute(io.Discard, sample)
+		}
+		if err != nil {
+			line, col, msg := c.templateError(kv, s, err)
+			c.addAt(line, col, rn, field, "%s (templates see .Value, .Numerator, .Denominator, .Threshold and .Labels)", msg)
+			continue
+		}
+		out[kv.key] = t
+	}
+	return out
+}
+
+var templateErrRe = regexp.MustCompile(`^template: [^:]*:(\d+)(?::(\d+))?: (.*)$`)
+
+func (c *checker) templateError(kv entry, s string, err error) (int, int, string) {
+	line, col := pos(kv.raw)
+	msg := err.Error()
+	m := templateErrRe.FindStringSubmatch(msg)
+	if m == nil {
+		return line, col, msg
+	}
+	msg = m[3]
+	if m[2] == "" {
+		return line, col, msg
+	}
+	l, _ := strconv.Atoi(m[1])
+	cc, _ := strconv.Atoi(m[2])
+	// Find byte offset of line l, column cc (both from text/template, the
+	// column counted in bytes from 0).
+	off := 0
+	for i := 1; i < l; i++ {
+		j := strings.IndexByte(s[off:], '\n')
+		if j < 0 {
+			return line, col, msg
+		}
+		off += j + 1
+	}
+	line, col = c.valuePos(kv, s, min(off+cc, len(s)))
+	return line, col, msg
+}
+
+// suggest offers the closest known name to a misspelt one.
+func suggest(got string, known []string) string {
+	best, bestD := "", 3
+	for _, k := range known {
+		if d := distance(got, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if best == "" || best == got {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+func distance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 64
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
