@@ -63,7 +63,9 @@ func TestCheckProblems(t *testing.T) {
 		{"labels not a map", rule("metric: runs", "condition: value > 1", "labels: [a]"), "5:13", "labels: must be a mapping of names to strings"},
 		{"label value not a string", rule("metric: runs", "condition: value > 1", "labels:", "  team: [a, b]"), "6:13", "labels.team: must be a string"},
 		{"bad label name", rule("metric: runs", "condition: value > 1", "labels: {team-a: x}"), "5:14", "labels.team-a: a label name is letters"},
-		{"annotation unknown field", rule("metric: runs", "condition: value > 1", "annotations:", `  summary: "at {{ .Value }} of {{ .Limit }}"`), "6:39", `annotations.summary: executing "summary" at <.Limit>: can't evaluate field Limit`},
+		{"annotation unknown field", rule("metric: runs", "condition: value > 1", "annotations:", `  summary: "at {{ .Value }} of {{ .Limit }}"`), "6:39", `annotations.summary: unknown field .Limit`},
+		{"annotation unbounded range", rule("metric: runs", "condition: value > 1", "annotations:", `  summary: "{{ range 99999999999 }}x{{ end }}"`), "6:26", `range may only go over .Labels`},
+		{"annotation template call", rule("metric: runs", "condition: value > 1", "annotations:", `  summary: '{{ define "a" }}{{ template "a" }}{{ end }}{{ template "a" }}'`), "6:72", `{{template}} is not allowed`},
 		{"annotation syntax", rule("metric: runs", "condition: value > 1", "annotations:", "  summary: '{{ .Value'"), "6:16", "annotations.summary: unclosed action"},
 		{"annotation unknown function", rule("metric: runs", "condition: value > 1", "annotations:", "  summary: '{{ humanize .Value }}'"), "6:16", `function "humanize" not defined`},
 	} {

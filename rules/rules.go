@@ -5,12 +5,12 @@ package rules
 import (
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"text/template"
+	"text/template/parse"
 	"time"
 	"unicode/utf8"
 
@@ -937,8 +937,6 @@ func (c *checker) valuePos(e entry, s string, at int) (int, int) {
 func (c *checker) templates(rn string, e entry) map[string]*template.Template {
 	entries := entriesQuiet(c, e.value)
 	out := map[string]*template.Template{}
-	sample := TemplateData{Value: 0.25, Numerator: 5, Denominator: 20, Threshold: 0.2,
-		Labels: map[string]string{"provider": "p", "model": "m"}}
 	for _, kv := range entries {
 		s, ok := scalar(kv.value)
 		if !ok {
@@ -947,7 +945,12 @@ func (c *checker) templates(rn string, e entry) map[string]*template.Template {
 		field := "annotations." + kv.key
 		t, err := template.New(kv.key).Parse(s)
 		if err == nil {
-			err = t.Execute(io.Discard, sample)
+			if bad, msg := boundedTemplate(t.Tree.Root); bad != nil {
+				// In text/template's own error format, so templateError can
+				// place it within the YAML value.
+				loc, _ := t.Tree.ErrorContext(bad)
+				err = fmt.Errorf("template: %s: %s", loc, msg)
+			}
 		}
 		if err != nil {
 			line, col, msg := c.templateError(kv, s, err)
@@ -1023,4 +1026,85 @@ func distance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// boundedTemplate checks an annotation template without running it: it may
+// use only the documented fields, range only over .Labels, and no
+// {{template}} or {{define}}, so expanding it always ends quickly. Running
+// it to check it would let {{range 99999999999}} hang orchstat. It returns
+// the offending node and why.
+func boundedTemplate(n parse.Node) (parse.Node, string) {
+	switch n := n.(type) {
+	case nil, *parse.TextNode, *parse.BreakNode, *parse.ContinueNode, *parse.CommentNode:
+		return nil, ""
+	case *parse.ListNode:
+		if n == nil {
+			return nil, ""
+		}
+		for _, c := range n.Nodes {
+			if bad, msg := boundedTemplate(c); bad != nil {
+				return bad, msg
+			}
+		}
+		return nil, ""
+	case *parse.ActionNode:
+		return boundedPipe(n.Pipe)
+	case *parse.IfNode:
+		return boundedBranch(&n.BranchNode)
+	case *parse.WithNode:
+		return boundedBranch(&n.BranchNode)
+	case *parse.RangeNode:
+		ok := len(n.Pipe.Cmds) == 1 && len(n.Pipe.Cmds[0].Args) == 1
+		if ok {
+			f, isField := n.Pipe.Cmds[0].Args[0].(*parse.FieldNode)
+			ok = isField && len(f.Ident) == 1 && f.Ident[0] == "Labels"
+		}
+		if !ok {
+			return n, "range may only go over .Labels"
+		}
+		return boundedBranch(&n.BranchNode)
+	case *parse.TemplateNode:
+		return n, "{{template}} is not allowed in annotations"
+	default:
+		return n, "unsupported template construct"
+	}
+}
+
+func boundedBranch(b *parse.BranchNode) (parse.Node, string) {
+	if bad, msg := boundedPipe(b.Pipe); bad != nil {
+		return bad, msg
+	}
+	if bad, msg := boundedTemplate(b.List); bad != nil {
+		return bad, msg
+	}
+	return boundedTemplate(b.ElseList)
+}
+
+var templateFields = map[string]bool{"Value": true, "Numerator": true, "Denominator": true, "Threshold": true, "Labels": true}
+
+func boundedPipe(p *parse.PipeNode) (parse.Node, string) {
+	if p == nil {
+		return nil, ""
+	}
+	for _, c := range p.Cmds {
+		for _, a := range c.Args {
+			switch a := a.(type) {
+			case *parse.FieldNode:
+				if !templateFields[a.Ident[0]] {
+					return a, "unknown field ." + a.Ident[0]
+				}
+			case *parse.PipeNode:
+				if bad, msg := boundedPipe(a); bad != nil {
+					return bad, msg
+				}
+			case *parse.ChainNode:
+				if pn, ok := a.Node.(*parse.PipeNode); ok {
+					if bad, msg := boundedPipe(pn); bad != nil {
+						return bad, msg
+					}
+				}
+			}
+		}
+	}
+	return nil, ""
 }
