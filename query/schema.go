@@ -192,7 +192,7 @@ var views = []string{
 }
 
 func tableStatements() []string {
-	stmts := []string{`CREATE TABLE IF NOT EXISTS meta (key VARCHAR, value VARCHAR)`, FileStates.ddl(), DirStates.ddl()}
+	stmts := []string{`CREATE TABLE IF NOT EXISTS meta (key VARCHAR, value VARCHAR)`, FileStates.ddl(), DirStates.ddl(), AlertState.ddl()}
 	for _, t := range FileTables {
 		stmts = append(stmts, t.ddl())
 	}

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/rules"
+)
+
+// check speaks the monitoring-plugin convention, so cron wrappers and
+// Nagios-style checkers can branch on it.
+const (
+	checkOK       = 0
+	checkWarning  = 1
+	checkCritical = 2
+	checkUnknown  = 3
+)
+
+type checkOptions struct {
+	g         *globals
+	Paths     []string
+	NoIngest  bool
+	Quiet     bool
+	StdinName string
+	Tuning    tuning
+	Format    string
+	Rules     string
+}
+
+func newCheckCmd(g *globals, runF func(context.Context, *checkOptions) error) *cobra.Command {
+	o := &checkOptions{g: g}
+	cmd := &cobra.Command{
+		Use:   "check [PATH...]",
+		Short: "Evaluate the alert rules, keeping alert state between runs (for cron)",
+		Long: `Ingest any new lines (unless --no-ingest), evaluate every rule of the rule
+file over its window, and print firing, pending and resolved alerts with their
+values. Alert state is kept in the store, so a rule's for and keep_firing_for
+span cron runs: an alert is pending until its condition has held long enough,
+then firing, and resolved once it stops holding (after keep_firing_for). A
+rule whose data has no samples reports no data and keeps its alerts as they
+are rather than resolving them.
+
+Exit status follows the monitoring-plugin convention: 0 nothing firing,
+1 a warning alert firing, 2 a critical alert firing, 3 unknown (bad rules,
+an unreadable store, ...).`,
+		Example: `  # Every 5 minutes from cron
+  */5 * * * * cd /repo && orchstat check --quiet
+
+  orchstat check --rules team-alerts.yaml --format json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Paths = args
+			if _, err := reports.ParseFormat(o.Format); err != nil {
+				return usageError{err}
+			}
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return checkRun(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.NoIngest, "no-ingest", false, "evaluate the store as it is, without ingesting first")
+	addIngestFlags(cmd, &o.Quiet, &o.StdinName, &o.Tuning)
+	f.StringVarP(&o.Format, "format", "f", "table", "output format: table, markdown, json or csv")
+	f.StringVar(&o.Rules, "rules", "", "rule file (default: the built-in alerts.yaml)")
+	return cmd
+}
+
+// checkRun wraps evaluate so that every failure is "unknown" (3).
+func checkRun(ctx context.Context, o *checkOptions) error {
+	code, err := evaluate(ctx, o)
+	if err != nil {
+		fmt.Fprintf(o.g.io.Err, "orchstat: UNKNOWN: %v\n", err)
+		return silentError{checkUnknown}
+	}
+	if code != checkOK {
+		return silentError{code}
+	}
+	return nil
+}
+
+func evaluate(ctx context.Context, o *checkOptions) (int, error) {
+	format, _ := reports.ParseFormat(o.Format)
+	now := o.g.io.Now().UTC()
+	rf, err := loadRules(o.Rules)
+	if err != nil {
+		return 0, err
+	}
+	paths := o.Paths
+	if len(paths) == 0 && !o.NoIngest {
+		paths = []string{defaultRunsDir}
+	}
+	// check always writes (its alert state), so the store opens read-write.
+	st, err := o.g.open(ctx, o.g.dbPath(paths), false)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	if !o.NoIngest {
+		if err := checkPaths(paths); err != nil {
+			return 0, err
+		}
+		res, err := doIngest(ctx, o.g, st, paths, o.Quiet, o.StdinName, o.Tuning)
+		if err != nil {
+			return 0, err
+		}
+		if len(res.Errors) > 0 {
+			return 0, fmt.Errorf("%d files could not be read (named above)", len(res.Errors))
+		}
+	}
+	prev, err := query.LoadAlerts(ctx, st)
+	if err != nil {
+		return 0, err
+	}
+	var all []rules.Alert
+	var rows []checkRow
+	code := checkOK
+	for _, r := range rf.Rules {
+		samples, err := query.RuleSamples(ctx, st.Conn, r, now)
+		if err != nil {
+			return 0, err
+		}
+		var obs []rules.Observation
+		noData := true
+		for _, s := range samples {
+			holds, err := r.Holds(s)
+			if err != nil {
+				return 0, err
+			}
+			noData = noData && s.Value == nil
+			obs = append(obs, rules.Observation{Sample: s, Holds: holds})
+		}
+		spec := rules.Spec{Rule: r.Name, For: r.For, KeepFiringFor: r.KeepFiringFor}
+		next, changes := rules.Eval(spec, prev[r.Name], obs, noData, now)
+		all = append(all, next...)
+		changed := map[string]rules.Transition{}
+		for _, c := range changes {
+			changed[c.Alert.Fingerprint] = c
+		}
+		if noData {
+			rows = append(rows, checkRow{Rule: r.Name, Severity: r.Severity, State: "no data"})
+		}
+		for _, a := range next {
+			row := checkRow{Rule: r.Name, Severity: r.Severity, State: a.State.String(), Labels: a.Labels,
+				Value: a.Value, Numerator: a.Numerator, Denominator: a.Denominator, NoData: a.NoData}
+			if !a.ActiveAt.IsZero() {
+				t := a.ActiveAt
+				row.ActiveSince = &t
+			}
+			if c, ok := changed[a.Fingerprint]; ok {
+				row.Changed = c.From.String() + "→" + c.To.String()
+			}
+			rows = append(rows, row)
+			if a.State == rules.StateFiring {
+				switch r.Severity {
+				case "critical":
+					code = max(code, checkCritical)
+				case "warning":
+					code = max(code, checkWarning)
+				}
+			}
+		}
+	}
+	if err := query.SaveAlerts(ctx, st, all); err != nil {
+		return 0, err
+	}
+	return code, renderCheck(o.g.io, rows, format, code)
+}
+
+// checkRow is one alert, or one rule without data, as check prints it.
+type checkRow struct {
+	Rule        string            `json:"rule"`
+	Severity    string            `json:"severity"`
+	State       string            `json:"state"` // inactive alerts are not listed
+	Labels      map[string]string `json:"labels,omitempty"`
+	Value       *float64          `json:"value"`
+	Numerator   *float64          `json:"numerator,omitempty"`
+	Denominator *float64          `json:"denominator,omitempty"`
+	ActiveSince *time.Time        `json:"active_since,omitempty"`
+	Changed     string            `json:"changed,omitempty"` // this check's transition, as from→to
+	NoData      bool              `json:"no_data,omitempty"`
+}
+
+var statusNames = map[int]string{checkOK: "OK", checkWarning: "WARNING", checkCritical: "CRITICAL"}
+
+func renderCheck(io *IO, rows []checkRow, f reports.Format, code int) error {
+	if f == reports.FormatJSON {
+		if rows == nil {
+			rows = []checkRow{}
+		}
+		b, err := json.MarshalIndent(map[string]any{"status": statusNames[code], "exit_code": code, "alerts": rows}, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(io.Out, "%s\n", b)
+		return err
+	}
+	t := reports.Table{Title: "orchstat check: " + statusNames[code],
+		Columns: []string{"rule", "severity", "state", "labels", "value", "numerator", "denominator", "active_since", "changed"}}
+	for _, r := range rows {
+		var labels []string
+		for k, v := range r.Labels {
+			labels = append(labels, k+"="+v)
+		}
+		sort.Strings(labels)
+		state := r.State
+		if r.NoData && state != "no data" {
+			state += " (no data)"
+		}
+		var since any
+		if r.ActiveSince != nil {
+			since = *r.ActiveSince
+		}
+		t.Rows = append(t.Rows, []any{r.Rule, r.Severity, state, strings.Join(labels, ","), r.Value, r.Numerator, r.Denominator, since, r.Changed})
+	}
+	return reports.RenderTable(io.Out, t, f)
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writeRequests writes a run with n provider requests of which retried
+// needed retries, an hour before now.
+func writeRequests(t *testing.T, runs, run string, now time.Time, n, retried int) {
+	t.Helper()
+	var b strings.Builder
+	ts := now.Add(-time.Hour)
+	for i := range n {
+		r := 0
+		if i < retried {
+			r = 1
+		}
+		fmt.Fprintf(&b, `{"type":"ProviderRequestFinished","schemaVersion":1,"timestamp":%q,"runId":%q,"payload":{"provider":"p","success":true,"retries":%d}}`+"\n",
+			ts.Add(time.Duration(i)*time.Second).Format(time.RFC3339Nano), run, r)
+	}
+	p := filepath.Join(runs, run, "trace.jsonl")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type checkOutput struct {
+	Status   string `json:"status"`
+	ExitCode int    `json:"exit_code"`
+	Alerts   []struct {
+		Rule, State, Changed string
+	} `json:"alerts"`
+}
+
+func runCheck(t *testing.T, now time.Time, args ...string) (int, checkOutput) {
+	t.Helper()
+	saved := fixedNow
+	fixedNow = now
+	defer func() { fixedNow = saved }()
+	code, out, stderr := runCLI(t, "", append([]string{"check", "--format", "json", "-q"}, args...)...)
+	var co checkOutput
+	if err := json.Unmarshal([]byte(out), &co); err != nil {
+		t.Fatalf("exit %d, %v: %q %q", code, err, out, stderr)
+	}
+	return code, co
+}
+
+func stateOf(co checkOutput, rule string) string {
+	for _, a := range co.Alerts {
+		if a.Rule == rule {
+			return a.State + " " + a.Changed
+		}
+	}
+	return "-"
+}
+
+// State spans cron runs: pending, then firing (exit 1, a warning), then
+// resolved once healthy traces bring the rate down.
+func TestCheckAcrossRuns(t *testing.T) {
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	db := filepath.Join(dir, "orchstat.duckdb")
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	writeRequests(t, runs, "bad", now, 30, 12) // 40% retried over 30 requests
+
+	steps := []struct {
+		at    time.Duration
+		code  int
+		state string
+	}{
+		{0, 0, "pending inactive→pending"},
+		{5 * time.Minute, 1, "firing pending→firing"},
+		{10 * time.Minute, 1, "firing "},
+	}
+	for i, s := range steps {
+		code, co := runCheck(t, now.Add(s.at), "--db", db, runs)
+		if got := stateOf(co, "provider_retry_rate_high"); code != s.code || got != s.state {
+			t.Fatalf("check %d: exit %d, %q; want %d, %q (%+v)", i, code, got, s.code, s.state, co)
+		}
+	}
+	// 170 healthy requests: 12/200 = 6%, below the threshold.
+	writeRequests(t, runs, "good", now.Add(15*time.Minute), 170, 0)
+	code, co := runCheck(t, now.Add(15*time.Minute), "--db", db, runs)
+	if got := stateOf(co, "provider_retry_rate_high"); code != 0 || got != "resolved firing→resolved" {
+		t.Fatalf("after recovery: exit %d, %q (%+v)", code, got, co)
+	}
+	// A check with no data in the window keeps what it has, and says so.
+	code, co = runCheck(t, now.Add(48*time.Hour), "--db", db, "--no-ingest")
+	if code != 0 || !strings.Contains(stateOf(co, "l2_escalation_rate_high"), "no data") {
+		t.Fatalf("no data: exit %d %+v", code, co)
+	}
+}
+
+func TestCheckUnknown(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("rules:\n  - name: x\n    metric: nope\n    condition: value > 1\n"), 0o644)
+	code, _, stderr := runCLI(t, "", "--db", filepath.Join(t.TempDir(), "x.duckdb"), "check", "--no-ingest", "--rules", bad)
+	if code != 3 || !strings.Contains(stderr, "UNKNOWN") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}

@@ -1,0 +1,288 @@
+package query
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/orchstat/orchstat/rules"
+)
+
+// AlertState is where `orchstat check` keeps alerts between cron runs, so
+// `for`, `keep_firing_for` and resolution span checks.
+var AlertState = Table{"alert_state", "alerts as of the last check", cols(
+	"rule VARCHAR, fingerprint VARCHAR, labels JSON, state VARCHAR, active_at TIMESTAMP, fired_at TIMESTAMP, " +
+		"resolved_at TIMESTAMP, last_eval_at TIMESTAMP, keep_firing_since TIMESTAMP, checks INTEGER, " +
+		"value DOUBLE, numerator DOUBLE, denominator DOUBLE, no_data BOOLEAN")}
+
+// providerLabels are the labels a provider_* metric can be split by.
+var providerLabels = map[string]string{"provider": "coalesce(p.provider, '')", "model": "p.model"}
+
+// RuleSamples computes a rule's metric over its window, one sample per
+// label set. An empty result means no data.
+func RuleSamples(ctx context.Context, q querier, r *rules.Rule, now time.Time) ([]rules.Sample, error) {
+	f, err := windowFilter(ctx, q, r.Window, now)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case r.SQL != "":
+		return sqlSamples(ctx, q, r.SQL)
+	case len(r.By) > 0:
+		return providerSamples(ctx, q, r, f)
+	}
+	m, err := Metrics(ctx, q, f)
+	if err != nil {
+		return nil, err
+	}
+	v, ok := m[r.Metric]
+	if !ok {
+		return nil, fmt.Errorf("rule %q: unknown metric %q", r.Name, r.Metric)
+	}
+	return []rules.Sample{{Value: v.Value, Numerator: v.Numerator, Denominator: v.Denominator, Labels: map[string]string{}}}, nil
+}
+
+// windowFilter turns a rule's window into the runs it covers: those that
+// started in the last Duration, or the last Runs runs to start.
+func windowFilter(ctx context.Context, q querier, w rules.Window, now time.Time) (Filter, error) {
+	var f Filter
+	switch {
+	case w.Duration > 0:
+		since := now.Add(-w.Duration)
+		f.Since = &since
+	case w.Runs > 0:
+		rs, err := q.QueryContext(ctx, `SELECT run_id FROM run_spans GROUP BY run_id ORDER BY min(first_ts) DESC, run_id DESC LIMIT ?`, w.Runs)
+		if err != nil {
+			return f, err
+		}
+		defer rs.Close()
+		f.Runs = []string{}
+		for rs.Next() {
+			var id string
+			if err := rs.Scan(&id); err != nil {
+				return f, err
+			}
+			f.Runs = append(f.Runs, id)
+		}
+		if len(f.Runs) == 0 {
+			f.Runs = []string{"\x00no runs"} // an empty window selects nothing
+		}
+		if err := rs.Err(); err != nil {
+			return f, err
+		}
+	}
+	return f, nil
+}
+
+// providerSamples splits a provider_* metric by provider and/or model.
+func providerSamples(ctx context.Context, q querier, r *rules.Rule, f Filter) ([]rules.Sample, error) {
+	var exprs, names []string
+	for _, l := range r.By {
+		e, ok := providerLabels[l]
+		if !ok || !strings.HasPrefix(r.Metric, "provider_") {
+			return nil, fmt.Errorf("rule %q: %s cannot be split by %q", r.Name, r.Metric, l)
+		}
+		exprs, names = append(exprs, e), append(names, l)
+	}
+	cte, args := f.scope("''")
+	rs, err := q.QueryContext(ctx, "WITH "+cte+`
+		SELECT `+strings.Join(exprs, ", ")+`, count(*), count(*) FILTER (WHERE p.retries > 0),
+		  count(*) FILTER (WHERE p.success = false), coalesce(sum(p.retries), 0)
+		FROM provider_requests p JOIN s USING (run_id) GROUP BY ALL ORDER BY ALL`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("rule %q: %w", r.Name, err)
+	}
+	defer rs.Close()
+	var out []rules.Sample
+	for rs.Next() {
+		labels := make([]sql.NullString, len(names))
+		dest := make([]any, 0, len(names)+4)
+		for i := range labels {
+			dest = append(dest, &labels[i])
+		}
+		var n, retried, failed, total float64
+		dest = append(dest, &n, &retried, &failed, &total)
+		if err := rs.Scan(dest...); err != nil {
+			return nil, err
+		}
+		s := rules.Sample{Labels: map[string]string{}}
+		for i, l := range labels {
+			s.Labels[names[i]] = l.String
+		}
+		var m = map[string]func() (float64, float64, bool){
+			"provider_requests":      func() (float64, float64, bool) { return n, 0, false },
+			"provider_retries_total": func() (float64, float64, bool) { return total, 0, false },
+			"provider_retry_rate":    func() (float64, float64, bool) { return retried, n, true },
+			"provider_failure_rate":  func() (float64, float64, bool) { return failed, n, true },
+		}[r.Metric]
+		if m == nil {
+			return nil, fmt.Errorf("rule %q: %s cannot be split by provider", r.Name, r.Metric)
+		}
+		num, den, isRatio := m()
+		v := count(num)
+		if isRatio {
+			v = ratio(num, den)
+		}
+		s.Value, s.Numerator, s.Denominator = v.Value, v.Numerator, v.Denominator
+		out = append(out, s)
+	}
+	return out, rs.Err()
+}
+
+// sqlSamples runs a rule's own read-only query: a value column, optional
+// numerator and denominator columns, and any other columns as labels.
+func sqlSamples(ctx context.Context, q querier, query string) ([]rules.Sample, error) {
+	if err := CheckReadOnly(query); err != nil {
+		return nil, err
+	}
+	rs, err := q.QueryContext(ctx, query)
+	if err != nil {
+		return nil, cleanDuckErr(err)
+	}
+	defer rs.Close()
+	cols, _ := rs.Columns()
+	var out []rules.Sample
+	for rs.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rs.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		s := rules.Sample{Labels: map[string]string{}}
+		for i, c := range cols {
+			switch c {
+			case "value":
+				s.Value = asFloat(vals[i])
+			case "numerator":
+				s.Numerator = asFloat(vals[i])
+			case "denominator":
+				s.Denominator = asFloat(vals[i])
+			default:
+				if vals[i] != nil {
+					s.Labels[c] = fmt.Sprint(vals[i])
+				}
+			}
+		}
+		out = append(out, s)
+	}
+	return out, rs.Err()
+}
+
+func asFloat(v any) *float64 {
+	var f float64
+	switch x := v.(type) {
+	case float64:
+		f = x
+	case float32:
+		f = float64(x)
+	case int64:
+		f = float64(x)
+	case int32:
+		f = float64(x)
+	case int:
+		f = float64(x)
+	default:
+		return nil
+	}
+	return &f
+}
+
+// LoadAlerts reads the alerts saved by the last check, by rule.
+func LoadAlerts(ctx context.Context, st *Store) (map[string][]rules.Alert, error) {
+	rs, err := st.Conn.QueryContext(ctx, `SELECT rule, fingerprint, labels, state, active_at, fired_at, resolved_at,
+		last_eval_at, keep_firing_since, checks, value, numerator, denominator, no_data FROM alert_state ORDER BY rule, fingerprint`)
+	if err != nil {
+		return nil, fmt.Errorf("reading alert state: %w", err)
+	}
+	defer rs.Close()
+	out := map[string][]rules.Alert{}
+	for rs.Next() {
+		var a rules.Alert
+		var labels, state string
+		var active, fired, resolved, last, keep sql.NullTime
+		var value, num, den sql.NullFloat64
+		if err := rs.Scan(&a.Rule, &a.Fingerprint, &labels, &state, &active, &fired, &resolved, &last, &keep,
+			&a.Checks, &value, &num, &den, &a.NoData); err != nil {
+			return nil, fmt.Errorf("reading alert state: %w", err)
+		}
+		if err := json.Unmarshal([]byte(labels), &a.Labels); err != nil {
+			return nil, fmt.Errorf("reading alert state: %w", err)
+		}
+		if err := a.State.UnmarshalText([]byte(state)); err != nil {
+			return nil, fmt.Errorf("reading alert state: %w", err)
+		}
+		a.ActiveAt, a.FiredAt, a.ResolvedAt, a.LastEvalAt, a.KeepFiringSince = tOf(active), tOf(fired), tOf(resolved), tOf(last), tOf(keep)
+		a.Value, a.Numerator, a.Denominator = fOf(value), fOf(num), fOf(den)
+		out[a.Rule] = append(out[a.Rule], a)
+	}
+	return out, rs.Err()
+}
+
+// SaveAlerts replaces the saved alerts, in one checkpointed transaction.
+func SaveAlerts(ctx context.Context, st *Store, alerts []rules.Alert) (err error) {
+	if err := st.MarkWriting(); err != nil {
+		return err
+	}
+	if _, err := st.Conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			st.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+			err = fmt.Errorf("saving alert state: %w", err)
+		}
+	}()
+	if _, err := st.Conn.ExecContext(ctx, "DELETE FROM alert_state"); err != nil {
+		return err
+	}
+	for _, a := range alerts {
+		labels, _ := json.Marshal(a.Labels)
+		state, err := a.State.MarshalText()
+		if err != nil {
+			return err
+		}
+		if _, err := st.Conn.ExecContext(ctx, `INSERT INTO alert_state VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			a.Rule, a.Fingerprint, string(labels), string(state), tArg(a.ActiveAt), tArg(a.FiredAt), tArg(a.ResolvedAt),
+			tArg(a.LastEvalAt), tArg(a.KeepFiringSince), a.Checks, fArg(a.Value), fArg(a.Numerator), fArg(a.Denominator), a.NoData); err != nil {
+			return err
+		}
+	}
+	if _, err := st.Conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return err
+	}
+	return st.Checkpoint(ctx)
+}
+
+func tOf(t sql.NullTime) time.Time {
+	if !t.Valid {
+		return time.Time{}
+	}
+	return t.Time.UTC()
+}
+
+func fOf(f sql.NullFloat64) *float64 {
+	if !f.Valid {
+		return nil
+	}
+	return &f.Float64
+}
+
+func tArg(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC()
+}
+
+func fArg(f *float64) any {
+	if f == nil {
+		return nil
+	}
+	return *f
+}
