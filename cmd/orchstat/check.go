@@ -33,6 +33,7 @@ type checkOptions struct {
 	Tuning    tuning
 	Format    string
 	Rules     string
+	Textfile  string
 }
 
 func newCheckCmd(g *globals, runF func(context.Context, *checkOptions) error) *cobra.Command {
@@ -71,6 +72,7 @@ an unreadable store, ...).`,
 	addIngestFlags(cmd, &o.Quiet, &o.StdinName, &o.Tuning)
 	f.StringVarP(&o.Format, "format", "f", "table", "output format: table, markdown, json or csv")
 	f.StringVar(&o.Rules, "rules", "", "rule file (default: the built-in alerts.yaml)")
+	f.StringVar(&o.Textfile, "textfile", "", "also write the evaluated metrics and alert states here, for node_exporter's textfile collector")
 	return cmd
 }
 
@@ -122,6 +124,7 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 	}
 	var all []rules.Alert
 	var rows []checkRow
+	var prom []reports.PromSample
 	code := checkOK
 	for _, r := range rf.Rules {
 		samples, err := query.RuleSamples(ctx, st.Conn, r, now)
@@ -131,6 +134,7 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 		var obs []rules.Observation
 		noData := true
 		for _, s := range samples {
+			prom = append(prom, ruleSamples(r, s)...)
 			holds, err := r.Holds(s)
 			if err != nil {
 				return 0, err
@@ -159,6 +163,13 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 				row.Changed = c.From.String() + "→" + c.To.String()
 			}
 			rows = append(rows, row)
+			if a.State != rules.StateInactive {
+				l := map[string]string{"alertname": r.Name, "alertstate": a.State.String(), "severity": r.Severity}
+				for k, v := range a.Labels {
+					l[k] = v
+				}
+				prom = append(prom, reports.PromSample{Name: "alerts", Help: "Alerts that are pending, firing or recently resolved, one series each (value 1).", Labels: l, Value: 1})
+			}
 			if a.State == rules.StateFiring {
 				switch r.Severity {
 				case "critical":
@@ -172,7 +183,42 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 	if err := query.SaveAlerts(ctx, st, all); err != nil {
 		return 0, err
 	}
+	if o.Textfile != "" {
+		prom = append(prom,
+			reports.PromSample{Name: "check_timestamp_seconds", Help: "When orchstat check last evaluated the rules.", Value: float64(now.UnixMilli()) / 1000},
+			reports.PromSample{Name: "check_status", Help: "orchstat check's exit status: 0 OK, 1 warning, 2 critical.", Value: float64(code)})
+		if err := reports.WriteTextfile(o.Textfile, prom); err != nil {
+			return 0, err
+		}
+	}
 	return code, renderCheck(o.g.io, rows, format, code)
+}
+
+// ruleSamples turns one evaluated sample into gauges labelled with the rule,
+// its metric and the sample's labels; values that do not exist are left out.
+func ruleSamples(r *rules.Rule, s rules.Sample) []reports.PromSample {
+	metric := r.Metric
+	if r.SQL != "" {
+		metric = "sql"
+	}
+	labels := map[string]string{"rule": r.Name, "metric": metric}
+	for k, v := range s.Labels {
+		labels[k] = v
+	}
+	var out []reports.PromSample
+	for _, g := range []struct {
+		name, help string
+		v          *float64
+	}{
+		{"rule_value", "The value of a rule's metric over its window.", s.Value},
+		{"rule_numerator", "The numerator behind a ratio rule's value.", s.Numerator},
+		{"rule_denominator", "The denominator behind a ratio rule's value.", s.Denominator},
+	} {
+		if g.v != nil {
+			out = append(out, reports.PromSample{Name: g.name, Help: g.help, Labels: labels, Value: *g.v})
+		}
+	}
+	return out
 }
 
 // checkRow is one alert, or one rule without data, as check prints it.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/common/expfmt"
 )
 
 // writeRequests writes a run with n provider requests of which retried
@@ -79,11 +81,32 @@ func TestCheckAcrossRuns(t *testing.T) {
 		{5 * time.Minute, 1, "firing pending→firing"},
 		{10 * time.Minute, 1, "firing "},
 	}
+	prom := filepath.Join(dir, "orchstat.prom")
 	for i, s := range steps {
-		code, co := runCheck(t, now.Add(s.at), "--db", db, runs)
+		code, co := runCheck(t, now.Add(s.at), "--db", db, "--textfile", prom, runs)
 		if got := stateOf(co, "provider_retry_rate_high"); code != s.code || got != s.state {
 			t.Fatalf("check %d: exit %d, %q; want %d, %q (%+v)", i, code, got, s.code, s.state, co)
 		}
+	}
+	// The textfile is valid exposition format and shows the firing alert.
+	f, err := os.Open(prom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p expfmt.TextParser
+	fams, err := p.TextToMetricFamilies(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var firing bool
+	for _, m := range fams["orchstat_alerts"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			firing = firing || (l.GetName() == "alertstate" && l.GetValue() == "firing")
+		}
+	}
+	if !firing || fams["orchstat_rule_value"] == nil || fams["orchstat_check_status"].GetMetric()[0].GetGauge().GetValue() != 1 {
+		t.Fatalf("textfile: %v", fams)
 	}
 	// 170 healthy requests: 12/200 = 6%, below the threshold.
 	writeRequests(t, runs, "good", now.Add(15*time.Minute), 170, 0)
