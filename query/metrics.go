@@ -89,16 +89,20 @@ dgc AS (SELECT s.grp, count(*) AS n FROM diagnoses d JOIN s USING (run_id) WHERE
 jc AS (SELECT s.grp, count(*) AS n FROM judge_calls j JOIN s USING (run_id) WHERE j.type = 'JudgeInvoked' GROUP BY s.grp),
 cv AS (
   SELECT s.grp, count(DISTINCT run_id) AS runs, count(*) AS n, count(*) FILTER (WHERE c.valid = true) AS valid
-  FROM l3_candidates c JOIN s USING (run_id) GROUP BY s.grp)
+  FROM l3_candidates c JOIN s USING (run_id) GROUP BY s.grp),
+fr AS (
+  SELECT s.grp, count(DISTINCT run_id) AS n FROM run_events e JOIN s USING (run_id)
+  WHERE e.type = 'RunFinished' AND e.status = 'failure' GROUP BY s.grp)
 SELECT g.grp, g.runs,
   coalesce(pr.n, 0), coalesce(pr.retried, 0), coalesce(pr.failed, 0), coalesce(pr.retries, 0),
   coalesce(l2.l2_runs, 0), coalesce(l2.escalated, 0), coalesce(l2.l2_or_escalated, 0),
   coalesce(rep.runs, 0), coalesce(rep.total, 0),
   coalesce(l3.steps, 0), coalesce(dgs.steps, 0), coalesce(dgc.n, 0), coalesce(jc.n, 0),
-  coalesce(cv.runs, 0), coalesce(cv.n, 0), coalesce(cv.valid, 0)
+  coalesce(cv.runs, 0), coalesce(cv.n, 0), coalesce(cv.valid, 0), coalesce(fr.n, 0)
 FROM g
 LEFT JOIN pr USING (grp) LEFT JOIN l2 USING (grp) LEFT JOIN rep USING (grp) LEFT JOIN l3 USING (grp)
 LEFT JOIN dgs USING (grp) LEFT JOIN dgc USING (grp) LEFT JOIN jc USING (grp) LEFT JOIN cv USING (grp)
+LEFT JOIN fr USING (grp)
 ORDER BY g.grp`
 
 func count(v float64) reports.Metric { return reports.Metric{Value: &v} }
@@ -130,9 +134,9 @@ func metricsBy(ctx context.Context, q querier, f Filter, group string) ([]string
 	for rs.Next() {
 		var grp string
 		var runs, prN, prRetried, prFailed, prRetries, l2Runs, l2Esc, l2Den, repRuns, repTotal,
-			l3Steps, dgSteps, dgN, jcN, cvRuns, cvN, cvValid float64
+			l3Steps, dgSteps, dgN, jcN, cvRuns, cvN, cvValid, failedRuns float64
 		if err := rs.Scan(&grp, &runs, &prN, &prRetried, &prFailed, &prRetries, &l2Runs, &l2Esc, &l2Den,
-			&repRuns, &repTotal, &l3Steps, &dgSteps, &dgN, &jcN, &cvRuns, &cvN, &cvValid); err != nil {
+			&repRuns, &repTotal, &l3Steps, &dgSteps, &dgN, &jcN, &cvRuns, &cvN, &cvValid, &failedRuns); err != nil {
 			return nil, nil, fmt.Errorf("computing metrics: %w", err)
 		}
 		keys = append(keys, grp)
@@ -150,6 +154,7 @@ func metricsBy(ctx context.Context, q querier, f Filter, group string) ([]string
 			"diagnoses_per_l3_run":         ratio(dgN, cvRuns),
 			"judge_invocations_per_l3_run": ratio(jcN, cvRuns),
 			"candidate_validity_rate":      ratio(cvValid, cvN),
+			"failed_runs":                  count(failedRuns),
 		}
 	}
 	return keys, out, rs.Err()

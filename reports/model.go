@@ -31,6 +31,8 @@ var MetricNames = []string{
 	"diagnoses_per_l3_run",
 	"judge_invocations_per_l3_run",
 	"candidate_validity_rate",
+	// Beyond METRICS.md, documented in the README.
+	"failed_runs",
 }
 
 // Metrics maps a metric name to its value.

@@ -249,6 +249,13 @@ func TestDefaultAlertsPassCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range f.Rules {
+		if r.Name == "run_failure_cascade" {
+			// Seed 001: 3 failures among the last 5 runs, at once.
+			if r.Window.Runs != 5 || r.For != (Hold{}) || r.Severity != "critical" || r.Threshold == nil || *r.Threshold != 3 {
+				t.Errorf("cascade: window %+v, for %+v, severity %q", r.Window, r.For, r.Severity)
+			}
+			continue
+		}
 		if r.Window.Duration != 24*time.Hour || r.For.Checks != 2 || r.Severity != "warning" || r.Threshold == nil {
 			t.Errorf("rule %s: window %+v, for %+v, severity %q, threshold %v", r.Name, r.Window, r.For, r.Severity, r.Threshold)
 		}

@@ -129,3 +129,22 @@ func TestCheckUnknown(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 }
+
+// Seed 001's cascade: 3 failed runs among the last 5 fire at once, critical.
+func TestCheckCascade(t *testing.T) {
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	for i, status := range []string{"success", "success", "failure", "success", "failure", "failure"} {
+		run := fmt.Sprintf("run%d", i)
+		line := fmt.Sprintf(`{"type":"RunFinished","schemaVersion":1,"timestamp":%q,"runId":%q,"payload":{"status":%q}}`+"\n",
+			now.Add(time.Duration(i-10)*time.Minute).Format(time.RFC3339Nano), run, status)
+		p := filepath.Join(runs, run, "trace.jsonl")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(line), 0o644)
+	}
+	code, co := runCheck(t, now, "--db", filepath.Join(dir, "o.duckdb"), runs)
+	if got := stateOf(co, "run_failure_cascade"); code != 2 || got != "firing inactive→firing" {
+		t.Fatalf("exit %d, %q (%+v)", code, got, co)
+	}
+}

@@ -206,8 +206,10 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 func thresholds(io *IO, rf *rules.File, m reports.Metrics) ([]reports.Threshold, error) {
 	out := []reports.Threshold{}
 	for _, r := range rf.Rules {
-		if len(r.By) > 0 || r.SQL != "" {
-			continue // not a plain metric over the report's scope
+		if len(r.By) > 0 || r.SQL != "" || r.Window.Runs > 0 {
+			// Not a plain metric over the report's scope: split by labels,
+			// its own query, or about the last N runs only (a cascade).
+			continue
 		}
 		v, ok := m[r.Metric]
 		switch {

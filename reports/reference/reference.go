@@ -304,6 +304,7 @@ func metrics(evs []event) map[string]Metric {
 	var requests, retried, failed, retriesTotal float64
 	l2Runs := map[string]bool{}
 	escalatedFromL2 := map[string]bool{}
+	failedRuns := map[string]bool{}
 	maxRepairIteration := map[string]float64{} // only runs with a numeric RepairAttempted iteration
 	l3Steps := map[stepKey]bool{}
 	diagnosisSteps := map[stepKey]bool{}
@@ -330,6 +331,10 @@ func metrics(evs []event) map[string]Metric {
 		case "RunEscalated":
 			if from, ok := stringField(p, "from"); ok && from == "L2" {
 				escalatedFromL2[e.runID] = true
+			}
+		case "RunFinished":
+			if status, ok := stringField(p, "status"); ok && status == "failure" {
+				failedRuns[e.runID] = true
 			}
 		case "RepairAttempted":
 			if it, ok := numberField(p, "iteration"); ok {
@@ -381,6 +386,7 @@ func metrics(evs []event) map[string]Metric {
 		"diagnoses_per_l3_run":         ratio(diagnoses, l3Runs),
 		"judge_invocations_per_l3_run": ratio(judges, l3Runs),
 		"candidate_validity_rate":      ratio(validCandidates, candidates),
+		"failed_runs":                  count(float64(len(failedRuns))),
 	}
 }
 

@@ -64,7 +64,7 @@ var allMetrics = []string{
 	"runs", "provider_requests", "provider_retry_rate", "provider_failure_rate",
 	"provider_retries_total", "l2_runs", "l2_escalation_rate", "avg_repair_iterations",
 	"l3_steps", "l3_diagnosis_rate", "diagnoses_per_l3_run", "judge_invocations_per_l3_run",
-	"candidate_validity_rate",
+	"candidate_validity_rate", "failed_runs",
 }
 
 const (
