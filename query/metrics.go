@@ -116,6 +116,9 @@ func ratio(num, den float64) reports.Metric {
 	return m
 }
 
+// Querier is satisfied by *sql.Conn and *sql.DB.
+type Querier = querier
+
 // querier is satisfied by *sql.Conn and *sql.DB.
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)

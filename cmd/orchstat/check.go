@@ -122,64 +122,11 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var all []rules.Alert
-	var rows []checkRow
-	var prom []reports.PromSample
-	code := checkOK
-	for _, r := range rf.Rules {
-		samples, err := query.RuleSamples(ctx, st.Conn, r, now)
-		if err != nil {
-			return 0, err
-		}
-		var obs []rules.Observation
-		noData := true
-		for _, s := range samples {
-			prom = append(prom, ruleSamples(r, s)...)
-			holds, err := r.Holds(s)
-			if err != nil {
-				return 0, err
-			}
-			noData = noData && s.Value == nil
-			obs = append(obs, rules.Observation{Sample: s, Holds: holds})
-		}
-		spec := rules.Spec{Rule: r.Name, For: r.For, KeepFiringFor: r.KeepFiringFor}
-		next, changes := rules.Eval(spec, prev[r.Name], obs, noData, now)
-		all = append(all, next...)
-		changed := map[string]rules.Transition{}
-		for _, c := range changes {
-			changed[c.Alert.Fingerprint] = c
-		}
-		if noData {
-			rows = append(rows, checkRow{Rule: r.Name, Severity: r.Severity, State: "no data"})
-		}
-		for _, a := range next {
-			row := checkRow{Rule: r.Name, Severity: r.Severity, State: a.State.String(), Labels: a.Labels,
-				Value: a.Value, Numerator: a.Numerator, Denominator: a.Denominator, NoData: a.NoData}
-			if !a.ActiveAt.IsZero() {
-				t := a.ActiveAt
-				row.ActiveSince = &t
-			}
-			if c, ok := changed[a.Fingerprint]; ok {
-				row.Changed = c.From.String() + "→" + c.To.String()
-			}
-			rows = append(rows, row)
-			if a.State != rules.StateInactive {
-				l := map[string]string{"alertname": r.Name, "alertstate": a.State.String(), "severity": r.Severity}
-				for k, v := range a.Labels {
-					l[k] = v
-				}
-				prom = append(prom, reports.PromSample{Name: "alerts", Help: "Alerts that are pending, firing or recently resolved, one series each (value 1).", Labels: l, Value: 1})
-			}
-			if a.State == rules.StateFiring {
-				switch r.Severity {
-				case "critical":
-					code = max(code, checkCritical)
-				case "warning":
-					code = max(code, checkWarning)
-				}
-			}
-		}
+	ev, err := evalRules(ctx, st.Conn, rf, prev, now)
+	if err != nil {
+		return 0, err
 	}
+	all, rows, prom, code := ev.alerts, ev.rows, ev.prom, ev.code
 	if err := query.SaveAlerts(ctx, st, all); err != nil {
 		return 0, err
 	}
@@ -268,4 +215,78 @@ func renderCheck(io *IO, rows []checkRow, f reports.Format, code int) error {
 		t.Rows = append(t.Rows, []any{r.Rule, r.Severity, state, strings.Join(labels, ","), r.Value, r.Numerator, r.Denominator, since, r.Changed})
 	}
 	return reports.RenderTable(io.Out, t, f)
+}
+
+// evaluation is one evaluation of every rule.
+type evaluation struct {
+	alerts []rules.Alert
+	rows   []checkRow
+	prom   []reports.PromSample
+	code   int // the exit status it calls for
+}
+
+// evalRules evaluates every rule at now, advancing the alerts of the last
+// evaluation. It reads the store and nothing else.
+func evalRules(ctx context.Context, q query.Querier, rf *rules.File, prev map[string][]rules.Alert, now time.Time) (evaluation, error) {
+	var ev evaluation
+	code := checkOK
+	var all []rules.Alert
+	var rows []checkRow
+	var prom []reports.PromSample
+	for _, r := range rf.Rules {
+		samples, err := query.RuleSamples(ctx, q, r, now)
+		if err != nil {
+			return ev, err
+		}
+		var obs []rules.Observation
+		noData := true
+		for _, s := range samples {
+			prom = append(prom, ruleSamples(r, s)...)
+			holds, err := r.Holds(s)
+			if err != nil {
+				return ev, err
+			}
+			noData = noData && s.Value == nil
+			obs = append(obs, rules.Observation{Sample: s, Holds: holds})
+		}
+		spec := rules.Spec{Rule: r.Name, For: r.For, KeepFiringFor: r.KeepFiringFor}
+		next, changes := rules.Eval(spec, prev[r.Name], obs, noData, now)
+		all = append(all, next...)
+		changed := map[string]rules.Transition{}
+		for _, c := range changes {
+			changed[c.Alert.Fingerprint] = c
+		}
+		if noData {
+			rows = append(rows, checkRow{Rule: r.Name, Severity: r.Severity, State: "no data"})
+		}
+		for _, a := range next {
+			row := checkRow{Rule: r.Name, Severity: r.Severity, State: a.State.String(), Labels: a.Labels,
+				Value: a.Value, Numerator: a.Numerator, Denominator: a.Denominator, NoData: a.NoData}
+			if !a.ActiveAt.IsZero() {
+				t := a.ActiveAt
+				row.ActiveSince = &t
+			}
+			if c, ok := changed[a.Fingerprint]; ok {
+				row.Changed = c.From.String() + "→" + c.To.String()
+			}
+			rows = append(rows, row)
+			if a.State != rules.StateInactive {
+				l := map[string]string{"alertname": r.Name, "alertstate": a.State.String(), "severity": r.Severity}
+				for k, v := range a.Labels {
+					l[k] = v
+				}
+				prom = append(prom, reports.PromSample{Name: "alerts", Help: "Alerts that are pending, firing or recently resolved, one series each (value 1).", Labels: l, Value: 1})
+			}
+			if a.State == rules.StateFiring {
+				switch r.Severity {
+				case "critical":
+					code = max(code, checkCritical)
+				case "warning":
+					code = max(code, checkWarning)
+				}
+			}
+		}
+	}
+	ev.alerts, ev.rows, ev.prom, ev.code = all, rows, prom, code
+	return ev, nil
 }
