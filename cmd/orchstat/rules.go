@@ -22,7 +22,7 @@ described in the README under "Rule file format".`,
 			return usageError{fmt.Errorf("rules needs a subcommand, such as check")}
 		},
 	}
-	cmd.AddCommand(newRulesCheckCmd(g))
+	cmd.AddCommand(newRulesCheckCmd(g), newRulesTestCmd(g))
 	return cmd
 }
 
