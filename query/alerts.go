@@ -30,6 +30,7 @@ func RuleSamples(ctx context.Context, q querier, r *rules.Rule, now time.Time) (
 	}
 	switch {
 	case r.SQL != "":
+		// The rule's own query chooses its data; window does not apply.
 		return sqlSamples(ctx, q, r.SQL)
 	case len(r.By) > 0:
 		return providerSamples(ctx, q, r, f)

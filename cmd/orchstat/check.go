@@ -100,6 +100,11 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 	if len(paths) == 0 && !o.NoIngest {
 		paths = []string{defaultRunsDir}
 	}
+	if !o.NoIngest {
+		if err := checkPaths(paths); err != nil {
+			return 0, err
+		}
+	}
 	// check always writes (its alert state), so the store opens read-write.
 	st, err := o.g.open(ctx, o.g.dbPath(paths), false)
 	if err != nil {
@@ -107,9 +112,6 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 	}
 	defer st.Close()
 	if !o.NoIngest {
-		if err := checkPaths(paths); err != nil {
-			return 0, err
-		}
 		res, err := doIngest(ctx, o.g, st, paths, o.Quiet, o.StdinName, o.Tuning)
 		if err != nil {
 			return 0, err
