@@ -38,6 +38,7 @@ type checkOutput struct {
 	ExitCode int    `json:"exit_code"`
 	Alerts   []struct {
 		Rule, State, Changed string
+		Labels               map[string]string
 	} `json:"alerts"`
 }
 
@@ -146,5 +147,39 @@ func TestCheckCascade(t *testing.T) {
 	code, co := runCheck(t, now, "--db", filepath.Join(dir, "o.duckdb"), runs)
 	if got := stateOf(co, "run_failure_cascade"); code != 2 || got != "firing inactive→firing" {
 		t.Fatalf("exit %d, %q (%+v)", code, got, co)
+	}
+}
+
+// A rule split by provider, and a rule with its own query, each give one
+// alert per label set.
+func TestCheckByAndSQLRules(t *testing.T) {
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	writeRequests(t, runs, "r1", now, 30, 15)
+	rulesFile := filepath.Join(dir, "rules.yaml")
+	os.WriteFile(rulesFile, []byte(`rules:
+  - name: retries_by_provider
+    metric: provider_retry_rate
+    by: [provider]
+    window: 24h
+    threshold: 0.2
+    condition: value > threshold
+    severity: critical
+  - name: busy_providers
+    sql: SELECT provider, count(*) AS value FROM provider_requests GROUP BY provider
+    condition: value > 10
+`), 0o644)
+	code, co := runCheck(t, now, "--db", filepath.Join(dir, "o.duckdb"), "--rules", rulesFile, runs)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2 (a critical alert): %+v", code, co)
+	}
+	if stateOf(co, "retries_by_provider") != "firing inactive→firing" || stateOf(co, "busy_providers") != "firing inactive→firing" {
+		t.Fatalf("%+v", co)
+	}
+	for _, a := range co.Alerts {
+		if a.Labels["provider"] != "p" {
+			t.Errorf("%s: labels %v, want provider=p", a.Rule, a.Labels)
+		}
 	}
 }
