@@ -155,14 +155,14 @@ type stringBuilder interface {
 
 // record builds the batch's events as one Arrow record.
 func (ab *arrowBulk) record(b *batch) arrow.Record {
-	n := len(b.events)
+	n := b.nEvents
 	var size [3]int
-	for i := range b.events {
-		e := &b.events[i]
+	b.eachEvent(func(_ int32, e *eventRow) error {
 		size[0] += len(e.runID)
 		size[1] += len(e.typ)
 		size[2] += len(e.payload)
-	}
+		return nil
+	})
 	var large [3]bool
 	for i, s := range size {
 		large[i] = s >= largeStringAt
@@ -182,9 +182,8 @@ func (ab *arrowBulk) record(b *batch) arrow.Record {
 	typ.ReserveData(size[1])
 	payload.ReserveData(size[2])
 
-	fileID.AppendValues(b.eventFile[:n], nil)
-	for i := range b.events {
-		e := &b.events[i]
+	b.eachEvent(func(file int32, e *eventRow) error {
+		fileID.UnsafeAppend(file)
 		line.UnsafeAppend(e.line)
 		runID.Append(e.runID)
 		ts.UnsafeAppend(arrow.Timestamp(e.ts.UnixMicro()))
@@ -195,16 +194,14 @@ func (ab *arrowBulk) record(b *batch) arrow.Record {
 			sv.AppendNull()
 		}
 		payload.Append(e.payload)
-	}
+		return nil
+	})
 	return rb.NewRecord()
 }
 
 func (ab *arrowBulk) appendEvents(ctx context.Context, b *batch) (err error) {
-	if len(b.events) == 0 {
+	if b.nEvents == 0 {
 		return nil
-	}
-	if len(b.eventFile) != len(b.events) {
-		return fmt.Errorf("arrow bulk path: %d events but %d file ids", len(b.events), len(b.eventFile))
 	}
 	rec := ab.record(b)
 	rd := &eventsReader{schema: rec.Schema(), rec: rec}

@@ -67,8 +67,23 @@ func arrowCheckReleased(t testing.TB, ab *arrowBulk) {
 }
 
 func bulkAddEvent(b *batch, file int32, e eventRow) {
-	b.events = append(b.events, e)
-	b.eventFile = append(b.eventFile, file)
+	if n := len(b.parts); n > 0 && b.parts[n-1].file == file {
+		b.parts[n-1].rows = append(b.parts[n-1].rows, e)
+	} else {
+		b.parts = append(b.parts, eventPart{file: file, rows: []eventRow{e}})
+	}
+	b.nEvents++
+}
+
+// bulkEvents flattens a batch's events and their file ids, for checks.
+func bulkEvents(b *batch) ([]eventRow, []int32) {
+	var rows []eventRow
+	var files []int32
+	b.eachEvent(func(file int32, e *eventRow) error {
+		rows, files = append(rows, *e), append(files, file)
+		return nil
+	})
+	return rows, files
 }
 
 var arrowT0 = time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
@@ -107,7 +122,8 @@ func bulkTestBatch(rows int, lonely bool) *batch {
 		}
 		bulkAddEvent(b, int32(2+i%3), e)
 	}
-	for _, e := range b.events {
+	evs, _ := bulkEvents(b)
+	for _, e := range evs {
 		b.payloadBytes += len(e.payload)
 	}
 	return b
@@ -150,8 +166,9 @@ func bulkReadEvents(t testing.TB, st *query.Store) []bulkEvent {
 // the microsecond (TIMESTAMP's resolution), in UTC.
 func bulkWant(b *batch) []bulkEvent {
 	var out []bulkEvent
-	for i, e := range b.events {
-		w := bulkEvent{FileID: b.eventFile[i], Line: e.line, RunID: e.runID, TS: time.UnixMicro(e.ts.UnixMicro()).UTC(), Type: e.typ, Payload: e.payload}
+	rows, files := bulkEvents(b)
+	for i, e := range rows {
+		w := bulkEvent{FileID: files[i], Line: e.line, RunID: e.runID, TS: time.UnixMicro(e.ts.UnixMicro()).UTC(), Type: e.typ, Payload: e.payload}
 		if v, ok := e.sv.(int32); ok {
 			w.SV = sql.NullInt32{Int32: v, Valid: true}
 		}
@@ -344,8 +361,8 @@ func TestArrowBulkWALReplays(t *testing.T) {
 	if err := db.QueryRow(`SELECT count(*) FROM duckdb_views() WHERE view_name LIKE 'orchstat_arrow%'`).Scan(&views); err != nil {
 		t.Fatal(err)
 	}
-	if n != int64(len(b.events)) || views != 0 {
-		t.Fatalf("after WAL replay: %d events (want %d), %d Arrow views", n, len(b.events), views)
+	if n != int64(b.nEvents) || views != 0 {
+		t.Fatalf("after WAL replay: %d events (want %d), %d Arrow views", n, b.nEvents, views)
 	}
 }
 
@@ -413,9 +430,10 @@ func BenchmarkBulk(b *testing.B) {
 			if i%10 == 0 {
 				sv = nil
 			}
+			payload := bulkPayload(i)
 			bulkAddEvent(bt, int32(1+i/500), eventRow{line: int64(1 + i%500), runID: fmt.Sprintf("%013d", 1790812838767+i/500),
-				ts: arrowT0.Add(time.Duration(i) * 1234567 * time.Nanosecond), typ: "ProviderRequestFinished", sv: sv, payload: bulkPayload(i)})
-			bt.payloadBytes += len(bt.events[i].payload)
+				ts: arrowT0.Add(time.Duration(i) * 1234567 * time.Nanosecond), typ: "ProviderRequestFinished", sv: sv, payload: payload})
+			bt.payloadBytes += len(payload)
 		}
 		for _, path := range []string{"appender", "arrow", "arrow-cast"} {
 			b.Run(fmt.Sprintf("rows=%dk/path=%s", rows/1000, path), func(b *testing.B) {

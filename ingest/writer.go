@@ -15,9 +15,11 @@ import (
 // batch is what the writer hands DuckDB in one go; a transaction holds
 // several (see writer.write).
 type batch struct {
-	deletes      []int32
-	events       []eventRow
-	eventFile    []int32
+	deletes []int32
+	// parts are the chunks' own event slices, kept as they are: copying
+	// every row into one slice was a visible share of ingest CPU.
+	parts        []eventPart
+	nEvents      int
 	rows         rows
 	states       map[int32]fileState
 	order        []int32
@@ -28,6 +30,24 @@ type batch struct {
 	maxRows      int
 }
 
+// eventPart is one chunk's events, all from one file.
+type eventPart struct {
+	file int32
+	rows []eventRow
+}
+
+// eachEvent calls fn for every event of the batch, in order.
+func (b *batch) eachEvent(fn func(file int32, e *eventRow) error) error {
+	for _, p := range b.parts {
+		for i := range p.rows {
+			if err := fn(p.file, &p.rows[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 func newBatch(maxBytes, maxRows int) *batch {
 	return &batch{rows: rows{}, states: map[int32]fileState{}, maxBytes: maxBytes, maxRows: maxRows}
 }
@@ -35,7 +55,7 @@ func newBatch(maxBytes, maxRows int) *batch {
 func (b *batch) empty() bool { return len(b.states) == 0 }
 
 func (b *batch) full() bool {
-	return b.payloadBytes >= b.maxBytes || len(b.events) >= b.maxRows
+	return b.payloadBytes >= b.maxBytes || b.nEvents >= b.maxRows
 }
 
 func (b *batch) add(c chunk) {
@@ -46,9 +66,9 @@ func (b *batch) add(c chunk) {
 	if c.deleteOld {
 		b.deletes = append(b.deletes, id)
 	}
-	b.events = append(b.events, c.events...)
-	for range c.events {
-		b.eventFile = append(b.eventFile, id)
+	if len(c.events) > 0 {
+		b.parts = append(b.parts, eventPart{file: id, rows: c.events})
+		b.nEvents += len(c.events)
 	}
 	for t, rs := range c.rows {
 		b.rows[t] = append(b.rows[t], rs...)
@@ -265,7 +285,7 @@ func appendRows(ctx context.Context, st *query.Store, table string, rs [][]drive
 type appenderBulk struct{ st *query.Store }
 
 func (ab *appenderBulk) appendEvents(ctx context.Context, b *batch) error {
-	if len(b.events) == 0 {
+	if b.nEvents == 0 {
 		return nil
 	}
 	return ab.st.Conn.Raw(func(dc any) error {
@@ -273,12 +293,15 @@ func (ab *appenderBulk) appendEvents(ctx context.Context, b *batch) error {
 		if err != nil {
 			return err
 		}
-		for i := range b.events {
-			e := &b.events[i]
-			if err := a.AppendRow(b.eventFile[i], e.line, e.runID, e.ts, e.typ, e.sv, e.payload); err != nil {
-				a.Close()
+		err = b.eachEvent(func(file int32, e *eventRow) error {
+			if err := a.AppendRow(file, e.line, e.runID, e.ts, e.typ, e.sv, e.payload); err != nil {
 				return fmt.Errorf("appending events: %w", err)
 			}
+			return nil
+		})
+		if err != nil {
+			a.Close()
+			return err
 		}
 		return a.Close()
 	})
