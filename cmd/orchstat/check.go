@@ -25,15 +25,11 @@ const (
 )
 
 type checkOptions struct {
-	g         *globals
-	Paths     []string
-	NoIngest  bool
-	Quiet     bool
-	StdinName string
-	Tuning    tuning
-	Format    string
-	Rules     string
-	Textfile  string
+	g *globals
+	ingestFirst
+	Format   string
+	Rules    string
+	Textfile string
 }
 
 func newCheckCmd(g *globals, runF func(context.Context, *checkOptions) error) *cobra.Command {
@@ -68,8 +64,7 @@ an unreadable store, ...).`,
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&o.NoIngest, "no-ingest", false, "evaluate the store as it is, without ingesting first")
-	addIngestFlags(cmd, &o.Quiet, &o.StdinName, &o.Tuning)
+	o.ingestFirst.flags(cmd, "evaluate the store as it is, without ingesting first")
 	f.StringVarP(&o.Format, "format", "f", "table", "output format: table, markdown, json or csv")
 	f.StringVar(&o.Rules, "rules", "", "rule file (default: the built-in alerts.yaml)")
 	f.StringVar(&o.Textfile, "textfile", "", "also write the evaluated metrics and alert states here, for node_exporter's textfile collector")
@@ -96,29 +91,14 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	paths := o.Paths
-	if len(paths) == 0 && !o.NoIngest {
-		paths = []string{defaultRunsDir}
-	}
-	if !o.NoIngest {
-		if err := checkPaths(paths); err != nil {
-			return 0, err
-		}
-	}
 	// check always writes (its alert state), so the store opens read-write.
-	st, err := o.g.open(ctx, o.g.dbPath(paths), false)
+	st, unread, err := o.ingestFirst.open(ctx, o.g, true)
 	if err != nil {
 		return 0, err
 	}
 	defer st.Close()
-	if !o.NoIngest {
-		res, err := doIngest(ctx, o.g, st, paths, o.Quiet, o.StdinName, o.Tuning)
-		if err != nil {
-			return 0, err
-		}
-		if len(res.Errors) > 0 {
-			return 0, fmt.Errorf("%d files could not be read (named above)", len(res.Errors))
-		}
+	if unread {
+		return 0, fmt.Errorf("some files could not be read (named above)")
 	}
 	prev, err := query.LoadAlerts(ctx, st)
 	if err != nil {

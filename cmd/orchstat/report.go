@@ -17,18 +17,14 @@ import (
 )
 
 type reportOptions struct {
-	g         *globals
-	Paths     []string
-	NoIngest  bool
-	Quiet     bool
-	StdinName string
-	Tuning    tuning
-	Since     string
-	Until     string
-	Runs      []string
-	Provider  string
-	Format    string
-	Rules     string
+	g *globals
+	ingestFirst
+	Since    string
+	Until    string
+	Runs     []string
+	Provider string
+	Format   string
+	Rules    string
 }
 
 func newReportCmd(g *globals, runF func(context.Context, *reportOptions) error) *cobra.Command {
@@ -64,8 +60,7 @@ Exit status 1 means the report is printed but some file could not be read
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&o.NoIngest, "no-ingest", false, "report on the store as it is, without ingesting first")
-	addIngestFlags(cmd, &o.Quiet, &o.StdinName, &o.Tuning)
+	o.ingestFirst.flags(cmd, "report on the store as it is, without ingesting first")
 	addFilterFlags(cmd, &o.Since, &o.Until, &o.Runs, &o.Provider)
 	f.StringVarP(&o.Format, "format", "f", "table", "output format: table, markdown, json or csv")
 	f.StringVar(&o.Rules, "rules", "", "alert rules whose thresholds are marked (default: the built-in alerts.yaml)")
@@ -130,19 +125,36 @@ func loadRules(path string) (*rules.File, error) {
 	return rules.Parse(path, b)
 }
 
-// openForReading ingests first unless told not to, and returns the store
-// and whether some file could not be read.
-func openForReading(ctx context.Context, g *globals, paths []string, noIngest, quiet bool, stdinName string, t tuning) (*query.Store, bool, error) {
-	if noIngest {
-		st, err := g.open(ctx, g.dbPath(paths), true)
+// ingestFirst is what report and check share: PATH arguments to ingest
+// before they read the store, and the flags around that.
+type ingestFirst struct {
+	Paths     []string
+	NoIngest  bool
+	Quiet     bool
+	StdinName string
+	Tuning    tuning
+}
+
+func (i *ingestFirst) flags(cmd *cobra.Command, noIngestHelp string) {
+	cmd.Flags().BoolVar(&i.NoIngest, "no-ingest", false, noIngestHelp)
+	addIngestFlags(cmd, &i.Quiet, &i.StdinName, &i.Tuning)
+}
+
+// open ingests first unless told not to, and returns the store and whether
+// some file could not be read. The store is read-only unless write is set
+// or an ingest runs.
+func (i *ingestFirst) open(ctx context.Context, g *globals, write bool) (*query.Store, bool, error) {
+	paths := i.Paths
+	if i.NoIngest {
+		st, err := g.open(ctx, g.dbPath(paths), !write)
 		return st, false, err
 	}
 	if len(paths) == 0 {
 		if _, err := os.Stat(defaultRunsDir); err != nil {
 			db := g.dbPath(nil)
 			if _, derr := os.Stat(db); derr == nil {
-				// No runs here, but a store exists: report on it as it is.
-				st, err := g.open(ctx, db, true)
+				// No runs here, but a store exists: use it as it is.
+				st, err := g.open(ctx, db, !write)
 				return st, false, err
 			}
 			return nil, false, fmt.Errorf("no runs at %s and no store at %s: pass a runs directory, or --db", defaultRunsDir, db)
@@ -156,7 +168,7 @@ func openForReading(ctx context.Context, g *globals, paths []string, noIngest, q
 	if err != nil {
 		return nil, false, err
 	}
-	res, err := doIngest(ctx, g, st, paths, quiet, stdinName, t)
+	res, err := doIngest(ctx, g, st, paths, i.Quiet, i.StdinName, i.Tuning)
 	if err != nil {
 		st.Close()
 		return nil, false, err
@@ -175,7 +187,7 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 	if err != nil {
 		return err
 	}
-	st, unread, err := openForReading(ctx, o.g, o.Paths, o.NoIngest, o.Quiet, o.StdinName, o.Tuning)
+	st, unread, err := o.ingestFirst.open(ctx, o.g, false)
 	if err != nil {
 		return err
 	}
