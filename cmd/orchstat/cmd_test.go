@@ -126,6 +126,7 @@ func TestSQLIsReadOnly(t *testing.T) {
 		"ATTACH '" + filepath.Join(t.TempDir(), "other.duckdb") + "' AS o",
 		"SET enable_external_access = true",
 		"CREATE TEMP TABLE t AS SELECT 1",
+		"SELECT * FROM read_csv('/etc/hostname')",
 		"DROP VIEW runs; SELECT 1",
 	} {
 		code, _, stderr := runCLI(t, "", "--db", db, "sql", q)

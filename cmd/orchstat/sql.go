@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -49,8 +48,6 @@ events, runs and provider_requests.`,
 	return cmd
 }
 
-var writeRefused = regexp.MustCompile(`Cannot execute statement of type "([A-Z_ ]+)"`)
-
 func sqlRun(ctx context.Context, o *sqlOptions) error {
 	format, _ := reports.ParseFormat(o.Format)
 	st, err := o.g.openExisting(ctx)
@@ -63,13 +60,9 @@ func sqlRun(ctx context.Context, o *sqlOptions) error {
 		return usageError{err}
 	}
 	if err != nil {
+		// Statements that write are refused before DuckDB sees them
+		// (query.CheckReadOnly); a query can still try to read files.
 		msg := err.Error()
-		if m := writeRefused.FindStringSubmatch(msg); m != nil {
-			return fmt.Errorf("orchstat sql is read-only: %s statements are refused", strings.TrimSpace(m[1]))
-		}
-		if strings.Contains(msg, "configuration has been locked") {
-			return fmt.Errorf("orchstat sql is read-only: settings cannot be changed")
-		}
 		if strings.Contains(msg, "disabled by configuration") || strings.Contains(msg, "disabled through configuration") || strings.Contains(msg, "enable_external_access") {
 			return fmt.Errorf("orchstat sql is read-only and cannot touch files outside the store: %s", msg)
 		}
