@@ -39,18 +39,16 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func TestLiveForeignLogIsNotSetAside(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a second process")
-	}
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "shared.duckdb")
-	st, err := Open(ctx, path, Options{})
+// startForeign makes a store at path, then starts the foreign client on it
+// and waits until its table is committed. Closing stdin lets it close
+// cleanly; killing the process leaves its log behind.
+func startForeign(t *testing.T, path string) (*exec.Cmd, io.WriteCloser) {
+	t.Helper()
+	st, err := Open(context.Background(), path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
-
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "ORCHSTAT_TEST_FOREIGN="+path)
 	stdin, _ := cmd.StdinPipe()
@@ -58,15 +56,25 @@ func TestLiveForeignLogIsNotSetAside(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { stdin.Close(); cmd.Wait() }()
 	if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "ready\n" {
 		t.Fatalf("foreign client: %q", line)
 	}
+	return cmd, stdin
+}
+
+func TestLiveForeignLogIsNotSetAside(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a second process")
+	}
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "shared.duckdb")
+	cmd, stdin := startForeign(t, path)
+	defer func() { stdin.Close(); cmd.Wait() }()
 	if _, err := os.Stat(path + ".wal"); err != nil {
 		t.Fatalf("the foreign client has no WAL to protect: %v", err)
 	}
 
-	_, err = Open(ctx, path, Options{LockTimeout: 300 * time.Millisecond})
+	_, err := Open(ctx, path, Options{LockTimeout: 300 * time.Millisecond})
 	var le *LockError
 	if !errors.As(err, &le) {
 		t.Fatalf("got %v, want a LockError naming the foreign process", err)
@@ -78,7 +86,7 @@ func TestLiveForeignLogIsNotSetAside(t *testing.T) {
 	// Once it has closed cleanly, its table is there.
 	stdin.Close()
 	cmd.Wait()
-	st, err = Open(ctx, path, Options{ReadOnly: true})
+	st, err := Open(ctx, path, Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,25 +105,11 @@ func TestForeignCrashLogIsReplayed(t *testing.T) {
 	}
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "shared.duckdb")
-	st, err := Open(ctx, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "ORCHSTAT_TEST_FOREIGN="+path)
-	cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "ready\n" {
-		t.Fatalf("foreign client: %q", line)
-	}
+	cmd, _ := startForeign(t, path)
 	cmd.Process.Kill()
 	cmd.Wait()
 
-	st, err = Open(ctx, path, Options{})
+	st, err := Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
