@@ -20,13 +20,12 @@ import (
 // ingest with nothing new.
 func loadStates(ctx context.Context, st *query.Store) (map[string]*fileState, int32, error) {
 	const q = `SELECT file_id, path, kind, coalesce(run_dir, ''), size, epoch_us(mtime), dev, inode,
-		byte_offset, lines, head_len, coalesce(head_sha256, ''), events, quarantined, coalesce(pairing, '')
-		FROM file_states QUALIFY row_number() OVER (PARTITION BY file_id ORDER BY seq DESC) = 1`
+		byte_offset, lines, head_len, coalesce(head_sha256, ''), events, quarantined, coalesce(pairing, '') FROM files`
 	var n int
-	if err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM file_states`).Scan(&n); err != nil {
+	if err := st.Conn.QueryRowContext(ctx, `SELECT count(DISTINCT file_id) FROM file_states`).Scan(&n); err != nil {
 		return nil, 0, fmt.Errorf("reading ingest state: %w", err)
 	}
-	out := make(map[string]*fileState, n) // an upper bound: sized once, no rehashing garbage
+	out := make(map[string]*fileState, n) // sized once, no rehashing garbage
 	var maxID int32
 	err := st.Conn.Raw(func(dc any) error {
 		ar, err := duckdb.NewArrowFromConn(dc.(driver.Conn))

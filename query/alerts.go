@@ -139,40 +139,30 @@ func sqlSamples(ctx context.Context, q querier, query string) ([]rules.Sample, e
 	if err := CheckReadOnly(query); err != nil {
 		return nil, err
 	}
-	rs, err := q.QueryContext(ctx, query)
+	t, err := queryTable(ctx, q, "", query)
 	if err != nil {
-		return nil, cleanDuckErr(err)
+		return nil, err
 	}
-	defer rs.Close()
-	cols, _ := rs.Columns()
 	var out []rules.Sample
-	for rs.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rs.Scan(ptrs...); err != nil {
-			return nil, err
-		}
+	for _, row := range t.Rows {
 		s := rules.Sample{Labels: map[string]string{}}
-		for i, c := range cols {
+		for i, c := range t.Columns {
 			switch c {
 			case "value":
-				s.Value = asFloat(vals[i])
+				s.Value = asFloat(row[i])
 			case "numerator":
-				s.Numerator = asFloat(vals[i])
+				s.Numerator = asFloat(row[i])
 			case "denominator":
-				s.Denominator = asFloat(vals[i])
+				s.Denominator = asFloat(row[i])
 			default:
-				if vals[i] != nil {
-					s.Labels[c] = fmt.Sprint(vals[i])
+				if row[i] != nil {
+					s.Labels[c] = fmt.Sprint(row[i])
 				}
 			}
 		}
 		out = append(out, s)
 	}
-	return out, rs.Err()
+	return out, nil
 }
 
 func asFloat(v any) *float64 {

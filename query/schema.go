@@ -119,7 +119,7 @@ func (t Table) ddl() string {
 // recreated on every read-write open, so changing one needs no migration.
 var views = []string{
 	`CREATE OR REPLACE VIEW files AS
-	SELECT * EXCLUDE (seq, pairing) FROM file_states
+	SELECT * EXCLUDE (seq) FROM file_states
 	QUALIFY row_number() OVER (PARTITION BY file_id ORDER BY seq DESC) = 1`,
 
 	// Kept for users' SQL; the model is paired at ingest.

@@ -20,13 +20,13 @@ func ReadOnly(ctx context.Context, st *Store, q string) (reports.Table, error) {
 			return t, fmt.Errorf("securing the connection: %w", err)
 		}
 	}
-	return queryTable(ctx, st, "", q)
+	return queryTable(ctx, st.Conn, "", q)
 }
 
 // queryTable runs q and collects its result as a reports.Table.
-func queryTable(ctx context.Context, st *Store, title, q string) (reports.Table, error) {
+func queryTable(ctx context.Context, db querier, title, q string) (reports.Table, error) {
 	t := reports.Table{Title: title}
-	rs, err := st.Conn.QueryContext(ctx, q)
+	rs, err := db.QueryContext(ctx, q)
 	if err != nil {
 		return t, cleanDuckErr(err)
 	}
@@ -54,5 +54,5 @@ func Quarantined(ctx context.Context, st *Store, limit int) (reports.Table, erro
 	if limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
-	return queryTable(ctx, st, "Quarantined lines", q)
+	return queryTable(ctx, st.Conn, "Quarantined lines", q)
 }
