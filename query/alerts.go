@@ -215,20 +215,8 @@ func LoadAlerts(ctx context.Context, st *Store) (map[string][]rules.Alert, error
 	return out, rs.Err()
 }
 
-// SaveAlerts replaces the saved alerts, in one checkpointed transaction.
-func SaveAlerts(ctx context.Context, st *Store, alerts []rules.Alert) (err error) {
-	if err := st.MarkWriting(); err != nil {
-		return err
-	}
-	if _, err := st.Conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			st.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-			err = fmt.Errorf("saving alert state: %w", err)
-		}
-	}()
+// saveAlerts replaces the saved alerts, inside the caller's transaction.
+func saveAlerts(ctx context.Context, st *Store, alerts []rules.Alert) error {
 	if _, err := st.Conn.ExecContext(ctx, "DELETE FROM alert_state"); err != nil {
 		return err
 	}
@@ -244,10 +232,7 @@ func SaveAlerts(ctx context.Context, st *Store, alerts []rules.Alert) (err error
 			return err
 		}
 	}
-	if _, err := st.Conn.ExecContext(ctx, "COMMIT"); err != nil {
-		return err
-	}
-	return st.Checkpoint(ctx)
+	return nil
 }
 
 func tOf(t sql.NullTime) time.Time {

@@ -192,7 +192,8 @@ var views = []string{
 }
 
 func tableStatements() []string {
-	stmts := []string{`CREATE TABLE IF NOT EXISTS meta (key VARCHAR, value VARCHAR)`, FileStates.ddl(), DirStates.ddl(), AlertState.ddl()}
+	stmts := []string{`CREATE TABLE IF NOT EXISTS meta (key VARCHAR, value VARCHAR)`, FileStates.ddl(), DirStates.ddl(), AlertState.ddl(),
+		Notifications.ddl(), NotifyGroups.ddl()}
 	for _, t := range FileTables {
 		stmts = append(stmts, t.ddl())
 	}

@@ -28,8 +28,12 @@ import (
 
 // File is a parsed rule file.
 type File struct {
-	Path  string
-	Rules []*Rule
+	Path      string
+	Rules     []*Rule
+	Receivers []*Receiver
+	// Route sends each alert to receivers; nil when the file declares no
+	// receivers.
+	Route *Route
 }
 
 // Rule is one alert rule. Only the fields the report needs are interpreted
@@ -91,7 +95,7 @@ type TemplateData struct {
 // condition and annotation template once. Any problem is an error that
 // lists them all.
 func Parse(path string, data []byte) (*File, error) {
-	rules, problems := check(path, data)
+	f, problems := check(path, data)
 	if len(problems) > 0 {
 		lines := make([]string, len(problems))
 		for i, p := range problems {
@@ -99,7 +103,8 @@ func Parse(path string, data []byte) (*File, error) {
 		}
 		return nil, fmt.Errorf("%d problem%s in rule file:\n%s", len(problems), plural(len(problems)), strings.Join(lines, "\n"))
 	}
-	return &File{Path: path, Rules: rules}, nil
+	f.Path = path
+	return f, nil
 }
 
 func plural(n int) string {
@@ -220,21 +225,21 @@ type checker struct {
 	problems []Problem
 }
 
-func check(path string, data []byte) ([]*Rule, []Problem) {
+func check(path string, data []byte) (*File, []Problem) {
 	c := &checker{path: path, lines: strings.Split(string(data), "\n"), anchors: map[string]ast.Node{}}
-	f, err := parseYAML(data)
+	yf, err := parseYAML(data)
 	if err != nil {
 		c.yamlError(err)
 		return nil, c.problems
 	}
 	var docs []*ast.DocumentNode
-	for _, d := range f.Docs {
+	for _, d := range yf.Docs {
 		if d != nil && d.Body != nil {
 			docs = append(docs, d)
 		}
 	}
 	if len(docs) == 0 {
-		return nil, nil // an empty file has no rules, and nothing wrong
+		return &File{}, nil // an empty file has no rules, and nothing wrong
 	}
 	for _, d := range docs[1:] {
 		c.add(d.Body, "", "", "a rule file holds one YAML document; this is another")
@@ -242,23 +247,30 @@ func check(path string, data []byte) ([]*Rule, []Problem) {
 	ast.Walk(anchorCollector(c.anchors), docs[0].Body)
 	body := c.resolve(docs[0].Body)
 	if _, ok := body.(*ast.NullNode); ok {
-		return nil, c.problems
+		if len(c.problems) > 0 {
+			return nil, c.problems
+		}
+		return &File{}, nil
 	}
-	var rules []*Rule
+	f := &File{}
 	top, ok := c.mapping(body, "", "", "a rule file is a mapping with a rules key")
 	if !ok {
 		return nil, c.problems
 	}
+	var receivers, route *entry
 	for _, e := range top {
 		switch e.key {
 		case "rules":
-			rules = c.rules(e.value)
-		case "receivers", "route":
-			// Reserved for notification config; not checked yet.
+			f.Rules = c.rules(e.value)
+		case "receivers":
+			receivers = &e
+		case "route":
+			route = &e
 		default:
 			c.add(e.keyNode, "", "", "unknown top-level key %q%s (allowed: %s)", e.key, suggest(e.key, topKeys), strings.Join(topKeys, ", "))
 		}
 	}
+	f.Receivers, f.Route = c.notifications(receivers, route)
 	if len(c.problems) > 0 {
 		slices.SortStableFunc(c.problems, func(a, b Problem) int {
 			if a.Line != b.Line {
@@ -268,7 +280,7 @@ func check(path string, data []byte) ([]*Rule, []Problem) {
 		})
 		return nil, c.problems
 	}
-	return rules, nil
+	return f, nil
 }
 
 // parseYAML parses data, turning a panic in the parser into an error so a

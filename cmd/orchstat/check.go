@@ -13,6 +13,7 @@ import (
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/notify"
 )
 
 // check speaks the monitoring-plugin convention, so cron wrappers and
@@ -108,19 +109,98 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	all, rows, prom, code := ev.alerts, ev.rows, ev.prom, ev.code
-	if err := query.SaveAlerts(ctx, st, all); err != nil {
+	rows, prom, code := ev.rows, ev.prom, ev.code
+	groups, err := query.LoadNotifyGroups(ctx, st.Conn)
+	if err != nil {
+		return 0, err
+	}
+	queue, refresh := notify.Plan(rf.Route, rf.Receivers, ev.notify, groups, now)
+	if err := query.SaveCheck(ctx, st, ev.alerts, queue, groups, now); err != nil {
+		return 0, err
+	}
+	sent, kept, err := deliver(ctx, o, st, rf, refresh, now)
+	if err != nil {
 		return 0, err
 	}
 	if o.Textfile != "" {
 		prom = append(prom,
+			reports.PromSample{Name: "notifications_queued", Help: "Notifications not yet delivered, kept for the next check.", Value: float64(kept)},
 			reports.PromSample{Name: "check_timestamp_seconds", Help: "When orchstat check last evaluated the rules.", Value: float64(now.UnixMilli()) / 1000},
 			reports.PromSample{Name: "check_status", Help: "orchstat check's exit status: 0 OK, 1 warning, 2 critical.", Value: float64(code)})
 		if err := reports.WriteTextfile(o.Textfile, prom); err != nil {
 			return 0, err
 		}
 	}
-	return code, renderCheck(o.g.io, rows, format, code)
+	return code, renderCheck(o.g.io, rows, sent, format, code)
+}
+
+// newSender makes the notification sender; tests replace it to fix the
+// clock, randomness and sleeps.
+var newSender = func(now func() time.Time) *notify.Sender {
+	s := notify.NewSender("orchstat/" + version)
+	s.Now = now
+	return s
+}
+
+// deliver sends the queued notifications and this check's Alertmanager
+// refreshes, saves how each went, and returns them for output with the
+// number still queued. Failures are reported on stderr, with no secrets.
+func deliver(ctx context.Context, o *checkOptions, st *query.Store, rf *rules.File, refresh []notify.Notification, now time.Time) ([]notifyRow, int, error) {
+	pending, err := query.PendingNotifications(ctx, st.Conn)
+	if err != nil {
+		return nil, 0, err
+	}
+	items := make([]notify.Item, 0, len(pending)+len(refresh))
+	queuedAt := map[int64]time.Time{}
+	for _, p := range pending {
+		items = append(items, notify.Item{ID: p.ID, Receiver: p.Receiver, Reason: p.Reason, Message: p.Message})
+		queuedAt[p.ID] = p.QueuedAt
+	}
+	for _, n := range refresh {
+		items = append(items, notify.Item{Receiver: n.Receiver, Reason: n.Reason, Message: n.Message})
+	}
+	if len(items) == 0 {
+		return nil, 0, nil
+	}
+	results := newSender(o.g.io.Now).Flush(ctx, rf.Receivers, items)
+	var ds []query.Delivery
+	var rows []notifyRow
+	kept := 0
+	for _, r := range results {
+		row := notifyRow{Receiver: r.Receiver, Status: r.Message.Status, Reason: r.Reason, Group: r.Message.GroupKey,
+			Alerts: len(r.Message.Alerts), Attempts: r.Attempts, Delivered: r.Err == nil}
+		if t, ok := queuedAt[r.ID]; ok && t.Before(now.Truncate(time.Microsecond)) {
+			row.QueuedAt = &t
+		}
+		if r.Err != nil {
+			row.Error = r.Err.Error()
+			what := "kept for the next check"
+			if r.ID == 0 {
+				what = "not sent; the next check sends it again"
+			} else {
+				kept++
+			}
+			fmt.Fprintf(o.g.io.Err, "orchstat: notification (%s, %s) %s: %v\n", r.Message.Status, r.Message.GroupKey, what, r.Err)
+		}
+		if r.ID > 0 {
+			ds = append(ds, query.Delivery{ID: r.ID, Attempts: r.Attempts, Err: row.Error})
+		}
+		rows = append(rows, row)
+	}
+	return rows, kept, query.RecordDeliveries(ctx, st, ds, now)
+}
+
+// notifyRow is one notification check delivered or tried to.
+type notifyRow struct {
+	Receiver  string     `json:"receiver"`
+	Status    string     `json:"status"` // the message's: firing or resolved
+	Reason    string     `json:"reason"` // change, repeat or refresh
+	Group     string     `json:"group"`
+	Alerts    int        `json:"alerts"`
+	Attempts  int        `json:"attempts"`
+	Delivered bool       `json:"delivered"`
+	Error     string     `json:"error,omitempty"`
+	QueuedAt  *time.Time `json:"queued_at,omitempty"` // set for notifications queued by an earlier check
 }
 
 // ruleSamples turns one evaluated sample into gauges labelled with the rule,
@@ -166,12 +246,15 @@ type checkRow struct {
 
 var statusNames = map[int]string{checkOK: "OK", checkWarning: "WARNING", checkCritical: "CRITICAL"}
 
-func renderCheck(io *IO, rows []checkRow, f reports.Format, code int) error {
+func renderCheck(io *IO, rows []checkRow, sent []notifyRow, f reports.Format, code int) error {
 	if f == reports.FormatJSON {
 		if rows == nil {
 			rows = []checkRow{}
 		}
-		b, err := json.MarshalIndent(map[string]any{"status": statusNames[code], "exit_code": code, "alerts": rows}, "", "  ")
+		if sent == nil {
+			sent = []notifyRow{}
+		}
+		b, err := json.MarshalIndent(map[string]any{"status": statusNames[code], "exit_code": code, "alerts": rows, "notifications": sent}, "", "  ")
 		if err != nil {
 			return err
 		}
@@ -196,7 +279,19 @@ func renderCheck(io *IO, rows []checkRow, f reports.Format, code int) error {
 		}
 		t.Rows = append(t.Rows, []any{r.Rule, r.Severity, state, strings.Join(labels, ","), r.Value, r.Numerator, r.Denominator, since, r.Changed})
 	}
-	return reports.RenderTable(io.Out, t, f)
+	if err := reports.RenderTable(io.Out, t, f); err != nil {
+		return err
+	}
+	// CSV holds one table; its readers get failures on stderr.
+	if len(sent) == 0 || f == reports.FormatCSV {
+		return nil
+	}
+	nt := reports.Table{Title: "Notifications", Columns: []string{"receiver", "status", "reason", "group", "alerts", "attempts", "delivered", "error"}}
+	for _, n := range sent {
+		nt.Rows = append(nt.Rows, []any{n.Receiver, n.Status, n.Reason, n.Group, n.Alerts, n.Attempts, n.Delivered, n.Error})
+	}
+	fmt.Fprintln(io.Out)
+	return reports.RenderTable(io.Out, nt, f)
 }
 
 // evaluation is one evaluation of every rule.
@@ -205,6 +300,7 @@ type evaluation struct {
 	rows   []checkRow
 	prom   []reports.PromSample
 	code   int // the exit status it calls for
+	notify []notify.Evaluated
 }
 
 // evalRules evaluates every rule at now, advancing the alerts of the last
@@ -248,8 +344,17 @@ func evalRules(ctx context.Context, q query.Querier, rf *rules.File, prev map[st
 				t := a.ActiveAt
 				row.ActiveSince = &t
 			}
-			if c, ok := changed[a.Fingerprint]; ok {
+			c, ok := changed[a.Fingerprint]
+			if ok {
 				row.Changed = c.From.String() + "→" + c.To.String()
+			}
+			if a.State == rules.StateFiring || a.State == rules.StateResolved {
+				ann, err := r.Annotate(rules.Sample{Value: a.Value, Numerator: a.Numerator, Denominator: a.Denominator, Labels: a.Labels})
+				if err != nil {
+					return ev, err
+				}
+				ev.notify = append(ev.notify, notify.Evaluated{Rule: r, Alert: a, Annotations: ann,
+					Changed: ok && (c.To == rules.StateResolved || c.From != rules.StateFiring)})
 			}
 			rows = append(rows, row)
 			if a.State != rules.StateInactive {

@@ -1,0 +1,464 @@
+package rules
+
+import (
+	"fmt"
+	"maps"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml/ast"
+)
+
+// Receiver is where notifications go. Exactly one of the kinds is set.
+//
+// URL, header values and command arguments may name environment variables
+// as ${NAME}, so that secrets stay out of the rule file. They are expanded
+// when a notification is sent, never when the file is checked.
+type Receiver struct {
+	Name string
+	Kind string // "webhook", "alertmanager" or "command"
+
+	URL     string            // webhook, alertmanager
+	Headers map[string]string // webhook, alertmanager
+	Argv    []string          // command
+	Timeout time.Duration     // per attempt
+
+	// SendResolved also notifies resolutions. Alertmanager receivers always
+	// get them: Alertmanager needs endsAt to resolve an alert.
+	SendResolved bool
+	// AlertTTL is how far ahead of each check the endsAt of a firing alert
+	// pushed to Alertmanager lies. Alertmanager resolves an alert whose
+	// endsAt passes, so it must outlast the interval between checks.
+	AlertTTL time.Duration
+}
+
+// Receiver kinds and their defaults.
+const (
+	KindWebhook      = "webhook"
+	KindAlertmanager = "alertmanager"
+	KindCommand      = "command"
+
+	DefaultHTTPTimeout    = 10 * time.Second
+	DefaultCommandTimeout = 30 * time.Second
+	DefaultAlertTTL       = time.Hour
+)
+
+// Route decides which receivers get an alert, as Alertmanager's routing
+// tree does: an alert goes to the first child route that matches it (to
+// every matching child, while they say continue), or to the route itself
+// when no child matches. Children inherit receiver, group_by and
+// repeat_interval.
+type Route struct {
+	Receiver string
+	// GroupBy are the labels whose values form a notification group; the
+	// single label "..." groups by every label, one alert a group.
+	GroupBy []string
+	// RepeatInterval re-sends a group's notification while it keeps firing;
+	// 0 never repeats.
+	RepeatInterval time.Duration
+	Match          map[string]string
+	MatchRE        map[string]*regexp.Regexp
+	Continue       bool
+	Routes         []*Route
+}
+
+// Matches reports whether the route's own matchers accept labels.
+func (r *Route) Matches(labels map[string]string) bool {
+	for k, v := range r.Match {
+		if labels[k] != v {
+			return false
+		}
+	}
+	for k, re := range r.MatchRE {
+		if !re.MatchString(labels[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// Leaves returns the routes that take an alert with labels, each with the
+// settings it inherits filled in. The root route always matches.
+func (r *Route) Leaves(labels map[string]string) []*Route {
+	if r == nil {
+		return nil
+	}
+	return r.leaves(labels, *r)
+}
+
+func (r *Route) leaves(labels map[string]string, eff Route) []*Route {
+	var out []*Route
+	for _, ch := range r.Routes {
+		if !ch.Matches(labels) {
+			continue
+		}
+		e := *ch
+		if e.Receiver == "" {
+			e.Receiver = eff.Receiver
+		}
+		if e.GroupBy == nil {
+			e.GroupBy = eff.GroupBy
+		}
+		if e.RepeatInterval == 0 {
+			e.RepeatInterval = eff.RepeatInterval
+		}
+		out = append(out, ch.leaves(labels, e)...)
+		if !ch.Continue {
+			return out
+		}
+	}
+	if len(out) == 0 {
+		leaf := eff
+		leaf.Routes = nil
+		out = append(out, &leaf)
+	}
+	return out
+}
+
+var (
+	receiverKeys = []string{"name", KindWebhook, KindAlertmanager, KindCommand, "send_resolved"}
+	httpKeys     = []string{"url", "headers", "timeout"}
+	amKeys       = []string{"url", "headers", "timeout", "alert_ttl"}
+	commandKeys  = []string{"argv", "timeout"}
+	routeKeys    = []string{"receiver", "group_by", "repeat_interval", "match", "match_re", "continue", "routes"}
+	envRefRe     = regexp.MustCompile(`\$\{([^}]*)\}`)
+	envNameRe    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	headerNameRe = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+)
+
+// notifications checks the receivers and route sections.
+func (c *checker) notifications(recv, route *entry) ([]*Receiver, *Route) {
+	var receivers []*Receiver
+	names := map[string]bool{}
+	if recv != nil {
+		receivers = c.receivers(*recv, names)
+	}
+	var refs []entry // route receivers, checked against names at the end
+	var root *Route
+	switch {
+	case route != nil:
+		root = c.route(route.value, route.raw, "route", &refs, 0)
+		if root != nil && root.Receiver == "" {
+			c.add(route.keyNode, "", "route.receiver", "the top-level route needs a receiver")
+		}
+		if root != nil && root.GroupBy == nil {
+			root.GroupBy = []string{"alertname"}
+		}
+	case len(receivers) == 1:
+		root = &Route{Receiver: receivers[0].Name, GroupBy: []string{"alertname"}}
+	case len(receivers) > 1:
+		c.add(recv.keyNode, "", "route", "with more than one receiver, a route must say which gets each alert")
+	}
+	for _, ref := range refs {
+		if name, _ := scalar(ref.value); !names[name] {
+			c.add(ref.raw, "", ref.key, "unknown receiver %q%s", name, suggest(name, slices.Sorted(maps.Keys(names))))
+		}
+	}
+	return receivers, root
+}
+
+func (c *checker) receivers(e entry, names map[string]bool) []*Receiver {
+	if _, ok := e.value.(*ast.NullNode); ok || e.value == nil {
+		return nil
+	}
+	seq, ok := e.value.(*ast.SequenceNode)
+	if !ok {
+		c.add(e.raw, "", "receivers", "must be a list of receivers")
+		return nil
+	}
+	var out []*Receiver
+	for i, item := range seq.Values {
+		field := fmt.Sprintf("receivers[%d]", i)
+		entries, ok := c.mapping(item, "", field, "a receiver is a mapping with a name and one of webhook, alertmanager or command")
+		if !ok {
+			continue
+		}
+		r := &Receiver{SendResolved: true}
+		var kinds []entry
+		for _, kv := range entries {
+			switch kv.key {
+			case "name":
+				name, ok := scalar(kv.value)
+				switch {
+				case !ok || strings.TrimSpace(name) == "":
+					c.add(kv.raw, "", field+".name", "must be a non-empty string")
+				case names[name]:
+					c.add(kv.raw, "", field+".name", "duplicate receiver name %q", name)
+				default:
+					r.Name = name
+					names[name] = true
+				}
+			case "send_resolved":
+				b, ok := kv.value.(*ast.BoolNode)
+				if !ok {
+					c.add(kv.raw, "", field+".send_resolved", "must be true or false")
+				} else {
+					r.SendResolved = b.Value
+				}
+			case KindWebhook, KindAlertmanager, KindCommand:
+				kinds = append(kinds, kv)
+			default:
+				c.add(kv.keyNode, "", field+"."+kv.key, "unknown field%s (fields: %s)", suggest(kv.key, receiverKeys), strings.Join(receiverKeys, ", "))
+			}
+		}
+		if r.Name == "" && !slices.ContainsFunc(entries, func(kv entry) bool { return kv.key == "name" }) {
+			c.add(item, "", field, "name is required")
+		}
+		if r.Name != "" {
+			field = fmt.Sprintf("receivers[%s]", r.Name)
+		}
+		switch len(kinds) {
+		case 0:
+			c.add(item, "", field, "needs one of webhook, alertmanager or command")
+		case 1:
+			c.receiverKind(r, field, kinds[0])
+		default:
+			c.add(kinds[1].keyNode, "", field+"."+kinds[1].key, "a receiver has one of webhook, alertmanager or command; this one also has %s", kinds[0].key)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func (c *checker) receiverKind(r *Receiver, field string, e entry) {
+	r.Kind = e.key
+	field += "." + e.key
+	keys := httpKeys
+	switch e.key {
+	case KindAlertmanager:
+		keys = amKeys
+		r.AlertTTL = DefaultAlertTTL
+		r.Timeout = DefaultHTTPTimeout
+	case KindCommand:
+		keys = commandKeys
+		r.Timeout = DefaultCommandTimeout
+	default:
+		r.Timeout = DefaultHTTPTimeout
+	}
+	entries, ok := c.mapping(e.raw, "", field, "must be a mapping of "+strings.Join(keys, ", "))
+	if !ok {
+		return
+	}
+	have := map[string]bool{}
+	for _, kv := range entries {
+		have[kv.key] = true
+		f := field + "." + kv.key
+		if !slices.Contains(keys, kv.key) {
+			c.add(kv.keyNode, "", f, "unknown field%s (fields: %s)", suggest(kv.key, keys), strings.Join(keys, ", "))
+			continue
+		}
+		switch kv.key {
+		case "url":
+			s, ok := scalar(kv.value)
+			if !ok || !isString(kv.value) {
+				c.add(kv.raw, "", f, "must be a URL string")
+				continue
+			}
+			if msg := checkURL(s); msg != "" {
+				c.add(kv.raw, "", f, "%s", msg)
+				continue
+			}
+			r.URL = s
+		case "headers":
+			r.Headers = c.stringMap("", f, kv)
+			for _, he := range entriesQuiet(c, kv.value) {
+				if !headerNameRe.MatchString(he.key) {
+					c.add(he.keyNode, "", f+"."+he.key, "is not a valid HTTP header name")
+				}
+				if v, ok := r.Headers[he.key]; ok {
+					if msg := checkEnvRefs(v); msg != "" {
+						c.add(he.raw, "", f+"."+he.key, "%s", msg)
+					}
+				}
+			}
+		case "timeout", "alert_ttl":
+			s, ok := scalar(kv.value)
+			d, err := parseDuration(s)
+			switch {
+			case !ok:
+				c.add(kv.raw, "", f, "must be a duration, such as 10s")
+			case err != nil:
+				c.add(kv.raw, "", f, "%v", err)
+			case d <= 0:
+				c.add(kv.raw, "", f, "must be longer than 0")
+			case kv.key == "timeout":
+				r.Timeout = d
+			default:
+				r.AlertTTL = d
+			}
+		case "argv":
+			seq, ok := kv.value.(*ast.SequenceNode)
+			if !ok || len(seq.Values) == 0 {
+				c.add(kv.raw, "", f, "must be a non-empty list: the program, then its arguments")
+				continue
+			}
+			for i, item := range seq.Values {
+				s, ok := scalar(c.resolve(item))
+				if !ok || (i == 0 && strings.TrimSpace(s) == "") {
+					c.add(item, "", fmt.Sprintf("%s[%d]", f, i), "must be a string")
+					continue
+				}
+				if msg := checkEnvRefs(s); msg != "" {
+					c.add(item, "", fmt.Sprintf("%s[%d]", f, i), "%s", msg)
+					continue
+				}
+				r.Argv = append(r.Argv, s)
+			}
+		}
+	}
+	switch {
+	case r.Kind == KindCommand && !have["argv"]:
+		c.add(e.keyNode, "", field, "argv is required")
+	case r.Kind != KindCommand && !have["url"]:
+		c.add(e.keyNode, "", field, "url is required")
+	}
+}
+
+// checkURL checks an http(s) URL, with any ${NAME} standing for a value.
+func checkURL(s string) string {
+	if msg := checkEnvRefs(s); msg != "" {
+		return msg
+	}
+	u, err := url.Parse(envRefRe.ReplaceAllString(s, "x"))
+	switch {
+	case err != nil:
+		return "is not a URL"
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "must be an http:// or https:// URL"
+	case u.Host == "":
+		return "has no host"
+	}
+	return ""
+}
+
+func checkEnvRefs(s string) string {
+	for _, m := range envRefRe.FindAllStringSubmatch(s, -1) {
+		if !envNameRe.MatchString(m[1]) {
+			return fmt.Sprintf("${%s} is not an environment variable name", m[1])
+		}
+	}
+	return ""
+}
+
+// ExpandEnv replaces each ${NAME} in s with the variable's value from
+// lookup, returning the values it used so callers can keep them out of
+// output. An unset variable is an error: sending a request with an empty
+// token would fail anyway, and less clearly.
+func ExpandEnv(s string, lookup func(string) (string, bool)) (string, []string, error) {
+	var used []string
+	var missing string
+	out := envRefRe.ReplaceAllStringFunc(s, func(m string) string {
+		name := m[2 : len(m)-1]
+		v, ok := lookup(name)
+		if !ok {
+			if missing == "" {
+				missing = name
+			}
+			return ""
+		}
+		if v != "" {
+			used = append(used, v)
+		}
+		return v
+	})
+	if missing != "" {
+		return "", nil, fmt.Errorf("environment variable %s is not set", missing)
+	}
+	return out, used, nil
+}
+
+func (c *checker) route(n, raw ast.Node, field string, refs *[]entry, depth int) *Route {
+	if depth > 16 {
+		c.add(raw, "", field, "routes nest too deep")
+		return nil
+	}
+	entries, ok := c.mapping(raw, "", field, "a route is a mapping of "+strings.Join(routeKeys, ", "))
+	if !ok {
+		return nil
+	}
+	r := &Route{}
+	for _, kv := range entries {
+		f := field + "." + kv.key
+		switch kv.key {
+		case "receiver":
+			s, ok := scalar(kv.value)
+			if !ok || s == "" {
+				c.add(kv.raw, "", f, "must be a receiver's name")
+				continue
+			}
+			r.Receiver = s
+			kv.key = f
+			*refs = append(*refs, kv)
+		case "group_by":
+			seq, ok := kv.value.(*ast.SequenceNode)
+			if !ok {
+				c.add(kv.raw, "", f, "must be a list of labels, such as [alertname, provider]")
+				continue
+			}
+			r.GroupBy = []string{}
+			for _, item := range seq.Values {
+				l, ok := scalar(c.resolve(item))
+				if !ok || (l != "..." && !labelNameRe.MatchString(l)) {
+					c.add(item, "", f, "a label is a name of letters, digits and underscores, or ... for all labels")
+					continue
+				}
+				r.GroupBy = append(r.GroupBy, l)
+			}
+		case "repeat_interval":
+			s, ok := scalar(kv.value)
+			d, err := parseDuration(s)
+			switch {
+			case !ok:
+				c.add(kv.raw, "", f, "must be a duration, such as 4h")
+			case err != nil:
+				c.add(kv.raw, "", f, "%v", err)
+			default:
+				r.RepeatInterval = d
+			}
+		case "match":
+			r.Match = c.stringMap("", f, kv)
+		case "match_re":
+			m := c.stringMap("", f, kv)
+			r.MatchRE = map[string]*regexp.Regexp{}
+			for _, me := range entriesQuiet(c, kv.value) {
+				v, ok := m[me.key]
+				if !ok {
+					continue
+				}
+				re, err := regexp.Compile("^(?:" + v + ")$")
+				if err != nil {
+					c.add(me.raw, "", f+"."+me.key, "bad regular expression: %v", err)
+					continue
+				}
+				r.MatchRE[me.key] = re
+			}
+		case "continue":
+			b, ok := kv.value.(*ast.BoolNode)
+			if !ok {
+				c.add(kv.raw, "", f, "must be true or false")
+				continue
+			}
+			r.Continue = b.Value
+		case "routes":
+			seq, ok := kv.value.(*ast.SequenceNode)
+			if !ok {
+				c.add(kv.raw, "", f, "must be a list of routes")
+				continue
+			}
+			for i, item := range seq.Values {
+				if ch := c.route(c.resolve(item), item, fmt.Sprintf("%s[%d]", f, i), refs, depth+1); ch != nil {
+					r.Routes = append(r.Routes, ch)
+				}
+			}
+		default:
+			c.add(kv.keyNode, "", f, "unknown field%s (fields: %s)", suggest(kv.key, routeKeys), strings.Join(routeKeys, ", "))
+		}
+	}
+	if depth == 0 && (len(r.Match) > 0 || len(r.MatchRE) > 0) {
+		c.add(raw, "", field, "the top-level route takes every alert; put match in its routes")
+	}
+	return r
+}

@@ -1,0 +1,92 @@
+// Package retry is orchstat's retry-policy core: how long to wait before
+// the next attempt. It is pure Go, with randomness injected, so the code
+// that decides a retry live is the code that replays one.
+package retry
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Rand is the randomness a schedule draws from: a uniform float in [0, 1).
+// *math/rand/v2.Rand satisfies it; seed it to make a schedule repeatable.
+type Rand interface {
+	Float64() float64
+}
+
+// Jitter is how a schedule randomises its delays.
+type Jitter int
+
+const (
+	// JitterNone waits exactly the exponential delay.
+	JitterNone Jitter = iota
+	// JitterProportional spreads the delay uniformly over ±Spread of
+	// itself: the orchestrator's ±10%.
+	JitterProportional
+	// JitterFull waits uniformly between 0 and the delay (AWS "full").
+	JitterFull
+	// JitterEqual waits half the delay plus up to half again (AWS "equal").
+	JitterEqual
+)
+
+var jitterNames = [...]string{"none", "proportional", "full", "equal"}
+
+func (j Jitter) String() string {
+	if j >= 0 && int(j) < len(jitterNames) {
+		return jitterNames[j]
+	}
+	return fmt.Sprintf("Jitter(%d)", int(j))
+}
+
+// Backoff is an exponential schedule: attempt n (the first retry is n=1)
+// waits Initial×Factor^(n-1), capped at Max, then jittered.
+type Backoff struct {
+	Initial time.Duration
+	Max     time.Duration // 0: no cap
+	Factor  float64       // 0 or 1: constant
+	Jitter  Jitter
+	Spread  float64 // for JitterProportional: 0.1 is ±10%
+}
+
+// Orchestrator is the orchestrator's provider backoff (seed 000): 1 s
+// doubling to at most 10 s, ±10%.
+var Orchestrator = Backoff{Initial: time.Second, Max: 10 * time.Second, Factor: 2, Jitter: JitterProportional, Spread: 0.1}
+
+// Base is the delay before retry n without jitter.
+func (b Backoff) Base(n int) time.Duration {
+	if n < 1 || b.Initial <= 0 {
+		return 0
+	}
+	f := b.Factor
+	if f < 1 {
+		f = 1
+	}
+	d := float64(b.Initial) * math.Pow(f, float64(n-1))
+	if b.Max > 0 && d > float64(b.Max) {
+		d = float64(b.Max)
+	}
+	if d > math.MaxInt64/2 {
+		d = math.MaxInt64 / 2
+	}
+	return time.Duration(d)
+}
+
+// Delay is the wait before retry n, drawing from r when the schedule
+// jitters. A proportional jitter may exceed Max by up to Spread, as the
+// orchestrator's does.
+func (b Backoff) Delay(n int, r Rand) time.Duration {
+	d := float64(b.Base(n))
+	switch b.Jitter {
+	case JitterProportional:
+		d *= 1 + b.Spread*(2*r.Float64()-1)
+	case JitterFull:
+		d *= r.Float64()
+	case JitterEqual:
+		d = d/2 + d/2*r.Float64()
+	}
+	if d < 0 {
+		d = 0
+	}
+	return time.Duration(d)
+}
