@@ -167,4 +167,3 @@ func (st *Store) inTransaction(ctx context.Context, what string, f func() error)
 	}
 	return st.Checkpoint(ctx)
 }
-
