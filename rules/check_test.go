@@ -279,6 +279,10 @@ func FuzzCheck(f *testing.F) {
 		"a: &a [*a]\nrules: *a\n",
 		"rules:\n  - <<: [*x, {a: 1}]\n",
 		"rules:\n  - name: é\n    condition: \"\\u00e9 + ü\"\n",
+		"receivers:\n  - name: ops\n    webhook: {url: \"https://${H}/x\", headers: {A: \"Bearer ${T}\"}, timeout: 5s}\n  - name: am\n    send_resolved: false\n    alertmanager: {url: \"http://am:9093\", alert_ttl: 2h}\n  - name: run\n    command: {argv: [notify, \"${X}\"], timeout: 1m}\nroute:\n  receiver: ops\n  group_by: [alertname, provider]\n  repeat_interval: 4h\n  routes:\n    - match: {severity: critical}\n      receiver: run\n      continue: true\n      routes:\n        - match_re: {provider: \"open.*\"}\n          receiver: am\n          group_by: ['...']\n",
+		"receivers:\n  - name: ops\n    webhook: {url: \"ftp://${1B}\", headers: {\"A B\": \"${}\"}}\n    command: {argv: []}\n  - {name: ops, sendresolved: 1}\n",
+		"receivers: [{name: a, alertmanager: {url: http://x, alert_ttl: 0s}}]\nroute: &r {receiver: b, match_re: {x: \"(\"}, routes: [*r, {continue: yes}]}\n",
+		"route:\n  match: {a: b}\n  routes:\n    - routes:\n        - receiver: nobody\n          group_by: [..., a-b]\n",
 	} {
 		f.Add([]byte(s))
 	}

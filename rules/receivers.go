@@ -140,7 +140,8 @@ func (c *checker) notifications(recv, route *entry) ([]*Receiver, *Route) {
 	var root *Route
 	switch {
 	case route != nil:
-		root = c.route(route.value, route.raw, "route", &refs, 0)
+		budget := maxRoutes
+		root = c.route(route.value, route.raw, "route", &refs, 0, &budget)
 		if root != nil && root.Receiver == "" {
 			c.add(route.keyNode, "", "route.receiver", "the top-level route needs a receiver")
 		}
@@ -177,20 +178,34 @@ func (c *checker) receivers(e entry, names map[string]bool) []*Receiver {
 			continue
 		}
 		r := &Receiver{SendResolved: true}
+		// The name first, so that every other problem can say whose it is.
+		hasName := false
+		for _, kv := range entries {
+			if kv.key != "name" {
+				continue
+			}
+			hasName = true
+			name, ok := scalar(kv.value)
+			switch {
+			case !ok || strings.TrimSpace(name) == "":
+				c.add(kv.raw, "", field+".name", "must be a non-empty string")
+			case names[name]:
+				c.add(kv.raw, "", field+".name", "duplicate receiver name %q", name)
+			default:
+				r.Name = name
+				names[name] = true
+			}
+		}
+		if !hasName {
+			c.add(item, "", field, "name is required")
+		}
+		if r.Name != "" {
+			field = fmt.Sprintf("receivers[%s]", r.Name)
+		}
 		var kinds []entry
 		for _, kv := range entries {
 			switch kv.key {
 			case "name":
-				name, ok := scalar(kv.value)
-				switch {
-				case !ok || strings.TrimSpace(name) == "":
-					c.add(kv.raw, "", field+".name", "must be a non-empty string")
-				case names[name]:
-					c.add(kv.raw, "", field+".name", "duplicate receiver name %q", name)
-				default:
-					r.Name = name
-					names[name] = true
-				}
 			case "send_resolved":
 				b, ok := kv.value.(*ast.BoolNode)
 				if !ok {
@@ -204,19 +219,13 @@ func (c *checker) receivers(e entry, names map[string]bool) []*Receiver {
 				c.add(kv.keyNode, "", field+"."+kv.key, "unknown field%s (fields: %s)", suggest(kv.key, receiverKeys), strings.Join(receiverKeys, ", "))
 			}
 		}
-		if r.Name == "" && !slices.ContainsFunc(entries, func(kv entry) bool { return kv.key == "name" }) {
-			c.add(item, "", field, "name is required")
-		}
-		if r.Name != "" {
-			field = fmt.Sprintf("receivers[%s]", r.Name)
-		}
 		switch len(kinds) {
 		case 0:
 			c.add(item, "", field, "needs one of webhook, alertmanager or command")
 		case 1:
 			c.receiverKind(r, field, kinds[0])
 		default:
-			c.add(kinds[1].keyNode, "", field+"."+kinds[1].key, "a receiver has one of webhook, alertmanager or command; this one also has %s", kinds[0].key)
+			c.add(kinds[1].keyNode, "", field+"."+kinds[1].key, "a receiver has only one of webhook, alertmanager or command; this one also has %s", kinds[0].key)
 		}
 		out = append(out, r)
 	}
@@ -297,8 +306,12 @@ func (c *checker) receiverKind(r *Receiver, field string, e entry) {
 			}
 			for i, item := range seq.Values {
 				s, ok := scalar(c.resolve(item))
-				if !ok || (i == 0 && strings.TrimSpace(s) == "") {
+				if !ok {
 					c.add(item, "", fmt.Sprintf("%s[%d]", f, i), "must be a string")
+					continue
+				}
+				if i == 0 && strings.TrimSpace(s) == "" {
+					c.add(item, "", fmt.Sprintf("%s[%d]", f, i), "must name the program to run")
 					continue
 				}
 				if msg := checkEnvRefs(s); msg != "" {
@@ -370,9 +383,22 @@ func ExpandEnv(s string, lookup func(string) (string, bool)) (string, []string, 
 	return out, used, nil
 }
 
-func (c *checker) route(n, raw ast.Node, field string, refs *[]entry, depth int) *Route {
+// maxRoutes bounds a route tree, which aliases could otherwise make
+// exponentially large: route: &a {routes: [*a, *a, *a]}.
+const maxRoutes = 1000
+
+func (c *checker) route(n, raw ast.Node, field string, refs *[]entry, depth int, budget *int) *Route {
+	if *budget <= 0 {
+		if *budget == 0 {
+			c.add(raw, "", field, "more than %d routes", maxRoutes)
+			*budget--
+		}
+		return nil
+	}
+	*budget--
 	if depth > 16 {
 		c.add(raw, "", field, "routes nest too deep")
+		*budget = -1 // once: an alias loop would say it at every leaf
 		return nil
 	}
 	entries, ok := c.mapping(raw, "", field, "a route is a mapping of "+strings.Join(routeKeys, ", "))
@@ -380,8 +406,12 @@ func (c *checker) route(n, raw ast.Node, field string, refs *[]entry, depth int)
 		return nil
 	}
 	r := &Route{}
+	var matchKey *entry // the first match or match_re, for the top-level route
 	for _, kv := range entries {
 		f := field + "." + kv.key
+		if (kv.key == "match" || kv.key == "match_re") && matchKey == nil {
+			matchKey = &kv
+		}
 		switch kv.key {
 		case "receiver":
 			s, ok := scalar(kv.value)
@@ -428,9 +458,15 @@ func (c *checker) route(n, raw ast.Node, field string, refs *[]entry, depth int)
 				if !ok {
 					continue
 				}
-				re, err := regexp.Compile("^(?:" + v + ")$")
+				// Compiled as written first, so that an error shows the
+				// user's expression rather than the anchored one.
+				_, err := regexp.Compile(v)
+				var re *regexp.Regexp
+				if err == nil {
+					re, err = regexp.Compile("^(?:" + v + ")$")
+				}
 				if err != nil {
-					c.add(me.raw, "", f+"."+me.key, "bad regular expression: %v", err)
+					c.add(me.raw, "", f+"."+me.key, "%v", err)
 					continue
 				}
 				r.MatchRE[me.key] = re
@@ -449,7 +485,7 @@ func (c *checker) route(n, raw ast.Node, field string, refs *[]entry, depth int)
 				continue
 			}
 			for i, item := range seq.Values {
-				if ch := c.route(c.resolve(item), item, fmt.Sprintf("%s[%d]", f, i), refs, depth+1); ch != nil {
+				if ch := c.route(c.resolve(item), item, fmt.Sprintf("%s[%d]", f, i), refs, depth+1, budget); ch != nil {
 					r.Routes = append(r.Routes, ch)
 				}
 			}
@@ -458,7 +494,7 @@ func (c *checker) route(n, raw ast.Node, field string, refs *[]entry, depth int)
 		}
 	}
 	if depth == 0 && (len(r.Match) > 0 || len(r.MatchRE) > 0) {
-		c.add(raw, "", field, "the top-level route takes every alert; put match in its routes")
+		c.add(matchKey.keyNode, "", field+"."+matchKey.key, "the top-level route takes every alert; put %s in its routes", matchKey.key)
 	}
 	return r
 }
