@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -302,4 +304,25 @@ func FuzzCheck(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Aliased merge keys grow exponentially with the file; the checker stops
+// at a bound instead of hanging.
+func TestMergeBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("a0: &a0 {x: 1}\n")
+	for i := 1; i <= 8; i++ {
+		fmt.Fprintf(&b, "a%d: &a%d {<<: [%s]}\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d, ", i-1), 10), ", "))
+	}
+	b.WriteString("rules:\n  - <<: *a8\n    name: x\n")
+	done := make(chan []Problem)
+	go func() { done <- Check("bomb.yaml", []byte(b.String())) }()
+	select {
+	case ps := <-done:
+		if !slices.ContainsFunc(ps, func(p Problem) bool { return strings.Contains(p.Message, "merge keys expand to more than 1000") }) {
+			t.Fatalf("no merge bound reported: %v", ps)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Check did not return")
+	}
 }

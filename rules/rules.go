@@ -223,7 +223,12 @@ type checker struct {
 	lines    []string
 	anchors  map[string]ast.Node
 	problems []Problem
+	// merges counts mappings merged in with <<; aliases can make their
+	// number grow exponentially with the file's size, so it is capped.
+	merges int
 }
+
+const maxMerges = 1000
 
 func check(path string, data []byte) (*File, []Problem) {
 	c := &checker{path: path, lines: strings.Split(string(data), "\n"), anchors: map[string]ast.Node{}}
@@ -401,6 +406,12 @@ func (c *checker) mappingDepth(raw ast.Node, rule, field, msg string, depth int)
 				srcs = seq.Values
 			}
 			for _, s := range srcs {
+				if c.merges++; c.merges > maxMerges {
+					if c.merges == maxMerges+1 {
+						c.add(mv.Key, rule, field, "merge keys expand to more than %d mappings", maxMerges)
+					}
+					break
+				}
 				es, _ := c.mappingDepth(s, rule, field, "<< merges a mapping, or a list of them", depth+1)
 				merged = append(merged, es...)
 			}

@@ -245,6 +245,10 @@ func (s *Sender) post(ctx context.Context, r *rules.Receiver, rawURL string, bod
 	if err != nil {
 		return fail(false, "%v", err)
 	}
+	if u, err := url.Parse(x.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		// Only a URL taken whole from the environment gets here unchecked.
+		return fail(false, "url %s does not expand to an http:// or https:// URL", r.URL)
+	}
 	where := safeURL(x.url)
 	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
 	defer cancel()

@@ -289,3 +289,22 @@ func TestFlushOrder(t *testing.T) {
 		t.Errorf("requests: bad %d, good %d", len(bad.bodies), len(good.bodies))
 	}
 }
+
+// A URL may come whole from the environment; it is checked when sent and
+// never shown.
+func TestURLFromEnvironment(t *testing.T) {
+	srv := newServer(t, 200)
+	if _, err := rules.Parse("r.yaml", []byte("receivers:\n  - name: hook\n    webhook: {url: \"${HOOK_URL}\"}\n")); err != nil {
+		t.Fatal(err)
+	}
+	r := &rules.Receiver{Name: "hook", Kind: rules.KindWebhook, URL: "${HOOK_URL}", Timeout: time.Second}
+	s, _ := testSender(map[string]string{"HOOK_URL": srv.URL + "/path?t=abc"})
+	if _, err := s.Deliver(context.Background(), r, testMessage()); err != nil || srv.paths[0] != "/path?t=abc" {
+		t.Fatalf("%v %v", err, srv.paths)
+	}
+	s, _ = testSender(map[string]string{"HOOK_URL": "ftp://secret-host/x"})
+	_, err := s.Deliver(context.Background(), r, testMessage())
+	if err == nil || strings.Contains(err.Error(), "secret-host") || !strings.Contains(err.Error(), "does not expand to an http") {
+		t.Fatalf("got %v", err)
+	}
+}
