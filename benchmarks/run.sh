@@ -9,7 +9,7 @@
 # Environment:
 #   RUNS=20000   runs to generate          SEED=1      generator seed
 #   CHUNKS=1     generate with -chunks     CORPUS=     use this corpus, don't generate
-#   N_SLOW=3     repetitions of (a) (d) (e) N_FAST=7   repetitions of (b) (c) (c2)
+#   N_SLOW=3     repetitions of (a) (d) (e) N_FAST=7   repetitions of (b) (c) (c2) (c3)
 #   RESULTS=benchmarks/RESULTS.md          where to write the results
 #   KEEP=0       keep the temporary work dir (binaries, databases, outputs)
 #   PROFILE=1    after measuring, profile one (a) and one (c) run with
@@ -124,6 +124,9 @@ jq -n \
     {name: "c2-check", desc: "(c2) check --no-ingest", n: $fast,
      probe: "\($O) check --help",
      argv: [$O, "--db", $DB, "check", "--no-ingest"]},
+    {name: "c3-check", desc: "(c3) check, ingesting first, nothing new", n: $fast,
+     probe: "\($O) check --help",
+     argv: [$O, "--db", $DB, "check", "--quiet", $C]},
     {name: "d-auto", desc: "(d) read_json, auto-detect, new db", n: $slow,
      argv: [$RJB, "-dir", $C, "-db", $RJ, "-force", "-quiet", "-mode", "auto", "-expect", ($lines|tostring)]},
     {name: "d-columns", desc: "(d) read_json, explicit columns, new db", n: $slow,
@@ -138,6 +141,7 @@ jq -n \
     {label: "(a) arrow ≤ 0.5 × (d) columns", cmd: "a-arrow", metric: "wall", ref: "d-columns", factor: 0.5},
     {label: "(b) ≤ 0.3 s", cmd: "b", metric: "wall", limit: 0.3},
     {label: "(c) json ≤ 0.5 s", cmd: "c-json", metric: "wall", limit: 0.5},
+    {label: "(c3) check, nothing new ≤ 0.5 s", cmd: "c3-check", metric: "wall", limit: 0.5},
     {label: "(c) table ≤ 0.5 s", cmd: "c-table", metric: "wall", limit: 0.5},
     {label: "(c) json ≤ 0.1 × (e)", cmd: "c-json", metric: "wall", ref: "e-jq", factor: 0.1},
     {label: "(c) table ≤ 0.1 × (e)", cmd: "c-table", metric: "wall", ref: "e-jq", factor: 0.1},
@@ -261,7 +265,7 @@ mkdir -p "$(dirname "$RESULTS")"
 	echo "RSS is that of the largest single process in the pipeline. The commands"
 	echo "run round-robin (one repetition of each per round, in the order below), so"
 	echo "load from elsewhere spreads over all of them. (a) and (d) load into a"
-	echo "database file that is deleted before each repetition; (b), (c) and (c2)"
+	echo "database file that is deleted before each repetition; (b), (c), (c2) and (c3)"
 	echo "use the database the latest (a) appender repetition left. \"Load before\" is"
 	echo "the 1-minute load average just before each repetition (it includes this"
 	echo "benchmark's own previous command, which decays slowly); median over them."

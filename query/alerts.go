@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/rules"
 )
 
@@ -21,23 +22,41 @@ var AlertState = Table{"alert_state", "alerts as of the last check", cols(
 // providerLabels are the labels a provider_* metric can be split by.
 var providerLabels = map[string]string{"provider": "coalesce(p.provider, '')", "model": "p.model"}
 
-// RuleSamples computes a rule's metric over its window, one sample per
-// label set. An empty result means no data.
-func RuleSamples(ctx context.Context, q querier, r *rules.Rule, now time.Time) ([]rules.Sample, error) {
-	f, err := windowFilter(ctx, q, r.Window, now)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case r.SQL != "":
+// Sampler computes rules' samples at one instant. Rules over the same
+// window share one computation of the metrics, which is most of a check's
+// time on a large store.
+type Sampler struct {
+	q       querier
+	now     time.Time
+	metrics map[rules.Window]reports.Metrics
+}
+
+// NewSampler returns a Sampler reading q as of now.
+func NewSampler(q querier, now time.Time) *Sampler {
+	return &Sampler{q: q, now: now, metrics: map[rules.Window]reports.Metrics{}}
+}
+
+// Samples computes a rule's metric over its window, one sample per label
+// set. An empty result means no data.
+func (s *Sampler) Samples(ctx context.Context, r *rules.Rule) ([]rules.Sample, error) {
+	q := s.q
+	if r.SQL != "" {
 		// The rule's own query chooses its data; window does not apply.
 		return sqlSamples(ctx, q, r.SQL)
-	case len(r.By) > 0:
-		return providerSamples(ctx, q, r, f)
 	}
-	m, err := Metrics(ctx, q, f)
-	if err != nil {
-		return nil, err
+	m, cached := s.metrics[r.Window]
+	if !cached || len(r.By) > 0 {
+		f, err := windowFilter(ctx, q, r.Window, s.now)
+		if err != nil {
+			return nil, err
+		}
+		if len(r.By) > 0 {
+			return providerSamples(ctx, q, r, f)
+		}
+		if m, err = Metrics(ctx, q, f); err != nil {
+			return nil, err
+		}
+		s.metrics[r.Window] = m
 	}
 	v, ok := m[r.Metric]
 	if !ok {

@@ -311,8 +311,9 @@ func evalRules(ctx context.Context, q query.Querier, rf *rules.File, prev map[st
 	var all []rules.Alert
 	var rows []checkRow
 	var prom []reports.PromSample
+	sampler := query.NewSampler(q, now)
 	for _, r := range rf.Rules {
-		samples, err := query.RuleSamples(ctx, q, r, now)
+		samples, err := sampler.Samples(ctx, r)
 		if err != nil {
 			return ev, err
 		}
