@@ -28,9 +28,13 @@ const (
 	JitterFull
 	// JitterEqual waits half the delay plus up to half again (AWS "equal").
 	JitterEqual
+	// JitterDecorrelated waits uniformly between Initial and three times
+	// the previous wait, capped at Max (AWS "decorrelated"). It depends on
+	// the previous wait, so use Next.
+	JitterDecorrelated
 )
 
-var jitterNames = [...]string{"none", "proportional", "full", "equal"}
+var jitterNames = [...]string{"none", "proportional", "full", "equal", "decorrelated"}
 
 func (j Jitter) String() string {
 	if j >= 0 && int(j) < len(jitterNames) {
@@ -72,8 +76,26 @@ func (b Backoff) Base(n int) time.Duration {
 	return time.Duration(d)
 }
 
+// Next is the wait before retry n when the wait before retry n-1 was prev
+// (0 for the first retry). It is Delay for every jitter but decorrelated.
+func (b Backoff) Next(n int, prev time.Duration, r Rand) time.Duration {
+	if b.Jitter != JitterDecorrelated {
+		return b.Delay(n, r)
+	}
+	if n < 1 || b.Initial <= 0 {
+		return 0
+	}
+	lo, hi := float64(b.Initial), 3*float64(max(prev, b.Initial))
+	d := lo + (hi-lo)*r.Float64()
+	if b.Max > 0 && d > float64(b.Max) {
+		d = float64(b.Max)
+	}
+	return time.Duration(d)
+}
+
 // Delay is the wait before retry n, drawing from r when the schedule
-// jitters. A proportional jitter may exceed Max by up to Spread, as the
+// jitters. A decorrelated schedule needs its previous wait: Delay gives its
+// first one; use Next. A proportional jitter may exceed Max by up to Spread, as the
 // orchestrator's does.
 func (b Backoff) Delay(n int, r Rand) time.Duration {
 	d := float64(b.Base(n))
@@ -84,6 +106,8 @@ func (b Backoff) Delay(n int, r Rand) time.Duration {
 		d *= r.Float64()
 	case JitterEqual:
 		d = d/2 + d/2*r.Float64()
+	case JitterDecorrelated:
+		return b.Next(n, 0, r)
 	}
 	if d < 0 {
 		d = 0

@@ -56,3 +56,23 @@ func TestBackoffSeededAndBounded(t *testing.T) {
 		t.Fatalf("uncapped huge retry overflowed to %v", d)
 	}
 }
+
+func TestDecorrelated(t *testing.T) {
+	ms := time.Millisecond
+	b := Backoff{Initial: 5 * ms, Max: 2000 * ms, Jitter: JitterDecorrelated}
+	// Uniform in [Initial, 3×prev], capped.
+	for _, tt := range []struct {
+		prev time.Duration
+		r    fixed
+		want time.Duration
+	}{
+		{0, 0, 5 * ms}, {0, 0.5, 10 * ms}, {100 * ms, 0.5, 152500 * time.Microsecond}, {1000 * ms, 0.999, 2000 * ms},
+	} {
+		if got := b.Next(2, tt.prev, tt.r); got != tt.want {
+			t.Errorf("Next(prev %v, r %v) = %v, want %v", tt.prev, tt.r, got, tt.want)
+		}
+	}
+	if got := b.Delay(1, fixed(0.5)); got != 10*ms {
+		t.Errorf("Delay = %v", got)
+	}
+}
