@@ -1,0 +1,300 @@
+package replay
+
+import (
+	"hash/fnv"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/orchstat/orchstat/rules/retry"
+)
+
+// Outcome is one episode replayed under one policy.
+type Outcome struct {
+	Success  bool
+	Attempts int
+	// Wasted counts retries that did not change the outcome: every retry
+	// of an episode that still failed.
+	Wasted  int
+	Backoff time.Duration
+	// Resolution is the time from the first attempt to the last outcome,
+	// attempts and waits included.
+	Resolution time.Duration
+	Halted     bool   // a limit other than the retry count stopped it
+	Reason     string // what stopped the retries, as retry.Decision.Reason
+	Escalated  bool
+	CostUSD    float64
+	// Estimated is set when the outcome depends on what the record does
+	// not hold: attempts beyond the recorded ones, or the class of a
+	// failure the record does not name. Exact outcomes are the record's.
+	Estimated bool
+}
+
+// Model holds what replay estimates from the data: per-class chances of
+// success at each attempt beyond the record, and the mix of classes behind
+// the failures the record does not name.
+type Model struct {
+	// Hazard[c][k-1] is the probability that attempt k succeeds given
+	// that attempts 1..k-1 failed with class c, by Kaplan–Meier under the
+	// assumption that an episode's failures keep their class. Beyond the
+	// last attempt observed, the last hazard carries on.
+	Hazard map[retry.Class][]float64
+	// Mix is the distribution of the classes retried in the record, for
+	// failures whose class is unrecorded.
+	Mix []ClassWeight
+	// AttemptTime is the median time of one attempt, for attempts beyond
+	// the record.
+	AttemptTime time.Duration
+}
+
+// ClassWeight is one class's share of the mix.
+type ClassWeight struct {
+	Class  retry.Class
+	Weight float64
+}
+
+// Fit estimates a Model for provider episodes recorded under baseline.
+func Fit(eps []Episode, baseline *retry.Policy) *Model {
+	m := &Model{Hazard: map[retry.Class][]float64{}}
+	// The mix: final classes of failed episodes that the baseline retries,
+	// which is what an unnamed (retried) failure could have been.
+	counts := map[retry.Class]float64{}
+	var durs []time.Duration
+	for i := range eps {
+		e := &eps[i]
+		if e.Kind != KindProvider {
+			continue
+		}
+		if c := e.FinalClass(); c != "" && baseline.Retriable[c] {
+			counts[c]++
+		}
+		if e.Duration > 0 && len(e.Attempts) > 0 {
+			durs = append(durs, perAttempt(e, baseline))
+		}
+	}
+	if len(counts) == 0 {
+		for c, ok := range baseline.Retriable {
+			if ok {
+				counts[c] = 1
+			}
+		}
+	}
+	var total float64
+	for _, n := range counts {
+		total += n
+	}
+	for _, c := range slices.Sorted(mapsKeys(counts)) {
+		m.Mix = append(m.Mix, ClassWeight{c, counts[c] / total})
+	}
+	if len(durs) > 0 {
+		slices.Sort(durs)
+		m.AttemptTime = durs[len(durs)/2]
+	}
+
+	// Kaplan–Meier by class: at risk at attempt k are the episodes that
+	// reached it; those that succeed at k are events. A failed episode's
+	// class is its final one; a successful episode's earlier failures are
+	// spread over the mix.
+	type counter struct{ atRisk, events []float64 }
+	byClass := map[retry.Class]*counter{}
+	add := func(c retry.Class, w float64, attempts int, success bool) {
+		k := byClass[c]
+		if k == nil {
+			k = &counter{}
+			byClass[c] = k
+		}
+		for len(k.atRisk) < attempts {
+			k.atRisk, k.events = append(k.atRisk, 0), append(k.events, 0)
+		}
+		// Attempt 1 has no class yet; hazards start at attempt 2.
+		for a := 2; a <= attempts; a++ {
+			k.atRisk[a-1] += w
+		}
+		if success && attempts >= 2 {
+			k.events[attempts-1] += w
+		}
+	}
+	for i := range eps {
+		e := &eps[i]
+		if e.Kind != KindProvider || len(e.Attempts) < 2 && e.Success {
+			continue
+		}
+		n := len(e.Attempts)
+		if !e.Success {
+			c := e.FinalClass()
+			if c == "" {
+				c = retry.ClassUnknown
+			}
+			add(c, 1, n, false)
+			continue
+		}
+		for _, cw := range m.Mix {
+			add(cw.Class, cw.Weight, n, true)
+		}
+	}
+	for c, k := range byClass {
+		h := make([]float64, len(k.atRisk))
+		last := 0.0
+		for a := range h {
+			if k.atRisk[a] > 0 {
+				last = k.events[a] / k.atRisk[a]
+			}
+			h[a] = last
+		}
+		m.Hazard[c] = h
+	}
+	return m
+}
+
+// hazard is the chance attempt k succeeds after failures of class c.
+func (m *Model) hazard(c retry.Class, k int) float64 {
+	h := m.Hazard[c]
+	if len(h) == 0 {
+		return 0 // never retried in the record: assume it fails again
+	}
+	if k-1 < len(h) {
+		return h[k-1]
+	}
+	return h[len(h)-1]
+}
+
+func (m *Model) drawClass(r *rand.Rand) retry.Class {
+	x := r.Float64()
+	for _, cw := range m.Mix {
+		if x < cw.Weight {
+			return cw.Class
+		}
+		x -= cw.Weight
+	}
+	return m.Mix[len(m.Mix)-1].Class
+}
+
+// perAttempt estimates one attempt's time: the recorded duration less the
+// baseline's (unjittered) sleeps, over the attempts.
+func perAttempt(e *Episode, baseline *retry.Policy) time.Duration {
+	d := e.Duration
+	for k := 1; k < len(e.Attempts); k++ {
+		d -= baseline.Backoff.Base(k)
+	}
+	return max(d, 0) / time.Duration(len(e.Attempts))
+}
+
+// Replayer replays provider episodes under a policy, deterministically:
+// each episode's random draws come from a stream seeded by the seed, the
+// policy's name and the episode's ID, so results do not depend on order.
+type Replayer struct {
+	Baseline *retry.Policy
+	Model    *Model
+	Seed     uint64
+}
+
+// Stream is the randomness of one replay, reseeded for each episode.
+type Stream struct {
+	pcg  *rand.PCG
+	rand *rand.Rand
+}
+
+// NewStream returns a Stream; one per goroutine.
+func NewStream() *Stream {
+	pcg := rand.NewPCG(0, 0)
+	return &Stream{pcg: pcg, rand: rand.New(pcg)}
+}
+
+// Provider replays one provider episode under p. The record fixes each
+// recorded attempt's outcome; p decides, failure by failure, whether there
+// is a next attempt. tr carries the run's shared limits (global cap,
+// budget) from one episode of the run to the next.
+func (rp *Replayer) Provider(e *Episode, p *retry.Policy, tr *retry.Tracker, s *Stream) Outcome {
+	h := fnv.New64a()
+	h.Write([]byte(p.Name))
+	h.Write([]byte{0})
+	h.Write([]byte(e.ID))
+	s.pcg.Seed(rp.Seed, h.Sum64())
+	r := s.rand
+	tr.Rand = r
+	tr.StartItem()
+	attemptTime := rp.Model.AttemptTime
+	if e.Duration > 0 {
+		attemptTime = perAttempt(e, rp.Baseline)
+	}
+	var o Outcome
+	n := len(e.Attempts)
+	final := e.FinalClass()
+	if final == "" && !e.Success {
+		final = retry.ClassUnknown
+	}
+	// A request's failures are assumed to keep their class: a failed
+	// request's are its final one, a successful one's are drawn once from
+	// the mix.
+	var drawn retry.Class
+	classOf := func() retry.Class {
+		if !e.Success {
+			return final
+		}
+		if drawn == "" {
+			drawn = rp.Model.drawClass(r)
+			if rp.sensitive(p) {
+				o.Estimated = true
+			}
+		}
+		return drawn
+	}
+	for k := 1; ; k++ {
+		o.Attempts = k
+		o.Resolution += attemptTime
+		var ok bool
+		switch {
+		case k < n:
+			ok = false
+		case k == n:
+			ok = e.Success
+		default:
+			// Beyond the record: the recorded request had given up.
+			o.Estimated = true
+			ok = r.Float64() < rp.Model.hazard(final, k)
+		}
+		if ok {
+			o.Success = true
+			tr.Success()
+			break
+		}
+		d := tr.Failed(retry.Failure{Class: classOf(), Attempt: k, Operation: e.Operation})
+		if !d.Retry {
+			o.Reason = d.Reason
+			o.Halted = d.Reason != "max_retries" && d.Reason != "class"
+			break
+		}
+		o.Backoff += d.Wait
+		o.Resolution += d.Wait
+	}
+	if !o.Success {
+		o.Wasted = o.Attempts - 1
+	}
+	if n > 0 {
+		o.CostUSD = e.CostUSD * float64(o.Attempts) / float64(n)
+	}
+	return o
+}
+
+// sensitive reports whether p's decision could depend on which class of
+// the mix an unnamed failure had.
+func (rp *Replayer) sensitive(p *retry.Policy) bool {
+	mix := rp.Model.Mix
+	for _, cw := range mix[1:] {
+		if p.Retriable[cw.Class] != p.Retriable[mix[0].Class] {
+			return true
+		}
+	}
+	return false
+}
+
+func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
+	return func(yield func(K) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+

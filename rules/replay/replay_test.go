@@ -1,0 +1,181 @@
+package replay
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/orchstat/orchstat/rules/retry"
+)
+
+// orchestrator is seed 000's provider policy, spelt out so these tests do
+// not depend on the presets.
+func orchestrator() *retry.Policy {
+	return &retry.Policy{Name: "baseline", MaxRetries: 3, Backoff: retry.Orchestrator,
+		Retriable: map[retry.Class]bool{retry.ClassRateLimit: true, retry.ClassTimeout: true, retry.ClassServer: true, retry.ClassNetwork: true}}
+}
+
+// ep makes a provider episode: retries failed attempts, then success or a
+// final failure of class final.
+func ep(id string, retries int, success bool, final retry.Class) Episode {
+	e := Episode{Kind: KindProvider, ID: id, Run: "run-" + id, Success: success, Duration: time.Duration(retries+1) * time.Second}
+	for range retries {
+		e.Attempts = append(e.Attempts, Attempt{})
+	}
+	last := Attempt{OK: success}
+	if !success {
+		last.Class = final
+	}
+	e.Attempts = append(e.Attempts, last)
+	for k := 1; k <= retries; k++ {
+		e.Duration += retry.Orchestrator.Base(k)
+	}
+	return e
+}
+
+func corpus() []Episode {
+	var eps []Episode
+	add := func(n int, retries int, success bool, final retry.Class) {
+		for range n {
+			eps = append(eps, ep(fmt.Sprintf("%d", len(eps)), retries, success, final))
+		}
+	}
+	add(60, 0, true, "")
+	add(20, 1, true, "")
+	add(10, 2, true, "")
+	add(4, 3, false, retry.ClassServer)    // exhausted
+	add(4, 3, false, retry.ClassRateLimit) // exhausted
+	add(2, 0, false, retry.ClassAuth)      // not retried
+	return eps
+}
+
+func TestFit(t *testing.T) {
+	m := Fit(corpus(), orchestrator())
+	// The mix: final classes the baseline retries, 4 server and 4 rate_limit.
+	if fmt.Sprint(m.Mix) != "[{rate_limit 0.5} {server 0.5}]" {
+		t.Errorf("mix %v", m.Mix)
+	}
+	// Server, attempt 2: at risk 4 (failed) + half of the 30 successes that
+	// retried = 19; events: half of 20 = 10.
+	h := m.Hazard[retry.ClassServer]
+	want := []float64{0, 10.0 / 19, 5.0 / 9, 0}
+	for i := range want {
+		if math.Abs(h[i]-want[i]) > 1e-12 {
+			t.Errorf("hazard[%d] = %v, want %v", i, h[i], want[i])
+		}
+	}
+	if m.hazard(retry.ClassServer, 9) != 0 || m.hazard(retry.ClassAuth, 2) != 0 {
+		t.Errorf("beyond the data: %v %v", m.hazard(retry.ClassServer, 9), m.hazard(retry.ClassAuth, 2))
+	}
+	if m.AttemptTime != time.Second {
+		t.Errorf("attempt time %v", m.AttemptTime)
+	}
+}
+
+func replayOne(t *testing.T, e Episode, p *retry.Policy) Outcome {
+	t.Helper()
+	rp := &Replayer{Baseline: orchestrator(), Model: Fit(corpus(), orchestrator()), Seed: 1}
+	return rp.Provider(&e, p, retry.NewTracker(p, nil), NewStream())
+}
+
+func TestProviderReplay(t *testing.T) {
+	fewer := orchestrator()
+	fewer.Name, fewer.MaxRetries = "fewer", 1
+	noRate := orchestrator()
+	noRate.Name = "no-rate-limit"
+	delete(noRate.Retriable, retry.ClassRateLimit)
+	more := orchestrator()
+	more.Name, more.MaxRetries = "more", 6
+	allClasses := orchestrator()
+	allClasses.Name = "retry-auth"
+	allClasses.Retriable[retry.ClassAuth] = true
+
+	tests := []struct {
+		name      string
+		e         Episode
+		p         *retry.Policy
+		success   bool
+		attempts  int
+		estimated bool
+	}{
+		{"baseline: success after 2 retries", ep("a", 2, true, ""), orchestrator(), true, 3, false},
+		{"baseline: exhausted", ep("b", 3, false, retry.ClassServer), orchestrator(), false, 4, false},
+		{"baseline: auth is final", ep("c", 0, false, retry.ClassAuth), orchestrator(), false, 1, false},
+		{"fewer retries: the recorded prefix fails", ep("d", 2, true, ""), fewer, false, 2, false},
+		{"fewer retries: a first-try success stays", ep("e", 0, true, ""), fewer, true, 1, false},
+		{"a class never retried stops at once", ep("f", 3, false, retry.ClassRateLimit), noRate, false, 1, false},
+		{"an unnamed retried failure: estimated", ep("g", 1, true, ""), noRate, true, 2, true},
+		{"more retries after exhaustion: estimated", ep("h", 3, false, retry.ClassServer), more, false, 7, true},
+		{"retrying auth: no data, assumed to fail", ep("i", 0, false, retry.ClassAuth), allClasses, false, 4, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := replayOne(t, tt.e, tt.p)
+			// The unnamed failure's class is drawn; either way the outcome
+			// is marked estimated.
+			if tt.name == "an unnamed retried failure: estimated" {
+				if !o.Estimated || (o.Attempts != 1 && o.Attempts != 2) {
+					t.Fatalf("got %+v", o)
+				}
+				return
+			}
+			if tt.name == "more retries after exhaustion: estimated" {
+				if !o.Estimated || o.Attempts < 5 {
+					t.Fatalf("got %+v", o)
+				}
+				return
+			}
+			if o.Success != tt.success || o.Attempts != tt.attempts || o.Estimated != tt.estimated {
+				t.Fatalf("got success %v attempts %d estimated %v, want %v %d %v (%+v)", o.Success, o.Attempts, o.Estimated,
+					tt.success, tt.attempts, tt.estimated, o)
+			}
+		})
+	}
+}
+
+// A different schedule changes the time in backoff even when the outcome
+// is the same.
+func TestBackoffRecomputed(t *testing.T) {
+	constant := orchestrator()
+	constant.Name, constant.Backoff = "constant", retry.Backoff{Initial: 100 * time.Millisecond}
+	e := ep("x", 2, true, "")
+	base, alt := replayOne(t, e, orchestrator()), replayOne(t, e, constant)
+	if !base.Success || !alt.Success || alt.Backoff != 200*time.Millisecond || base.Backoff < 2700*time.Millisecond || base.Backoff > 3300*time.Millisecond {
+		t.Fatalf("baseline %v, constant %v", base.Backoff, alt.Backoff)
+	}
+	if d := base.Resolution - alt.Resolution; d != base.Backoff-alt.Backoff {
+		t.Fatalf("resolution differs by %v, backoff by %v", d, base.Backoff-alt.Backoff)
+	}
+}
+
+func TestSimulate(t *testing.T) {
+	eps := corpus()
+	fewer := orchestrator()
+	fewer.Name, fewer.MaxRetries = "fewer", 0
+	res := Simulate(eps, orchestrator(), []*retry.Policy{fewer}, Options{Seed: 7})
+	b, f := res[0], res[1]
+	if b.Reproduced != len(eps) || b.Checked != len(eps) {
+		t.Fatalf("baseline reproduces %d/%d", b.Reproduced, b.Checked)
+	}
+	// Recorded: 90 of 100 succeed, 60+40+30+32+2 = 164 attempts.
+	if b.SuccessRate.Value != 0.9 || b.Attempts.Value != 164 || b.Wasted.Value != 24 || b.Estimated != 0 {
+		t.Errorf("baseline %+v", b)
+	}
+	// No retries: only first-try successes succeed; exact.
+	if f.SuccessRate.Value != 0.6 || f.Attempts.Value != 100 || f.Estimated != 0 || f.Diff["attempts"].Value != -64 {
+		t.Errorf("no retries %+v", f)
+	}
+	if !(f.SuccessRate.Lo <= f.SuccessRate.Value && f.SuccessRate.Value <= f.SuccessRate.Hi) || f.BackoffSeconds.Value != 0 {
+		t.Errorf("interval %+v, backoff %v", f.SuccessRate, f.BackoffSeconds)
+	}
+	// Deterministic, whatever the order.
+	rev := append([]Episode(nil), eps...)
+	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
+		rev[i], rev[j] = rev[j], rev[i]
+	}
+	again := Simulate(rev, orchestrator(), []*retry.Policy{fewer}, Options{Seed: 7})
+	if fmt.Sprint(again[1].BackoffSeconds, again[0].BackoffSeconds) != fmt.Sprint(f.BackoffSeconds, b.BackoffSeconds) {
+		t.Errorf("order changed the result: %v %v vs %v %v", again[1].BackoffSeconds, again[0].BackoffSeconds, f.BackoffSeconds, b.BackoffSeconds)
+	}
+}

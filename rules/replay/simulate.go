@@ -1,0 +1,301 @@
+package replay
+
+import (
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/orchstat/orchstat/rules/retry"
+)
+
+// Options tune a simulation.
+type Options struct {
+	Seed uint64
+	// Resamples is the number of bootstrap resamples behind each interval
+	// (default 200).
+	Resamples int
+	// Blocks is how many groups of runs the bootstrap resamples (default
+	// 500). Episodes of one run stay together, as they share limits and
+	// conditions, so intervals are not too narrow.
+	Blocks int
+}
+
+// Metric is a figure with its 95% interval (from the bootstrap). Exact
+// figures have Lo == Hi == Value only when every outcome is exact and the
+// figure is the record's; intervals still show sampling uncertainty.
+type Metric struct {
+	Value float64 `json:"value"`
+	Lo    float64 `json:"lo"`
+	Hi    float64 `json:"hi"`
+}
+
+// Result is one policy's replay of the episodes.
+type Result struct {
+	Policy   string `json:"policy"`
+	Episodes int    `json:"episodes"`
+	// Estimated counts episodes whose outcome under this policy is
+	// estimated rather than read from the record.
+	Estimated int `json:"estimated_episodes"`
+
+	SuccessRate    Metric `json:"success_rate"`
+	Attempts       Metric `json:"attempts"`
+	Wasted         Metric `json:"wasted_attempts"`
+	BackoffSeconds Metric `json:"backoff_seconds"`
+	ResolutionP50  Metric `json:"resolution_p50_seconds"`
+	ResolutionP95  Metric `json:"resolution_p95_seconds"`
+	Halts          Metric `json:"halts"`
+	Escalations    Metric `json:"escalations"`
+	CostUSD        Metric `json:"cost_usd"`
+	// Diff is each figure minus the baseline's, with the interval of the
+	// paired difference (both replays see the same resampled runs).
+	Diff map[string]Metric `json:"diff_from_baseline,omitempty"`
+
+	// Reproduced of Checked episodes replayed under the baseline gave the
+	// recorded outcome (success and attempt count). Baseline only.
+	Reproduced int `json:"reproduced,omitempty"`
+	Checked    int `json:"checked,omitempty"`
+	// Mismatches lists up to 10 episodes that did not reproduce.
+	Mismatches []string `json:"mismatches,omitempty"`
+	// HasCost is set when some episode had a recorded cost.
+	HasCost bool `json:"has_cost"`
+}
+
+// sums are one block's totals.
+type sums struct {
+	episodes, success, attempts, wasted, backoff, halts, escalations, cost float64
+	hist                                                                  [histBins]float64
+}
+
+// The resolution-time histogram: bin i holds times up to histBase×histRatio^i,
+// so quantiles are read to within 10%, from 1 ms to about two days.
+const (
+	histBins  = 220
+	histBase  = float64(time.Millisecond)
+	histRatio = 1.1
+)
+
+func histBin(d time.Duration) int {
+	if float64(d) <= histBase {
+		return 0
+	}
+	i := int(math.Ceil(math.Log(float64(d)/histBase) / math.Log(histRatio)))
+	return min(i, histBins-1)
+}
+
+func binUpper(i int) float64 { return histBase * math.Pow(histRatio, float64(i)) / float64(time.Second) }
+
+// Simulate replays the provider episodes under the baseline and each
+// policy. The first result is the baseline's, with its self-check.
+func Simulate(eps []Episode, baseline *retry.Policy, policies []*retry.Policy, opts Options) []Result {
+	if opts.Resamples <= 0 {
+		opts.Resamples = 200
+	}
+	if opts.Blocks <= 0 {
+		opts.Blocks = 500
+	}
+	var prov []*Episode
+	runs := map[string]bool{}
+	for i := range eps {
+		if eps[i].Kind == KindProvider {
+			prov = append(prov, &eps[i])
+			runs[eps[i].Run] = true
+		}
+	}
+	blocks := min(opts.Blocks, max(len(runs), 1))
+	blockOf := make([]int, len(prov))
+	for i, e := range prov {
+		h := fnv.New32a()
+		h.Write([]byte(e.Run))
+		blockOf[i] = int(h.Sum32() % uint32(blocks))
+	}
+	model := Fit(eps, baseline)
+	rp := &Replayer{Baseline: baseline, Model: model, Seed: opts.Seed}
+	all := append([]*retry.Policy{baseline}, policies...)
+
+	type replayed struct {
+		res    Result
+		blocks []sums
+	}
+	out := make([]replayed, len(all))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for pi, p := range all {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			rd := replayed{blocks: make([]sums, blocks)}
+			rd.res = Result{Policy: p.Name, Episodes: len(prov)}
+			s := NewStream()
+			trackers := map[string]*retry.Tracker{}
+			for i, e := range prov {
+				tr := trackers[e.Run]
+				if tr == nil {
+					tr = retry.NewTracker(p, nil)
+					trackers[e.Run] = tr
+				}
+				o := rp.Provider(e, p, tr, s)
+				if o.Estimated {
+					rd.res.Estimated++
+				}
+				if e.CostUSD > 0 {
+					rd.res.HasCost = true
+				}
+				if pi == 0 {
+					rd.res.Checked++
+					if o.Success == e.Success && o.Attempts == len(e.Attempts) {
+						rd.res.Reproduced++
+					} else if len(rd.res.Mismatches) < 10 {
+						rd.res.Mismatches = append(rd.res.Mismatches, e.ID)
+					}
+				}
+				b := &rd.blocks[blockOf[i]]
+				b.episodes++
+				b.success += b2f(o.Success)
+				b.attempts += float64(o.Attempts)
+				b.wasted += float64(o.Wasted)
+				b.backoff += o.Backoff.Seconds()
+				b.halts += b2f(o.Halted)
+				b.escalations += b2f(o.Escalated)
+				b.cost += o.CostUSD
+				b.hist[histBin(o.Resolution)]++
+			}
+			out[pi] = rd
+		}()
+	}
+	wg.Wait()
+
+	// One set of resamples for every policy, so differences are paired.
+	r := rand.New(rand.NewPCG(opts.Seed, 0x626f6f74))
+	picks := make([][]int32, opts.Resamples)
+	for i := range picks {
+		picks[i] = make([]int32, blocks)
+		for j := range picks[i] {
+			picks[i][j] = int32(r.IntN(blocks))
+		}
+	}
+	// figures computes every figure from block totals.
+	figures := func(t *sums) map[string]float64 {
+		f := map[string]float64{
+			"success_rate": ratio(t.success, t.episodes), "attempts": t.attempts, "wasted_attempts": t.wasted,
+			"backoff_seconds": t.backoff, "halts": t.halts, "escalations": t.escalations, "cost_usd": t.cost,
+		}
+		f["resolution_p50_seconds"], f["resolution_p95_seconds"] = histQuantile(&t.hist, 0.5), histQuantile(&t.hist, 0.95)
+		return f
+	}
+	samples := make([][]map[string]float64, len(all)) // policy → resample → figures
+	points := make([]map[string]float64, len(all))
+	for pi := range all {
+		var total sums
+		for b := range out[pi].blocks {
+			total.add(&out[pi].blocks[b])
+		}
+		points[pi] = figures(&total)
+		samples[pi] = make([]map[string]float64, opts.Resamples)
+		for i, pick := range picks {
+			var t sums
+			for _, b := range pick {
+				t.add(&out[pi].blocks[b])
+			}
+			samples[pi][i] = figures(&t)
+		}
+	}
+	results := make([]Result, len(all))
+	for pi := range all {
+		res := out[pi].res
+		metric := func(name string) Metric {
+			vals := make([]float64, len(samples[pi]))
+			for i, s := range samples[pi] {
+				vals[i] = s[name]
+			}
+			lo, hi := interval(vals)
+			return Metric{Value: points[pi][name], Lo: lo, Hi: hi}
+		}
+		res.SuccessRate, res.Attempts, res.Wasted = metric("success_rate"), metric("attempts"), metric("wasted_attempts")
+		res.BackoffSeconds, res.Halts, res.Escalations = metric("backoff_seconds"), metric("halts"), metric("escalations")
+		res.ResolutionP50, res.ResolutionP95, res.CostUSD = metric("resolution_p50_seconds"), metric("resolution_p95_seconds"), metric("cost_usd")
+		if pi > 0 {
+			res.Diff = map[string]Metric{}
+			for name, v := range points[pi] {
+				vals := make([]float64, len(samples[pi]))
+				for i := range samples[pi] {
+					vals[i] = samples[pi][i][name] - samples[0][i][name]
+				}
+				lo, hi := interval(vals)
+				res.Diff[name] = Metric{Value: v - points[0][name], Lo: lo, Hi: hi}
+			}
+		}
+		results[pi] = res
+	}
+	return results
+}
+
+func (s *sums) add(o *sums) {
+	s.episodes += o.episodes
+	s.success += o.success
+	s.attempts += o.attempts
+	s.wasted += o.wasted
+	s.backoff += o.backoff
+	s.halts += o.halts
+	s.escalations += o.escalations
+	s.cost += o.cost
+	for i := range s.hist {
+		s.hist[i] += o.hist[i]
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return math.NaN()
+	}
+	return a / b
+}
+
+// quantile of sorted values, by the nearest-rank method.
+func quantile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[max(i, 0)]
+}
+
+// histQuantile is the upper edge of the bin holding the q-quantile.
+func histQuantile(h *[histBins]float64, q float64) float64 {
+	var n float64
+	for _, c := range h {
+		n += c
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	want, acc := math.Ceil(q*n), 0.0
+	for i, c := range h {
+		acc += c
+		if acc >= want {
+			return binUpper(i)
+		}
+	}
+	return binUpper(histBins - 1)
+}
+
+// interval is the 2.5th and 97.5th percentiles, ignoring NaNs.
+func interval(vals []float64) (float64, float64) {
+	v := slices.DeleteFunc(vals, math.IsNaN)
+	if len(v) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	slices.Sort(v)
+	return quantile(v, 0.025), quantile(v, 0.975)
+}
