@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -62,6 +63,18 @@ type Result struct {
 	Mismatches []string `json:"mismatches,omitempty"`
 	// HasCost is set when some episode had a recorded cost.
 	HasCost bool `json:"has_cost"`
+}
+
+// MarshalJSON writes an undefined figure (NaN, such as a rate over no
+// episodes) as null.
+func (m Metric) MarshalJSON() ([]byte, error) {
+	f := func(v float64) string {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return "null"
+		}
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return []byte(`{"value":` + f(m.Value) + `,"lo":` + f(m.Lo) + `,"hi":` + f(m.Hi) + `}`), nil
 }
 
 // sums are one block's totals.

@@ -1,0 +1,93 @@
+package replay
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Verdict says in plain words what r changes against the baseline: one
+// paragraph, naming only differences whose interval excludes zero as
+// clear, and saying how much of it is estimated.
+func Verdict(base, r Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: ", r.Policy)
+	if r.Episodes == 0 {
+		b.WriteString("no recorded episodes to replay.")
+		return b.String()
+	}
+	d := r.Diff
+	clear := func(name string) (float64, bool) {
+		m := d[name]
+		return m.Value, !math.IsNaN(m.Lo) && (m.Lo > 0 || m.Hi < 0)
+	}
+	var said []string
+	if v, ok := clear("success_rate"); ok {
+		dir := "more"
+		if v < 0 {
+			dir = "fewer"
+		}
+		said = append(said, fmt.Sprintf("%.1f points %s requests succeed (%.1f%% instead of %.1f%%)",
+			math.Abs(v)*100, dir, r.SuccessRate.Value*100, base.SuccessRate.Value*100))
+	} else {
+		said = append(said, fmt.Sprintf("success stays at about %.1f%%", r.SuccessRate.Value*100))
+	}
+	if v, ok := clear("attempts"); ok {
+		said = append(said, fmt.Sprintf("%s attempts (%+.0f, %+.1f%%)", moreFewer(v), v, pct(v, base.Attempts.Value)))
+	}
+	if v, ok := clear("wasted_attempts"); ok {
+		said = append(said, fmt.Sprintf("%s wasted retries (%+.0f)", moreFewer(v), v))
+	}
+	if v, ok := clear("backoff_seconds"); ok {
+		said = append(said, fmt.Sprintf("%s time in backoff (%+.0f s, %+.1f%%)", moreLess(v), v, pct(v, base.BackoffSeconds.Value)))
+	}
+	if v, ok := clear("resolution_p95_seconds"); ok {
+		said = append(said, fmt.Sprintf("a %s p95 time to resolution (%.1f s instead of %.1f s)", longerShorter(v), r.ResolutionP95.Value, base.ResolutionP95.Value))
+	}
+	if v, ok := clear("halts"); ok && v > 0 {
+		said = append(said, fmt.Sprintf("%.0f requests stopped by a limit (budget, cap or signature halt)", r.Halts.Value))
+	}
+	if r.HasCost {
+		if v, ok := clear("cost_usd"); ok {
+			said = append(said, fmt.Sprintf("an estimated $%.2f %s cost", math.Abs(v), moreLess(v)))
+		}
+	}
+	b.WriteString(strings.Join(said, "; "))
+	b.WriteString(". ")
+	switch {
+	case r.Estimated == 0:
+		fmt.Fprintf(&b, "Every outcome is fixed by the record (%d of %d episodes exact).", r.Episodes, r.Episodes)
+	default:
+		fmt.Fprintf(&b, "%d of %d outcomes (%.1f%%) are estimated, because they go beyond what the traces record; the intervals carry that uncertainty.",
+			r.Estimated, r.Episodes, 100*float64(r.Estimated)/float64(r.Episodes))
+	}
+	return b.String()
+}
+
+func pct(v, base float64) float64 {
+	if base == 0 {
+		return math.NaN()
+	}
+	return 100 * v / base
+}
+
+func moreFewer(v float64) string {
+	if v > 0 {
+		return "more"
+	}
+	return "fewer"
+}
+
+func moreLess(v float64) string {
+	if v > 0 {
+		return "more"
+	}
+	return "less"
+}
+
+func longerShorter(v float64) string {
+	if v > 0 {
+		return "longer"
+	}
+	return "shorter"
+}
