@@ -120,16 +120,18 @@ func Fit(eps []Episode, baseline *retry.Policy) *Model {
 			continue
 		}
 		n := len(e.Attempts)
-		if !e.Success {
-			c := e.FinalClass()
-			if c == "" {
-				c = retry.ClassUnknown
-			}
+		c := e.FinalClass()
+		if c == "" {
+			c = retry.ClassUnknown
+		}
+		if !e.Success && baseline.Retriable[c] {
 			add(c, 1, n, false)
 			continue
 		}
+		// Earlier failures of an unknown class: those of a success, and
+		// those a non-retriable final failure ended.
 		for _, cw := range m.Mix {
-			add(cw.Class, cw.Weight, n, true)
+			add(cw.Class, cw.Weight, n, e.Success)
 		}
 	}
 	for c, k := range byClass {
@@ -224,11 +226,14 @@ func (rp *Replayer) Provider(e *Episode, p *retry.Policy, tr *retry.Tracker, s *
 		final = retry.ClassUnknown
 	}
 	// A request's failures are assumed to keep their class: a failed
-	// request's are its final one, a successful one's are drawn once from
-	// the mix.
+	// request's are its final one when the baseline retries that class.
+	// Otherwise (a success, or retries ended by a final failure the
+	// baseline does not retry) the retried failures' class is drawn once
+	// from the mix.
+	persistent := !e.Success && rp.Baseline.Retriable[final]
 	var drawn retry.Class
-	classOf := func() retry.Class {
-		if !e.Success {
+	classOf := func(k int) retry.Class {
+		if persistent || (!e.Success && k >= n) {
 			return final
 		}
 		if drawn == "" {
@@ -258,7 +263,7 @@ func (rp *Replayer) Provider(e *Episode, p *retry.Policy, tr *retry.Tracker, s *
 			tr.Success()
 			break
 		}
-		d := tr.Failed(retry.Failure{Class: classOf(), Attempt: k, Operation: e.Operation})
+		d := tr.Failed(retry.Failure{Class: classOf(k), Attempt: k, Operation: e.Operation})
 		if !d.Retry {
 			o.Reason = d.Reason
 			o.Halted = d.Reason != "max_retries" && d.Reason != "class"

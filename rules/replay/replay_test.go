@@ -179,3 +179,18 @@ func TestSimulate(t *testing.T) {
 		t.Errorf("order changed the result: %v %v vs %v %v", again[1].BackoffSeconds, again[0].BackoffSeconds, f.BackoffSeconds, b.BackoffSeconds)
 	}
 }
+
+// Retries ended by a failure the baseline does not retry: the retried
+// failures were of another class, and the baseline still reproduces it.
+func TestRetriesEndedByAFinalClass(t *testing.T) {
+	e := ep("z", 2, false, retry.ClassAuth)
+	o := replayOne(t, e, orchestrator())
+	if o.Success || o.Attempts != 3 || o.Estimated {
+		t.Fatalf("baseline: %+v", o)
+	}
+	none := orchestrator()
+	none.Name, none.Retriable = "retry-nothing", map[retry.Class]bool{}
+	if o := replayOne(t, e, none); o.Attempts != 1 || o.Estimated {
+		t.Fatalf("no retries: %+v", o)
+	}
+}
