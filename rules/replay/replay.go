@@ -302,4 +302,3 @@ func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
 		}
 	}
 }
-

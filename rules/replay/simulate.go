@@ -80,7 +80,7 @@ func (m Metric) MarshalJSON() ([]byte, error) {
 // sums are one block's totals.
 type sums struct {
 	episodes, success, attempts, wasted, backoff, halts, escalations, cost float64
-	hist                                                                  [histBins]float64
+	hist                                                                   [histBins]float64
 }
 
 // The resolution-time histogram: bin i holds times up to histBase×histRatio^i,
@@ -99,7 +99,9 @@ func histBin(d time.Duration) int {
 	return min(i, histBins-1)
 }
 
-func binUpper(i int) float64 { return histBase * math.Pow(histRatio, float64(i)) / float64(time.Second) }
+func binUpper(i int) float64 {
+	return histBase * math.Pow(histRatio, float64(i)) / float64(time.Second)
+}
 
 // Simulate replays the provider episodes under the baseline and each
 // policy. The first result is the baseline's, with its self-check.
