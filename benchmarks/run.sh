@@ -50,6 +50,7 @@ go build -o "$W/orchstat" ./cmd/orchstat
 go build -o "$W/readjson" ./benchmarks/readjson
 go build -o "$W/bench" ./benchmarks/cmd/bench
 go build -o "$W/gen" ./benchmarks/gen
+go build -o "$W/simbench" ./benchmarks/cmd/simbench
 
 # ---- corpus --------------------------------------------------------------
 gen_flags=(-runs "$RUNS" -seed "$SEED")
@@ -127,6 +128,8 @@ jq -n \
     {name: "c3-check", desc: "(c3) check, ingesting first, nothing new", n: $fast,
      probe: "\($O) check --help",
      argv: [$O, "--db", $DB, "check", "--quiet", $C]},
+    {name: "f-simulate", desc: "(f) replay 1,000,000 provider requests under 8 policies, 200 resamples", n: $slow,
+     argv: ["\($W)/simbench", "-episodes", "1000000", "-resamples", "200"]},
     {name: "d-auto", desc: "(d) read_json, auto-detect, new db", n: $slow,
      argv: [$RJB, "-dir", $C, "-db", $RJ, "-force", "-quiet", "-mode", "auto", "-expect", ($lines|tostring)]},
     {name: "d-columns", desc: "(d) read_json, explicit columns, new db", n: $slow,
@@ -145,6 +148,8 @@ jq -n \
     {label: "(c) table ≤ 0.5 s", cmd: "c-table", metric: "wall", limit: 0.5},
     {label: "(c) json ≤ 0.1 × (e)", cmd: "c-json", metric: "wall", ref: "e-jq", factor: 0.1},
     {label: "(c) table ≤ 0.1 × (e)", cmd: "c-table", metric: "wall", ref: "e-jq", factor: 0.1},
+    {label: "(f) simulate ≤ 10 s", cmd: "f-simulate", metric: "wall", limit: 10},
+    {label: "peak RSS (f) simulate ≤ 1 GB", cmd: "f-simulate", metric: "rss", limit: 1000},
     {label: "peak RSS (a) appender ≤ 300 MB", cmd: "a-appender", metric: "rss", limit: 300},
     {label: "peak RSS (a) arrow ≤ 300 MB", cmd: "a-arrow", metric: "rss", limit: 300}
   ]
