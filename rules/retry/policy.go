@@ -1,9 +1,14 @@
 package retry
 
-import "time"
+import (
+	"maps"
+	"slices"
+	"time"
+)
 
 // Policy is a retry policy: when to retry, how long to wait, and when to
-// stop. The zero value never retries. Limits left at zero are off.
+// stop. The zero value never retries. Limits left at zero are off, except
+// MaxRetries (0: no retry) and MaxIterations (0: no repair iteration).
 type Policy struct {
 	Name string
 
@@ -17,8 +22,10 @@ type Policy struct {
 	// that match no pattern.
 	Retriable map[Class]bool
 
-	// MaxAttempts caps the attempts at one item across loops (seed 002's
-	// per-issue Max-Retries, 10).
+	// MaxAttempts caps the attempts at one item across loops, the first
+	// attempt included: after attempt MaxAttempts fails there is no retry.
+	// Seed 002's per-issue Max-Retries 10 allows 10 retries after the loop
+	// that flagged the issue, so its preset has MaxAttempts 11.
 	MaxAttempts int
 	// SignatureHalt stops after this many identical failure signatures in
 	// a row (seed 002: 3).
@@ -39,6 +46,65 @@ type Policy struct {
 	Budget   *Budget
 	Cascade  *Cascade
 	Adaptive *Adaptive
+
+	// TransientOnly lists retriable classes that are retried only when the
+	// failure's Message reads as transient (ExceptionTransient): seed
+	// 003's audit retries the factory's "exception" stage for rate limits,
+	// timeouts, 5xx and network errors, not for a bad key or a missing
+	// module.
+	TransientOnly map[Class]bool
+
+	// Classify holds the policy's own classification rules, tried before
+	// the defaults (see Classifier).
+	Classify []Rule
+}
+
+// Classifier is the policy's classifier over defaults (DefaultProvider,
+// DefaultFactory): the policy's rules first, then the defaults'.
+func (p *Policy) Classifier(defaults Classifier) Classifier {
+	if len(p.Classify) == 0 {
+		return defaults
+	}
+	return defaults.With(p.Classify...)
+}
+
+// Clone is a deep copy of p: maps, slices and limits are its own.
+func (p *Policy) Clone() *Policy {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	c.PerOperation = maps.Clone(p.PerOperation)
+	c.Retriable = maps.Clone(p.Retriable)
+	c.TransientOnly = maps.Clone(p.TransientOnly)
+	if p.Classify != nil {
+		c.Classify = make([]Rule, len(p.Classify))
+		for i, r := range p.Classify {
+			r.Contains = slices.Clone(r.Contains)
+			r.Status = slices.Clone(r.Status)
+			r.Equals = slices.Clone(r.Equals)
+			c.Classify[i] = r
+		}
+	}
+	if p.Budget != nil {
+		b := *p.Budget
+		c.Budget = &b
+	}
+	if p.Cascade != nil {
+		cc := *p.Cascade
+		c.Cascade = &cc
+	}
+	if p.Adaptive != nil {
+		a := *p.Adaptive
+		if p.Adaptive.Strategies != nil {
+			a.Strategies = make(map[string][]string, len(p.Adaptive.Strategies))
+			for k, v := range p.Adaptive.Strategies {
+				a.Strategies[k] = slices.Clone(v)
+			}
+		}
+		c.Adaptive = &a
+	}
+	return &c
 }
 
 // Escalation is when an L2 loop escalates to L3 (seed 000).
@@ -78,8 +144,12 @@ type Failure struct {
 	Class     Class
 	Signature string
 	Operation string
-	// Attempt is the 1-based number of the attempt that failed.
+	// Attempt is the 1-based number of the attempt that failed; 0 counts
+	// as 1.
 	Attempt int
+	// Message is the failure's text, read only for the policy's
+	// TransientOnly classes.
+	Message string
 }
 
 // Decision is what a policy says after a failure.
@@ -87,8 +157,9 @@ type Decision struct {
 	Retry bool
 	Wait  time.Duration
 	// Reason names what stopped the retries when Retry is false: "class"
-	// (not retriable), "max_retries", "signature_halt", "max_attempts",
-	// "global_cap", "budget".
+	// (not retriable, or a TransientOnly class whose text is permanent),
+	// "max_retries", "max_attempts", "signature_halt", "global_cap",
+	// "budget", "cascade" (the run paused: see Tracker.EndItem).
 	Reason string
 }
 
@@ -108,6 +179,8 @@ type Tracker struct {
 	runRetries int
 	tokens     float64
 	tokensInit bool
+	outcomes   []bool // the last Cascade.Window items' outcomes, true = failed
+	cascaded   bool
 }
 
 // NewTracker starts tracking under p, drawing jitter from r.
@@ -131,15 +204,31 @@ func (t *Tracker) initTokens() {
 	}
 }
 
-// Failed records a failed attempt and decides whether to retry it.
+// Failed records a failed attempt and decides whether to retry it. The
+// checks run in this order, and the first that stops names the Reason:
+// class, cascade, max_retries, max_attempts, signature_halt, global_cap,
+// budget. A failure whose class is retriable takes a budget token before
+// any other check, as gRPC's throttling records every failure with a
+// retryable status, including those other limits then stop; a failure
+// the policy never retries takes none.
 func (t *Tracker) Failed(f Failure) Decision {
 	p := t.Policy
+	if f.Attempt < 1 {
+		f.Attempt = 1
+	}
 	if f.Signature != "" && f.Signature == t.lastSig {
 		t.sameSig++
 	} else {
 		t.sameSig = 1
 	}
 	t.lastSig = f.Signature
+	class := f.Class
+	if class == "" {
+		class = ClassUnknown
+	}
+	if !p.Retriable[class] || p.TransientOnly[class] && !ExceptionTransient(f.Message) {
+		return Decision{Reason: "class"}
+	}
 	if p.Budget != nil {
 		t.initTokens()
 		t.tokens = max(0, t.tokens-1)
@@ -148,13 +237,9 @@ func (t *Tracker) Failed(f Failure) Decision {
 	if n, ok := p.PerOperation[f.Operation]; ok {
 		maxRetries = n
 	}
-	class := f.Class
-	if class == "" {
-		class = ClassUnknown
-	}
 	switch {
-	case !p.Retriable[class]:
-		return Decision{Reason: "class"}
+	case t.cascaded:
+		return Decision{Reason: "cascade"}
 	case f.Attempt > maxRetries:
 		return Decision{Reason: "max_retries"}
 	case p.MaxAttempts > 0 && f.Attempt >= p.MaxAttempts:
@@ -169,4 +254,40 @@ func (t *Tracker) Failed(f Failure) Decision {
 	t.runRetries++
 	t.lastWait = p.Backoff.Next(f.Attempt, t.lastWait, t.Rand)
 	return Decision{Retry: true, Wait: t.lastWait}
+}
+
+// EndItem records an item's final outcome (failed after its retries, or
+// not) for cascade detection (seed 001): once Cascade.Threshold of the
+// last Cascade.Window items have failed, the run pauses, EndItem reports
+// true, and every later failure's Decision is "cascade". Without a
+// Cascade it does nothing and reports false.
+func (t *Tracker) EndItem(failed bool) bool {
+	c := t.Policy.Cascade
+	if c == nil || c.Threshold <= 0 {
+		return false
+	}
+	t.outcomes = append(t.outcomes, failed)
+	if w := max(c.Window, 1); len(t.outcomes) > w {
+		t.outcomes = append(t.outcomes[:0], t.outcomes[len(t.outcomes)-w:]...)
+	}
+	if c.Detect(t.outcomes) {
+		t.cascaded = true
+	}
+	return t.cascaded
+}
+
+// Cascaded reports whether cascade detection has paused the run.
+func (t *Tracker) Cascaded() bool { return t.cascaded }
+
+// RunRetries is the number of retries granted in this run so far.
+func (t *Tracker) RunRetries() int { return t.runRetries }
+
+// Tokens is the budget's token count (the full bucket before any
+// attempt); 0 without a Budget.
+func (t *Tracker) Tokens() float64 {
+	if t.Policy.Budget == nil {
+		return 0
+	}
+	t.initTokens()
+	return t.tokens
 }

@@ -1,0 +1,934 @@
+package retry
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// A policy file is YAML that composes and overrides a preset:
+//
+//	name: fewer-retries                # default: the file's name without its extension
+//	extends: orchestrator              # a preset (PresetNames); default: none
+//	max_retries: 5
+//	backoff: {initial: 1s, max: 10s, factor: 2, jitter: full, spread: 0.1}
+//	retriable: [rate_limit, server, network]   # replaces the preset's set
+//	no_retry: [rate_limit]             # then removes these from it
+//	transient_only: [exception]        # retried only when the text is transient
+//	per_operation: {test: 3, build: 1} # merged into the preset's
+//	max_attempts: 10
+//	signature_halt: 3
+//	global_cap: 15
+//	budget: {ratio: 0.1, max_tokens: 10}
+//	cascade: {threshold: 3, window: 5}
+//	escalation: {non_improving: 1, patch_apply_failures: 2, max_escalations: 1}
+//	max_iterations: 5
+//	non_improving_stop: 2
+//	diagnosis_after: 2
+//	adaptive: {window: 10, threshold: 0.2, max_retries: 3, strategies: {implement: [simplify-prompt, incremental]}}
+//	classify: [{class: rate_limit, contains: ["quota exceeded"]}]
+//
+// Every key is optional and an unknown key is an error. What the file
+// does not set keeps the preset's value. backoff may also name a schedule
+// (BackoffPreset: none, orchestrator, aws-full, ...); a backoff mapping
+// changes only the fields it sets, and jitter: proportional without a
+// spread takes the orchestrator's 0.1. budget, cascade, adaptive and
+// escalation likewise change only the fields they set; when the preset has
+// no budget, cascade or adaptive rule, the unset fields take the seeds'
+// values (budget 10 tokens and ratio 0.1 as in gRPC's example and the SRE
+// book's 10%; cascade 3 within 5, seed 001; adaptive, seed 004), and null
+// removes the rule. adaptive.strategies replaces the stages it names.
+// Durations are Go durations (500ms, 1s, 1m30s); counts are whole numbers
+// of 0 or more. classify rules (class, and contains, regexp, status or
+// equals) are tried before the defaults.
+
+const (
+	maxPolicyFile = 1 << 20 // bytes
+	maxWork       = 200000  // nodes read, aliases expanded
+	maxProblems   = 100
+	maxMerges     = 1000
+)
+
+var policyKeys = []string{"name", "extends", "max_retries", "backoff", "retriable", "no_retry",
+	"transient_only", "per_operation", "max_attempts", "signature_halt", "global_cap", "budget",
+	"cascade", "escalation", "max_iterations", "non_improving_stop", "diagnosis_after", "adaptive",
+	"classify"}
+
+// ParsePolicy reads a policy file. path names it in problems. The error,
+// when there is one, is a *PolicyError listing every problem found, each
+// with the file, line, column and field.
+func ParsePolicy(path string, data []byte) (*Policy, error) {
+	f := &pfile{path: path, anchors: map[string]ast.Node{}, pos: map[string]ast.Node{}}
+	p := f.parse(data)
+	if len(f.problems) > 0 {
+		slices.SortStableFunc(f.problems, func(a, b Problem) int {
+			if (a.Line == 0) != (b.Line == 0) {
+				if a.Line == 0 {
+					return 1
+				}
+				return -1
+			}
+			if a.Line != b.Line {
+				return a.Line - b.Line
+			}
+			return a.Column - b.Column
+		})
+		return nil, &PolicyError{Problems: f.problems}
+	}
+	return p, nil
+}
+
+type pfile struct {
+	path     string
+	anchors  map[string]ast.Node
+	problems []Problem
+	pos      map[string]ast.Node // field → where the file sets it
+	doc      ast.Node
+	work     int
+	merges   int
+	full     bool // too many problems: stop reporting
+}
+
+type entry struct {
+	key     string
+	keyNode ast.Node
+	value   ast.Node // resolved
+	raw     ast.Node // as written, for positions
+}
+
+func (f *pfile) parse(data []byte) *Policy {
+	if len(data) > maxPolicyFile {
+		f.problems = append(f.problems, Problem{File: f.path, Message: fmt.Sprintf("a policy file is at most %d bytes; this is %d", maxPolicyFile, len(data))})
+		return nil
+	}
+	yf, err := parseYAML(data)
+	if err != nil {
+		f.yamlError(err)
+		return nil
+	}
+	var docs []*ast.DocumentNode
+	if yf != nil {
+		for _, d := range yf.Docs {
+			if d != nil && d.Body != nil {
+				docs = append(docs, d)
+			}
+		}
+	}
+	if len(docs) == 0 {
+		f.add(nil, "", "an empty policy file: write at least extends: <preset>")
+		return nil
+	}
+	for _, d := range docs[1:] {
+		f.add(d.Body, "", "a policy file holds one YAML document; this is another")
+	}
+	f.doc = docs[0].Body
+	ast.Walk(anchorCollector(f.anchors), docs[0].Body)
+	top, ok := f.mapping(docs[0].Body, "", "a policy file is a mapping of keys such as extends and max_retries")
+	if !ok {
+		return nil
+	}
+	byKey := map[string]entry{}
+	for _, e := range top {
+		if !slices.Contains(policyKeys, e.key) {
+			f.add(e.keyNode, e.key, "unknown key%s (allowed: %s)", suggest(e.key, policyKeys), strings.Join(policyKeys, ", "))
+			continue
+		}
+		byKey[e.key] = e
+	}
+
+	p := &Policy{}
+	if e, ok := byKey["extends"]; ok {
+		if name, ok := f.str(e, "extends"); ok {
+			base, err := Preset(name)
+			if err != nil {
+				f.add(e.raw, "extends", "unknown preset %q%s (%s)", name, suggest(name, PresetNames()), strings.Join(PresetNames(), ", "))
+			} else {
+				p = base
+			}
+		}
+	}
+	p.Name = strings.TrimSuffix(filepath.Base(f.path), filepath.Ext(f.path))
+	if e, ok := byKey["name"]; ok {
+		if name, ok := f.str(e, "name"); ok {
+			if strings.TrimSpace(name) == "" {
+				f.add(e.raw, "name", "must not be empty")
+			} else {
+				p.Name = name
+			}
+		}
+	}
+	ints := []struct {
+		key string
+		dst *int
+	}{
+		{"max_retries", &p.MaxRetries}, {"max_attempts", &p.MaxAttempts}, {"signature_halt", &p.SignatureHalt},
+		{"global_cap", &p.GlobalCap}, {"max_iterations", &p.MaxIterations},
+		{"non_improving_stop", &p.NonImprovingStop}, {"diagnosis_after", &p.DiagnosisAfter},
+	}
+	for _, in := range ints {
+		if e, ok := byKey[in.key]; ok {
+			if n, ok := f.int(e, in.key); ok {
+				*in.dst = n
+			}
+		}
+	}
+	if e, ok := byKey["backoff"]; ok {
+		f.backoff(e, &p.Backoff)
+	}
+	if e, ok := byKey["retriable"]; ok {
+		if cs, ok := f.classes(e, "retriable"); ok {
+			p.Retriable = classSet(cs...)
+		}
+	}
+	if e, ok := byKey["no_retry"]; ok {
+		if cs, ok := f.classes(e, "no_retry"); ok {
+			p.Retriable = maps.Clone(p.Retriable)
+			for _, c := range cs {
+				delete(p.Retriable, c)
+			}
+		}
+	}
+	if e, ok := byKey["transient_only"]; ok {
+		if cs, ok := f.classes(e, "transient_only"); ok {
+			p.TransientOnly = classSet(cs...)
+		}
+	}
+	if e, ok := byKey["per_operation"]; ok {
+		f.perOperation(e, p)
+	}
+	if e, ok := byKey["escalation"]; ok {
+		f.ints(e, "escalation", map[string]*int{"non_improving": &p.Escalation.NonImproving,
+			"patch_apply_failures": &p.Escalation.PatchApplyFailures, "max_escalations": &p.Escalation.MaxEscalations},
+			[]string{"non_improving", "patch_apply_failures", "max_escalations"})
+	}
+	if e, ok := byKey["budget"]; ok {
+		p.Budget = f.budget(e, p.Budget)
+	}
+	if e, ok := byKey["cascade"]; ok {
+		p.Cascade = f.cascade(e, p.Cascade)
+	}
+	if e, ok := byKey["adaptive"]; ok {
+		p.Adaptive = f.adaptive(e, p.Adaptive)
+	}
+	if e, ok := byKey["classify"]; ok {
+		p.Classify = append(f.rules(e), p.Classify...)
+	}
+	// Range checks, on the policy as composed, placed where the file sets
+	// the field (or the closest enclosing key it sets).
+	for _, pr := range p.problems() {
+		f.add(f.position(pr.Field), pr.Field, "%s", pr.Message)
+	}
+	if len(f.problems) > 0 {
+		return nil
+	}
+	return p
+}
+
+// position is the node where the file sets field, or the nearest
+// enclosing field it sets, or the document.
+func (f *pfile) position(field string) ast.Node {
+	for field != "" {
+		if n, ok := f.pos[field]; ok {
+			return n
+		}
+		i := strings.LastIndexAny(field, ".[")
+		if i < 0 {
+			break
+		}
+		field = field[:i]
+	}
+	if n, ok := f.pos["extends"]; ok {
+		return n
+	}
+	return f.doc
+}
+
+// parseYAML parses data, turning a panic in the parser into an error so a
+// hostile file cannot take the caller down.
+func parseYAML(data []byte) (f *ast.File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, err = nil, fmt.Errorf("YAML parser failed: %v", r)
+		}
+	}()
+	return parser.ParseBytes(data, 0)
+}
+
+func (f *pfile) yamlError(err error) {
+	p := Problem{File: f.path, Message: err.Error()}
+	var ye yaml.Error
+	if errors.As(err, &ye) {
+		p.Message = "YAML: " + ye.GetMessage()
+		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
+			p.Line, p.Column = tk.Position.Line, tk.Position.Column
+		}
+	}
+	f.problems = append(f.problems, p)
+}
+
+type anchorCollector map[string]ast.Node
+
+func (a anchorCollector) Visit(n ast.Node) ast.Visitor {
+	if an, ok := n.(*ast.AnchorNode); ok && an.Name != nil {
+		a[an.Name.String()] = an.Value
+	}
+	return a
+}
+
+func pos(n ast.Node) (int, int) {
+	if n == nil {
+		return 0, 0
+	}
+	if m, ok := n.(*ast.MappingNode); ok && len(m.Values) > 0 && m.Values[0] != nil && !m.IsFlowStyle {
+		n = m.Values[0] // a block mapping is where its first key is
+	}
+	if mv, ok := n.(*ast.MappingValueNode); ok && mv.Key != nil {
+		n = mv.Key
+	}
+	tk := n.GetToken()
+	if tk == nil || tk.Position == nil {
+		return 0, 0
+	}
+	return tk.Position.Line, tk.Position.Column
+}
+
+func (f *pfile) add(n ast.Node, field, format string, args ...any) {
+	if f.full {
+		return
+	}
+	line, col := pos(n)
+	if len(f.problems) >= maxProblems {
+		f.full = true
+		f.problems = append(f.problems, Problem{File: f.path, Line: line, Column: col, Message: "too many problems; stopping here"})
+		return
+	}
+	f.problems = append(f.problems, Problem{File: f.path, Line: line, Column: col, Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// spend counts work done reading the file; aliases can make a small file
+// stand for a huge tree, so reading stops at maxWork.
+func (f *pfile) spend() bool {
+	f.work++
+	if f.work == maxWork+1 {
+		f.add(f.doc, "", "the file expands (through aliases) to more than %d values", maxWork)
+	}
+	return f.work <= maxWork
+}
+
+// resolve looks through tags, anchors and aliases to the node they stand
+// for.
+func (f *pfile) resolve(n ast.Node) ast.Node {
+	for i := 0; i < 32 && n != nil; i++ {
+		switch v := n.(type) {
+		case *ast.TagNode:
+			n = v.Value
+		case *ast.AnchorNode:
+			n = v.Value
+		case *ast.AliasNode:
+			if v.Value == nil {
+				return nil
+			}
+			n = f.anchors[v.Value.String()]
+		case *ast.MappingKeyNode:
+			n = v.Value
+		default:
+			return n
+		}
+	}
+	if n != nil {
+		switch n.(type) {
+		case *ast.TagNode, *ast.AnchorNode, *ast.AliasNode, *ast.MappingKeyNode:
+			return nil
+		}
+	}
+	return n
+}
+
+func joinField(parent, key string) string {
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+// mapping returns n's entries in order, with merge keys (<<) expanded and
+// duplicate keys reported. When n is not a mapping it reports msg.
+func (f *pfile) mapping(raw ast.Node, field, msg string) ([]entry, bool) {
+	return f.mappingDepth(raw, field, msg, 0)
+}
+
+func (f *pfile) mappingDepth(raw ast.Node, field, msg string, depth int) ([]entry, bool) {
+	if !f.spend() {
+		return nil, false
+	}
+	n := f.resolve(raw)
+	m, ok := n.(*ast.MappingNode)
+	if !ok {
+		f.add(orNode(n, raw), field, "%s", msg)
+		return nil, false
+	}
+	var out, merged []entry
+	seen := map[string]bool{}
+	for _, mv := range m.Values {
+		if mv == nil || mv.Key == nil || !f.spend() {
+			continue
+		}
+		if mv.Key.IsMergeKey() {
+			if depth > 8 {
+				f.add(mv.Key, field, "merge keys nest too deep")
+				continue
+			}
+			srcs := []ast.Node{mv.Value}
+			if seq, ok := f.resolve(mv.Value).(*ast.SequenceNode); ok {
+				srcs = seq.Values
+			}
+			for _, s := range srcs {
+				if f.merges++; f.merges > maxMerges {
+					if f.merges == maxMerges+1 {
+						f.add(mv.Key, field, "merge keys expand to more than %d mappings", maxMerges)
+					}
+					break
+				}
+				es, _ := f.mappingDepth(s, field, "<< merges a mapping, or a list of them", depth+1)
+				merged = append(merged, es...)
+			}
+			continue
+		}
+		key, ok := scalar(f.resolve(mv.Key))
+		if !ok {
+			f.add(mv.Key, field, "keys must be strings")
+			continue
+		}
+		if seen[key] {
+			f.add(mv.Key, joinField(field, key), "duplicate key")
+			continue
+		}
+		seen[key] = true
+		out = append(out, entry{key: key, keyNode: mv.Key, value: f.resolve(mv.Value), raw: orNode(mv.Value, mv.Key)})
+	}
+	for _, e := range merged {
+		if !seen[e.key] {
+			seen[e.key] = true
+			out = append(out, e)
+		}
+	}
+	return out, true
+}
+
+func orNode(n, fallback ast.Node) ast.Node {
+	if n == nil {
+		return fallback
+	}
+	return n
+}
+
+// scalar is a scalar node's text: strings as they read, numbers and
+// booleans as written. Null and collections are not scalars.
+func scalar(n ast.Node) (string, bool) {
+	switch v := n.(type) {
+	case nil, *ast.NullNode:
+		return "", false
+	case *ast.StringNode:
+		return v.Value, true
+	case *ast.LiteralNode:
+		if v.Value == nil {
+			return "", true
+		}
+		return v.Value.Value, true
+	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
+		if tk := n.GetToken(); tk != nil {
+			return tk.Value, true
+		}
+	}
+	return "", false
+}
+
+func isNull(n ast.Node) bool {
+	_, ok := n.(*ast.NullNode)
+	return ok || n == nil
+}
+
+// str reads a string value.
+func (f *pfile) str(e entry, field string) (string, bool) {
+	f.pos[field] = e.raw
+	switch v := e.value.(type) {
+	case *ast.StringNode:
+		return v.Value, true
+	case *ast.LiteralNode:
+		s, _ := scalar(v)
+		return s, true
+	}
+	f.add(e.raw, field, "must be a string, got %s", describe(e.value))
+	return "", false
+}
+
+// int reads a whole number; range checks come later.
+func (f *pfile) int(e entry, field string) (int, bool) {
+	f.pos[field] = e.raw
+	return f.intNode(e.value, e.raw, field)
+}
+
+func (f *pfile) intNode(n, raw ast.Node, field string) (int, bool) {
+	if v, ok := n.(*ast.IntegerNode); ok {
+		switch x := v.Value.(type) {
+		case int64:
+			if x >= math.MinInt32 && x <= math.MaxInt32 {
+				return int(x), true
+			}
+		case uint64:
+			if x <= math.MaxInt32 {
+				return int(x), true
+			}
+		}
+		f.add(raw, field, "%s is out of range", tokenText(n))
+		return 0, false
+	}
+	f.add(raw, field, "must be a whole number, got %s", describe(n))
+	return 0, false
+}
+
+// float reads a number, whole or not.
+func (f *pfile) float(e entry, field string) (float64, bool) {
+	f.pos[field] = e.raw
+	switch v := e.value.(type) {
+	case *ast.FloatNode:
+		return v.Value, true
+	case *ast.IntegerNode:
+		switch x := v.Value.(type) {
+		case int64:
+			return float64(x), true
+		case uint64:
+			return float64(x), true
+		}
+	case *ast.InfinityNode, *ast.NanNode:
+		f.add(e.raw, field, "must be a finite number, got %s", tokenText(e.value))
+		return 0, false
+	}
+	f.add(e.raw, field, "must be a number, got %s", describe(e.value))
+	return 0, false
+}
+
+// duration reads a Go duration such as 500ms or 1s; 0 may be written
+// without a unit.
+func (f *pfile) duration(e entry, field string) (time.Duration, bool) {
+	f.pos[field] = e.raw
+	if v, ok := e.value.(*ast.IntegerNode); ok {
+		if x, ok := v.Value.(int64); ok && x == 0 {
+			return 0, true
+		}
+		if x, ok := v.Value.(uint64); ok && x == 0 {
+			return 0, true
+		}
+		f.add(e.raw, field, "%s has no unit: write a duration such as 500ms or 1s", tokenText(e.value))
+		return 0, false
+	}
+	s, ok := scalar(e.value)
+	if !ok || !isStringNode(e.value) {
+		f.add(e.raw, field, "must be a duration such as 500ms or 1s, got %s", describe(e.value))
+		return 0, false
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil {
+		f.add(e.raw, field, "%q is not a duration (write 500ms, 1s, 1m30s)", s)
+		return 0, false
+	}
+	return d, true
+}
+
+func isStringNode(n ast.Node) bool {
+	switch n.(type) {
+	case *ast.StringNode, *ast.LiteralNode:
+		return true
+	}
+	return false
+}
+
+func tokenText(n ast.Node) string {
+	if n != nil {
+		if tk := n.GetToken(); tk != nil {
+			return tk.Value
+		}
+	}
+	return "?"
+}
+
+// describe names what a node is, for "must be X, got Y".
+func describe(n ast.Node) string {
+	switch v := n.(type) {
+	case nil, *ast.NullNode:
+		return "nothing"
+	case *ast.MappingNode:
+		return "a mapping"
+	case *ast.SequenceNode:
+		return "a list"
+	case *ast.StringNode:
+		s := v.Value
+		if len(s) > 40 {
+			s = s[:40] + "..."
+		}
+		return strconv.Quote(s)
+	case *ast.LiteralNode:
+		return "a block of text"
+	case *ast.BoolNode:
+		return "a boolean"
+	}
+	return tokenText(n)
+}
+
+// list reads a sequence, each item resolved; raw items keep positions.
+func (f *pfile) list(e entry, field string) ([]ast.Node, []ast.Node, bool) {
+	f.pos[field] = e.raw
+	seq, ok := e.value.(*ast.SequenceNode)
+	if !ok {
+		if isNull(e.value) {
+			return nil, nil, true // an empty list
+		}
+		f.add(e.raw, field, "must be a list, got %s", describe(e.value))
+		return nil, nil, false
+	}
+	var vals, raws []ast.Node
+	for _, it := range seq.Values {
+		if !f.spend() {
+			return nil, nil, false
+		}
+		vals = append(vals, f.resolve(it))
+		raws = append(raws, it)
+	}
+	return vals, raws, true
+}
+
+func (f *pfile) strings(e entry, field string) ([]string, bool) {
+	vals, raws, ok := f.list(e, field)
+	if !ok {
+		return nil, false
+	}
+	out := make([]string, 0, len(vals))
+	good := true
+	for i, v := range vals {
+		fi := field + "[" + strconv.Itoa(i) + "]"
+		f.pos[fi] = raws[i]
+		s, ok := scalar(v)
+		if !ok || !isStringNode(v) {
+			f.add(orNode(raws[i], e.raw), fi, "must be a string, got %s", describe(v))
+			good = false
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, good
+}
+
+func (f *pfile) classes(e entry, field string) ([]Class, bool) {
+	ss, ok := f.strings(e, field)
+	if !ok {
+		return nil, false
+	}
+	var out []Class
+	for i, s := range ss {
+		c := Class(s)
+		if !c.Known() {
+			fi := field + "[" + strconv.Itoa(i) + "]"
+			f.add(f.pos[fi], fi, "unknown class %q%s (%s)", s, suggest(s, classNames()), strings.Join(classNames(), ", "))
+			ok = false
+			continue
+		}
+		out = append(out, c)
+	}
+	return out, ok
+}
+
+// ints reads a mapping of whole numbers into dst by key.
+func (f *pfile) ints(e entry, field string, dst map[string]*int, keys []string) {
+	f.pos[field] = e.raw
+	es, ok := f.mapping(e.raw, field, field+" is a mapping of "+strings.Join(keys, ", "))
+	if !ok {
+		return
+	}
+	for _, k := range es {
+		fk := joinField(field, k.key)
+		d, ok := dst[k.key]
+		if !ok {
+			f.add(k.keyNode, fk, "unknown key%s (allowed: %s)", suggest(k.key, keys), strings.Join(keys, ", "))
+			continue
+		}
+		if n, ok := f.int(k, fk); ok {
+			*d = n
+		}
+	}
+}
+
+func (f *pfile) backoff(e entry, b *Backoff) {
+	f.pos["backoff"] = e.raw
+	if name, ok := scalar(e.value); ok && isStringNode(e.value) {
+		nb, err := BackoffPreset(name)
+		if err != nil {
+			f.add(e.raw, "backoff", "unknown backoff %q%s (%s, or a mapping of initial, max, factor, jitter, spread)",
+				name, suggest(name, BackoffNames()), strings.Join(BackoffNames(), ", "))
+			return
+		}
+		*b = nb
+		return
+	}
+	keys := []string{"initial", "max", "factor", "jitter", "spread"}
+	es, ok := f.mapping(e.raw, "backoff", "backoff is a schedule's name ("+strings.Join(BackoffNames(), ", ")+") or a mapping of "+strings.Join(keys, ", "))
+	if !ok {
+		return
+	}
+	nb := *b
+	spreadSet := false
+	for _, k := range es {
+		fk := "backoff." + k.key
+		switch k.key {
+		case "initial":
+			if d, ok := f.duration(k, fk); ok {
+				nb.Initial = d
+			}
+		case "max":
+			if d, ok := f.duration(k, fk); ok {
+				nb.Max = d
+			}
+		case "factor":
+			if x, ok := f.float(k, fk); ok {
+				nb.Factor = x
+			}
+		case "spread":
+			if x, ok := f.float(k, fk); ok {
+				nb.Spread, spreadSet = x, true
+			}
+		case "jitter":
+			if s, ok := f.str(k, fk); ok {
+				j := slices.Index(jitterNames[:], s)
+				if j < 0 {
+					f.add(k.raw, fk, "unknown jitter %q%s (%s)", s, suggest(s, jitterNames[:]), strings.Join(jitterNames[:], ", "))
+					continue
+				}
+				nb.Jitter = Jitter(j)
+			}
+		default:
+			f.add(k.keyNode, fk, "unknown key%s (allowed: %s)", suggest(k.key, keys), strings.Join(keys, ", "))
+		}
+	}
+	if nb.Jitter == JitterProportional && !spreadSet && nb.Spread == 0 {
+		nb.Spread = Orchestrator.Spread
+	}
+	*b = nb
+}
+
+func (f *pfile) perOperation(e entry, p *Policy) {
+	f.pos["per_operation"] = e.raw
+	es, ok := f.mapping(e.raw, "per_operation", "per_operation is a mapping of operation: retries, such as {test: 3, build: 1}")
+	if !ok {
+		return
+	}
+	ops := make(map[string]int, len(p.PerOperation)+len(es))
+	for k, v := range p.PerOperation {
+		ops[k] = v
+	}
+	for _, k := range es {
+		fk := "per_operation." + k.key
+		if strings.TrimSpace(k.key) == "" {
+			f.add(k.keyNode, "per_operation", "an operation needs a name")
+			continue
+		}
+		if n, ok := f.int(k, fk); ok {
+			ops[k.key] = n
+		}
+	}
+	p.PerOperation = ops
+}
+
+func (f *pfile) budget(e entry, base *Budget) *Budget {
+	f.pos["budget"] = e.raw
+	if isNull(e.value) {
+		return nil
+	}
+	b := Budget{MaxTokens: 10, Ratio: 0.1}
+	if base != nil {
+		b = *base
+	}
+	keys := []string{"max_tokens", "ratio"}
+	es, ok := f.mapping(e.raw, "budget", "budget is a mapping of max_tokens and ratio, or null for none")
+	if !ok {
+		return base
+	}
+	for _, k := range es {
+		fk := "budget." + k.key
+		switch k.key {
+		case "max_tokens":
+			if x, ok := f.float(k, fk); ok {
+				b.MaxTokens = x
+			}
+		case "ratio":
+			if x, ok := f.float(k, fk); ok {
+				b.Ratio = x
+			}
+		default:
+			f.add(k.keyNode, fk, "unknown key%s (allowed: %s)", suggest(k.key, keys), strings.Join(keys, ", "))
+		}
+	}
+	return &b
+}
+
+func (f *pfile) cascade(e entry, base *Cascade) *Cascade {
+	f.pos["cascade"] = e.raw
+	if isNull(e.value) {
+		return nil
+	}
+	c := Cascade{Threshold: 3, Window: 5}
+	if base != nil {
+		c = *base
+	}
+	f.ints(e, "cascade", map[string]*int{"threshold": &c.Threshold, "window": &c.Window}, []string{"threshold", "window"})
+	return &c
+}
+
+func (f *pfile) adaptive(e entry, base *Adaptive) *Adaptive {
+	f.pos["adaptive"] = e.raw
+	if isNull(e.value) {
+		return nil
+	}
+	if base == nil {
+		base = adaptivePreset().Adaptive
+	}
+	a := *base
+	keys := []string{"window", "threshold", "max_retries", "strategies"}
+	es, ok := f.mapping(e.raw, "adaptive", "adaptive is a mapping of "+strings.Join(keys, ", ")+", or null for none")
+	if !ok {
+		return base
+	}
+	for _, k := range es {
+		fk := "adaptive." + k.key
+		switch k.key {
+		case "window":
+			if n, ok := f.int(k, fk); ok {
+				a.Window = n
+			}
+		case "max_retries":
+			if n, ok := f.int(k, fk); ok {
+				a.MaxRetries = n
+			}
+		case "threshold":
+			if x, ok := f.float(k, fk); ok {
+				a.Threshold = x
+			}
+		case "strategies":
+			f.pos[fk] = k.raw
+			ss, ok := f.mapping(k.raw, fk, "adaptive.strategies is a mapping of stage: [strategy for attempt 1, 2, ...]")
+			if !ok {
+				continue
+			}
+			st := make(map[string][]string, len(a.Strategies)+len(ss))
+			for stage, v := range a.Strategies {
+				st[stage] = slices.Clone(v)
+			}
+			for _, s := range ss {
+				if list, ok := f.strings(s, fk+"."+s.key); ok {
+					st[s.key] = list
+				}
+			}
+			a.Strategies = st
+		default:
+			f.add(k.keyNode, fk, "unknown key%s (allowed: %s)", suggest(k.key, keys), strings.Join(keys, ", "))
+		}
+	}
+	return &a
+}
+
+func (f *pfile) rules(e entry) []Rule {
+	vals, raws, ok := f.list(e, "classify")
+	if !ok {
+		return nil
+	}
+	keys := []string{"class", "contains", "regexp", "status", "equals"}
+	var out []Rule
+	for i := range vals {
+		field := "classify[" + strconv.Itoa(i) + "]"
+		f.pos[field] = raws[i]
+		es, ok := f.mapping(raws[i], field, "a classify rule is a mapping of class and contains, regexp, status or equals")
+		if !ok {
+			// Reported; a stand-in keeps later rules' indexes, which name
+			// them in problems. The policy is not returned.
+			out = append(out, Rule{Class: ClassUnknown, Equals: []string{"-"}})
+			continue
+		}
+		var r Rule
+		for _, k := range es {
+			fk := field + "." + k.key
+			switch k.key {
+			case "class":
+				if s, ok := f.str(k, fk); ok {
+					r.Class = Class(s)
+				} else {
+					r.Class = ClassUnknown // reported; keep the rule's index
+				}
+			case "contains":
+				r.Contains, _ = f.stringOrList(k, fk)
+			case "equals":
+				r.Equals, _ = f.stringOrList(k, fk)
+			case "regexp":
+				if s, ok := f.str(k, fk); ok {
+					r.Regexp = s
+				}
+			case "status":
+				r.Status = f.statuses(k, fk)
+			default:
+				f.add(k.keyNode, fk, "unknown key%s (allowed: %s)", suggest(k.key, keys), strings.Join(keys, ", "))
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// stringOrList reads one string or a list of them.
+func (f *pfile) stringOrList(e entry, field string) ([]string, bool) {
+	if isStringNode(e.value) {
+		f.pos[field] = e.raw
+		s, _ := scalar(e.value)
+		return []string{s}, true
+	}
+	return f.strings(e, field)
+}
+
+// statuses reads HTTP statuses written as numbers (429) or strings (5xx),
+// one or a list.
+func (f *pfile) statuses(e entry, field string) []string {
+	f.pos[field] = e.raw
+	vals, raws := []ast.Node{e.value}, []ast.Node{e.raw}
+	list := false
+	if seq, ok := e.value.(*ast.SequenceNode); ok {
+		vals, raws, list = nil, nil, true
+		for _, it := range seq.Values {
+			if !f.spend() {
+				return nil
+			}
+			vals, raws = append(vals, f.resolve(it)), append(raws, it)
+		}
+	}
+	var out []string
+	for i, v := range vals {
+		fi := field
+		if list {
+			fi = field + "[" + strconv.Itoa(i) + "]"
+			f.pos[fi] = raws[i]
+		}
+		switch v.(type) {
+		case *ast.IntegerNode, *ast.StringNode:
+			s, _ := scalar(v)
+			out = append(out, s)
+		default:
+			f.add(orNode(raws[i], e.raw), fi, "must be a status like 429 or 5xx, got %s", describe(v))
+		}
+	}
+	return out
+}

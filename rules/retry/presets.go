@@ -1,0 +1,296 @@
+package retry
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The presets reproduce each seed system's policy. Line numbers are those
+// of the seed files in ../shared/seeds/ (000_f76bbeb61c054a51.txt and so
+// on). Where a seed is silent or contradicts itself, the comment says
+// which reading the preset takes.
+var presets = []struct {
+	name string
+	make func() *Policy
+}{
+	{"orchestrator", orchestratorPreset},
+	{"retry-handler", retryHandlerPreset},
+	{"auto-retry", autoRetryPreset},
+	{"factory", factoryPreset},
+	{"factory-audited", factoryAuditedPreset},
+	{"adaptive", adaptivePreset},
+	{"none", nonePreset},
+	{"aws-full", func() *Policy { return backoffVariant("aws-full") }},
+	{"aws-equal", func() *Policy { return backoffVariant("aws-equal") }},
+	{"aws-decorrelated", func() *Policy { return backoffVariant("aws-decorrelated") }},
+	{"constant", func() *Policy { return backoffVariant("constant") }},
+}
+
+// PresetNames lists the presets: the five seed systems (and the factory as
+// its audit recommends), then the generic ones.
+func PresetNames() []string {
+	out := make([]string, len(presets))
+	for i, p := range presets {
+		out[i] = p.name
+	}
+	return out
+}
+
+// Preset returns a fresh copy of the named preset: changing it changes no
+// other copy.
+func Preset(name string) (*Policy, error) {
+	for _, p := range presets {
+		if p.name == name {
+			return p.make(), nil
+		}
+	}
+	names := PresetNames()
+	return nil, fmt.Errorf("unknown policy preset %q%s (%s)", name, suggest(name, names), strings.Join(names, ", "))
+}
+
+func classSet(cs ...Class) map[Class]bool {
+	m := make(map[Class]bool, len(cs))
+	for _, c := range cs {
+		m[c] = true
+	}
+	return m
+}
+
+// everyClass is the set of all classes, unknown included: the seed systems
+// that retry whatever failed.
+func everyClass() map[Class]bool { return classSet(allClasses...) }
+
+// orchestratorPreset is seed 000, the orchestrator:
+//   - Backoff (Orchestrator): initialDelayMs 1000, maxDelayMs 10000,
+//     backoffFactor 2 (lines 28-30), ±10% jitter (lines 54-56).
+//   - MaxRetries 3: maxRetries default 3 (line 27).
+//   - Retriable rate_limit, timeout, server, network: the Retriable Errors
+//     table (lines 38-45); auth, client and abort are the Non-Retriable
+//     table (lines 47-53). Unknown text is not retried: the adapter's
+//     isRetriableError returns false for what it does not recognise.
+//   - MaxIterations 5: "Max Iterations: 5 (hardcoded)" (line 105).
+//   - NonImprovingStop 2: "2 consecutive non-improving iterations" (line
+//     108) and consecutiveSameSignature >= 2 (line 121).
+//   - Escalation{2, 2, 1}: toL3AfterNonImprovingIterations 2,
+//     toL3AfterPatchApplyFailures 2, maxEscalations 1 (lines 98-100).
+//   - DiagnosisAfter 2: triggerOnRepeatedFailures 2 (line 157).
+func orchestratorPreset() *Policy {
+	return &Policy{
+		Name:             "orchestrator",
+		Backoff:          Orchestrator,
+		MaxRetries:       3,
+		Retriable:        classSet(ClassRateLimit, ClassTimeout, ClassServer, ClassNetwork),
+		MaxIterations:    5,
+		NonImprovingStop: 2,
+		Escalation:       Escalation{NonImproving: 2, PatchApplyFailures: 2, MaxEscalations: 1},
+		DiagnosisAfter:   2,
+	}
+}
+
+// retryHandlerPreset is seed 001, the retry handler:
+//   - PerOperation test 2, review 1, build 0 retries. The table (lines
+//     57-59) gives test 3, review 2, build 1 under "Max Retries", but the
+//     loop retries only while current_attempt < max_retries (line 84) and
+//     reports a final failure as "attempts": {{max_retries}} (lines 108,
+//     117; the example, line 44, is 3 attempts): the numbers are attempts,
+//     so the retries are one fewer. Build's note "1 retry for transient
+//     issues" (line 59) contradicts its own loop; the preset follows the
+//     loop, which is what a recorded run shows.
+//   - MaxRetries 2, for custom and any other operation: custom "must
+//     specify max_retries" (line 60); the interface's example default is
+//     max_retries: 3 (line 21), 3 attempts. Set per_operation.custom in a
+//     policy file.
+//   - Cascade{3, 5}: threshold 3 failures within window_size 5 items
+//     (lines 138-139).
+//   - Retriable: every class, the loop retries whatever failed.
+//   - Backoff: none. The seed waits for nothing between attempts: it spawns
+//     a FIX subagent (test) or applies review feedback and goes on.
+func retryHandlerPreset() *Policy {
+	return &Policy{
+		Name:         "retry-handler",
+		MaxRetries:   2,
+		PerOperation: map[string]int{"test": 2, "review": 1, "build": 0},
+		Retriable:    everyClass(),
+		Cascade:      &Cascade{Threshold: 3, Window: 5},
+	}
+}
+
+// autoRetryPreset is seed 002, auto-retry:
+//   - MaxRetries 10: Max-Retries default 10 (lines 56, 84, 152), retried
+//     while retry_count < max_retries (line 120), so at most 10 auto-retry
+//     loops after the one in which QA flagged the issue.
+//   - MaxAttempts 11: the same limit counted as attempts at the issue, the
+//     flagging loop being attempt 1 ("Attempt: 1 of 10" is the first
+//     retry).
+//   - SignatureHalt 3: "halt at 3" (line 87), Signature-Repeat-Count >= 3
+//     (line 165); the count restarts at 1 on a new signature (line 163).
+//   - GlobalCap 15: total_auto_retries >= 15 (line 128). The seed counts
+//     one per loop, however many issues it retries; replay a loop that
+//     retries several issues as one retry to match.
+//   - Retriable: every class; Backoff: none (the next loop starts at once).
+func autoRetryPreset() *Policy {
+	return &Policy{
+		Name:          "auto-retry",
+		MaxRetries:    10,
+		MaxAttempts:   11,
+		SignatureHalt: 3,
+		GlobalCap:     15,
+		Retriable:     everyClass(),
+	}
+}
+
+// factoryPreset is seed 003's factory as it runs:
+//   - MaxAttempts 5, MaxRetries 4: the router ends when attempt_index >
+//     max_attempts (line 19), finalize having counted the attempt; the
+//     audit's "Total waste for max_attempts=5" is 5 attempts each (lines
+//     290-301).
+//   - Retriable: every class. "Every non-PASS verdict that hasn't
+//     exhausted attempts gets retried from SE" (lines 25-27): the router
+//     reads no stage.
+//   - Backoff: none. "there is no backoff" (line 90).
+func factoryPreset() *Policy {
+	return &Policy{
+		Name:        "factory",
+		MaxRetries:  4,
+		MaxAttempts: 5,
+		Retriable:   everyClass(),
+	}
+}
+
+// factoryAuditedPreset is the factory as seed 003's audit recommends: the
+// factory preset without retrying failures a retry cannot change.
+//   - preflight (F1, lines 49-77) and write_failed (F6, lines 202-228) are
+//     not retried: "Deterministic Failures That Are Retried" (lines
+//     282-288).
+//   - exception (F2, lines 79-111) is retried only when its text is
+//     transient (lines 89-98): TransientOnly, read by ExceptionTransient.
+//   - acceptance_failed is still retried: its shlex sub-case (F8a) is
+//     deterministic, but its stage and text look like the retriable
+//     sub-cases (lines 250-278), so it cannot be told apart from the
+//     record.
+//   - command_timeout stays retriable (T2, lines 344-369: a timeout may be
+//     transient).
+func factoryAuditedPreset() *Policy {
+	p := factoryPreset()
+	p.Name = "factory-audited"
+	delete(p.Retriable, ClassPreflight)
+	delete(p.Retriable, ClassWriteFailed)
+	p.TransientOnly = classSet(ClassException)
+	return p
+}
+
+// adaptivePreset is seed 004, adaptive retry:
+//   - Adaptive.Window 10: "last 10 runs" (line 58).
+//   - Adaptive.Threshold 0.2: "threshold (20%)" (line 59).
+//   - Adaptive.MaxRetries 3 and MaxRetries 3: "maxRetries (default 3)"
+//     (line 69) and attemptCount > maxRetries → abort-recommended (line
+//     113).
+//   - Adaptive.Strategies: the seed names the strategies (lines 125-133)
+//     and which agent each addresses, but no table per stage; the
+//     pipeline's own defaults (its retry-config tests' getDefaultConfig)
+//     are alex [simplify-prompt, add-context], cass [reduce-stories,
+//     simplify-prompt], nigel [simplify-tests, add-context], codey-plan
+//     [add-context, simplify-prompt], codey-implement [incremental,
+//     rollback].
+//   - Retriable: every class (the user retries any failed agent); Backoff:
+//     none (the user is asked).
+func adaptivePreset() *Policy {
+	return &Policy{
+		Name:       "adaptive",
+		MaxRetries: 3,
+		Retriable:  everyClass(),
+		Adaptive: &Adaptive{Window: 10, Threshold: 0.2, MaxRetries: 3, Strategies: map[string][]string{
+			"alex":            {"simplify-prompt", "add-context"},
+			"cass":            {"reduce-stories", "simplify-prompt"},
+			"nigel":           {"simplify-tests", "add-context"},
+			"codey-plan":      {"add-context", "simplify-prompt"},
+			"codey-implement": {"incremental", "rollback"},
+		}},
+	}
+}
+
+// nonePreset never retries and runs no repair iteration.
+func nonePreset() *Policy { return &Policy{Name: "none"} }
+
+// backoffVariant is the orchestrator with another backoff schedule, so
+// that comparing it with the orchestrator isolates the schedule.
+func backoffVariant(name string) *Policy {
+	p := orchestratorPreset()
+	p.Name = name
+	p.Backoff, _ = BackoffPreset(name)
+	return p
+}
+
+var backoffPresets = []struct {
+	name string
+	b    Backoff
+}{
+	{"none", Backoff{}},
+	{"orchestrator", Orchestrator},
+	{"aws-full", Backoff{Initial: time.Second, Max: 10 * time.Second, Factor: 2, Jitter: JitterFull}},
+	{"aws-equal", Backoff{Initial: time.Second, Max: 10 * time.Second, Factor: 2, Jitter: JitterEqual}},
+	{"aws-decorrelated", Backoff{Initial: time.Second, Max: 10 * time.Second, Jitter: JitterDecorrelated}},
+	{"constant", Backoff{Initial: time.Second}},
+}
+
+// BackoffNames lists the named schedules BackoffPreset knows.
+func BackoffNames() []string {
+	out := make([]string, len(backoffPresets))
+	for i, b := range backoffPresets {
+		out[i] = b.name
+	}
+	return out
+}
+
+// BackoffPreset is a named schedule: none (no wait), orchestrator (seed
+// 000), aws-full, aws-equal and aws-decorrelated (AWS's jitters, on the
+// orchestrator's 1 s base and 10 s cap so they compare with it), constant
+// (1 s every time).
+func BackoffPreset(name string) (Backoff, error) {
+	for _, b := range backoffPresets {
+		if b.name == name {
+			return b.b, nil
+		}
+	}
+	names := BackoffNames()
+	return Backoff{}, fmt.Errorf("unknown backoff %q%s (%s)", name, suggest(name, names), strings.Join(names, ", "))
+}
+
+// suggest offers the closest known name to a misspelt one.
+func suggest(got string, known []string) string {
+	best, bestD := "", 3
+	for _, k := range known {
+		if d := distance(got, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if best == "" || best == got {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+// distance is the Levenshtein distance, for short names only.
+func distance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 64
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
