@@ -176,11 +176,12 @@ type Tracker struct {
 	lastWait time.Duration
 
 	// Per run.
-	runRetries int
-	tokens     float64
-	tokensInit bool
-	outcomes   []bool // the last Cascade.Window items' outcomes, true = failed
-	cascaded   bool
+	runRetries  int
+	tokens      float64
+	tokensInit  bool
+	outcomes    []bool // the last Cascade.Window items' outcomes, true = failed
+	failedItems int    // failed items, when the window is every item
+	cascaded    bool
 }
 
 // NewTracker starts tracking under p, drawing jitter from r.
@@ -266,13 +267,18 @@ func (t *Tracker) EndItem(failed bool) bool {
 	if c == nil || c.Threshold <= 0 {
 		return false
 	}
+	if c.Window <= 0 { // every item: a running count will do
+		if failed {
+			t.failedItems++
+		}
+		t.cascaded = t.cascaded || t.failedItems >= c.Threshold
+		return t.cascaded
+	}
 	t.outcomes = append(t.outcomes, failed)
-	if w := max(c.Window, 1); len(t.outcomes) > w {
-		t.outcomes = append(t.outcomes[:0], t.outcomes[len(t.outcomes)-w:]...)
+	if len(t.outcomes) > c.Window {
+		t.outcomes = append(t.outcomes[:0], t.outcomes[len(t.outcomes)-c.Window:]...)
 	}
-	if c.Detect(t.outcomes) {
-		t.cascaded = true
-	}
+	t.cascaded = t.cascaded || c.Detect(t.outcomes)
 	return t.cascaded
 }
 
