@@ -282,7 +282,7 @@ func TestClassifierRules(t *testing.T) {
 		{"quota exceeded for project", ClassRateLimit},
 		{"UPSTREAM   12 failed", ClassServer},
 		{"408 Request Timeout", ClassTimeout},
-		{"404 model not found", ClassNetwork}, // 4xx rule before the default 4xx
+		{"404 model not found", ClassNetwork},   // 4xx rule before the default 4xx
 		{"429 Too Many Requests", ClassNetwork}, // user rules come first, 4xx included
 		{"stop", ClassAbort},
 		{"stop now", ClassUnknown}, // Equals is the whole text
