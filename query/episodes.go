@@ -1,0 +1,821 @@
+package query
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/marcboeker/go-duckdb"
+
+	"github.com/orchstat/orchstat/rules/replay"
+	"github.com/orchstat/orchstat/rules/retry"
+)
+
+// MaxRecordedRetries bounds the retries one provider request is taken to
+// have made. The orchestrator's client makes 0..maxRetries (3 by default);
+// a larger count is a damaged or foreign record, and taking it at its word
+// would give one request millions of attempts. Counts are clamped into
+// [0, MaxRecordedRetries], NaN and negative counts read as 0, and fractions
+// are rounded down.
+const MaxRecordedRetries = 100
+
+// Episodes builds the recorded failure episodes of the runs f selects, in
+// (Time, ID) order (Kind breaks the tie that cannot happen between kinds'
+// ID shapes). As in Metrics, a selected run brings all its episodes: the
+// Provider filter selects runs, not requests.
+//
+// Three kinds come out, each read with one streamed query:
+//
+//   - replay.KindProvider, one per ProviderRequestFinished, ID
+//     "<run>/<file_id>:<line>". See providerEpisodes for attempts and cost.
+//   - replay.KindL2, one per run with L2 events, ID "<run>/l2". See
+//     l2Episodes.
+//   - replay.KindL3, one per (run, L3 step) with CandidateGenerated rows, ID
+//     "<run>/l3/<step>". See l3Episodes.
+//
+// classify turns a failed request's last error text into its class; it is
+// called once per distinct text, so it must be a pure function. A nil
+// classify leaves classes empty.
+func Episodes(ctx context.Context, q querier, f Filter, classify func(string) retry.Class) ([]replay.Episode, error) {
+	l2, err := l2Episodes(ctx, q, f)
+	if err != nil {
+		return nil, err
+	}
+	l3, err := l3Episodes(ctx, q, f)
+	if err != nil {
+		return nil, err
+	}
+	loops := append(l2, l3...)
+	slices.SortFunc(loops, episodeOrder)
+	out, err := providerEpisodes(ctx, q, f, classify, len(loops))
+	if err != nil {
+		return nil, err
+	}
+	return mergeInto(out, loops), nil
+}
+
+// queryRow scans the one row of a query.
+func queryRow(ctx context.Context, q querier, query string, args []any, dest ...any) error {
+	rs, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	if !rs.Next() {
+		if err := rs.Err(); err != nil {
+			return err
+		}
+		return sql.ErrNoRows
+	}
+	if err := rs.Scan(dest...); err != nil {
+		return err
+	}
+	return rs.Close()
+}
+
+func episodeOrder(a, b replay.Episode) int {
+	if c := a.Time.Compare(b.Time); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.ID, b.ID); c != 0 {
+		return c
+	}
+	return strings.Compare(string(a.Kind), string(b.Kind))
+}
+
+// mergeInto merges b into a, both sorted, in place from the back: b is
+// short and a can hold millions of episodes, so no second copy of a is
+// made when its capacity allows.
+func mergeInto(a, b []replay.Episode) []replay.Episode {
+	i, j := len(a)-1, len(b)-1
+	a = slices.Grow(a, len(b))[:len(a)+len(b)]
+	for k := len(a) - 1; j >= 0; k-- {
+		if i >= 0 && episodeOrder(a[i], b[j]) > 0 {
+			a[k], i = a[i], i-1
+		} else {
+			a[k], j = b[j], j-1
+		}
+	}
+	return a
+}
+
+// providerEpisodesSQL reads one row per ProviderRequestFinished of the
+// selected runs, in time order, with its attempt count and cost share.
+// Sorting on the time alone is much cheaper than on (time, ID) text; the
+// few requests that share a timestamp are put in ID order in Go.
+//
+// Cost: tokens and cost are only in summary.json, per run and provider, so
+// a request's cost is an estimate. The run's latest summary file is used
+// (as the runs view does). When it has a costs.perProvider entry for the
+// request's provider, that cost is spread over the run's attempts to that
+// provider; an entry whose cost is null (a local model) gives 0. When the
+// summary has per-provider entries but none for this provider, the cost is
+// unknown and 0: falling back to the run's total would count the other
+// providers' cost twice. Only a summary with no per-provider entries at all
+// spreads its total over all the run's attempts. Either way every attempt
+// is assumed to cost the same, although a retried 429 likely cost nothing:
+// the figure is a share, not a bill. No summary, or no cost in it, gives 0.
+const providerEpisodesSQL = `,
+pr AS (
+  SELECT p.run_id, p.file_id, p.line, p.ts, p.provider, p.model, p.duration_ms, p.success,
+    CASE WHEN p.retries IS NULL OR isnan(p.retries) OR p.retries < 0 THEN 0
+         WHEN p.retries > %[1]d THEN %[1]d
+         ELSE floor(p.retries) END::INTEGER AS retries,
+    CASE WHEN p.success IS DISTINCT FROM true THEN p.error END AS error
+  FROM provider_request_finishes p JOIN s USING (run_id)),
+sf AS (
+  SELECT run_id, max(file_id) AS file_id FROM summaries WHERE run_id IN (SELECT run_id FROM s) GROUP BY run_id),
+sm AS (
+  SELECT sf.run_id, su.cost_usd AS total,
+    EXISTS (SELECT 1 FROM summary_costs c WHERE c.file_id = sf.file_id AND c.run_id = sf.run_id) AS per_provider
+  FROM sf JOIN summaries su USING (run_id, file_id)),
+sc AS (
+  SELECT c.run_id, c.provider, any_value(c.cost_usd) AS cost
+  FROM summary_costs c JOIN sf USING (run_id, file_id) GROUP BY ALL),
+pa AS (SELECT run_id, provider, sum(retries + 1)::BIGINT AS attempts FROM pr GROUP BY ALL),
+rate AS (
+  SELECT pa.run_id, pa.provider,
+    CASE WHEN sm.per_provider THEN coalesce(sc.cost, 0) / pa.attempts
+         ELSE coalesce(sm.total, 0) / sum(pa.attempts) OVER (PARTITION BY pa.run_id) END AS per_attempt
+  FROM pa JOIN sm USING (run_id)
+  LEFT JOIN sc ON sc.run_id = pa.run_id AND sc.provider IS NOT DISTINCT FROM pa.provider)
+SELECT pr.run_id, pr.file_id::BIGINT AS file_id, pr.line::BIGINT AS line, pr.ts, pr.provider, pr.model,
+  pr.duration_ms::DOUBLE AS duration_ms, pr.success, pr.retries, pr.error,
+  (coalesce(rate.per_attempt, 0) * (pr.retries + 1))::DOUBLE AS cost
+FROM pr LEFT JOIN rate ON rate.run_id = pr.run_id AND rate.provider IS NOT DISTINCT FROM pr.provider
+ORDER BY pr.ts`
+
+// providerEpisodes reads one episode per logical provider request. The
+// trace records a request's retry count, outcome and LAST error only, so:
+// there are retries+1 attempts (clamped, see MaxRecordedRetries); every
+// attempt before the last failed, as it was retried; the last one's OK is
+// the request's success, and when it failed its Class is classify(error)
+// (error NULL reads as ""). Earlier attempts have Class "": their errors
+// were never written down. A success that is missing or not a boolean is
+// no success. Duration is durationMs, which covers every attempt and the
+// backoff sleeps between them.
+//
+// On a connection that exposes its driver (*sql.Conn), the rows are read
+// through go-duckdb's Arrow interface, column by column, which halves the
+// time of reading a million of them through database/sql.
+//
+// The result has room for extra more episodes.
+func providerEpisodes(ctx context.Context, q querier, f Filter, classify func(string) retry.Class, extra int) ([]replay.Episode, error) {
+	cte, args := f.scope("''")
+	// The count sizes the result: growing a slice of a million episodes
+	// step by step costs more than the query. It is only a hint.
+	var size, attempts int64
+	err := queryRow(ctx, q, "WITH "+cte+`
+		SELECT count(*), coalesce(sum(least(greatest(coalesce(retries, 0), 0), ?)), 0)::BIGINT + count(*)
+		FROM provider_request_finishes JOIN s USING (run_id)`, append(slices.Clip(args), MaxRecordedRetries), &size, &attempts)
+	if err != nil {
+		return nil, fmt.Errorf("reading provider episodes: %w", err)
+	}
+	b := &providerBuilder{
+		classify: classify,
+		out:      make([]replay.Episode, 0, int(size)+extra),
+		slab:     make([]replay.Attempt, attempts),
+		names:    map[string]string{},
+		classes:  map[string]retry.Class{},
+	}
+	query := "WITH " + cte + fmt.Sprintf(providerEpisodesSQL, MaxRecordedRetries)
+	done := false
+	if rc, ok := q.(interface{ Raw(func(any) error) error }); ok {
+		err = rc.Raw(func(dc any) error {
+			var err error
+			done, err = b.readArrow(ctx, dc, query, args)
+			return err
+		})
+	}
+	if err == nil && !done {
+		err = b.readRows(ctx, q, query, args)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading provider episodes: %w", err)
+	}
+	return b.finish(), nil
+}
+
+// providerRow is one row of providerEpisodesSQL. Its strings may point
+// into Arrow buffers that are freed after the row is used.
+type providerRow struct {
+	run             string
+	fileID, line    int64
+	ts              time.Time
+	provider, model string
+	duration        float64 // ms, NaN when NULL
+	success         bool
+	retries         int
+	err             string
+	cost            float64
+}
+
+type providerBuilder struct {
+	classify func(string) retry.Class
+	out      []replay.Episode
+	slab     []replay.Attempt // episodes' attempts, allocated in blocks
+	names    map[string]string
+	classes  map[string]retry.Class
+	buf      []byte
+}
+
+// intern returns s, copied once, so rows share provider and model names
+// and none points into a row buffer.
+func (b *providerBuilder) intern(s string) string {
+	if v, ok := b.names[s]; ok {
+		return v
+	}
+	v := strings.Clone(s)
+	b.names[v] = v
+	return v
+}
+
+func (b *providerBuilder) add(r *providerRow) {
+	n := r.retries + 1
+	if n > len(b.slab) { // more rows than counted
+		b.slab = make([]replay.Attempt, max(n, 8192))
+	}
+	att := b.slab[:n:n]
+	b.slab = b.slab[n:]
+	last := &att[n-1]
+	last.OK = r.success
+	if !last.OK && b.classify != nil {
+		c, ok := b.classes[r.err]
+		if !ok {
+			text := strings.Clone(r.err)
+			c = b.classify(text)
+			b.classes[text] = c
+		}
+		last.Class = c
+	}
+	b.buf = append(b.buf[:0], r.run...)
+	b.buf = append(b.buf, '/')
+	b.buf = strconv.AppendInt(b.buf, r.fileID, 10)
+	b.buf = append(b.buf, ':')
+	b.buf = strconv.AppendInt(b.buf, r.line, 10)
+	id := string(b.buf)
+	e := replay.Episode{
+		Kind:     replay.KindProvider,
+		ID:       id,
+		Run:      id[:len(r.run)],
+		Time:     r.ts.UTC(),
+		Provider: b.intern(r.provider),
+		Model:    b.intern(r.model),
+		Attempts: att,
+		Success:  r.success,
+		CostUSD:  r.cost,
+	}
+	if r.duration > 0 && !math.IsInf(r.duration, 0) {
+		e.Duration = time.Duration(r.duration * float64(time.Millisecond))
+	}
+	b.out = append(b.out, e)
+}
+
+// finish puts requests that share a timestamp in ID order.
+func (b *providerBuilder) finish() []replay.Episode {
+	out := b.out
+	for i := 0; i < len(out); {
+		j := i + 1
+		for j < len(out) && out[j].Time.Equal(out[i].Time) {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(out[i:j], episodeOrder)
+		}
+		i = j
+	}
+	return out
+}
+
+func (b *providerBuilder) readRows(ctx context.Context, q querier, query string, args []any) error {
+	rs, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	var (
+		r                       providerRow
+		provider, model, errTxt sql.NullString
+		dur, cost               sql.NullFloat64
+		success                 sql.NullBool
+	)
+	for rs.Next() {
+		if err := rs.Scan(&r.run, &r.fileID, &r.line, &r.ts, &provider, &model, &dur, &success, &r.retries, &errTxt, &cost); err != nil {
+			return err
+		}
+		r.provider, r.model, r.err = provider.String, model.String, errTxt.String
+		r.duration, r.success, r.cost = math.NaN(), success.Valid && success.Bool, cost.Float64
+		if dur.Valid {
+			r.duration = dur.Float64
+		}
+		b.add(&r)
+		if len(b.out)%65536 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+	}
+	return rs.Err()
+}
+
+type arrowStrings interface {
+	arrow.Array
+	Value(int) string
+}
+
+// readArrow reads the rows through go-duckdb's Arrow interface. It reports
+// false, having read nothing, when the connection or the columns are not
+// what it expects, and the caller reads them through database/sql.
+func (b *providerBuilder) readArrow(ctx context.Context, dc any, query string, args []any) (bool, error) {
+	conn, ok := dc.(driver.Conn)
+	if !ok {
+		return false, nil
+	}
+	a, err := duckdb.NewArrowFromConn(conn)
+	if err != nil {
+		return false, nil
+	}
+	rr, err := a.QueryContext(ctx, query, args...)
+	if err != nil {
+		return false, err
+	}
+	defer rr.Release()
+	var r providerRow
+	first := true
+	for rr.Next() {
+		rec := rr.Record()
+		run, ok0 := rec.Column(0).(arrowStrings)
+		fileID, ok1 := rec.Column(1).(*array.Int64)
+		line, ok2 := rec.Column(2).(*array.Int64)
+		ts, ok3 := rec.Column(3).(*array.Timestamp)
+		provider, ok4 := rec.Column(4).(arrowStrings)
+		model, ok5 := rec.Column(5).(arrowStrings)
+		dur, ok6 := rec.Column(6).(*array.Float64)
+		success, ok7 := rec.Column(7).(*array.Boolean)
+		retries, ok8 := rec.Column(8).(*array.Int32)
+		errText, ok9 := rec.Column(9).(arrowStrings)
+		cost, ok10 := rec.Column(10).(*array.Float64)
+		if !(ok0 && ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7 && ok8 && ok9 && ok10) {
+			if first {
+				return false, nil
+			}
+			return false, fmt.Errorf("unexpected Arrow columns %v", rec.Schema())
+		}
+		first = false
+		toTime, err := ts.DataType().(*arrow.TimestampType).GetToTimeFunc()
+		if err != nil {
+			return false, err
+		}
+		str := func(c arrowStrings, i int) string {
+			if c.IsNull(i) {
+				return ""
+			}
+			return c.Value(i)
+		}
+		for i := range int(rec.NumRows()) {
+			if run.IsNull(i) || fileID.IsNull(i) || line.IsNull(i) || ts.IsNull(i) || retries.IsNull(i) {
+				return false, fmt.Errorf("unexpected NULL in row %d", i)
+			}
+			r.run, r.fileID, r.line, r.ts = run.Value(i), fileID.Value(i), line.Value(i), toTime(ts.Value(i))
+			r.provider, r.model, r.err = str(provider, i), str(model, i), str(errText, i)
+			r.duration = math.NaN()
+			if !dur.IsNull(i) {
+				r.duration = dur.Value(i)
+			}
+			r.success = !success.IsNull(i) && success.Value(i)
+			r.retries, r.cost = int(retries.Value(i)), cost.Value(i)
+			b.add(&r)
+		}
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+	}
+	return true, rr.Err()
+}
+
+// l2EpisodesSQL streams, per run with L2 events, those events (each with
+// the verification report of its iteration), PatchApplyFailed events,
+// escalations and RunStopped events, in trace order.
+const l2EpisodesSQL = `,
+lr AS (SELECT DISTINCT run_id FROM l2_events JOIN s USING (run_id)),
+vr AS (
+  SELECT run_id, iteration, arg_max(passed, file_id) AS passed, arg_max(failure_signature, file_id) AS sig
+  FROM verifications JOIN lr USING (run_id) WHERE phase = 'l2' AND iteration IS NOT NULL GROUP BY ALL)
+SELECT run_id, file_id, line, ts, src, type, iteration, a, b, passed, sig FROM (
+  SELECT e.run_id, e.file_id, e.line, e.ts, 0 AS src, e.type, e.iteration, e.result AS a, e.patch_path AS b, vr.passed, vr.sig
+  FROM l2_events e JOIN lr USING (run_id) LEFT JOIN vr ON vr.run_id = e.run_id AND vr.iteration = e.iteration
+  UNION ALL
+  SELECT p.run_id, p.file_id, p.line, p.ts, 1, p.type, NULL, p.error, NULL, NULL, NULL
+  FROM patch_events p JOIN lr USING (run_id) WHERE p.type = 'PatchApplyFailed'
+  UNION ALL
+  SELECT x.run_id, x.file_id, x.line, x.ts, 2, 'RunEscalated', NULL, x.from_level, x.reason, NULL, NULL
+  FROM escalations x JOIN lr USING (run_id)
+  UNION ALL
+  SELECT r.run_id, r.file_id, r.line, r.ts, 3, r.type, NULL, r.reason, NULL, NULL, NULL
+  FROM run_events r JOIN lr USING (run_id) WHERE r.type = 'RunStopped')
+ORDER BY run_id, file_id, line, src`
+
+type l2Iteration struct {
+	n           float64
+	first       time.Time
+	result      string
+	patchPath   string
+	repaired    bool
+	passed      sql.NullBool
+	sig         string
+	applyFailed bool
+}
+
+type l2Loop struct {
+	run         string
+	iters       map[float64]*l2Iteration
+	last        time.Time // the loop's last event
+	boundary    *l2Iteration
+	afterRepair bool // the latest L2 event was a RepairAttempted with a patch
+	escalated   bool
+	halted      bool
+	stop        string
+}
+
+// l2Episodes reads one episode per run's L2 repair loop (runners/l2.ts):
+//
+//   - Events are taken in trace order: by file, then line. A run's trace
+//     is one file; were it split over several, each is read in turn.
+//   - An iteration is known by any of its L2 events (IterationStarted,
+//     RepairAttempted, IterationFinished), as in the l2_iterations view, so
+//     a run whose IterationStarted lines were lost still has its loop.
+//     Events without an iteration number are dropped. Attempts are the
+//     iterations in numeric order; Time is the first iteration's earliest
+//     event and Duration runs to the loop's last event (its escalation or
+//     stop included).
+//   - OK: IterationFinished says success, or the iteration's L2
+//     verification report passed.
+//   - Signature: that report's failureSignature, "" without one. Iterations
+//     whose repair produced no diff ("none (no-diff)", "none (empty-diff)")
+//     write no report, and l2.ts then compares the previous report again:
+//     a replay that checks for repeated signatures should carry the
+//     previous one over such an iteration.
+//   - PatchApplyFailed: a PatchApplyFailed event whose nearest earlier L2
+//     event in the same trace is this iteration's RepairAttempted, as l2.ts
+//     applies the patch right after announcing it. L3's apply failures,
+//     after the escalation, are not attributed. A "none (...)" repair is
+//     not an apply failure: l2.ts does not count it towards the
+//     patch-apply escalation.
+//   - Class, for an iteration that did not succeed: patch_apply_failed,
+//     else llm_output_invalid for a "none (...)" repair, else verify_failed
+//     when it finished as a failure or its report failed, else "" (for
+//     example an iteration cut short by a stop).
+//   - Escalated: the run has a RunEscalated from L2. Halted and StopReason:
+//     the first RunStopped after the loop began and before any escalation
+//     (a stop in L3 belongs to L3).
+func l2Episodes(ctx context.Context, q querier, f Filter) ([]replay.Episode, error) {
+	cte, args := f.scope("''")
+	rs, err := q.QueryContext(ctx, "WITH "+cte+l2EpisodesSQL, args...)
+	if err != nil {
+		return nil, fmt.Errorf("reading L2 episodes: %w", err)
+	}
+	defer rs.Close()
+	var out []replay.Episode
+	var cur *l2Loop
+	for rs.Next() {
+		var (
+			run            string
+			fileID         int64
+			line           int64
+			ts             time.Time
+			src            int
+			typ, a, b, sig sql.NullString
+			iteration      sql.NullFloat64
+			passed         sql.NullBool
+		)
+		if err := rs.Scan(&run, &fileID, &line, &ts, &src, &typ, &iteration, &a, &b, &passed, &sig); err != nil {
+			return nil, fmt.Errorf("reading L2 episodes: %w", err)
+		}
+		ts = ts.UTC()
+		if cur == nil || cur.run != run {
+			if cur != nil {
+				out = appendL2(out, cur)
+			}
+			cur = &l2Loop{run: run, iters: map[float64]*l2Iteration{}}
+		}
+		switch src {
+		case 0: // an L2 event
+			cur.boundary, cur.afterRepair = nil, false
+			cur.last = later(cur.last, ts)
+			if !iteration.Valid || math.IsNaN(iteration.Float64) {
+				continue
+			}
+			n := iteration.Float64 + 0 // folds -0 into 0
+			it := cur.iters[n]
+			if it == nil {
+				it = &l2Iteration{n: n, first: ts}
+				cur.iters[n] = it
+			}
+			if ts.Before(it.first) {
+				it.first = ts
+			}
+			if passed.Valid {
+				it.passed = passed
+			}
+			if sig.Valid {
+				it.sig = sig.String
+			}
+			switch typ.String {
+			case "IterationFinished":
+				it.result = a.String
+			case "RepairAttempted":
+				it.repaired, it.patchPath = true, b.String
+				cur.boundary, cur.afterRepair = it, !strings.HasPrefix(b.String, "none")
+			}
+		case 1: // PatchApplyFailed
+			if cur.afterRepair && cur.boundary != nil {
+				cur.boundary.applyFailed = true
+				cur.last = later(cur.last, ts)
+			}
+		case 2: // RunEscalated
+			if a.String == "L2" {
+				if !cur.escalated && len(cur.iters) > 0 {
+					cur.last = later(cur.last, ts)
+				}
+				cur.escalated = true
+				cur.boundary, cur.afterRepair = nil, false
+			}
+		case 3: // RunStopped
+			if !cur.escalated && !cur.halted && !cur.last.IsZero() {
+				cur.halted, cur.stop = true, a.String
+				cur.last = later(cur.last, ts)
+			}
+		}
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("reading L2 episodes: %w", err)
+	}
+	if cur != nil {
+		out = appendL2(out, cur)
+	}
+	return out, nil
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func appendL2(out []replay.Episode, l *l2Loop) []replay.Episode {
+	if len(l.iters) == 0 {
+		return out
+	}
+	iters := make([]*l2Iteration, 0, len(l.iters))
+	for _, it := range l.iters {
+		iters = append(iters, it)
+	}
+	slices.SortFunc(iters, func(a, b *l2Iteration) int { return cmp.Compare(a.n, b.n) })
+	e := replay.Episode{
+		Kind:       replay.KindL2,
+		ID:         l.run + "/l2",
+		Run:        l.run,
+		Time:       iters[0].first,
+		Attempts:   make([]replay.Attempt, len(iters)),
+		Escalated:  l.escalated,
+		Halted:     l.halted,
+		StopReason: l.stop,
+	}
+	for i, it := range iters {
+		a := &e.Attempts[i]
+		a.OK = it.result == "success" || it.passed.Valid && it.passed.Bool
+		a.Signature = it.sig
+		a.PatchApplyFailed = it.applyFailed
+		switch {
+		case a.OK:
+		case it.applyFailed:
+			a.Class = retry.ClassPatchApplyFailed
+		case it.repaired && strings.HasPrefix(it.patchPath, "none"):
+			a.Class = retry.ClassLLMOutputInvalid
+		case it.result == "failure" || it.passed.Valid:
+			a.Class = retry.ClassVerifyFailed
+		}
+	}
+	e.Success = e.Attempts[len(e.Attempts)-1].OK
+	if d := l.last.Sub(e.Time); d > 0 {
+		e.Duration = d
+	}
+	return append(out, e)
+}
+
+// l3EpisodesSQL streams, per run with L3 candidates, the candidates, steps,
+// DiagnosisStarted events and patch events, in trace order.
+const l3EpisodesSQL = `,
+cr AS (SELECT DISTINCT run_id FROM l3_candidates JOIN s USING (run_id))
+SELECT run_id, file_id, line, ts, src, type, iteration, flag, a FROM (
+  SELECT c.run_id, c.file_id, c.line, c.ts, 0 AS src, NULL AS type, c.iteration, c.valid AS flag, c.provider_id AS a
+  FROM l3_candidates c JOIN cr USING (run_id)
+  UNION ALL
+  SELECT t.run_id, t.file_id, t.line, t.ts, 1, t.type, NULL, t.success, NULL
+  FROM steps t JOIN cr USING (run_id)
+  UNION ALL
+  SELECT d.run_id, d.file_id, d.line, d.ts, 2, d.type, d.iteration, NULL, NULL
+  FROM diagnoses d JOIN cr USING (run_id) WHERE d.type = 'DiagnosisStarted'
+  UNION ALL
+  SELECT p.run_id, p.file_id, p.line, p.ts, 3, p.type, NULL, NULL, p.error
+  FROM patch_events p JOIN cr USING (run_id))
+ORDER BY run_id, file_id, line, src`
+
+// stepKey is an L3 step index; CandidateGenerated without one is a step of
+// its own, as METRICS.md counts it.
+type stepKey struct {
+	known bool
+	n     float64
+}
+
+func (k stepKey) String() string {
+	if !k.known {
+		return "none"
+	}
+	return strconv.FormatFloat(k.n, 'f', -1, 64)
+}
+
+func keyOf(v sql.NullFloat64) stepKey {
+	if !v.Valid || math.IsNaN(v.Float64) {
+		return stepKey{}
+	}
+	return stepKey{true, v.Float64 + 0}
+}
+
+type l3Step struct {
+	key        stepKey
+	start, end time.Time
+	attempts   []replay.Attempt
+	round      int // the first candidate not yet followed by a patch event
+	provider   string
+	mixed      bool
+	finished   bool
+	success    bool
+}
+
+// l3Episodes reads one episode per L3 step with candidates (runners/l3.ts
+// and the flow EVENTS.md describes):
+//
+//   - Attempts are the step's candidates in trace order, rounds of bestOfN
+//     included when a step regenerates them; Valid is the candidate's valid
+//     flag, and an invalid one has Class llm_output_invalid.
+//   - A round ends with a patch event. The record does not say which
+//     candidate was applied, so a PatchApplyFailed goes to the round's last
+//     valid candidate (only a valid one has a patch to apply), or to its
+//     last candidate when none was valid. That attempt gets
+//     PatchApplyFailed, Class patch_apply_failed and the apply error as its
+//     Signature: identical errors are what triggers a diagnosis.
+//   - A StepFinished following the step's candidates (before the next
+//     StepStarted) ends it; Success is its success flag and the last
+//     attempt's OK is set to it, as the record does not say which candidate
+//     won. Every other attempt has OK false. A step with no StepFinished (the
+//     run stopped or is unfinished) did not succeed.
+//   - StopReason is "diagnosed" when a DiagnosisStarted names the step; the
+//     number of diagnoses follows from the attempts' apply failures. Run
+//     stops are not the step's: Halted and Escalated stay false.
+//   - Time is the step's StepStarted when it directly precedes the first
+//     candidate, else the first candidate; Duration runs to StepFinished,
+//     or to the step's last event. Provider is the candidates' providerId
+//     when they agree.
+func l3Episodes(ctx context.Context, q querier, f Filter) ([]replay.Episode, error) {
+	cte, args := f.scope("''")
+	rs, err := q.QueryContext(ctx, "WITH "+cte+l3EpisodesSQL, args...)
+	if err != nil {
+		return nil, fmt.Errorf("reading L3 episodes: %w", err)
+	}
+	defer rs.Close()
+	var (
+		out       []replay.Episode
+		run       string
+		steps     []*l3Step
+		byKey     map[stepKey]*l3Step
+		diagnosed map[stepKey]bool
+		current   *l3Step
+		started   time.Time // the pending StepStarted, zero when none
+	)
+	flush := func() {
+		for _, st := range steps {
+			out = appendL3(out, run, st, diagnosed[st.key])
+		}
+	}
+	for rs.Next() {
+		var (
+			fileID, line int64
+			ts           time.Time
+			src          int
+			typ, a       sql.NullString
+			iteration    sql.NullFloat64
+			flag         sql.NullBool
+			thisRun      string
+		)
+		if err := rs.Scan(&thisRun, &fileID, &line, &ts, &src, &typ, &iteration, &flag, &a); err != nil {
+			return nil, fmt.Errorf("reading L3 episodes: %w", err)
+		}
+		ts = ts.UTC()
+		if thisRun != run || byKey == nil {
+			flush()
+			run, steps, current, started = thisRun, nil, nil, time.Time{}
+			byKey, diagnosed = map[stepKey]*l3Step{}, map[stepKey]bool{}
+		}
+		switch src {
+		case 0: // CandidateGenerated
+			k := keyOf(iteration)
+			st := byKey[k]
+			if st == nil {
+				st = &l3Step{key: k, start: ts}
+				if !started.IsZero() {
+					st.start = started
+				}
+				byKey[k] = st
+				steps = append(steps, st)
+			}
+			started = time.Time{}
+			if current != st {
+				current = st
+				st.round = len(st.attempts)
+			}
+			att := replay.Attempt{Valid: flag.Valid && flag.Bool}
+			if !att.Valid {
+				att.Class = retry.ClassLLMOutputInvalid
+			}
+			st.attempts = append(st.attempts, att)
+			switch {
+			case len(st.attempts) == 1:
+				st.provider = a.String
+			case a.String != st.provider:
+				st.mixed = true
+			}
+			st.end = later(st.end, ts)
+		case 1: // StepStarted or StepFinished
+			if typ.String == "StepStarted" {
+				current, started = nil, ts
+				continue
+			}
+			if current != nil && !current.finished {
+				current.finished, current.success = true, flag.Valid && flag.Bool
+				current.end = later(current.end, ts)
+			}
+			current, started = nil, time.Time{}
+		case 2: // DiagnosisStarted
+			diagnosed[keyOf(iteration)] = true
+		case 3: // PatchApplied or PatchApplyFailed
+			st := current
+			if st == nil || st.round >= len(st.attempts) {
+				continue
+			}
+			if typ.String == "PatchApplyFailed" {
+				i := len(st.attempts) - 1
+				for j := i; j >= st.round; j-- {
+					if st.attempts[j].Valid {
+						i = j
+						break
+					}
+				}
+				at := &st.attempts[i]
+				at.PatchApplyFailed, at.Class, at.Signature = true, retry.ClassPatchApplyFailed, a.String
+			}
+			st.round = len(st.attempts)
+			st.end = later(st.end, ts)
+		}
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("reading L3 episodes: %w", err)
+	}
+	flush()
+	return out, nil
+}
+
+func appendL3(out []replay.Episode, run string, st *l3Step, diagnosed bool) []replay.Episode {
+	e := replay.Episode{
+		Kind:     replay.KindL3,
+		ID:       run + "/l3/" + st.key.String(),
+		Run:      run,
+		Time:     st.start,
+		Attempts: st.attempts,
+		Success:  st.finished && st.success,
+	}
+	if !st.mixed {
+		e.Provider = st.provider
+	}
+	if e.Success {
+		last := &e.Attempts[len(e.Attempts)-1]
+		last.OK, last.Class = true, ""
+	}
+	if diagnosed {
+		e.StopReason = "diagnosed"
+	}
+	if d := st.end.Sub(st.start); d > 0 {
+		e.Duration = d
+	}
+	return append(out, e)
+}
