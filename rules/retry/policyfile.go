@@ -97,6 +97,7 @@ type pfile struct {
 	work     int
 	merges   int
 	full     bool // too many problems: stop reporting
+	deep     bool // merge keys nested too deep: reported
 }
 
 type entry struct {
@@ -385,7 +386,10 @@ func (f *pfile) mappingDepth(raw ast.Node, field, msg string, depth int) ([]entr
 		}
 		if mv.Key.IsMergeKey() {
 			if depth > 8 {
-				f.add(mv.Key, field, "merge keys nest too deep")
+				if !f.deep {
+					f.deep = true
+					f.add(mv.Key, field, "merge keys nest more than 8 deep")
+				}
 				continue
 			}
 			srcs := []ast.Node{mv.Value}
@@ -607,42 +611,48 @@ func (f *pfile) list(e entry, field string) ([]ast.Node, []ast.Node, bool) {
 	return vals, raws, true
 }
 
+// strings reads a list of strings. Items that are not strings are
+// reported and stand in as "?", so the others keep their indexes.
 func (f *pfile) strings(e entry, field string) ([]string, bool) {
 	vals, raws, ok := f.list(e, field)
 	if !ok {
 		return nil, false
 	}
-	out := make([]string, 0, len(vals))
-	good := true
+	out := make([]string, len(vals))
 	for i, v := range vals {
 		fi := field + "[" + strconv.Itoa(i) + "]"
 		f.pos[fi] = raws[i]
-		s, ok := scalar(v)
-		if !ok || !isStringNode(v) {
+		s, isScalar := scalar(v)
+		if !isScalar || !isStringNode(v) {
 			f.add(orNode(raws[i], e.raw), fi, "must be a string, got %s", describe(v))
-			good = false
+			out[i], ok = "?", false
 			continue
 		}
-		out = append(out, s)
+		out[i] = s
 	}
-	return out, good
+	return out, ok
 }
 
+// classes reads a list of class names, reporting each that is unknown.
 func (f *pfile) classes(e entry, field string) ([]Class, bool) {
-	ss, ok := f.strings(e, field)
+	vals, raws, ok := f.list(e, field)
 	if !ok {
 		return nil, false
 	}
 	var out []Class
-	for i, s := range ss {
-		c := Class(s)
-		if !c.Known() {
-			fi := field + "[" + strconv.Itoa(i) + "]"
-			f.add(f.pos[fi], fi, "unknown class %q%s (%s)", s, suggest(s, classNames()), strings.Join(classNames(), ", "))
+	for i, v := range vals {
+		fi := field + "[" + strconv.Itoa(i) + "]"
+		s, isScalar := scalar(v)
+		switch {
+		case !isScalar || !isStringNode(v):
+			f.add(orNode(raws[i], e.raw), fi, "must be a class name, got %s", describe(v))
 			ok = false
-			continue
+		case !Class(s).Known():
+			f.add(orNode(raws[i], e.raw), fi, "unknown class %q%s (%s)", s, suggest(s, classNames()), strings.Join(classNames(), ", "))
+			ok = false
+		default:
+			out = append(out, Class(s))
 		}
-		out = append(out, c)
 	}
 	return out, ok
 }
@@ -832,7 +842,7 @@ func (f *pfile) adaptive(e entry, base *Adaptive) *Adaptive {
 				st[stage] = slices.Clone(v)
 			}
 			for _, s := range ss {
-				if list, ok := f.strings(s, fk+"."+s.key); ok {
+				if list, ok := f.strings(s, fk+"."+s.key); list != nil || ok {
 					st[s.key] = list
 				}
 			}
@@ -928,6 +938,7 @@ func (f *pfile) statuses(e entry, field string) []string {
 			out = append(out, s)
 		default:
 			f.add(orNode(raws[i], e.raw), fi, "must be a status like 429 or 5xx, got %s", describe(v))
+			out = append(out, "4xx") // a stand-in that keeps the indexes; the policy is not returned
 		}
 	}
 	return out
