@@ -1,6 +1,17 @@
-// Package retry is orchstat's retry-policy core: how long to wait before
-// the next attempt. It is pure Go, with randomness injected, so the code
-// that decides a retry live is the code that replays one.
+// Package retry is orchstat's retry-policy core: whether a failure is
+// worth another attempt, how long to wait before it, and when to stop. It
+// is pure Go, with randomness injected, so the code that decides a retry
+// live is the code that replays one.
+//
+//   - Backoff: the schedules (the orchestrator's ±10%, AWS's full, equal
+//     and decorrelated jitter, constant, none).
+//   - Classifier: failure text to a Class, table-driven (DefaultProvider,
+//     DefaultFactory, ClassifyCommand); Signature for identical failures.
+//   - Policy and Tracker: the limits, failure by failure; ReplayL2,
+//     Cascade.Detect, Adaptive.Recommend and DiagnosisDue for the seeds'
+//     loops.
+//   - Preset and ParsePolicy: the seed systems' policies, and YAML files
+//     that compose and override them.
 package retry
 
 import (

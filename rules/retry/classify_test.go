@@ -455,3 +455,14 @@ func FuzzClassify(f *testing.F) {
 		_ = ExceptionTransient(text)
 	})
 }
+
+// go test ./rules/retry -run - -bench Classify -benchmem
+func BenchmarkClassify(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, tt := range providerCases {
+			DefaultProvider.Classify(tt.text)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(providerCases)), "ns/text")
+}
