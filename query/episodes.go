@@ -50,6 +50,9 @@ func Episodes(ctx context.Context, q querier, f Filter, classify func(string) re
 	if err != nil {
 		return nil, err
 	}
+	if err := initialSignatures(ctx, q, l2); err != nil {
+		return nil, err
+	}
 	l3, err := l3Episodes(ctx, q, f)
 	if err != nil {
 		return nil, err
@@ -61,6 +64,33 @@ func Episodes(ctx context.Context, q querier, f Filter, classify func(string) re
 		return nil, err
 	}
 	return mergeInto(out, loops), nil
+}
+
+// initialSignatures sets each L2 loop's InitialSignature from its run's
+// initial verification report: the failure the first iteration repairs.
+func initialSignatures(ctx context.Context, q querier, l2 []replay.Episode) error {
+	if len(l2) == 0 {
+		return nil
+	}
+	rs, err := q.QueryContext(ctx, `SELECT run_id, arg_max(failure_signature, file_id) FROM verifications
+		WHERE phase = 'initial' AND run_id IS NOT NULL GROUP BY run_id`)
+	if err != nil {
+		return fmt.Errorf("reading initial verifications: %w", err)
+	}
+	defer rs.Close()
+	sig := map[string]string{}
+	for rs.Next() {
+		var run string
+		var s sql.NullString
+		if err := rs.Scan(&run, &s); err != nil {
+			return fmt.Errorf("reading initial verifications: %w", err)
+		}
+		sig[run] = s.String
+	}
+	for i := range l2 {
+		l2[i].InitialSignature = sig[l2[i].Run]
+	}
+	return rs.Err()
 }
 
 // queryRow scans the one row of a query.

@@ -57,6 +57,9 @@ type Episode struct {
 	// present with the zero Attempt but for OK.
 	Attempts []Attempt
 	Success  bool
+	// InitialSignature is an L2 loop's initial verification failure, the
+	// one its first iteration repairs; "" when unknown.
+	InitialSignature string
 
 	// Duration is the episode's recorded wall time, backoff sleeps
 	// included; 0 when unknown.

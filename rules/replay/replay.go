@@ -45,6 +45,9 @@ type Model struct {
 	// AttemptTime is the median time of one attempt, for attempts beyond
 	// the record.
 	AttemptTime time.Duration
+	// L2Pass[k] is the chance that L2 iteration k+1 passes given that the
+	// loop reached it.
+	L2Pass []float64
 }
 
 // ClassWeight is one class's share of the mix.
@@ -55,7 +58,7 @@ type ClassWeight struct {
 
 // Fit estimates a Model for provider episodes recorded under baseline.
 func Fit(eps []Episode, baseline *retry.Policy) *Model {
-	m := &Model{Hazard: map[retry.Class][]float64{}}
+	m := &Model{Hazard: map[retry.Class][]float64{}, L2Pass: fitL2(eps)}
 	// The mix: final classes of failed episodes that the baseline retries,
 	// which is what an unnamed (retried) failure could have been.
 	counts := map[retry.Class]float64{}
@@ -207,11 +210,7 @@ func NewStream() *Stream {
 // is a next attempt. tr carries the run's shared limits (global cap,
 // budget) from one episode of the run to the next.
 func (rp *Replayer) Provider(e *Episode, p *retry.Policy, tr *retry.Tracker, s *Stream) Outcome {
-	h := fnv.New64a()
-	h.Write([]byte(p.Name))
-	h.Write([]byte{0})
-	h.Write([]byte(e.ID))
-	s.pcg.Seed(rp.Seed, h.Sum64())
+	rp.seed(s, p.Name, e.ID)
 	r := s.rand
 	tr.Rand = r
 	tr.StartItem()
@@ -291,6 +290,15 @@ func (rp *Replayer) sensitive(p *retry.Policy) bool {
 		}
 	}
 	return false
+}
+
+// seed restarts s on the stream of one policy and episode.
+func (rp *Replayer) seed(s *Stream, policy, id string) {
+	h := fnv.New64a()
+	h.Write([]byte(policy))
+	h.Write([]byte{0})
+	h.Write([]byte(id))
+	s.pcg.Seed(rp.Seed, h.Sum64())
 }
 
 func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) {

@@ -49,8 +49,15 @@ type Result struct {
 	ResolutionP50  Metric `json:"resolution_p50_seconds"`
 	ResolutionP95  Metric `json:"resolution_p95_seconds"`
 	Halts          Metric `json:"halts"`
-	Escalations    Metric `json:"escalations"`
 	CostUSD        Metric `json:"cost_usd"`
+
+	// The L2 repair loops, replayed by the loop's own rules.
+	L2Loops       int    `json:"l2_loops"`
+	L2Estimated   int    `json:"l2_estimated_loops"`
+	L2SuccessRate Metric `json:"l2_success_rate"`
+	L2Iterations  Metric `json:"l2_iterations"`
+	Escalations   Metric `json:"escalations"`
+	NonImproving  Metric `json:"l2_non_improving_stops"`
 	// Diff is each figure minus the baseline's, with the interval of the
 	// paired difference (both replays see the same resampled runs).
 	Diff map[string]Metric `json:"diff_from_baseline,omitempty"`
@@ -59,6 +66,9 @@ type Result struct {
 	// recorded outcome (success and attempt count). Baseline only.
 	Reproduced int `json:"reproduced,omitempty"`
 	Checked    int `json:"checked,omitempty"`
+	// Unfinished counts L2 loops without a recorded end or ended by an
+	// error, which the self-check skips.
+	Unfinished int `json:"unfinished_loops,omitempty"`
 	// Mismatches lists up to 10 episodes that did not reproduce.
 	Mismatches []string `json:"mismatches,omitempty"`
 	// HasCost is set when some episode had a recorded cost.
@@ -80,6 +90,7 @@ func (m Metric) MarshalJSON() ([]byte, error) {
 // sums are one block's totals.
 type sums struct {
 	episodes, success, attempts, wasted, backoff, halts, escalations, cost float64
+	l2loops, l2success, l2iterations, l2stops                              float64
 	hist                                                                   [histBins]float64
 }
 
@@ -103,8 +114,9 @@ func binUpper(i int) float64 {
 	return histBase * math.Pow(histRatio, float64(i)) / float64(time.Second)
 }
 
-// Simulate replays the provider episodes under the baseline and each
-// policy. The first result is the baseline's, with its self-check.
+// Simulate replays the provider requests and L2 repair loops under the
+// baseline and each policy. The first result is the baseline's, with its
+// self-check over both.
 func Simulate(eps []Episode, baseline *retry.Policy, policies []*retry.Policy, opts Options) []Result {
 	if opts.Resamples <= 0 {
 		opts.Resamples = 200
@@ -115,7 +127,7 @@ func Simulate(eps []Episode, baseline *retry.Policy, policies []*retry.Policy, o
 	var prov []*Episode
 	runs := map[string]bool{}
 	for i := range eps {
-		if eps[i].Kind == KindProvider {
+		if eps[i].Kind == KindProvider || eps[i].Kind == KindL2 {
 			prov = append(prov, &eps[i])
 			runs[eps[i].Run] = true
 		}
@@ -144,10 +156,39 @@ func Simulate(eps []Episode, baseline *retry.Policy, policies []*retry.Policy, o
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			rd := replayed{blocks: make([]sums, blocks)}
-			rd.res = Result{Policy: p.Name, Episodes: len(prov)}
+			rd.res = Result{Policy: p.Name}
 			s := NewStream()
 			trackers := map[string]*retry.Tracker{}
 			for i, e := range prov {
+				b := &rd.blocks[blockOf[i]]
+				if e.Kind == KindL2 {
+					o := rp.L2(e, p, s)
+					rd.res.L2Loops++
+					if o.Estimated {
+						rd.res.L2Estimated++
+					}
+					// A loop with no recorded end (its run still writing, or cut
+					// short), or ended by an error rather than by the loop's
+					// rules, has no policy outcome to reproduce.
+					unfinished := !e.Success && !e.Escalated && e.StopReason != "non_improving" && e.StopReason != "budget_exceeded"
+					if pi == 0 && unfinished {
+						rd.res.Unfinished++
+					} else if pi == 0 {
+						rd.res.Checked++
+						if o.Success == e.Success && o.Attempts == len(e.Attempts) && o.Escalated == e.Escalated {
+							rd.res.Reproduced++
+						} else if len(rd.res.Mismatches) < 10 {
+							rd.res.Mismatches = append(rd.res.Mismatches, e.ID)
+						}
+					}
+					b.l2loops++
+					b.l2success += b2f(o.Success)
+					b.l2iterations += float64(o.Attempts)
+					b.escalations += b2f(o.Escalated)
+					b.l2stops += b2f(o.Halted)
+					continue
+				}
+				rd.res.Episodes++
 				tr := trackers[e.Run]
 				if tr == nil {
 					tr = retry.NewTracker(p, nil)
@@ -168,14 +209,12 @@ func Simulate(eps []Episode, baseline *retry.Policy, policies []*retry.Policy, o
 						rd.res.Mismatches = append(rd.res.Mismatches, e.ID)
 					}
 				}
-				b := &rd.blocks[blockOf[i]]
 				b.episodes++
 				b.success += b2f(o.Success)
 				b.attempts += float64(o.Attempts)
 				b.wasted += float64(o.Wasted)
 				b.backoff += o.Backoff.Seconds()
 				b.halts += b2f(o.Halted)
-				b.escalations += b2f(o.Escalated)
 				b.cost += o.CostUSD
 				b.hist[histBin(o.Resolution)]++
 			}
@@ -198,6 +237,7 @@ func Simulate(eps []Episode, baseline *retry.Policy, policies []*retry.Policy, o
 		f := map[string]float64{
 			"success_rate": ratio(t.success, t.episodes), "attempts": t.attempts, "wasted_attempts": t.wasted,
 			"backoff_seconds": t.backoff, "halts": t.halts, "escalations": t.escalations, "cost_usd": t.cost,
+			"l2_success_rate": ratio(t.l2success, t.l2loops), "l2_iterations": t.l2iterations, "l2_non_improving_stops": t.l2stops,
 		}
 		f["resolution_p50_seconds"], f["resolution_p95_seconds"] = histQuantile(&t.hist, 0.5), histQuantile(&t.hist, 0.95)
 		return f
@@ -233,6 +273,7 @@ func Simulate(eps []Episode, baseline *retry.Policy, policies []*retry.Policy, o
 		res.SuccessRate, res.Attempts, res.Wasted = metric("success_rate"), metric("attempts"), metric("wasted_attempts")
 		res.BackoffSeconds, res.Halts, res.Escalations = metric("backoff_seconds"), metric("halts"), metric("escalations")
 		res.ResolutionP50, res.ResolutionP95, res.CostUSD = metric("resolution_p50_seconds"), metric("resolution_p95_seconds"), metric("cost_usd")
+		res.L2SuccessRate, res.L2Iterations, res.NonImproving = metric("l2_success_rate"), metric("l2_iterations"), metric("l2_non_improving_stops")
 		if pi > 0 {
 			res.Diff = map[string]Metric{}
 			for name, v := range points[pi] {
@@ -258,6 +299,10 @@ func (s *sums) add(o *sums) {
 	s.halts += o.halts
 	s.escalations += o.escalations
 	s.cost += o.cost
+	s.l2loops += o.l2loops
+	s.l2success += o.l2success
+	s.l2iterations += o.l2iterations
+	s.l2stops += o.l2stops
 	for i := range s.hist {
 		s.hist[i] += o.hist[i]
 	}

@@ -12,7 +12,7 @@ import (
 func Verdict(base, r Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: ", r.Policy)
-	if r.Episodes == 0 {
+	if r.Episodes == 0 && r.L2Loops == 0 {
 		b.WriteString("no recorded episodes to replay.")
 		return b.String()
 	}
@@ -52,14 +52,26 @@ func Verdict(base, r Result) string {
 			said = append(said, fmt.Sprintf("an estimated $%.2f %s cost", math.Abs(v), moreLess(v)))
 		}
 	}
+	if r.L2Loops > 0 {
+		if _, ok := clear("l2_success_rate"); ok {
+			said = append(said, fmt.Sprintf("%.0f%% of L2 loops pass instead of %.0f%%", r.L2SuccessRate.Value*100, base.L2SuccessRate.Value*100))
+		}
+		if v, ok := clear("escalations"); ok {
+			said = append(said, fmt.Sprintf("%s escalations to L3 (%.0f instead of %.0f)", moreFewer(v), r.Escalations.Value, base.Escalations.Value))
+		}
+		if v, ok := clear("l2_iterations"); ok {
+			said = append(said, fmt.Sprintf("%s L2 iterations (%+.0f)", moreFewer(v), v))
+		}
+	}
 	b.WriteString(strings.Join(said, "; "))
 	b.WriteString(". ")
+	est, n := r.Estimated+r.L2Estimated, r.Episodes+r.L2Loops
 	switch {
-	case r.Estimated == 0:
-		fmt.Fprintf(&b, "Every outcome is fixed by the record (%d of %d episodes exact).", r.Episodes, r.Episodes)
+	case est == 0:
+		fmt.Fprintf(&b, "Every outcome is fixed by the record (%d of %d exact).", n, n)
 	default:
 		fmt.Fprintf(&b, "%d of %d outcomes (%.1f%%) are estimated, because they go beyond what the traces record; the intervals carry that uncertainty.",
-			r.Estimated, r.Episodes, 100*float64(r.Estimated)/float64(r.Episodes))
+			est, n, 100*float64(est)/float64(n))
 	}
 	return b.String()
 }

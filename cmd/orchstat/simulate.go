@@ -1,0 +1,358 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/rules/replay"
+	"github.com/orchstat/orchstat/rules/retry"
+)
+
+type simulateOptions struct {
+	g *globals
+	ingestFirst
+	Since, Until string
+	Runs         []string
+	Provider     string
+	Format       string
+
+	Baseline   string
+	Policies   []string
+	MaxRetries int
+	Backoff    string
+	NoRetry    []string
+	Seed       uint64
+	Resamples  int
+}
+
+func newSimulateCmd(g *globals, runF func(context.Context, *simulateOptions) error) *cobra.Command {
+	o := &simulateOptions{g: g}
+	cmd := &cobra.Command{
+		Use:   "simulate [PATH...]",
+		Short: "Replay recorded failures under other retry policies: what if?",
+		Long: `Replay every recorded provider request under the baseline policy (the
+orchestrator's, by default) and under each --policy, with the same retry
+core that decides retries live, and compare success, attempts, wasted
+retries, time in backoff, time to resolution, halts and cost.
+
+Outcomes the record fixes are computed exactly: a policy that retries less
+stops on the recorded prefix, a class it does not retry stops at the first
+attempt. Outcomes beyond the record (more retries after a request gave up,
+or the class of a failure the trace does not name) are estimated from the
+data and marked so; every figure has a 95% interval from a bootstrap over
+runs. The baseline's replay must reproduce the record: the output says how
+many episodes it did.
+
+--policy takes a preset (orchestrator, retry-handler, auto-retry, factory,
+factory-audited, adaptive, none, aws-full, aws-equal, aws-decorrelated,
+constant) or a policy file. The quick flags --max-retries, --backoff and
+--no-retry-class make one more policy: the baseline with those changes.`,
+		Example: `  orchstat simulate --max-retries 5 --backoff full
+  orchstat simulate --no-retry-class rate_limit --since 7d
+  orchstat simulate --policy aws-decorrelated --policy my-policy.yaml --format json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Paths = args
+			if _, err := reports.ParseFormat(o.Format); err != nil {
+				return usageError{err}
+			}
+			if !cmd.Flags().Changed("max-retries") {
+				o.MaxRetries = -1
+			}
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return simulateRun(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	o.ingestFirst.flags(cmd, "simulate on the store as it is, without ingesting first")
+	addFilterFlags(cmd, &o.Since, &o.Until, &o.Runs, &o.Provider)
+	f.StringVarP(&o.Format, "format", "f", "table", "output format: table, markdown, json or csv")
+	f.StringVar(&o.Baseline, "baseline", "orchestrator", "the policy the records were made under: a preset or a policy file")
+	f.StringArrayVar(&o.Policies, "policy", nil, "a policy to compare: a preset or a policy file (repeatable)")
+	f.IntVar(&o.MaxRetries, "max-retries", 0, "quick policy: the baseline with this many retries")
+	f.StringVar(&o.Backoff, "backoff", "", "quick policy: the baseline with this backoff: none, constant, exponential, proportional, full, equal or decorrelated")
+	f.StringArrayVar(&o.NoRetry, "no-retry-class", nil, "quick policy: the baseline without retrying this failure class (repeatable)")
+	f.Uint64Var(&o.Seed, "seed", 1, "seed of the random draws, so results repeat")
+	f.IntVar(&o.Resamples, "resamples", 200, "bootstrap resamples behind each interval")
+	return cmd
+}
+
+// loadPolicy reads a policy: a file when one exists at spec, else a preset.
+func loadPolicy(spec string) (*retry.Policy, error) {
+	data, err := os.ReadFile(spec)
+	switch {
+	case err == nil:
+		return retry.ParsePolicy(spec, data)
+	case errors.Is(err, fs.ErrNotExist) && !strings.ContainsAny(spec, "/.") || errors.Is(err, fs.ErrNotExist) && strings.HasPrefix(spec, "-"):
+		p, perr := retry.Preset(spec)
+		if perr != nil {
+			return nil, usageError{perr}
+		}
+		return p, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, usageError{fmt.Errorf("policy %q: no such file, and not a preset (%s)", spec, strings.Join(retry.PresetNames(), ", "))}
+	}
+	return nil, err
+}
+
+// quickPolicy is the baseline changed by the quick flags, or nil when none
+// is set.
+func quickPolicy(o *simulateOptions, base *retry.Policy) (*retry.Policy, error) {
+	if o.MaxRetries < 0 && o.Backoff == "" && len(o.NoRetry) == 0 {
+		return nil, nil
+	}
+	p := *base
+	p.Retriable = map[retry.Class]bool{}
+	for c, ok := range base.Retriable {
+		p.Retriable[c] = ok
+	}
+	var name []string
+	if o.MaxRetries >= 0 {
+		p.MaxRetries = o.MaxRetries
+		p.PerOperation = nil
+		name = append(name, fmt.Sprintf("max-retries %d", o.MaxRetries))
+	}
+	if o.Backoff != "" {
+		b, err := quickBackoff(o.Backoff, base.Backoff)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		p.Backoff = b
+		name = append(name, "backoff "+o.Backoff)
+	}
+	for _, c := range o.NoRetry {
+		if !knownClass(retry.Class(c)) {
+			return nil, usageError{fmt.Errorf("--no-retry-class: unknown class %q (%s)", c, strings.Join(classNames(), ", "))}
+		}
+		delete(p.Retriable, retry.Class(c))
+		name = append(name, "no retry of "+c)
+	}
+	p.Name = base.Name + " with " + strings.Join(name, ", ")
+	return &p, nil
+}
+
+func quickBackoff(s string, base retry.Backoff) (retry.Backoff, error) {
+	b := base
+	if b.Initial == 0 {
+		b = retry.Orchestrator
+	}
+	switch s {
+	case "none":
+		return retry.Backoff{}, nil
+	case "constant":
+		b.Factor, b.Jitter = 1, retry.JitterNone
+	case "exponential":
+		b.Jitter = retry.JitterNone
+	case "proportional":
+		b.Jitter, b.Spread = retry.JitterProportional, 0.1
+	case "full":
+		b.Jitter = retry.JitterFull
+	case "equal":
+		b.Jitter = retry.JitterEqual
+	case "decorrelated":
+		b.Jitter = retry.JitterDecorrelated
+	default:
+		return b, fmt.Errorf("--backoff: unknown schedule %q (none, constant, exponential, proportional, full, equal, decorrelated)", s)
+	}
+	if b.Factor == 0 && s != "constant" {
+		b.Factor = 2
+	}
+	return b, nil
+}
+
+var providerClasses = []retry.Class{retry.ClassRateLimit, retry.ClassTimeout, retry.ClassServer, retry.ClassNetwork,
+	retry.ClassAuth, retry.ClassClient, retry.ClassAbort, retry.ClassUnknown}
+
+func knownClass(c retry.Class) bool {
+	for _, k := range providerClasses {
+		if k == c {
+			return true
+		}
+	}
+	return false
+}
+
+func classNames() []string {
+	out := make([]string, len(providerClasses))
+	for i, c := range providerClasses {
+		out[i] = string(c)
+	}
+	return out
+}
+
+func simulateRun(ctx context.Context, o *simulateOptions) error {
+	format, _ := reports.ParseFormat(o.Format)
+	now := o.g.io.Now().UTC()
+	f, err := buildFilter(now, o.Since, o.Until, o.Runs, o.Provider)
+	if err != nil {
+		return err
+	}
+	base, err := loadPolicy(o.Baseline)
+	if err != nil {
+		return err
+	}
+	var policies []*retry.Policy
+	for _, spec := range o.Policies {
+		p, err := loadPolicy(spec)
+		if err != nil {
+			return err
+		}
+		policies = append(policies, p)
+	}
+	q, err := quickPolicy(o, base)
+	if err != nil {
+		return err
+	}
+	if q != nil {
+		policies = append(policies, q)
+	}
+	if len(policies) == 0 {
+		return usageError{errors.New("name a policy to compare: --policy NAME|FILE, or a quick flag such as --max-retries 5")}
+	}
+	seen := map[string]bool{base.Name: true}
+	for _, p := range policies {
+		if seen[p.Name] {
+			return usageError{fmt.Errorf("two policies are named %q; give one file a different name", p.Name)}
+		}
+		seen[p.Name] = true
+	}
+	st, unread, err := o.ingestFirst.open(ctx, o.g, false)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	eps, err := query.Episodes(ctx, st.Conn, f, retry.DefaultProvider.Classify)
+	if err != nil {
+		return err
+	}
+	res := replay.Simulate(eps, base, policies, replay.Options{Seed: o.Seed, Resamples: o.Resamples})
+	if err := renderSimulation(o.g.io, res, format); err != nil {
+		return err
+	}
+	if unread {
+		return silentError{1}
+	}
+	return nil
+}
+
+func renderSimulation(io *IO, res []replay.Result, f reports.Format) error {
+	base := res[0]
+	check := fmt.Sprintf("baseline reproduces %d/%d", base.Reproduced, base.Checked)
+	if base.Unfinished > 0 {
+		check += fmt.Sprintf(" (%d L2 loops unfinished or ended by an error, not checked)", base.Unfinished)
+	}
+	var verdicts []string
+	for _, r := range res[1:] {
+		verdicts = append(verdicts, replay.Verdict(base, r))
+	}
+	if f == reports.FormatJSON {
+		b, err := json.MarshalIndent(map[string]any{
+			"self_check": check, "baseline": base, "policies": res[1:], "verdicts": verdicts,
+		}, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(io.Out, "%s\n", b)
+		return err
+	}
+	cols := []string{"figure", base.Policy + " (baseline)"}
+	for _, r := range res[1:] {
+		cols = append(cols, r.Policy, "Δ "+r.Policy)
+	}
+	t := reports.Table{Title: fmt.Sprintf("orchstat simulate: %d provider requests, %d L2 loops; %s", base.Episodes, base.L2Loops, check), Columns: cols}
+	row := func(label, key string, get func(replay.Result) replay.Metric, unit string) {
+		cells := []any{label, cell(get(base), unit, false)}
+		for _, r := range res[1:] {
+			est := r.Estimated > 0
+			dunit := unit
+			if unit == "%" {
+				dunit = " pp"
+			}
+			cells = append(cells, cell(get(r), unit, est), cell(r.Diff[key], dunit, est))
+		}
+		t.Rows = append(t.Rows, cells)
+	}
+	row("success rate", "success_rate", func(r replay.Result) replay.Metric { return r.SuccessRate }, "%")
+	row("attempts", "attempts", func(r replay.Result) replay.Metric { return r.Attempts }, "")
+	row("wasted attempts", "wasted_attempts", func(r replay.Result) replay.Metric { return r.Wasted }, "")
+	row("time in backoff (s)", "backoff_seconds", func(r replay.Result) replay.Metric { return r.BackoffSeconds }, "")
+	row("time to resolution p50 (s)", "resolution_p50_seconds", func(r replay.Result) replay.Metric { return r.ResolutionP50 }, "")
+	row("time to resolution p95 (s)", "resolution_p95_seconds", func(r replay.Result) replay.Metric { return r.ResolutionP95 }, "")
+	row("halts", "halts", func(r replay.Result) replay.Metric { return r.Halts }, "")
+	if base.HasCost {
+		row("cost (USD, estimated)", "cost_usd", func(r replay.Result) replay.Metric { return r.CostUSD }, "")
+	}
+	est := []any{"outcomes estimated", fmt.Sprintf("0 of %d", base.Episodes)}
+	for _, r := range res[1:] {
+		est = append(est, fmt.Sprintf("%d of %d", r.Estimated, r.Episodes), "")
+	}
+	t.Rows = append(t.Rows, est)
+	if base.L2Loops > 0 {
+		l2row := func(label, key string, get func(replay.Result) replay.Metric, unit string) {
+			cells := []any{label, cell(get(base), unit, false)}
+			for _, r := range res[1:] {
+				est := r.L2Estimated > 0
+				dunit := unit
+				if unit == "%" {
+					dunit = " pp"
+				}
+				cells = append(cells, cell(get(r), unit, est), cell(r.Diff[key], dunit, est))
+			}
+			t.Rows = append(t.Rows, cells)
+		}
+		l2row("L2 loops that pass", "l2_success_rate", func(r replay.Result) replay.Metric { return r.L2SuccessRate }, "%")
+		l2row("L2 iterations", "l2_iterations", func(r replay.Result) replay.Metric { return r.L2Iterations }, "")
+		l2row("escalations to L3", "escalations", func(r replay.Result) replay.Metric { return r.Escalations }, "")
+		l2row("non-improving stops", "l2_non_improving_stops", func(r replay.Result) replay.Metric { return r.NonImproving }, "")
+		l2est := []any{"L2 outcomes estimated", fmt.Sprintf("0 of %d", base.L2Loops)}
+		for _, r := range res[1:] {
+			l2est = append(l2est, fmt.Sprintf("%d of %d", r.L2Estimated, r.L2Loops), "")
+		}
+		t.Rows = append(t.Rows, l2est)
+	}
+	if err := reports.RenderTable(io.Out, t, f); err != nil {
+		return err
+	}
+	if f == reports.FormatCSV {
+		return nil
+	}
+	fmt.Fprintln(io.Out)
+	if len(base.Mismatches) > 0 {
+		fmt.Fprintf(io.Out, "Episodes the baseline does not reproduce (first %d): %s\n\n", len(base.Mismatches), strings.Join(base.Mismatches, ", "))
+	}
+	fmt.Fprintln(io.Out, "Values are followed by their 95% interval; \"est.\" marks a policy some of whose outcomes are estimated.")
+	for _, v := range verdicts {
+		fmt.Fprintf(io.Out, "\n%s\n", v)
+	}
+	return nil
+}
+
+// cell formats a metric with its interval, "est." when estimated.
+func cell(m replay.Metric, unit string, estimated bool) string {
+	if math.IsNaN(m.Value) {
+		return "-"
+	}
+	scale, prec := 1.0, 1
+	if unit == "%" || unit == " pp" {
+		scale = 100
+	}
+	if math.Abs(m.Value*scale) < 10 {
+		prec = 2
+	}
+	s := fmt.Sprintf("%.*f%s [%.*f–%.*f]", prec, m.Value*scale, unit, prec, m.Lo*scale, prec, m.Hi*scale)
+	if estimated {
+		s += " est."
+	}
+	return s
+}
