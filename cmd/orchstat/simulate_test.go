@@ -1,0 +1,128 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/orchstat/orchstat/benchmarks/tracegen"
+)
+
+type simOutput struct {
+	SelfCheck string `json:"self_check"`
+	Baseline  struct {
+		Policy     string   `json:"policy"`
+		Episodes   int      `json:"episodes"`
+		L2Loops    int      `json:"l2_loops"`
+		Reproduced int      `json:"reproduced"`
+		Checked    int      `json:"checked"`
+		Mismatches []string `json:"mismatches"`
+		Success    struct {
+			Value, Lo, Hi float64
+		} `json:"success_rate"`
+	} `json:"baseline"`
+	Policies []struct {
+		Policy    string `json:"policy"`
+		Estimated int    `json:"estimated_episodes"`
+		Success   struct {
+			Value, Lo, Hi float64
+		} `json:"success_rate"`
+		Attempts struct{ Value float64 } `json:"attempts"`
+		Backoff  struct{ Value float64 } `json:"backoff_seconds"`
+		Diff     map[string]struct {
+			Value, Lo, Hi float64
+		} `json:"diff_from_baseline"`
+	} `json:"policies"`
+	Verdicts []string `json:"verdicts"`
+}
+
+func runSimulate(t *testing.T, args ...string) simOutput {
+	t.Helper()
+	code, out, stderr := runCLI(t, "", append([]string{"simulate", "-q", "--format", "json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var so simOutput
+	if err := json.Unmarshal([]byte(out), &so); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	return so
+}
+
+// On generated runs, which follow the orchestrator's rules, the baseline
+// reproduces every recorded outcome; fewer retries lose requests exactly;
+// more retries are estimated.
+func TestSimulateGenerated(t *testing.T) {
+	dir := t.TempDir()
+	cfg := tracegen.DefaultConfig()
+	cfg.Runs = 150
+	if _, err := tracegen.Generate(filepath.Join(dir, "runs"), cfg); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "o.duckdb")
+	so := runSimulate(t, "--db", db, filepath.Join(dir, "runs"), "--policy", "none", "--max-retries", "6")
+	b := so.Baseline
+	if b.Checked == 0 || b.Reproduced != b.Checked || !strings.HasPrefix(so.SelfCheck, "baseline reproduces") || b.L2Loops == 0 {
+		t.Fatalf("self-check %q: %+v", so.SelfCheck, b)
+	}
+	none, more := so.Policies[0], so.Policies[1]
+	if none.Policy != "none" || none.Estimated != 0 || none.Success.Value >= b.Success.Value || none.Backoff.Value != 0 {
+		t.Errorf("none: %+v", none)
+	}
+	if more.Policy != "orchestrator with max-retries 6" || more.Estimated == 0 || more.Success.Value < b.Success.Value {
+		t.Errorf("more retries: %+v", more)
+	}
+	if d := none.Diff["success_rate"]; !(d.Lo <= d.Value && d.Value <= d.Hi && d.Hi < 0) {
+		t.Errorf("diff interval %+v", d)
+	}
+	if len(so.Verdicts) != 2 || !strings.Contains(so.Verdicts[0], "fewer requests succeed") || !strings.Contains(so.Verdicts[1], "estimated") {
+		t.Errorf("verdicts %q", so.Verdicts)
+	}
+	// The same seed gives the same numbers.
+	again := runSimulate(t, "--db", db, "--no-ingest", "--policy", "none", "--max-retries", "6")
+	if again.Policies[1].Success != more.Success {
+		t.Errorf("not repeatable: %+v vs %+v", again.Policies[1].Success, more.Success)
+	}
+}
+
+// The hand-made runs include a loop that escalates where the
+// orchestrator's l2.ts would not; the self-check names it instead of
+// hiding it.
+func TestSimulateSelfCheckNamesMismatches(t *testing.T) {
+	runs, _ := filepath.Abs("../../testdata/runs")
+	db := filepath.Join(t.TempDir(), "o.duckdb")
+	so := runSimulate(t, "--db", db, runs, "--policy", "none")
+	b := so.Baseline
+	if b.Episodes != 152 || b.Reproduced != b.Checked-1 || len(b.Mismatches) != 1 || b.Mismatches[0] != "1762339635066/l2" {
+		t.Fatalf("%q %+v", so.SelfCheck, b)
+	}
+	// A policy file, and the table output with its verdict.
+	pf := filepath.Join(t.TempDir(), "p.yaml")
+	os.WriteFile(pf, []byte("name: escalate-sooner\nextends: orchestrator\nescalation: {non_improving: 1, patch_apply_failures: 1}\n"), 0o644)
+	code, out, stderr := runCLI(t, "", "simulate", "-q", "--db", db, "--no-ingest", "--policy", pf)
+	if code != 0 || !strings.Contains(out, "escalations to L3") || !strings.Contains(out, "escalate-sooner: ") ||
+		!strings.Contains(out, "more escalations to L3") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+}
+
+func TestSimulateUsage(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "o.duckdb")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "name a policy"},
+		{[]string{"--policy", "nope"}, `unknown policy preset "nope"; did you mean "none"?`},
+		{[]string{"--no-retry-class", "ratelimit"}, `unknown class "ratelimit"`},
+		{[]string{"--backoff", "fulll"}, `unknown schedule "fulll"`},
+		{[]string{"--policy", "none", "--policy", "none"}, "two policies are named"},
+	} {
+		code, _, stderr := runCLI(t, "", append([]string{"simulate", "--db", db, "--no-ingest"}, tt.args...)...)
+		if code != 2 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", tt.args, code, stderr, tt.want)
+		}
+	}
+}
