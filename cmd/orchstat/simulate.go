@@ -232,7 +232,8 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 		return err
 	}
 	defer st.Close()
-	eps, err := query.Episodes(ctx, st.Conn, f, retry.DefaultProvider.Classify)
+	// The baseline's classify rules name the recorded errors for every policy.
+	eps, err := query.Episodes(ctx, st.Conn, f, base.Classifier(retry.DefaultProvider).Classify)
 	if err != nil {
 		return err
 	}
