@@ -164,6 +164,9 @@ func (m *Model) hazard(c retry.Class, k int) float64 {
 }
 
 func (m *Model) drawClass(r *rand.Rand) retry.Class {
+	if len(m.Mix) == 0 {
+		return retry.ClassUnknown // a baseline that retries nothing explains no retry
+	}
 	x := r.Float64()
 	for _, cw := range m.Mix {
 		if x < cw.Weight {
@@ -284,6 +287,9 @@ func (rp *Replayer) Provider(e *Episode, p *retry.Policy, tr *retry.Tracker, s *
 // the mix an unnamed failure had.
 func (rp *Replayer) sensitive(p *retry.Policy) bool {
 	mix := rp.Model.Mix
+	if len(mix) == 0 {
+		return true
+	}
 	for _, cw := range mix[1:] {
 		if p.Retriable[cw.Class] != p.Retriable[mix[0].Class] {
 			return true

@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -192,5 +193,19 @@ func TestRetriesEndedByAFinalClass(t *testing.T) {
 	none.Name, none.Retriable = "retry-nothing", map[retry.Class]bool{}
 	if o := replayOne(t, e, none); o.Attempts != 1 || o.Estimated {
 		t.Fatalf("no retries: %+v", o)
+	}
+}
+
+// A baseline that retries nothing cannot explain recorded retries: the
+// replay says so (estimated) instead of failing.
+func TestBaselineWithoutRetries(t *testing.T) {
+	none := &retry.Policy{Name: "none", Retriable: map[retry.Class]bool{}}
+	eps := corpus()
+	res := Simulate(eps, none, []*retry.Policy{orchestrator()}, Options{Seed: 1})
+	if res[0].Reproduced == res[0].Checked || res[1].Episodes != len(eps) {
+		t.Fatalf("%+v", res[0])
+	}
+	if v := Verdict(res[0], res[1]); !strings.Contains(v, "baseline:") {
+		t.Fatalf("verdict %q", v)
 	}
 }

@@ -22,7 +22,9 @@ func Verdict(base, r Result) string {
 		return m.Value, !math.IsNaN(m.Lo) && (m.Lo > 0 || m.Hi < 0)
 	}
 	var said []string
-	if v, ok := clear("success_rate"); ok {
+	if r.Episodes == 0 {
+		// Only loops: the provider figures are undefined.
+	} else if v, ok := clear("success_rate"); ok {
 		dir := "more"
 		if v < 0 {
 			dir = "fewer"
