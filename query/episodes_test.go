@@ -246,10 +246,15 @@ func sameEpisodes(t *testing.T, name string, got, want []replay.Episode) {
 	}
 }
 
-// sig reads the failure signature of a run's L2 report for iteration n.
+// sig reads the failure signature of a run's L2 report for iteration n,
+// or of its initial report for n = 0.
 func sig(t *testing.T, run string, n int) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(epRuns, epDir(run), fmt.Sprintf("verification_report_iter_%d.json", n)))
+	name := fmt.Sprintf("verification_report_iter_%d.json", n)
+	if n == 0 {
+		name = "verification_report_initial.json"
+	}
+	b, err := os.ReadFile(filepath.Join(epRuns, epDir(run), name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,7 +433,8 @@ func TestEpisodes(t *testing.T) {
 		cut := replay.Attempt{} // begun, with no outcome recorded
 		l2 := func(run, start, end string, attempts ...replay.Attempt) replay.Episode {
 			return replay.Episode{Kind: replay.KindL2, ID: run + "/l2", Run: run, Time: ms(start),
-				Duration: ms(end).Sub(ms(start)), Attempts: attempts, Success: attempts[len(attempts)-1].OK}
+				Duration: ms(end).Sub(ms(start)), Attempts: attempts, Success: attempts[len(attempts)-1].OK,
+				InitialSignature: sig(t, run, 0)}
 		}
 		with := func(e replay.Episode, f func(*replay.Episode)) replay.Episode { f(&e); return e }
 		escalated := func(e *replay.Episode) { e.Escalated = true }
