@@ -89,21 +89,23 @@ constant) or a policy file. The quick flags --max-retries, --backoff and
 }
 
 // loadPolicy reads a policy: a file when one exists at spec, else a preset.
+// A spec with a slash or a dot is a path, so a mistyped file name is not
+// reported as an unknown preset.
 func loadPolicy(spec string) (*retry.Policy, error) {
 	data, err := os.ReadFile(spec)
 	switch {
 	case err == nil:
 		return retry.ParsePolicy(spec, data)
-	case errors.Is(err, fs.ErrNotExist) && !strings.ContainsAny(spec, "/.") || errors.Is(err, fs.ErrNotExist) && strings.HasPrefix(spec, "-"):
-		p, perr := retry.Preset(spec)
-		if perr != nil {
-			return nil, usageError{perr}
-		}
-		return p, nil
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, usageError{fmt.Errorf("policy %q: no such file, and not a preset (%s)", spec, strings.Join(retry.PresetNames(), ", "))}
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	case strings.ContainsAny(spec, "/."):
+		return nil, fmt.Errorf("policy %s: no such file", spec)
 	}
-	return nil, err
+	p, err := retry.Preset(spec)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return p, nil
 }
 
 // quickPolicy is the baseline changed by the quick flags, or nil when none

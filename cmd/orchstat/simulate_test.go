@@ -126,3 +126,13 @@ func TestSimulateUsage(t *testing.T) {
 		}
 	}
 }
+
+// A bad policy file is an error (1) naming the file, line, column and field.
+func TestSimulateBadPolicyFile(t *testing.T) {
+	pf := filepath.Join(t.TempDir(), "p.yaml")
+	os.WriteFile(pf, []byte("name: x\nbackoff: {jitter: fulll}\n"), 0o644)
+	code, _, stderr := runCLI(t, "", "simulate", "--db", filepath.Join(t.TempDir(), "o.duckdb"), "--no-ingest", "--policy", pf)
+	if code != 1 || !strings.Contains(stderr, pf+`:2:19: backoff.jitter: unknown jitter "fulll"; did you mean "full"?`) {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}
