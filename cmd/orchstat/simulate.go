@@ -274,55 +274,48 @@ func renderSimulation(io *IO, res []replay.Result, f reports.Format) error {
 		cols = append(cols, r.Policy, "Δ "+r.Policy)
 	}
 	t := reports.Table{Title: fmt.Sprintf("orchstat simulate: %d provider requests, %d L2 loops; %s", base.Episodes, base.L2Loops, check), Columns: cols}
-	row := func(label, key string, get func(replay.Result) replay.Metric, unit string) {
+	// A row of figures; loops says which estimate count marks it "est.".
+	row := func(loops bool, label, key string, get func(replay.Result) replay.Metric, unit string) {
+		dunit := unit
+		if unit == "%" {
+			dunit = " pp" // a difference of rates is in points
+		}
 		cells := []any{label, cell(get(base), unit, false)}
 		for _, r := range res[1:] {
 			est := r.Estimated > 0
-			dunit := unit
-			if unit == "%" {
-				dunit = " pp"
+			if loops {
+				est = r.L2Estimated > 0
 			}
 			cells = append(cells, cell(get(r), unit, est), cell(r.Diff[key], dunit, est))
 		}
 		t.Rows = append(t.Rows, cells)
 	}
-	row("success rate", "success_rate", func(r replay.Result) replay.Metric { return r.SuccessRate }, "%")
-	row("attempts", "attempts", func(r replay.Result) replay.Metric { return r.Attempts }, "")
-	row("wasted attempts", "wasted_attempts", func(r replay.Result) replay.Metric { return r.Wasted }, "")
-	row("time in backoff (s)", "backoff_seconds", func(r replay.Result) replay.Metric { return r.BackoffSeconds }, "")
-	row("time to resolution p50 (s)", "resolution_p50_seconds", func(r replay.Result) replay.Metric { return r.ResolutionP50 }, "")
-	row("time to resolution p95 (s)", "resolution_p95_seconds", func(r replay.Result) replay.Metric { return r.ResolutionP95 }, "")
-	row("halts", "halts", func(r replay.Result) replay.Metric { return r.Halts }, "")
-	if base.HasCost {
-		row("cost (USD, estimated)", "cost_usd", func(r replay.Result) replay.Metric { return r.CostUSD }, "")
-	}
-	est := []any{"outcomes estimated", fmt.Sprintf("0 of %d", base.Episodes)}
-	for _, r := range res[1:] {
-		est = append(est, fmt.Sprintf("%d of %d", r.Estimated, r.Episodes), "")
-	}
-	t.Rows = append(t.Rows, est)
-	if base.L2Loops > 0 {
-		l2row := func(label, key string, get func(replay.Result) replay.Metric, unit string) {
-			cells := []any{label, cell(get(base), unit, false)}
-			for _, r := range res[1:] {
-				est := r.L2Estimated > 0
-				dunit := unit
-				if unit == "%" {
-					dunit = " pp"
-				}
-				cells = append(cells, cell(get(r), unit, est), cell(r.Diff[key], dunit, est))
-			}
-			t.Rows = append(t.Rows, cells)
-		}
-		l2row("L2 loops that pass", "l2_success_rate", func(r replay.Result) replay.Metric { return r.L2SuccessRate }, "%")
-		l2row("L2 iterations", "l2_iterations", func(r replay.Result) replay.Metric { return r.L2Iterations }, "")
-		l2row("escalations to L3", "escalations", func(r replay.Result) replay.Metric { return r.Escalations }, "")
-		l2row("non-improving stops", "l2_non_improving_stops", func(r replay.Result) replay.Metric { return r.NonImproving }, "")
-		l2est := []any{"L2 outcomes estimated", fmt.Sprintf("0 of %d", base.L2Loops)}
+	estimated := func(label string, n func(replay.Result) (int, int)) {
+		_, total := n(base)
+		cells := []any{label, fmt.Sprintf("0 of %d", total)}
 		for _, r := range res[1:] {
-			l2est = append(l2est, fmt.Sprintf("%d of %d", r.L2Estimated, r.L2Loops), "")
+			est, total := n(r)
+			cells = append(cells, fmt.Sprintf("%d of %d", est, total), "")
 		}
-		t.Rows = append(t.Rows, l2est)
+		t.Rows = append(t.Rows, cells)
+	}
+	row(false, "success rate", "success_rate", func(r replay.Result) replay.Metric { return r.SuccessRate }, "%")
+	row(false, "attempts", "attempts", func(r replay.Result) replay.Metric { return r.Attempts }, "")
+	row(false, "wasted attempts", "wasted_attempts", func(r replay.Result) replay.Metric { return r.Wasted }, "")
+	row(false, "time in backoff (s)", "backoff_seconds", func(r replay.Result) replay.Metric { return r.BackoffSeconds }, "")
+	row(false, "time to resolution p50 (s)", "resolution_p50_seconds", func(r replay.Result) replay.Metric { return r.ResolutionP50 }, "")
+	row(false, "time to resolution p95 (s)", "resolution_p95_seconds", func(r replay.Result) replay.Metric { return r.ResolutionP95 }, "")
+	row(false, "halts", "halts", func(r replay.Result) replay.Metric { return r.Halts }, "")
+	if base.HasCost {
+		row(false, "cost (USD, estimated)", "cost_usd", func(r replay.Result) replay.Metric { return r.CostUSD }, "")
+	}
+	estimated("outcomes estimated", func(r replay.Result) (int, int) { return r.Estimated, r.Episodes })
+	if base.L2Loops > 0 {
+		row(true, "L2 loops that pass", "l2_success_rate", func(r replay.Result) replay.Metric { return r.L2SuccessRate }, "%")
+		row(true, "L2 iterations", "l2_iterations", func(r replay.Result) replay.Metric { return r.L2Iterations }, "")
+		row(true, "escalations to L3", "escalations", func(r replay.Result) replay.Metric { return r.Escalations }, "")
+		row(true, "non-improving stops", "l2_non_improving_stops", func(r replay.Result) replay.Metric { return r.NonImproving }, "")
+		estimated("L2 outcomes estimated", func(r replay.Result) (int, int) { return r.L2Estimated, r.L2Loops })
 	}
 	if err := reports.RenderTable(io.Out, t, f); err != nil {
 		return err
