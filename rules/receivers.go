@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/orchstat/orchstat/rules/yamlast"
 )
 
 // Receiver is where notifications go. Exactly one of the kinds is set.
@@ -155,7 +157,7 @@ func (c *checker) notifications(recv, route *entry) ([]*Receiver, *Route) {
 	}
 	for _, ref := range refs {
 		if name, _ := scalar(ref.value); !names[name] {
-			c.add(ref.raw, "", ref.key, "unknown receiver %q%s", name, suggest(name, slices.Sorted(maps.Keys(names))))
+			c.add(ref.raw, "", ref.key, "unknown receiver %q%s", name, yamlast.Suggest(name, slices.Sorted(maps.Keys(names))))
 		}
 	}
 	return receivers, root
@@ -216,7 +218,7 @@ func (c *checker) receivers(e entry, names map[string]bool) []*Receiver {
 			case KindWebhook, KindAlertmanager, KindCommand:
 				kinds = append(kinds, kv)
 			default:
-				c.add(kv.keyNode, "", field+"."+kv.key, "unknown field%s (fields: %s)", suggest(kv.key, receiverKeys), strings.Join(receiverKeys, ", "))
+				c.add(kv.keyNode, "", field+"."+kv.key, "unknown field%s (fields: %s)", yamlast.Suggest(kv.key, receiverKeys), strings.Join(receiverKeys, ", "))
 			}
 		}
 		switch len(kinds) {
@@ -256,7 +258,7 @@ func (c *checker) receiverKind(r *Receiver, field string, e entry) {
 		have[kv.key] = true
 		f := field + "." + kv.key
 		if !slices.Contains(keys, kv.key) {
-			c.add(kv.keyNode, "", f, "unknown field%s (fields: %s)", suggest(kv.key, keys), strings.Join(keys, ", "))
+			c.add(kv.keyNode, "", f, "unknown field%s (fields: %s)", yamlast.Suggest(kv.key, keys), strings.Join(keys, ", "))
 			continue
 		}
 		switch kv.key {
@@ -493,7 +495,7 @@ func (c *checker) route(n, raw ast.Node, field string, refs *[]entry, depth int,
 				}
 			}
 		default:
-			c.add(kv.keyNode, "", f, "unknown field%s (fields: %s)", suggest(kv.key, routeKeys), strings.Join(routeKeys, ", "))
+			c.add(kv.keyNode, "", f, "unknown field%s (fields: %s)", yamlast.Suggest(kv.key, routeKeys), strings.Join(routeKeys, ", "))
 		}
 	}
 	if depth == 0 && (len(r.Match) > 0 || len(r.MatchRE) > 0) {

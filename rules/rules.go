@@ -18,12 +18,11 @@ import (
 	exprast "github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
-	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
 
 	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/rules/yamlast"
 )
 
 // File is a parsed rule file.
@@ -232,7 +231,7 @@ const maxMerges = 1000
 
 func check(path string, data []byte) (*File, []Problem) {
 	c := &checker{path: path, lines: strings.Split(string(data), "\n"), anchors: map[string]ast.Node{}}
-	yf, err := parseYAML(data)
+	yf, err := yamlast.Parse(data)
 	if err != nil {
 		c.yamlError(err)
 		return nil, c.problems
@@ -249,7 +248,7 @@ func check(path string, data []byte) (*File, []Problem) {
 	for _, d := range docs[1:] {
 		c.add(d.Body, "", "", "a rule file holds one YAML document; this is another")
 	}
-	ast.Walk(anchorCollector(c.anchors), docs[0].Body)
+	c.anchors = yamlast.Anchors(docs[0].Body)
 	body := c.resolve(docs[0].Body)
 	if _, ok := body.(*ast.NullNode); ok {
 		if len(c.problems) > 0 {
@@ -272,7 +271,7 @@ func check(path string, data []byte) (*File, []Problem) {
 		case "route":
 			route = &e
 		default:
-			c.add(e.keyNode, "", "", "unknown top-level key %q%s (allowed: %s)", e.key, suggest(e.key, topKeys), strings.Join(topKeys, ", "))
+			c.add(e.keyNode, "", "", "unknown top-level key %q%s (allowed: %s)", e.key, yamlast.Suggest(e.key, topKeys), strings.Join(topKeys, ", "))
 		}
 	}
 	f.Receivers, f.Route = c.notifications(receivers, route)
@@ -288,57 +287,13 @@ func check(path string, data []byte) (*File, []Problem) {
 	return f, nil
 }
 
-// parseYAML parses data, turning a panic in the parser into an error so a
-// hostile file cannot take the command down.
-func parseYAML(data []byte) (f *ast.File, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			f, err = nil, fmt.Errorf("YAML parser failed: %v", r)
-		}
-	}()
-	return parser.ParseBytes(data, 0)
-}
-
 func (c *checker) yamlError(err error) {
-	p := Problem{File: c.path, Message: err.Error()}
-	var ye yaml.Error
-	if errors.As(err, &ye) {
-		p.Message = "YAML: " + ye.GetMessage()
-		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
-			p.Line, p.Column = tk.Position.Line, tk.Position.Column
-		}
-	}
-	c.problems = append(c.problems, p)
-}
-
-type anchorCollector map[string]ast.Node
-
-func (a anchorCollector) Visit(n ast.Node) ast.Visitor {
-	if an, ok := n.(*ast.AnchorNode); ok && an.Name != nil {
-		a[an.Name.String()] = an.Value
-	}
-	return a
-}
-
-func pos(n ast.Node) (int, int) {
-	if n == nil {
-		return 0, 0
-	}
-	if m, ok := n.(*ast.MappingNode); ok && len(m.Values) > 0 && m.Values[0] != nil && !m.IsFlowStyle {
-		n = m.Values[0] // a block mapping is where its first key is
-	}
-	if mv, ok := n.(*ast.MappingValueNode); ok && mv.Key != nil {
-		n = mv.Key
-	}
-	tk := n.GetToken()
-	if tk == nil || tk.Position == nil {
-		return 0, 0
-	}
-	return tk.Position.Line, tk.Position.Column
+	msg, line, col := yamlast.ErrorAt(err)
+	c.problems = append(c.problems, Problem{File: c.path, Line: line, Column: col, Message: msg})
 }
 
 func (c *checker) add(n ast.Node, rule, field, format string, args ...any) {
-	line, col := pos(n)
+	line, col := yamlast.Pos(n)
 	c.addAt(line, col, rule, field, format, args...)
 }
 
@@ -552,12 +507,12 @@ func (c *checker) rule(index int, raw ast.Node, names map[string]int) *Rule {
 		case !ok || strings.TrimSpace(name) == "":
 			c.add(e.raw, "", "name", "must be a non-empty string")
 		case names[name] > 0:
-			line, col := pos(e.raw)
+			line, col := yamlast.Pos(e.raw)
 			c.addAt(line, col, name, "name", "duplicate name; the first rule with it is at line %d", names[name])
 			r.Name = name
 		default:
 			r.Name = name
-			names[name], _ = pos(e.raw)
+			names[name], _ = yamlast.Pos(e.raw)
 		}
 	} else {
 		c.add(raw, "", "", "name is required (rule %d has none)", index)
@@ -565,7 +520,7 @@ func (c *checker) rule(index int, raw ast.Node, names map[string]int) *Rule {
 	rn := r.Name
 	for _, e := range entries {
 		if !slices.Contains(ruleKeys, e.key) {
-			c.add(e.keyNode, rn, e.key, "unknown field%s (fields: %s)", suggest(e.key, ruleKeys), strings.Join(ruleKeys, ", "))
+			c.add(e.keyNode, rn, e.key, "unknown field%s (fields: %s)", yamlast.Suggest(e.key, ruleKeys), strings.Join(ruleKeys, ", "))
 		}
 	}
 
@@ -582,7 +537,7 @@ func (c *checker) rule(index int, raw ast.Node, names map[string]int) *Rule {
 		case !ok || !isString(metric.value):
 			c.add(metric.raw, rn, "metric", "must be a metric name (%s)", strings.Join(reports.MetricNames, ", "))
 		case !slices.Contains(reports.MetricNames, m):
-			c.add(metric.raw, rn, "metric", "unknown metric %q%s (metrics: %s)", m, suggest(m, reports.MetricNames), strings.Join(reports.MetricNames, ", "))
+			c.add(metric.raw, rn, "metric", "unknown metric %q%s (metrics: %s)", m, yamlast.Suggest(m, reports.MetricNames), strings.Join(reports.MetricNames, ", "))
 		default:
 			r.Metric = m
 		}
@@ -871,7 +826,7 @@ func (c *checker) condition(rn string, e entry, hasThreshold bool) (string, *vm.
 	if err != nil {
 		var fe *file.Error
 		msg := err.Error()
-		line, col := pos(e.raw)
+		line, col := yamlast.Pos(e.raw)
 		if errors.As(err, &fe) {
 			msg = fe.Message
 			line, col = c.valuePos(e, s, runeOffset(s, fe.From))
@@ -912,7 +867,7 @@ func runeOffset(s string, runes int) int {
 // value's start when the text does not read the same in the file (escapes,
 // folding).
 func (c *checker) valuePos(e entry, s string, at int) (int, int) {
-	line, col := pos(e.raw)
+	line, col := yamlast.Pos(e.raw)
 	if line <= 0 || line > len(c.lines) || at < 0 || at > len(s) {
 		return line, col
 	}
@@ -988,7 +943,7 @@ func (c *checker) templates(rn string, e entry) map[string]*template.Template {
 var templateErrRe = regexp.MustCompile(`^template: [^:]*:(\d+)(?::(\d+))?: (.*)$`)
 
 func (c *checker) templateError(kv entry, s string, err error) (int, int, string) {
-	line, col := pos(kv.raw)
+	line, col := yamlast.Pos(kv.raw)
 	msg := err.Error()
 	m := templateErrRe.FindStringSubmatch(msg)
 	if m == nil {
@@ -1012,43 +967,6 @@ func (c *checker) templateError(kv entry, s string, err error) (int, int, string
 	}
 	line, col = c.valuePos(kv, s, min(off+cc, len(s)))
 	return line, col, msg
-}
-
-// suggest offers the closest known name to a misspelt one.
-func suggest(got string, known []string) string {
-	best, bestD := "", 3
-	for _, k := range known {
-		if d := distance(got, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	if best == "" || best == got {
-		return ""
-	}
-	return fmt.Sprintf("; did you mean %q?", best)
-}
-
-func distance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 64
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // boundedTemplate checks an annotation template without running it: it may

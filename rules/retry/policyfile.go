@@ -1,7 +1,6 @@
 package retry
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -11,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
+
+	"github.com/orchstat/orchstat/rules/yamlast"
 )
 
 // A policy file is YAML that composes and overrides a preset:
@@ -112,7 +111,7 @@ func (f *pfile) parse(data []byte) *Policy {
 		f.problems = append(f.problems, Problem{File: f.path, Message: fmt.Sprintf("a policy file is at most %d bytes; this is %d", maxPolicyFile, len(data))})
 		return nil
 	}
-	yf, err := parseYAML(data)
+	yf, err := yamlast.Parse(data)
 	if err != nil {
 		f.yamlError(err)
 		return nil
@@ -133,7 +132,7 @@ func (f *pfile) parse(data []byte) *Policy {
 		f.add(d.Body, "", "a policy file holds one YAML document; this is another")
 	}
 	f.doc = docs[0].Body
-	ast.Walk(anchorCollector(f.anchors), docs[0].Body)
+	f.anchors = yamlast.Anchors(docs[0].Body)
 	top, ok := f.mapping(docs[0].Body, "", "a policy file is a mapping of keys such as extends and max_retries")
 	if !ok {
 		return nil
@@ -141,7 +140,7 @@ func (f *pfile) parse(data []byte) *Policy {
 	byKey := map[string]entry{}
 	for _, e := range top {
 		if !slices.Contains(policyKeys, e.key) {
-			f.add(e.keyNode, e.key, "unknown key%s (allowed: %s)", suggest(e.key, policyKeys), strings.Join(policyKeys, ", "))
+			f.add(e.keyNode, e.key, "unknown key%s (allowed: %s)", yamlast.Suggest(e.key, policyKeys), strings.Join(policyKeys, ", "))
 			continue
 		}
 		byKey[e.key] = e
@@ -152,7 +151,7 @@ func (f *pfile) parse(data []byte) *Policy {
 		if name, ok := f.str(e, "extends"); ok {
 			base, err := Preset(name)
 			if err != nil {
-				f.add(e.raw, "extends", "unknown preset %q%s (%s)", name, suggest(name, PresetNames()), strings.Join(PresetNames(), ", "))
+				f.add(e.raw, "extends", "unknown preset %q%s (%s)", name, yamlast.Suggest(name, PresetNames()), strings.Join(PresetNames(), ", "))
 			} else {
 				p = base
 			}
@@ -254,60 +253,16 @@ func (f *pfile) position(field string) ast.Node {
 	return f.doc
 }
 
-// parseYAML parses data, turning a panic in the parser into an error so a
-// hostile file cannot take the caller down.
-func parseYAML(data []byte) (f *ast.File, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			f, err = nil, fmt.Errorf("YAML parser failed: %v", r)
-		}
-	}()
-	return parser.ParseBytes(data, 0)
-}
-
 func (f *pfile) yamlError(err error) {
-	p := Problem{File: f.path, Message: err.Error()}
-	var ye yaml.Error
-	if errors.As(err, &ye) {
-		p.Message = "YAML: " + ye.GetMessage()
-		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
-			p.Line, p.Column = tk.Position.Line, tk.Position.Column
-		}
-	}
-	f.problems = append(f.problems, p)
-}
-
-type anchorCollector map[string]ast.Node
-
-func (a anchorCollector) Visit(n ast.Node) ast.Visitor {
-	if an, ok := n.(*ast.AnchorNode); ok && an.Name != nil {
-		a[an.Name.String()] = an.Value
-	}
-	return a
-}
-
-func pos(n ast.Node) (int, int) {
-	if n == nil {
-		return 0, 0
-	}
-	if m, ok := n.(*ast.MappingNode); ok && len(m.Values) > 0 && m.Values[0] != nil && !m.IsFlowStyle {
-		n = m.Values[0] // a block mapping is where its first key is
-	}
-	if mv, ok := n.(*ast.MappingValueNode); ok && mv.Key != nil {
-		n = mv.Key
-	}
-	tk := n.GetToken()
-	if tk == nil || tk.Position == nil {
-		return 0, 0
-	}
-	return tk.Position.Line, tk.Position.Column
+	msg, line, col := yamlast.ErrorAt(err)
+	f.problems = append(f.problems, Problem{File: f.path, Line: line, Column: col, Message: msg})
 }
 
 func (f *pfile) add(n ast.Node, field, format string, args ...any) {
 	if f.full {
 		return
 	}
-	line, col := pos(n)
+	line, col := yamlast.Pos(n)
 	if len(f.problems) >= maxProblems {
 		f.full = true
 		f.problems = append(f.problems, Problem{File: f.path, Line: line, Column: col, Message: "too many problems; stopping here"})
@@ -648,7 +603,7 @@ func (f *pfile) classes(e entry, field string) ([]Class, bool) {
 			f.add(orNode(raws[i], e.raw), fi, "must be a class name, got %s", describe(v))
 			ok = false
 		case !Class(s).Known():
-			f.add(orNode(raws[i], e.raw), fi, "unknown class %q%s (%s)", s, suggest(s, classNames()), strings.Join(classNames(), ", "))
+			f.add(orNode(raws[i], e.raw), fi, "unknown class %q%s (%s)", s, yamlast.Suggest(s, classNames()), strings.Join(classNames(), ", "))
 			ok = false
 		default:
 			out = append(out, Class(s))
@@ -668,7 +623,7 @@ func (f *pfile) ints(e entry, field string, dst map[string]*int, keys []string) 
 		fk := joinField(field, k.key)
 		d, ok := dst[k.key]
 		if !ok {
-			f.add(k.keyNode, fk, "unknown key%s (allowed: %s)", suggest(k.key, keys), strings.Join(keys, ", "))
+			f.add(k.keyNode, fk, "unknown key%s (allowed: %s)", yamlast.Suggest(k.key, keys), strings.Join(keys, ", "))
 			continue
 		}
 		if n, ok := f.int(k, fk); ok {
@@ -683,7 +638,7 @@ func (f *pfile) backoff(e entry, b *Backoff) {
 		nb, err := BackoffPreset(name)
 		if err != nil {
 			f.add(e.raw, "backoff", "unknown backoff %q%s (%s, or a mapping of initial, max, factor, jitter, spread)",
-				name, suggest(name, BackoffNames()), strings.Join(BackoffNames(), ", "))
+				name, yamlast.Suggest(name, BackoffNames()), strings.Join(BackoffNames(), ", "))
 			return
 		}
 		*b = nb
@@ -719,13 +674,13 @@ func (f *pfile) backoff(e entry, b *Backoff) {
 			if s, ok := f.str(k, fk); ok {
 				j := slices.Index(jitterNames[:], s)
 				if j < 0 {
-					f.add(k.raw, fk, "unknown jitter %q%s (%s)", s, suggest(s, jitterNames[:]), strings.Join(jitterNames[:], ", "))
+					f.add(k.raw, fk, "unknown jitter %q%s (%s)", s, yamlast.Suggest(s, jitterNames[:]), strings.Join(jitterNames[:], ", "))
 					continue
 				}
 				nb.Jitter = Jitter(j)
 			}
 		default:
-			f.add(k.keyNode, fk, "unknown key%s (allowed: %s)", suggest(k.key, keys), strings.Join(keys, ", "))
+			f.add(k.keyNode, fk, "unknown key%s (allowed: %s)", yamlast.Suggest(k.key, keys), strings.Join(keys, ", "))
 		}
 	}
 	if nb.Jitter == JitterProportional && !spreadSet && nb.Spread == 0 {
@@ -783,7 +738,7 @@ func (f *pfile) budget(e entry, base *Budget) *Budget {
 				b.Ratio = x
 			}
 		default:
-			f.add(k.keyNode, fk, "unknown key%s (allowed: %s)", suggest(k.key, keys), strings.Join(keys, ", "))
+			f.add(k.keyNode, fk, "unknown key%s (allowed: %s)", yamlast.Suggest(k.key, keys), strings.Join(keys, ", "))
 		}
 	}
 	return &b
@@ -848,7 +803,7 @@ func (f *pfile) adaptive(e entry, base *Adaptive) *Adaptive {
 			}
 			a.Strategies = st
 		default:
-			f.add(k.keyNode, fk, "unknown key%s (allowed: %s)", suggest(k.key, keys), strings.Join(keys, ", "))
+			f.add(k.keyNode, fk, "unknown key%s (allowed: %s)", yamlast.Suggest(k.key, keys), strings.Join(keys, ", "))
 		}
 	}
 	return &a
@@ -892,7 +847,7 @@ func (f *pfile) rules(e entry) []Rule {
 			case "status":
 				r.Status = f.statuses(k, fk)
 			default:
-				f.add(k.keyNode, fk, "unknown key%s (allowed: %s)", suggest(k.key, keys), strings.Join(keys, ", "))
+				f.add(k.keyNode, fk, "unknown key%s (allowed: %s)", yamlast.Suggest(k.key, keys), strings.Join(keys, ", "))
 			}
 		}
 		out = append(out, r)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/orchstat/orchstat/rules/yamlast"
 )
 
 // The presets reproduce each seed system's policy. Line numbers are those
@@ -46,7 +48,7 @@ func Preset(name string) (*Policy, error) {
 		}
 	}
 	names := PresetNames()
-	return nil, fmt.Errorf("unknown policy preset %q%s (%s)", name, suggest(name, names), strings.Join(names, ", "))
+	return nil, fmt.Errorf("unknown policy preset %q%s (%s)", name, yamlast.Suggest(name, names), strings.Join(names, ", "))
 }
 
 func classSet(cs ...Class) map[Class]bool {
@@ -254,43 +256,5 @@ func BackoffPreset(name string) (Backoff, error) {
 		}
 	}
 	names := BackoffNames()
-	return Backoff{}, fmt.Errorf("unknown backoff %q%s (%s)", name, suggest(name, names), strings.Join(names, ", "))
-}
-
-// suggest offers the closest known name to a misspelt one.
-func suggest(got string, known []string) string {
-	best, bestD := "", 3
-	for _, k := range known {
-		if d := distance(got, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	if best == "" || best == got {
-		return ""
-	}
-	return fmt.Sprintf("; did you mean %q?", best)
-}
-
-// distance is the Levenshtein distance, for short names only.
-func distance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 64
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return Backoff{}, fmt.Errorf("unknown backoff %q%s (%s)", name, yamlast.Suggest(name, names), strings.Join(names, ", "))
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/orchstat/orchstat/rules/yamlast"
 )
 
 // Problem is one thing wrong with a policy: where (a policy file's
@@ -108,12 +110,12 @@ func (p *Policy) problems() []Problem {
 
 	for _, c := range sortedKeys(p.Retriable) {
 		if !c.Known() {
-			add("retriable", "unknown class %q%s", c, suggest(string(c), classNames()))
+			add("retriable", "unknown class %q%s", c, yamlast.Suggest(string(c), classNames()))
 		}
 	}
 	for _, c := range sortedKeys(p.TransientOnly) {
 		if !c.Known() {
-			add("transient_only", "unknown class %q%s", c, suggest(string(c), classNames()))
+			add("transient_only", "unknown class %q%s", c, yamlast.Suggest(string(c), classNames()))
 		}
 	}
 
@@ -166,7 +168,7 @@ func (r Rule) problems(field string) []Problem {
 	if r.Class == "" {
 		add(field+".class", "a rule needs a class (%s)", strings.Join(classNames(), ", "))
 	} else if !r.Class.Known() {
-		add(field+".class", "unknown class %q%s (%s)", r.Class, suggest(string(r.Class), classNames()), strings.Join(classNames(), ", "))
+		add(field+".class", "unknown class %q%s (%s)", r.Class, yamlast.Suggest(string(r.Class), classNames()), strings.Join(classNames(), ", "))
 	}
 	if len(r.Contains) == 0 && r.Regexp == "" && len(r.Status) == 0 && len(r.Equals) == 0 {
 		add(field, "a rule needs contains, regexp, status or equals")

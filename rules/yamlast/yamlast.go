@@ -1,0 +1,112 @@
+// Package yamlast holds what orchstat's YAML file checkers share: a parse
+// that cannot panic, positions of AST nodes, anchors, and "did you mean"
+// suggestions. Rule files (package rules) and policy files (rules/retry)
+// both report problems at file:line:column through it.
+package yamlast
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// Parse parses data, turning a panic in the parser into an error so a
+// hostile file cannot take the caller down.
+func Parse(data []byte) (f *ast.File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, err = nil, fmt.Errorf("YAML parser failed: %v", r)
+		}
+	}()
+	return parser.ParseBytes(data, 0)
+}
+
+// ErrorAt splits a parse error into its message ("YAML: ...") and
+// position, when the parser gave one.
+func ErrorAt(err error) (msg string, line, col int) {
+	var ye yaml.Error
+	if !errors.As(err, &ye) {
+		return err.Error(), 0, 0
+	}
+	if tk := ye.GetToken(); tk != nil && tk.Position != nil {
+		line, col = tk.Position.Line, tk.Position.Column
+	}
+	return "YAML: " + ye.GetMessage(), line, col
+}
+
+// Anchors collects a document's anchors by name, for resolving aliases.
+func Anchors(root ast.Node) map[string]ast.Node {
+	a := anchors{}
+	ast.Walk(a, root)
+	return a
+}
+
+type anchors map[string]ast.Node
+
+func (a anchors) Visit(n ast.Node) ast.Visitor {
+	if an, ok := n.(*ast.AnchorNode); ok && an.Name != nil {
+		a[an.Name.String()] = an.Value
+	}
+	return a
+}
+
+// Pos is where a node is in the file, 0, 0 when unknown. A block mapping
+// is where its first key is, and a key-value pair where its key is.
+func Pos(n ast.Node) (line, col int) {
+	if n == nil {
+		return 0, 0
+	}
+	if m, ok := n.(*ast.MappingNode); ok && len(m.Values) > 0 && m.Values[0] != nil && !m.IsFlowStyle {
+		n = m.Values[0]
+	}
+	if mv, ok := n.(*ast.MappingValueNode); ok && mv.Key != nil {
+		n = mv.Key
+	}
+	tk := n.GetToken()
+	if tk == nil || tk.Position == nil {
+		return 0, 0
+	}
+	return tk.Position.Line, tk.Position.Column
+}
+
+// Suggest is "; did you mean "x"?" for the known name closest to got
+// (within two edits), or "".
+func Suggest(got string, known []string) string {
+	best, bestD := "", 3
+	for _, k := range known {
+		if d := distance(got, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if best == "" || best == got {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+// distance is the Levenshtein distance, for short names only.
+func distance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 64
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
