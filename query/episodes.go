@@ -710,8 +710,8 @@ type l3Step struct {
 //     attempt's OK is set to it, as the record does not say which candidate
 //     won. Every other attempt has OK false. A step with no StepFinished (the
 //     run stopped or is unfinished) did not succeed.
-//   - StopReason is "diagnosed" when a DiagnosisStarted names the step; the
-//     number of diagnoses follows from the attempts' apply failures. Run
+//   - StopReason is "diagnosed" when a DiagnosisStarted names the step, and
+//     Diagnoses counts them (a step can be diagnosed more than once). Run
 //     stops are not the step's: Halted and Escalated stay false.
 //   - Time is the step's StepStarted when it directly precedes the first
 //     candidate, else the first candidate; Duration runs to StepFinished,
@@ -729,7 +729,7 @@ func l3Episodes(ctx context.Context, q querier, f Filter) ([]replay.Episode, err
 		run       string
 		steps     []*l3Step
 		byKey     map[stepKey]*l3Step
-		diagnosed map[stepKey]bool
+		diagnosed map[stepKey]int
 		current   *l3Step
 		started   time.Time // the pending StepStarted, zero when none
 	)
@@ -755,7 +755,7 @@ func l3Episodes(ctx context.Context, q querier, f Filter) ([]replay.Episode, err
 		if thisRun != run || byKey == nil {
 			flush()
 			run, steps, current, started = thisRun, nil, nil, time.Time{}
-			byKey, diagnosed = map[stepKey]*l3Step{}, map[stepKey]bool{}
+			byKey, diagnosed = map[stepKey]*l3Step{}, map[stepKey]int{}
 		}
 		switch src {
 		case 0: // CandidateGenerated
@@ -797,7 +797,7 @@ func l3Episodes(ctx context.Context, q querier, f Filter) ([]replay.Episode, err
 			}
 			current, started = nil, time.Time{}
 		case 2: // DiagnosisStarted
-			diagnosed[keyOf(iteration)] = true
+			diagnosed[keyOf(iteration)]++
 		case 3: // PatchApplied or PatchApplyFailed
 			st := current
 			if st == nil || st.round >= len(st.attempts) {
@@ -825,7 +825,7 @@ func l3Episodes(ctx context.Context, q querier, f Filter) ([]replay.Episode, err
 	return out, nil
 }
 
-func appendL3(out []replay.Episode, run string, st *l3Step, diagnosed bool) []replay.Episode {
+func appendL3(out []replay.Episode, run string, st *l3Step, diagnoses int) []replay.Episode {
 	e := replay.Episode{
 		Kind:     replay.KindL3,
 		ID:       run + "/l3/" + st.key.String(),
@@ -841,8 +841,8 @@ func appendL3(out []replay.Episode, run string, st *l3Step, diagnosed bool) []re
 		last := &e.Attempts[len(e.Attempts)-1]
 		last.OK, last.Class = true, ""
 	}
-	if diagnosed {
-		e.StopReason = "diagnosed"
+	if diagnoses > 0 {
+		e.StopReason, e.Diagnoses = "diagnosed", diagnoses
 	}
 	if d := st.end.Sub(st.start); d > 0 {
 		e.Duration = d

@@ -495,12 +495,12 @@ func TestEpisodes(t *testing.T) {
 			return replay.Episode{Kind: replay.KindL3, ID: run + "/l3/" + step, Run: run, Provider: provider,
 				Time: ms(start), Duration: ms(end).Sub(ms(start)), Attempts: attempts, Success: success}
 		}
-		diagnosed := func(e replay.Episode) replay.Episode { e.StopReason = "diagnosed"; return e }
+		diagnosed := func(n int, e replay.Episode) replay.Episode { e.StopReason, e.Diagnoses = "diagnosed", n; return e }
 		T, F := true, false
 		want := map[string][]replay.Episode{
 			// D: two rounds whose patch fails to apply (lines 62, 72),
 			// a diagnosis, and a third round that applies.
-			runD: {diagnosed(l3(runD, "0", "anthropic", "2025-11-04T10:24:02.792Z", "2025-11-04T10:27:33.987Z", true,
+			runD: {diagnosed(1, l3(runD, "0", "anthropic", "2025-11-04T10:24:02.792Z", "2025-11-04T10:27:33.987Z", true,
 				c(T), failedApply(c(T), runD, 62), c(F),
 				failedApply(c(T), runD, 72), c(F), c(F),
 				c(T), c(T), ok(c(T))))},
@@ -508,7 +508,7 @@ func TestEpisodes(t *testing.T) {
 			// apply four times, is diagnosed twice, and fails.
 			runK: {
 				l3(runK, "0", "openai", "2025-11-04T14:36:43.398Z", "2025-11-04T14:38:12.023Z", true, c(T), c(T), ok(c(F))),
-				diagnosed(l3(runK, "1", "openai", "2025-11-04T14:38:12.028Z", "2025-11-04T14:42:47.162Z", false,
+				diagnosed(2, l3(runK, "1", "openai", "2025-11-04T14:38:12.028Z", "2025-11-04T14:42:47.162Z", false,
 					c(T), c(F), failedApply(c(T), runK, 49),
 					c(T), c(T), failedApply(c(T), runK, 59),
 					c(F), c(T), failedApply(c(T), runK, 73),

@@ -273,7 +273,8 @@ func renderSimulation(io *IO, res []replay.Result, f reports.Format) error {
 	for _, r := range res[1:] {
 		cols = append(cols, r.Policy, "Δ "+r.Policy)
 	}
-	t := reports.Table{Title: fmt.Sprintf("orchstat simulate: %d provider requests, %d L2 loops; %s", base.Episodes, base.L2Loops, check), Columns: cols}
+	t := reports.Table{Title: fmt.Sprintf("orchstat simulate: %d provider requests, %d L2 loops, %d runs with L3 steps; %s",
+		base.Episodes, base.L2Loops, base.L3Runs, check), Columns: cols}
 	// A row of figures; loops says which estimate count marks it "est.".
 	row := func(loops bool, label, key string, get func(replay.Result) replay.Metric, unit string) {
 		dunit := unit
@@ -316,6 +317,9 @@ func renderSimulation(io *IO, res []replay.Result, f reports.Format) error {
 		row(true, "escalations to L3", "escalations", func(r replay.Result) replay.Metric { return r.Escalations }, "")
 		row(true, "non-improving stops", "l2_non_improving_stops", func(r replay.Result) replay.Metric { return r.NonImproving }, "")
 		estimated("L2 outcomes estimated", func(r replay.Result) (int, int) { return r.L2Estimated, r.L2Loops })
+	}
+	if base.L3Runs > 0 {
+		row(true, "L3 diagnoses", "diagnoses", func(r replay.Result) replay.Metric { return r.Diagnoses }, "")
 	}
 	if err := reports.RenderTable(io.Out, t, f); err != nil {
 		return err

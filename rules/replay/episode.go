@@ -57,6 +57,8 @@ type Episode struct {
 	// present with the zero Attempt but for OK.
 	Attempts []Attempt
 	Success  bool
+	// Diagnoses counts an L3 step's recorded diagnoses (DiagnosisStarted).
+	Diagnoses int
 	// InitialSignature is an L2 loop's initial verification failure, the
 	// one its first iteration repairs; "" when unknown.
 	InitialSignature string

@@ -209,3 +209,29 @@ func TestBaselineWithoutRetries(t *testing.T) {
 		t.Fatalf("verdict %q", v)
 	}
 }
+
+// The diagnosis trigger replays over a run's apply errors across its L3
+// steps; a step that succeeded restarts the count.
+func TestL3Diagnoses(t *testing.T) {
+	fail := func(sig string) Attempt { return Attempt{PatchApplyFailed: true, Signature: sig, Class: retry.ClassPatchApplyFailed} }
+	step := func(run, id string, success bool, diagnoses int, as ...Attempt) Episode {
+		return Episode{Kind: KindL3, ID: run + "/l3/" + id, Run: run, Success: success, Attempts: as, Diagnoses: diagnoses}
+	}
+	eps := []Episode{
+		// Two identical errors in a row: one diagnosis at 2.
+		step("a", "0", false, 1, fail("x"), fail("x")),
+		// Identical errors split by a step that applied: none.
+		step("b", "0", false, 0, fail("y")), step("b", "1", true, 0, Attempt{OK: true}), step("b", "2", false, 0, fail("y")),
+	}
+	base := orchestrator()
+	base.DiagnosisAfter = 2
+	later := orchestrator()
+	later.Name, later.DiagnosisAfter = "later", 3
+	res := Simulate(eps, base, []*retry.Policy{later}, Options{Seed: 1})
+	if res[0].L3Runs != 2 || res[0].Reproduced != 2 || res[0].Checked != 2 || res[0].Diagnoses.Value != 1 {
+		t.Fatalf("baseline %+v", res[0])
+	}
+	if res[1].Diagnoses.Value != 0 || res[1].Diff["diagnoses"].Value != -1 {
+		t.Fatalf("later %+v", res[1])
+	}
+}

@@ -58,6 +58,10 @@ type Result struct {
 	L2Iterations  Metric `json:"l2_iterations"`
 	Escalations   Metric `json:"escalations"`
 	NonImproving  Metric `json:"l2_non_improving_stops"`
+
+	// L3: runs with L3 steps, and the diagnoses the trigger starts.
+	L3Runs    int    `json:"l3_runs"`
+	Diagnoses Metric `json:"diagnoses"`
 	// Diff is each figure minus the baseline's, with the interval of the
 	// paired difference (both replays see the same resampled runs).
 	Diff map[string]Metric `json:"diff_from_baseline,omitempty"`
@@ -90,7 +94,7 @@ func (m Metric) MarshalJSON() ([]byte, error) {
 // sums are one block's totals.
 type sums struct {
 	episodes, success, attempts, wasted, backoff, halts, escalations, cost float64
-	l2loops, l2success, l2iterations, l2stops                              float64
+	l2loops, l2success, l2iterations, l2stops, diagnoses                   float64
 	hist                                                                   [histBins]float64
 }
 
@@ -132,12 +136,30 @@ func Simulate(eps []Episode, baseline *retry.Policy, policies []*retry.Policy, o
 			runs[eps[i].Run] = true
 		}
 	}
+	// L3 steps replay per run: the diagnosis trigger counts across steps.
+	var l3 []*l3Run
+	l3Of := map[string]*l3Run{}
+	for i := range eps {
+		if e := &eps[i]; e.Kind == KindL3 {
+			r := l3Of[e.Run]
+			if r == nil {
+				r = &l3Run{run: e.Run}
+				l3Of[e.Run] = r
+				l3 = append(l3, r)
+				runs[e.Run] = true
+			}
+			r.steps = append(r.steps, e)
+		}
+	}
 	blocks := min(opts.Blocks, max(len(runs), 1))
+	blockOfRun := func(run string) int {
+		h := fnv.New32a()
+		h.Write([]byte(run))
+		return int(h.Sum32() % uint32(blocks))
+	}
 	blockOf := make([]int, len(prov))
 	for i, e := range prov {
-		h := fnv.New32a()
-		h.Write([]byte(e.Run))
-		blockOf[i] = int(h.Sum32() % uint32(blocks))
+		blockOf[i] = blockOfRun(e.Run)
 	}
 	model := Fit(eps, baseline)
 	rp := &Replayer{Baseline: baseline, Model: model, Seed: opts.Seed}
@@ -218,6 +240,19 @@ func Simulate(eps []Episode, baseline *retry.Policy, policies []*retry.Policy, o
 				b.cost += o.CostUSD
 				b.hist[histBin(o.Resolution)]++
 			}
+			for _, r := range l3 {
+				n := r.diagnoses(p)
+				rd.res.L3Runs++
+				rd.blocks[blockOfRun(r.run)].diagnoses += float64(n)
+				if pi == 0 {
+					rd.res.Checked++
+					if n == r.recordedDiagnoses() {
+						rd.res.Reproduced++
+					} else if len(rd.res.Mismatches) < 10 {
+						rd.res.Mismatches = append(rd.res.Mismatches, r.run+"/l3")
+					}
+				}
+			}
 			out[pi] = rd
 		}()
 	}
@@ -238,6 +273,7 @@ func Simulate(eps []Episode, baseline *retry.Policy, policies []*retry.Policy, o
 			"success_rate": ratio(t.success, t.episodes), "attempts": t.attempts, "wasted_attempts": t.wasted,
 			"backoff_seconds": t.backoff, "halts": t.halts, "escalations": t.escalations, "cost_usd": t.cost,
 			"l2_success_rate": ratio(t.l2success, t.l2loops), "l2_iterations": t.l2iterations, "l2_non_improving_stops": t.l2stops,
+			"diagnoses": t.diagnoses,
 		}
 		f["resolution_p50_seconds"], f["resolution_p95_seconds"] = histQuantile(&t.hist, 0.5), histQuantile(&t.hist, 0.95)
 		return f
@@ -274,6 +310,7 @@ func Simulate(eps []Episode, baseline *retry.Policy, policies []*retry.Policy, o
 		res.BackoffSeconds, res.Halts, res.Escalations = metric("backoff_seconds"), metric("halts"), metric("escalations")
 		res.ResolutionP50, res.ResolutionP95, res.CostUSD = metric("resolution_p50_seconds"), metric("resolution_p95_seconds"), metric("cost_usd")
 		res.L2SuccessRate, res.L2Iterations, res.NonImproving = metric("l2_success_rate"), metric("l2_iterations"), metric("l2_non_improving_stops")
+		res.Diagnoses = metric("diagnoses")
 		if pi > 0 {
 			res.Diff = map[string]Metric{}
 			for name, v := range points[pi] {
@@ -303,6 +340,7 @@ func (s *sums) add(o *sums) {
 	s.l2success += o.l2success
 	s.l2iterations += o.l2iterations
 	s.l2stops += o.l2stops
+	s.diagnoses += o.diagnoses
 	for i := range s.hist {
 		s.hist[i] += o.hist[i]
 	}

@@ -65,6 +65,9 @@ func Verdict(base, r Result) string {
 			said = append(said, fmt.Sprintf("%s L2 iterations (%+.0f)", moreFewer(v), v))
 		}
 	}
+	if v, ok := clear("diagnoses"); ok && r.L3Runs > 0 {
+		said = append(said, fmt.Sprintf("%s L3 diagnoses (%.0f instead of %.0f)", moreFewer(v), r.Diagnoses.Value, base.Diagnoses.Value))
+	}
 	b.WriteString(strings.Join(said, "; "))
 	b.WriteString(". ")
 	est, n := r.Estimated+r.L2Estimated, r.Episodes+r.L2Loops
