@@ -213,7 +213,9 @@ func TestBaselineWithoutRetries(t *testing.T) {
 // The diagnosis trigger replays over a run's apply errors across its L3
 // steps; a step that succeeded restarts the count.
 func TestL3Diagnoses(t *testing.T) {
-	fail := func(sig string) Attempt { return Attempt{PatchApplyFailed: true, Signature: sig, Class: retry.ClassPatchApplyFailed} }
+	fail := func(sig string) Attempt {
+		return Attempt{PatchApplyFailed: true, Signature: sig, Class: retry.ClassPatchApplyFailed}
+	}
 	step := func(run, id string, success bool, diagnoses int, as ...Attempt) Episode {
 		return Episode{Kind: KindL3, ID: run + "/l3/" + id, Run: run, Success: success, Attempts: as, Diagnoses: diagnoses}
 	}
