@@ -47,7 +47,7 @@ type Alert struct {
 const (
 	ReasonChange = "change"  // an alert of the group fired or resolved
 	ReasonRepeat = "repeat"  // repeat_interval passed while the group fires
-	ReasonResend = "refresh" // Alertmanager's periodic re-send of firing alerts
+	ReasonRefresh = "refresh" // Alertmanager's periodic re-send of firing alerts
 )
 
 // Notification is one message for one receiver.
@@ -147,7 +147,7 @@ func Plan(route *rules.Route, receivers []*rules.Receiver, alerts []Evaluated, l
 			// it fired) is news to its receiver too.
 			n.Reason = ReasonChange
 		case g.recv.Kind == rules.KindAlertmanager:
-			n.Reason = ReasonResend
+			n.Reason = ReasonRefresh
 			refresh = append(refresh, n)
 			continue
 		case g.route.RepeatInterval > 0 && !now.Before(lastSent[key].Add(g.route.RepeatInterval)):
