@@ -45,8 +45,8 @@ type Alert struct {
 
 // Why a notification was queued.
 const (
-	ReasonChange = "change"  // an alert of the group fired or resolved
-	ReasonRepeat = "repeat"  // repeat_interval passed while the group fires
+	ReasonChange  = "change"  // an alert of the group fired or resolved
+	ReasonRepeat  = "repeat"  // repeat_interval passed while the group fires
 	ReasonRefresh = "refresh" // Alertmanager's periodic re-send of firing alerts
 )
 
