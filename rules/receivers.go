@@ -143,9 +143,9 @@ func (c *checker) notifications(recv, route *entry) ([]*Receiver, *Route) {
 	switch {
 	case route != nil:
 		budget := maxRoutes
-		root = c.route(route.value, route.raw, "route", &refs, 0, &budget)
+		root = c.route(route.Value, route.Raw, "route", &refs, 0, &budget)
 		if root != nil && root.Receiver == "" {
-			c.add(route.keyNode, "", "route.receiver", "the top-level route needs a receiver")
+			c.add(route.KeyNode, "", "route.receiver", "the top-level route needs a receiver")
 		}
 		if root != nil && root.GroupBy == nil {
 			root.GroupBy = []string{"alertname"}
@@ -153,23 +153,23 @@ func (c *checker) notifications(recv, route *entry) ([]*Receiver, *Route) {
 	case len(receivers) == 1:
 		root = &Route{Receiver: receivers[0].Name, GroupBy: []string{"alertname"}}
 	case len(receivers) > 1:
-		c.add(recv.keyNode, "", "route", "with more than one receiver, a route must say which gets each alert")
+		c.add(recv.KeyNode, "", "route", "with more than one receiver, a route must say which gets each alert")
 	}
 	for _, ref := range refs {
-		if name, _ := scalar(ref.value); !names[name] {
-			c.add(ref.raw, "", ref.key, "unknown receiver %q%s", name, yamlast.Suggest(name, slices.Sorted(maps.Keys(names))))
+		if name, _ := yamlast.Scalar(ref.Value); !names[name] {
+			c.add(ref.Raw, "", ref.Key, "unknown receiver %q%s", name, yamlast.Suggest(name, slices.Sorted(maps.Keys(names))))
 		}
 	}
 	return receivers, root
 }
 
 func (c *checker) receivers(e entry, names map[string]bool) []*Receiver {
-	if _, ok := e.value.(*ast.NullNode); ok || e.value == nil {
+	if _, ok := e.Value.(*ast.NullNode); ok || e.Value == nil {
 		return nil
 	}
-	seq, ok := e.value.(*ast.SequenceNode)
+	seq, ok := e.Value.(*ast.SequenceNode)
 	if !ok {
-		c.add(e.raw, "", "receivers", "must be a list of receivers")
+		c.add(e.Raw, "", "receivers", "must be a list of receivers")
 		return nil
 	}
 	var out []*Receiver
@@ -183,16 +183,16 @@ func (c *checker) receivers(e entry, names map[string]bool) []*Receiver {
 		// The name first, so that every other problem can say whose it is.
 		hasName := false
 		for _, kv := range entries {
-			if kv.key != "name" {
+			if kv.Key != "name" {
 				continue
 			}
 			hasName = true
-			name, ok := scalar(kv.value)
+			name, ok := yamlast.Scalar(kv.Value)
 			switch {
 			case !ok || strings.TrimSpace(name) == "":
-				c.add(kv.raw, "", field+".name", "must be a non-empty string")
+				c.add(kv.Raw, "", field+".name", "must be a non-empty string")
 			case names[name]:
-				c.add(kv.raw, "", field+".name", "duplicate receiver name %q", name)
+				c.add(kv.Raw, "", field+".name", "duplicate receiver name %q", name)
 			default:
 				r.Name = name
 				names[name] = true
@@ -206,19 +206,19 @@ func (c *checker) receivers(e entry, names map[string]bool) []*Receiver {
 		}
 		var kinds []entry
 		for _, kv := range entries {
-			switch kv.key {
+			switch kv.Key {
 			case "name":
 			case "send_resolved":
-				b, ok := kv.value.(*ast.BoolNode)
+				b, ok := kv.Value.(*ast.BoolNode)
 				if !ok {
-					c.add(kv.raw, "", field+".send_resolved", "must be true or false")
+					c.add(kv.Raw, "", field+".send_resolved", "must be true or false")
 				} else {
 					r.SendResolved = b.Value
 				}
 			case KindWebhook, KindAlertmanager, KindCommand:
 				kinds = append(kinds, kv)
 			default:
-				c.add(kv.keyNode, "", field+"."+kv.key, "unknown field%s (fields: %s)", yamlast.Suggest(kv.key, receiverKeys), strings.Join(receiverKeys, ", "))
+				c.add(kv.KeyNode, "", field+"."+kv.Key, "unknown field%s (fields: %s)", yamlast.Suggest(kv.Key, receiverKeys), strings.Join(receiverKeys, ", "))
 			}
 		}
 		switch len(kinds) {
@@ -227,7 +227,7 @@ func (c *checker) receivers(e entry, names map[string]bool) []*Receiver {
 		case 1:
 			c.receiverKind(r, field, kinds[0])
 		default:
-			c.add(kinds[1].keyNode, "", field+"."+kinds[1].key, "a receiver has only one of webhook, alertmanager or command; this one also has %s", kinds[0].key)
+			c.add(kinds[1].KeyNode, "", field+"."+kinds[1].Key, "a receiver has only one of webhook, alertmanager or command; this one also has %s", kinds[0].Key)
 		}
 		out = append(out, r)
 	}
@@ -235,10 +235,10 @@ func (c *checker) receivers(e entry, names map[string]bool) []*Receiver {
 }
 
 func (c *checker) receiverKind(r *Receiver, field string, e entry) {
-	r.Kind = e.key
-	field += "." + e.key
+	r.Kind = e.Key
+	field += "." + e.Key
 	keys := httpKeys
-	switch e.key {
+	switch e.Key {
 	case KindAlertmanager:
 		keys = amKeys
 		r.AlertTTL = DefaultAlertTTL
@@ -249,65 +249,65 @@ func (c *checker) receiverKind(r *Receiver, field string, e entry) {
 	default:
 		r.Timeout = DefaultHTTPTimeout
 	}
-	entries, ok := c.mapping(e.raw, "", field, "must be a mapping of "+strings.Join(keys, ", "))
+	entries, ok := c.mapping(e.Raw, "", field, "must be a mapping of "+strings.Join(keys, ", "))
 	if !ok {
 		return
 	}
 	have := map[string]bool{}
 	for _, kv := range entries {
-		have[kv.key] = true
-		f := field + "." + kv.key
-		if !slices.Contains(keys, kv.key) {
-			c.add(kv.keyNode, "", f, "unknown field%s (fields: %s)", yamlast.Suggest(kv.key, keys), strings.Join(keys, ", "))
+		have[kv.Key] = true
+		f := field + "." + kv.Key
+		if !slices.Contains(keys, kv.Key) {
+			c.add(kv.KeyNode, "", f, "unknown field%s (fields: %s)", yamlast.Suggest(kv.Key, keys), strings.Join(keys, ", "))
 			continue
 		}
-		switch kv.key {
+		switch kv.Key {
 		case "url":
-			s, ok := scalar(kv.value)
-			if !ok || !isString(kv.value) {
-				c.add(kv.raw, "", f, "must be a URL string")
+			s, ok := yamlast.Scalar(kv.Value)
+			if !ok || !isString(kv.Value) {
+				c.add(kv.Raw, "", f, "must be a URL string")
 				continue
 			}
 			if msg := checkURL(s); msg != "" {
-				c.add(kv.raw, "", f, "%s", msg)
+				c.add(kv.Raw, "", f, "%s", msg)
 				continue
 			}
 			r.URL = s
 		case "headers":
 			r.Headers = c.stringMap("", f, kv)
-			for _, he := range entriesQuiet(c, kv.value) {
-				if !headerNameRe.MatchString(he.key) {
-					c.add(he.keyNode, "", f+"."+he.key, "is not a valid HTTP header name")
+			for _, he := range entriesQuiet(c, kv.Value) {
+				if !headerNameRe.MatchString(he.Key) {
+					c.add(he.KeyNode, "", f+"."+he.Key, "is not a valid HTTP header name")
 				}
-				if v, ok := r.Headers[he.key]; ok {
+				if v, ok := r.Headers[he.Key]; ok {
 					if msg := checkEnvRefs(v); msg != "" {
-						c.add(he.raw, "", f+"."+he.key, "%s", msg)
+						c.add(he.Raw, "", f+"."+he.Key, "%s", msg)
 					}
 				}
 			}
 		case "timeout", "alert_ttl":
-			s, ok := scalar(kv.value)
+			s, ok := yamlast.Scalar(kv.Value)
 			d, err := parseDuration(s)
 			switch {
 			case !ok:
-				c.add(kv.raw, "", f, "must be a duration, such as 10s")
+				c.add(kv.Raw, "", f, "must be a duration, such as 10s")
 			case err != nil:
-				c.add(kv.raw, "", f, "%v", err)
+				c.add(kv.Raw, "", f, "%v", err)
 			case d <= 0:
-				c.add(kv.raw, "", f, "must be longer than 0")
-			case kv.key == "timeout":
+				c.add(kv.Raw, "", f, "must be longer than 0")
+			case kv.Key == "timeout":
 				r.Timeout = d
 			default:
 				r.AlertTTL = d
 			}
 		case "argv":
-			seq, ok := kv.value.(*ast.SequenceNode)
+			seq, ok := kv.Value.(*ast.SequenceNode)
 			if !ok || len(seq.Values) == 0 {
-				c.add(kv.raw, "", f, "must be a non-empty list: the program, then its arguments")
+				c.add(kv.Raw, "", f, "must be a non-empty list: the program, then its arguments")
 				continue
 			}
 			for i, item := range seq.Values {
-				s, ok := scalar(c.resolve(item))
+				s, ok := yamlast.Scalar(c.resolve(item))
 				if !ok {
 					c.add(item, "", fmt.Sprintf("%s[%d]", f, i), "must be a string")
 					continue
@@ -326,9 +326,9 @@ func (c *checker) receiverKind(r *Receiver, field string, e entry) {
 	}
 	switch {
 	case r.Kind == KindCommand && !have["argv"]:
-		c.add(e.keyNode, "", field, "argv is required")
+		c.add(e.KeyNode, "", field, "argv is required")
 	case r.Kind != KindCommand && !have["url"]:
-		c.add(e.keyNode, "", field, "url is required")
+		c.add(e.KeyNode, "", field, "url is required")
 	}
 }
 
@@ -413,29 +413,29 @@ func (c *checker) route(n, raw ast.Node, field string, refs *[]entry, depth int,
 	r := &Route{}
 	var matchKey *entry // the first match or match_re, for the top-level route
 	for _, kv := range entries {
-		f := field + "." + kv.key
-		if (kv.key == "match" || kv.key == "match_re") && matchKey == nil {
+		f := field + "." + kv.Key
+		if (kv.Key == "match" || kv.Key == "match_re") && matchKey == nil {
 			matchKey = &kv
 		}
-		switch kv.key {
+		switch kv.Key {
 		case "receiver":
-			s, ok := scalar(kv.value)
+			s, ok := yamlast.Scalar(kv.Value)
 			if !ok || s == "" {
-				c.add(kv.raw, "", f, "must be a receiver's name")
+				c.add(kv.Raw, "", f, "must be a receiver's name")
 				continue
 			}
 			r.Receiver = s
-			kv.key = f
+			kv.Key = f
 			*refs = append(*refs, kv)
 		case "group_by":
-			seq, ok := kv.value.(*ast.SequenceNode)
+			seq, ok := kv.Value.(*ast.SequenceNode)
 			if !ok {
-				c.add(kv.raw, "", f, "must be a list of labels, such as [alertname, provider]")
+				c.add(kv.Raw, "", f, "must be a list of labels, such as [alertname, provider]")
 				continue
 			}
 			r.GroupBy = []string{}
 			for _, item := range seq.Values {
-				l, ok := scalar(c.resolve(item))
+				l, ok := yamlast.Scalar(c.resolve(item))
 				if !ok || (l != "..." && !labelNameRe.MatchString(l)) {
 					c.add(item, "", f, "a label is a name of letters, digits and underscores, or ... for all labels")
 					continue
@@ -443,13 +443,13 @@ func (c *checker) route(n, raw ast.Node, field string, refs *[]entry, depth int,
 				r.GroupBy = append(r.GroupBy, l)
 			}
 		case "repeat_interval":
-			s, ok := scalar(kv.value)
+			s, ok := yamlast.Scalar(kv.Value)
 			d, err := parseDuration(s)
 			switch {
 			case !ok:
-				c.add(kv.raw, "", f, "must be a duration, such as 4h")
+				c.add(kv.Raw, "", f, "must be a duration, such as 4h")
 			case err != nil:
-				c.add(kv.raw, "", f, "%v", err)
+				c.add(kv.Raw, "", f, "%v", err)
 			default:
 				r.RepeatInterval = d
 			}
@@ -458,8 +458,8 @@ func (c *checker) route(n, raw ast.Node, field string, refs *[]entry, depth int,
 		case "match_re":
 			m := c.stringMap("", f, kv)
 			r.MatchRE = map[string]*regexp.Regexp{}
-			for _, me := range entriesQuiet(c, kv.value) {
-				v, ok := m[me.key]
+			for _, me := range entriesQuiet(c, kv.Value) {
+				v, ok := m[me.Key]
 				if !ok {
 					continue
 				}
@@ -471,22 +471,22 @@ func (c *checker) route(n, raw ast.Node, field string, refs *[]entry, depth int,
 					re, err = regexp.Compile("^(?:" + v + ")$")
 				}
 				if err != nil {
-					c.add(me.raw, "", f+"."+me.key, "%v", err)
+					c.add(me.Raw, "", f+"."+me.Key, "%v", err)
 					continue
 				}
-				r.MatchRE[me.key] = re
+				r.MatchRE[me.Key] = re
 			}
 		case "continue":
-			b, ok := kv.value.(*ast.BoolNode)
+			b, ok := kv.Value.(*ast.BoolNode)
 			if !ok {
-				c.add(kv.raw, "", f, "must be true or false")
+				c.add(kv.Raw, "", f, "must be true or false")
 				continue
 			}
 			r.Continue = b.Value
 		case "routes":
-			seq, ok := kv.value.(*ast.SequenceNode)
+			seq, ok := kv.Value.(*ast.SequenceNode)
 			if !ok {
-				c.add(kv.raw, "", f, "must be a list of routes")
+				c.add(kv.Raw, "", f, "must be a list of routes")
 				continue
 			}
 			for i, item := range seq.Values {
@@ -495,11 +495,11 @@ func (c *checker) route(n, raw ast.Node, field string, refs *[]entry, depth int,
 				}
 			}
 		default:
-			c.add(kv.keyNode, "", f, "unknown field%s (fields: %s)", yamlast.Suggest(kv.key, routeKeys), strings.Join(routeKeys, ", "))
+			c.add(kv.KeyNode, "", f, "unknown field%s (fields: %s)", yamlast.Suggest(kv.Key, routeKeys), strings.Join(routeKeys, ", "))
 		}
 	}
 	if depth == 0 && (len(r.Match) > 0 || len(r.MatchRE) > 0) {
-		c.add(matchKey.keyNode, "", field+"."+matchKey.key, "the top-level route takes every alert; put %s in its routes", matchKey.key)
+		c.add(matchKey.KeyNode, "", field+"."+matchKey.Key, "the top-level route takes every alert; put %s in its routes", matchKey.Key)
 	}
 	return r
 }

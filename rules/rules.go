@@ -220,17 +220,27 @@ var (
 type checker struct {
 	path     string
 	lines    []string
-	anchors  map[string]ast.Node
+	rd       yamlast.Reader
 	problems []Problem
-	// merges counts mappings merged in with <<; aliases can make their
-	// number grow exponentially with the file's size, so it is capped.
-	merges int
 }
 
+// maxMerges caps the mappings merged in with <<: aliases can make their
+// number grow exponentially with the file's size.
 const maxMerges = 1000
 
+// The document is read through a yamlast.Reader; these say it briefly.
+type entry = yamlast.Entry
+
+func (c *checker) resolve(n ast.Node) ast.Node { return c.rd.Resolve(n) }
+
+// mapping returns n's entries in order, with merge keys (<<) expanded and
+// duplicate keys reported. When n is not a mapping it reports msg.
+func (c *checker) mapping(n ast.Node, rule, field, msg string) ([]entry, bool) {
+	return c.rd.Mapping(n, field, msg, func(at ast.Node, f, m string) { c.add(at, rule, f, "%s", m) })
+}
+
 func check(path string, data []byte) (*File, []Problem) {
-	c := &checker{path: path, lines: strings.Split(string(data), "\n"), anchors: map[string]ast.Node{}}
+	c := &checker{path: path, lines: strings.Split(string(data), "\n"), rd: yamlast.Reader{MaxMerges: maxMerges}}
 	yf, err := yamlast.Parse(data)
 	if err != nil {
 		c.yamlError(err)
@@ -248,7 +258,7 @@ func check(path string, data []byte) (*File, []Problem) {
 	for _, d := range docs[1:] {
 		c.add(d.Body, "", "", "a rule file holds one YAML document; this is another")
 	}
-	c.anchors = yamlast.Anchors(docs[0].Body)
+	c.rd.Anchors = yamlast.Anchors(docs[0].Body)
 	body := c.resolve(docs[0].Body)
 	if _, ok := body.(*ast.NullNode); ok {
 		if len(c.problems) > 0 {
@@ -263,15 +273,15 @@ func check(path string, data []byte) (*File, []Problem) {
 	}
 	var receivers, route *entry
 	for _, e := range top {
-		switch e.key {
+		switch e.Key {
 		case "rules":
-			f.Rules = c.rules(e.value)
+			f.Rules = c.rules(e.Value)
 		case "receivers":
 			receivers = &e
 		case "route":
 			route = &e
 		default:
-			c.add(e.keyNode, "", "", "unknown top-level key %q%s (allowed: %s)", e.key, yamlast.Suggest(e.key, topKeys), strings.Join(topKeys, ", "))
+			c.add(e.KeyNode, "", "", "unknown top-level key %q%s (allowed: %s)", e.Key, yamlast.Suggest(e.Key, topKeys), strings.Join(topKeys, ", "))
 		}
 	}
 	f.Receivers, f.Route = c.notifications(receivers, route)
@@ -300,125 +310,6 @@ func (c *checker) add(n ast.Node, rule, field, format string, args ...any) {
 func (c *checker) addAt(line, col int, rule, field, format string, args ...any) {
 	c.problems = append(c.problems, Problem{File: c.path, Line: line, Column: col, Rule: rule, Field: field,
 		Message: fmt.Sprintf(format, args...)})
-}
-
-// resolve looks through tags, anchors and aliases to the node they stand for.
-func (c *checker) resolve(n ast.Node) ast.Node {
-	for i := 0; i < 32 && n != nil; i++ {
-		switch v := n.(type) {
-		case *ast.TagNode:
-			n = v.Value
-		case *ast.AnchorNode:
-			n = v.Value
-		case *ast.AliasNode:
-			if v.Value == nil {
-				return nil
-			}
-			n = c.anchors[v.Value.String()]
-		default:
-			return n
-		}
-	}
-	return n
-}
-
-type entry struct {
-	key     string
-	keyNode ast.Node
-	value   ast.Node // resolved; nil when absent
-	raw     ast.Node // as written, for positions
-}
-
-// mapping returns n's entries in order, with merge keys (<<) expanded and
-// duplicate keys reported. When n is not a mapping it reports msg.
-func (c *checker) mapping(n ast.Node, rule, field, msg string) ([]entry, bool) {
-	return c.mappingDepth(n, rule, field, msg, 0)
-}
-
-func (c *checker) mappingDepth(raw ast.Node, rule, field, msg string, depth int) ([]entry, bool) {
-	n := c.resolve(raw)
-	m, ok := n.(*ast.MappingNode)
-	if !ok {
-		if n == nil {
-			n = raw
-		}
-		c.add(n, rule, field, "%s", msg)
-		return nil, false
-	}
-	var out, merged []entry
-	seen := map[string]bool{}
-	for _, mv := range m.Values {
-		if mv == nil || mv.Key == nil {
-			continue
-		}
-		if mv.Key.IsMergeKey() {
-			if depth > 8 {
-				c.add(mv.Key, rule, field, "merge keys nest too deep")
-				continue
-			}
-			srcs := []ast.Node{mv.Value}
-			if seq, ok := c.resolve(mv.Value).(*ast.SequenceNode); ok {
-				srcs = seq.Values
-			}
-			for _, s := range srcs {
-				if c.merges++; c.merges > maxMerges {
-					if c.merges == maxMerges+1 {
-						c.add(mv.Key, rule, field, "merge keys expand to more than %d mappings", maxMerges)
-					}
-					break
-				}
-				es, _ := c.mappingDepth(s, rule, field, "<< merges a mapping, or a list of them", depth+1)
-				merged = append(merged, es...)
-			}
-			continue
-		}
-		key, ok := scalar(c.resolve(mv.Key))
-		if !ok {
-			c.add(mv.Key, rule, field, "keys must be strings")
-			continue
-		}
-		if seen[key] {
-			c.add(mv.Key, rule, joinField(field, key), "duplicate key")
-			continue
-		}
-		seen[key] = true
-		out = append(out, entry{key: key, keyNode: mv.Key, value: c.resolve(mv.Value), raw: mv.Value})
-	}
-	for _, e := range merged {
-		if !seen[e.key] {
-			seen[e.key] = true
-			out = append(out, e)
-		}
-	}
-	return out, true
-}
-
-func joinField(parent, key string) string {
-	if parent == "" {
-		return key
-	}
-	return parent + "." + key
-}
-
-// scalar is a scalar node's text: strings as they read, numbers and
-// booleans as written. Null and collections are not scalars.
-func scalar(n ast.Node) (string, bool) {
-	switch v := n.(type) {
-	case nil, *ast.NullNode:
-		return "", false
-	case *ast.StringNode:
-		return v.Value, true
-	case *ast.LiteralNode:
-		if v.Value == nil {
-			return "", true
-		}
-		return v.Value.Value, true
-	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
-		if tk := n.GetToken(); tk != nil {
-			return tk.Value, true
-		}
-	}
-	return "", false
 }
 
 // isString tells a YAML string from a number or boolean spelled the same.
@@ -498,29 +389,29 @@ func (c *checker) rule(index int, raw ast.Node, names map[string]int) *Rule {
 	r := &Rule{Severity: "warning"}
 	fields := map[string]entry{}
 	for _, e := range entries {
-		fields[e.key] = e
+		fields[e.Key] = e
 	}
 	// The name first, so that every other problem can say whose it is.
 	if e, ok := fields["name"]; ok {
-		name, ok := scalar(e.value)
+		name, ok := yamlast.Scalar(e.Value)
 		switch {
 		case !ok || strings.TrimSpace(name) == "":
-			c.add(e.raw, "", "name", "must be a non-empty string")
+			c.add(e.Raw, "", "name", "must be a non-empty string")
 		case names[name] > 0:
-			line, col := yamlast.Pos(e.raw)
+			line, col := yamlast.Pos(e.Raw)
 			c.addAt(line, col, name, "name", "duplicate name; the first rule with it is at line %d", names[name])
 			r.Name = name
 		default:
 			r.Name = name
-			names[name], _ = yamlast.Pos(e.raw)
+			names[name], _ = yamlast.Pos(e.Raw)
 		}
 	} else {
 		c.add(raw, "", "", "name is required (rule %d has none)", index)
 	}
 	rn := r.Name
 	for _, e := range entries {
-		if !slices.Contains(ruleKeys, e.key) {
-			c.add(e.keyNode, rn, e.key, "unknown field%s (fields: %s)", yamlast.Suggest(e.key, ruleKeys), strings.Join(ruleKeys, ", "))
+		if !slices.Contains(ruleKeys, e.Key) {
+			c.add(e.KeyNode, rn, e.Key, "unknown field%s (fields: %s)", yamlast.Suggest(e.Key, ruleKeys), strings.Join(ruleKeys, ", "))
 		}
 	}
 
@@ -528,16 +419,16 @@ func (c *checker) rule(index int, raw ast.Node, names map[string]int) *Rule {
 	sqlE, hasSQL := fields["sql"]
 	switch {
 	case hasMetric && hasSQL:
-		c.add(sqlE.keyNode, rn, "sql", "a rule has a metric or sql, not both")
+		c.add(sqlE.KeyNode, rn, "sql", "a rule has a metric or sql, not both")
 	case !hasMetric && !hasSQL:
 		c.add(raw, rn, "", "metric or sql is required")
 	case hasMetric:
-		m, ok := scalar(metric.value)
+		m, ok := yamlast.Scalar(metric.Value)
 		switch {
-		case !ok || !isString(metric.value):
-			c.add(metric.raw, rn, "metric", "must be a metric name (%s)", strings.Join(reports.MetricNames, ", "))
+		case !ok || !isString(metric.Value):
+			c.add(metric.Raw, rn, "metric", "must be a metric name (%s)", strings.Join(reports.MetricNames, ", "))
 		case !slices.Contains(reports.MetricNames, m):
-			c.add(metric.raw, rn, "metric", "unknown metric %q%s (metrics: %s)", m, yamlast.Suggest(m, reports.MetricNames), strings.Join(reports.MetricNames, ", "))
+			c.add(metric.Raw, rn, "metric", "unknown metric %q%s (metrics: %s)", m, yamlast.Suggest(m, reports.MetricNames), strings.Join(reports.MetricNames, ", "))
 		default:
 			r.Metric = m
 		}
@@ -553,7 +444,7 @@ func (c *checker) rule(index int, raw ast.Node, names map[string]int) *Rule {
 	}
 	if e, ok := fields["threshold"]; ok {
 		var f float64
-		switch v := e.value.(type) {
+		switch v := e.Value.(type) {
 		case *ast.FloatNode:
 			f = v.Value
 		case *ast.IntegerNode:
@@ -564,9 +455,9 @@ func (c *checker) rule(index int, raw ast.Node, names map[string]int) *Rule {
 				f = float64(x)
 			}
 		default:
-			c.add(e.raw, rn, "threshold", "must be a number, such as 0.20 or 3")
+			c.add(e.Raw, rn, "threshold", "must be a number, such as 0.20 or 3")
 		}
-		if _, ok := e.value.(*ast.FloatNode); ok || isInt(e.value) {
+		if _, ok := e.Value.(*ast.FloatNode); ok || isInt(e.Value) {
 			r.Threshold = &f
 		}
 	}
@@ -579,19 +470,19 @@ func (c *checker) rule(index int, raw ast.Node, names map[string]int) *Rule {
 		r.For = c.hold(rn, e)
 	}
 	if e, ok := fields["keep_firing_for"]; ok {
-		s, ok := scalar(e.value)
+		s, ok := yamlast.Scalar(e.Value)
 		if !ok {
-			c.add(e.raw, rn, "keep_firing_for", "must be a duration, such as 10m")
+			c.add(e.Raw, rn, "keep_firing_for", "must be a duration, such as 10m")
 		} else if d, err := parseDuration(s); err != nil {
-			c.add(e.raw, rn, "keep_firing_for", "%v", err)
+			c.add(e.Raw, rn, "keep_firing_for", "%v", err)
 		} else {
 			r.KeepFiringFor = d
 		}
 	}
 	if e, ok := fields["severity"]; ok {
-		s, ok := scalar(e.value)
+		s, ok := yamlast.Scalar(e.Value)
 		if !ok || !slices.Contains(severities, s) {
-			c.add(e.raw, rn, "severity", "must be one of %s", strings.Join(severities, ", "))
+			c.add(e.Raw, rn, "severity", "must be one of %s", strings.Join(severities, ", "))
 		} else {
 			r.Severity = s
 		}
@@ -600,9 +491,9 @@ func (c *checker) rule(index int, raw ast.Node, names map[string]int) *Rule {
 		r.Labels = c.stringMap(rn, "labels", e)
 		for k := range r.Labels {
 			if !labelNameRe.MatchString(k) {
-				for _, le := range entriesQuiet(c, e.value) {
-					if le.key == k {
-						c.add(le.keyNode, rn, "labels."+k, "a label name is letters, digits and underscores, not starting with a digit")
+				for _, le := range entriesQuiet(c, e.Value) {
+					if le.Key == k {
+						c.add(le.KeyNode, rn, "labels."+k, "a label name is letters, digits and underscores, not starting with a digit")
 					}
 				}
 			}
@@ -627,34 +518,34 @@ func entriesQuiet(c *checker, n ast.Node) []entry {
 }
 
 func (c *checker) stringMap(rn, field string, e entry) map[string]string {
-	if _, ok := e.value.(*ast.NullNode); ok {
+	if _, ok := e.Value.(*ast.NullNode); ok {
 		return nil
 	}
-	entries, ok := c.mapping(e.raw, rn, field, "must be a mapping of names to strings")
+	entries, ok := c.mapping(e.Raw, rn, field, "must be a mapping of names to strings")
 	if !ok {
 		return nil
 	}
 	out := make(map[string]string, len(entries))
 	for _, kv := range entries {
-		v, ok := scalar(kv.value)
+		v, ok := yamlast.Scalar(kv.Value)
 		if !ok {
-			c.add(kv.raw, rn, field+"."+kv.key, "must be a string")
+			c.add(kv.Raw, rn, field+"."+kv.Key, "must be a string")
 			continue
 		}
-		out[kv.key] = v
+		out[kv.Key] = v
 	}
 	return out
 }
 
 func (c *checker) by(rn string, e entry, metric string, isSQL bool) []string {
-	seq, ok := e.value.(*ast.SequenceNode)
+	seq, ok := e.Value.(*ast.SequenceNode)
 	if !ok {
-		c.add(e.raw, rn, "by", "must be a list of labels, such as [provider]")
+		c.add(e.Raw, rn, "by", "must be a list of labels, such as [provider]")
 		return nil
 	}
 	var out []string
 	for _, item := range seq.Values {
-		l, ok := scalar(c.resolve(item))
+		l, ok := yamlast.Scalar(c.resolve(item))
 		switch {
 		case !ok || !labelNameRe.MatchString(l):
 			c.add(item, rn, "by", "a label is a name of letters, digits and underscores")
@@ -680,17 +571,17 @@ func (c *checker) by(rn string, e entry, metric string, isSQL bool) []string {
 
 func (c *checker) window(rn string, e entry) Window {
 	const forms = "a duration (24h, 7d), {last: N} or \"last N runs\""
-	if m, ok := e.value.(*ast.MappingNode); ok {
+	if m, ok := e.Value.(*ast.MappingNode); ok {
 		entries, _ := c.mapping(m, rn, "window", "")
 		var w Window
 		for _, kv := range entries {
-			if kv.key != "last" {
-				c.add(kv.keyNode, rn, "window."+kv.key, "unknown field; a window is %s", forms)
+			if kv.Key != "last" {
+				c.add(kv.KeyNode, rn, "window."+kv.Key, "unknown field; a window is %s", forms)
 				continue
 			}
-			n, ok := positiveInt(kv.value)
+			n, ok := positiveInt(kv.Value)
 			if !ok {
-				if s, isStr := scalar(kv.value); isStr && isString(kv.value) {
+				if s, isStr := yamlast.Scalar(kv.Value); isStr && isString(kv.Value) {
 					if mm := runsRe.FindStringSubmatch(s); mm != nil {
 						n, _ = strconv.Atoi(mm[1])
 						ok = n > 0
@@ -698,7 +589,7 @@ func (c *checker) window(rn string, e entry) Window {
 				}
 			}
 			if !ok {
-				c.add(kv.raw, rn, "window.last", "must be a positive number of runs")
+				c.add(kv.Raw, rn, "window.last", "must be a positive number of runs")
 				continue
 			}
 			w.Runs = n
@@ -708,42 +599,42 @@ func (c *checker) window(rn string, e entry) Window {
 		}
 		return w
 	}
-	s, ok := scalar(e.value)
+	s, ok := yamlast.Scalar(e.Value)
 	if !ok {
-		c.add(e.raw, rn, "window", "must be %s", forms)
+		c.add(e.Raw, rn, "window", "must be %s", forms)
 		return Window{}
 	}
 	if m := lastRunsRe.FindStringSubmatch(s); m != nil {
 		n, err := strconv.Atoi(m[1])
 		if err != nil || n <= 0 {
-			c.add(e.raw, rn, "window", "must cover a positive number of runs")
+			c.add(e.Raw, rn, "window", "must cover a positive number of runs")
 			return Window{}
 		}
 		return Window{Runs: n}
 	}
 	d, err := parseDuration(s)
 	if err != nil {
-		c.add(e.raw, rn, "window", "%q is not %s", s, forms)
+		c.add(e.Raw, rn, "window", "%q is not %s", s, forms)
 		return Window{}
 	}
 	if d == 0 {
-		c.add(e.raw, rn, "window", "must be longer than 0")
+		c.add(e.Raw, rn, "window", "must be longer than 0")
 	}
 	return Window{Duration: d}
 }
 
 func (c *checker) hold(rn string, e entry) Hold {
-	if n, ok := positiveInt(e.value); ok {
+	if n, ok := positiveInt(e.Value); ok {
 		return Hold{Checks: n}
 	}
-	s, ok := scalar(e.value)
-	if ok && !isString(e.value) {
-		c.add(e.raw, rn, "for", "%s is not a positive number of checks", s)
+	s, ok := yamlast.Scalar(e.Value)
+	if ok && !isString(e.Value) {
+		c.add(e.Raw, rn, "for", "%s is not a positive number of checks", s)
 		return Hold{}
 	}
 	d, err := parseDuration(s)
 	if !ok || err != nil {
-		c.add(e.raw, rn, "for", "must be a duration (10m, 1h) or a positive number of consecutive checks")
+		c.add(e.Raw, rn, "for", "must be a duration (10m, 1h) or a positive number of consecutive checks")
 		return Hold{}
 	}
 	return Hold{Duration: d}
@@ -752,18 +643,18 @@ func (c *checker) hold(rn string, e entry) Hold {
 var sqlStart = regexp.MustCompile(`(?i)^\(*\s*(select|with|from)\b`)
 
 func (c *checker) sql(rn string, e entry) string {
-	s, ok := scalar(e.value)
-	if !ok || !isString(e.value) {
-		c.add(e.raw, rn, "sql", "must be a query string")
+	s, ok := yamlast.Scalar(e.Value)
+	if !ok || !isString(e.Value) {
+		c.add(e.Raw, rn, "sql", "must be a query string")
 		return ""
 	}
 	code, semis := sqlCode(s)
 	if strings.TrimSpace(code) == "" {
-		c.add(e.raw, rn, "sql", "is empty")
+		c.add(e.Raw, rn, "sql", "is empty")
 		return ""
 	}
 	if !sqlStart.MatchString(strings.TrimSpace(code)) {
-		c.add(e.raw, rn, "sql", "must be one read-only query starting with SELECT, WITH or FROM (orchstat check will run it on a read-only connection)")
+		c.add(e.Raw, rn, "sql", "must be one read-only query starting with SELECT, WITH or FROM (orchstat check will run it on a read-only connection)")
 		return ""
 	}
 	for _, at := range semis {
@@ -816,9 +707,9 @@ func sqlCode(q string) (string, []int) {
 // condition compiles the expression, reporting errors where they are in
 // the file.
 func (c *checker) condition(rn string, e entry, hasThreshold bool) (string, *vm.Program) {
-	s, ok := scalar(e.value)
+	s, ok := yamlast.Scalar(e.Value)
 	if !ok || strings.TrimSpace(s) == "" {
-		c.add(e.raw, rn, "condition", "must be an expression, such as value > threshold && denominator >= 20")
+		c.add(e.Raw, rn, "condition", "must be an expression, such as value > threshold && denominator >= 20")
 		return "", nil
 	}
 	uses := &identifiers{}
@@ -826,7 +717,7 @@ func (c *checker) condition(rn string, e entry, hasThreshold bool) (string, *vm.
 	if err != nil {
 		var fe *file.Error
 		msg := err.Error()
-		line, col := yamlast.Pos(e.raw)
+		line, col := yamlast.Pos(e.Raw)
 		if errors.As(err, &fe) {
 			msg = fe.Message
 			line, col = c.valuePos(e, s, runeOffset(s, fe.From))
@@ -835,7 +726,7 @@ func (c *checker) condition(rn string, e entry, hasThreshold bool) (string, *vm.
 		return s, nil
 	}
 	if uses.names["threshold"] && !hasThreshold {
-		c.add(e.raw, rn, "condition", "uses threshold, but the rule sets none (it would be 0)")
+		c.add(e.Raw, rn, "condition", "uses threshold, but the rule sets none (it would be 0)")
 	}
 	return s, p
 }
@@ -867,7 +758,7 @@ func runeOffset(s string, runes int) int {
 // value's start when the text does not read the same in the file (escapes,
 // folding).
 func (c *checker) valuePos(e entry, s string, at int) (int, int) {
-	line, col := yamlast.Pos(e.raw)
+	line, col := yamlast.Pos(e.Raw)
 	if line <= 0 || line > len(c.lines) || at < 0 || at > len(s) {
 		return line, col
 	}
@@ -879,7 +770,7 @@ func (c *checker) valuePos(e entry, s string, at int) (int, int) {
 	if i := strings.IndexByte(lineText, '\n'); i >= 0 {
 		lineText = lineText[:i]
 	}
-	switch v := e.value.(type) {
+	switch v := e.Value.(type) {
 	case *ast.StringNode:
 		if strings.Contains(s, "\n") {
 			return line, col
@@ -913,15 +804,15 @@ func (c *checker) valuePos(e entry, s string, at int) (int, int) {
 }
 
 func (c *checker) templates(rn string, e entry) map[string]*template.Template {
-	entries := entriesQuiet(c, e.value)
+	entries := entriesQuiet(c, e.Value)
 	out := map[string]*template.Template{}
 	for _, kv := range entries {
-		s, ok := scalar(kv.value)
+		s, ok := yamlast.Scalar(kv.Value)
 		if !ok {
 			continue // already reported
 		}
-		field := "annotations." + kv.key
-		t, err := template.New(kv.key).Parse(s)
+		field := "annotations." + kv.Key
+		t, err := template.New(kv.Key).Parse(s)
 		if err == nil {
 			if bad, msg := boundedTemplate(t.Tree.Root); bad != nil {
 				// In text/template's own error format, so templateError can
@@ -935,7 +826,7 @@ func (c *checker) templates(rn string, e entry) map[string]*template.Template {
 			c.addAt(line, col, rn, field, "%s (templates see .Value, .Numerator, .Denominator, .Threshold and .Labels)", msg)
 			continue
 		}
-		out[kv.key] = t
+		out[kv.Key] = t
 	}
 	return out
 }
@@ -943,7 +834,7 @@ func (c *checker) templates(rn string, e entry) map[string]*template.Template {
 var templateErrRe = regexp.MustCompile(`^template: [^:]*:(\d+)(?::(\d+))?: (.*)$`)
 
 func (c *checker) templateError(kv entry, s string, err error) (int, int, string) {
-	line, col := yamlast.Pos(kv.raw)
+	line, col := yamlast.Pos(kv.Raw)
 	msg := err.Error()
 	m := templateErrRe.FindStringSubmatch(msg)
 	if m == nil {

@@ -67,7 +67,7 @@ var policyKeys = []string{"name", "extends", "max_retries", "backoff", "retriabl
 // when there is one, is a *PolicyError listing every problem found, each
 // with the file, line, column and field.
 func ParsePolicy(path string, data []byte) (*Policy, error) {
-	f := &pfile{path: path, anchors: map[string]ast.Node{}, pos: map[string]ast.Node{}}
+	f := &pfile{path: path, pos: map[string]ast.Node{}, rd: yamlast.Reader{MaxWork: maxWork, MaxMerges: maxMerges}}
 	p := f.parse(data)
 	if len(f.problems) > 0 {
 		slices.SortStableFunc(f.problems, func(a, b Problem) int {
@@ -89,21 +89,11 @@ func ParsePolicy(path string, data []byte) (*Policy, error) {
 
 type pfile struct {
 	path     string
-	anchors  map[string]ast.Node
+	rd       yamlast.Reader
 	problems []Problem
 	pos      map[string]ast.Node // field → where the file sets it
 	doc      ast.Node
-	work     int
-	merges   int
 	full     bool // too many problems: stop reporting
-	deep     bool // merge keys nested too deep: reported
-}
-
-type entry struct {
-	key     string
-	keyNode ast.Node
-	value   ast.Node // resolved
-	raw     ast.Node // as written, for positions
 }
 
 func (f *pfile) parse(data []byte) *Policy {
@@ -132,18 +122,19 @@ func (f *pfile) parse(data []byte) *Policy {
 		f.add(d.Body, "", "a policy file holds one YAML document; this is another")
 	}
 	f.doc = docs[0].Body
-	f.anchors = yamlast.Anchors(docs[0].Body)
+	f.rd.Doc = f.doc
+	f.rd.Anchors = yamlast.Anchors(docs[0].Body)
 	top, ok := f.mapping(docs[0].Body, "", "a policy file is a mapping of keys such as extends and max_retries")
 	if !ok {
 		return nil
 	}
 	byKey := map[string]entry{}
 	for _, e := range top {
-		if !slices.Contains(policyKeys, e.key) {
-			f.add(e.keyNode, e.key, "unknown key%s (allowed: %s)", yamlast.Suggest(e.key, policyKeys), strings.Join(policyKeys, ", "))
+		if !slices.Contains(policyKeys, e.Key) {
+			f.add(e.KeyNode, e.Key, "unknown key%s (allowed: %s)", yamlast.Suggest(e.Key, policyKeys), strings.Join(policyKeys, ", "))
 			continue
 		}
-		byKey[e.key] = e
+		byKey[e.Key] = e
 	}
 
 	p := &Policy{}
@@ -151,7 +142,7 @@ func (f *pfile) parse(data []byte) *Policy {
 		if name, ok := f.str(e, "extends"); ok {
 			base, err := Preset(name)
 			if err != nil {
-				f.add(e.raw, "extends", "unknown preset %q%s (%s)", name, yamlast.Suggest(name, PresetNames()), strings.Join(PresetNames(), ", "))
+				f.add(e.Raw, "extends", "unknown preset %q%s (%s)", name, yamlast.Suggest(name, PresetNames()), strings.Join(PresetNames(), ", "))
 			} else {
 				p = base
 			}
@@ -161,7 +152,7 @@ func (f *pfile) parse(data []byte) *Policy {
 	if e, ok := byKey["name"]; ok {
 		if name, ok := f.str(e, "name"); ok {
 			if strings.TrimSpace(name) == "" {
-				f.add(e.raw, "name", "must not be empty")
+				f.add(e.Raw, "name", "must not be empty")
 			} else {
 				p.Name = name
 			}
@@ -258,6 +249,16 @@ func (f *pfile) yamlError(err error) {
 	f.problems = append(f.problems, Problem{File: f.path, Line: line, Column: col, Message: msg})
 }
 
+// The document is read through a yamlast.Reader; these say it briefly.
+type entry = yamlast.Entry
+
+func (f *pfile) report(at ast.Node, field, msg string) { f.add(at, field, "%s", msg) }
+func (f *pfile) spend() bool                           { return f.rd.Spend(f.report) }
+func (f *pfile) resolve(n ast.Node) ast.Node           { return f.rd.Resolve(n) }
+func (f *pfile) mapping(raw ast.Node, field, msg string) ([]entry, bool) {
+	return f.rd.Mapping(raw, field, msg, f.report)
+}
+
 func (f *pfile) add(n ast.Node, field, format string, args ...any) {
 	if f.full {
 		return
@@ -271,147 +272,6 @@ func (f *pfile) add(n ast.Node, field, format string, args ...any) {
 	f.problems = append(f.problems, Problem{File: f.path, Line: line, Column: col, Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
-// spend counts work done reading the file; aliases can make a small file
-// stand for a huge tree, so reading stops at maxWork.
-func (f *pfile) spend() bool {
-	f.work++
-	if f.work == maxWork+1 {
-		f.add(f.doc, "", "the file expands (through aliases) to more than %d values", maxWork)
-	}
-	return f.work <= maxWork
-}
-
-// resolve looks through tags, anchors and aliases to the node they stand
-// for.
-func (f *pfile) resolve(n ast.Node) ast.Node {
-	for i := 0; i < 32 && n != nil; i++ {
-		switch v := n.(type) {
-		case *ast.TagNode:
-			n = v.Value
-		case *ast.AnchorNode:
-			n = v.Value
-		case *ast.AliasNode:
-			if v.Value == nil {
-				return nil
-			}
-			n = f.anchors[v.Value.String()]
-		case *ast.MappingKeyNode:
-			n = v.Value
-		default:
-			return n
-		}
-	}
-	if n != nil {
-		switch n.(type) {
-		case *ast.TagNode, *ast.AnchorNode, *ast.AliasNode, *ast.MappingKeyNode:
-			return nil
-		}
-	}
-	return n
-}
-
-func joinField(parent, key string) string {
-	if parent == "" {
-		return key
-	}
-	return parent + "." + key
-}
-
-// mapping returns n's entries in order, with merge keys (<<) expanded and
-// duplicate keys reported. When n is not a mapping it reports msg.
-func (f *pfile) mapping(raw ast.Node, field, msg string) ([]entry, bool) {
-	return f.mappingDepth(raw, field, msg, 0)
-}
-
-func (f *pfile) mappingDepth(raw ast.Node, field, msg string, depth int) ([]entry, bool) {
-	if !f.spend() {
-		return nil, false
-	}
-	n := f.resolve(raw)
-	m, ok := n.(*ast.MappingNode)
-	if !ok {
-		f.add(orNode(n, raw), field, "%s", msg)
-		return nil, false
-	}
-	var out, merged []entry
-	seen := map[string]bool{}
-	for _, mv := range m.Values {
-		if mv == nil || mv.Key == nil || !f.spend() {
-			continue
-		}
-		if mv.Key.IsMergeKey() {
-			if depth > 8 {
-				if !f.deep {
-					f.deep = true
-					f.add(mv.Key, field, "merge keys nest more than 8 deep")
-				}
-				continue
-			}
-			srcs := []ast.Node{mv.Value}
-			if seq, ok := f.resolve(mv.Value).(*ast.SequenceNode); ok {
-				srcs = seq.Values
-			}
-			for _, s := range srcs {
-				if f.merges++; f.merges > maxMerges {
-					if f.merges == maxMerges+1 {
-						f.add(mv.Key, field, "merge keys expand to more than %d mappings", maxMerges)
-					}
-					break
-				}
-				es, _ := f.mappingDepth(s, field, "<< merges a mapping, or a list of them", depth+1)
-				merged = append(merged, es...)
-			}
-			continue
-		}
-		key, ok := scalar(f.resolve(mv.Key))
-		if !ok {
-			f.add(mv.Key, field, "keys must be strings")
-			continue
-		}
-		if seen[key] {
-			f.add(mv.Key, joinField(field, key), "duplicate key")
-			continue
-		}
-		seen[key] = true
-		out = append(out, entry{key: key, keyNode: mv.Key, value: f.resolve(mv.Value), raw: orNode(mv.Value, mv.Key)})
-	}
-	for _, e := range merged {
-		if !seen[e.key] {
-			seen[e.key] = true
-			out = append(out, e)
-		}
-	}
-	return out, true
-}
-
-func orNode(n, fallback ast.Node) ast.Node {
-	if n == nil {
-		return fallback
-	}
-	return n
-}
-
-// scalar is a scalar node's text: strings as they read, numbers and
-// booleans as written. Null and collections are not scalars.
-func scalar(n ast.Node) (string, bool) {
-	switch v := n.(type) {
-	case nil, *ast.NullNode:
-		return "", false
-	case *ast.StringNode:
-		return v.Value, true
-	case *ast.LiteralNode:
-		if v.Value == nil {
-			return "", true
-		}
-		return v.Value.Value, true
-	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
-		if tk := n.GetToken(); tk != nil {
-			return tk.Value, true
-		}
-	}
-	return "", false
-}
-
 func isNull(n ast.Node) bool {
 	_, ok := n.(*ast.NullNode)
 	return ok || n == nil
@@ -419,22 +279,22 @@ func isNull(n ast.Node) bool {
 
 // str reads a string value.
 func (f *pfile) str(e entry, field string) (string, bool) {
-	f.pos[field] = e.raw
-	switch v := e.value.(type) {
+	f.pos[field] = e.Raw
+	switch v := e.Value.(type) {
 	case *ast.StringNode:
 		return v.Value, true
 	case *ast.LiteralNode:
-		s, _ := scalar(v)
+		s, _ := yamlast.Scalar(v)
 		return s, true
 	}
-	f.add(e.raw, field, "must be a string, got %s", describe(e.value))
+	f.add(e.Raw, field, "must be a string, got %s", describe(e.Value))
 	return "", false
 }
 
 // int reads a whole number; range checks come later.
 func (f *pfile) int(e entry, field string) (int, bool) {
-	f.pos[field] = e.raw
-	return f.intNode(e.value, e.raw, field)
+	f.pos[field] = e.Raw
+	return f.intNode(e.Value, e.Raw, field)
 }
 
 func (f *pfile) intNode(n, raw ast.Node, field string) (int, bool) {
@@ -458,8 +318,8 @@ func (f *pfile) intNode(n, raw ast.Node, field string) (int, bool) {
 
 // float reads a number, whole or not.
 func (f *pfile) float(e entry, field string) (float64, bool) {
-	f.pos[field] = e.raw
-	switch v := e.value.(type) {
+	f.pos[field] = e.Raw
+	switch v := e.Value.(type) {
 	case *ast.FloatNode:
 		return v.Value, true
 	case *ast.IntegerNode:
@@ -470,35 +330,35 @@ func (f *pfile) float(e entry, field string) (float64, bool) {
 			return float64(x), true
 		}
 	case *ast.InfinityNode, *ast.NanNode:
-		f.add(e.raw, field, "must be a finite number, got %s", tokenText(e.value))
+		f.add(e.Raw, field, "must be a finite number, got %s", tokenText(e.Value))
 		return 0, false
 	}
-	f.add(e.raw, field, "must be a number, got %s", describe(e.value))
+	f.add(e.Raw, field, "must be a number, got %s", describe(e.Value))
 	return 0, false
 }
 
 // duration reads a Go duration such as 500ms or 1s; 0 may be written
 // without a unit.
 func (f *pfile) duration(e entry, field string) (time.Duration, bool) {
-	f.pos[field] = e.raw
-	if v, ok := e.value.(*ast.IntegerNode); ok {
+	f.pos[field] = e.Raw
+	if v, ok := e.Value.(*ast.IntegerNode); ok {
 		if x, ok := v.Value.(int64); ok && x == 0 {
 			return 0, true
 		}
 		if x, ok := v.Value.(uint64); ok && x == 0 {
 			return 0, true
 		}
-		f.add(e.raw, field, "%s has no unit: write a duration such as 500ms or 1s", tokenText(e.value))
+		f.add(e.Raw, field, "%s has no unit: write a duration such as 500ms or 1s", tokenText(e.Value))
 		return 0, false
 	}
-	s, ok := scalar(e.value)
-	if !ok || !isStringNode(e.value) {
-		f.add(e.raw, field, "must be a duration such as 500ms or 1s, got %s", describe(e.value))
+	s, ok := yamlast.Scalar(e.Value)
+	if !ok || !isStringNode(e.Value) {
+		f.add(e.Raw, field, "must be a duration such as 500ms or 1s, got %s", describe(e.Value))
 		return 0, false
 	}
 	d, err := time.ParseDuration(strings.TrimSpace(s))
 	if err != nil {
-		f.add(e.raw, field, "%q is not a duration (write 500ms, 1s, 1m30s)", s)
+		f.add(e.Raw, field, "%q is not a duration (write 500ms, 1s, 1m30s)", s)
 		return 0, false
 	}
 	return d, true
@@ -546,13 +406,13 @@ func describe(n ast.Node) string {
 
 // list reads a sequence, each item resolved; raw items keep positions.
 func (f *pfile) list(e entry, field string) ([]ast.Node, []ast.Node, bool) {
-	f.pos[field] = e.raw
-	seq, ok := e.value.(*ast.SequenceNode)
+	f.pos[field] = e.Raw
+	seq, ok := e.Value.(*ast.SequenceNode)
 	if !ok {
-		if isNull(e.value) {
+		if isNull(e.Value) {
 			return nil, nil, true // an empty list
 		}
-		f.add(e.raw, field, "must be a list, got %s", describe(e.value))
+		f.add(e.Raw, field, "must be a list, got %s", describe(e.Value))
 		return nil, nil, false
 	}
 	var vals, raws []ast.Node
@@ -577,9 +437,9 @@ func (f *pfile) strings(e entry, field string) ([]string, bool) {
 	for i, v := range vals {
 		fi := field + "[" + strconv.Itoa(i) + "]"
 		f.pos[fi] = raws[i]
-		s, isScalar := scalar(v)
+		s, isScalar := yamlast.Scalar(v)
 		if !isScalar || !isStringNode(v) {
-			f.add(orNode(raws[i], e.raw), fi, "must be a string, got %s", describe(v))
+			f.add(orNode(raws[i], e.Raw), fi, "must be a string, got %s", describe(v))
 			out[i], ok = "?", false
 			continue
 		}
@@ -597,13 +457,13 @@ func (f *pfile) classes(e entry, field string) ([]Class, bool) {
 	var out []Class
 	for i, v := range vals {
 		fi := field + "[" + strconv.Itoa(i) + "]"
-		s, isScalar := scalar(v)
+		s, isScalar := yamlast.Scalar(v)
 		switch {
 		case !isScalar || !isStringNode(v):
-			f.add(orNode(raws[i], e.raw), fi, "must be a class name, got %s", describe(v))
+			f.add(orNode(raws[i], e.Raw), fi, "must be a class name, got %s", describe(v))
 			ok = false
 		case !Class(s).Known():
-			f.add(orNode(raws[i], e.raw), fi, "unknown class %q%s (%s)", s, yamlast.Suggest(s, classNames()), strings.Join(classNames(), ", "))
+			f.add(orNode(raws[i], e.Raw), fi, "unknown class %q%s (%s)", s, yamlast.Suggest(s, classNames()), strings.Join(classNames(), ", "))
 			ok = false
 		default:
 			out = append(out, Class(s))
@@ -614,16 +474,16 @@ func (f *pfile) classes(e entry, field string) ([]Class, bool) {
 
 // ints reads a mapping of whole numbers into dst by key.
 func (f *pfile) ints(e entry, field string, dst map[string]*int, keys []string) {
-	f.pos[field] = e.raw
-	es, ok := f.mapping(e.raw, field, field+" is a mapping of "+strings.Join(keys, ", "))
+	f.pos[field] = e.Raw
+	es, ok := f.mapping(e.Raw, field, field+" is a mapping of "+strings.Join(keys, ", "))
 	if !ok {
 		return
 	}
 	for _, k := range es {
-		fk := joinField(field, k.key)
-		d, ok := dst[k.key]
+		fk := yamlast.JoinField(field, k.Key)
+		d, ok := dst[k.Key]
 		if !ok {
-			f.add(k.keyNode, fk, "unknown key%s (allowed: %s)", yamlast.Suggest(k.key, keys), strings.Join(keys, ", "))
+			f.add(k.KeyNode, fk, "unknown key%s (allowed: %s)", yamlast.Suggest(k.Key, keys), strings.Join(keys, ", "))
 			continue
 		}
 		if n, ok := f.int(k, fk); ok {
@@ -633,11 +493,11 @@ func (f *pfile) ints(e entry, field string, dst map[string]*int, keys []string) 
 }
 
 func (f *pfile) backoff(e entry, b *Backoff) {
-	f.pos["backoff"] = e.raw
-	if name, ok := scalar(e.value); ok && isStringNode(e.value) {
+	f.pos["backoff"] = e.Raw
+	if name, ok := yamlast.Scalar(e.Value); ok && isStringNode(e.Value) {
 		nb, err := BackoffPreset(name)
 		if err != nil {
-			f.add(e.raw, "backoff", "unknown backoff %q%s (%s, or a mapping of initial, max, factor, jitter, spread)",
+			f.add(e.Raw, "backoff", "unknown backoff %q%s (%s, or a mapping of initial, max, factor, jitter, spread)",
 				name, yamlast.Suggest(name, BackoffNames()), strings.Join(BackoffNames(), ", "))
 			return
 		}
@@ -645,15 +505,15 @@ func (f *pfile) backoff(e entry, b *Backoff) {
 		return
 	}
 	keys := []string{"initial", "max", "factor", "jitter", "spread"}
-	es, ok := f.mapping(e.raw, "backoff", "backoff is a schedule's name ("+strings.Join(BackoffNames(), ", ")+") or a mapping of "+strings.Join(keys, ", "))
+	es, ok := f.mapping(e.Raw, "backoff", "backoff is a schedule's name ("+strings.Join(BackoffNames(), ", ")+") or a mapping of "+strings.Join(keys, ", "))
 	if !ok {
 		return
 	}
 	nb := *b
 	spreadSet := false
 	for _, k := range es {
-		fk := "backoff." + k.key
-		switch k.key {
+		fk := "backoff." + k.Key
+		switch k.Key {
 		case "initial":
 			if d, ok := f.duration(k, fk); ok {
 				nb.Initial = d
@@ -674,13 +534,13 @@ func (f *pfile) backoff(e entry, b *Backoff) {
 			if s, ok := f.str(k, fk); ok {
 				j := slices.Index(jitterNames[:], s)
 				if j < 0 {
-					f.add(k.raw, fk, "unknown jitter %q%s (%s)", s, yamlast.Suggest(s, jitterNames[:]), strings.Join(jitterNames[:], ", "))
+					f.add(k.Raw, fk, "unknown jitter %q%s (%s)", s, yamlast.Suggest(s, jitterNames[:]), strings.Join(jitterNames[:], ", "))
 					continue
 				}
 				nb.Jitter = Jitter(j)
 			}
 		default:
-			f.add(k.keyNode, fk, "unknown key%s (allowed: %s)", yamlast.Suggest(k.key, keys), strings.Join(keys, ", "))
+			f.add(k.KeyNode, fk, "unknown key%s (allowed: %s)", yamlast.Suggest(k.Key, keys), strings.Join(keys, ", "))
 		}
 	}
 	if nb.Jitter == JitterProportional && !spreadSet && nb.Spread == 0 {
@@ -690,8 +550,8 @@ func (f *pfile) backoff(e entry, b *Backoff) {
 }
 
 func (f *pfile) perOperation(e entry, p *Policy) {
-	f.pos["per_operation"] = e.raw
-	es, ok := f.mapping(e.raw, "per_operation", "per_operation is a mapping of operation: retries, such as {test: 3, build: 1}")
+	f.pos["per_operation"] = e.Raw
+	es, ok := f.mapping(e.Raw, "per_operation", "per_operation is a mapping of operation: retries, such as {test: 3, build: 1}")
 	if !ok {
 		return
 	}
@@ -700,21 +560,21 @@ func (f *pfile) perOperation(e entry, p *Policy) {
 		ops[k] = v
 	}
 	for _, k := range es {
-		fk := "per_operation." + k.key
-		if strings.TrimSpace(k.key) == "" {
-			f.add(k.keyNode, "per_operation", "an operation needs a name")
+		fk := "per_operation." + k.Key
+		if strings.TrimSpace(k.Key) == "" {
+			f.add(k.KeyNode, "per_operation", "an operation needs a name")
 			continue
 		}
 		if n, ok := f.int(k, fk); ok {
-			ops[k.key] = n
+			ops[k.Key] = n
 		}
 	}
 	p.PerOperation = ops
 }
 
 func (f *pfile) budget(e entry, base *Budget) *Budget {
-	f.pos["budget"] = e.raw
-	if isNull(e.value) {
+	f.pos["budget"] = e.Raw
+	if isNull(e.Value) {
 		return nil
 	}
 	b := Budget{MaxTokens: 10, Ratio: 0.1}
@@ -722,13 +582,13 @@ func (f *pfile) budget(e entry, base *Budget) *Budget {
 		b = *base
 	}
 	keys := []string{"max_tokens", "ratio"}
-	es, ok := f.mapping(e.raw, "budget", "budget is a mapping of max_tokens and ratio, or null for none")
+	es, ok := f.mapping(e.Raw, "budget", "budget is a mapping of max_tokens and ratio, or null for none")
 	if !ok {
 		return base
 	}
 	for _, k := range es {
-		fk := "budget." + k.key
-		switch k.key {
+		fk := "budget." + k.Key
+		switch k.Key {
 		case "max_tokens":
 			if x, ok := f.float(k, fk); ok {
 				b.MaxTokens = x
@@ -738,15 +598,15 @@ func (f *pfile) budget(e entry, base *Budget) *Budget {
 				b.Ratio = x
 			}
 		default:
-			f.add(k.keyNode, fk, "unknown key%s (allowed: %s)", yamlast.Suggest(k.key, keys), strings.Join(keys, ", "))
+			f.add(k.KeyNode, fk, "unknown key%s (allowed: %s)", yamlast.Suggest(k.Key, keys), strings.Join(keys, ", "))
 		}
 	}
 	return &b
 }
 
 func (f *pfile) cascade(e entry, base *Cascade) *Cascade {
-	f.pos["cascade"] = e.raw
-	if isNull(e.value) {
+	f.pos["cascade"] = e.Raw
+	if isNull(e.Value) {
 		return nil
 	}
 	c := Cascade{Threshold: 3, Window: 5}
@@ -758,8 +618,8 @@ func (f *pfile) cascade(e entry, base *Cascade) *Cascade {
 }
 
 func (f *pfile) adaptive(e entry, base *Adaptive) *Adaptive {
-	f.pos["adaptive"] = e.raw
-	if isNull(e.value) {
+	f.pos["adaptive"] = e.Raw
+	if isNull(e.Value) {
 		return nil
 	}
 	if base == nil {
@@ -767,13 +627,13 @@ func (f *pfile) adaptive(e entry, base *Adaptive) *Adaptive {
 	}
 	a := *base
 	keys := []string{"window", "threshold", "max_retries", "strategies"}
-	es, ok := f.mapping(e.raw, "adaptive", "adaptive is a mapping of "+strings.Join(keys, ", ")+", or null for none")
+	es, ok := f.mapping(e.Raw, "adaptive", "adaptive is a mapping of "+strings.Join(keys, ", ")+", or null for none")
 	if !ok {
 		return base
 	}
 	for _, k := range es {
-		fk := "adaptive." + k.key
-		switch k.key {
+		fk := "adaptive." + k.Key
+		switch k.Key {
 		case "window":
 			if n, ok := f.int(k, fk); ok {
 				a.Window = n
@@ -787,8 +647,8 @@ func (f *pfile) adaptive(e entry, base *Adaptive) *Adaptive {
 				a.Threshold = x
 			}
 		case "strategies":
-			f.pos[fk] = k.raw
-			ss, ok := f.mapping(k.raw, fk, "adaptive.strategies is a mapping of stage: [strategy for attempt 1, 2, ...]")
+			f.pos[fk] = k.Raw
+			ss, ok := f.mapping(k.Raw, fk, "adaptive.strategies is a mapping of stage: [strategy for attempt 1, 2, ...]")
 			if !ok {
 				continue
 			}
@@ -797,13 +657,13 @@ func (f *pfile) adaptive(e entry, base *Adaptive) *Adaptive {
 				st[stage] = slices.Clone(v)
 			}
 			for _, s := range ss {
-				if list, ok := f.strings(s, fk+"."+s.key); list != nil || ok {
-					st[s.key] = list
+				if list, ok := f.strings(s, fk+"."+s.Key); list != nil || ok {
+					st[s.Key] = list
 				}
 			}
 			a.Strategies = st
 		default:
-			f.add(k.keyNode, fk, "unknown key%s (allowed: %s)", yamlast.Suggest(k.key, keys), strings.Join(keys, ", "))
+			f.add(k.KeyNode, fk, "unknown key%s (allowed: %s)", yamlast.Suggest(k.Key, keys), strings.Join(keys, ", "))
 		}
 	}
 	return &a
@@ -828,8 +688,8 @@ func (f *pfile) rules(e entry) []Rule {
 		}
 		var r Rule
 		for _, k := range es {
-			fk := field + "." + k.key
-			switch k.key {
+			fk := field + "." + k.Key
+			switch k.Key {
 			case "class":
 				if s, ok := f.str(k, fk); ok {
 					r.Class = Class(s)
@@ -847,7 +707,7 @@ func (f *pfile) rules(e entry) []Rule {
 			case "status":
 				r.Status = f.statuses(k, fk)
 			default:
-				f.add(k.keyNode, fk, "unknown key%s (allowed: %s)", yamlast.Suggest(k.key, keys), strings.Join(keys, ", "))
+				f.add(k.KeyNode, fk, "unknown key%s (allowed: %s)", yamlast.Suggest(k.Key, keys), strings.Join(keys, ", "))
 			}
 		}
 		out = append(out, r)
@@ -857,9 +717,9 @@ func (f *pfile) rules(e entry) []Rule {
 
 // stringOrList reads one string or a list of them.
 func (f *pfile) stringOrList(e entry, field string) ([]string, bool) {
-	if isStringNode(e.value) {
-		f.pos[field] = e.raw
-		s, _ := scalar(e.value)
+	if isStringNode(e.Value) {
+		f.pos[field] = e.Raw
+		s, _ := yamlast.Scalar(e.Value)
 		return []string{s}, true
 	}
 	return f.strings(e, field)
@@ -868,10 +728,10 @@ func (f *pfile) stringOrList(e entry, field string) ([]string, bool) {
 // statuses reads HTTP statuses written as numbers (429) or strings (5xx),
 // one or a list.
 func (f *pfile) statuses(e entry, field string) []string {
-	f.pos[field] = e.raw
-	vals, raws := []ast.Node{e.value}, []ast.Node{e.raw}
+	f.pos[field] = e.Raw
+	vals, raws := []ast.Node{e.Value}, []ast.Node{e.Raw}
 	list := false
-	if seq, ok := e.value.(*ast.SequenceNode); ok {
+	if seq, ok := e.Value.(*ast.SequenceNode); ok {
 		vals, raws, list = nil, nil, true
 		for _, it := range seq.Values {
 			if !f.spend() {
@@ -889,12 +749,19 @@ func (f *pfile) statuses(e entry, field string) []string {
 		}
 		switch v.(type) {
 		case *ast.IntegerNode, *ast.StringNode:
-			s, _ := scalar(v)
+			s, _ := yamlast.Scalar(v)
 			out = append(out, s)
 		default:
-			f.add(orNode(raws[i], e.raw), fi, "must be a status like 429 or 5xx, got %s", describe(v))
+			f.add(orNode(raws[i], e.Raw), fi, "must be a status like 429 or 5xx, got %s", describe(v))
 			out = append(out, "4xx") // a stand-in that keeps the indexes; the policy is not returned
 		}
 	}
 	return out
+}
+
+func orNode(n, fallback ast.Node) ast.Node {
+	if n == nil {
+		return fallback
+	}
+	return n
 }
