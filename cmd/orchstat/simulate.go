@@ -134,7 +134,7 @@ func quickPolicy(o *simulateOptions, base *retry.Policy) (*retry.Policy, error) 
 		name = append(name, "backoff "+o.Backoff)
 	}
 	for _, c := range o.NoRetry {
-		if !knownClass(retry.Class(c)) {
+		if !retry.Class(c).Known() {
 			return nil, usageError{fmt.Errorf("--no-retry-class: unknown class %q (%s)", c, strings.Join(classNames(), ", "))}
 		}
 		delete(p.Retriable, retry.Class(c))
@@ -173,22 +173,10 @@ func quickBackoff(s string, base retry.Backoff) (retry.Backoff, error) {
 	return b, nil
 }
 
-var providerClasses = []retry.Class{retry.ClassRateLimit, retry.ClassTimeout, retry.ClassServer, retry.ClassNetwork,
-	retry.ClassAuth, retry.ClassClient, retry.ClassAbort, retry.ClassUnknown}
-
-func knownClass(c retry.Class) bool {
-	for _, k := range providerClasses {
-		if k == c {
-			return true
-		}
-	}
-	return false
-}
-
 func classNames() []string {
-	out := make([]string, len(providerClasses))
-	for i, c := range providerClasses {
-		out[i] = string(c)
+	var out []string
+	for _, c := range retry.AllClasses() {
+		out = append(out, string(c))
 	}
 	return out
 }

@@ -196,12 +196,7 @@ func Simulate(eps []Episode, baseline *retry.Policy, policies []*retry.Policy, o
 					if pi == 0 && unfinished {
 						rd.res.Unfinished++
 					} else if pi == 0 {
-						rd.res.Checked++
-						if o.Success == e.Success && o.Attempts == len(e.Attempts) && o.Escalated == e.Escalated {
-							rd.res.Reproduced++
-						} else if len(rd.res.Mismatches) < 10 {
-							rd.res.Mismatches = append(rd.res.Mismatches, e.ID)
-						}
+						rd.res.selfCheck(e.ID, o.Success == e.Success && o.Attempts == len(e.Attempts) && o.Escalated == e.Escalated)
 					}
 					b.l2loops++
 					b.l2success += b2f(o.Success)
@@ -224,12 +219,7 @@ func Simulate(eps []Episode, baseline *retry.Policy, policies []*retry.Policy, o
 					rd.res.HasCost = true
 				}
 				if pi == 0 {
-					rd.res.Checked++
-					if o.Success == e.Success && o.Attempts == len(e.Attempts) {
-						rd.res.Reproduced++
-					} else if len(rd.res.Mismatches) < 10 {
-						rd.res.Mismatches = append(rd.res.Mismatches, e.ID)
-					}
+					rd.res.selfCheck(e.ID, o.Success == e.Success && o.Attempts == len(e.Attempts))
 				}
 				b.episodes++
 				b.success += b2f(o.Success)
@@ -245,12 +235,7 @@ func Simulate(eps []Episode, baseline *retry.Policy, policies []*retry.Policy, o
 				rd.res.L3Runs++
 				rd.blocks[blockOfRun(r.run)].diagnoses += float64(n)
 				if pi == 0 {
-					rd.res.Checked++
-					if n == r.recordedDiagnoses() {
-						rd.res.Reproduced++
-					} else if len(rd.res.Mismatches) < 10 {
-						rd.res.Mismatches = append(rd.res.Mismatches, r.run+"/l3")
-					}
+					rd.res.selfCheck(r.run+"/l3", n == r.recordedDiagnoses())
 				}
 			}
 			out[pi] = rd
@@ -325,6 +310,17 @@ func Simulate(eps []Episode, baseline *retry.Policy, policies []*retry.Policy, o
 		results[pi] = res
 	}
 	return results
+}
+
+// selfCheck counts one baseline replay against its record.
+func (r *Result) selfCheck(id string, reproduced bool) {
+	r.Checked++
+	switch {
+	case reproduced:
+		r.Reproduced++
+	case len(r.Mismatches) < 10:
+		r.Mismatches = append(r.Mismatches, id)
+	}
 }
 
 func (s *sums) add(o *sums) {
