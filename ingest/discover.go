@@ -54,16 +54,27 @@ func trustable(mtime, now time.Time) bool { return now.Sub(mtime) > 2*time.Secon
 // cannot be read are returned as errors and do not stop the rest. Run
 // directories are stat'ed while getKnown loads what earlier ingests
 // recorded; both are a large share of an ingest with nothing new.
-func discover(paths []string, getKnown func() (known, error), now time.Time) ([]source, []FileError, []listing, error) {
+//
+// format is one of Formats ("" is auto). In auto, a directory is read as
+// orchestrator runs; claudestrator's and orchestr8's files are looked for
+// where those systems keep them; and a directory holding no orchestrator
+// records is walked for any system's records. Naming a record system
+// walks the directories for that system's records only.
+func discover(paths []string, format string, getKnown func() (known, error), now time.Time) ([]source, []FileError, []listing, error) {
+	if format == "auto" {
+		format = ""
+	}
+	allow := func(kind string) bool { return format == "" || systemOf(kind) == format }
 	var out []source
 	var errs []FileError
 	seen := map[string]bool{}
 	add := func(s source) {
-		if !seen[s.path] {
+		if !seen[s.path] && allow(s.kind) {
 			seen[s.path] = true
 			out = append(out, s)
 		}
 	}
+	var walkRoots []string
 	// First resolve the arguments: explicit files are added now, run
 	// directories are collected in order.
 	type item struct {
@@ -89,13 +100,24 @@ func discover(paths []string, getKnown func() (known, error), now time.Time) ([]
 			continue
 		}
 		if !fi.IsDir() {
-			s, ok := classify(abs)
+			s, ok := classifyFile(abs, format)
 			if !ok {
-				// A file named explicitly is read as a trace whatever its name.
-				s = source{path: abs, kind: KindTrace, runDir: filepath.Base(filepath.Dir(abs))}
+				errs = append(errs, FileError{Path: p, Err: fmt.Errorf("is not a %s record (its name and content say neither)", format)})
+				continue
 			}
 			items = append(items, item{file: s})
 			continue
+		}
+		if format != "" && format != "orchestrator" {
+			probeRecords(abs, allow, add)
+			if err := walkRecords(abs, allow, add); err != nil {
+				errs = append(errs, FileError{Path: p, Err: describeOpenErr(err)})
+			}
+			continue
+		}
+		if format == "" {
+			probeRecords(abs, allow, add)
+			walkRoots = append(walkRoots, abs)
 		}
 		if isRunDir(abs) {
 			items = append(items, item{dirs: []string{abs}})
@@ -150,6 +172,15 @@ func discover(paths []string, getKnown func() (known, error), now time.Time) ([]
 		}
 		l, e := addRunDirs(it.dirs, stats, k, now, add)
 		errs, lists = append(errs, e...), append(lists, l...)
+	}
+	// A directory that held no orchestrator records may hold another
+	// system's anywhere below it.
+	for _, root := range walkRoots {
+		if !holdsTraces(out, root) {
+			if err := walkRecords(root, allow, add); err != nil {
+				errs = append(errs, FileError{Path: root, Err: describeOpenErr(err)})
+			}
+		}
 	}
 	// No global sort: run directories are listed in name order and each
 	// directory's files are in name order, which is enough for new files to
@@ -271,6 +302,42 @@ func addRunDir(dir string, st dirStat, k known, now time.Time, add func(source))
 	}
 	l.fresh = trustable(l.mtime, now)
 	return l, nil
+}
+
+// holdsTraces reports whether any orchestrator source lies under root.
+func holdsTraces(srcs []source, root string) bool {
+	prefix := root + string(filepath.Separator)
+	for _, s := range srcs {
+		if systemOf(s.kind) == "orchestrator" && strings.HasPrefix(s.path, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// classifyFile names the kind of a file the user named. In auto a file
+// whose name no format claims is read as a trace, whatever its name.
+func classifyFile(path, format string) (source, bool) {
+	s := source{path: path, runDir: filepath.Base(filepath.Dir(path))}
+	switch format {
+	case "", "orchestrator":
+		if c, ok := classify(path); ok {
+			return c, true
+		}
+		if k, ok := recordKind(path); ok && format == "" {
+			s.kind = k
+			return s, true
+		}
+		s.kind = KindTrace
+		return s, true
+	}
+	if k, ok := recordKind(path); ok && systemOf(k) == format {
+		s.kind = k
+		return s, true
+	}
+	k, ok := sniffKind(format, path)
+	s.kind = k
+	return s, ok
 }
 
 func classify(path string) (source, bool) {

@@ -29,6 +29,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/orchstat/orchstat/ingest/records"
 	"github.com/orchstat/orchstat/ingest/runfile"
 	"github.com/orchstat/orchstat/ingest/trace"
 	"github.com/orchstat/orchstat/query"
@@ -57,7 +58,9 @@ const (
 
 // Options configure one ingest.
 type Options struct {
-	Paths     []string  // runs directories, run directories, files, or "-"
+	Paths []string // runs directories, run directories, files, or "-"
+	// Format is one of Formats; "" is auto.
+	Format    string
 	Stdin     io.Reader // read when Paths contains "-"
 	StdinName string    // names the stdin stream; re-ingesting a name replaces it
 	Now       func() time.Time
@@ -160,7 +163,7 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 		loaded <- err
 	}()
 	// k, prev and maxID are only read after the loader has reported.
-	sources, errs, lists, err := discover(opts.Paths, func() (known, error) {
+	sources, errs, lists, err := discover(opts.Paths, opts.Format, func() (known, error) {
 		err := <-loaded
 		return k, err
 	}, opts.Now())
@@ -738,14 +741,25 @@ func readRunFile(t task, f *os.File, cur fileState, send func(chunk) bool) bool 
 		if v, perr = runfile.ParseVerification(cur.path, b); perr == nil {
 			verificationRows(c.rows, cur.id, t.src.runDir, baseName(cur.path), v, b)
 		}
+	default:
+		var set *records.Set
+		if set, perr = recordKinds[t.src.kind].parse(cur.path, b); perr == nil {
+			recordRows(c.rows, cur, set, b)
+			c.state.quarantined = int64(len(set.Problems))
+		}
 	}
 	if perr != nil {
 		var line, offset int64
+		field := ""
 		var re *runfile.Error
+		var rec *records.Error
+		if errors.As(perr, &rec) {
+			line, offset, field = int64(rec.Line), rec.Offset, rec.Field
+		}
 		if errors.As(perr, &re) {
 			line, offset = int64(re.Line), int64(re.Offset)
 		}
-		quarantine(c.rows, cur, line, offset, "", perr.Error(), b)
+		quarantine(c.rows, cur, line, offset, field, perr.Error(), b)
 		c.state.quarantined = 1
 	}
 	return send(c)

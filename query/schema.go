@@ -84,6 +84,19 @@ var (
 	VerificationReports = Table{"verification_reports", "one row per verification report", cols(
 		"file_id INTEGER, run_id VARCHAR, report VARCHAR, phase VARCHAR, iteration BIGINT, passed BOOLEAN, failure_signature VARCHAR, " +
 			"failure_summary VARCHAR, failed_checks JSON, checks JSON, raw JSON")}
+	// The record tables hold the other systems' records (package
+	// ingest/records): factory, claudestrator, orchestr8 and exec.
+	RecordRuns = Table{"record_runs", "one row per run in a factory, claudestrator, orchestr8 or exec record", cols(
+		"file_id INTEGER, system VARCHAR, run_id VARCHAR, item VARCHAR, source VARCHAR, batch VARCHAR, started_at TIMESTAMP, finished_at TIMESTAMP, " +
+			"status VARCHAR, verdict VARCHAR, attempts INTEGER, max_attempts INTEGER, ended_stage VARCHAR, duration_ms DOUBLE, tokens DOUBLE, cost_usd DOUBLE, detail JSON")}
+	RecordAttempts = Table{"record_attempts", "one row per attempt at a record run's item", cols(
+		"file_id INTEGER, system VARCHAR, run_id VARCHAR, item VARCHAR, source VARCHAR, attempt INTEGER, ts TIMESTAMP, passed BOOLEAN, stage VARCHAR, " +
+			"class VARCHAR, exit_code INTEGER, command VARCHAR, error VARCHAR, signature VARCHAR, duration_ms DOUBLE, tokens DOUBLE, cost_usd DOUBLE")}
+	RecordStages = Table{"record_stages", "one row per stage a record attempt ran", cols(
+		"file_id INTEGER, system VARCHAR, run_id VARCHAR, item VARCHAR, source VARCHAR, attempt INTEGER, seq INTEGER, stage VARCHAR, passed BOOLEAN, " +
+			"exit_code INTEGER, command VARCHAR, duration_ms DOUBLE, tokens DOUBLE, cost_usd DOUBLE, feedback VARCHAR")}
+	RecordConfigs = Table{"record_configs", "retry configuration files, such as orchestr8's retry-config.json", cols(
+		"file_id INTEGER, system VARCHAR, config JSON")}
 	// FileStates is append-only: each commit adds a row per file it touched
 	// and the files view shows the latest, so the common path never deletes.
 	FileStates = Table{"file_states", "where ingest stopped in each source file, one row per commit that moved it", cols(
@@ -100,7 +113,12 @@ var DirStates = Table{"dir_states", "run directories as last listed", cols("seq 
 // they are replaced.
 var FileTables = []Table{Events, RunSpans, RunEvents, Escalations, ProviderSelections, ProviderStarts, ProviderFinishes,
 	L2Events, PatchEvents, VerificationEvents, Steps, L3Candidates, Diagnoses, JudgeCalls, Quarantine, Summaries,
-	SummaryCosts, VerificationReports}
+	SummaryCosts, VerificationReports, RecordRuns, RecordAttempts, RecordStages, RecordConfigs}
+
+// ExecInvocations is what `orchstat exec` remembers between invocations,
+// for seed 001's cascade detection. It is not derived from a file.
+var ExecInvocations = Table{"exec_invocations", "each orchstat exec invocation's outcome", cols(
+	"started_at TIMESTAMP, finished_at TIMESTAMP, run_id VARCHAR, op VARCHAR, command VARCHAR, success BOOLEAN, attempts INTEGER, reason VARCHAR")}
 
 func (t Table) ddl() string {
 	var b strings.Builder
@@ -184,6 +202,25 @@ var views = []string{
 	  FROM run_spans s JOIN files f USING (file_id) WHERE f.kind = 'trace' GROUP BY ALL)
 	GROUP BY dir`,
 
+	// One row per record run. Several files may describe one run: the
+	// factory's run_summary.json and its attempts' failure briefs, or the
+	// same run copied to two directories. The run's rows come from one
+	// source, the most complete (anything but briefs), then the newest file.
+	`CREATE OR REPLACE VIEW attempt_runs AS
+	SELECT * FROM record_runs
+	QUALIFY row_number() OVER (PARTITION BY system, run_id
+	  ORDER BY CASE source WHEN 'brief' THEN 1 ELSE 0 END, file_id DESC) = 1`,
+
+	// Attempts and stages of the source attempt_runs chose; an attempt
+	// recorded in two files of that source counts once, from the newest.
+	`CREATE OR REPLACE VIEW attempts AS
+	SELECT a.* FROM record_attempts a JOIN attempt_runs r USING (system, run_id, source)
+	QUALIFY row_number() OVER (PARTITION BY a.system, a.run_id, a.attempt ORDER BY a.file_id DESC) = 1`,
+
+	`CREATE OR REPLACE VIEW attempt_stages AS
+	SELECT st.* FROM record_stages st JOIN attempt_runs r USING (system, run_id, source)
+	QUALIFY dense_rank() OVER (PARTITION BY st.system, st.run_id, st.attempt ORDER BY st.file_id DESC) = 1`,
+
 	`CREATE OR REPLACE VIEW verifications AS
 	SELECT v.* REPLACE (coalesce(d.run_id, v.run_id) AS run_id)
 	FROM verification_reports v
@@ -193,7 +230,7 @@ var views = []string{
 
 func tableStatements() []string {
 	stmts := []string{`CREATE TABLE IF NOT EXISTS meta (key VARCHAR, value VARCHAR)`, FileStates.ddl(), DirStates.ddl(), AlertState.ddl(),
-		Notifications.ddl(), NotifyGroups.ddl()}
+		Notifications.ddl(), NotifyGroups.ddl(), ExecInvocations.ddl()}
 	for _, t := range FileTables {
 		stmts = append(stmts, t.ddl())
 	}

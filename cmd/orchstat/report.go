@@ -137,7 +137,7 @@ type ingestFirst struct {
 
 func (i *ingestFirst) flags(cmd *cobra.Command, noIngestHelp string) {
 	cmd.Flags().BoolVar(&i.NoIngest, "no-ingest", false, noIngestHelp)
-	addIngestFlags(cmd, &i.Quiet, &i.StdinName, &i.Tuning)
+	addIngestFlags(cmd, "input-format", &i.Quiet, &i.StdinName, &i.Tuning)
 }
 
 // open ingests first unless told not to, and returns the store and whether

@@ -1,0 +1,262 @@
+package ingest
+
+import (
+	"bytes"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/orchstat/orchstat/ingest/claudestrator"
+	"github.com/orchstat/orchstat/ingest/factory"
+	"github.com/orchstat/orchstat/ingest/orchestr8"
+	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/query"
+)
+
+// Record kinds, as stored in files.kind: the files of the other systems'
+// records, each parsed whole (see readRunFile).
+const (
+	KindFactorySummary = "factory_summary" // run_summary.json
+	KindFactoryBrief   = "factory_brief"   // attempt_N/failure_brief.json
+	KindFactoryEvents  = "factory_events"  // web pipeline runs/<id>/events.jsonl
+	KindFactoryMeta    = "factory_meta"    // web pipeline runs/<id>/meta.json
+	KindClaudeHistory  = "claudestrator_history"
+	KindClaudeSession  = "claudestrator_session"
+	KindClaudeTasks    = "claudestrator_tasks"
+	KindClaudeIssues   = "claudestrator_issues"
+	KindO8History      = "orchestr8_history"
+	KindO8Config       = "orchestr8_config"
+)
+
+// Formats are what --format names. "auto" detects each file's format by
+// its name and place; "orchestrator" is the trace format of EVENTS.md.
+var Formats = []string{"auto", "orchestrator", records.Factory, records.Claudestrator, records.Orchestr8}
+
+type recordFormat struct {
+	system string
+	parse  records.Parser
+}
+
+var recordKinds = map[string]recordFormat{
+	KindFactorySummary: {records.Factory, factory.ParseSummary},
+	KindFactoryBrief:   {records.Factory, factory.ParseBrief},
+	KindFactoryEvents:  {records.Factory, factory.ParseEvents},
+	KindFactoryMeta:    {records.Factory, factory.ParseMeta},
+	KindClaudeHistory:  {records.Claudestrator, claudestrator.ParseHistory},
+	KindClaudeSession:  {records.Claudestrator, claudestrator.ParseSessionState},
+	KindClaudeTasks:    {records.Claudestrator, claudestrator.ParseTaskQueue},
+	KindClaudeIssues:   {records.Claudestrator, claudestrator.ParseIssueQueue},
+	KindO8History:      {records.Orchestr8, orchestr8.ParseHistory},
+	KindO8Config:       {records.Orchestr8, orchestr8.ParseConfig},
+}
+
+// systemOf is the system a source kind belongs to: "orchestrator" for
+// traces and run files.
+func systemOf(kind string) string {
+	if f, ok := recordKinds[kind]; ok {
+		return f.system
+	}
+	return "orchestrator"
+}
+
+// recordKind names a record file's kind from its name, and for the web
+// pipeline's generic names, from its sibling: events.jsonl and meta.json
+// count only as a pair.
+func recordKind(path string) (string, bool) {
+	base := filepath.Base(path)
+	sibling := func(name string) bool {
+		_, err := os.Stat(filepath.Join(filepath.Dir(path), name))
+		return err == nil
+	}
+	switch base {
+	case "run_summary.json":
+		return KindFactorySummary, true
+	case "failure_brief.json":
+		return KindFactoryBrief, true
+	case "events.jsonl":
+		return KindFactoryEvents, sibling("meta.json")
+	case "meta.json":
+		return KindFactoryMeta, sibling("events.jsonl")
+	case "history.csv":
+		return KindClaudeHistory, true
+	case "session_state.md":
+		return KindClaudeSession, true
+	case "task_queue.md":
+		return KindClaudeTasks, true
+	case "issue_queue.md":
+		return KindClaudeIssues, true
+	case "pipeline-history.json":
+		return KindO8History, true
+	case "retry-config.json":
+		return KindO8Config, true
+	}
+	return "", false
+}
+
+// sniffKind names the kind of a file given explicitly with --format whose
+// name says nothing, from its extension and first bytes.
+func sniffKind(format, path string) (string, bool) {
+	head := make([]byte, 4096)
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	n, _ := f.Read(head)
+	f.Close()
+	head = head[:n]
+	ext := strings.ToLower(filepath.Ext(path))
+	switch format {
+	case records.Factory:
+		switch {
+		case ext == ".jsonl":
+			return KindFactoryEvents, true
+		case bytes.Contains(head, []byte(`"pipeline_run_id"`)):
+			return KindFactoryMeta, true
+		case bytes.Contains(head, []byte(`"attempts"`)) || bytes.Contains(head, []byte(`"verdict"`)):
+			return KindFactorySummary, true
+		default:
+			return KindFactoryBrief, true
+		}
+	case records.Claudestrator:
+		switch {
+		case ext == ".csv":
+			return KindClaudeHistory, true
+		case bytes.Contains(head, []byte("Retry-Count")) || bytes.Contains(head, []byte("Auto-Retry")):
+			return KindClaudeIssues, true
+		case bytes.Contains(head, []byte("loop_count:")):
+			return KindClaudeSession, true
+		default:
+			return KindClaudeTasks, true
+		}
+	case records.Orchestr8:
+		if bytes.Contains(head, []byte(`"windowSize"`)) || bytes.Contains(head, []byte(`"maxRetries"`)) {
+			return KindO8Config, true
+		}
+		return KindO8History, true
+	}
+	return "", false
+}
+
+// probeRecords finds the record files at the places the systems keep
+// them, relative to a directory the user named: claudestrator's
+// .orchestrator/ and orchestr8's .claude/. A few stats, so it runs on
+// every ingest.
+func probeRecords(dir string, allow func(kind string) bool, add func(source)) {
+	for _, sub := range []string{"", ".orchestrator", ".claude"} {
+		for _, name := range []string{"history.csv", "session_state.md", "task_queue.md", "issue_queue.md",
+			"pipeline-history.json", "retry-config.json"} {
+			p := filepath.Join(dir, sub, name)
+			if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+				continue
+			}
+			if k, ok := recordKind(p); ok && allow(k) {
+				add(source{path: p, kind: k, runDir: filepath.Base(filepath.Dir(p))})
+			}
+		}
+	}
+}
+
+// Walk bounds: records sit a few levels down (examples/artifacts/<run>/
+// attempt_1/failure_brief.json); a walk that meets more entries than this
+// was pointed at the wrong directory.
+const (
+	walkDepth   = 6
+	walkEntries = 200000
+)
+
+var skipDirs = map[string]bool{".git": true, "node_modules": true, "vendor": true, "__pycache__": true,
+	".venv": true, "venv": true, ".tox": true}
+
+// walkRecords finds record files under root. Symbolic links are not
+// followed, so a link cannot make the walk loop.
+func walkRecords(root string, allow func(kind string) bool, add func(source)) error {
+	seen := 0
+	errStop := errors.New("stop")
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root {
+				return err
+			}
+			return nil // an unreadable subdirectory does not stop the rest
+		}
+		seen++
+		if seen > walkEntries {
+			return errStop
+		}
+		if d.IsDir() {
+			if p != root && (skipDirs[d.Name()] || strings.Count(p[len(root):], string(filepath.Separator)) > walkDepth) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		if k, ok := recordKind(p); ok && allow(k) {
+			add(source{path: p, kind: k, runDir: filepath.Base(filepath.Dir(p))})
+		}
+		return nil
+	})
+	if errors.Is(err, errStop) {
+		return fmt.Errorf("found more than %d entries looking for run records; name the directory that holds them", walkEntries)
+	}
+	return err
+}
+
+// recordRows adds a record set's rows.
+func recordRows(r rows, f fileState, set *records.Set, raw []byte) {
+	id := f.id
+	for _, x := range set.Runs {
+		r.add(query.RecordRuns, id, x.System, x.RunID, text(x.Item), text(x.Source), text(x.Batch), when(x.StartedAt), when(x.FinishedAt),
+			text(x.Status), text(x.Verdict), integer(x.Attempts), integer(x.MaxAttempts), text(x.EndedStage),
+			num(x.DurationMS), num(x.Tokens), num(x.CostUSD), jsonBytes(x.Detail))
+	}
+	for _, a := range set.Attempts {
+		r.add(query.RecordAttempts, id, a.System, a.RunID, text(a.Item), text(a.Source), int32(a.Attempt), when(a.TS), boolean(a.Passed),
+			text(a.Stage), text(a.Class), integer(a.ExitCode), text(a.Command), text(a.Error), text(a.Signature),
+			num(a.DurationMS), num(a.Tokens), num(a.CostUSD))
+	}
+	for _, s := range set.Stages {
+		r.add(query.RecordStages, id, s.System, s.RunID, text(s.Item), text(s.Source), int32(s.Attempt), int32(s.Seq), s.Name,
+			boolean(s.Passed), integer(s.ExitCode), text(s.Command), num(s.DurationMS), num(s.Tokens), num(s.CostUSD), text(s.Feedback))
+	}
+	for _, c := range set.Configs {
+		r.add(query.RecordConfigs, id, c.System, jsonBytes(c.JSON))
+	}
+	for _, p := range set.Problems {
+		quarantine(r, f, int64(p.Line), p.Offset, p.Field, p.Msg, nil)
+	}
+}
+
+func text(s string) driver.Value {
+	if s == "" {
+		return nil
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+func integer(p *int) driver.Value {
+	if p == nil {
+		return nil
+	}
+	return int32(*p)
+}
+
+func when(t *time.Time) driver.Value {
+	if t == nil {
+		return nil
+	}
+	return t.UTC()
+}
+
+func jsonBytes(b []byte) driver.Value {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}
