@@ -50,6 +50,9 @@ func (s *Sampler) Samples(ctx context.Context, r *rules.Rule) ([]rules.Sample, e
 		if err != nil {
 			return nil, err
 		}
+		if len(r.By) > 0 && reports.RecordMetric(r.Metric) {
+			return systemSamples(ctx, q, r, f)
+		}
 		if len(r.By) > 0 {
 			return providerSamples(ctx, q, r, f)
 		}
@@ -74,25 +77,7 @@ func windowFilter(ctx context.Context, q querier, w rules.Window, now time.Time)
 		since := now.Add(-w.Duration)
 		f.Since = &since
 	case w.Runs > 0:
-		rs, err := q.QueryContext(ctx, `SELECT run_id FROM run_spans GROUP BY run_id ORDER BY min(first_ts) DESC, run_id DESC LIMIT ?`, w.Runs)
-		if err != nil {
-			return f, err
-		}
-		defer rs.Close()
-		f.Runs = []string{}
-		for rs.Next() {
-			var id string
-			if err := rs.Scan(&id); err != nil {
-				return f, err
-			}
-			f.Runs = append(f.Runs, id)
-		}
-		if len(f.Runs) == 0 {
-			f.Runs = []string{"\x00no runs"} // an empty window selects nothing
-		}
-		if err := rs.Err(); err != nil {
-			return f, err
-		}
+		f.Last = w.Runs
 	}
 	return f, nil
 }
@@ -280,4 +265,20 @@ func fArg(f *float64) any {
 		return nil
 	}
 	return *f
+}
+
+// systemSamples splits a record metric by system.
+func systemSamples(ctx context.Context, q querier, r *rules.Rule, f Filter) ([]rules.Sample, error) {
+	if len(r.By) != 1 || r.By[0] != "system" {
+		return nil, fmt.Errorf("rule %q: %s can be split by system only", r.Name, r.Metric)
+	}
+	ss, err := recordSamples(ctx, q, r.Metric, f)
+	if err != nil {
+		return nil, fmt.Errorf("rule %q: %w", r.Name, err)
+	}
+	out := make([]rules.Sample, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, rules.Sample{Value: s.Metric.Value, Numerator: s.Metric.Numerator, Denominator: s.Metric.Denominator, Labels: s.Labels})
+	}
+	return out, nil
 }

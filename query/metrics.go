@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -18,6 +19,10 @@ type Filter struct {
 	Runs         []string
 	// Provider selects runs that requested or selected this provider.
 	Provider string
+	// Last keeps only the Last selected runs to start, when above 0:
+	// alert rules' "last N runs" windows. Orchestrator runs and other
+	// systems' runs (record runs) are each counted on their own.
+	Last int
 }
 
 // scope renders the CTE "s(run_id, start, grp)" of selected runs and its
@@ -53,7 +58,16 @@ func (f Filter) scope(group string) (string, []any) {
 		cond = "WHERE " + strings.Join(where, " AND ")
 	}
 	return fmt.Sprintf(`s AS (
-		SELECT run_id, start, %s AS grp FROM (SELECT run_id, min(first_ts) AS start FROM run_spans GROUP BY run_id) %s)`, group, cond), args
+		SELECT run_id, start, %s AS grp FROM (SELECT run_id, min(first_ts) AS start FROM run_spans GROUP BY run_id) %s%s)`,
+		group, cond, f.limit()), args
+}
+
+// limit renders Last.
+func (f Filter) limit() string {
+	if f.Last <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" ORDER BY start DESC, run_id DESC LIMIT %d", f.Last)
 }
 
 // metricsSQL computes every METRICS.md metric per group of selected runs.
@@ -173,6 +187,7 @@ func EmptyMetrics() reports.Metrics {
 		"l3_diagnosis_rate", "diagnoses_per_l3_run", "judge_invocations_per_l3_run", "candidate_validity_rate"} {
 		m[n] = ratio(0, 0)
 	}
+	maps.Copy(m, emptyRecordMetrics())
 	return m
 }
 
@@ -182,10 +197,14 @@ func Metrics(ctx context.Context, q querier, f Filter) (reports.Metrics, error) 
 	if err != nil {
 		return nil, err
 	}
-	if all, ok := m["all"]; ok {
-		return all, nil
+	all, ok := m["all"]
+	if !ok {
+		all = EmptyMetrics()
 	}
-	return EmptyMetrics(), nil
+	if err := recordMetrics(ctx, q, f, all); err != nil {
+		return nil, err
+	}
+	return all, nil
 }
 
 // Report computes the whole report for the filtered runs.
@@ -211,6 +230,9 @@ func Report(ctx context.Context, q querier, f Filter) (*reports.Report, error) {
 		return nil, err
 	}
 	if err := breakdowns(ctx, q, f, &r.Breakdowns); err != nil {
+		return nil, err
+	}
+	if err := systems(ctx, q, f, &r.Systems); err != nil {
 		return nil, err
 	}
 	return r, nil

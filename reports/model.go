@@ -33,6 +33,24 @@ var MetricNames = []string{
 	"candidate_validity_rate",
 	// Beyond METRICS.md, documented in the README.
 	"failed_runs",
+	// The other systems' runs (factory, claudestrator, orchestr8, exec),
+	// from their records; README, "Metrics of other systems".
+	"record_runs",
+	"record_retry_rate",
+	"record_failure_rate",
+	"attempt_failure_rate",
+	"wasted_attempt_rate",
+	"signature_repeat_rate",
+}
+
+// RecordMetric reports whether a metric is computed from other systems'
+// records, which alert rules can split by system.
+func RecordMetric(name string) bool {
+	switch name {
+	case "record_runs", "record_retry_rate", "record_failure_rate", "attempt_failure_rate", "wasted_attempt_rate", "signature_repeat_rate":
+		return true
+	}
+	return false
 }
 
 // Metrics maps a metric name to its value.
@@ -47,6 +65,54 @@ type Report struct {
 	Metrics     Metrics     `json:"metrics"`
 	Thresholds  []Threshold `json:"thresholds"`
 	Breakdowns  Breakdowns  `json:"breakdowns"`
+	// Systems is the other systems' runs (factory, claudestrator,
+	// orchestr8, exec), from their records, in scope.
+	Systems Systems `json:"systems"`
+}
+
+// Systems summarises the runs of systems other than the orchestrator.
+type Systems struct {
+	BySystem      []SystemRow       `json:"by_system"`
+	StageFailures []StageFailureRow `json:"failures_by_stage"`
+	Stages        []StageRow        `json:"stages"`
+}
+
+// SystemRow is one system's runs and attempts.
+type SystemRow struct {
+	System         string     `json:"system"`
+	Runs           int64      `json:"runs"`
+	Success        int64      `json:"success"`
+	Failure        int64      `json:"failure"`
+	OtherStatus    int64      `json:"other_status"`
+	Attempts       int64      `json:"attempts"`
+	FailedAttempts int64      `json:"failed_attempts"`
+	RetriedRuns    int64      `json:"retried_runs"` // runs with more than one attempt
+	FirstRun       *time.Time `json:"first_run"`
+	LastRun        *time.Time `json:"last_run"`
+	Metrics        Metrics    `json:"metrics"`
+}
+
+// StageFailureRow counts failed attempts by the stage they failed at.
+type StageFailureRow struct {
+	System   string `json:"system"`
+	Stage    string `json:"stage"` // "(none)" when the record names none
+	Failures int64  `json:"failures"`
+	Runs     int64  `json:"runs"`
+}
+
+// StageRow is the stages attempts ran: claudestrator's build, lint and
+// tests, orchestr8's agents, the factory's write, verify and acceptance
+// commands.
+type StageRow struct {
+	System        string   `json:"system"`
+	Stage         string   `json:"stage"`
+	Runs          int64    `json:"runs"` // executions
+	Failed        int64    `json:"failed"`
+	NotApplicable int64    `json:"not_applicable"`
+	FailureRate   Metric   `json:"failure_rate"` // failed / executions that passed or failed
+	AvgDurationMS *float64 `json:"avg_duration_ms"`
+	Tokens        *float64 `json:"tokens"`
+	CostUSD       *float64 `json:"cost_usd"`
 }
 
 // Filters echoes the scope the report was computed over.

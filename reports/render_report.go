@@ -155,7 +155,11 @@ func reportGrids(r *Report) []grid {
 		columns: []string{"metric", "value", "numerator", "denominator", "threshold"},
 		numeric: []bool{false, true, true, true, false},
 	}
+	noRecords := !hasRecords(r)
 	for _, n := range metricOrder(names) {
+		if noRecords && RecordMetric(n) {
+			continue // other systems' metrics, in a store that has none
+		}
 		m := r.Metrics[n]
 		var rules []string
 		for _, t := range r.Thresholds {
@@ -188,7 +192,8 @@ func reportGrids(r *Report) []grid {
 			dayNames = append(dayNames, n)
 		}
 	}
-	dayOrder := metricOrder(dayNames)
+	// Days are orchestrator runs' days; record metrics are not split by day.
+	dayOrder := slices.DeleteFunc(metricOrder(dayNames), RecordMetric)
 	byDay := grid{title: "By day", columns: append([]string{"day"}, dayOrder...)}
 	byDay.numeric = make([]bool, len(byDay.columns))
 	for i := 1; i < len(byDay.numeric); i++ {
@@ -220,7 +225,56 @@ func reportGrids(r *Report) []grid {
 			v.ProviderID, strconv.FormatInt(v.Candidates, 10), strconv.FormatInt(v.Valid, 10), valueText(v.Rate),
 		})
 	}
-	return append(grids, validity)
+	return append(append(grids, validity), systemGrids(r.Systems)...)
+}
+
+// hasRecords reports whether the report covers any other system's run.
+func hasRecords(r *Report) bool {
+	m := r.Metrics["record_runs"]
+	return m.Value != nil && *m.Value > 0 || len(r.Systems.BySystem) > 0
+}
+
+// systemGrids are the other systems' sections, shown only when some
+// system's records are in scope so an orchestrator-only report stays as
+// it was.
+func systemGrids(s Systems) []grid {
+	if len(s.BySystem) == 0 {
+		return nil
+	}
+	by := grid{
+		title: "Other systems",
+		columns: []string{"system", "runs", "success", "failure", "other_status", "attempts", "failed_attempts", "retried_runs",
+			"retry_rate", "wasted_attempt_rate", "signature_repeat_rate", "first_run", "last_run"},
+		numeric: []bool{false, true, true, true, true, true, true, true, true, true, true, false, false},
+	}
+	for _, r := range s.BySystem {
+		by.rows = append(by.rows, []string{r.System, itoa(r.Runs), itoa(r.Success), itoa(r.Failure), itoa(r.OtherStatus),
+			itoa(r.Attempts), itoa(r.FailedAttempts), itoa(r.RetriedRuns), valueText(r.Metrics["record_retry_rate"]),
+			valueText(r.Metrics["wasted_attempt_rate"]), valueText(r.Metrics["signature_repeat_rate"]),
+			timePtrText(r.FirstRun), timePtrText(r.LastRun)})
+	}
+	failures := grid{title: "Failures by stage", columns: []string{"system", "stage", "failures", "runs"},
+		numeric: []bool{false, false, true, true}}
+	for _, r := range s.StageFailures {
+		failures.rows = append(failures.rows, []string{r.System, r.Stage, itoa(r.Failures), itoa(r.Runs)})
+	}
+	stages := grid{title: "Stages",
+		columns: []string{"system", "stage", "runs", "failed", "not_applicable", "failure_rate", "avg_duration_ms", "tokens", "cost_usd"},
+		numeric: []bool{false, false, true, true, true, true, true, true, true}}
+	for _, r := range s.Stages {
+		stages.rows = append(stages.rows, []string{r.System, r.Stage, itoa(r.Runs), itoa(r.Failed), itoa(r.NotApplicable),
+			valueText(r.FailureRate), countPtrText(r.AvgDurationMS), countPtrText(r.Tokens), countPtrText(r.CostUSD)})
+	}
+	return []grid{by, failures, stages}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func timePtrText(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return timeText(*t)
 }
 
 func runGrid(title string, runs []RunRow) grid {
@@ -270,6 +324,9 @@ func jsonReport(r *Report) Report {
 	b.EscalationReasons = nonNil(b.EscalationReasons)
 	b.JudgeReasons = nonNil(b.JudgeReasons)
 	b.CandidateValidity = nonNil(b.CandidateValidity)
+	c.Systems.BySystem = nonNil(c.Systems.BySystem)
+	c.Systems.StageFailures = nonNil(c.Systems.StageFailures)
+	c.Systems.Stages = nonNil(c.Systems.Stages)
 	return c
 }
 
@@ -324,6 +381,12 @@ func utcRuns(runs []RunRow) []RunRow {
 //     metric is count and runs.
 //   - candidate_validity: key the provider id; metric is candidates, valid
 //     and rate.
+//   - systems: key the system; metric is runs, success, failure,
+//     other_status, attempts, failed_attempts, retried_runs, first_run,
+//     last_run, then the system's record metrics.
+//   - failures_by_stage: key "system/stage"; metric is failures and runs.
+//   - stages: key "system/stage"; metric is runs, failed, not_applicable,
+//     failure_rate, avg_duration_ms, tokens and cost_usd.
 //   - thresholds: key the rule; metric is metric (value: the metric's name),
 //     severity, condition, threshold, value (the metric's value) and crossed
 //     (true or false).
@@ -402,6 +465,38 @@ func writeReportCSV(buf *bytes.Buffer, r *Report) error {
 		value("candidate_validity", v.ProviderID, "candidates", v.Candidates)
 		value("candidate_validity", v.ProviderID, "valid", v.Valid)
 		metric("candidate_validity", v.ProviderID, "rate", v.Rate)
+	}
+	for _, sr := range r.Systems.BySystem {
+		k := sr.System
+		value("systems", k, "runs", sr.Runs)
+		value("systems", k, "success", sr.Success)
+		value("systems", k, "failure", sr.Failure)
+		value("systems", k, "other_status", sr.OtherStatus)
+		value("systems", k, "attempts", sr.Attempts)
+		value("systems", k, "failed_attempts", sr.FailedAttempts)
+		value("systems", k, "retried_runs", sr.RetriedRuns)
+		value("systems", k, "first_run", sr.FirstRun)
+		value("systems", k, "last_run", sr.LastRun)
+		for _, n := range metricOrder(nil) {
+			if m, ok := sr.Metrics[n]; ok {
+				metric("systems", k, n, m)
+			}
+		}
+	}
+	for _, f := range r.Systems.StageFailures {
+		k := f.System + "/" + f.Stage
+		value("failures_by_stage", k, "failures", f.Failures)
+		value("failures_by_stage", k, "runs", f.Runs)
+	}
+	for _, st := range r.Systems.Stages {
+		k := st.System + "/" + st.Stage
+		value("stages", k, "runs", st.Runs)
+		value("stages", k, "failed", st.Failed)
+		value("stages", k, "not_applicable", st.NotApplicable)
+		metric("stages", k, "failure_rate", st.FailureRate)
+		value("stages", k, "avg_duration_ms", st.AvgDurationMS)
+		value("stages", k, "tokens", st.Tokens)
+		value("stages", k, "cost_usd", st.CostUSD)
 	}
 	for _, t := range r.Thresholds {
 		value("thresholds", t.Rule, "metric", t.Metric)

@@ -557,8 +557,12 @@ func (c *checker) by(rn string, e entry, metric string, isSQL bool) []string {
 			// A custom query's labels are its columns.
 		case metric == "":
 			// The metric is already reported.
+		case reports.RecordMetric(metric):
+			if l != "system" {
+				c.add(item, rn, "by", "unknown label %q for %s; record metrics group by system", l, metric)
+			}
 		case !strings.HasPrefix(metric, "provider_"):
-			c.add(item, rn, "by", "metric %s has no labels to group by; only provider_* metrics can, by provider and model", metric)
+			c.add(item, rn, "by", "metric %s has no labels to group by; only provider_* metrics can, by provider and model, and record metrics, by system", metric)
 			continue
 		case !slices.Contains(providerLabels, l):
 			c.add(item, rn, "by", "unknown label %q for %s; provider_* metrics group by provider and model", l, metric)

@@ -1,0 +1,262 @@
+package query
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/rules/retry"
+)
+
+// recordStart is when a record run started: its own start, else its first
+// attempt's time, else the modification time of the file it came from. A
+// factory run summary records no time at all, and without one a run could
+// never fall in an alert's window.
+const recordStart = `coalesce(r.started_at,
+	  (SELECT min(a.ts) FROM attempts a WHERE a.system = r.system AND a.run_id = r.run_id),
+	  (SELECT fl.mtime FROM files fl WHERE fl.file_id = r.file_id))`
+
+// recordScope renders the CTE "rs(system, run_id, start, grp)" of the
+// selected record runs: the other systems' runs, under the same filter as
+// orchestrator runs. Record runs name no provider, so a provider filter
+// selects none.
+func (f Filter) recordScope(group string) (string, []any) {
+	var where []string
+	var args []any
+	if f.Since != nil {
+		where = append(where, "start >= ?")
+		args = append(args, f.Since.UTC().Truncate(time.Microsecond))
+	}
+	if f.Until != nil {
+		where = append(where, "start < ?")
+		args = append(args, f.Until.UTC().Truncate(time.Microsecond))
+	}
+	if len(f.Runs) > 0 {
+		where = append(where, "run_id IN ("+strings.TrimSuffix(strings.Repeat("?,", len(f.Runs)), ",")+")")
+		for _, r := range f.Runs {
+			args = append(args, r)
+		}
+	}
+	if f.Provider != "" {
+		where = append(where, "false")
+	}
+	cond := ""
+	if len(where) > 0 {
+		cond = "WHERE " + strings.Join(where, " AND ")
+	}
+	return fmt.Sprintf(`rs AS (
+		SELECT system, run_id, start, %s AS grp FROM (SELECT r.system, r.run_id, %s AS start FROM attempt_runs r) %s%s)`,
+		group, recordStart, cond, f.limit()), args
+}
+
+// deterministicClasses are the failure classes a retry cannot change, by
+// seed 003's audit: those the factory-audited preset does not retry. It is
+// the one list, so the metric, the audit and the replay agree.
+func deterministicClasses() []string {
+	audited, _ := retry.Preset("factory-audited")
+	factory, _ := retry.Preset("factory")
+	var out []string
+	for c := range factory.Retriable {
+		if !audited.Retriable[c] {
+			out = append(out, string(c))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func sqlList(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = quoteSQL(s)
+	}
+	if len(q) == 0 {
+		return "NULL"
+	}
+	return strings.Join(q, ", ")
+}
+
+func quoteSQL(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// recordMetricsSQL computes the record metrics per group of selected record
+// runs (README, "Metrics of other systems").
+func recordMetricsSQL() string {
+	return `,
+ar AS (SELECT rs.grp, r.* FROM attempt_runs r JOIN rs USING (system, run_id)),
+at AS (
+  SELECT rs.grp, a.attempt, a.passed, a.signature,
+    lag(a.signature) OVER w AS prev_signature,
+    coalesce(bool_or(a.passed = false AND a.class IN (` + sqlList(deterministicClasses()) + `)) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), false) AS after_deterministic
+  FROM attempts a JOIN rs USING (system, run_id)
+  WINDOW w AS (PARTITION BY a.system, a.run_id ORDER BY a.attempt)),
+rn AS (
+  SELECT grp, count(*) AS runs,
+    count(*) FILTER (WHERE attempts > 1) AS retried,
+    count(*) FILTER (WHERE attempts IS NOT NULL) AS with_attempts,
+    count(*) FILTER (WHERE status = 'failure') AS failed,
+    count(*) FILTER (WHERE status IN ('success', 'failure')) AS finished
+  FROM ar GROUP BY grp),
+an AS (
+  SELECT grp,
+    count(*) FILTER (WHERE passed IS NOT NULL) AS known,
+    count(*) FILTER (WHERE passed = false) AS failed,
+    count(*) FILTER (WHERE attempt > 1) AS retries,
+    count(*) FILTER (WHERE attempt > 1 AND after_deterministic) AS wasted,
+    count(*) FILTER (WHERE attempt > 1 AND passed = false AND signature IS NOT NULL AND signature = prev_signature) AS repeats
+  FROM at GROUP BY grp)
+SELECT rn.grp, rn.runs, rn.retried, rn.with_attempts, rn.failed, rn.finished,
+  coalesce(an.known, 0), coalesce(an.failed, 0), coalesce(an.retries, 0), coalesce(an.wasted, 0), coalesce(an.repeats, 0)
+FROM rn LEFT JOIN an USING (grp) ORDER BY rn.grp`
+}
+
+// RecordMetricNames are the record metrics, in report order.
+var RecordMetricNames = []string{"record_runs", "record_retry_rate", "record_failure_rate",
+	"attempt_failure_rate", "wasted_attempt_rate", "signature_repeat_rate"}
+
+func emptyRecordMetrics() reports.Metrics {
+	return reports.Metrics{"record_runs": count(0), "record_retry_rate": ratio(0, 0), "record_failure_rate": ratio(0, 0),
+		"attempt_failure_rate": ratio(0, 0), "wasted_attempt_rate": ratio(0, 0), "signature_repeat_rate": ratio(0, 0)}
+}
+
+// recordMetricsBy computes the record metrics for each group of the
+// filtered record runs.
+func recordMetricsBy(ctx context.Context, q querier, f Filter, group string) ([]string, map[string]reports.Metrics, error) {
+	cte, args := f.recordScope(group)
+	rs, err := q.QueryContext(ctx, "WITH "+cte+recordMetricsSQL(), args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("computing record metrics: %w", err)
+	}
+	defer rs.Close()
+	var keys []string
+	out := map[string]reports.Metrics{}
+	for rs.Next() {
+		var grp string
+		var runs, retried, withAttempts, failed, finished, known, aFailed, retries, wasted, repeats float64
+		if err := rs.Scan(&grp, &runs, &retried, &withAttempts, &failed, &finished, &known, &aFailed, &retries, &wasted, &repeats); err != nil {
+			return nil, nil, fmt.Errorf("computing record metrics: %w", err)
+		}
+		keys = append(keys, grp)
+		out[grp] = reports.Metrics{
+			"record_runs":           count(runs),
+			"record_retry_rate":     ratio(retried, withAttempts),
+			"record_failure_rate":   ratio(failed, finished),
+			"attempt_failure_rate":  ratio(aFailed, known),
+			"wasted_attempt_rate":   ratio(wasted, retries),
+			"signature_repeat_rate": ratio(repeats, retries),
+		}
+	}
+	return keys, out, rs.Err()
+}
+
+// recordMetrics adds the record metrics over f to m.
+func recordMetrics(ctx context.Context, q querier, f Filter, m reports.Metrics) error {
+	_, by, err := recordMetricsBy(ctx, q, f, "'all'")
+	if err != nil {
+		return err
+	}
+	all, ok := by["all"]
+	if !ok {
+		all = emptyRecordMetrics()
+	}
+	maps.Copy(m, all)
+	return nil
+}
+
+// recordSamples splits a record metric by system.
+func recordSamples(ctx context.Context, q querier, metric string, f Filter) ([]Sample, error) {
+	keys, by, err := recordMetricsBy(ctx, q, f, "system")
+	if err != nil {
+		return nil, err
+	}
+	var out []Sample
+	for _, k := range keys {
+		out = append(out, Sample{Labels: map[string]string{"system": k}, Metric: by[k][metric]})
+	}
+	return out, nil
+}
+
+// Sample is a metric's value for one label set.
+type Sample struct {
+	Labels map[string]string
+	Metric reports.Metric
+}
+
+// systems fills the report's other-systems section.
+func systems(ctx context.Context, q querier, f Filter, out *reports.Systems) error {
+	cte, args := f.recordScope("system")
+	run := func(query string, scan func(*sql.Rows) error) error {
+		rs, err := q.QueryContext(ctx, "WITH "+cte+" "+query, args...)
+		if err != nil {
+			return fmt.Errorf("computing the systems section: %w", err)
+		}
+		defer rs.Close()
+		for rs.Next() {
+			if err := scan(rs); err != nil {
+				return fmt.Errorf("computing the systems section: %w", err)
+			}
+		}
+		return rs.Err()
+	}
+	_, metrics, err := recordMetricsBy(ctx, q, f, "system")
+	if err != nil {
+		return err
+	}
+	out.BySystem, out.StageFailures, out.Stages = []reports.SystemRow{}, []reports.StageFailureRow{}, []reports.StageRow{}
+	err = run(`, at AS (SELECT a.system, a.run_id, count(*) AS n, count(*) FILTER (WHERE a.passed = false) AS failed
+		FROM attempts a JOIN rs USING (system, run_id) GROUP BY ALL)
+		SELECT r.system, count(*),
+		  count(*) FILTER (WHERE r.status = 'success'), count(*) FILTER (WHERE r.status = 'failure'),
+		  count(*) FILTER (WHERE r.status IS NULL OR r.status NOT IN ('success', 'failure')),
+		  coalesce(sum(at.n), 0)::BIGINT, coalesce(sum(at.failed), 0)::BIGINT,
+		  count(*) FILTER (WHERE greatest(r.attempts, at.n) > 1), min(rs.start), max(rs.start)
+		FROM attempt_runs r JOIN rs USING (system, run_id) LEFT JOIN at USING (system, run_id)
+		GROUP BY r.system ORDER BY r.system`, func(rs *sql.Rows) error {
+		var s reports.SystemRow
+		var first, last sql.NullTime
+		if err := rs.Scan(&s.System, &s.Runs, &s.Success, &s.Failure, &s.OtherStatus, &s.Attempts, &s.FailedAttempts,
+			&s.RetriedRuns, &first, &last); err != nil {
+			return err
+		}
+		s.FirstRun, s.LastRun, s.Metrics = utcPtr(first), utcPtr(last), metrics[s.System]
+		out.BySystem = append(out.BySystem, s)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = run(`SELECT a.system, coalesce(a.stage, '(none)'), count(*), count(DISTINCT a.run_id)
+		FROM attempts a JOIN rs USING (system, run_id) WHERE a.passed = false
+		GROUP BY ALL ORDER BY 1, 3 DESC, 2`, func(rs *sql.Rows) error {
+		var s reports.StageFailureRow
+		if err := rs.Scan(&s.System, &s.Stage, &s.Failures, &s.Runs); err != nil {
+			return err
+		}
+		out.StageFailures = append(out.StageFailures, s)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return run(`SELECT st.system, st.stage, count(*), count(*) FILTER (WHERE st.passed = false),
+		  count(*) FILTER (WHERE st.passed IS NULL), count(*) FILTER (WHERE st.passed IS NOT NULL),
+		  avg(st.duration_ms), sum(st.tokens), sum(st.cost_usd), min(st.seq)
+		FROM attempt_stages st JOIN rs USING (system, run_id)
+		GROUP BY ALL ORDER BY 1, 10, 2`, func(rs *sql.Rows) error {
+		var s reports.StageRow
+		var known float64
+		var avg, tokens, cost sql.NullFloat64
+		var seq sql.NullInt64
+		if err := rs.Scan(&s.System, &s.Stage, &s.Runs, &s.Failed, &s.NotApplicable, &known, &avg, &tokens, &cost, &seq); err != nil {
+			return err
+		}
+		s.FailureRate = ratio(float64(s.Failed), known)
+		s.AvgDurationMS, s.Tokens, s.CostUSD = fOf(avg), fOf(tokens), fOf(cost)
+		out.Stages = append(out.Stages, s)
+		return nil
+	})
+}
