@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/rules/replay"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
@@ -259,4 +260,64 @@ func systems(ctx context.Context, q querier, f Filter, out *reports.Systems) err
 		out.Stages = append(out.Stages, s)
 		return nil
 	})
+}
+
+// RecordedRuns is what a replay of record runs reads, per system.
+type RecordedRuns struct {
+	Runs map[string][]replay.AttemptRun
+	// Unknown counts, per system, runs left out because an attempt's
+	// outcome is not in the record.
+	Unknown map[string]int
+}
+
+// AttemptRuns reads the selected record runs with their attempts, for
+// replay: by system, then batch, then start, so a batch's runs come in the
+// order they ran.
+func AttemptRuns(ctx context.Context, q querier, f Filter) (*RecordedRuns, error) {
+	cte, args := f.recordScope("''")
+	rs, err := q.QueryContext(ctx, "WITH "+cte+`
+		SELECT r.system, r.run_id, coalesce(r.batch, ''), coalesce(r.max_attempts, 0),
+		  a.passed, coalesce(a.class, ''), coalesce(a.signature, ''), coalesce(a.stage, ''), coalesce(a.error, '')
+		FROM attempt_runs r JOIN rs USING (system, run_id) JOIN attempts a USING (system, run_id)
+		ORDER BY r.system, coalesce(r.batch, ''), rs.start, r.run_id, a.attempt`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("reading recorded attempts: %w", err)
+	}
+	defer rs.Close()
+	out := &RecordedRuns{Runs: map[string][]replay.AttemptRun{}, Unknown: map[string]int{}}
+	unknown := map[[2]string]bool{}
+	for rs.Next() {
+		var system, runID, batch, class, sig, stage, msg string
+		var maxAttempts int
+		var passed sql.NullBool
+		if err := rs.Scan(&system, &runID, &batch, &maxAttempts, &passed, &class, &sig, &stage, &msg); err != nil {
+			return nil, fmt.Errorf("reading recorded attempts: %w", err)
+		}
+		runs := out.Runs[system]
+		if n := len(runs); n == 0 || runs[n-1].RunID != runID {
+			runs = append(runs, replay.AttemptRun{System: system, RunID: runID, Batch: batch, MaxAttempts: maxAttempts})
+		}
+		if !passed.Valid {
+			unknown[[2]string{system, runID}] = true
+		}
+		r := &runs[len(runs)-1]
+		r.Attempts = append(r.Attempts, replay.RecordedAttempt{Passed: passed.Bool, Class: retry.Class(class),
+			Signature: sig, Stage: stage, Message: msg})
+		out.Runs[system] = runs
+	}
+	if err := rs.Err(); err != nil {
+		return nil, err
+	}
+	// A run with an attempt whose outcome the record omits cannot be
+	// replayed exactly, so it is left out and counted.
+	for system, runs := range out.Runs {
+		out.Runs[system] = slices.DeleteFunc(runs, func(r replay.AttemptRun) bool {
+			if unknown[[2]string{system, r.RunID}] {
+				out.Unknown[system]++
+				return true
+			}
+			return false
+		})
+	}
+	return out, nil
 }

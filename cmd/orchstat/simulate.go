@@ -26,13 +26,15 @@ type simulateOptions struct {
 	Provider     string
 	Format       string
 
-	Baseline   string
-	Policies   []string
-	MaxRetries int
-	Backoff    string
-	NoRetry    []string
-	Seed       uint64
-	Resamples  int
+	Baseline      string
+	Policies      []string
+	MaxRetries    int
+	MaxAttempts   int
+	SignatureHalt int
+	Backoff       string
+	NoRetry       []string
+	Seed          uint64
+	Resamples     int
 }
 
 func newSimulateCmd(g *globals, runF func(context.Context, *simulateOptions) error) *cobra.Command {
@@ -81,6 +83,8 @@ constant) or a policy file. The quick flags --max-retries, --backoff and
 	f.StringVar(&o.Baseline, "baseline", "orchestrator", "the policy the records were made under: a preset or a policy file")
 	f.StringArrayVar(&o.Policies, "policy", nil, "a policy to compare: a preset or a policy file (repeatable)")
 	f.IntVar(&o.MaxRetries, "max-retries", 0, "quick policy: the baseline with this many retries")
+	f.IntVar(&o.MaxAttempts, "max-attempts", 0, "quick policy: the baseline with at most this many attempts at an item")
+	f.IntVar(&o.SignatureHalt, "signature-halt", 0, "quick policy: the baseline halting after this many identical failure signatures in a row")
 	f.StringVar(&o.Backoff, "backoff", "", "quick policy: the baseline with this backoff: none, constant, exponential, proportional, full, equal or decorrelated")
 	f.StringArrayVar(&o.NoRetry, "no-retry-class", nil, "quick policy: the baseline without retrying this failure class (repeatable)")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the random draws, so results repeat")
@@ -111,19 +115,27 @@ func loadPolicy(spec string) (*retry.Policy, error) {
 // quickPolicy is the baseline changed by the quick flags, or nil when none
 // is set.
 func quickPolicy(o *simulateOptions, base *retry.Policy) (*retry.Policy, error) {
-	if o.MaxRetries < 0 && o.Backoff == "" && len(o.NoRetry) == 0 {
+	if o.MaxRetries < 0 && o.MaxAttempts <= 0 && o.SignatureHalt <= 0 && o.Backoff == "" && len(o.NoRetry) == 0 {
 		return nil, nil
 	}
-	p := *base
-	p.Retriable = map[retry.Class]bool{}
-	for c, ok := range base.Retriable {
-		p.Retriable[c] = ok
-	}
+	p := base.Clone()
 	var name []string
 	if o.MaxRetries >= 0 {
 		p.MaxRetries = o.MaxRetries
 		p.PerOperation = nil
 		name = append(name, fmt.Sprintf("max-retries %d", o.MaxRetries))
+	}
+	if o.MaxAttempts > 0 {
+		p.MaxAttempts = o.MaxAttempts
+		if o.MaxRetries < 0 {
+			// Attempts, not retries, are what this policy limits.
+			p.MaxRetries, p.PerOperation = max(p.MaxRetries, o.MaxAttempts-1), nil
+		}
+		name = append(name, fmt.Sprintf("max-attempts %d", o.MaxAttempts))
+	}
+	if o.SignatureHalt > 0 {
+		p.SignatureHalt = o.SignatureHalt
+		name = append(name, fmt.Sprintf("signature-halt %d", o.SignatureHalt))
 	}
 	if o.Backoff != "" {
 		b, err := quickBackoff(o.Backoff, base.Backoff)
@@ -141,7 +153,7 @@ func quickPolicy(o *simulateOptions, base *retry.Policy) (*retry.Policy, error) 
 		name = append(name, "no retry of "+c)
 	}
 	p.Name = base.Name + " with " + strings.Join(name, ", ")
-	return &p, nil
+	return p, nil
 }
 
 func quickBackoff(s string, base retry.Backoff) (retry.Backoff, error) {
@@ -207,9 +219,6 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 	if q != nil {
 		policies = append(policies, q)
 	}
-	if len(policies) == 0 {
-		return usageError{errors.New("name a policy to compare: --policy NAME|FILE, or a quick flag such as --max-retries 5")}
-	}
 	seen := map[string]bool{base.Name: true}
 	for _, p := range policies {
 		if seen[p.Name] {
@@ -222,13 +231,31 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 		return err
 	}
 	defer st.Close()
+	recs, err := query.AttemptRuns(ctx, st.Conn, f)
+	if err != nil {
+		return err
+	}
+	named := policies
+	if q != nil {
+		named = policies[:len(policies)-1] // each system has its own baseline to change
+	}
+	systems, err := simulateRecords(o, recs, named)
+	if err != nil {
+		return err
+	}
 	// The baseline's classify rules name the recorded errors for every policy.
 	eps, err := query.Episodes(ctx, st.Conn, f, base.Classifier(retry.DefaultProvider).Classify)
 	if err != nil {
 		return err
 	}
-	res := replay.Simulate(eps, base, policies, replay.Options{Seed: o.Seed, Resamples: o.Resamples})
-	if err := renderSimulation(o.g.io, res, format); err != nil {
+	var res []replay.Result
+	switch {
+	case len(policies) > 0 && (len(eps) > 0 || len(systems) == 0):
+		res = replay.Simulate(eps, base, policies, replay.Options{Seed: o.Seed, Resamples: o.Resamples})
+	case len(systems) == 0:
+		return usageError{errors.New("name a policy to compare: --policy NAME|FILE, or a quick flag such as --max-retries 5")}
+	}
+	if err := renderSimulation(o.g.io, res, systems, format); err != nil {
 		return err
 	}
 	if unread {
@@ -237,25 +264,63 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 	return nil
 }
 
-func renderSimulation(io *IO, res []replay.Result, f reports.Format) error {
-	base := res[0]
-	check := fmt.Sprintf("baseline reproduces %d/%d", base.Reproduced, base.Checked)
-	if base.Unfinished > 0 {
-		check += fmt.Sprintf(" (%d L2 loops unfinished or ended by an error, not checked)", base.Unfinished)
-	}
-	var verdicts []string
-	for _, r := range res[1:] {
-		verdicts = append(verdicts, replay.Verdict(base, r))
-	}
+// renderSimulation writes the orchestrator's replay (res, when there is
+// one) and the other systems'.
+func renderSimulation(io *IO, res []replay.Result, systems []systemSimulation, f reports.Format) error {
 	if f == reports.FormatJSON {
-		b, err := json.MarshalIndent(map[string]any{
-			"self_check": check, "baseline": base, "policies": res[1:], "verdicts": verdicts,
-		}, "", "  ")
+		out := map[string]any{"systems": nonNilSlice(systems)}
+		if len(res) > 0 {
+			base := res[0]
+			var verdicts []string
+			for _, r := range res[1:] {
+				verdicts = append(verdicts, replay.Verdict(base, r))
+			}
+			out["self_check"], out["baseline"], out["policies"], out["verdicts"] = selfCheck(base), base, res[1:], verdicts
+		}
+		b, err := json.MarshalIndent(out, "", "  ")
 		if err != nil {
 			return err
 		}
 		_, err = fmt.Fprintf(io.Out, "%s\n", b)
 		return err
+	}
+	if len(res) > 0 {
+		if err := renderProviderSimulation(io, res, f); err != nil {
+			return err
+		}
+	}
+	for i, s := range systems {
+		if i > 0 || len(res) > 0 {
+			fmt.Fprintln(io.Out)
+		}
+		if err := renderSystemSimulation(io, s, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func nonNilSlice[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func selfCheck(base replay.Result) string {
+	check := fmt.Sprintf("baseline reproduces %d/%d", base.Reproduced, base.Checked)
+	if base.Unfinished > 0 {
+		check += fmt.Sprintf(" (%d L2 loops unfinished or ended by an error, not checked)", base.Unfinished)
+	}
+	return check
+}
+
+func renderProviderSimulation(io *IO, res []replay.Result, f reports.Format) error {
+	base := res[0]
+	check := selfCheck(base)
+	var verdicts []string
+	for _, r := range res[1:] {
+		verdicts = append(verdicts, replay.Verdict(base, r))
 	}
 	cols := []string{"figure", base.Policy + " (baseline)"}
 	for _, r := range res[1:] {

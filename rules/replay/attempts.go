@@ -1,0 +1,189 @@
+package replay
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/orchstat/orchstat/rules/retry"
+)
+
+// AttemptRun is one recorded run of a system that retries whole attempts
+// at an item: a factory run, a claudestrator task or issue, an orchestr8
+// pipeline entry, an exec'd command. Unlike provider requests, every
+// attempt is in the record with its class and signature, so a replay that
+// stops earlier than the record did is exact.
+type AttemptRun struct {
+	System, RunID string
+	// Batch groups the runs that share a run-wide limit (seed 002's global
+	// cap, seed 001's cascade): one orchestrator run's tasks. "" is a batch
+	// of its own.
+	Batch string
+	// MaxAttempts is the limit the run was made under, when the record
+	// says; the baseline replays each run under its own.
+	MaxAttempts int
+	Attempts    []RecordedAttempt
+}
+
+// RecordedAttempt is one attempt as recorded.
+type RecordedAttempt struct {
+	Passed    bool
+	Class     retry.Class
+	Signature string
+	// Stage is where it failed; it is also the operation whose limit
+	// applies (seed 001's test, build, review).
+	Stage   string
+	Message string
+}
+
+// AttemptResult is one policy's replay of one system's runs.
+type AttemptResult struct {
+	Policy    string `json:"policy"`
+	Runs      int    `json:"runs"`
+	Succeeded int    `json:"succeeded"`
+	Failed    int    `json:"failed"`
+	// BeyondRecord counts runs the policy would retry past their last
+	// recorded attempt, which had failed: what that retry would have done
+	// is not in the record, so these runs' outcomes are unknown.
+	BeyondRecord int `json:"beyond_record"`
+	// Attempts the policy makes within the record, and recorded attempts
+	// it does not make.
+	Attempts int `json:"attempts"`
+	Saved    int `json:"attempts_saved"`
+	// SuccessesLost counts runs that passed in the record at an attempt
+	// the policy does not reach.
+	SuccessesLost int `json:"successes_lost"`
+	// Stops counts why runs stopped failing: the retry core's reasons
+	// (class, max_retries, max_attempts, signature_halt, global_cap,
+	// cascade, budget), or "record" where a baseline that only stands for
+	// the record stopped because the record does.
+	Stops map[string]int `json:"stops"`
+	// Changed lists runs whose outcome differs from the record, the first
+	// MaxListed.
+	Changed []string `json:"changed_runs"`
+	// For the baseline: runs whose replay ends as the record does, out of
+	// those checked, and the first MaxListed that do not.
+	Reproduced int      `json:"reproduced,omitempty"`
+	Checked    int      `json:"checked,omitempty"`
+	Mismatches []string `json:"mismatches,omitempty"`
+}
+
+// MaxListed bounds the run ids a result lists.
+const MaxListed = 20
+
+// runOutcome is how one run ends under a policy.
+type runOutcome struct {
+	attempts int
+	passed   bool
+	beyond   bool
+	reason   string
+}
+
+// ReplayAttempts replays runs under base and each policy. Runs are taken
+// in order, a batch's in the order given; the baseline is checked against
+// the record when check is set (a baseline that is not the policy the
+// records were made under, such as "retry as recorded", has nothing to
+// reproduce).
+func ReplayAttempts(runs []AttemptRun, base *retry.Policy, policies []*retry.Policy, check bool) []AttemptResult {
+	out := []AttemptResult{replayAll(runs, base, true, check)}
+	for _, p := range policies {
+		out = append(out, replayAll(runs, p, false, false))
+	}
+	return out
+}
+
+func replayAll(runs []AttemptRun, p *retry.Policy, baseline, check bool) AttemptResult {
+	res := AttemptResult{Policy: p.Name, Stops: map[string]int{}, Changed: []string{}}
+	trackers := map[string]*retry.Tracker{}
+	for _, r := range runs {
+		if len(r.Attempts) == 0 {
+			continue
+		}
+		pol := p
+		if baseline && r.MaxAttempts > 0 && r.MaxAttempts != p.MaxAttempts {
+			pol = p.Clone()
+			pol.MaxAttempts = r.MaxAttempts
+			pol.MaxRetries = max(pol.MaxRetries, r.MaxAttempts-1)
+		}
+		key := r.Batch
+		if key == "" {
+			key = "\x00" + r.System + "\x00" + r.RunID
+		}
+		tr := trackers[key]
+		if tr == nil {
+			tr = retry.NewTracker(pol, midpoint{})
+			trackers[key] = tr
+		}
+		tr.Policy = pol // the baseline's limit is each run's own
+		o := replayRun(tr, r)
+		if baseline && !check && o.beyond {
+			// A baseline with nothing to reproduce stands for the record:
+			// where the record stopped, the run stopped.
+			o = runOutcome{attempts: len(r.Attempts), reason: "record"}
+		}
+		res.Runs++
+		res.Attempts += o.attempts
+		res.Saved += max(0, len(r.Attempts)-o.attempts)
+		recPassed := r.Attempts[len(r.Attempts)-1].Passed
+		switch {
+		case o.beyond:
+			res.BeyondRecord++
+		case o.passed:
+			res.Succeeded++
+		default:
+			res.Failed++
+			res.Stops[o.reason]++
+		}
+		if recPassed && !o.passed && !o.beyond {
+			res.SuccessesLost++
+		}
+		if !o.beyond && o.passed != recPassed && len(res.Changed) < MaxListed {
+			res.Changed = append(res.Changed, r.RunID)
+		}
+		if check {
+			res.Checked++
+			if !o.beyond && o.passed == recPassed && o.attempts == len(r.Attempts) {
+				res.Reproduced++
+			} else if len(res.Mismatches) < MaxListed {
+				res.Mismatches = append(res.Mismatches, r.RunID)
+			}
+		}
+	}
+	return res
+}
+
+// replayRun walks one run's recorded attempts under the tracker's policy:
+// it stops where the policy stops, or where the record does.
+func replayRun(tr *retry.Tracker, r AttemptRun) runOutcome {
+	tr.StartItem()
+	for i, a := range r.Attempts {
+		if a.Passed {
+			tr.Success()
+			tr.EndItem(false)
+			return runOutcome{attempts: i + 1, passed: true}
+		}
+		d := tr.Failed(retry.Failure{Class: a.Class, Signature: a.Signature, Operation: a.Stage, Attempt: i + 1, Message: a.Message})
+		if !d.Retry {
+			tr.EndItem(true)
+			return runOutcome{attempts: i + 1, reason: d.Reason}
+		}
+	}
+	return runOutcome{attempts: len(r.Attempts), beyond: true}
+}
+
+// StopReasons lists the stop reasons of results, sorted, for a table.
+func StopReasons(rs []AttemptResult) []string {
+	set := map[string]bool{}
+	for _, r := range rs {
+		for k := range r.Stops {
+			set[k] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// midpoint is the randomness of a replay that reports no waits: the
+// records hold no attempt times to compare them with, and a wait changes
+// no decision.
+type midpoint struct{}
+
+func (midpoint) Float64() float64 { return 0.5 }
