@@ -128,8 +128,9 @@ func quickPolicy(o *simulateOptions, base *retry.Policy) (*retry.Policy, error) 
 	if o.MaxAttempts > 0 {
 		p.MaxAttempts = o.MaxAttempts
 		if o.MaxRetries < 0 {
-			// Attempts, not retries, are what this policy limits.
-			p.MaxRetries, p.PerOperation = max(p.MaxRetries, o.MaxAttempts-1), nil
+			// Attempts, not retries, are what this policy limits, and
+			// its stops say so.
+			p.MaxRetries, p.PerOperation = max(p.MaxRetries, o.MaxAttempts), nil
 		}
 		name = append(name, fmt.Sprintf("max-attempts %d", o.MaxAttempts))
 	}

@@ -60,7 +60,7 @@ var systemReplays = map[string]systemReplay{
 				variant(base, "signature-halt 3", func(p *retry.Policy) { p.SignatureHalt = 3 })}
 			for _, n := range []int{2, 3, 5} {
 				out = append(out, variant(base, fmt.Sprintf("max-attempts %d", n), func(p *retry.Policy) {
-					p.MaxAttempts, p.MaxRetries = n, n-1
+					p.MaxAttempts, p.MaxRetries = n, max(p.MaxRetries, n)
 				}))
 			}
 			return out

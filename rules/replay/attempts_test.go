@@ -1,0 +1,97 @@
+package replay
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/orchstat/orchstat/rules/retry"
+)
+
+func mustPreset(t *testing.T, name string) *retry.Policy {
+	t.Helper()
+	p, err := retry.Preset(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// fails is n failed attempts of one class and signature, then a pass when
+// pass is set.
+func fails(n int, class retry.Class, sig string, pass bool) []RecordedAttempt {
+	var out []RecordedAttempt
+	for range n {
+		out = append(out, RecordedAttempt{Class: class, Signature: sig, Stage: string(class)})
+	}
+	if pass {
+		out = append(out, RecordedAttempt{Passed: true})
+	}
+	return out
+}
+
+func TestReplayAttempts(t *testing.T) {
+	factory := mustPreset(t, "factory")
+	sigHalt := factory.Clone()
+	sigHalt.Name, sigHalt.SignatureHalt = "sig3", 3
+	max2 := factory.Clone()
+	max2.Name, max2.MaxAttempts = "max2", 2
+	runs := []AttemptRun{
+		// Passes at the 4th attempt after three identical failures.
+		{System: "factory", RunID: "a", Attempts: fails(3, retry.ClassVerifyFailed, "s", true)},
+		// A precondition that can never hold, retried to the limit.
+		{System: "factory", RunID: "b", Attempts: fails(5, retry.ClassPreflight, "p", false)},
+		// Made under max_attempts 2, as its summary says.
+		{System: "factory", RunID: "c", MaxAttempts: 2, Attempts: fails(2, retry.ClassVerifyFailed, "", false)},
+		// Passes first time.
+		{System: "factory", RunID: "d", Attempts: fails(0, "", "", true)},
+	}
+	got := ReplayAttempts(runs, factory, []*retry.Policy{mustPreset(t, "factory-audited"), sigHalt, max2}, true)
+	want := []AttemptResult{
+		// b meets the preset's retry limit, c its own attempt limit.
+		{Policy: "factory", Runs: 4, Succeeded: 2, Failed: 2, Attempts: 12, Stops: map[string]int{"max_retries": 1, "max_attempts": 1},
+			Changed: []string{}, Reproduced: 4, Checked: 4},
+		// Preflight is not retried: 4 attempts saved on b.
+		{Policy: "factory-audited", Runs: 4, Succeeded: 2, Failed: 1, BeyondRecord: 1, Attempts: 8, Saved: 4,
+			Stops: map[string]int{"class": 1}, Changed: []string{}},
+		// The third identical signature halts a (a pass lost) and b.
+		{Policy: "sig3", Runs: 4, Succeeded: 1, Failed: 2, BeyondRecord: 1, Attempts: 9, Saved: 3, SuccessesLost: 1,
+			Stops: map[string]int{"signature_halt": 2}, Changed: []string{"a"}},
+		{Policy: "max2", Runs: 4, Succeeded: 1, Failed: 3, Attempts: 7, Saved: 5, SuccessesLost: 1,
+			Stops: map[string]int{"max_attempts": 3}, Changed: []string{"a"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// Seed 002's global cap counts retries across one orchestrator run's
+// issues; a baseline that only stands for the record ends where it does.
+func TestReplayAttemptsGlobalCapAndRecordBaseline(t *testing.T) {
+	var runs []AttemptRun
+	for _, id := range []string{"i1", "i2", "i3", "i4"} {
+		// Each failure differs from the last, so no signature halts.
+		var as []RecordedAttempt
+		for i := range 5 {
+			as = append(as, RecordedAttempt{Class: retry.ClassLogicError, Signature: id + string(rune('a'+i))})
+		}
+		as = append(as, RecordedAttempt{Passed: true})
+		runs = append(runs, AttemptRun{System: "claudestrator", RunID: id, Batch: "run-1", Attempts: as})
+	}
+	runs = append(runs, AttemptRun{System: "claudestrator", RunID: "other", Batch: "run-2",
+		Attempts: fails(2, retry.ClassLogicError, "x", false)})
+	base := mustPreset(t, "auto-retry")
+	base.Name, base.MaxRetries, base.MaxAttempts, base.SignatureHalt, base.GlobalCap = "as recorded", 1<<30, 0, 0, 0
+	got := ReplayAttempts(runs, base, []*retry.Policy{mustPreset(t, "auto-retry")}, false)
+	if b := got[0]; b.Succeeded != 4 || b.Failed != 1 || b.Stops["record"] != 1 || b.Checked != 0 {
+		t.Errorf("baseline = %+v", b)
+	}
+	// Each of run-1's issues fails 5 times and passes at the 6th: 5
+	// retries each, so the cap of 15 stops the 4th issue at once.
+	p := got[1]
+	if p.Succeeded != 3 || p.Failed != 1 || p.Stops["global_cap"] != 1 || p.SuccessesLost != 1 || p.BeyondRecord != 1 {
+		t.Errorf("auto-retry = %+v", p)
+	}
+	if !reflect.DeepEqual(p.Changed, []string{"i4"}) {
+		t.Errorf("changed = %v", p.Changed)
+	}
+}
