@@ -1,0 +1,331 @@
+package claudestrator
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/rules/retry"
+)
+
+// stageColumns are the quality gates a loop reports, in the order a loop
+// runs them: the first that failed is where the attempt failed.
+var stageColumns = []struct{ col, name string }{
+	{"build_passed", "build"}, {"lint_passed", "lint"}, {"tests_passed", "tests"}}
+
+// failureColumns hold failure text, when a history carries any. The real
+// file has none (its error_count is a number), so the signature is often
+// the stage alone: every build failure of a task looks the same, which is
+// all the file can say.
+var failureColumns = []string{"error", "errors", "error_message", "failure", "failure_reason", "failure_summary"}
+
+// histRow is one row of history.csv: one task in one loop.
+type histRow struct {
+	line       int
+	loop       int
+	hasLoop    bool
+	ts         *time.Time
+	dur        *float64 // ms
+	gates      [3]*bool
+	gateIn     [3]bool
+	text       string
+	tokens     *float64
+	cost       *float64
+	raw        map[string]any
+	superseded bool
+}
+
+// ParseHistory reads .orchestrator/history.csv: one row per task per loop.
+// Columns are read by header name, so reordered, extra and missing columns
+// are fine; only run_id and task_id are required, as they name the run.
+//
+// Attempts are numbered 1, 2, ... in loop order, not by the loop number:
+// a task first run in loop 3 (a remediation task, seed 002's improvement
+// loop) has made one attempt, and counting it as attempt 3 would report
+// retries that never happened. The loop numbers stay in the run's Detail.
+func ParseHistory(path string, b []byte) (*records.Set, error) {
+	r := csv.NewReader(bytes.NewReader(b))
+	r.FieldsPerRecord = -1
+	header, err := r.Read()
+	if err != nil {
+		msg := "no CSV header"
+		if !errors.Is(err, io.EOF) {
+			msg += ": " + err.Error()
+		}
+		return nil, &records.Error{Line: 1, Field: "run_id", Msg: msg + ": not a claudestrator history.csv"}
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		if i == 0 {
+			h = strings.TrimPrefix(h, "\ufeff")
+		}
+		h = strings.ToLower(strings.TrimSpace(h))
+		if _, dup := col[h]; !dup && h != "" {
+			col[h] = i
+		}
+	}
+	for _, need := range []string{"run_id", "task_id"} {
+		if _, ok := col[need]; !ok {
+			return nil, &records.Error{Line: 1, Field: need, Msg: "no " + need + " column: not a claudestrator history.csv"}
+		}
+	}
+	_, hasLoopCol := col["loop"]
+	anyGate := false
+	for _, g := range stageColumns {
+		if _, ok := col[g.col]; ok {
+			anyGate = true
+		}
+	}
+
+	set := &records.Set{}
+	type key struct{ run, task string }
+	var order []key
+	groups := map[key][]*histRow{}
+	for {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			field := ""
+			if len(rec) < len(header) {
+				field = strings.TrimSpace(header[len(rec)])
+			}
+			set.Problems = append(set.Problems, problem(pe.StartLine, field, pe.Err.Error()+"; row skipped"))
+			continue
+		}
+		if err != nil {
+			set.Problems = append(set.Problems, problem(0, "", err.Error()))
+			break
+		}
+		line, _ := r.FieldPos(0)
+		get := func(name string) string {
+			i, ok := col[name]
+			if !ok || i >= len(rec) {
+				return ""
+			}
+			return strings.TrimSpace(rec[i])
+		}
+		if len(rec) != len(header) {
+			field := ""
+			if len(rec) < len(header) {
+				field = strings.TrimSpace(header[len(rec)])
+			}
+			set.Problems = append(set.Problems, problem(line, field,
+				fmt.Sprintf("row has %d fields, the header %d; read by position as far as they go", len(rec), len(header))))
+		}
+		k := key{get("run_id"), get("task_id")}
+		if k.run == "" || k.task == "" {
+			field := "run_id"
+			if k.run != "" {
+				field = "task_id"
+			}
+			set.Problems = append(set.Problems, problem(line, field, "empty; row skipped"))
+			continue
+		}
+		row := &histRow{line: line, raw: map[string]any{"line": line}}
+		for i, h := range header {
+			if i < len(rec) {
+				h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+				if _, dup := row.raw[h]; !dup && h != "" {
+					row.raw[h] = rec[i]
+				}
+			}
+		}
+		if hasLoopCol {
+			n, present, ok := parseInt(get("loop"))
+			if !present || !ok || n == 0 {
+				set.Problems = append(set.Problems, problem(line, "loop", fmt.Sprintf("%q is not a loop number; row skipped", get("loop"))))
+				continue
+			}
+			row.loop, row.hasLoop = n, true
+		}
+		if s := get("timestamp"); s != "" && !isNull(s) {
+			if t, ok := parseTime(s); ok {
+				row.ts = &t
+			} else {
+				set.Problems = append(set.Problems, problem(line, "timestamp", fmt.Sprintf("%q is not a time", s)))
+			}
+		}
+		row.dur = number(set, line, "duration_sec", get("duration_sec"), 1000)
+		for gi, g := range stageColumns {
+			if i, ok := col[g.col]; ok && i < len(rec) {
+				row.gateIn[gi] = true
+			}
+			s := get(g.col)
+			v, known, ok := parseBool(s)
+			switch {
+			case !ok:
+				set.Problems = append(set.Problems, problem(line, g.col, fmt.Sprintf("%q is not true, false or N/A; read as unknown", s)))
+			case known:
+				row.gates[gi] = records.Bool(v)
+			}
+		}
+		for _, c := range failureColumns {
+			if s := get(c); s != "" && !isNull(s) {
+				row.text = s
+				break
+			}
+		}
+		if s := get("tokens"); s != "" {
+			row.tokens = number(set, line, "tokens", s, 1)
+		} else {
+			row.tokens = number(set, line, "total_tokens", get("total_tokens"), 1)
+		}
+		row.cost = number(set, line, "cost_usd", get("cost_usd"), 1)
+		if _, seen := groups[k]; !seen {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], row)
+	}
+
+	for _, k := range order {
+		rows := groups[k]
+		if hasLoopCol {
+			sort.SliceStable(rows, func(i, j int) bool { return rows[i].loop < rows[j].loop })
+			// A loop written twice: the later row is the newer word on it.
+			for i := 0; i+1 < len(rows); i++ {
+				if rows[i].loop == rows[i+1].loop {
+					first, second := rows[i], rows[i+1]
+					if first.line > second.line {
+						first, second = second, first
+						rows[i], rows[i+1] = first, second
+					}
+					first.superseded = true
+					set.Problems = append(set.Problems, problem(first.line, "loop",
+						fmt.Sprintf("loop %d of %s/%s is written again at line %d, which is kept", first.loop, k.run, k.task, second.line)))
+				}
+			}
+		}
+		kept := rows[:0:0]
+		for _, row := range rows {
+			if !row.superseded {
+				kept = append(kept, row)
+			}
+		}
+		historyRun(set, k.run, k.task, kept, anyGate)
+	}
+	return set, nil
+}
+
+// historyRun adds one task's run, its attempts and their stages.
+func historyRun(set *records.Set, runID, task string, rows []*histRow, anyGate bool) {
+	rid := runID + "/" + task
+	run := records.Run{System: records.Claudestrator, RunID: rid, Item: task, Source: srcHistory, Batch: runID,
+		Attempts: records.Int(len(rows))}
+	var loops []int
+	var detailRows []map[string]any
+	var dur, tokens, cost *float64
+	add := func(sum **float64, v *float64) {
+		if v != nil {
+			if *sum == nil {
+				*sum = records.Float(0)
+			}
+			**sum += *v
+		}
+	}
+	var last *records.Attempt
+	for i, row := range rows {
+		n := i + 1
+		if row.hasLoop {
+			loops = append(loops, row.loop)
+		}
+		detailRows = append(detailRows, row.raw)
+		a := records.Attempt{System: records.Claudestrator, RunID: rid, Item: task, Source: srcHistory, Attempt: n,
+			TS: row.ts, DurationMS: row.dur, Tokens: row.tokens, CostUSD: row.cost}
+		if anyGate {
+			passed := true
+			for gi, g := range stageColumns {
+				if row.gates[gi] != nil && !*row.gates[gi] && passed {
+					passed = false
+					a.Stage = g.name
+				}
+			}
+			a.Passed = records.Bool(passed)
+			if !passed {
+				a.Error = excerpt(row.text)
+				a.Signature = retry.Signature(a.Stage, row.text)
+			}
+		}
+		seq := 0
+		for gi, g := range stageColumns {
+			if !row.gateIn[gi] {
+				continue
+			}
+			seq++
+			set.Stages = append(set.Stages, records.Stage{System: records.Claudestrator, RunID: rid, Item: task, Source: srcHistory,
+				Attempt: n, Seq: seq, Name: g.name, Passed: row.gates[gi]})
+		}
+		add(&dur, row.dur)
+		add(&tokens, row.tokens)
+		add(&cost, row.cost)
+		set.Attempts = append(set.Attempts, a)
+		last = &set.Attempts[len(set.Attempts)-1]
+	}
+	run.DurationMS, run.Tokens, run.CostUSD = dur, tokens, cost
+	// timestamp is when the loop's report was written: the report's
+	// duration.end_time (reports/BUILD-003-loop-001.json), so the task
+	// started duration_sec before its first row's timestamp.
+	if first := rows[0]; first.ts != nil && first.dur != nil {
+		t := first.ts.Add(-time.Duration(*first.dur * float64(time.Millisecond)))
+		run.StartedAt = &t
+	}
+	run.FinishedAt = last.TS
+	if last.Passed != nil {
+		if *last.Passed {
+			run.Status = "success"
+		} else {
+			run.Status = "failure"
+			run.EndedStage = last.Stage
+		}
+	}
+	run.Detail, _ = json.Marshal(map[string]any{"run_id": runID, "task_id": task, "loops": loops, "rows": detailRows})
+	set.Runs = append(set.Runs, run)
+}
+
+// number reads a non-negative number in a column, scaled (seconds to
+// milliseconds). Empty and null are absent.
+func number(set *records.Set, line int, field, s string, scale float64) *float64 {
+	if s == "" || isNull(s) {
+		return nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		set.Problems = append(set.Problems, problem(line, field, fmt.Sprintf("%q is not a non-negative number", s)))
+		return nil
+	}
+	return records.Float(v * scale)
+}
+
+func isNull(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "null", "n/a", "na", "none", "-", "nil", "undefined":
+		return true
+	}
+	return false
+}
+
+var timeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05Z07:00", "2006-01-02 15:04:05",
+	"2006-01-02T15:04Z07:00", "2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02"}
+
+// parseTime reads the timestamps agents write: ISO 8601, with or without
+// seconds or zone. A time without a zone is taken as UTC.
+func parseTime(s string) (time.Time, bool) {
+	s = strings.Trim(strings.TrimSpace(s), "`*[]")
+	for _, l := range timeLayouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
