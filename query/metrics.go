@@ -20,8 +20,8 @@ type Filter struct {
 	// Provider selects runs that requested or selected this provider.
 	Provider string
 	// Last keeps only the Last selected runs to start, when above 0:
-	// alert rules' "last N runs" windows. Orchestrator runs and other
-	// systems' runs (record runs) are each counted on their own.
+	// alert rules' "last N runs" windows. Orchestrator runs and each other
+	// system's runs (record runs) are counted on their own.
 	Last int
 }
 

@@ -50,9 +50,14 @@ func (f Filter) recordScope(group string) (string, []any) {
 	if len(where) > 0 {
 		cond = "WHERE " + strings.Join(where, " AND ")
 	}
+	last := ""
+	if f.Last > 0 {
+		// The last N runs of each system: systems' runs are not comparable.
+		last = fmt.Sprintf(" QUALIFY row_number() OVER (PARTITION BY system ORDER BY start DESC, run_id DESC) <= %d", f.Last)
+	}
 	return fmt.Sprintf(`rs AS (
 		SELECT system, run_id, start, %s AS grp FROM (SELECT r.system, r.run_id, %s AS start FROM attempt_runs r) %s%s)`,
-		group, recordStart, cond, f.limit()), args
+		group, recordStart, cond, last), args
 }
 
 // deterministicClasses are the failure classes a retry cannot change, by

@@ -1,0 +1,99 @@
+package query
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/orchstat/orchstat/rules/retry"
+)
+
+func TestExecInvocations(t *testing.T) {
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
+	st, err := Open(ctx, db, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+
+	if got, err := RecentExecOutcomes(ctx, st.Conn, 5); err != nil || len(got) != 0 {
+		t.Fatalf("empty store: %v, %v", got, err)
+	}
+	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	c := retry.Cascade{Threshold: 3, Window: 5}
+	// pass, fail, fail, pass, fail: the third failure is a cascade (3 of
+	// the last 5), and one more pass keeps it (still 3 of the last 5).
+	outcomes := []bool{true, false, false, true, false, true}
+	var last []bool
+	var cascades []bool
+	for i, ok := range outcomes {
+		inv := ExecInvocation{StartedAt: t0.Add(time.Duration(i) * time.Minute), FinishedAt: t0.Add(time.Duration(i)*time.Minute + time.Second),
+			RunID: "r", Op: "test", Command: "go test ./...", Success: ok, Attempts: 3, Reason: "max_retries"}
+		last, err = RecordExecInvocation(ctx, st, inv, c.Window)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cascades = append(cascades, c.Detect(last))
+	}
+	if want := []bool{false, true, true, false, true, false}; !slices.Equal(last, want[1:]) {
+		t.Errorf("last 5 failed = %v, want %v", last, want[1:])
+	}
+	if want := []bool{false, false, false, false, true, true}; !slices.Equal(cascades, want) {
+		t.Errorf("cascade after each = %v, want %v", cascades, want)
+	}
+	all, err := RecentExecOutcomes(ctx, st.Conn, 0)
+	if err != nil || len(all) != len(outcomes) {
+		t.Fatalf("every invocation: %v, %v", all, err)
+	}
+
+	// Invocations finishing at the same instant count in the order they
+	// were recorded; one that finished earlier but was recorded later (a
+	// slow store lock) counts where it finished.
+	same := t0.Add(time.Hour)
+	for _, ok := range []bool{false, true, false} {
+		if _, err := RecordExecInvocation(ctx, st, ExecInvocation{StartedAt: same, FinishedAt: same, Success: ok}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := RecordExecInvocation(ctx, st, ExecInvocation{StartedAt: t0, FinishedAt: same.Add(-time.Minute), Success: true}, 0); err != nil {
+		t.Fatal(err)
+	}
+	got, err := RecentExecOutcomes(ctx, st.Conn, 4)
+	if want := []bool{false, true, false, true}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("ties: %v, %v; want %v", got, err, want)
+	}
+
+	var n int
+	var cmd string
+	if err := st.Conn.QueryRowContext(ctx, `SELECT count(*), max(command) FROM exec_invocations`).Scan(&n, &cmd); err != nil || n != 10 || cmd != "go test ./..." {
+		t.Errorf("stored %d rows, command %q, %v", n, cmd, err)
+	}
+}
+
+// The row survives closing and reopening: it is checkpointed, not only
+// in the log.
+func TestExecInvocationDurable(t *testing.T) {
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
+	st, err := Open(ctx, db, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if _, err := RecordExecInvocation(ctx, st, ExecInvocation{StartedAt: now, FinishedAt: now, Op: "build", Success: false}, 5); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	st, err = Open(ctx, db, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	got, err := RecentExecOutcomes(ctx, st.Conn, 5)
+	if err != nil || !slices.Equal(got, []bool{true}) {
+		t.Fatalf("after reopening: %v, %v", got, err)
+	}
+}
