@@ -128,8 +128,9 @@ func retryHandlerPreset() *Policy {
 //   - SignatureHalt 3: "halt at 3" (line 87), Signature-Repeat-Count >= 3
 //     (line 165); the count restarts at 1 on a new signature (line 163).
 //   - GlobalCap 15: total_auto_retries >= 15 (line 128). The seed counts
-//     one per loop, however many issues it retries; replay a loop that
-//     retries several issues as one retry to match.
+//     one per loop, however many issues it retries; the Tracker counts
+//     each retried issue, which spends the cap faster when a loop retries
+//     several (the README says so where simulate replays these records).
 //   - Retriable: every class; Backoff: none (the next loop starts at once).
 func autoRetryPreset() *Policy {
 	return &Policy{
