@@ -30,6 +30,7 @@ package claudestrator
 
 import (
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -127,6 +128,11 @@ func statusWord(s string) string {
 		s = f[0]
 	}
 	return strings.Trim(strings.ReplaceAll(s, "-", "_"), ".,;:!()[]`*")
+}
+
+// sortProblems puts a set's problems in file order.
+func sortProblems(set *records.Set) {
+	sort.SliceStable(set.Problems, func(i, j int) bool { return set.Problems[i].Line < set.Problems[j].Line })
 }
 
 // problem makes a records.Error for Set.Problems.

@@ -215,6 +215,7 @@ func ParseHistory(path string, b []byte) (*records.Set, error) {
 		}
 		historyRun(set, k.run, k.task, kept, anyGate)
 	}
+	sortProblems(set)
 	return set, nil
 }
 

@@ -69,6 +69,7 @@ func ParseIssueQueue(path string, b []byte) (*records.Set, error) {
 		seen[e.id] = e.line
 		issueRun(set, proj, e)
 	}
+	sortProblems(set)
 	return set, nil
 }
 

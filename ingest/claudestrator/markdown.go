@@ -18,6 +18,7 @@ type mdLine struct {
 	n     int // 1-based
 	text  string
 	fence bool // a fence line or inside a fenced block
+	delim bool // the fence line itself
 }
 
 // mdLines splits a file into lines and marks fenced code. A file with NUL
@@ -36,7 +37,7 @@ func mdLines(b []byte, field string) ([]mdLine, error) {
 		if isFence {
 			in = !in
 		}
-		out = append(out, mdLine{n: i + 1, text: s, fence: in || isFence})
+		out = append(out, mdLine{n: i + 1, text: s, fence: in || isFence, delim: isFence})
 	}
 	return out, nil
 }

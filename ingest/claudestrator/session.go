@@ -96,5 +96,6 @@ func ParseSessionState(path string, b []byte) (*records.Set, error) {
 		return nil, &records.Error{Line: 1, Field: "run_id", Msg: err.Error()}
 	}
 	set.Configs = append(set.Configs, records.Config{System: records.Claudestrator, JSON: js})
+	sortProblems(set)
 	return set, nil
 }

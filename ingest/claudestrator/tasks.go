@@ -42,16 +42,19 @@ func readEntries(lines []mdLine, keep func(id string) bool) (entries []*entry, h
 	// section is the section being read; label the bold-label field whose
 	// value runs on to the next lines.
 	section, label, outer := "", "", ""
+	// headed is whether the section began with a heading: its bold labels
+	// ("**Task:** TASK-005" under "### Failure Details") are its text.
+	headed := false
 	closeEntry := func() {
 		if cur != nil {
 			entries = append(entries, cur)
 			cur = nil
 		}
-		section, label = "", ""
+		section, label, headed = "", "", false
 	}
 	for _, l := range lines {
 		if l.fence {
-			if cur != nil && section != "" {
+			if cur != nil && section != "" && !l.delim {
 				cur.appendSection(section, l.text)
 			}
 			continue
@@ -64,7 +67,7 @@ func readEntries(lines []mdLine, keep func(id string) bool) (entries []*entry, h
 				continue
 			}
 			if cur != nil && level > cur.level {
-				section, label = text, ""
+				section, label, headed = text, "", true
 				cur.startSection(section)
 				continue
 			}
@@ -80,15 +83,15 @@ func readEntries(lines []mdLine, keep func(id string) bool) (entries []*entry, h
 			closeEntry()
 			continue
 		}
-		if k, v, ok := fieldRow(l.text); ok {
+		if k, v, ok := fieldRow(l.text); ok && !headed {
 			cur.fields.add(k, v, l.n)
 			label = ""
 			continue
 		}
-		if _, ok := tableRow(l.text); ok {
+		if _, ok := tableRow(l.text); ok && !headed {
 			continue // a table's header or separator row
 		}
-		if k, v, ok := boldLabel(l.text); ok {
+		if k, v, ok := boldLabel(l.text); ok && !headed {
 			if v == "" {
 				section, label = k, ""
 				cur.startSection(section)
@@ -203,10 +206,14 @@ func ParseTaskQueue(path string, b []byte) (*records.Set, error) {
 				run.MaxAttempts = records.Int(n + 1)
 			}
 		}
-		run.Detail, _ = json.Marshal(map[string]any{"id": e.id, "title": e.title, "section": e.section, "line": e.line,
-			"fields": e.fields.raw(), "sections": e.sections})
+		detail := map[string]any{"id": e.id, "title": e.title, "section": e.section, "line": e.line, "fields": e.fields.raw()}
+		if len(e.sections) > 0 {
+			detail["sections"] = e.sections
+		}
+		run.Detail, _ = json.Marshal(detail)
 		set.Runs = append(set.Runs, run)
 	}
+	sortProblems(set)
 	return set, nil
 }
 

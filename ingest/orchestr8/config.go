@@ -72,5 +72,6 @@ func ParseConfig(path string, b []byte) (*records.Set, error) {
 		}
 	}
 	p.set.Configs = append(p.set.Configs, records.Config{System: records.Orchestr8, JSON: norm})
+	p.sortProblems()
 	return p.set, nil
 }

@@ -72,6 +72,11 @@ func (p *parser) problem(n *node, field, msg string) {
 	p.set.Problems = append(p.set.Problems, records.Error{Line: lineOf(p.b, off), Offset: off, Field: field, Msg: msg})
 }
 
+// sortProblems puts the problems in file order.
+func (p *parser) sortProblems() {
+	slices.SortStableFunc(p.set.Problems, func(a, b records.Error) int { return cmp.Compare(a.Offset, b.Offset) })
+}
+
 // str reads a string field; anything else is a problem and absent.
 func (p *parser) str(obj *node, path, key string) string {
 	v := obj.get(key)
@@ -231,6 +236,7 @@ func ParseHistory(path string, b []byte) (*records.Set, error) {
 			p.pipelineRun(i, in)
 		}
 	}
+	p.sortProblems()
 	return p.set, nil
 }
 
@@ -289,13 +295,14 @@ func (p *parser) pipelineRun(i int, in *entryInfo) {
 			a.Signature = retry.Signature(a.Stage, "")
 		}
 		if k == 1 {
-			a.TS = started
+			a.TS = cmp.Or(started, finished)
 		}
 		p.set.Attempts = append(p.set.Attempts, a)
 	}
 	final := records.Attempt{System: records.Orchestr8, RunID: run.RunID, Item: slug, Source: source, Attempt: n}
 	if n == 1 {
-		final.TS = started
+		// Entries written by older pipelines carry only completedAt.
+		final.TS = cmp.Or(started, finished)
 		final.DurationMS = run.DurationMS
 	}
 	switch run.Status {
@@ -616,11 +623,11 @@ func (p *parser) emitBatch(j int, in *entryInfo) {
 		status := featureStatus(raw)
 		started, startRaw := p.when(f, fpath, "startedAt")
 		finished, _ := p.when(f, fpath, "completedAt")
-		at := startRaw
-		if at == "" {
-			at = in.batchID
+		id := in.batchID + "/" + slug // a feature that never started
+		if startRaw != "" {
+			id = slug + "@" + startRaw
 		}
-		run := records.Run{System: records.Orchestr8, RunID: p.runID(slug, at, j), Item: slug, Source: source, Batch: in.batchID,
+		run := records.Run{System: records.Orchestr8, RunID: p.runID(id, "", j), Item: slug, Source: source, Batch: in.batchID,
 			StartedAt: started, FinishedAt: finished, Status: status, Verdict: raw}
 		if started != nil && finished != nil && !finished.Before(*started) {
 			run.DurationMS = records.Float(float64(finished.Sub(*started).Microseconds()) / 1000)

@@ -33,7 +33,7 @@ const maxDepth = 200
 func parseTree(b []byte, field string) (*node, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
-	root, err := readNode(dec, b, 0)
+	root, err := readNode(dec, b, 0, "")
 	if err == nil {
 		if _, terr := dec.Token(); !errors.Is(terr, io.EOF) {
 			off := dec.InputOffset()
@@ -44,6 +44,10 @@ func parseTree(b []byte, field string) (*node, error) {
 	var rec *records.Error
 	if errors.As(err, &rec) {
 		return nil, rec
+	}
+	var pe *pathError
+	if errors.As(err, &pe) && pe.path != "" {
+		field = pe.path
 	}
 	off := dec.InputOffset()
 	var se *json.SyntaxError
@@ -58,14 +62,35 @@ func parseTree(b []byte, field string) (*node, error) {
 	return nil, &records.Error{Line: lineOf(b, off), Offset: off, Field: field, Msg: "not JSON: " + msg}
 }
 
-func readNode(dec *json.Decoder, b []byte, depth int) (*node, error) {
+// pathError is a syntax error with the path of the value it broke, such
+// as "[3].stages.nigel", for the error's Field.
+type pathError struct {
+	path string
+	err  error
+}
+
+func (e *pathError) Error() string { return e.err.Error() }
+func (e *pathError) Unwrap() error { return e.err }
+
+// at wraps an error with the path where it happened, once: the innermost
+// path is the most precise.
+func at(path string, err error) error {
+	var pe *pathError
+	if errors.As(err, &pe) {
+		return err
+	}
+	return &pathError{path, err}
+}
+
+func readNode(dec *json.Decoder, b []byte, depth int, path string) (*node, error) {
 	start := tokenStart(b, dec.InputOffset())
 	if depth > maxDepth {
-		return nil, &records.Error{Line: lineOf(b, start), Offset: start, Msg: fmt.Sprintf("JSON nested deeper than %d", maxDepth)}
+		return nil, &records.Error{Line: lineOf(b, start), Offset: start, Field: path,
+			Msg: fmt.Sprintf("JSON nested deeper than %d", maxDepth)}
 	}
 	tok, err := dec.Token()
 	if err != nil {
-		return nil, err
+		return nil, at(path, err)
 	}
 	n := &node{start: start}
 	switch t := tok.(type) {
@@ -76,13 +101,13 @@ func readNode(dec *json.Decoder, b []byte, depth int) (*node, error) {
 			for dec.More() {
 				kt, err := dec.Token()
 				if err != nil {
-					return nil, err
+					return nil, at(path, err)
 				}
 				key, ok := kt.(string)
 				if !ok {
-					return nil, fmt.Errorf("object key is not a string")
+					return nil, at(path, fmt.Errorf("object key is not a string"))
 				}
-				v, err := readNode(dec, b, depth+1)
+				v, err := readNode(dec, b, depth+1, path+"."+key)
 				if err != nil {
 					return nil, err
 				}
@@ -91,17 +116,17 @@ func readNode(dec *json.Decoder, b []byte, depth int) (*node, error) {
 			}
 		case '[':
 			for dec.More() {
-				v, err := readNode(dec, b, depth+1)
+				v, err := readNode(dec, b, depth+1, fmt.Sprintf("%s[%d]", path, len(n.vals)))
 				if err != nil {
 					return nil, err
 				}
 				n.vals = append(n.vals, v)
 			}
 		default:
-			return nil, fmt.Errorf("unexpected %q", rune(t))
+			return nil, at(path, fmt.Errorf("unexpected %q", rune(t)))
 		}
 		if _, err := dec.Token(); err != nil { // the closing delimiter
-			return nil, err
+			return nil, at(path, err)
 		}
 	case string:
 		n.kind, n.str = '"', t
