@@ -88,6 +88,10 @@ func parseBool(s string) (v, known, ok bool) {
 	return false, false, false
 }
 
+// maxCount bounds the counts the files hold (loops, retries, limits):
+// seed 002's limits are 10 and 15, and a count past this is a typo.
+const maxCount = 1_000_000
+
 // parseInt reads a non-negative count. Empty text is absent, not an error.
 func parseInt(s string) (n int, present, ok bool) {
 	s = strings.Trim(strings.TrimSpace(s), "`*")
@@ -95,7 +99,7 @@ func parseInt(s string) (n int, present, ok bool) {
 		return 0, false, true
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
+	if err != nil || n < 0 || n > maxCount {
 		return 0, true, false
 	}
 	return n, true, true

@@ -148,17 +148,26 @@ func issueRun(set *records.Set, proj string, e *entry) {
 
 	// An issue with no auto-retry fields was never retried: it has no
 	// attempts to count. One with Auto-Retry but no count is at 0.
-	_, hasCount := e.fields.get("Retry-Count")
+	rc, hasCount := e.fields.get("Retry-Count")
 	if rcOK && (hasCount || d.AutoRetry != nil) {
 		retries := 0
 		if retryCount != nil {
 			retries = *retryCount
 		}
-		issueAttempts(set, &run, e, d, retries)
+		if retries > maxRebuilt {
+			set.Problems = append(set.Problems, problem(rc.line, e.id+".Retry-Count",
+				fmt.Sprintf("%d retries: more than %d, attempts not rebuilt", retries, maxRebuilt)))
+		} else {
+			issueAttempts(set, &run, e, d, retries)
+		}
 	}
 	run.Detail, _ = json.Marshal(d)
 	set.Runs = append(set.Runs, run)
 }
+
+// maxRebuilt bounds the attempts rebuilt for one issue, a hundred times
+// seed 002's Max-Retries.
+const maxRebuilt = 1000
 
 // issueAttempts rebuilds an issue's retries+1 attempts.
 func issueAttempts(set *records.Set, run *records.Run, e *entry, d issueDetail, retries int) {
@@ -197,7 +206,7 @@ func issueAttempts(set *records.Set, run *records.Run, e *entry, d issueDetail, 
 				if a.Signature == "" && (stage != "" || text != "") {
 					a.Signature = retry.Signature(stage, text)
 				}
-				if run.Status != "success" {
+				if i == n {
 					run.EndedStage = stage
 				}
 			}
