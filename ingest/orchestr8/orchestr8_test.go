@@ -99,7 +99,7 @@ func TestParseHistoryNotesApp(t *testing.T) {
 		st(tagging, 1, 4, "codey-implement", yes, 360000),
 	}
 	for i, s := range []struct {
-		name          string
+		name         string
 		dur, in, out float64
 	}{{"alex", 130000, 12000, 3000}, {"nigel", 170000, 20000, 6000}, {"codey-plan", 90000, 11000, 2500}, {"codey-implement", 330000, 40000, 14000}} {
 		x := st(export2, 1, i+1, s.name, yes, s.dur)
