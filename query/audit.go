@@ -1,0 +1,424 @@
+package query
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/rules/retry"
+)
+
+// auditStage is one row of seed 003's failure taxonomy: a stage of the
+// factory's FailureBrief, the seed's id for it, and whether a retry from
+// SE can change the outcome.
+type auditStage struct {
+	id, stage, retry, classification string
+}
+
+// factoryTaxonomy is the audit's per-stage classification, the one table
+// of it: seed 003 (shared/seeds/003_*.txt), section 2 and the table of
+// section 3.
+var factoryTaxonomy = []auditStage{
+	// Lines 49-77, 286: the filesystem is identical after rollback.
+	{"F1", "preflight", reports.RetryNo, "deterministic failure retried"},
+	// Lines 79-111: transient errors can pass on retry, permanent ones
+	// (bad key, missing model or package) cannot; see the exceptions.
+	{"F2", "exception", reports.RetryDepends, "mixed: transient and permanent failures conflated"},
+	// Lines 113-140: the LLM is stochastic; the corrective signal is weak.
+	{"F3", "llm_output_invalid", reports.RetryMaybe, "partially justified"},
+	// Lines 142-168.
+	{"F4", "write_scope_violation", reports.RetryMaybe, "partially justified, but fragile"},
+	// Lines 170-200: only if the LLM hallucinated the hash once.
+	{"F5", "stale_context", reports.RetryMaybe, "partially justified"},
+	// Lines 202-228, 287: the OS-level condition persists.
+	{"F6", "write_failed", reports.RetryNo, "deterministic failure retried (nearly always)"},
+	// Lines 230-248: the intended retry case.
+	{"F7", "verify_failed", reports.RetryYes, "correctly retried"},
+	// Lines 250-280: postcondition and command failures.
+	{"F8", "acceptance_failed", reports.RetryYes, "correctly retried (mostly)"},
+	// Lines 260-266, 288: the command string comes from the immutable
+	// work order; see isShlexFailure.
+	{"F8a", "acceptance_failed", reports.RetryNo, "deterministic failure retried (acceptance command does not parse)"},
+	// The older factory asked the LLM for a unified diff and failed when
+	// `git apply` refused it: the LLM's output was unusable, as in F3, and
+	// a new call writes a new diff.
+	{"", "patch_apply_failed", reports.RetryMaybe, "not in seed 003's taxonomy (older factory)"},
+}
+
+// isShlexFailure tells F8a from the rest of acceptance_failed by the text
+// the factory writes when shlex cannot split the work order's acceptance
+// command (nodes_po.py: "Failed to parse acceptance command: <error>").
+// The brief's exit code is null then, as no command ran.
+func isShlexFailure(stage, errText string) bool {
+	return stage == "acceptance_failed" && strings.HasPrefix(strings.TrimSpace(errText), "Failed to parse acceptance command")
+}
+
+// taxonomyRow is the taxonomy row of a failure, or nil for a stage the
+// seed does not describe.
+func taxonomyRow(stage, errText string) *auditStage {
+	id := ""
+	if isShlexFailure(stage, errText) {
+		id = "F8a"
+	}
+	for i := range factoryTaxonomy {
+		if s := &factoryTaxonomy[i]; s.stage == stage && (id == "" && s.id != "F8a" || s.id == id) {
+			return s
+		}
+	}
+	return nil
+}
+
+// exceptionStage is F2's stage, whose text the audit splits.
+const exceptionStage = "exception"
+
+// auditAttempt is what the audit reads of one attempt.
+type auditAttempt struct {
+	n         int
+	passed    *bool
+	stage     string
+	class     string
+	signature string
+	err       string // only for exceptions and acceptance failures
+}
+
+func (a auditAttempt) failed() bool { return a.passed != nil && !*a.passed }
+
+type auditRun struct {
+	id, item string
+	attempts []auditAttempt // by attempt number
+}
+
+// FactoryAudit computes seed 003's retry audit over the factory's record
+// runs (the attempt_runs view, system 'factory') and their attempts (the
+// attempts view), under f.
+//
+// A run is in a time window when its start is: its own start time, else
+// its earliest attempt's time. The older run summaries record no time at
+// all; a run with neither is in the audit only when f sets neither Since
+// nor Until (FactoryAudit.UndatedRuns counts them either way). Runs
+// selects by run id; record runs name no provider, so a Provider filter
+// selects none; Last keeps the last N dated runs (undated ones after).
+//
+// Definitions, over each run's attempts in attempt order (an attempt the
+// records lost, such as a broken one, is skipped, so "the attempt before"
+// is the one recorded before):
+//   - A failed attempt has passed = false; one whose outcome is unknown
+//     counts as neither failed nor passed.
+//   - A retried deterministic failure is a failed attempt at a stage a
+//     retry cannot change (retry "no" in the taxonomy: F1, F6, F8a) that
+//     another attempt of its run follows. A run's wasted attempts are the
+//     attempts after its first retried deterministic failure: once that
+//     failure is seen, every later attempt is bound to fail the same way
+//     (seed 003, section 3).
+//   - A repeated attempt failed with the same signature (retry.Signature
+//     of its stage and error text) as the attempt before it. A run
+//     repeats when it has one.
+//   - An exception is a failed attempt at stage exception; it is
+//     transient or permanent by retry.ExceptionTransient of its text, and
+//     its class is retry.DefaultProvider's.
+//   - A command timeout is a failed attempt whose class is
+//     command_timeout (retry.ClassifyFactory: exit code -1 and
+//     "[TIMEOUT]"), whatever stage the factory reported.
+//   - "Retried" counts failures another attempt of the run follows.
+func FactoryAudit(ctx context.Context, q Querier, f Filter) (*reports.FactoryAudit, error) {
+	runs, err := auditRuns(ctx, q, f)
+	if err != nil {
+		return nil, err
+	}
+	a := summarise(runs)
+	if a.UndatedRuns, err = undatedRuns(ctx, q, f); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// auditScope renders the CTE "rr(system, run_id, item, start)" of the
+// factory's record runs under f's conditions; with window false, without
+// its time window. A run's start is its own, else its earliest attempt's.
+func auditScope(f Filter, window bool) (string, []any) {
+	where := []string{"true"}
+	var args []any
+	if window && f.Since != nil {
+		where = append(where, "start >= ?")
+		args = append(args, f.Since.UTC().Truncate(time.Microsecond))
+	}
+	if window && f.Until != nil {
+		where = append(where, "start < ?")
+		args = append(args, f.Until.UTC().Truncate(time.Microsecond))
+	}
+	if len(f.Runs) > 0 {
+		where = append(where, "run_id IN ("+strings.TrimSuffix(strings.Repeat("?,", len(f.Runs)), ",")+")")
+		for _, id := range f.Runs {
+			args = append(args, id)
+		}
+	}
+	if f.Provider != "" {
+		where = append(where, "false")
+	}
+	last := ""
+	if window && f.Last > 0 {
+		last = fmt.Sprintf(" ORDER BY start DESC NULLS LAST, run_id DESC LIMIT %d", f.Last)
+	}
+	return `rr AS (
+	  SELECT * FROM (
+	    SELECT r.system, r.run_id, coalesce(r.item, '') AS item, coalesce(r.started_at, t.first_ts) AS start
+	    FROM attempt_runs r
+	    LEFT JOIN (SELECT system, run_id, min(ts) AS first_ts FROM attempts GROUP BY ALL) t USING (system, run_id)
+	    WHERE r.system = 'factory')
+	  WHERE ` + strings.Join(where, " AND ") + last + `)`, args
+}
+
+func auditRuns(ctx context.Context, q Querier, f Filter) ([]auditRun, error) {
+	cte, args := auditScope(f, true)
+	rs, err := q.QueryContext(ctx, `WITH `+cte+`
+	SELECT rr.run_id, rr.item, a.attempt, a.passed, coalesce(a.stage, ''), coalesce(a.class, ''), coalesce(a.signature, ''),
+	  CASE WHEN a.stage IN ('exception', 'acceptance_failed') THEN coalesce(a.error, '') ELSE '' END
+	FROM rr LEFT JOIN attempts a USING (system, run_id)
+	ORDER BY rr.run_id, a.attempt`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("computing the factory audit: %w", err)
+	}
+	defer rs.Close()
+	var runs []auditRun
+	for rs.Next() {
+		var id, item string
+		var n sql.NullInt64
+		var passed sql.NullBool
+		var at auditAttempt
+		if err := rs.Scan(&id, &item, &n, &passed, &at.stage, &at.class, &at.signature, &at.err); err != nil {
+			return nil, fmt.Errorf("computing the factory audit: %w", err)
+		}
+		if len(runs) == 0 || runs[len(runs)-1].id != id {
+			runs = append(runs, auditRun{id: id, item: item})
+		}
+		if !n.Valid {
+			continue // a run without attempts
+		}
+		at.n = int(n.Int64)
+		if passed.Valid {
+			at.passed = &passed.Bool
+		}
+		r := &runs[len(runs)-1]
+		r.attempts = append(r.attempts, at)
+	}
+	return runs, rs.Err()
+}
+
+// undatedRuns counts the factory runs without a start, under f's
+// conditions other than its window.
+func undatedRuns(ctx context.Context, q Querier, f Filter) (int64, error) {
+	cte, args := auditScope(f, false)
+	rs, err := q.QueryContext(ctx, `WITH `+cte+` SELECT count(*) FROM rr WHERE start IS NULL`, args...)
+	if err != nil {
+		return 0, fmt.Errorf("counting undated factory runs: %w", err)
+	}
+	defer rs.Close()
+	var n int64
+	for rs.Next() {
+		if err := rs.Scan(&n); err != nil {
+			return 0, fmt.Errorf("counting undated factory runs: %w", err)
+		}
+	}
+	return n, rs.Err()
+}
+
+// tally counts failed attempts and the distinct runs they are in.
+type tally struct {
+	attempts, retried int64
+	runs              map[string]bool
+}
+
+func (t *tally) add(run string, retried bool) {
+	if t.runs == nil {
+		t.runs = map[string]bool{}
+	}
+	t.attempts++
+	t.runs[run] = true
+	if retried {
+		t.retried++
+	}
+}
+
+func (t *tally) count() reports.AuditCount {
+	return reports.AuditCount{Attempts: t.attempts, Runs: int64(len(t.runs)), Retried: t.retried}
+}
+
+// summarise applies FactoryAudit's definitions.
+func summarise(runs []auditRun) *reports.FactoryAudit {
+	out := &reports.FactoryAudit{}
+	stages := map[string]*tally{}      // by taxonomy id, or stage outside it
+	determ := map[string]*tally{}      // by taxonomy id
+	wasted := map[string]int64{}       // by taxonomy id
+	excClass := map[[2]string]*tally{} // by class and kind
+	timeouts := map[string]*tally{}    // by stage
+	var transient, permanent, timeout tally
+	get := func(m map[string]*tally, k string) *tally {
+		if m[k] == nil {
+			m[k] = &tally{}
+		}
+		return m[k]
+	}
+	for _, r := range runs {
+		out.Runs++
+		out.Attempts += int64(len(r.attempts))
+		if len(r.attempts) > 1 {
+			out.RetriedRuns++
+		}
+		wastedFrom := -1
+		repeats := int64(0)
+		repeatStage := ""
+		for i, a := range r.attempts {
+			if !a.failed() {
+				continue
+			}
+			out.FailedAttempts++
+			followed := i < len(r.attempts)-1
+			row := taxonomyRow(a.stage, a.err)
+			get(stages, stageKey(row, a.stage)).add(r.id, followed)
+			if row != nil && row.retry == reports.RetryNo && followed {
+				get(determ, row.id).add(r.id, true)
+				if wastedFrom < 0 {
+					wastedFrom = i
+					wasted[row.id] += int64(len(r.attempts) - 1 - i)
+				}
+			}
+			if i > 0 && a.signature != "" && a.signature == r.attempts[i-1].signature {
+				if repeats == 0 {
+					repeatStage = a.stage
+				}
+				repeats++
+			}
+			if a.stage == exceptionStage {
+				kind := "permanent"
+				t := &permanent
+				if retry.ExceptionTransient(a.err) {
+					kind, t = "transient", &transient
+				}
+				t.add(r.id, followed)
+				k := [2]string{string(retry.DefaultProvider.Classify(a.err)), kind}
+				if excClass[k] == nil {
+					excClass[k] = &tally{}
+				}
+				excClass[k].add(r.id, followed)
+			}
+			if a.class == string(retry.ClassCommandTimeout) {
+				timeout.add(r.id, followed)
+				get(timeouts, a.stage).add(r.id, followed)
+			}
+		}
+		if wastedFrom >= 0 {
+			out.RetriedDeterministic.Runs++
+			out.RetriedDeterministic.WastedAttempts += int64(len(r.attempts) - 1 - wastedFrom)
+		}
+		if repeats > 0 {
+			rep := &out.RepeatedSignatures
+			rep.Runs++
+			rep.RepeatedAttempts += repeats
+			rep.Worst = append(rep.Worst, reports.AuditRepeatRun{RunID: r.id, Item: r.item, Stage: repeatStage,
+				Attempts: int64(len(r.attempts)), RepeatedAttempts: repeats})
+		}
+	}
+
+	out.Stages = stageRows(stages)
+	for _, s := range factoryTaxonomy {
+		if s.retry != reports.RetryNo {
+			continue
+		}
+		t := get(determ, s.id)
+		out.RetriedDeterministic.Failures += t.attempts
+		out.RetriedDeterministic.ByStage = append(out.RetriedDeterministic.ByStage, reports.AuditDeterministicRow{
+			SeedID: s.id, Stage: s.stage, Failures: t.attempts, Runs: int64(len(t.runs)), WastedAttempts: wasted[s.id]})
+	}
+	slices.SortStableFunc(out.RepeatedSignatures.Worst, func(a, b reports.AuditRepeatRun) int {
+		return cmp.Or(cmp.Compare(b.RepeatedAttempts, a.RepeatedAttempts), cmp.Compare(a.RunID, b.RunID))
+	})
+	if len(out.RepeatedSignatures.Worst) > maxRepeatRuns {
+		out.RepeatedSignatures.Worst = out.RepeatedSignatures.Worst[:maxRepeatRuns]
+	}
+	out.Exceptions.Transient, out.Exceptions.Permanent = transient.count(), permanent.count()
+	for k, t := range excClass {
+		out.Exceptions.ByClass = append(out.Exceptions.ByClass, reports.AuditExceptionClass{
+			Class: k[0], Transient: k[1] == "transient", Attempts: t.attempts, Runs: int64(len(t.runs))})
+	}
+	slices.SortFunc(out.Exceptions.ByClass, func(a, b reports.AuditExceptionClass) int {
+		return cmp.Or(cmp.Compare(b.Attempts, a.Attempts), cmp.Compare(a.Class, b.Class), cmp.Compare(exKind(a), exKind(b)))
+	})
+	out.CommandTimeouts.AuditCount = timeout.count()
+	for _, s := range slices.Sorted(maps.Keys(timeouts)) {
+		out.CommandTimeouts.ByStage = append(out.CommandTimeouts.ByStage, reports.AuditTimeoutRow{Stage: s, AuditCount: timeouts[s].count()})
+	}
+	nonNilAudit(out)
+	return out
+}
+
+// maxRepeatRuns bounds the runs the repeats list names; the totals count
+// every run.
+const maxRepeatRuns = 20
+
+// stageKey keys a failure's row: its taxonomy row, or "?" and its stage
+// when the taxonomy has none for it.
+func stageKey(row *auditStage, stage string) string {
+	if row != nil {
+		return row.id + "|" + row.stage
+	}
+	return "?|" + stage
+}
+
+// stageRows lists every taxonomy row, failed or not, so the audit shows
+// the whole taxonomy; then stages outside it, most failures first. A
+// failure that names no stage is "(none)".
+func stageRows(m map[string]*tally) []reports.AuditStage {
+	var out []reports.AuditStage
+	row := func(id, stage, retry, class string, t *tally) reports.AuditStage {
+		s := reports.AuditStage{SeedID: id, Stage: stage, RetryHelps: retry, Classification: class}
+		if t != nil {
+			s.FailedAttempts, s.Runs = t.attempts, int64(len(t.runs))
+		}
+		return s
+	}
+	for _, s := range factoryTaxonomy {
+		out = append(out, row(s.id, s.stage, s.retry, s.classification, m[stageKey(&s, s.stage)]))
+	}
+	var extra []reports.AuditStage
+	for k, t := range m {
+		stage, ok := strings.CutPrefix(k, "?|")
+		if !ok {
+			continue
+		}
+		class := "not a stage of seed 003's factory"
+		if stage == "" {
+			stage, class = "(none)", "the record does not say where the attempt failed"
+		}
+		extra = append(extra, row("", stage, reports.RetryUnknown, class, t))
+	}
+	slices.SortFunc(extra, func(a, b reports.AuditStage) int {
+		return cmp.Or(cmp.Compare(b.FailedAttempts, a.FailedAttempts), cmp.Compare(a.Stage, b.Stage))
+	})
+	return append(out, extra...)
+}
+
+func exKind(e reports.AuditExceptionClass) int {
+	if e.Transient {
+		return 0
+	}
+	return 1
+}
+
+// nonNilAudit makes the audit's lists [] rather than null in JSON.
+func nonNilAudit(a *reports.FactoryAudit) {
+	if a.RepeatedSignatures.Worst == nil {
+		a.RepeatedSignatures.Worst = []reports.AuditRepeatRun{}
+	}
+	if a.Exceptions.ByClass == nil {
+		a.Exceptions.ByClass = []reports.AuditExceptionClass{}
+	}
+	if a.CommandTimeouts.ByStage == nil {
+		a.CommandTimeouts.ByStage = []reports.AuditTimeoutRow{}
+	}
+}
