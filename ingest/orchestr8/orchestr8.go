@@ -286,6 +286,16 @@ func (p *parser) pipelineRun(i int, in *entryInfo) {
 	run.CostUSD = p.num(e, path, costKeys...)
 
 	retries, retryStages := p.retries(e, path)
+	if run.Status == "failure" && failedStage != "" {
+		// The pipeline stays in a stage while it retries it (seed 004 line
+		// 85) and moves on only when the stage passes, so retries whose
+		// stage is not said were at the stage it failed at in the end.
+		for k := range retryStages {
+			if retryStages[k] == "" {
+				retryStages[k] = failedStage
+			}
+		}
+	}
 	n := retries + 1
 	run.Attempts = records.Int(n)
 	for k := 1; k < n; k++ {

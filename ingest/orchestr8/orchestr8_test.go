@@ -58,9 +58,9 @@ func TestParseHistoryNotesApp(t *testing.T) {
 	offlineLast.Error, offlineLast.Signature = implErr, retry.Signature("codey-implement", implErr)
 	compare(t, "attempts", set.Attempts, []records.Attempt{
 		only(userAuth, yes, ""),
-		// retryAttempts 2 says how many, not where: the earlier attempts'
-		// stage is unknown.
-		att(export1, 1, "2026-02-21T10:00:00.000Z", no, ""), att(export1, 2, "", no, ""), export1Last,
+		// retryAttempts 2 says how many, not where: a failed pipeline
+		// retried the stage it failed at.
+		att(export1, 1, "2026-02-21T10:00:00.000Z", no, "nigel"), att(export1, 2, "", no, "nigel"), export1Last,
 		only(dark, nil, ""),
 		att(offline, 1, "2026-02-23T13:00:00.000Z", no, "codey-implement"), att(offline, 2, "", no, "codey-implement"), offlineLast,
 		only(search, yes, ""), only(tagging, yes, ""), only(sharing, no, ""), only(reminders, no, "merge"), only(export2, yes, ""),
@@ -160,6 +160,14 @@ func TestParseHistoryPartial(t *testing.T) {
 		}
 	}
 	compare(t, "retried stages", stages, []string{"cass", "cass", ""})
+	// A failed entry's retries of no stage were at its failedStage; a
+	// successful one's stay unknown.
+	inferred, err := ParseHistory("h.json", []byte(`[{"slug":"a","status":"failed","failedStage":"nigel","retryAttempts":[{"stage":"cass"},{}]},
+		{"slug":"b","status":"success","retryAttempts":1}]`))
+	if a := inferred.Attempts; err != nil || len(a) != 5 || a[0].Stage != "cass" || a[1].Stage != "nigel" || a[2].Stage != "nigel" ||
+		a[3].Stage != "" || !*a[4].Passed {
+		t.Errorf("inferred stages: %v %+v", err, inferred)
+	}
 	compare(t, "csv-import stages", set.Stages, []records.Stage{
 		{System: records.Orchestr8, RunID: "csv-import", Item: "csv-import", Source: "history", Attempt: 1, Seq: 1, Name: "alex", Passed: yes},
 		{System: records.Orchestr8, RunID: "csv-import", Item: "csv-import", Source: "history", Attempt: 1, Seq: 2, Name: "cass", Passed: yes,
