@@ -23,6 +23,8 @@ type systemReplay struct {
 	// defaults are compared when no policy is named: the questions the
 	// seeds ask of each system.
 	defaults func(base *retry.Policy) []*retry.Policy
+	// mismatch explains the usual reason a run does not reproduce.
+	mismatch string
 }
 
 func preset(name string) *retry.Policy {
@@ -55,6 +57,8 @@ var systemReplays = map[string]systemReplay{
 	records.Factory: {
 		baseline: func() *retry.Policy { return preset("factory") },
 		check:    true,
+		mismatch: "older run summaries do not record the max_attempts a run was made under; they are replayed " +
+			"under the preset's 5, so one that gave up after fewer failed attempts does not reproduce.",
 		defaults: func(base *retry.Policy) []*retry.Policy {
 			out := []*retry.Policy{preset("factory-audited"),
 				variant(base, "signature-halt 3", func(p *retry.Policy) { p.SignatureHalt = 3 })}
@@ -91,6 +95,7 @@ var systemReplays = map[string]systemReplay{
 type systemSimulation struct {
 	System   string                 `json:"system"`
 	Unknown  int                    `json:"runs_not_replayable"`
+	Hint     string                 `json:"-"`
 	Baseline replay.AttemptResult   `json:"baseline"`
 	Policies []replay.AttemptResult `json:"policies"`
 }
@@ -126,7 +131,7 @@ func simulateRecords(o *simulateOptions, recs *query.RecordedRuns, named []*retr
 			policies = sr.defaults(base)
 		}
 		res := replay.ReplayAttempts(runs, base, policies, sr.check)
-		out = append(out, systemSimulation{System: system, Unknown: recs.Unknown[system], Baseline: res[0], Policies: res[1:]})
+		out = append(out, systemSimulation{System: system, Unknown: recs.Unknown[system], Baseline: res[0], Policies: res[1:], Hint: sr.mismatch})
 	}
 	return out, nil
 }
@@ -170,6 +175,9 @@ func renderSystemSimulation(io *IO, s systemSimulation, f reports.Format) error 
 	}
 	if len(s.Baseline.Mismatches) > 0 {
 		fmt.Fprintf(io.Out, "\nRuns the baseline does not reproduce (first %d): %s\n", len(s.Baseline.Mismatches), strings.Join(s.Baseline.Mismatches, ", "))
+		if s.Hint != "" {
+			fmt.Fprintf(io.Out, "Usually because %s\n", s.Hint)
+		}
 	}
 	for _, r := range s.Policies {
 		if len(r.Changed) > 0 {
