@@ -22,10 +22,14 @@ type mdLine struct {
 }
 
 // mdLines splits a file into lines and marks fenced code. A file with NUL
-// bytes or that is not UTF-8 is not markdown.
+// bytes is binary, not markdown; stray bytes that are not UTF-8 (an
+// editor's Latin-1) are replaced, not fatal.
 func mdLines(b []byte, field string) ([]mdLine, error) {
-	if bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(b) {
+	if bytes.IndexByte(b, 0) >= 0 {
 		return nil, &records.Error{Line: 1, Field: field, Msg: "binary data: not a claudestrator markdown file"}
+	}
+	if !utf8.Valid(b) {
+		b = bytes.ToValidUTF8(b, []byte("\uFFFD"))
 	}
 	b = bytes.TrimPrefix(b, []byte("\ufeff"))
 	var out []mdLine
