@@ -99,11 +99,12 @@ type auditRun struct {
 // attempts view), under f.
 //
 // A run is in a time window when its start is: its own start time, else
-// its earliest attempt's time. The older run summaries record no time at
-// all; a run with neither is in the audit only when f sets neither Since
-// nor Until (FactoryAudit.UndatedRuns counts them either way). Runs
-// selects by run id; record runs name no provider, so a Provider filter
-// selects none; Last keeps the last N dated runs (undated ones after).
+// its earliest attempt's time. The write factory's run summaries record
+// no time at all; a run with neither is in the audit only when f sets
+// neither Since nor Until (FactoryAudit.UndatedRuns counts them either
+// way). Runs selects by run id; record runs name no provider, so a
+// Provider filter selects none; Last keeps the last N dated runs
+// (undated ones after).
 //
 // Definitions, over each run's attempts in attempt order (an attempt the
 // records lost, such as a broken one, is skipped, so "the attempt before"
@@ -113,9 +114,10 @@ type auditRun struct {
 //   - A retried deterministic failure is a failed attempt at a stage a
 //     retry cannot change (retry "no" in the taxonomy: F1, F6, F8a) that
 //     another attempt of its run follows. A run's wasted attempts are the
-//     attempts after its first retried deterministic failure: once that
-//     failure is seen, every later attempt is bound to fail the same way
-//     (seed 003, section 3).
+//     attempts after its first retried deterministic failure: those a
+//     factory that stops at such a failure (seed 003, section 3) would
+//     not have run. They count even when one of them passed, as an F6
+//     run can after a passing filesystem fault ("nearly always").
 //   - A repeated attempt failed with the same signature (retry.Signature
 //     of its stage and error text) as the attempt before it. A run
 //     repeats when it has one.

@@ -476,7 +476,8 @@ func TestFactoryAuditRealData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The older summaries record no time, and the pipelines' events do.
+	// The write factory's summaries record no time; the patch factory's
+	// and the pipelines' events do.
 	want.UndatedRuns = got.UndatedRuns
 	compareAudit(t, got, want)
 	undated := int64(0)

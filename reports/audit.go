@@ -18,8 +18,8 @@ type FactoryAudit struct {
 	FailedAttempts int64 `json:"failed_attempts"`
 	// RetriedRuns ran more than one attempt.
 	RetriedRuns int64 `json:"retried_runs"`
-	// UndatedRuns have neither a start time nor a timed attempt (the older
-	// run summaries record no time at all). They are in the audit when
+	// UndatedRuns have neither a start time nor a timed attempt (the
+	// factory's current run summaries record no time at all). They are in the audit when
 	// it has no time window, and left out of one that has; either way
 	// this counts them, under the filter's other conditions.
 	UndatedRuns int64 `json:"undated_runs"`

@@ -30,7 +30,7 @@ const (
 	SourceEvents  = "events"
 )
 
-// Stage names of record_stages: the factory's write step (the older
+// Stage names of record_stages: the factory's write step (the patch
 // factory's patch apply), then its verify and acceptance commands, in the
 // order an attempt runs them.
 const (
@@ -73,11 +73,14 @@ func detail(b []byte) []byte {
 	return b
 }
 
-// ParseSummary reads a run_summary.json. Two shapes are known: the older
-// one has total_attempts, work_order_id and baseline_commit; the newer one
-// has started_utc, ended_utc, ended_stage, max_attempts and
-// work_order_path, and no total_attempts. Either may carry the run's
-// "config".
+// ParseSummary reads a run_summary.json. Two shapes are known. The patch
+// factory's (12-hex run ids) has started_utc, ended_utc, ended_stage,
+// max_attempts and work_order_path, and attempts that apply a diff
+// (apply_ok, stage patch_apply_failed). The write factory's (16-hex run
+// ids, and what factory/run.py writes today, with ULIDs) has
+// total_attempts, work_order_id and baseline_commit, attempts that write
+// files (write_ok), and often the run's "config". patch_apply_failed
+// predates ALLOWED_STAGES, so the shape with times is the older one.
 func ParseSummary(path string, b []byte) (*records.Set, error) {
 	t := text{b: b, line: 1}
 	root, err := decode(t)
@@ -147,8 +150,8 @@ func ParseSummary(path string, b []byte) (*records.Set, error) {
 			lastFailed, lastStage = a.Attempt, a.Stage
 		}
 	}
-	// Older summaries name no ended_stage: a run that did not pass ended
-	// at its last failure.
+	// Summaries without ended_stage: a run that did not pass ended at its
+	// last failure.
 	if run.EndedStage == "" && run.Status != "success" {
 		run.EndedStage = lastStage
 	}

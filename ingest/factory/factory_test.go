@@ -96,8 +96,8 @@ func TestParsers(t *testing.T) {
 			stages: []string{"#1.1 write passed=false exit=nil cmd=\"\" ms=nil", "#2.1 write passed=false exit=nil cmd=\"\" ms=nil",
 				"#3.1 write passed=false exit=nil cmd=\"\" ms=nil"},
 		}},
-		// The older shape: no times, total_attempts, max_attempts only in
-		// the run's config.
+		// The write factory's shape: no times, total_attempts,
+		// max_attempts only in the run's config.
 		{"audit/artifacts/f2-exceptions/run_summary.json", factory.ParseSummary, want{
 			runs: []string{"f2-exceptions item=WO-02 src=run_summary batch= status=success verdict=PASS attempts=3 max=5 ended= start=nil end=nil"},
 			attempts: []string{
@@ -127,7 +127,8 @@ func TestParsers(t *testing.T) {
 				`#3 passed=true stage= class= exit=nil cmd="" err="" sig=- ts=nil`,
 			},
 		}},
-		// The factory before ALLOWED_STAGES: patch_apply_failed, apply_ok.
+		// The patch factory, before ALLOWED_STAGES: patch_apply_failed,
+		// apply_ok.
 		{"audit/artifacts/old-patch/run_summary.json", factory.ParseSummary, want{
 			runs: []string{"old-patch item=WO-06 src=run_summary batch= status=failure verdict=FAIL attempts=2 max=2 ended=patch_apply_failed start=2026-03-04T12:00:00Z end=2026-03-04T12:00:30Z"},
 			attempts: []string{

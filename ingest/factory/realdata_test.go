@@ -81,8 +81,8 @@ func TestRealSummaries(t *testing.T) {
 		if r.Item != wantItem {
 			t.Errorf("%s: item %q, want %q", p, r.Item, wantItem)
 		}
-		if _, newer := m["started_utc"]; newer != (r.StartedAt != nil && r.FinishedAt != nil && r.MaxAttempts != nil) {
-			t.Errorf("%s: newer shape %v, but start %v end %v max %v", p, newer, r.StartedAt, r.FinishedAt, r.MaxAttempts)
+		if _, timed := m["started_utc"]; timed != (r.StartedAt != nil && r.FinishedAt != nil && r.MaxAttempts != nil) {
+			t.Errorf("%s: started_utc %v, but start %v end %v max %v", p, timed, r.StartedAt, r.FinishedAt, r.MaxAttempts)
 		}
 		atts := list(m["attempts"])
 		if r.Attempts == nil || *r.Attempts != len(atts) {
