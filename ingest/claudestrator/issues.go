@@ -36,7 +36,7 @@ type issueDetail struct {
 }
 
 // ParseIssueQueue reads .orchestrator/issue_queue.md: entries headed
-// "## ISSUE-YYYYMMDD-NNN" (seed 002 line 46) or "### ISSUE-..." (the
+// "## ISSUE-YYYYMMDD-NNN" (seed 002 line 44) or "### ISSUE-..." (the
 // queue template and the failure analysis agent), with a field table and
 // sections ("### Summary", "**Summary:**").
 //

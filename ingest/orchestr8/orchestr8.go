@@ -24,9 +24,10 @@
 //     highFailureThreshold, strategies: {stage: [strategy]}}.
 //
 // orchestr8 records no tokens, cost or error text, and seed 004 names the
-// history fields retryAttempts and strategiesUsed[] (section 8) without a
-// shape. Those are read under the names in tokenKeys, costKeys, errorKeys
-// and retryCounts, which are this package's guesses.
+// history fields retryAttempts and strategiesUsed[] (line 174) without a
+// shape. Those are read under the names in tokenKeys, costKeys and
+// errorKeys and in the shapes parser.retries reads, which are this
+// package's guesses; strategiesUsed stays in the run's Detail.
 package orchestr8
 
 import (
