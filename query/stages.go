@@ -29,9 +29,11 @@ import (
 // The warnings name what the history is missing: record files quarantined
 // whole (corrupt, or of a format not read yet) and files some of whose
 // records were skipped, so that a recommendation made from the rest says
-// so (seed 004: "If history file is corrupted, default to simple retry",
-// line 156; the rest is still history). With system "", a history that
-// mixes systems says so too, since their runs then share one window.
+// so. Seed 004 has a corrupt history default to a simple retry (line
+// 168): a file quarantined whole adds no runs, so when it is the only
+// history that is what follows, and other files in the store still count.
+// With system "", a history that mixes systems says so too, since their
+// runs then share one window.
 func StageHistory(ctx context.Context, q Querier, system string) ([]retry.StageOutcome, []string, error) {
 	rs, err := q.QueryContext(ctx, `WITH staged AS (
 	  SELECT system FROM attempt_runs WHERE ended_stage IS NOT NULL

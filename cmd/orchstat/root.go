@@ -159,6 +159,8 @@ no server to start. Set --db or ORCHSTAT_DB to put it elsewhere.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newIngestCmd(g, nil), newReportCmd(g, nil), newSQLCmd(g, nil), newQuarantineCmd(g, nil), newRulesCmd(g), newVersionCmd(io), newCheckCmd(g, nil), newSimulateCmd(g, nil))
 	root.AddCommand(newExecCmd(g, nil))
+	root.AddCommand(newRecommendCmd(g, nil))
+	root.AddCommand(newRetryConfigCmd(g))
 	return root
 }
 

@@ -36,7 +36,7 @@ import (
 )
 
 // DefaultPath is where orchestr8 keeps the file, relative to the project
-// root (retry.js's CONFIG_FILE; seed 004 lines 22 and 171).
+// root (retry.js's CONFIG_FILE; seed 004 lines 16 and 138).
 const DefaultPath = ".claude/retry-config.json"
 
 // The file's keys, spelled as orchestr8 spells them (retry.js,
@@ -62,7 +62,7 @@ const (
 )
 
 // Stages are orchestr8's pipeline stages in pipeline order: the agents of
-// seed 004's states (line 84) as history.js's showStats names them.
+// seed 004's states (line 81) as history.js's showStats names them.
 var Stages = []string{"alex", "cass", "nigel", "codey-plan", "codey-implement"}
 
 // defaultStrategies is getDefaultConfig's strategies: the seed names the
@@ -187,7 +187,7 @@ func (w Warning) String() string {
 
 // Load reads the file at path. It never fails, because seed 004 wants a
 // missing or corrupt file to fall back to the hardcoded defaults (line
-// 157) rather than stop a pipeline: a missing file is the defaults
+// 169) rather than stop a pipeline: a missing file is the defaults
 // silently; anything else unusable is the defaults, key by key where the
 // JSON is sound, each with a Warning naming the file, line and field.
 func Load(path string) (Config, []Warning) {
@@ -528,17 +528,17 @@ func (c *Config) Set(key, value string) error {
 		}
 		if !ok {
 			known := append(slices.Clone(Keys[:3]), KeyStrategies+"."+Stages[0])
-			return fmt.Errorf("unknown key %q%s; valid keys: %s", key, yamlast.Suggest(key, known), SettableKeys())
+			return fmt.Errorf("unknown key %q%s (valid keys: %s)", key, yamlast.Suggest(key, known), SettableKeys())
 		}
 		if _, has := c.Strategies[stage]; !has && !slices.Contains(Stages, stage) {
-			return fmt.Errorf("unknown stage %q%s; stages: %s", stage, yamlast.Suggest(stage, c.knownStages()), strings.Join(c.knownStages(), ", "))
+			return fmt.Errorf("unknown stage %q%s (stages: %s)", stage, yamlast.Suggest(stage, c.knownStages()), strings.Join(c.knownStages(), ", "))
 		}
 		names := []string{}
 		if v != "" {
 			for _, s := range strings.Split(v, ",") {
 				s = strings.TrimSpace(s)
 				if !slices.Contains(Strategies, s) {
-					return fmt.Errorf("%s: unknown strategy %q%s; strategies: %s", key, s, yamlast.Suggest(s, Strategies), strings.Join(Strategies, ", "))
+					return fmt.Errorf("%s: unknown strategy %q%s (strategies: %s)", key, s, yamlast.Suggest(s, Strategies), strings.Join(Strategies, ", "))
 				}
 				names = append(names, s)
 			}

@@ -220,7 +220,7 @@ func TestSet(t *testing.T) {
 		{"strategies.nigle", "retry", `unknown stage "nigle"; did you mean "nigel"?`, nil},
 		{"strategies", "retry", "name the stage: strategies.<stage>", nil},
 		{"strategies.", "retry", "name the stage", nil},
-		{"max_retries", "3", `unknown key "max_retries"; did you mean "maxRetries"?; valid keys: maxRetries, windowSize, highFailureThreshold, strategies.<stage>`, nil},
+		{"max_retries", "3", `unknown key "max_retries"; did you mean "maxRetries"? (valid keys: maxRetries, windowSize, highFailureThreshold, strategies.<stage> (alex,`, nil},
 		{"threshold", "0.3", `unknown key "threshold"`, nil},
 	} {
 		c := Default()

@@ -1,0 +1,330 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/rules/adaptive"
+	"github.com/orchstat/orchstat/rules/retry"
+)
+
+type recommendOptions struct {
+	g *globals
+	ingestFirst
+	Stage   string
+	Attempt int
+	Item    string
+	System  string
+	Config  string
+	Format  string
+}
+
+// recordSystems are what --system takes: the systems whose records may
+// have stages.
+var recordSystems = []string{records.Factory, records.Claudestrator, records.Orchestr8, records.Exec}
+
+func newRecommendCmd(g *globals, runF func(context.Context, *recommendOptions) error) *cobra.Command {
+	o := &recommendOptions{g: g}
+	cmd := &cobra.Command{
+		Use:   "recommend --stage STAGE [PATH...]",
+		Short: "Recommend a retry strategy for a failed stage, from its recent failure rate",
+		Long: `Seed 004's adaptive retry (orchestr8): after a stage fails, recommend how to
+retry it. Ingest the PATHs first (unless --no-ingest), then take the recorded
+runs of the systems whose records have stages, oldest first, and the share of
+the last windowSize runs that failed at STAGE:
+
+  attempt > maxRetries                → abort-recommended (abort or skip)
+  failure rate > highFailureThreshold → the stage's strategy for the attempt
+  otherwise, or with no history       → retry
+
+The settings come from orchestr8's .claude/retry-config.json (--config; see
+orchstat retry-config). A missing file is the defaults; a corrupt one, or a
+corrupt history file, is a warning and the command still answers (exit 0):
+the recommendation is advice, and the user decides.
+
+With no PATH, the history beside the configuration
+(.claude/pipeline-history.json) is ingested if it exists; otherwise the store
+is read as it is. --attempt defaults to one more than the recorded failures
+of --item at STAGE, or 1.`,
+		Example: `  orchstat recommend --stage nigel
+  orchstat recommend --stage cass --attempt 2 --format json
+  orchstat recommend --stage codey-implement --item dark-mode --system orchestr8 path/to/project`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Paths = args
+			if strings.TrimSpace(o.Stage) == "" {
+				return usageError{errors.New("--stage is required: the stage that failed, such as nigel")}
+			}
+			if o.Format != "text" && o.Format != "json" {
+				return usageError{fmt.Errorf("--format %q: text or json", o.Format)}
+			}
+			if o.System != "" && !slices.Contains(recordSystems, o.System) {
+				return usageError{fmt.Errorf("--system %q: one of %s", o.System, strings.Join(recordSystems, ", "))}
+			}
+			if !cmd.Flags().Changed("attempt") {
+				o.Attempt = 0
+			} else if o.Attempt < 1 {
+				return usageError{fmt.Errorf("--attempt must be 1 or more (the first attempt is 1), got %d", o.Attempt)}
+			}
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return recommendRun(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	o.ingestFirst.flags(cmd, "recommend from the store as it is, without ingesting first")
+	f.StringVar(&o.Stage, "stage", "", "the stage that failed (orchestr8: alex, cass, nigel, codey-plan, codey-implement)")
+	f.IntVar(&o.Attempt, "attempt", 0, "the attempt at the stage that failed, from 1 (default: one more than the recorded failures of --item at the stage, or 1)")
+	f.StringVar(&o.Item, "item", "", "the feature (orchestr8's slug) or work item, to count its earlier attempts")
+	f.StringVar(&o.System, "system", "", "only this system's runs: "+strings.Join(recordSystems, ", ")+" (default: every system whose records have stages)")
+	f.StringVar(&o.Config, "config", adaptive.DefaultPath, "the retry configuration file")
+	f.StringVarP(&o.Format, "format", "f", "text", "output format: text or json")
+	return cmd
+}
+
+// recommendation is the JSON output; the text output says the same.
+type recommendation struct {
+	Stage   string `json:"stage"`
+	Attempt int    `json:"attempt"`
+	// AttemptFrom is "flag" (--attempt), "history" (the recorded failures
+	// of --item at the stage, plus one) or "default" (1).
+	AttemptFrom string  `json:"attempt_from"`
+	Item        string  `json:"item,omitempty"`
+	System      string  `json:"system"`
+	FailureRate float64 `json:"failure_rate"`
+	Numerator   int     `json:"numerator"`
+	Denominator int     `json:"denominator"`
+	// Runs is every recorded run in the history, the window's or not.
+	Runs        int     `json:"runs"`
+	Window      int     `json:"window"`
+	Threshold   float64 `json:"threshold"`
+	MaxRetries  int     `json:"max_retries"`
+	Strategy    string  `json:"strategy"`
+	ShouldRetry bool    `json:"should_retry"`
+	Reason      string  `json:"reason"`
+	Config      string  `json:"config"`
+	// ConfigDefaults names the settings not taken from the file.
+	ConfigDefaults []string `json:"config_defaults"`
+	Warnings       []string `json:"warnings"`
+}
+
+func recommendRun(ctx context.Context, o *recommendOptions) error {
+	cfg, cwarns := adaptive.Load(o.Config)
+	r := recommendation{Stage: o.Stage, Item: o.Item, System: o.System, Config: o.Config, ConfigDefaults: defaultedKeys(cfg), Warnings: []string{}}
+	if r.System == "" {
+		r.System = "all"
+	}
+	for _, w := range cwarns {
+		r.Warnings = append(r.Warnings, "retry configuration "+w.String())
+	}
+
+	hist, attempts, hwarns, err := stageHistory(ctx, o)
+	if err != nil {
+		return err
+	}
+	r.Warnings = append(r.Warnings, hwarns...)
+
+	switch {
+	case o.Attempt > 0:
+		r.Attempt, r.AttemptFrom = o.Attempt, "flag"
+	case o.Item != "" && attempts >= 0:
+		r.Attempt, r.AttemptFrom = attempts+1, "history"
+	default:
+		r.Attempt, r.AttemptFrom = 1, "default"
+	}
+
+	// The rule is the retry core's: FailureRate and Recommend decide, and
+	// what is computed here only describes their inputs.
+	a := cfg.Adaptive()
+	r.Runs, r.Window, r.Threshold, r.MaxRetries = len(hist), a.Window, a.Threshold, a.MaxRetries
+	r.FailureRate = a.FailureRate(o.Stage, hist)
+	r.Denominator = len(hist)
+	if a.Window > 0 {
+		r.Denominator = min(r.Denominator, a.Window)
+	}
+	r.Numerator = int(math.Round(r.FailureRate * float64(r.Denominator)))
+	r.Strategy = a.Recommend(o.Stage, r.Attempt, hist)
+	r.ShouldRetry = r.Strategy != retry.StrategyAbort // retry.js shouldRetry
+	r.Reason = explain(r, a, hist)
+	return renderRecommendation(o.g.io, r, o.Format)
+}
+
+// stageHistory opens the store, ingesting first as report does, and reads
+// the history. What goes wrong with the history is a warning: seed 004
+// wants failures in the retry module "caught and logged, not propagated"
+// (line 170), and with no history the advice is a simple retry. Only the
+// user's own mistakes (a PATH that does not exist, a bad flag) and an
+// interrupt are errors. attempts is -1 when not counted.
+func stageHistory(ctx context.Context, o *recommendOptions) (hist []retry.StageOutcome, attempts int, warns []string, err error) {
+	attempts = -1
+	g := o.g
+	if len(o.Paths) == 0 && !o.NoIngest {
+		// orchestr8 keeps its history beside its configuration (retry.js,
+		// history.js: both under .claude/).
+		h := filepath.Join(filepath.Dir(o.Config), "pipeline-history.json")
+		if st, err := os.Stat(h); err == nil && st.Mode().IsRegular() {
+			o.Paths = []string{h}
+		} else if _, err := os.Stat(g.dbPath(nil)); err != nil {
+			return nil, attempts, []string{fmt.Sprintf("no history: no %s and no store at %s; recommending as for a first failure", h, g.dbPath(nil))}, nil
+		} else {
+			o.NoIngest = true // read the store as it is
+		}
+	}
+	if o.NoIngest {
+		if _, err := os.Stat(g.dbPath(o.Paths)); err != nil {
+			return nil, attempts, []string{fmt.Sprintf("no history: no store at %s; recommending as for a first failure", g.dbPath(o.Paths))}, nil
+		}
+	} else if err := checkPaths(o.Paths); err != nil {
+		return nil, attempts, nil, err
+	}
+	st, unread, err := o.ingestFirst.open(ctx, g, false)
+	if err != nil {
+		var ue usageError
+		if errors.As(err, &ue) || ctx.Err() != nil {
+			return nil, attempts, nil, err
+		}
+		return nil, attempts, []string{fmt.Sprintf("cannot read the history (%v); recommending as for a first failure", err)}, nil
+	}
+	defer st.Close()
+	if unread {
+		warns = append(warns, "some files could not be read (named above on stderr); recommending from the rest")
+	}
+	hist, hw, err := query.StageHistory(ctx, st.Conn, o.System)
+	if err != nil {
+		return nil, attempts, append(warns, fmt.Sprintf("cannot read the history (%v); recommending as for a first failure", err)), nil
+	}
+	warns = append(warns, hw...)
+	if o.Item != "" && o.Attempt == 0 {
+		if n, err := query.StageAttempts(ctx, st.Conn, o.System, o.Item, o.Stage); err != nil {
+			warns = append(warns, fmt.Sprintf("cannot count the attempts of %s at %s (%v); taking attempt 1", o.Item, o.Stage, err))
+		} else {
+			attempts = n
+		}
+	}
+	return hist, attempts, warns, nil
+}
+
+// explain says which of rule 2's cases applied, and on what numbers.
+func explain(r recommendation, a retry.Adaptive, hist []retry.StageOutcome) string {
+	rate := fmt.Sprintf("%s failed in %d of the last %d runs (%s)", r.Stage, r.Numerator, r.Denominator, percent(r.FailureRate))
+	if r.Denominator == 1 {
+		rate = fmt.Sprintf("%s failed in %d of the 1 recorded run (%s)", r.Stage, r.Numerator, percent(r.FailureRate))
+	}
+	switch {
+	case r.Attempt > a.MaxRetries:
+		return fmt.Sprintf("attempt %d is past maxRetries %d: abort, or skip the stage (the choice stays yours)", r.Attempt, a.MaxRetries)
+	case len(hist) == 0:
+		return "no recorded runs: a first failure gets a simple retry"
+	case r.FailureRate > a.Threshold:
+		s := a.Strategies[r.Stage]
+		if len(s) == 0 {
+			return fmt.Sprintf("%s, above the %s threshold, but no strategy is configured for %s: simple retry", rate, percent(a.Threshold), r.Stage)
+		}
+		i := max(min(r.Attempt, len(s)), 1) // Recommend's index, from 1
+		return fmt.Sprintf("%s, above the %s threshold: strategy %d of %s's %s", rate, percent(a.Threshold), i, r.Stage, strings.Join(s, " -> "))
+	case r.Numerator == 0:
+		msg := fmt.Sprintf("no run among the last %d failed at %s: simple retry", r.Denominator, r.Stage)
+		if r.Denominator == 1 {
+			msg = fmt.Sprintf("the 1 recorded run did not fail at %s: simple retry", r.Stage)
+		}
+		if failed := failedStages(hist); !slices.Contains(failed, r.Stage) {
+			// Most likely a stage name the records do not use: say which
+			// they do, so a typo shows.
+			msg += fmt.Sprintf(" (no recorded run ever failed at %s", r.Stage)
+			if len(failed) > 0 {
+				msg += "; stages that failed: " + strings.Join(failed, ", ")
+			}
+			msg += ")"
+		}
+		return msg
+	}
+	return fmt.Sprintf("%s, not above the %s threshold: simple retry", rate, percent(a.Threshold))
+}
+
+func failedStages(hist []retry.StageOutcome) []string {
+	var out []string
+	for _, h := range hist {
+		if h.Failed && h.Stage != "" && !slices.Contains(out, h.Stage) {
+			out = append(out, h.Stage)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// percent is 0.2 as "20%" and 1/3 as "33.3%".
+func percent(f float64) string {
+	return strconv.FormatFloat(math.Round(f*1000)/10, 'f', -1, 64) + "%"
+}
+
+func defaultedKeys(c adaptive.Config) []string {
+	out := []string{}
+	for k, d := range c.Defaulted {
+		if d {
+			out = append(out, k)
+		}
+	}
+	// The file's order: top-level keys, then stages by name.
+	rank := func(k string) int {
+		if i := slices.Index(adaptive.Keys, k); i >= 0 {
+			return i
+		}
+		return len(adaptive.Keys)
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		if ra, rb := rank(a), rank(b); ra != rb {
+			return ra - rb
+		}
+		return strings.Compare(a, b)
+	})
+	return out
+}
+
+func renderRecommendation(io *IO, r recommendation, format string) error {
+	if format == "json" {
+		b, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(io.Out, "%s\n", b)
+		return err
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(io.Err, "orchstat: warning: %s\n", w)
+	}
+	// The first line is the seed's prompt to the user (line 60).
+	fmt.Fprintf(io.Out, "Recommended strategy: %s\n", r.Strategy)
+	attempt := fmt.Sprintf("attempt %d", r.Attempt)
+	if r.AttemptFrom == "history" {
+		times := fmt.Sprintf("%d times", r.Attempt-1)
+		switch r.Attempt - 1 {
+		case 0:
+			times = "never"
+		case 1:
+			times = "once"
+		}
+		attempt += fmt.Sprintf(" (%s failed at %s %s before)", r.Item, r.Stage, times)
+	}
+	fmt.Fprintf(io.Out, "  %s, %s: %s\n", r.Stage, attempt, r.Reason)
+	settings := fmt.Sprintf("window %d runs (%d recorded), threshold %s, maxRetries %d; %s", r.Window, r.Runs, percent(r.Threshold), r.MaxRetries, r.Config)
+	switch {
+	case !slices.ContainsFunc(adaptive.Keys, func(k string) bool { return !slices.Contains(r.ConfigDefaults, k) }):
+		settings += " (defaults)"
+	case len(r.ConfigDefaults) > 0:
+		settings += " (defaults for " + strings.Join(r.ConfigDefaults, ", ") + ")"
+	}
+	fmt.Fprintf(io.Out, "  %s\n", settings)
+	return nil
+}
