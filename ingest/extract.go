@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"database/sql/driver"
 	"encoding/json"
+	"math"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/orchstat/orchstat/ingest/records"
 	"github.com/orchstat/orchstat/ingest/runfile"
 	"github.com/orchstat/orchstat/ingest/trace"
 	"github.com/orchstat/orchstat/query"
@@ -191,7 +193,66 @@ func extractEvent(r rows, pair pairing, fileID int32, line int64, ev *trace.Even
 		key(query.JudgeCalls, ev.Type, num(p.Number("iteration")), str(p.String("reason")), num(p.Number("candidateCount")),
 			idText(p, "winnerCandidateId"), num(p.Number("confidence")), num(p.Number("durationMs")), str(p.String("error")),
 			idText(p, "fallbackCandidateId"))
+	case "CommandAttemptFinished", "CommandFinished":
+		execRecord(r, fileID, ev)
 	}
+}
+
+// execRecord maps `orchstat exec`'s events to the record tables, so its
+// attempts count with the other systems'. An invocation appended to an
+// existing run carries its own invocationId: that is its record run, with
+// the trace's run as its batch, so two invocations in one run do not
+// merge into one.
+func execRecord(r rows, fileID int32, ev *trace.Event) {
+	p := trace.ParsePayload(ev.Payload)
+	run := ev.RunID
+	if id := p.String("invocationId"); id != nil && *id != "" {
+		run = *id
+	}
+	op := str(p.String("op"))
+	if ev.Type == "CommandAttemptFinished" {
+		passed := p.Bool("passed")
+		var stage driver.Value
+		if passed != nil && !*passed {
+			stage = op
+		}
+		r.add(query.RecordAttempts, fileID, records.Exec, run, op, "trace", int32Of(p.Number("attempt")), ev.Time, boolean(passed),
+			stage, str(p.String("class")), int32Of(p.Number("exitCode")), textOf(p.String("command")), textOf(p.String("stderrTail")),
+			str(p.String("signature")), num(p.Number("durationMs")), nil, nil)
+		return
+	}
+	status := p.String("status")
+	var started, ended driver.Value
+	if s := p.String("startedAt"); s != nil {
+		if t, err := trace.ParseTime(*s); err == nil {
+			started = t
+		}
+	}
+	if status != nil && *status == "failure" {
+		ended = op
+	}
+	var detail driver.Value
+	if len(ev.Payload) > 0 {
+		detail = string(ev.Payload)
+	}
+	r.add(query.RecordRuns, fileID, records.Exec, run, op, "trace", ev.RunID, started, ev.Time, str(status), str(p.String("reason")),
+		int32Of(p.Number("attempts")), int32Of(p.Number("maxAttempts")), ended, num(p.Number("durationMs")), nil, nil, detail)
+}
+
+// textOf is a string, with "" as NULL as the record formats store it.
+func textOf(p *string) driver.Value {
+	if p == nil {
+		return nil
+	}
+	return text(*p)
+}
+
+// int32Of is a whole number that fits an INTEGER column, else NULL.
+func int32Of(p *float64) driver.Value {
+	if p == nil || *p != math.Trunc(*p) || *p < math.MinInt32 || *p > math.MaxInt32 {
+		return nil
+	}
+	return int32(*p)
 }
 
 // idText keeps candidate ids, which are strings or numbers, as text.
