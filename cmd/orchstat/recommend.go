@@ -308,14 +308,14 @@ func renderRecommendation(io *IO, r recommendation, format string) error {
 	fmt.Fprintf(io.Out, "Recommended strategy: %s\n", r.Strategy)
 	attempt := fmt.Sprintf("attempt %d", r.Attempt)
 	if r.AttemptFrom == "history" {
-		times := fmt.Sprintf("%d times", r.Attempt-1)
-		switch r.Attempt - 1 {
+		switch n := r.Attempt - 1; n {
 		case 0:
-			times = "never"
+			attempt += fmt.Sprintf(" (%s has no earlier failure at %s)", r.Item, r.Stage)
 		case 1:
-			times = "once"
+			attempt += fmt.Sprintf(" (%s failed at %s once before)", r.Item, r.Stage)
+		default:
+			attempt += fmt.Sprintf(" (%s failed at %s %d times before)", r.Item, r.Stage, n)
 		}
-		attempt += fmt.Sprintf(" (%s failed at %s %s before)", r.Item, r.Stage, times)
 	}
 	fmt.Fprintf(io.Out, "  %s, %s: %s\n", r.Stage, attempt, r.Reason)
 	settings := fmt.Sprintf("window %d runs (%d recorded), threshold %s, maxRetries %d; %s", r.Window, r.Runs, percent(r.Threshold), r.MaxRetries, r.Config)
