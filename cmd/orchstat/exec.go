@@ -32,7 +32,7 @@ const (
 	execExitCascade       = 81 // a cascade: seed 001's pause_and_alert
 )
 
-// execOps are seed 001's operations (line 17).
+// execOps are seed 001's operations (line 20).
 var execOps = []string{"test", "build", "review", "custom"}
 
 // execMaxString bounds each string exec writes in a trace, as the
@@ -187,6 +187,11 @@ func execRun(ctx context.Context, o *execOptions) error {
 		}
 		return usageError{err}
 	}
+	// The policy decides as loaded, with no signature halt added: seed
+	// 001's loop retries whatever failed while attempts remain (line 84)
+	// and never compares failures, so its preset has none, and a live run
+	// must decide as simulate's replay of it does. Halting is a policy's
+	// choice (signature_halt).
 	if o.MaxRetries >= 0 {
 		p = p.Clone()
 		if p.PerOperation == nil {
@@ -239,16 +244,17 @@ func execRun(ctx context.Context, o *execOptions) error {
 	return silentError{res.Status}
 }
 
-// execResult is seed 001's result (lines 37-47) with what exec adds. The
+// execResult is seed 001's result (lines 31-48) with what exec adds. The
 // seed's learning_record_id has no counterpart: the record is the trace,
-// named by run_id.
+// named by run_id. Its "result" (line 36) is the command's output, which
+// streams through instead.
 type execResult struct {
 	Success            bool   `json:"success"`
 	Attempts           int    `json:"attempts"`
 	FinalError         string `json:"final_error,omitempty"`
 	EscalationRequired bool   `json:"escalation_required"`
 	CascadeDetected    bool   `json:"cascade_detected"`
-	// Cascade is seed 001's cascade response (lines 145-152), when one is
+	// Cascade is seed 001's cascade response (lines 143-152), when one is
 	// detected.
 	Cascade *execCascade `json:"cascade,omitempty"`
 	Op      string       `json:"op"`
@@ -508,9 +514,8 @@ func (e *execution) cascade(ctx context.Context, res runner.Result, out *execRes
 		unavailable(err)
 		return
 	}
-	// Seed 001 checks cascade_detected only on a failure (its usage
-	// example, "check if retry_result.cascade_detected" under success ==
-	// false): a pass is not paused.
+	// Seed 001 checks cascade_detected only on a failure (lines 220-227):
+	// a pass is not paused.
 	if res.Success || c == nil || !c.Detect(failed) {
 		return
 	}
