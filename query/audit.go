@@ -8,7 +8,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/rules/retry"
@@ -56,8 +55,14 @@ var factoryTaxonomy = []auditStage{
 // command (nodes_po.py: "Failed to parse acceptance command: <error>").
 // The brief's exit code is null then, as no command ran.
 func isShlexFailure(stage, errText string) bool {
-	return stage == "acceptance_failed" && strings.HasPrefix(strings.TrimSpace(errText), "Failed to parse acceptance command")
+	return stage == "acceptance_failed" && strings.HasPrefix(strings.TrimSpace(errText), shlexFailurePrefix)
 }
+
+const shlexFailurePrefix = "Failed to parse acceptance command"
+
+// shlexFailureSQL is isShlexFailure over the attempts view's columns, for
+// the wasted_attempt_rate metric.
+var shlexFailureSQL = "(a.stage = 'acceptance_failed' AND starts_with(trim(coalesce(a.error, '')), " + quoteSQL(shlexFailurePrefix) + "))"
 
 // taxonomyRow is the taxonomy row of a failure, or nil for a stage the
 // seed does not describe.
@@ -141,39 +146,19 @@ func FactoryAudit(ctx context.Context, q Querier, f Filter) (*reports.FactoryAud
 }
 
 // auditScope renders the CTE "rr(system, run_id, item, start)" of the
-// factory's record runs under f's conditions; with window false, without
-// its time window. A run's start is its own, else its earliest attempt's.
+// factory's record runs under f, with the record metrics' scope (so a run
+// without any time is placed at its file's modification time); with window
+// false, without f's time window and Last.
 func auditScope(f Filter, window bool) (string, []any) {
-	where := []string{"true"}
-	var args []any
-	if window && f.Since != nil {
-		where = append(where, "start >= ?")
-		args = append(args, f.Since.UTC().Truncate(time.Microsecond))
+	if !window {
+		f.Since, f.Until, f.Last = nil, nil, 0
 	}
-	if window && f.Until != nil {
-		where = append(where, "start < ?")
-		args = append(args, f.Until.UTC().Truncate(time.Microsecond))
-	}
-	if len(f.Runs) > 0 {
-		where = append(where, "run_id IN ("+strings.TrimSuffix(strings.Repeat("?,", len(f.Runs)), ",")+")")
-		for _, id := range f.Runs {
-			args = append(args, id)
-		}
-	}
-	if f.Provider != "" {
-		where = append(where, "false")
-	}
-	last := ""
-	if window && f.Last > 0 {
-		last = fmt.Sprintf(" ORDER BY start DESC NULLS LAST, run_id DESC LIMIT %d", f.Last)
-	}
-	return `rr AS (
-	  SELECT * FROM (
-	    SELECT r.system, r.run_id, coalesce(r.item, '') AS item, coalesce(r.started_at, t.first_ts) AS start
-	    FROM attempt_runs r
-	    LEFT JOIN (SELECT system, run_id, min(ts) AS first_ts FROM attempts GROUP BY ALL) t USING (system, run_id)
-	    WHERE r.system = 'factory')
-	  WHERE ` + strings.Join(where, " AND ") + last + `)`, args
+	cte, args := f.recordScope("''")
+	return cte + `,
+	rr AS (
+	  SELECT r.system, r.run_id, coalesce(r.item, '') AS item, rs.start
+	  FROM attempt_runs r JOIN rs USING (system, run_id)
+	  WHERE r.system = 'factory')`, args
 }
 
 func auditRuns(ctx context.Context, q Querier, f Filter) ([]auditRun, error) {
@@ -216,7 +201,9 @@ func auditRuns(ctx context.Context, q Querier, f Filter) ([]auditRun, error) {
 // conditions other than its window.
 func undatedRuns(ctx context.Context, q Querier, f Filter) (int64, error) {
 	cte, args := auditScope(f, false)
-	rs, err := q.QueryContext(ctx, `WITH `+cte+` SELECT count(*) FROM rr WHERE start IS NULL`, args...)
+	rs, err := q.QueryContext(ctx, `WITH `+cte+` SELECT count(*) FROM rr JOIN attempt_runs r USING (system, run_id)
+	  WHERE r.started_at IS NULL AND NOT EXISTS (
+	    SELECT 1 FROM attempts a WHERE a.system = r.system AND a.run_id = r.run_id AND a.ts IS NOT NULL)`, args...)
 	if err != nil {
 		return 0, fmt.Errorf("counting undated factory runs: %w", err)
 	}

@@ -163,7 +163,7 @@ func TestFactoryAuditFixtures(t *testing.T) {
 	window.CommandTimeouts = all.CommandTimeouts
 
 	// The pipeline's WO-02 started last: attempt 1 failed where the events
-	// do not say, attempt 2 at verify.
+	// do not say, attempt 2 at verify. Undated runs are outside Until.
 	last := empty(1, 4)
 	last.Attempts, last.FailedAttempts, last.RetriedRuns = 2, 2, 1
 	last.Stages = append(taxonomy(map[string][2]int64{"F7": {1, 1}}), stageRow("", "(none)", reports.RetryUnknown, 1, 1))
@@ -181,7 +181,9 @@ func TestFactoryAuditFixtures(t *testing.T) {
 	}{
 		{"all", query.Filter{}, all},
 		{"window", query.Filter{Since: ts("2026-03-02T00:00:00Z"), Until: ts("2026-03-04T00:00:00Z")}, window},
-		{"last", query.Filter{Last: 1}, last},
+		// Undated runs are placed at their files' modification times, so
+		// Until keeps them out of the last run.
+		{"last", query.Filter{Until: ts("2026-06-01T00:00:00Z"), Last: 1}, last},
 		{"runs", query.Filter{Runs: []string{"f1-preflight"}}, f1},
 		{"provider", query.Filter{Provider: "openai"}, empty(0, 0)},
 	}

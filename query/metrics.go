@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchstat/orchstat/ingest/records"
 	"github.com/orchstat/orchstat/reports"
 )
 
@@ -234,6 +235,13 @@ func Report(ctx context.Context, q querier, f Filter) (*reports.Report, error) {
 	}
 	if err := systems(ctx, q, f, &r.Systems); err != nil {
 		return nil, err
+	}
+	for _, s := range r.Systems.BySystem {
+		if s.System == records.Factory {
+			if r.FactoryAudit, err = FactoryAudit(ctx, q, f); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return r, nil
 }

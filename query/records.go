@@ -61,8 +61,9 @@ func (f Filter) recordScope(group string) (string, []any) {
 }
 
 // deterministicClasses are the failure classes a retry cannot change, by
-// seed 003's audit: those the factory-audited preset does not retry. It is
-// the one list, so the metric, the audit and the replay agree.
+// seed 003's audit: those the factory-audited preset does not retry. With
+// F8a, which has no class of its own but is told by its text
+// (isShlexFailure), they are what wasted_attempt_rate counts.
 func deterministicClasses() []string {
 	audited, _ := retry.Preset("factory-audited")
 	factory, _ := retry.Preset("factory")
@@ -97,7 +98,8 @@ ar AS (SELECT rs.grp, r.* FROM attempt_runs r JOIN rs USING (system, run_id)),
 at AS (
   SELECT rs.grp, a.attempt, a.passed, a.signature,
     lag(a.signature) OVER w AS prev_signature,
-    coalesce(bool_or(a.passed = false AND a.class IN (` + sqlList(deterministicClasses()) + `)) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), false) AS after_deterministic
+    coalesce(bool_or(a.passed = false AND (a.class IN (` + sqlList(deterministicClasses()) + `) OR ` + shlexFailureSQL + `))
+      OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), false) AS after_deterministic
   FROM attempts a JOIN rs USING (system, run_id)
   WINDOW w AS (PARTITION BY a.system, a.run_id ORDER BY a.attempt)),
 rn AS (

@@ -68,6 +68,9 @@ type Report struct {
 	// Systems is the other systems' runs (factory, claudestrator,
 	// orchestr8, exec), from their records, in scope.
 	Systems Systems `json:"systems"`
+	// FactoryAudit is seed 003's audit of the factory's runs in scope, nil
+	// when there are none.
+	FactoryAudit *FactoryAudit `json:"factory_audit"`
 }
 
 // Systems summarises the runs of systems other than the orchestrator.

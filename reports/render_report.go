@@ -225,7 +225,11 @@ func reportGrids(r *Report) []grid {
 			v.ProviderID, strconv.FormatInt(v.Candidates, 10), strconv.FormatInt(v.Valid, 10), valueText(v.Rate),
 		})
 	}
-	return append(append(grids, validity), systemGrids(r.Systems)...)
+	grids = append(append(grids, validity), systemGrids(r.Systems)...)
+	if r.FactoryAudit != nil {
+		grids = append(grids, auditGrids(r.FactoryAudit)...)
+	}
+	return grids
 }
 
 // hasRecords reports whether the report covers any other system's run.
@@ -253,7 +257,7 @@ func systemGrids(s Systems) []grid {
 			valueText(r.Metrics["wasted_attempt_rate"]), valueText(r.Metrics["signature_repeat_rate"]),
 			timePtrText(r.FirstRun), timePtrText(r.LastRun)})
 	}
-	failures := grid{title: "Failures by stage", columns: []string{"system", "stage", "failures", "runs"},
+	failures := grid{title: "Failed attempts by system and stage", columns: []string{"system", "stage", "failures", "runs"},
 		numeric: []bool{false, false, true, true}}
 	for _, r := range s.StageFailures {
 		failures.rows = append(failures.rows, []string{r.System, r.Stage, itoa(r.Failures), itoa(r.Runs)})
@@ -387,6 +391,7 @@ func utcRuns(runs []RunRow) []RunRow {
 //   - failures_by_stage: key "system/stage"; metric is failures and runs.
 //   - stages: key "system/stage"; metric is runs, failed, not_applicable,
 //     failure_rate, avg_duration_ms, tokens and cost_usd.
+//   - factory_audit and its sections: see AuditCSV.
 //   - thresholds: key the rule; metric is metric (value: the metric's name),
 //     severity, condition, threshold, value (the metric's value) and crossed
 //     (true or false).
@@ -497,6 +502,9 @@ func writeReportCSV(buf *bytes.Buffer, r *Report) error {
 		value("stages", k, "avg_duration_ms", st.AvgDurationMS)
 		value("stages", k, "tokens", st.Tokens)
 		value("stages", k, "cost_usd", st.CostUSD)
+	}
+	for _, row := range AuditCSV(r.FactoryAudit) {
+		cw.Write(row)
 	}
 	for _, t := range r.Thresholds {
 		value("thresholds", t.Rule, "metric", t.Metric)
