@@ -166,7 +166,7 @@ func discover(paths []string, format string, getKnown func() (known, error), now
 	}
 	var lists []listing
 	for _, it := range items {
-		if it.dirs == nil {
+		if it.file.path != "" {
 			add(it.file)
 			continue
 		}

@@ -146,3 +146,12 @@ func TestClassifyNamedFile(t *testing.T) {
 		}
 	}
 }
+
+// An empty directory holds nothing to read, and is no error.
+func TestDiscoverEmptyDirectory(t *testing.T) {
+	root := t.TempDir()
+	srcs, errs, _, err := discover([]string{root}, "", noKnown, time.Now())
+	if err != nil || len(errs) > 0 || len(srcs) > 0 {
+		t.Errorf("discover(empty) = %v, %v, %v", srcs, errs, err)
+	}
+}

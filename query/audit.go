@@ -338,9 +338,9 @@ func summarise(runs []auditRun) *reports.FactoryAudit {
 	slices.SortFunc(out.Exceptions.ByClass, func(a, b reports.AuditExceptionClass) int {
 		return cmp.Or(cmp.Compare(b.Attempts, a.Attempts), cmp.Compare(a.Class, b.Class), cmp.Compare(exKind(a), exKind(b)))
 	})
-	out.CommandTimeouts.AuditCount = timeout.count()
+	out.CommandTimeouts.Total = timeout.count()
 	for _, s := range slices.Sorted(maps.Keys(timeouts)) {
-		out.CommandTimeouts.ByStage = append(out.CommandTimeouts.ByStage, reports.AuditTimeoutRow{Stage: s, AuditCount: timeouts[s].count()})
+		out.CommandTimeouts.ByStage = append(out.CommandTimeouts.ByStage, reports.AuditTimeoutRow{Stage: s, Count: timeouts[s].count()})
 	}
 	nonNilAudit(out)
 	return out

@@ -143,8 +143,8 @@ func TestFactoryAuditFixtures(t *testing.T) {
 				{Class: "unknown", Transient: false, Attempts: 1, Runs: 1},
 			},
 		},
-		CommandTimeouts: reports.AuditTimeouts{AuditCount: reports.AuditCount{Attempts: 1, Runs: 1, Retried: 1},
-			ByStage: []reports.AuditTimeoutRow{{Stage: "verify_failed", AuditCount: reports.AuditCount{Attempts: 1, Runs: 1, Retried: 1}}}},
+		CommandTimeouts: reports.AuditTimeouts{Total: reports.AuditCount{Attempts: 1, Runs: 1, Retried: 1},
+			ByStage: []reports.AuditTimeoutRow{{Stage: "verify_failed", Count: reports.AuditCount{Attempts: 1, Runs: 1, Retried: 1}}}},
 	}
 	empty := func(runs, undated int64) *reports.FactoryAudit {
 		return &reports.FactoryAudit{Runs: runs, UndatedRuns: undated, Stages: taxonomy(nil),
@@ -400,7 +400,7 @@ func expectAudit(runs []realRun) *reports.FactoryAudit {
 					toStage[at.stage] = &reports.AuditTimeoutRow{Stage: at.stage}
 					toStageRuns[at.stage] = set{}
 				}
-				for _, c := range []*reports.AuditCount{&timeouts, &toStage[at.stage].AuditCount} {
+				for _, c := range []*reports.AuditCount{&timeouts, &toStage[at.stage].Count} {
 					c.Attempts++
 					if followed {
 						c.Retried++
@@ -455,10 +455,10 @@ func expectAudit(runs []realRun) *reports.FactoryAudit {
 		}
 		return x.Transient && !y.Transient
 	})
-	a.CommandTimeouts = reports.AuditTimeouts{AuditCount: timeouts, ByStage: []reports.AuditTimeoutRow{}}
+	a.CommandTimeouts = reports.AuditTimeouts{Total: timeouts, ByStage: []reports.AuditTimeoutRow{}}
 	for _, stage := range []string{"acceptance_failed", "verify_failed"} {
 		if r := toStage[stage]; r != nil {
-			r.Runs = int64(len(toStageRuns[stage]))
+			r.Count.Runs = int64(len(toStageRuns[stage]))
 			a.CommandTimeouts.ByStage = append(a.CommandTimeouts.ByStage, *r)
 		}
 	}

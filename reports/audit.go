@@ -119,14 +119,14 @@ type AuditExceptionClass struct {
 // AuditTimeouts counts verify and acceptance failures that were command
 // timeouts (T2), which the factory reports as logic errors.
 type AuditTimeouts struct {
-	AuditCount
+	Total   AuditCount        `json:"total"`
 	ByStage []AuditTimeoutRow `json:"by_stage"`
 }
 
 // AuditTimeoutRow is the timeouts of one stage.
 type AuditTimeoutRow struct {
-	Stage string `json:"stage"`
-	AuditCount
+	Stage string     `json:"stage"`
+	Count AuditCount `json:"count"`
 }
 
 // auditFields are the audit's totals, for the overview table and the CSV.
@@ -147,8 +147,8 @@ func auditFields(a *FactoryAudit) []overviewField {
 		{"transient_exceptions_retried", e.Transient.Retried},
 		{"permanent_exceptions", e.Permanent.Attempts},
 		{"permanent_exceptions_retried", e.Permanent.Retried},
-		{"command_timeouts", t.Attempts},
-		{"command_timeouts_retried", t.Retried},
+		{"command_timeouts", t.Total.Attempts},
+		{"command_timeouts_retried", t.Total.Retried},
 	}
 }
 
@@ -197,7 +197,7 @@ func auditGrids(a *FactoryAudit) []grid {
 		numeric: []bool{false, true, true, true},
 	}
 	for _, t := range a.CommandTimeouts.ByStage {
-		to.rows = append(to.rows, []string{t.Stage, n(t.Attempts), n(t.Runs), n(t.Retried)})
+		to.rows = append(to.rows, []string{t.Stage, n(t.Count.Attempts), n(t.Count.Runs), n(t.Count.Retried)})
 	}
 	return []grid{overview, stages, det, rep, exc, to}
 }
@@ -292,9 +292,9 @@ func AuditCSV(a *FactoryAudit) [][]string {
 		value("factory_audit_exceptions", k, "runs", e.Runs)
 	}
 	for _, t := range a.CommandTimeouts.ByStage {
-		value("factory_audit_timeouts", t.Stage, "attempts", t.Attempts)
-		value("factory_audit_timeouts", t.Stage, "runs", t.Runs)
-		value("factory_audit_timeouts", t.Stage, "retried", t.Retried)
+		value("factory_audit_timeouts", t.Stage, "attempts", t.Count.Attempts)
+		value("factory_audit_timeouts", t.Stage, "runs", t.Count.Runs)
+		value("factory_audit_timeouts", t.Stage, "retried", t.Count.Retried)
 	}
 	return out
 }

@@ -30,8 +30,8 @@ func sampleAudit() *FactoryAudit {
 			Permanent: AuditCount{Attempts: 2, Runs: 1},
 			ByClass:   []AuditExceptionClass{{Class: "unknown", Attempts: 2, Runs: 1}, {Class: "rate_limit", Transient: true, Attempts: 1, Runs: 1}},
 		},
-		CommandTimeouts: AuditTimeouts{AuditCount: AuditCount{Attempts: 1, Runs: 1, Retried: 1},
-			ByStage: []AuditTimeoutRow{{Stage: "verify_failed", AuditCount: AuditCount{Attempts: 1, Runs: 1, Retried: 1}}}},
+		CommandTimeouts: AuditTimeouts{Total: AuditCount{Attempts: 1, Runs: 1, Retried: 1},
+			ByStage: []AuditTimeoutRow{{Stage: "verify_failed", Count: AuditCount{Attempts: 1, Runs: 1, Retried: 1}}}},
 	}
 }
 

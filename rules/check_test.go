@@ -251,10 +251,17 @@ func TestDefaultAlertsPassCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range f.Rules {
-		if r.Name == "run_failure_cascade" {
+		switch r.Name {
+		case "run_failure_cascade", "record_failure_cascade":
 			// Seed 001: 3 failures among the last 5 runs, at once.
 			if r.Window.Runs != 5 || r.For != (Hold{}) || r.Severity != "critical" || r.Threshold == nil || *r.Threshold != 3 {
 				t.Errorf("cascade: window %+v, for %+v, severity %q", r.Window, r.For, r.Severity)
+			}
+			continue
+		case "wasted_attempts_high", "signature_repeats_high":
+			// Other systems' records carry no reliable clock: their last 20 runs.
+			if r.Window.Runs != 20 || r.For.Checks != 2 || r.Severity != "warning" || r.Threshold == nil || len(r.By) != 1 {
+				t.Errorf("rule %s: window %+v, for %+v, severity %q, by %v", r.Name, r.Window, r.For, r.Severity, r.By)
 			}
 			continue
 		}
