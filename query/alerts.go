@@ -272,13 +272,15 @@ func systemSamples(ctx context.Context, q querier, r *rules.Rule, f Filter) ([]r
 	if len(r.By) != 1 || r.By[0] != "system" {
 		return nil, fmt.Errorf("rule %q: %s can be split by system only", r.Name, r.Metric)
 	}
-	ss, err := recordSamples(ctx, q, r.Metric, f)
+	keys, by, err := recordMetricsBy(ctx, q, f, "system")
 	if err != nil {
 		return nil, fmt.Errorf("rule %q: %w", r.Name, err)
 	}
-	out := make([]rules.Sample, 0, len(ss))
-	for _, s := range ss {
-		out = append(out, rules.Sample{Value: s.Metric.Value, Numerator: s.Metric.Numerator, Denominator: s.Metric.Denominator, Labels: s.Labels})
+	out := make([]rules.Sample, 0, len(keys))
+	for _, k := range keys {
+		m := by[k][r.Metric]
+		out = append(out, rules.Sample{Value: m.Value, Numerator: m.Numerator, Denominator: m.Denominator,
+			Labels: map[string]string{"system": k}})
 	}
 	return out, nil
 }

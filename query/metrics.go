@@ -26,9 +26,9 @@ type Filter struct {
 	Last int
 }
 
-// scope renders the CTE "s(run_id, start, grp)" of selected runs and its
-// arguments. group is a SQL expression over start.
-func (f Filter) scope(group string) (string, []any) {
+// window renders the conditions on a run's start and id that every scope
+// shares: orchestrator runs' and other systems' runs alike.
+func (f Filter) window() ([]string, []any) {
 	var where []string
 	var args []any
 	// Event times have microsecond precision, so bounds do too.
@@ -47,6 +47,13 @@ func (f Filter) scope(group string) (string, []any) {
 			args = append(args, r)
 		}
 	}
+	return where, args
+}
+
+// scope renders the CTE "s(run_id, start, grp)" of selected runs and its
+// arguments. group is a SQL expression over start.
+func (f Filter) scope(group string) (string, []any) {
+	where, args := f.window()
 	if f.Provider != "" {
 		where = append(where, `run_id IN (
 			SELECT run_id FROM provider_request_starts WHERE provider = ?
@@ -287,17 +294,7 @@ const WorstRuns = 10
 func breakdowns(ctx context.Context, q querier, f Filter, b *reports.Breakdowns) error {
 	cte, args := f.scope("''")
 	run := func(query string, scan func(*sql.Rows) error) error {
-		rs, err := q.QueryContext(ctx, "WITH "+cte+" "+query, args...)
-		if err != nil {
-			return fmt.Errorf("computing breakdowns: %w", err)
-		}
-		defer rs.Close()
-		for rs.Next() {
-			if err := scan(rs); err != nil {
-				return fmt.Errorf("computing breakdowns: %w", err)
-			}
-		}
-		return rs.Err()
+		return eachRow(ctx, q, "computing breakdowns", "WITH "+cte+" "+query, args, scan)
 	}
 	b.ByProvider = []reports.ProviderRow{}
 	err := run(`SELECT coalesce(p.provider, ''), p.model, count(*),
@@ -391,4 +388,19 @@ func breakdowns(ctx context.Context, q querier, f Filter, b *reports.Breakdowns)
 		b.CandidateValidity = append(b.CandidateValidity, v)
 		return nil
 	})
+}
+
+// eachRow runs query and scans each row, errors prefixed with what.
+func eachRow(ctx context.Context, q querier, what, query string, args []any, scan func(*sql.Rows) error) error {
+	rs, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer rs.Close()
+	for rs.Next() {
+		if err := scan(rs); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	return rs.Err()
 }

@@ -7,42 +7,27 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/rules/replay"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
-// recordStart is when a record run started: its own start, else its first
-// attempt's time, else the modification time of the file it came from. A
-// factory run summary records no time at all, and without one a run could
-// never fall in an alert's window.
-const recordStart = `coalesce(r.started_at,
-	  (SELECT min(a.ts) FROM attempts a WHERE a.system = r.system AND a.run_id = r.run_id),
-	  (SELECT fl.mtime FROM files fl WHERE fl.file_id = r.file_id))`
+// recordRuns renders record runs with their start: their own start, else
+// their first attempt's time, else the modification time of the file they
+// came from. A factory run summary records no time at all, and without one
+// a run could never fall in an alert's window.
+const recordRuns = `SELECT r.system, r.run_id, coalesce(r.started_at, t.first_ts, fl.mtime) AS start
+	FROM attempt_runs r
+	LEFT JOIN (SELECT system, run_id, min(ts) AS first_ts FROM attempts GROUP BY ALL) t USING (system, run_id)
+	LEFT JOIN files fl ON fl.file_id = r.file_id`
 
 // recordScope renders the CTE "rs(system, run_id, start, grp)" of the
 // selected record runs: the other systems' runs, under the same filter as
 // orchestrator runs. Record runs name no provider, so a provider filter
 // selects none.
 func (f Filter) recordScope(group string) (string, []any) {
-	var where []string
-	var args []any
-	if f.Since != nil {
-		where = append(where, "start >= ?")
-		args = append(args, f.Since.UTC().Truncate(time.Microsecond))
-	}
-	if f.Until != nil {
-		where = append(where, "start < ?")
-		args = append(args, f.Until.UTC().Truncate(time.Microsecond))
-	}
-	if len(f.Runs) > 0 {
-		where = append(where, "run_id IN ("+strings.TrimSuffix(strings.Repeat("?,", len(f.Runs)), ",")+")")
-		for _, r := range f.Runs {
-			args = append(args, r)
-		}
-	}
+	where, args := f.window()
 	if f.Provider != "" {
 		where = append(where, "false")
 	}
@@ -56,8 +41,8 @@ func (f Filter) recordScope(group string) (string, []any) {
 		last = fmt.Sprintf(" QUALIFY row_number() OVER (PARTITION BY system ORDER BY start DESC, run_id DESC) <= %d", f.Last)
 	}
 	return fmt.Sprintf(`rs AS (
-		SELECT system, run_id, start, %s AS grp FROM (SELECT r.system, r.run_id, %s AS start FROM attempt_runs r) %s%s)`,
-		group, recordStart, cond, last), args
+		SELECT system, run_id, start, %s AS grp FROM (%s) %s%s)`,
+		group, recordRuns, cond, last), args
 }
 
 // deterministicClasses are the failure classes a retry cannot change, by
@@ -175,40 +160,11 @@ func recordMetrics(ctx context.Context, q querier, f Filter, m reports.Metrics) 
 	return nil
 }
 
-// recordSamples splits a record metric by system.
-func recordSamples(ctx context.Context, q querier, metric string, f Filter) ([]Sample, error) {
-	keys, by, err := recordMetricsBy(ctx, q, f, "system")
-	if err != nil {
-		return nil, err
-	}
-	var out []Sample
-	for _, k := range keys {
-		out = append(out, Sample{Labels: map[string]string{"system": k}, Metric: by[k][metric]})
-	}
-	return out, nil
-}
-
-// Sample is a metric's value for one label set.
-type Sample struct {
-	Labels map[string]string
-	Metric reports.Metric
-}
-
 // systems fills the report's other-systems section.
 func systems(ctx context.Context, q querier, f Filter, out *reports.Systems) error {
 	cte, args := f.recordScope("system")
 	run := func(query string, scan func(*sql.Rows) error) error {
-		rs, err := q.QueryContext(ctx, "WITH "+cte+" "+query, args...)
-		if err != nil {
-			return fmt.Errorf("computing the systems section: %w", err)
-		}
-		defer rs.Close()
-		for rs.Next() {
-			if err := scan(rs); err != nil {
-				return fmt.Errorf("computing the systems section: %w", err)
-			}
-		}
-		return rs.Err()
+		return eachRow(ctx, q, "computing the systems section", "WITH "+cte+" "+query, args, scan)
 	}
 	_, metrics, err := recordMetricsBy(ctx, q, f, "system")
 	if err != nil {
