@@ -209,7 +209,7 @@ func walkRecords(root string, allow func(kind string) bool, add func(source)) er
 }
 
 // recordRows adds a record set's rows.
-func recordRows(r rows, f fileState, set *records.Set, raw []byte) {
+func recordRows(r rows, f fileState, set *records.Set) {
 	id := f.id
 	for _, x := range set.Runs {
 		r.add(query.RecordRuns, id, x.System, x.RunID, text(x.Item), text(x.Source), text(x.Batch), when(x.StartedAt), when(x.FinishedAt),

@@ -744,7 +744,7 @@ func readRunFile(t task, f *os.File, cur fileState, send func(chunk) bool) bool 
 	default:
 		var set *records.Set
 		if set, perr = recordKinds[t.src.kind].parse(cur.path, b); perr == nil {
-			recordRows(c.rows, cur, set, b)
+			recordRows(c.rows, cur, set)
 			c.state.quarantined = int64(len(set.Problems))
 		}
 	}

@@ -107,13 +107,13 @@ SELECT rn.grp, rn.runs, rn.retried, rn.with_attempts, rn.failed, rn.finished,
 FROM rn LEFT JOIN an USING (grp) ORDER BY rn.grp`
 }
 
-// RecordMetricNames are the record metrics, in report order.
-var RecordMetricNames = []string{"record_runs", "record_retry_rate", "record_failure_rate",
-	"attempt_failure_rate", "wasted_attempt_rate", "signature_repeat_rate"}
-
 func emptyRecordMetrics() reports.Metrics {
-	return reports.Metrics{"record_runs": count(0), "record_retry_rate": ratio(0, 0), "record_failure_rate": ratio(0, 0),
-		"attempt_failure_rate": ratio(0, 0), "wasted_attempt_rate": ratio(0, 0), "signature_repeat_rate": ratio(0, 0)}
+	m := reports.Metrics{}
+	for _, n := range reports.RecordMetricNames {
+		m[n] = ratio(0, 0)
+	}
+	m["record_runs"] = count(0)
+	return m
 }
 
 // recordMetricsBy computes the record metrics for each group of the

@@ -3,7 +3,10 @@
 // formats cannot drift apart. It does no I/O besides writing the output.
 package reports
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Metric is one METRICS.md value. Counts carry only Value; ratios also carry
 // Numerator and Denominator, and have a nil Value when the denominator is 0.
@@ -16,8 +19,9 @@ type Metric struct {
 // IsRatio reports whether m is a ratio.
 func (m Metric) IsRatio() bool { return m.Denominator != nil }
 
-// MetricNames lists METRICS.md's metrics in the order reports show them.
-var MetricNames = []string{
+// MetricNames lists METRICS.md's metrics in the order reports show them,
+// then orchstat's own, then RecordMetricNames.
+var MetricNames = append([]string{
 	"runs",
 	"provider_requests",
 	"provider_retry_rate",
@@ -33,8 +37,12 @@ var MetricNames = []string{
 	"candidate_validity_rate",
 	// Beyond METRICS.md, documented in the README.
 	"failed_runs",
-	// The other systems' runs (factory, claudestrator, orchestr8, exec),
-	// from their records; README, "Metrics of other systems".
+}, RecordMetricNames...)
+
+// RecordMetricNames are the metrics of the other systems' runs (factory,
+// claudestrator, orchestr8, exec), from their records, which alert rules
+// can split by system; they follow MetricNames' own in reports.
+var RecordMetricNames = []string{
 	"record_runs",
 	"record_retry_rate",
 	"record_failure_rate",
@@ -43,15 +51,8 @@ var MetricNames = []string{
 	"signature_repeat_rate",
 }
 
-// RecordMetric reports whether a metric is computed from other systems'
-// records, which alert rules can split by system.
-func RecordMetric(name string) bool {
-	switch name {
-	case "record_runs", "record_retry_rate", "record_failure_rate", "attempt_failure_rate", "wasted_attempt_rate", "signature_repeat_rate":
-		return true
-	}
-	return false
-}
+// RecordMetric reports whether a metric is one of RecordMetricNames.
+func RecordMetric(name string) bool { return slices.Contains(RecordMetricNames, name) }
 
 // Metrics maps a metric name to its value.
 type Metrics map[string]Metric
