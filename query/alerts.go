@@ -272,6 +272,9 @@ func systemSamples(ctx context.Context, q querier, r *rules.Rule, f Filter) ([]r
 	if len(r.By) != 1 || r.By[0] != "system" {
 		return nil, fmt.Errorf("rule %q: %s can be split by system only", r.Name, r.Metric)
 	}
+	if ok, err := hasRecords(ctx, q); err != nil || !ok {
+		return nil, err // no system, no sample: no data
+	}
 	keys, by, err := recordMetricsBy(ctx, q, f, "system")
 	if err != nil {
 		return nil, fmt.Errorf("rule %q: %w", r.Name, err)

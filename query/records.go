@@ -20,7 +20,8 @@ import (
 const recordRuns = `SELECT r.system, r.run_id, coalesce(r.started_at, t.first_ts, fl.mtime) AS start
 	FROM attempt_runs r
 	LEFT JOIN (SELECT system, run_id, min(ts) AS first_ts FROM attempts GROUP BY ALL) t USING (system, run_id)
-	LEFT JOIN files fl ON fl.file_id = r.file_id`
+	LEFT JOIN (SELECT file_id, arg_max(mtime, seq) AS mtime FROM file_states
+	           WHERE file_id IN (SELECT file_id FROM record_runs) GROUP BY file_id) fl ON fl.file_id = r.file_id`
 
 // recordScope renders the CTE "rs(system, run_id, start, grp)" of the
 // selected record runs: the other systems' runs, under the same filter as
@@ -146,8 +147,22 @@ func recordMetricsBy(ctx context.Context, q querier, f Filter, group string) ([]
 	return keys, out, rs.Err()
 }
 
+// hasRecords reports whether the store holds any other system's run. A
+// trace-only store skips the record queries: they join views that cost
+// more than their empty result is worth on every check.
+func hasRecords(ctx context.Context, q querier) (bool, error) {
+	var n int64
+	err := eachRow(ctx, q, "looking for record runs", `SELECT count(*) FROM (SELECT 1 FROM record_runs LIMIT 1)`, nil,
+		func(rs *sql.Rows) error { return rs.Scan(&n) })
+	return n > 0, err
+}
+
 // recordMetrics adds the record metrics over f to m.
 func recordMetrics(ctx context.Context, q querier, f Filter, m reports.Metrics) error {
+	if ok, err := hasRecords(ctx, q); err != nil || !ok {
+		maps.Copy(m, emptyRecordMetrics())
+		return err
+	}
 	_, by, err := recordMetricsBy(ctx, q, f, "'all'")
 	if err != nil {
 		return err
@@ -166,11 +181,14 @@ func systems(ctx context.Context, q querier, f Filter, out *reports.Systems) err
 	run := func(query string, scan func(*sql.Rows) error) error {
 		return eachRow(ctx, q, "computing the systems section", "WITH "+cte+" "+query, args, scan)
 	}
+	out.BySystem, out.StageFailures, out.Stages = []reports.SystemRow{}, []reports.StageFailureRow{}, []reports.StageRow{}
+	if ok, err := hasRecords(ctx, q); err != nil || !ok {
+		return err
+	}
 	_, metrics, err := recordMetricsBy(ctx, q, f, "system")
 	if err != nil {
 		return err
 	}
-	out.BySystem, out.StageFailures, out.Stages = []reports.SystemRow{}, []reports.StageFailureRow{}, []reports.StageRow{}
 	err = run(`, at AS (SELECT a.system, a.run_id, count(*) AS n, count(*) FILTER (WHERE a.passed = false) AS failed
 		FROM attempts a JOIN rs USING (system, run_id) GROUP BY ALL)
 		SELECT r.system, count(*),
