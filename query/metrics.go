@@ -65,9 +65,15 @@ func (f Filter) scope(group string) (string, []any) {
 	if len(where) > 0 {
 		cond = "WHERE " + strings.Join(where, " AND ")
 	}
-	return fmt.Sprintf(`s AS (
+	// The metrics read s many times; a "last N" s is materialized so the
+	// sort over every run is done once, not once per read.
+	mat := ""
+	if f.Last > 0 {
+		mat = "MATERIALIZED "
+	}
+	return fmt.Sprintf(`s AS %s(
 		SELECT run_id, start, %s AS grp FROM (SELECT run_id, min(first_ts) AS start FROM run_spans GROUP BY run_id) %s%s)`,
-		group, cond, f.limit()), args
+		mat, group, cond, f.limit()), args
 }
 
 // limit renders Last.
