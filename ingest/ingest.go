@@ -73,6 +73,9 @@ type Options struct {
 	Progress func(Progress)
 	// Hook is called at named points; tests use it to crash on purpose.
 	Hook func(point string)
+	// MemoryCeiling bounds how far Run raises DuckDB's memory limit when
+	// a commit needs more; 0 means 80% of the machine's memory.
+	MemoryCeiling int64
 }
 
 // Progress is a running total.
@@ -142,14 +145,10 @@ type eventRow struct {
 	payload string
 }
 
-// Run ingests opts.Paths into st.
-func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Hook == nil {
-		opts.Hook = func(string) {}
-	}
+// runOnce ingests opts.Paths into st with DuckDB's memory limit at limit.
+// It also returns the work of the transactions that committed, which is
+// what stays in the store if it fails.
+func runOnce(ctx context.Context, st *query.Store, opts Options, limit int64) (*Result, tally, error) {
 	res := &Result{}
 	var prev map[string]*fileState
 	var maxID int32
@@ -168,7 +167,7 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 		return k, err
 	}, opts.Now())
 	if err != nil {
-		return nil, err
+		return nil, tally{}, err
 	}
 	res.Errors = append(res.Errors, errs...)
 	useStdin := false
@@ -197,27 +196,13 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 	}
 	res.Files = len(tasks)
 
-	limit := int64(defaultMemoryLimit)
-	if env := os.Getenv("ORCHSTAT_MEMORY_LIMIT"); env != "" {
-		if limit, err = parseBytes(env); err != nil {
-			return nil, fmt.Errorf("ORCHSTAT_MEMORY_LIMIT: %w", err)
-		}
-	}
-	// RESET does not restore the previous limit in DuckDB 1.1.2, so the
-	// old value is put back by hand for the queries that follow.
-	var before string
-	if err := st.Conn.QueryRowContext(ctx, "SELECT current_setting('memory_limit')").Scan(&before); err != nil {
-		return nil, err
-	}
-	defer st.Conn.ExecContext(context.WithoutCancel(ctx), "SET memory_limit = "+quoteSQL(before))
-
 	w, err := newWriter(ctx, st, opts)
 	if err != nil {
-		return nil, err
+		return nil, tally{}, err
 	}
 	defer w.close()
 	if err := w.setMemoryLimit(ctx, limit); err != nil {
-		return nil, err
+		return nil, tally{}, err
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -344,22 +329,22 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 	}
 	close(commits)
 	if err := <-committed; err != nil {
-		return res, err
+		return res, w.committed, err
 	}
 	if err := ctx.Err(); err != nil {
-		return res, err
+		return res, w.committed, err
 	}
 	res.Unchanged = int(unchanged.Load())
 	res.Read = max(0, res.Files-res.Unchanged-failed)
 	if err := compact(ctx, st); err != nil {
-		return res, err
+		return res, w.committed, err
 	}
 	prog.FilesDone = len(tasks)
 	if opts.Progress != nil {
 		opts.Progress(prog)
 	}
 	sort.Slice(res.Errors, func(i, j int) bool { return res.Errors[i].Path < res.Errors[j].Path })
-	return res, nil
+	return res, w.committed, nil
 }
 
 // compact drops superseded file and directory states once they outnumber

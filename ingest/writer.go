@@ -28,6 +28,22 @@ type batch struct {
 	maxPayload   int
 	maxBytes     int
 	maxRows      int
+	// done is what the batch accounts for in Result terms, counted once
+	// its transaction commits (see writer.committed).
+	done tally
+}
+
+// tally is ingest work in the terms Result reports it.
+type tally struct {
+	events, quarantined, bytes int64
+	filesRead                  int
+}
+
+func (t *tally) add(o tally) {
+	t.events += o.events
+	t.quarantined += o.quarantined
+	t.bytes += o.bytes
+	t.filesRead += o.filesRead
 }
 
 // eventPart is one chunk's events, all from one file.
@@ -79,6 +95,12 @@ func (b *batch) add(c chunk) {
 	b.states[id] = c.state
 	b.payloadBytes += c.payloadBytes
 	b.maxPayload = max(b.maxPayload, c.maxPayload)
+	b.done.events += int64(len(c.events))
+	b.done.quarantined += int64(len(c.rows[query.Quarantine.Name]))
+	b.done.bytes += c.consumed
+	if c.last && c.err == nil {
+		b.done.filesRead++
+	}
 }
 
 // bulk is a way of handing many event rows to DuckDB.
@@ -99,6 +121,9 @@ type writer struct {
 	maxTxnBytes int
 	commits     int
 	memLimit    int64 // DuckDB's memory_limit as last set
+	// txn is the work of the open transaction; committed, of those that
+	// committed. A retried ingest (see Run) reports both attempts from them.
+	txn, committed tally
 }
 
 // setMemoryLimit sets DuckDB's buffer pool size for the ingest.
@@ -220,6 +245,7 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 		}
 	}
 	w.txnBytes += b.payloadBytes
+	w.txn.add(b.done)
 	if w.txnBytes >= w.maxTxnBytes {
 		return w.commit(ctx)
 	}
@@ -240,6 +266,8 @@ func (w *writer) commit(ctx context.Context) (err error) {
 	}
 	w.inTxn = false
 	w.commits++
+	w.committed.add(w.txn)
+	w.txn = tally{}
 	w.hook("after-commit")
 	if err := w.st.Checkpoint(ctx); err != nil {
 		return err
@@ -253,6 +281,7 @@ func (w *writer) rollback(ctx context.Context) {
 		w.st.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		w.inTxn = false
 	}
+	w.txn = tally{}
 }
 
 func idList(ids []int32) string {

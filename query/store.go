@@ -41,6 +41,8 @@ type Store struct {
 	// unfinished work.
 	Recovered bool
 	lock      *flock
+	dsn       string
+	readOnly  bool
 }
 
 // LockError reports that another process kept the database locked.
@@ -130,7 +132,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 				lk.unlock()
 				return nil, err
 			}
-			st.lock, st.Recovered = lk, recovered
+			st.lock, st.Recovered, st.dsn, st.readOnly = lk, recovered, dsn, opts.ReadOnly
 			return st, nil
 		}
 		lk.unlock()
@@ -306,6 +308,28 @@ func (s *Store) Close() error {
 	}
 	s.lock.unlock()
 	return err
+}
+
+// Reopen closes DuckDB and opens the database again, keeping orchstat's
+// lock. DuckDB 1.1.2 is not to be trusted after some failures, such as a
+// commit that ran out of memory: later statements of the same instance
+// have aborted the process. A new instance starts from the file, where
+// the failed transaction left nothing.
+func (s *Store) Reopen(ctx context.Context) error {
+	s.Conn.Close()
+	s.DB.Close()
+	connector, err := duckdb.NewConnector(s.dsn, nil)
+	if err != nil {
+		return fmt.Errorf("reopening database %s: %w", s.Path, cleanDuckErr(err))
+	}
+	db := sql.OpenDB(connector)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return fmt.Errorf("reopening database %s: %w", s.Path, cleanDuckErr(err))
+	}
+	s.DB, s.Conn = db, conn
+	return nil
 }
 
 // Checkpoint makes everything committed so far durable in the database file

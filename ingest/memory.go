@@ -1,0 +1,198 @@
+package ingest
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/orchstat/orchstat/query"
+)
+
+// learnedLimitKey names the meta row that remembers the memory limit the
+// last ingest needed, so a store that has grown past the default starts
+// there instead of failing and retrying at every cron round.
+const learnedLimitKey = "ingest_memory_limit"
+
+// outOfMemory matches DuckDB's errors for a buffer pool too small for the
+// work: they reach us wrapped ("Failed to commit: could not allocate block
+// of size 256.0 KiB (63.7 MiB/64.0 MiB used)"), so the type prefix alone
+// is not enough.
+var outOfMemory = regexp.MustCompile(`(?i)out of memory|could not allocate block|failed to (allocate|pin) block`)
+
+// Run ingests opts.Paths into st.
+//
+// DuckDB's memory limit is kept small while ingesting (see
+// defaultMemoryLimit), but what a commit needs grows with the store: DuckDB
+// appends to a table's last row group, and the pages it keeps pinned while
+// committing grow with the tables. A limit that is too small fails the
+// commit, which rolls back whole, and would fail the same way at every
+// later ingest. So a failure for want of memory is retried with the limit
+// raised, up to what the machine has; the store is exactly as before the
+// failed transaction, and the retry reads the same lines again. The limit
+// that worked is remembered in the store for the next ingest.
+func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Hook == nil {
+		opts.Hook = func(string) {}
+	}
+	limit := int64(defaultMemoryLimit)
+	if env := os.Getenv("ORCHSTAT_MEMORY_LIMIT"); env != "" {
+		var err error
+		if limit, err = parseBytes(env); err != nil {
+			return nil, fmt.Errorf("ORCHSTAT_MEMORY_LIMIT: %w", err)
+		}
+	}
+	learned, err := learnedLimit(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	limit = max(limit, learned)
+	ceiling := max(limit, opts.MemoryCeiling)
+	if opts.MemoryCeiling <= 0 {
+		ceiling = max(limit, memoryCeiling())
+	}
+
+	// RESET does not restore the previous limit in DuckDB 1.1.2, so the
+	// old value is put back by hand for the queries that follow.
+	var before string
+	if err := st.Conn.QueryRowContext(ctx, "SELECT current_setting('memory_limit')").Scan(&before); err != nil {
+		return nil, err
+	}
+	restore := func() { st.Conn.ExecContext(context.WithoutCancel(ctx), "SET memory_limit = "+quoteSQL(before)) }
+
+	var done tally // committed by attempts that then failed
+	var replaced, moved []Replacement
+	txns := 0
+	for {
+		res, committed, err := runOnce(ctx, st, opts, limit)
+		if err == nil || !outOfMemory.MatchString(err.Error()) || limit >= ceiling || ctx.Err() != nil {
+			if res != nil {
+				res.merge(done, replaced, moved, txns)
+			}
+			if err == nil && limit > learned {
+				err = saveLearnedLimit(ctx, st, limit)
+			}
+			oom := err != nil && outOfMemory.MatchString(err.Error())
+			if oom {
+				err = fmt.Errorf("%w (DuckDB's memory limit was %s, the most this machine allows orchstat; "+
+					"set ORCHSTAT_MEMORY_LIMIT higher to try anyway)", err, formatBytes(limit))
+				if rerr := st.Reopen(ctx); rerr != nil {
+					return res, errors.Join(err, rerr)
+				}
+			} else {
+				restore()
+			}
+			return res, err
+		}
+		// The instance that failed is not used again (see Store.Reopen).
+		if err := st.Reopen(ctx); err != nil {
+			return nil, err
+		}
+		// What committed before the failure stays in the store, and the
+		// next attempt skips it, so it is counted here.
+		done.add(committed)
+		if res != nil && committed != (tally{}) {
+			replaced = append(replaced, res.Replaced...)
+			moved = append(moved, res.Moved...)
+			txns += res.Transactions
+		}
+		opts.Hook("memory-retry")
+		limit = min(2*limit, ceiling)
+	}
+}
+
+// merge adds the work that earlier, failed attempts committed. Files they
+// read are unchanged for the attempt that succeeded.
+func (r *Result) merge(done tally, replaced, moved []Replacement, txns int) {
+	r.Events += done.events
+	r.Quarantined += done.quarantined
+	r.Bytes += done.bytes
+	r.Read += done.filesRead
+	r.Unchanged = max(0, r.Unchanged-done.filesRead)
+	r.Transactions += txns
+	r.Replaced = append(replaced, r.Replaced...)
+	r.Moved = append(moved, r.Moved...)
+}
+
+func learnedLimit(ctx context.Context, st *query.Store) (int64, error) {
+	var v string
+	err := st.Conn.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, learnedLimitKey).Scan(&v)
+	if err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("reading ingest state: %w", err)
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, nil // not ours to fail on: the default applies
+	}
+	return n, nil
+}
+
+func saveLearnedLimit(ctx context.Context, st *query.Store, n int64) error {
+	if err := st.MarkWriting(); err != nil {
+		return err
+	}
+	for _, q := range []string{"BEGIN TRANSACTION", `DELETE FROM meta WHERE key = '` + learnedLimitKey + `'`,
+		fmt.Sprintf(`INSERT INTO meta VALUES ('%s', '%d')`, learnedLimitKey, n), "COMMIT"} {
+		if _, err := st.Conn.ExecContext(ctx, q); err != nil {
+			st.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+			return fmt.Errorf("saving the memory limit ingest needed: %w", err)
+		}
+	}
+	return st.Checkpoint(ctx)
+}
+
+// memoryCeiling is the most memory an ingest may give DuckDB: DuckDB's own
+// default, 80% of the memory this process may use (the machine's, or its
+// cgroup's when that is smaller).
+func memoryCeiling() int64 {
+	total := memTotal()
+	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && n > 0 && n < total {
+			total = n
+		}
+	}
+	return total / 10 * 8
+}
+
+// memTotal reads MemTotal from /proc/meminfo; elsewhere it assumes 4 GiB.
+func memTotal() int64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 4 << 30
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+			fields := strings.Fields(rest)
+			if len(fields) >= 1 {
+				if kb, err := strconv.ParseInt(fields[0], 10, 64); err == nil && kb > 0 {
+					return kb << 10
+				}
+			}
+		}
+	}
+	return 4 << 30
+}
+
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20:
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
