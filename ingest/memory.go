@@ -84,7 +84,7 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 			oom := err != nil && outOfMemory.MatchString(err.Error())
 			if oom {
 				err = fmt.Errorf("%w (DuckDB's memory limit was %s, the most this machine allows orchstat; "+
-					"set ORCHSTAT_MEMORY_LIMIT higher to try anyway)", err, formatBytes(limit))
+					"set ORCHSTAT_MEMORY_LIMIT higher to try anyway)", err, query.FormatBytes(limit))
 				if rerr := st.Reopen(ctx); rerr != nil {
 					return res, errors.Join(err, rerr)
 				}
@@ -185,14 +185,4 @@ func memTotal() int64 {
 		}
 	}
 	return 4 << 30
-}
-
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20:
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

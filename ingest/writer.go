@@ -3,7 +3,9 @@ package ingest
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -180,6 +182,14 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 			return err
 		}
 	}
+	// Free space is checked before DuckDB sees the rows: running out
+	// mid-commit has aborted DuckDB 1.1.2 (see query.NoSpaceError). The
+	// rows pass through the log and then the file, hence twice, and the
+	// margin covers the blocks a checkpoint rewrites.
+	if err := w.st.EnsureSpace(2*int64(w.txnBytes+b.payloadBytes) + spaceMargin); err != nil {
+		w.rollback(ctx)
+		return err
+	}
 	if !w.inTxn {
 		if err := w.st.MarkWriting(); err != nil {
 			return err
@@ -192,7 +202,7 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 	defer func() {
 		if err != nil {
 			w.rollback(ctx)
-			err = fmt.Errorf("writing to %s: %w", w.st.Path, err)
+			err = w.wrap(err)
 		}
 	}()
 	if len(b.deletes) > 0 {
@@ -260,9 +270,13 @@ func (w *writer) commit(ctx context.Context) (err error) {
 		return nil
 	}
 	w.hook("before-commit")
+	if err := w.st.EnsureSpace(2*int64(w.txnBytes) + spaceMargin); err != nil {
+		w.rollback(ctx)
+		return err
+	}
 	if _, err := w.st.Conn.ExecContext(ctx, "COMMIT"); err != nil {
 		w.rollback(ctx)
-		return fmt.Errorf("writing to %s: %w", w.st.Path, err)
+		return w.wrap(err)
 	}
 	w.inTxn = false
 	w.commits++
@@ -274,6 +288,22 @@ func (w *writer) commit(ctx context.Context) (err error) {
 	}
 	w.hook("after-checkpoint")
 	return nil
+}
+
+// spaceMargin is the free space a write keeps in hand beyond its rows.
+const spaceMargin = 4 << 20
+
+// wrap names the store in a write error; running out of space is said
+// plainly, as the file system would.
+func (w *writer) wrap(err error) error {
+	if query.IsNoSpace(err) {
+		var ns *query.NoSpaceError
+		if errors.As(err, &ns) {
+			return err
+		}
+		return &query.NoSpaceError{Dir: filepath.Dir(w.st.Path)}
+	}
+	return fmt.Errorf("writing to %s: %w", w.st.Path, err)
 }
 
 func (w *writer) rollback(ctx context.Context) {

@@ -124,6 +124,11 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 			lk.unlock()
 			return nil, err
 		}
+		// Spill files of a process that died are never read again. The
+		// directory is rarely there, so the costlier check is rarely made.
+		if _, err := os.Stat(abs + ".tmp"); err == nil && !opts.ReadOnly && !heldElsewhere(abs) {
+			removeTemp(abs)
+		}
 		connector, err := duckdb.NewConnector(dsn, nil)
 		if err == nil {
 			st, err := open(ctx, abs, connector, opts.ReadOnly)

@@ -7,6 +7,12 @@ import (
 )
 
 func main() {
+	// See supervise.go: unless this is the supervised child, the work is
+	// done by a child process, and this one only relays its status.
+	if code, ok := supervise(os.Args[1:], os.Stderr); ok {
+		os.Exit(code)
+	}
+	rep := childReporter()
 	// orchstat is short-lived and its live heap is small, so collecting
 	// less often saves CPU; the soft limit keeps ingest's peak (two batches
 	// in flight) bounded all the same. GOMEMLIMIT overrides it.
@@ -14,5 +20,5 @@ func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(96 << 20)
 	}
-	os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	rep.exit(mainWith(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, rep.report))
 }

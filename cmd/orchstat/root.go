@@ -38,6 +38,15 @@ type IO struct {
 	Now      func() time.Time
 	// ErrIsTTY decides whether progress is drawn on Err.
 	ErrIsTTY bool
+	// Report, when set, tells the supervisor the command and the store, so
+	// it can explain a crash (see supervise.go).
+	Report func(key, value string)
+}
+
+func (io *IO) report(key, value string) {
+	if io.Report != nil {
+		io.Report(key, value)
+	}
 }
 
 // globals are the flags every command shares.
@@ -58,13 +67,18 @@ func (e silentError) Error() string { return fmt.Sprintf("exit status %d", e.cod
 
 // Main runs orchstat with args and returns the exit code.
 func Main(args []string, in io.Reader, out, errw io.Writer) int {
+	return mainWith(args, in, out, errw, nil)
+}
+
+// mainWith is Main telling report (when set) what it does; see supervise.go.
+func mainWith(args []string, in io.Reader, out, errw io.Writer, report func(key, value string)) int {
 	tty := false
 	if f, ok := errw.(*os.File); ok {
 		tty = isatty.IsTerminal(f.Fd())
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return run(ctx, args, &IO{In: in, Out: out, Err: errw, Now: time.Now, ErrIsTTY: tty})
+	return run(ctx, args, &IO{In: in, Out: out, Err: errw, Now: time.Now, ErrIsTTY: tty, Report: report})
 }
 
 func run(ctx context.Context, args []string, io *IO) int {
@@ -140,6 +154,7 @@ no server to start. Set --db or ORCHSTAT_DB to put it elsewhere.`,
 	root.PersistentFlags().MarkHidden("cpuprofile")
 	var profile *os.File
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		io.report("command", strings.TrimPrefix(cmd.CommandPath(), "orchstat "))
 		if g.cpuProfile == "" {
 			return nil
 		}
@@ -222,6 +237,9 @@ func (g *globals) openExisting(ctx context.Context) (*query.Store, error) {
 func (g *globals) open(ctx context.Context, path string, readOnly bool) (*query.Store, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return nil, fmt.Errorf("--db %s is a directory; name a file, such as %s", path, filepath.Join(path, "orchstat.duckdb"))
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		g.io.report("store", abs)
 	}
 	st, err := query.Open(ctx, path, query.Options{
 		ReadOnly:    readOnly,

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/orchstat/orchstat/query"
+)
+
+// orchstat runs as two processes: a small supervisor, and the orchstat
+// that does the work as its child. A Go program that crashes (a runtime
+// fatal error, a panic on another goroutine, or DuckDB's C++ aborting, as
+// it does when the disk fills mid-commit) exits with status 2, which for
+// `check` means CRITICAL to cron and for every other command a usage
+// error. Only a parent can tell such a death from a deliberate exit, so
+// the child tells its parent the status it means to exit with, and the
+// parent turns any other death into an honest one (see crashCode).
+const (
+	supervisedEnv = "ORCHSTAT_SUPERVISED"    // set in the child: the fd it reports on
+	noSupervisor  = "ORCHSTAT_NO_SUPERVISOR" // set to 1 to run in one process
+	// exitCrash is sysexits' EX_SOFTWARE: orchstat itself failed.
+	exitCrash = 70
+	// reportFD and crashFD are the child's descriptors for its reports and
+	// for the Go runtime's crash output.
+	reportFD = 3
+	crashFD  = 4
+)
+
+// reporter is the child's side: it tells the supervisor what it is doing,
+// and the status it chose. Its zero value (no supervisor) does nothing.
+type reporter struct{ w *os.File }
+
+// childReporter returns the reporter of a supervised child, after pointing
+// the runtime's crash output at the file the supervisor keeps.
+func childReporter() reporter {
+	if os.Getenv(supervisedEnv) == "" {
+		return reporter{}
+	}
+	os.Unsetenv(supervisedEnv) // not for the commands `exec` runs
+	if f := os.NewFile(crashFD, "crash"); f != nil {
+		debug.SetCrashOutput(f, debug.CrashOptions{})
+		f.Close() // SetCrashOutput keeps its own copy
+	}
+	return reporter{w: os.NewFile(reportFD, "supervisor")}
+}
+
+func (r reporter) report(key, value string) {
+	if r.w != nil {
+		fmt.Fprintf(r.w, "%s %s\n", key, strconv.Quote(value))
+	}
+}
+
+// exit reports the status, then exits with it.
+func (r reporter) exit(code int) {
+	r.report("exit", strconv.Itoa(code))
+	os.Exit(code)
+}
+
+// supervise runs orchstat as its own child and returns the status to exit
+// with. ok is false when this process should do the work itself: it is the
+// child, supervision is turned off, or the child cannot be started.
+func supervise(args []string, stderr io.Writer) (code int, ok bool) {
+	if os.Getenv(supervisedEnv) != "" || os.Getenv(noSupervisor) == "1" {
+		return 0, false
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return 0, false
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return 0, false
+	}
+	// Without a temporary file (a full /tmp, say) the crash report goes
+	// to standard error alone.
+	crash, _ := os.CreateTemp("", "orchstat-crash-*.txt")
+	removeCrash := func() {
+		if crash != nil {
+			crash.Close()
+			os.Remove(crash.Name())
+		}
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{w, crash} // fds 3 and 4
+	cmd.Env = append(os.Environ(), supervisedEnv+"="+strconv.Itoa(reportFD))
+	cmd.SysProcAttr = childAttr()
+	// The child's parent-death signal fires when the thread that started
+	// it exits, so this goroutine keeps its thread to the end.
+	runtime.LockOSThread()
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	if err := cmd.Start(); err != nil {
+		signal.Stop(sigs)
+		r.Close()
+		w.Close()
+		removeCrash()
+		return 0, false
+	}
+	w.Close()
+	// Signals sent to this process are meant for orchstat; a terminal's
+	// Ctrl-C reaches both, and the child takes a repeat in its stride.
+	go func() {
+		for s := range sigs {
+			cmd.Process.Signal(s)
+		}
+	}()
+	reports := make(chan childReport, 1)
+	go func() { reports <- readReports(r) }()
+	cmd.Wait() // how it ended is read from ProcessState
+	signal.Stop(sigs)
+	close(sigs)
+	rep := <-reports
+	r.Close()
+
+	code, crashed := outcome(cmd.ProcessState, rep)
+	if !crashed {
+		removeCrash()
+		return code, true
+	}
+	if rep.store != "" {
+		query.RemoveStaleTemp(rep.store)
+	}
+	what := "orchstat"
+	if rep.command != "" {
+		what = "orchstat " + rep.command
+	}
+	saved := ""
+	if info, err := crash.Stat(); err == nil && info.Size() > 0 {
+		saved = " The crash report is in " + crash.Name() + "."
+		crash.Close()
+	} else {
+		removeCrash()
+	}
+	code = exitCrash
+	if rep.command == "check" {
+		code = checkUnknown
+	}
+	// A full disk is the usual reason DuckDB dies while writing; say so in
+	// the words the file system would use, as a clean failure would.
+	if rep.store != "" {
+		dir := filepath.Dir(rep.store)
+		if free, ok := query.FreeBytes(dir); ok && free < diskFullBelow {
+			fmt.Fprintf(stderr, "orchstat: no space left on device: %s (%s free); the store is as it was before this command\n",
+				dir, query.FormatBytes(free))
+			if rep.command != "check" {
+				code = exitError
+			}
+			return code, true
+		}
+	}
+	fmt.Fprintf(stderr, "orchstat: internal error: %s crashed (%s); this is a bug in orchstat, not in your data.%s "+
+		"Nothing committed to the store is lost.\n", what, describeDeath(cmd.ProcessState), saved)
+	return code, true
+}
+
+// diskFullBelow is the free space under which a crash is taken for a full
+// disk: DuckDB writes in blocks of 256 KiB, and a write needs several.
+const diskFullBelow = 4 << 20
+
+type childReport struct {
+	exit           int
+	exited         bool // the child reported its status
+	command, store string
+}
+
+func readReports(r io.Reader) childReport {
+	var rep childReport
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		key, val, ok := strings.Cut(sc.Text(), " ")
+		if !ok {
+			continue
+		}
+		v, err := strconv.Unquote(val)
+		if err != nil {
+			continue
+		}
+		switch key {
+		case "exit":
+			if n, err := strconv.Atoi(v); err == nil {
+				rep.exit, rep.exited = n, true
+			}
+		case "command":
+			rep.command = v
+		case "store":
+			rep.store = v
+		}
+	}
+	return rep
+}
+
+// outcome decides the status from how the child ended. A status the child
+// reported is its own; death by a signal someone sent is the shell's
+// 128+N; anything else is a crash.
+func outcome(ps *os.ProcessState, rep childReport) (code int, crashed bool) {
+	if ps == nil {
+		return exitCrash, true
+	}
+	ws, _ := ps.Sys().(syscall.WaitStatus)
+	switch {
+	case ws.Exited() && rep.exited && ws.ExitStatus() == rep.exit:
+		return rep.exit, false
+	case ws.Signaled():
+		switch sig := ws.Signal(); sig {
+		case syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGKILL, syscall.SIGPIPE:
+			return 128 + int(sig), false
+		}
+	}
+	return exitCrash, true
+}
+
+func describeDeath(ps *os.ProcessState) string {
+	if ps == nil {
+		return "it could not be waited for"
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return "signal " + ws.Signal().String()
+	}
+	return fmt.Sprintf("exit status %d without finishing", ps.ExitCode())
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// startWaiting starts the real binary reading a trace from stdin into db,
+// and returns once its child holds the store (so it has reported its
+// command and store to the supervisor), with the child's pid.
+func startWaiting(t *testing.T, db string, args ...string) (cmd *exec.Cmd, child int, stdin io.WriteCloser, stderr *bytes.Buffer) {
+	t.Helper()
+	cmd = exec.Command(binary, append(args, "--db", db, "-")...)
+	stderr = &bytes.Buffer{}
+	cmd.Stderr = stderr
+	cmd.Stdout = io.Discard
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if child == 0 {
+			child = childOf(cmd.Process.Pid)
+		}
+		if b, _ := os.ReadFile(db + ".lock"); child != 0 && len(b) > 0 {
+			return cmd, child, stdin, stderr
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("orchstat %v never took the store's lock; stderr: %s", args, stderr)
+	return
+}
+
+// childOf is the first child process of pid, or 0.
+func childOf(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[0])
+	return n
+}
+
+func exitCode(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("orchstat did not exit")
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+// TestCrashIsNeverExitTwo: however orchstat dies (Go's fatal errors and
+// panics exit 2, as do the runtime's handlers for SIGABRT, raised by
+// DuckDB's C++ when it aborts, and SIGSEGV), check exits 3 (UNKNOWN) and
+// every other command 70, never 2, which cron reads as CRITICAL.
+func TestCrashIsNeverExitTwo(t *testing.T) {
+	for _, tc := range []struct {
+		command string
+		sig     syscall.Signal
+		want    int
+	}{
+		{"check", syscall.SIGABRT, checkUnknown},
+		{"check", syscall.SIGSEGV, checkUnknown},
+		{"check", syscall.SIGQUIT, checkUnknown}, // a goroutine dump, as a panic prints
+		{"ingest", syscall.SIGABRT, exitCrash},
+		{"report", syscall.SIGBUS, exitCrash},
+	} {
+		t.Run(tc.command+"/"+tc.sig.String(), func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "orchstat.duckdb")
+			cmd, child, stdin, stderr := startWaiting(t, db, tc.command)
+			defer stdin.Close()
+			if err := syscall.Kill(child, tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			if got := exitCode(t, cmd); got != tc.want {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", got, tc.want, stderr)
+			}
+			msg := stderr.String()
+			if !strings.Contains(msg, "internal error: orchstat "+tc.command+" crashed") || !strings.Contains(msg, "this is a bug") {
+				t.Fatalf("the crash is not explained:\n%s", msg)
+			}
+			if i := strings.Index(msg, "The crash report is in "); i >= 0 {
+				name := strings.TrimSuffix(strings.Fields(msg[i+len("The crash report is in "):])[0], ".")
+				b, err := os.ReadFile(name)
+				if err != nil || len(b) == 0 {
+					t.Errorf("the crash report %s is missing or empty: %v", name, err)
+				}
+				os.Remove(name)
+			}
+		})
+	}
+}
+
+// TestSignalsReachTheWork: a signal sent to orchstat reaches the child
+// doing the work, which stops as it always did (not as a crash), and no
+// orchstat outlives a kill -9 of the process cron started.
+func TestSignalsReachTheWork(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
+	cmd, _, stdin, stderr := startWaiting(t, db, "ingest")
+	defer stdin.Close()
+	cmd.Process.Signal(syscall.SIGTERM)
+	if got := exitCode(t, cmd); got == exitCrash || got == 2 || got == 0 {
+		t.Fatalf("exit %d after SIGTERM; stderr:\n%s", got, stderr)
+	}
+	if strings.Contains(stderr.String(), "internal error") {
+		t.Fatalf("SIGTERM taken for a crash:\n%s", stderr)
+	}
+
+	cmd, child, stdin2, _ := startWaiting(t, filepath.Join(t.TempDir(), "orchstat.duckdb"), "ingest")
+	defer stdin2.Close()
+	cmd.Process.Kill()
+	cmd.Wait()
+	deadline := time.Now().Add(30 * time.Second)
+	for syscall.Kill(child, 0) == nil {
+		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child)); strings.Contains(string(b), ") Z ") {
+			break // a zombie: dead, waiting for init to reap it
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("orchstat's child %d outlived a kill -9 of its parent", child)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestOwnStatusesPassThrough: statuses orchstat chooses, including 2 for
+// a usage error and check's own codes, are not taken for crashes.
+func TestOwnStatusesPassThrough(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"version"}, 0},
+		{[]string{"bogus"}, exitUsage},
+		{[]string{"report", "--since", "nonsense"}, exitUsage},
+		{[]string{"sql", "--db", filepath.Join(t.TempDir(), "none.duckdb"), "SELECT 1"}, exitError},
+	} {
+		cmd := exec.Command(binary, tc.args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		cmd.Run()
+		if got := cmd.ProcessState.ExitCode(); got != tc.want || strings.Contains(stderr.String(), "internal error") {
+			t.Errorf("orchstat %v: exit %d, want %d; stderr:\n%s", tc.args, got, tc.want, stderr.String())
+		}
+	}
+}
