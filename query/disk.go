@@ -60,7 +60,7 @@ func IsNoSpace(err error) bool {
 // cleaning up. It takes orchstat's lock without waiting, so it never
 // touches the files of a live process.
 func RemoveStaleTemp(db string) {
-	lk, _, err := tryLock(db + ".lock")
+	lk, _, err := tryLock(db+".lock", false)
 	if err != nil || lk == nil {
 		return
 	}

@@ -3,18 +3,26 @@ package query
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // flock is orchstat's own lock beside the database. DuckDB locks the file
 // too, but orchstat needs to know it is alone before DuckDB opens the file,
 // to deal with a crashed writer's WAL (see Open), and it records who holds
-// it so a waiting process can say.
-type flock struct{ f *os.File }
+// it so a waiting process can say. Writers hold it exclusively; readers
+// share it, as DuckDB lets any number of read-only processes open a file
+// that no process is writing.
+type flock struct {
+	f      *os.File
+	shared bool
+}
 
 // tryLock takes the lock, or returns who holds it.
-func tryLock(path string) (*flock, string, error) {
+func tryLock(path string, shared bool) (*flock, string, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		if os.IsPermission(err) {
@@ -23,7 +31,11 @@ func tryLock(path string) (*flock, string, error) {
 		}
 		return nil, "", fmt.Errorf("opening lock file: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	how := syscall.LOCK_EX
+	if shared {
+		how = syscall.LOCK_SH
+	}
+	if err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB); err != nil {
 		holder, _ := os.ReadFile(path)
 		f.Close()
 		if err == syscall.EWOULDBLOCK {
@@ -35,18 +47,144 @@ func tryLock(path string) (*flock, string, error) {
 		}
 		return nil, "", fmt.Errorf("locking %s: %w", path, err)
 	}
-	f.Truncate(0)
-	fmt.Fprintf(f, "%s\n", describeHolder(fmt.Sprint(os.Getpid()), os.Args[0]))
-	return &flock{f: f}, "", nil
+	if !shared {
+		f.Truncate(0)
+		fmt.Fprintf(f, "%s\n", describeHolder(fmt.Sprint(os.Getpid()), os.Args[0]))
+	}
+	return &flock{f: f, shared: shared}, "", nil
 }
 
 func (l *flock) unlock() {
 	if l == nil || l.f == nil {
 		return
 	}
-	l.f.Truncate(0)
+	if !l.shared {
+		l.f.Truncate(0) // only an exclusive holder wrote its name
+	}
 	syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
 	l.f.Close()
+}
+
+// ticket is a process's place in the line for the store. Without a line,
+// whoever polled the lock first after it was released got it, so a
+// process that waited longest could lose to every newcomer, and two
+// processes in a loop starved a third past its --lock-timeout. Each
+// process that opens the store first takes a ticket, a file named by the
+// time it arrived in <db>.queue, and holds a lock on the file until it
+// closes the store; it may take the store's lock only when no live ticket
+// ahead of it conflicts with it (readers do not conflict with readers).
+// A ticket whose file nobody holds locked belonged to a process that died,
+// and is removed by whoever finds it.
+type ticket struct {
+	f      *os.File
+	dir    string
+	name   string
+	shared bool
+}
+
+// enqueue takes a ticket. Where the queue cannot be written (a read-only
+// directory), it returns nil and the store's lock alone decides.
+func enqueue(db string, shared bool, now time.Time) (*ticket, error) {
+	dir := db + ".queue"
+	if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
+		if os.IsPermission(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("joining the queue for %s: %w", db, err)
+	}
+	// The ticket is locked before it takes its place, so nobody can see
+	// it unlocked and take it for a dead process's.
+	f, err := os.CreateTemp(dir, ".new-")
+	if err != nil {
+		if os.IsPermission(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("joining the queue for %s: %w", db, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("joining the queue for %s: %w", db, err)
+	}
+	fmt.Fprintf(f, "%s\n", describeHolder(fmt.Sprint(os.Getpid()), os.Args[0]))
+	mode := "w"
+	if shared {
+		mode = "r"
+	}
+	name := fmt.Sprintf("%020d-%010d-%s", now.UnixNano(), os.Getpid(), mode)
+	if err := os.Rename(f.Name(), filepath.Join(dir, name)); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("joining the queue for %s: %w", db, err)
+	}
+	return &ticket{f: f, dir: dir, name: name, shared: shared}, nil
+}
+
+// ahead names the first live ticket ahead of t that t must wait for.
+func (t *ticket) ahead() (holder string, blocked bool) {
+	if t == nil {
+		return "", false
+	}
+	es, err := os.ReadDir(t.dir)
+	if err != nil {
+		return "", false
+	}
+	names := make([]string, 0, len(es))
+	for _, e := range es {
+		n := e.Name()
+		if strings.HasPrefix(n, ".new-") {
+			// A process that died while taking its ticket; one taking it
+			// now holds it locked within microseconds.
+			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > time.Minute {
+				holds(filepath.Join(t.dir, n))
+			}
+			continue
+		}
+		if n < t.name {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		desc, live := holds(filepath.Join(t.dir, n))
+		if !live {
+			continue
+		}
+		if t.shared && strings.HasSuffix(n, "-r") {
+			continue // readers share the store
+		}
+		if desc == "" {
+			desc = "another orchstat process"
+		}
+		return desc + " (ahead in the queue)", true
+	}
+	return "", false
+}
+
+// holds reports whether a live process holds the ticket at path, with the
+// description it wrote; a dead process's ticket is removed.
+func holds(path string) (string, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false // gone already
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+		os.Remove(path)
+		return "", false
+	}
+	b := make([]byte, 512)
+	n, _ := f.Read(b)
+	return strings.TrimSpace(string(b[:n])), true
+}
+
+// leave gives up the ticket.
+func (t *ticket) leave() {
+	if t == nil {
+		return
+	}
+	os.Remove(filepath.Join(t.dir, t.name))
+	t.f.Close()
 }
 
 // heldElsewhere reports whether another process holds DuckDB's own lock on

@@ -41,6 +41,7 @@ type Store struct {
 	// unfinished work.
 	Recovered bool
 	lock      *flock
+	ticket    *ticket
 	dsn       string
 	readOnly  bool
 }
@@ -105,11 +106,30 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		// Bounded exponential backoff: the holder is usually an ingest that
 		// finishes in seconds, so poll quickly at first.
 		sleep(min(delay, opts.LockTimeout-waited))
-		delay = min(2*delay, time.Second)
+		delay = min(2*delay, 250*time.Millisecond)
 		return nil
 	}
+	// Readers share the store unless a crashed writer's log must be set
+	// aside first, which takes the store to oneself.
+	shared := opts.ReadOnly && !crashedWriter(abs)
+	tk, err := enqueue(abs, shared, now())
+	if err != nil {
+		return nil, err
+	}
+	opened := false
+	defer func() {
+		if !opened {
+			tk.leave()
+		}
+	}()
 	for {
-		lk, holder, err := tryLock(abs + ".lock")
+		if holder, blocked := tk.ahead(); blocked {
+			if err := wait(holder); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		lk, holder, err := tryLock(abs+".lock", shared)
 		if err != nil {
 			return nil, err
 		}
@@ -119,10 +139,22 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 			}
 			continue
 		}
-		recovered, err := setAsideWAL(abs)
-		if err != nil {
+		if shared && crashedWriter(abs) {
+			// A writer ahead of this reader died: queue again, alone.
 			lk.unlock()
-			return nil, err
+			tk.leave()
+			shared = false
+			if tk, err = enqueue(abs, false, now()); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		recovered := false
+		if !shared {
+			if recovered, err = setAsideWAL(abs); err != nil {
+				lk.unlock()
+				return nil, err
+			}
 		}
 		// Spill files of a process that died are never read again. The
 		// directory is rarely there, so the costlier check is rarely made.
@@ -137,7 +169,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 				lk.unlock()
 				return nil, err
 			}
-			st.lock, st.Recovered, st.dsn, st.readOnly = lk, recovered, dsn, opts.ReadOnly
+			st.lock, st.ticket, st.Recovered, st.dsn, st.readOnly = lk, tk, recovered, dsn, opts.ReadOnly
+			opened = true
 			return st, nil
 		}
 		lk.unlock()
@@ -183,6 +216,13 @@ func setAsideWAL(db string) (bool, error) {
 	}
 	os.Remove(mark)
 	return true, nil
+}
+
+// crashedWriter reports whether an orchstat writer died leaving its log.
+func crashedWriter(db string) bool {
+	_, walErr := os.Stat(db + ".wal")
+	_, markErr := os.Stat(db + ".writing")
+	return walErr == nil && markErr == nil
 }
 
 // MarkWriting records that orchstat is about to write: until the next
@@ -312,6 +352,7 @@ func (s *Store) Close() error {
 		err = e
 	}
 	s.lock.unlock()
+	s.ticket.leave()
 	return err
 }
 
