@@ -140,3 +140,47 @@ func TestDeadProcessesLeaveTheQueue(t *testing.T) {
 		t.Fatalf("tickets left behind: %v", es)
 	}
 }
+
+// TestSnapshotReadersHoldNoLock: a reader of a snapshot keeps no writer
+// waiting (a long `orchstat sql` made `check` give up), reads the store as
+// it was when it opened, and leaves no copy behind.
+func TestSnapshotReadersHoldNoLock(t *testing.T) {
+	db := newStore(t)
+	ctx := context.Background()
+	r, err := Open(ctx, db, Options{ReadOnly: true, Snapshot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := openT(t, db, false, 0)
+	if err != nil {
+		t.Fatalf("a writer waited for a snapshot reader: %v", err)
+	}
+	if _, err := w.Conn.ExecContext(ctx, `INSERT INTO meta VALUES ('written', 'after the snapshot')`); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	var n int
+	if err := r.Conn.QueryRowContext(ctx, `SELECT count(*) FROM meta WHERE key = 'written'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatal("the snapshot saw a later write")
+	}
+	r.Close()
+	if _, err := os.Stat(db + ".snapshots"); !os.IsNotExist(err) {
+		t.Fatalf("the snapshot was left behind (%v)", err)
+	}
+
+	// A reader that died leaves its copy unlocked; the next one removes it.
+	os.MkdirAll(db+".snapshots", 0o755)
+	stale := filepath.Join(db+".snapshots", "123.duckdb")
+	os.WriteFile(stale, []byte("x"), 0o644)
+	r, err = Open(ctx, db, Options{ReadOnly: true, Snapshot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Fatal("a dead reader's snapshot was not removed")
+	}
+}

@@ -29,6 +29,11 @@ type Options struct {
 	Now   func() time.Time
 	// Waiting, when set, is called once if Open has to wait for a lock.
 	Waiting func(holder string)
+	// Snapshot, for a read-only open, reads a private copy of the store
+	// taken when it was opened, so a long query holds no lock and keeps
+	// no writer waiting. Where a copy would cost too much (see
+	// takeSnapshot), the store is read in place.
+	Snapshot bool
 }
 
 // Store is an open orchstat database. DuckDB transactions belong to a
@@ -42,6 +47,7 @@ type Store struct {
 	Recovered bool
 	lock      *flock
 	ticket    *ticket
+	snapshot  *snapshot
 	dsn       string
 	readOnly  bool
 }
@@ -161,19 +167,30 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		if _, err := os.Stat(abs + ".tmp"); err == nil && !opts.ReadOnly && !heldElsewhere(abs) {
 			removeTemp(abs)
 		}
+		var snap *snapshot
+		if opts.Snapshot && opts.ReadOnly {
+			if snap = takeSnapshot(abs); snap != nil {
+				lk.unlock()
+				tk.leave()
+				lk, tk = nil, nil
+				dsn = snap.path + "?access_mode=READ_ONLY"
+			}
+		}
 		connector, err := duckdb.NewConnector(dsn, nil)
 		if err == nil {
 			st, err := open(ctx, abs, connector, opts.ReadOnly)
 			if err != nil {
 				connector.Close()
 				lk.unlock()
+				snap.remove()
 				return nil, err
 			}
-			st.lock, st.ticket, st.Recovered, st.dsn, st.readOnly = lk, tk, recovered, dsn, opts.ReadOnly
+			st.lock, st.ticket, st.snapshot, st.Recovered, st.dsn, st.readOnly = lk, tk, snap, recovered, dsn, opts.ReadOnly
 			opened = true
 			return st, nil
 		}
 		lk.unlock()
+		snap.remove()
 		// Another program (the DuckDB CLI, say) has the file open.
 		m := lockHolder.FindStringSubmatch(err.Error())
 		if m == nil {
@@ -353,6 +370,7 @@ func (s *Store) Close() error {
 	}
 	s.lock.unlock()
 	s.ticket.leave()
+	s.snapshot.remove()
 	return err
 }
 
