@@ -81,13 +81,17 @@ func supervise(args []string, stderr io.Writer) (code int, ok bool) {
 	if err != nil {
 		return 0, false
 	}
-	// Without a temporary file (a full /tmp, say) the crash report goes
-	// to standard error alone.
+	// The runtime's crash output also goes to a file that has no name
+	// until there is a crash to keep, so a supervisor killed with -9
+	// leaves nothing behind. Without one (a full /tmp, say) the report
+	// goes to standard error alone.
 	crash, _ := os.CreateTemp("", "orchstat-crash-*.txt")
+	if crash != nil {
+		os.Remove(crash.Name())
+	}
 	removeCrash := func() {
 		if crash != nil {
 			crash.Close()
-			os.Remove(crash.Name())
 		}
 	}
 	cmd := exec.Command(exe, args...)
@@ -135,13 +139,7 @@ func supervise(args []string, stderr io.Writer) (code int, ok bool) {
 	if rep.command != "" {
 		what = "orchstat " + rep.command
 	}
-	saved := ""
-	if info, err := crash.Stat(); err == nil && info.Size() > 0 {
-		saved = " The crash report is in " + crash.Name() + "."
-		crash.Close()
-	} else {
-		removeCrash()
-	}
+	defer removeCrash()
 	code = exitCrash
 	if rep.command == "check" {
 		code = checkUnknown
@@ -159,9 +157,34 @@ func supervise(args []string, stderr io.Writer) (code int, ok bool) {
 			return code, true
 		}
 	}
+	saved := ""
+	if name := keepCrashReport(crash); name != "" {
+		saved = " The crash report is in " + name + "."
+	}
 	fmt.Fprintf(stderr, "orchstat: internal error: %s crashed (%s); this is a bug in orchstat, not in your data.%s "+
 		"Nothing committed to the store is lost.\n", what, describeDeath(cmd.ProcessState), saved)
 	return code, true
+}
+
+// keepCrashReport copies what the runtime wrote to the unnamed crash file
+// into a named one, and returns its name ("" if there was nothing).
+func keepCrashReport(crash *os.File) string {
+	if crash == nil {
+		return ""
+	}
+	if info, err := crash.Stat(); err != nil || info.Size() == 0 {
+		return ""
+	}
+	out, err := os.CreateTemp("", "orchstat-crash-*.txt")
+	if err != nil {
+		return ""
+	}
+	defer out.Close()
+	if _, err := io.Copy(out, io.NewSectionReader(crash, 0, 1<<30)); err != nil {
+		os.Remove(out.Name())
+		return ""
+	}
+	return out.Name()
 }
 
 // diskFullBelow is the free space under which a crash is taken for a full
