@@ -3,6 +3,7 @@ package notify
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -177,7 +178,10 @@ func (s *Sender) expand(r *rules.Receiver, rawURL string) (*expanded, error) {
 		}
 		if u, err := url.Parse(x.url); err == nil {
 			if p, ok := u.User.Password(); ok {
-				x.secrets = append(x.secrets, p)
+				// Go's client sends user info as a Basic Authorization
+				// header, which a server may echo back.
+				x.secrets = append(x.secrets, p, u.User.String(),
+					base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+p)))
 			}
 			for _, vs := range u.Query() {
 				x.secrets = append(x.secrets, vs...)
@@ -189,15 +193,56 @@ func (s *Sender) expand(r *rules.Receiver, rawURL string) (*expanded, error) {
 			return nil, err
 		}
 		x.secrets = append(x.secrets, x.headers[k])
+		// "Bearer <token>": a server may echo the token alone.
+		for _, f := range strings.Fields(x.headers[k]) {
+			if !authSchemes[strings.ToLower(f)] {
+				x.secrets = append(x.secrets, f)
+			}
+		}
 	}
-	for _, a := range r.Argv {
+	for i, a := range r.Argv {
 		v, err := add(a)
 		if err != nil {
 			return nil, err
 		}
 		x.argv = append(x.argv, v)
+		// A program may print its arguments, tokens among them; only its
+		// name is shown.
+		if i > 0 {
+			x.secrets = append(x.secrets, v)
+		}
 	}
+	x.secrets = withEncodings(x.secrets)
 	return x, nil
+}
+
+// authSchemes are the words before a credential in an Authorization
+// header; they are not secret, and masking them would garble messages.
+var authSchemes = map[string]bool{"bearer": true, "basic": true, "token": true, "digest": true, "apikey": true}
+
+// withEncodings adds the forms a secret takes when a receiver echoes it:
+// URL-escaped (as a query value or a path), JSON-escaped (with and
+// without HTML escaping, and with an escaped slash), and Go-quoted.
+func withEncodings(secrets []string) []string {
+	out := slices.Clone(secrets)
+	for _, v := range secrets {
+		out = append(out, url.QueryEscape(v), url.PathEscape(v))
+		if b, err := json.Marshal(v); err == nil {
+			j := string(b[1 : len(b)-1])
+			out = append(out, j, strings.ReplaceAll(j, "/", `\/`))
+		}
+		var sb strings.Builder
+		enc := json.NewEncoder(&sb)
+		enc.SetEscapeHTML(false)
+		if enc.Encode(v) == nil {
+			j := strings.TrimSuffix(sb.String(), "\n")
+			out = append(out, j[1:len(j)-1])
+		}
+		q := strconv.Quote(v)
+		out = append(out, q[1:len(q)-1])
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // redact masks every secret in msg, longest first so that one secret
@@ -280,7 +325,7 @@ func (s *Sender) post(ctx context.Context, r *rules.Receiver, rawURL string, bod
 		return nil
 	}
 	e := fail(resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode >= 500,
-		"POST %s: %s: %s", redact(where, x.secrets), resp.Status, oneLine(redactCut(string(snippet), x.secrets)))
+		"POST %s: %s: %s", redact(where, x.secrets), redact(resp.Status, x.secrets), oneLine(redactCut(string(snippet), x.secrets)))
 	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
 		e.RetryAfter = time.Duration(secs) * time.Second
 	}
