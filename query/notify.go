@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -39,9 +40,10 @@ type Queued struct {
 
 // Delivery is the outcome of one check's attempts at a queued notification.
 type Delivery struct {
-	ID       int64
-	Attempts int
-	Err      string // empty when delivered
+	ID       int64     `json:"id"`
+	Attempts int       `json:"attempts"`
+	Err      string    `json:"error,omitempty"` // empty when delivered
+	At       time.Time `json:"at"`
 }
 
 // LoadNotifyGroups reads when each group was last queued, keyed by
@@ -123,25 +125,149 @@ func SaveCheck(ctx context.Context, st *Store, alerts []rules.Alert, queue []not
 	})
 }
 
-// RecordDeliveries saves a check's delivery attempts, and forgets
-// notifications delivered more than a week before now.
+// RecordDeliveries saves delivery attempts, and forgets notifications
+// delivered more than a week before now. A notification recorded as
+// delivered stays so, and is not counted again, so recording the same
+// journal twice (see FoldDeliveries) changes nothing.
 func RecordDeliveries(ctx context.Context, st *Store, ds []Delivery, now time.Time) error {
 	return st.inTransaction(ctx, "saving notification deliveries", func() error {
 		for _, d := range ds {
+			at := d.At
+			if at.IsZero() {
+				at = now
+			}
 			var delivered, lastErr any
 			if d.Err == "" {
-				delivered = now.UTC()
+				delivered = at.UTC()
 			} else {
 				lastErr = d.Err
 			}
 			if _, err := st.Conn.ExecContext(ctx, `UPDATE notifications SET attempts = attempts + ?, last_attempt_at = ?,
-				last_error = ?, delivered_at = ? WHERE id = ?`, d.Attempts, now.UTC(), lastErr, delivered, d.ID); err != nil {
+				last_error = ?, delivered_at = ? WHERE id = ? AND delivered_at IS NULL`, d.Attempts, at.UTC(), lastErr, delivered, d.ID); err != nil {
 				return err
 			}
 		}
 		_, err := st.Conn.ExecContext(ctx, `DELETE FROM notifications WHERE delivered_at < ?`, now.Add(-deliveredRetention).UTC())
 		return err
 	})
+}
+
+// CountPending is how many notifications wait to be delivered.
+func CountPending(ctx context.Context, q querier) (int, error) {
+	rs, err := q.QueryContext(ctx, `SELECT count(*) FROM notifications WHERE delivered_at IS NULL`)
+	if err != nil {
+		return 0, fmt.Errorf("reading the notification queue: %w", err)
+	}
+	defer rs.Close()
+	var n int
+	if rs.Next() {
+		if err := rs.Scan(&n); err != nil {
+			return 0, fmt.Errorf("reading the notification queue: %w", err)
+		}
+	}
+	return n, rs.Err()
+}
+
+// Delivering notifications can take as long as a receiver's timeouts, so
+// `orchstat check` does it holding no lock on the store: it writes each
+// outcome, as the receiver answers, to a journal beside the store
+// (<db>.deliveries, a JSON line each, synced), and folds the journal into
+// the notifications table afterwards, or at the next delivery should it
+// be killed first. So an acknowledged notification is never sent twice.
+// One check delivers at a time (LockDeliveries), and only the holder of
+// that lock appends to the journal or folds it.
+
+// DeliveryJournal appends delivery outcomes to the journal.
+type DeliveryJournal struct{ f *os.File }
+
+// OpenDeliveryJournal opens the journal of the store at db for appending.
+func OpenDeliveryJournal(db string) (*DeliveryJournal, error) {
+	f, err := os.OpenFile(db+".deliveries", os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the delivery journal: %w", err)
+	}
+	return &DeliveryJournal{f: f}, nil
+}
+
+// Record writes d and syncs it: once Record returns, a later check knows.
+func (j *DeliveryJournal) Record(d Delivery) error {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	if _, err := j.f.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("writing the delivery journal: %w", err)
+	}
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("writing the delivery journal: %w", err)
+	}
+	return nil
+}
+
+func (j *DeliveryJournal) Close() error { return j.f.Close() }
+
+// FoldDeliveries records the journal's outcomes in the store, then empties
+// the journal. A line cut short by a crash is ignored: its delivery is
+// tried again. The caller holds LockDeliveries.
+func FoldDeliveries(ctx context.Context, st *Store, now time.Time) error {
+	path := st.Path + ".deliveries"
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) || (err == nil && len(b) == 0) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the delivery journal: %w", err)
+	}
+	var ds []Delivery
+	for _, line := range strings.Split(string(b), "\n") {
+		var d Delivery
+		if line != "" && json.Unmarshal([]byte(line), &d) == nil && d.ID > 0 {
+			ds = append(ds, d)
+		}
+	}
+	if err := RecordDeliveries(ctx, st, ds, now); err != nil {
+		return err
+	}
+	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("emptying the delivery journal: %w", err)
+	}
+	return nil
+}
+
+// LockDeliveries makes this process the one delivering notifications for
+// the store at db, waiting up to timeout for another that is. The store
+// itself is not locked: the caller must not hold the store while it
+// waits here (a delivering check opens the store while holding this).
+func LockDeliveries(ctx context.Context, db string, timeout time.Duration) (release func(), err error) {
+	deadline := time.Now().Add(timeout)
+	delay := 10 * time.Millisecond
+	for {
+		lk, holder, err := tryLock(db+".deliver.lock", false)
+		if err != nil {
+			return nil, err
+		}
+		if lk != nil {
+			return lk.unlock, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("notifications for %s are being delivered by %s; gave up after %s", db, holder, timeout)
+		}
+		if err := sleepCtx(ctx, delay); err != nil {
+			return nil, err
+		}
+		delay = min(2*delay, 250*time.Millisecond)
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // inTransaction runs f in a transaction, committed and checkpointed when f

@@ -97,7 +97,11 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer st.Close()
+	defer func() {
+		if st != nil {
+			st.Close()
+		}
+	}()
 	if unread {
 		return 0, fmt.Errorf("some files could not be read (named above)")
 	}
@@ -105,9 +109,9 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	ev, err := evalRules(ctx, st.Conn, rf, prev, now)
-	if err != nil {
-		return 0, err
+	ev := evalRules(ctx, st.Conn, rf, prev, now)
+	for _, f := range ev.failures {
+		fmt.Fprintf(o.g.io.Err, "orchstat: rule %s: %v\n", f.rule, f.err)
 	}
 	rows, prom, code := ev.rows, ev.prom, ev.code
 	groups, err := query.LoadNotifyGroups(ctx, st.Conn)
@@ -118,15 +122,27 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 	if err := query.SaveCheck(ctx, st, ev.alerts, queue, groups, now); err != nil {
 		return 0, err
 	}
-	sent, kept, err := deliver(ctx, o, st, rf, refresh, now)
+	pending, err := query.CountPending(ctx, st.Conn)
 	if err != nil {
 		return 0, err
+	}
+	// Receivers can take as long as their timeouts, so the store is let go
+	// before delivering: nobody waits on a slow webhook to read or write it.
+	db := st.Path
+	st.Close()
+	st = nil
+	var sent []notifyRow
+	kept := pending
+	if pending > 0 || len(refresh) > 0 {
+		if sent, kept, err = deliver(ctx, o, db, rf, refresh, now); err != nil {
+			return 0, err
+		}
 	}
 	if o.Textfile != "" {
 		prom = append(prom,
 			reports.PromSample{Name: "notifications_queued", Help: "Notifications not yet delivered, kept for the next check.", Value: float64(kept)},
 			reports.PromSample{Name: "check_timestamp_seconds", Help: "When orchstat check last evaluated the rules.", Value: float64(now.UnixMilli()) / 1000},
-			reports.PromSample{Name: "check_status", Help: "orchstat check's exit status: 0 OK, 1 warning, 2 critical.", Value: float64(code)})
+			reports.PromSample{Name: "check_status", Help: "orchstat check's exit status: 0 OK, 1 warning, 2 critical, 3 unknown (a rule failed).", Value: float64(code)})
 		if err := reports.WriteTextfile(o.Textfile, prom); err != nil {
 			return 0, err
 		}
@@ -143,10 +159,28 @@ var newSender = func(now func() time.Time) *notify.Sender {
 }
 
 // deliver sends the queued notifications and this check's Alertmanager
-// refreshes, saves how each went, and returns them for output with the
-// number still queued. Failures are reported on stderr, with no secrets.
-func deliver(ctx context.Context, o *checkOptions, st *query.Store, rf *rules.File, refresh []notify.Notification, now time.Time) ([]notifyRow, int, error) {
-	pending, err := query.PendingNotifications(ctx, st.Conn)
+// refreshes, and returns how each went, with the number still queued.
+// It holds no lock on the store while receivers answer: as one
+// delivering check at a time, it reads the queue, lets the store go, and
+// journals each outcome as it comes (see query.FoldDeliveries), so a
+// check killed mid-delivery never has an acknowledged notification sent
+// again. Failures are reported on stderr, with no secrets.
+func deliver(ctx context.Context, o *checkOptions, db string, rf *rules.File, refresh []notify.Notification, now time.Time) ([]notifyRow, int, error) {
+	release, err := query.LockDeliveries(ctx, db, o.g.lockTimeout)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer release()
+	st, err := o.g.open(ctx, db, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	err = query.FoldDeliveries(ctx, st, now)
+	var pending []query.Queued
+	if err == nil {
+		pending, err = query.PendingNotifications(ctx, st.Conn)
+	}
+	st.Close()
 	if err != nil {
 		return nil, 0, err
 	}
@@ -162,8 +196,22 @@ func deliver(ctx context.Context, o *checkOptions, st *query.Store, rf *rules.Fi
 	if len(items) == 0 {
 		return nil, 0, nil
 	}
-	results := newSender(o.g.io.Now).Flush(ctx, rf.Receivers, items)
-	var ds []query.Delivery
+	journal, err := query.OpenDeliveryJournal(db)
+	if err != nil {
+		return nil, 0, err
+	}
+	var journalErr error
+	results := newSender(o.g.io.Now).Flush(ctx, rf.Receivers, items, func(r notify.Result) {
+		if r.ID == 0 || journalErr != nil {
+			return
+		}
+		d := query.Delivery{ID: r.ID, Attempts: r.Attempts, At: o.g.io.Now().UTC()}
+		if r.Err != nil {
+			d.Err = r.Err.Error()
+		}
+		journalErr = journal.Record(d)
+	})
+	journal.Close()
 	var rows []notifyRow
 	kept := 0
 	for _, r := range results {
@@ -182,12 +230,17 @@ func deliver(ctx context.Context, o *checkOptions, st *query.Store, rf *rules.Fi
 			}
 			fmt.Fprintf(o.g.io.Err, "orchstat: notification (%s, %s) %s: %v\n", r.Message.Status, r.Message.GroupKey, what, r.Err)
 		}
-		if r.ID > 0 {
-			ds = append(ds, query.Delivery{ID: r.ID, Attempts: r.Attempts, Err: row.Error})
-		}
 		rows = append(rows, row)
 	}
-	return rows, kept, query.RecordDeliveries(ctx, st, ds, now)
+	if journalErr != nil {
+		return rows, kept, journalErr
+	}
+	st, err = o.g.open(ctx, db, false)
+	if err != nil {
+		return rows, kept, fmt.Errorf("%w (the deliveries are journaled; the next check records them)", err)
+	}
+	defer st.Close()
+	return rows, kept, query.FoldDeliveries(ctx, st, now)
 }
 
 // notifyRow is one notification check delivered or tried to.
@@ -242,9 +295,10 @@ type checkRow struct {
 	ActiveSince *time.Time        `json:"active_since,omitempty"`
 	Changed     string            `json:"changed,omitempty"` // this check's transition, as from→to
 	NoData      bool              `json:"no_data,omitempty"`
+	Error       string            `json:"error,omitempty"` // the rule could not be evaluated or annotated
 }
 
-var statusNames = map[int]string{checkOK: "OK", checkWarning: "WARNING", checkCritical: "CRITICAL"}
+var statusNames = map[int]string{checkOK: "OK", checkWarning: "WARNING", checkCritical: "CRITICAL", checkUnknown: "UNKNOWN"}
 
 func renderCheck(io *IO, rows []checkRow, sent []notifyRow, f reports.Format, code int) error {
 	if f == reports.FormatJSON {
@@ -296,37 +350,51 @@ func renderCheck(io *IO, rows []checkRow, sent []notifyRow, f reports.Format, co
 
 // evaluation is one evaluation of every rule.
 type evaluation struct {
-	alerts []rules.Alert
-	rows   []checkRow
-	prom   []reports.PromSample
-	code   int // the exit status it calls for
-	notify []notify.Evaluated
+	alerts   []rules.Alert
+	rows     []checkRow
+	prom     []reports.PromSample
+	code     int // the exit status it calls for
+	notify   []notify.Evaluated
+	failures []ruleFailure
+}
+
+// ruleFailure is a rule that could not be evaluated, or whose annotations
+// could not be rendered.
+type ruleFailure struct {
+	rule string
+	err  error
 }
 
 // evalRules evaluates every rule at now, advancing the alerts of the last
 // evaluation. It reads the store and nothing else.
-func evalRules(ctx context.Context, q query.Querier, rf *rules.File, prev map[string][]rules.Alert, now time.Time) (evaluation, error) {
+//
+// A rule's failure is that rule's: the other rules are evaluated, shown
+// and notified as usual. A rule whose samples or condition fail keeps its
+// alerts as they were; one whose annotations fail still advances its
+// alerts and notifies, with the error in place of its annotations, so a
+// firing alert is never hidden by a typo in its template. The exit status
+// is CRITICAL when a critical alert fires, else UNKNOWN when a rule
+// failed, else WARNING or OK.
+func evalRules(ctx context.Context, q query.Querier, rf *rules.File, prev map[string][]rules.Alert, now time.Time) evaluation {
 	var ev evaluation
 	code := checkOK
 	var all []rules.Alert
 	var rows []checkRow
 	var prom []reports.PromSample
 	sampler := query.NewSampler(q, now)
+	fail := func(r *rules.Rule, err error) {
+		ev.failures = append(ev.failures, ruleFailure{rule: r.Name, err: err})
+	}
 	for _, r := range rf.Rules {
-		samples, err := sampler.Samples(ctx, r)
+		samples, obs, noData, err := observe(ctx, sampler, r)
 		if err != nil {
-			return ev, err
+			fail(r, err)
+			all = append(all, prev[r.Name]...)
+			rows = append(rows, checkRow{Rule: r.Name, Severity: r.Severity, State: "error", Error: err.Error()})
+			continue
 		}
-		var obs []rules.Observation
-		noData := true
 		for _, s := range samples {
 			prom = append(prom, ruleSamples(r, s)...)
-			holds, err := r.Holds(s)
-			if err != nil {
-				return ev, err
-			}
-			noData = noData && s.Value == nil
-			obs = append(obs, rules.Observation{Sample: s, Holds: holds})
 		}
 		spec := rules.Spec{Rule: r.Name, For: r.For, KeepFiringFor: r.KeepFiringFor}
 		next, changes := rules.Eval(spec, prev[r.Name], obs, noData, now)
@@ -338,6 +406,7 @@ func evalRules(ctx context.Context, q query.Querier, rf *rules.File, prev map[st
 		if noData {
 			rows = append(rows, checkRow{Rule: r.Name, Severity: r.Severity, State: "no data"})
 		}
+		annotateFailed := false
 		for _, a := range next {
 			row := checkRow{Rule: r.Name, Severity: r.Severity, State: a.State.String(), Labels: a.Labels,
 				Value: a.Value, Numerator: a.Numerator, Denominator: a.Denominator, NoData: a.NoData}
@@ -352,7 +421,12 @@ func evalRules(ctx context.Context, q query.Querier, rf *rules.File, prev map[st
 			if a.State == rules.StateFiring || a.State == rules.StateResolved {
 				ann, err := r.Annotate(rules.Sample{Value: a.Value, Numerator: a.Numerator, Denominator: a.Denominator, Labels: a.Labels})
 				if err != nil {
-					return ev, err
+					if !annotateFailed {
+						fail(r, err)
+						annotateFailed = true
+					}
+					row.Error = err.Error()
+					ann = map[string]string{"annotation_error": err.Error()}
 				}
 				ev.notify = append(ev.notify, notify.Evaluated{Rule: r, Alert: a, Annotations: ann,
 					Changed: ok && (c.To == rules.StateResolved || c.From != rules.StateFiring)})
@@ -375,6 +449,27 @@ func evalRules(ctx context.Context, q query.Querier, rf *rules.File, prev map[st
 			}
 		}
 	}
+	if len(ev.failures) > 0 && code != checkCritical {
+		code = checkUnknown
+	}
 	ev.alerts, ev.rows, ev.prom, ev.code = all, rows, prom, code
-	return ev, nil
+	return ev
+}
+
+// observe takes a rule's samples and decides where its condition holds.
+func observe(ctx context.Context, sampler *query.Sampler, r *rules.Rule) (samples []rules.Sample, obs []rules.Observation, noData bool, err error) {
+	samples, err = sampler.Samples(ctx, r)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	noData = true
+	for _, s := range samples {
+		holds, err := r.Holds(s)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		noData = noData && s.Value == nil
+		obs = append(obs, rules.Observation{Sample: s, Holds: holds})
+	}
+	return samples, obs, noData, nil
 }

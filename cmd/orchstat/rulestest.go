@@ -399,9 +399,10 @@ func runRuleTest(ctx context.Context, lf *loadedTestFile, i int) (string, error)
 				}
 			}
 		}
-		ev, err := evalRules(ctx, st.Conn, lf.rf, prev, now)
-		if err != nil {
-			return "", fmt.Errorf("evaluation at %s: %w", want.At, err)
+		ev := evalRules(ctx, st.Conn, lf.rf, prev, now)
+		if len(ev.failures) > 0 {
+			f := ev.failures[0]
+			return "", fmt.Errorf("evaluation at %s: rule %s: %w", want.At, f.rule, f.err)
 		}
 		// Thread the alerts on, by rule, as check does through the store.
 		prev = map[string][]rules.Alert{}

@@ -28,7 +28,10 @@ type Result struct {
 // back untried, so a receiver never gets a resolution before the firing
 // it resolves. Items for receivers that are not in receivers (removed from
 // the rule file) fail without an attempt and stay queued.
-func (s *Sender) Flush(ctx context.Context, receivers []*rules.Receiver, items []Item) []Result {
+//
+// done, when set, is called with each result as soon as it is known, so a
+// caller can record an acknowledgement before the next item is tried.
+func (s *Sender) Flush(ctx context.Context, receivers []*rules.Receiver, items []Item, done func(Result)) []Result {
 	byName := map[string]*rules.Receiver{}
 	for _, r := range receivers {
 		byName[r.Name] = r
@@ -50,6 +53,9 @@ func (s *Sender) Flush(ctx context.Context, receivers []*rules.Receiver, items [
 		}
 		if res.Err != nil {
 			failed[it.Receiver] = true
+		}
+		if done != nil {
+			done(res)
 		}
 		out = append(out, res)
 	}

@@ -270,7 +270,7 @@ func TestFlushOrder(t *testing.T) {
 	res := s.Flush(context.Background(), recvs, []Item{
 		{ID: 1, Receiver: "bad", Message: m}, {ID: 2, Receiver: "good", Message: m},
 		{ID: 3, Receiver: "bad", Message: m}, {ID: 4, Receiver: "gone", Message: m}, {ID: 5, Receiver: "good", Message: m},
-	})
+	}, nil)
 	var got []string
 	for _, r := range res {
 		st := "ok"
