@@ -14,10 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/expr-lang/expr"
 	exprast "github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/file"
-	"github.com/expr-lang/expr/vm"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
 
@@ -55,7 +53,7 @@ type Rule struct {
 	Labels      map[string]string
 	Annotations map[string]string
 
-	program   *vm.Program
+	cond      *condition
 	templates map[string]*template.Template
 }
 
@@ -106,6 +104,17 @@ func Parse(path string, data []byte) (*File, error) {
 	return f, nil
 }
 
+// Load reads and parses the rule file at path. It reads at most
+// yamlast.MaxFileSize bytes whatever path is (a device, a pipe), and
+// refuses a directory or a larger file with an error naming it.
+func Load(path string) (*File, error) {
+	data, err := yamlast.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
 func plural(n int) string {
 	if n == 1 {
 		return ""
@@ -125,11 +134,18 @@ func (r *Rule) Holds(s Sample) (bool, error) {
 	if s.Value == nil {
 		return false, nil
 	}
-	out, err := expr.Run(r.program, r.env(s))
+	if r.cond == nil {
+		return false, fmt.Errorf("rule %q: has no compiled condition", r.Name)
+	}
+	out, err := r.cond.run(r.env(s))
 	if err != nil {
 		return false, fmt.Errorf("rule %q: %v", r.Name, err)
 	}
-	return out.(bool), nil
+	b, ok := out.(bool)
+	if !ok {
+		return false, fmt.Errorf("rule %q: condition gave %T, not a boolean", r.Name, out)
+	}
+	return b, nil
 }
 
 func (r *Rule) env(s Sample) Env {
@@ -149,20 +165,136 @@ func (r *Rule) env(s Sample) Env {
 	return env
 }
 
-// Annotate expands the rule's annotation templates for s.
-func (r *Rule) Annotate(s Sample) (map[string]string, error) {
+// Annotate expands the rule's annotation templates for s. It never
+// panics, and an annotation that would expand past MaxAnnotation bytes is
+// an error naming the rule.
+func (r *Rule) Annotate(s Sample) (out map[string]string, err error) {
 	env := r.env(s)
 	data := TemplateData{Value: env.Value, Numerator: env.Numerator, Denominator: env.Denominator,
 		Threshold: env.Threshold, Labels: env.Labels}
-	out := make(map[string]string, len(r.templates))
+	out = make(map[string]string, len(r.templates))
 	for k, t := range r.templates {
-		var b strings.Builder
-		if err := t.Execute(&b, data); err != nil {
+		text, err := expand(t, data)
+		if err != nil {
 			return nil, fmt.Errorf("rule %q: annotation %s: %v", r.Name, k, err)
 		}
-		out[k] = b.String()
+		out[k] = text
 	}
 	return out, nil
+}
+
+// MaxAnnotation caps the text one annotation expands to, and what any
+// one function in it (printf, print, js, ...) may build.
+const MaxAnnotation = 64 << 10
+
+// expand runs t on data into at most MaxAnnotation bytes. text/template
+// turns most panics into errors but lets runtime errors through; this
+// turns those into errors too.
+func expand(t *template.Template, data TemplateData) (text string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			text, err = "", fmt.Errorf("template failed: %v", r)
+		}
+	}()
+	w := &limitedBuilder{}
+	if err := t.Execute(w, data); err != nil {
+		return "", err
+	}
+	return w.String(), nil
+}
+
+var errTooLong = fmt.Errorf("expands to more than %d bytes (64 KiB)", MaxAnnotation)
+
+// limitedBuilder is a strings.Builder that refuses to grow past
+// MaxAnnotation, which stops the template.
+type limitedBuilder struct{ strings.Builder }
+
+func (b *limitedBuilder) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > MaxAnnotation {
+		return 0, errTooLong
+	}
+	return b.Builder.Write(p)
+}
+
+// templateFuncs replace text/template's functions that build text with
+// ones that refuse, before building, text past MaxAnnotation: the writer
+// sees text only once a function has built all of it, and printf
+// "%0999999999d" builds a gigabyte.
+var templateFuncs = template.FuncMap{
+	"printf": func(format string, args ...any) (string, error) {
+		if err := fitsAnnotation(len(format)+formatWidths(format), args, 1); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf(format, args...), nil
+	},
+	"print": func(args ...any) (string, error) {
+		if err := fitsAnnotation(0, args, 1); err != nil {
+			return "", err
+		}
+		return fmt.Sprint(args...), nil
+	},
+	"println": func(args ...any) (string, error) {
+		if err := fitsAnnotation(len(args)+1, args, 1); err != nil {
+			return "", err
+		}
+		return fmt.Sprintln(args...), nil
+	},
+	"html":     escaper(template.HTMLEscaper, 6),
+	"js":       escaper(template.JSEscaper, 6),
+	"urlquery": escaper(template.URLQueryEscaper, 3),
+}
+
+func escaper(f func(...any) string, grow int) func(...any) (string, error) {
+	return func(args ...any) (string, error) {
+		if err := fitsAnnotation(0, args, grow); err != nil {
+			return "", err
+		}
+		return f(args...), nil
+	}
+}
+
+// fitsAnnotation checks that base bytes and args printed, each byte
+// growing up to grow times, fit in MaxAnnotation. Templates see numbers,
+// text and the labels, so that is all it needs to size.
+func fitsAnnotation(base int, args []any, grow int) error {
+	n := base
+	for _, a := range args {
+		switch v := a.(type) {
+		case string:
+			n += len(v) * grow
+		case map[string]string:
+			for k, s := range v {
+				n += (len(k) + len(s) + 2) * grow
+			}
+		default:
+			n += 32 * grow
+		}
+		if n > MaxAnnotation {
+			return errTooLong
+		}
+	}
+	return nil
+}
+
+// formatWidths adds up the widths and precisions written in a printf
+// format (%08.3f: 11), which pad the text that much.
+func formatWidths(format string) int {
+	n, num := 0, 0
+	for i := 0; i < len(format); i++ {
+		c := format[i]
+		if c >= '0' && c <= '9' {
+			if num < MaxAnnotation {
+				num = num*10 + int(c-'0')
+			}
+			continue
+		}
+		n += num
+		num = 0
+		if n > MaxAnnotation {
+			break
+		}
+	}
+	return n + num
 }
 
 // Problem is one thing wrong with a rule file, at the key or value that is
@@ -222,7 +354,15 @@ type checker struct {
 	lines    []string
 	rd       yamlast.Reader
 	problems []Problem
+	dropped  int // problems past maxProblems
 }
+
+// count is the problems found so far, listed or not.
+func (c *checker) count() int { return len(c.problems) + c.dropped }
+
+// maxProblems caps the problems listed for one file: a file of 500,000
+// bad rules would otherwise print 500,000 lines.
+const maxProblems = 100
 
 // maxMerges caps the mappings merged in with <<: aliases can make their
 // number grow exponentially with the file's size.
@@ -292,6 +432,10 @@ func check(path string, data []byte) (*File, []Problem) {
 			}
 			return a.Column - b.Column
 		})
+		if c.dropped > 0 {
+			c.problems = append(c.problems, Problem{File: c.path,
+				Message: fmt.Sprintf("%d more problem%s not listed; fix these first", c.dropped, plural(c.dropped))})
+		}
 		return nil, c.problems
 	}
 	return f, nil
@@ -308,6 +452,10 @@ func (c *checker) add(n ast.Node, rule, field, format string, args ...any) {
 }
 
 func (c *checker) addAt(line, col int, rule, field, format string, args ...any) {
+	if len(c.problems) >= maxProblems {
+		c.dropped++
+		return
+	}
 	c.problems = append(c.problems, Problem{File: c.path, Line: line, Column: col, Rule: rule, Field: field,
 		Message: fmt.Sprintf(format, args...)})
 }
@@ -381,7 +529,7 @@ func (c *checker) rules(n ast.Node) []*Rule {
 
 // rule checks one rule and builds it; nil when it has problems.
 func (c *checker) rule(index int, raw ast.Node, names map[string]int) *Rule {
-	before := len(c.problems)
+	before := c.count()
 	entries, ok := c.mapping(raw, "", "", fmt.Sprintf("rule %d is not a mapping of fields", index))
 	if !ok {
 		return nil
@@ -462,7 +610,7 @@ func (c *checker) rule(index int, raw ast.Node, names map[string]int) *Rule {
 		}
 	}
 	if e, ok := fields["condition"]; ok {
-		r.Condition, r.program = c.condition(rn, e, r.Threshold != nil)
+		r.Condition, r.cond = c.condition(rn, e, r.Threshold, r.By, hasSQL)
 	} else {
 		c.add(raw, rn, "", "condition is required")
 	}
@@ -501,9 +649,9 @@ func (c *checker) rule(index int, raw ast.Node, names map[string]int) *Rule {
 	}
 	if e, ok := fields["annotations"]; ok {
 		r.Annotations = c.stringMap(rn, "annotations", e)
-		r.templates = c.templates(rn, e)
+		r.templates = c.templates(rn, e, r.Threshold, r.By, hasSQL)
 	}
-	if len(c.problems) > before {
+	if c.count() > before {
 		return nil
 	}
 	return r
@@ -511,9 +659,9 @@ func (c *checker) rule(index int, raw ast.Node, names map[string]int) *Rule {
 
 // entriesQuiet reads a mapping already checked, without reporting again.
 func entriesQuiet(c *checker, n ast.Node) []entry {
-	saved := c.problems
+	saved, dropped := c.problems, c.dropped
 	es, _ := c.mapping(n, "", "", "")
-	c.problems = saved
+	c.problems, c.dropped = saved, dropped
 	return es
 }
 
@@ -710,14 +858,14 @@ func sqlCode(q string) (string, []int) {
 
 // condition compiles the expression, reporting errors where they are in
 // the file.
-func (c *checker) condition(rn string, e entry, hasThreshold bool) (string, *vm.Program) {
+func (c *checker) condition(rn string, e entry, threshold *float64, by []string, isSQL bool) (string, *condition) {
 	s, ok := yamlast.Scalar(e.Value)
 	if !ok || strings.TrimSpace(s) == "" {
 		c.add(e.Raw, rn, "condition", "must be an expression, such as value > threshold && denominator >= 20")
 		return "", nil
 	}
 	uses := &identifiers{}
-	p, err := expr.Compile(s, expr.Env(Env{}), expr.AsBool(), expr.Patch(uses))
+	p, err := compileCondition(s, uses)
 	if err != nil {
 		var fe *file.Error
 		msg := err.Error()
@@ -729,10 +877,72 @@ func (c *checker) condition(rn string, e entry, hasThreshold bool) (string, *vm.
 		c.addAt(line, col, rn, "condition", "%s (conditions see value, numerator, denominator, threshold and labels)", msg)
 		return s, nil
 	}
-	if uses.names["threshold"] && !hasThreshold {
+	if uses.names["threshold"] && threshold == nil {
 		c.add(e.Raw, rn, "condition", "uses threshold, but the rule sets none (it would be 0)")
 	}
+	if msg := probeCondition(p, threshold, by, isSQL); msg != "" {
+		c.add(e.Raw, rn, "condition", "%s", msg)
+		return s, nil
+	}
 	return s, p
+}
+
+// samples are what rules check evaluates conditions and templates on:
+// values none, small and large, and the rule's labels with a word, a
+// number and nothing as their values.
+func samples(threshold *float64, by []string) []Sample {
+	var out []Sample
+	for _, word := range []string{"sample", "1", ""} {
+		labels := make(map[string]string, len(by))
+		for _, l := range by {
+			labels[l] = word
+		}
+		for _, v := range []float64{0, 0.5, 1, 1e6} {
+			num, den := v*10, 10.0
+			out = append(out, Sample{Value: &v, Numerator: &num, Denominator: &den, Labels: labels})
+		}
+	}
+	if threshold != nil {
+		t := *threshold
+		out = append(out, Sample{Value: &t, Labels: map[string]string{}})
+	}
+	return out
+}
+
+// probeCondition evaluates the condition on the samples, as rules check
+// can before a check does. A condition past its bounds on any sample is
+// wrong; one that fails on every sample would fail at every check. A
+// failure on some samples only may be the data's (int(labels.n) of a
+// label that is not a number), so it is left to the check, and so is
+// every failure of a sql rule, whose labels are its query's columns,
+// which the samples cannot know.
+func probeCondition(p *condition, threshold *float64, by []string, isSQL bool) string {
+	r := &Rule{Threshold: threshold, cond: p}
+	var first error
+	failed := 0
+	all := samples(threshold, by)
+	for _, s := range all {
+		_, err := p.run(r.env(s))
+		var be *BudgetError
+		if errors.As(err, &be) {
+			return fmt.Sprintf("%s (on sample data: value %g, labels %v)", be.Msg, *s.Value, s.Labels)
+		}
+		if err != nil {
+			failed++
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	if failed == len(all) && !isSQL {
+		msg := first.Error()
+		var fe *file.Error
+		if errors.As(first, &fe) {
+			msg = fe.Message
+		}
+		return "fails on every sample value and label: " + msg
+	}
+	return ""
 }
 
 type identifiers struct{ names map[string]bool }
@@ -807,7 +1017,7 @@ func (c *checker) valuePos(e entry, s string, at int) (int, int) {
 	return line, col
 }
 
-func (c *checker) templates(rn string, e entry) map[string]*template.Template {
+func (c *checker) templates(rn string, e entry, threshold *float64, by []string, isSQL bool) map[string]*template.Template {
 	entries := entriesQuiet(c, e.Value)
 	out := map[string]*template.Template{}
 	for _, kv := range entries {
@@ -816,7 +1026,7 @@ func (c *checker) templates(rn string, e entry) map[string]*template.Template {
 			continue // already reported
 		}
 		field := "annotations." + kv.Key
-		t, err := template.New(kv.Key).Parse(s)
+		t, err := template.New(kv.Key).Funcs(templateFuncs).Parse(s)
 		if err == nil {
 			if bad, msg := boundedTemplate(t.Tree.Root); bad != nil {
 				// In text/template's own error format, so templateError can
@@ -830,10 +1040,49 @@ func (c *checker) templates(rn string, e entry) map[string]*template.Template {
 			c.addAt(line, col, rn, field, "%s (templates see .Value, .Numerator, .Denominator, .Threshold and .Labels)", msg)
 			continue
 		}
+		if msg := probeTemplate(t, threshold, by, isSQL); msg != "" {
+			c.add(kv.Raw, rn, field, "%s", msg)
+			continue
+		}
 		out[kv.Key] = t
 	}
 	return out
 }
+
+// probeTemplate expands t on sample data as a check would: the rule's by
+// labels present, values zero and not. A template that fails there
+// (index .Labels.provider 99) would fail at every check that fires it.
+// The failure of labels that are empty or absent is left to the data,
+// and so is every failure of a sql rule but its size: its labels are its
+// query's columns, which the samples cannot know.
+func probeTemplate(t *template.Template, threshold *float64, by []string, isSQL bool) string {
+	r := &Rule{Threshold: threshold}
+	for _, s := range samples(threshold, by) {
+		if len(by) > 0 && s.Labels[by[0]] != "sample" {
+			continue
+		}
+		env := r.env(s)
+		_, err := expand(t, TemplateData{Value: env.Value, Numerator: env.Numerator, Denominator: env.Denominator,
+			Threshold: env.Threshold, Labels: env.Labels})
+		if err != nil && (!isSQL || errors.Is(err, errTooLong)) {
+			return fmt.Sprintf("fails on sample data (value %g, labels %v): %v", env.Value, s.Labels, templateMessage(err))
+		}
+	}
+	return ""
+}
+
+// templateMessage is a template execution error without text/template's
+// "template: name:1:3: executing ..." prefix, which names a place in the
+// value rather than the file.
+func templateMessage(err error) string {
+	msg := err.Error()
+	if m := execErrRe.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	return msg
+}
+
+var execErrRe = regexp.MustCompile(`^template: .*?: executing "[^"]*" at <[^>]*>: (.*)$`)
 
 var templateErrRe = regexp.MustCompile(`^template: [^:]*:(\d+)(?::(\d+))?: (.*)$`)
 
@@ -864,12 +1113,21 @@ func (c *checker) templateError(kv entry, s string, err error) (int, int, string
 	return line, col, msg
 }
 
-// boundedTemplate checks an annotation template without running it: it may
-// use only the documented fields, range only over .Labels, and no
-// {{template}} or {{define}}, so expanding it always ends quickly. Running
-// it to check it would let {{range 99999999999}} hang orchstat. It returns
-// the offending node and why.
-func boundedTemplate(n parse.Node) (parse.Node, string) {
+// boundedTemplate checks an annotation template before it is run: it may
+// use only the documented fields, range only over .Labels and at most
+// maxRangeNesting deep, and no {{template}}, {{define}} or call, so
+// expanding it always ends quickly, and templateFuncs and MaxAnnotation
+// bound what it builds. Only then is it safe to run it on sample data;
+// {{range 99999999999}} would hang orchstat, and so would ranges over the
+// labels nested with {{with $}} a thousand deep. It returns the offending
+// node and why.
+func boundedTemplate(n parse.Node) (parse.Node, string) { return boundedIn(n, 0) }
+
+// maxRangeNesting bounds the ranges inside ranges: each multiplies the
+// work by the number of labels.
+const maxRangeNesting = 2
+
+func boundedIn(n parse.Node, ranges int) (parse.Node, string) {
 	switch n := n.(type) {
 	case nil, *parse.TextNode, *parse.BreakNode, *parse.ContinueNode, *parse.CommentNode:
 		return nil, ""
@@ -878,7 +1136,7 @@ func boundedTemplate(n parse.Node) (parse.Node, string) {
 			return nil, ""
 		}
 		for _, c := range n.Nodes {
-			if bad, msg := boundedTemplate(c); bad != nil {
+			if bad, msg := boundedIn(c, ranges); bad != nil {
 				return bad, msg
 			}
 		}
@@ -886,9 +1144,9 @@ func boundedTemplate(n parse.Node) (parse.Node, string) {
 	case *parse.ActionNode:
 		return boundedPipe(n.Pipe)
 	case *parse.IfNode:
-		return boundedBranch(&n.BranchNode)
+		return boundedBranch(&n.BranchNode, ranges)
 	case *parse.WithNode:
-		return boundedBranch(&n.BranchNode)
+		return boundedBranch(&n.BranchNode, ranges)
 	case *parse.RangeNode:
 		ok := len(n.Pipe.Cmds) == 1 && len(n.Pipe.Cmds[0].Args) == 1
 		if ok {
@@ -898,7 +1156,10 @@ func boundedTemplate(n parse.Node) (parse.Node, string) {
 		if !ok {
 			return n, "range may only go over .Labels"
 		}
-		return boundedBranch(&n.BranchNode)
+		if ranges >= maxRangeNesting {
+			return n, fmt.Sprintf("ranges may nest at most %d deep", maxRangeNesting)
+		}
+		return boundedBranch(&n.BranchNode, ranges+1)
 	case *parse.TemplateNode:
 		return n, "{{template}} is not allowed in annotations"
 	default:
@@ -906,14 +1167,14 @@ func boundedTemplate(n parse.Node) (parse.Node, string) {
 	}
 }
 
-func boundedBranch(b *parse.BranchNode) (parse.Node, string) {
+func boundedBranch(b *parse.BranchNode, ranges int) (parse.Node, string) {
 	if bad, msg := boundedPipe(b.Pipe); bad != nil {
 		return bad, msg
 	}
-	if bad, msg := boundedTemplate(b.List); bad != nil {
+	if bad, msg := boundedIn(b.List, ranges); bad != nil {
 		return bad, msg
 	}
-	return boundedTemplate(b.ElseList)
+	return boundedIn(b.ElseList, ranges)
 }
 
 var templateFields = map[string]bool{"Value": true, "Numerator": true, "Denominator": true, "Threshold": true, "Labels": true}
@@ -928,6 +1189,10 @@ func boundedPipe(p *parse.PipeNode) (parse.Node, string) {
 			case *parse.FieldNode:
 				if !templateFields[a.Ident[0]] {
 					return a, "unknown field ." + a.Ident[0]
+				}
+			case *parse.IdentifierNode:
+				if a.Ident == "call" {
+					return a, "call is not available: templates see no functions to call"
 				}
 			case *parse.PipeNode:
 				if bad, msg := boundedPipe(a); bad != nil {

@@ -118,11 +118,7 @@ func loadRules(path string) (*rules.File, error) {
 	if path == "" {
 		return rules.Parse("alerts.yaml (built in)", orchstat.DefaultAlerts)
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return rules.Parse(path, b)
+	return rules.Load(path)
 }
 
 // ingestFirst is what report and check share: PATH arguments to ingest

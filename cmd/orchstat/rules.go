@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/orchstat/orchstat"
 	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/yamlast"
 )
 
 func newRulesCmd(g *globals) *cobra.Command {
@@ -34,9 +34,13 @@ func newRulesCheckCmd(g *globals) *cobra.Command {
 
 Without FILE, checks the alerts.yaml built into orchstat. Each problem goes to
 stderr, one per line; each file gets one summary line on stdout. It finds YAML
-syntax errors, unknown keys, missing or duplicate names, unknown metrics and
-labels, bad windows and durations, conditions that do not compile to a
-boolean, and annotation templates that do not execute.
+syntax errors, files over 1 MiB or nested more than 64 deep, unknown keys,
+missing or duplicate names, unknown metrics and labels, bad windows and
+durations, conditions that do not compile to a boolean, and annotation
+templates that do not execute. It runs each condition and template on sample
+data, as a check would: a condition past its budget (10,000 items, 1 MiB of
+text per evaluation) or failing on every sample, and a template failing with
+the rule's labels, are problems.
 
 Exit status: 0 when every file is valid, 1 when any has problems or cannot
 be read, 2 on usage errors.`,
@@ -62,7 +66,7 @@ func rulesCheckRun(io *IO, files []string) error {
 		inputs = append(inputs, input{name: "alerts.yaml (built in)", data: orchstat.DefaultAlerts})
 	}
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		b, err := yamlast.ReadFile(f)
 		inputs = append(inputs, input{name: f, data: b, err: err})
 	}
 	failed := false

@@ -20,6 +20,7 @@ import (
 	"github.com/orchstat/orchstat/ingest"
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/yamlast"
 )
 
 func newRulesTestCmd(g *globals) *cobra.Command {
@@ -199,9 +200,23 @@ func indent(s, prefix string) string {
 
 // loadRuleTestFile reads and validates a test file and its rule files.
 func loadRuleTestFile(path string) (*loadedTestFile, error) {
-	data, err := os.ReadFile(path)
+	data, err := yamlast.ReadFile(path)
 	if err != nil {
 		return nil, err
+	}
+	// The decoder's parser, like the rule files', costs more than the file
+	// grows with nesting, and the decoder builds every value an alias
+	// stands for: refuse what no test file needs first. A file that does
+	// not parse is left to the decoder, whose errors say more.
+	bounded := yamlast.CheckDepth(data)
+	if bounded == nil {
+		if f, err := yamlast.Parse(data); err == nil {
+			bounded = yamlast.CheckExpansion(f)
+		}
+	}
+	if bounded != nil {
+		msg, line, col := yamlast.ErrorAt(bounded)
+		return nil, fmt.Errorf("%s:%d:%d: %s", path, line, col, msg)
 	}
 	var tf ruleTestFile
 	if err := yaml.UnmarshalWithOptions(data, &tf, yaml.Strict()); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -155,5 +156,52 @@ func TestRulesTestInvalid(t *testing.T) {
 	}
 	if code, _, _ := runCLI(t, "", "rules", "test"); code != 2 {
 		t.Fatalf("no files: exit %d", code)
+	}
+}
+
+// laughs defines a8, which stands for 10^9 strings.
+var laughs = func() string {
+	var b strings.Builder
+	b.WriteString("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i <= 8; i++ {
+		fmt.Fprintf(&b, "a%d: &a%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d, ", i-1), 10), ", "))
+	}
+	return b.String()
+}()
+
+// A rule test file is bounded as rule files are: deep nesting (20 KB and
+// 200 KB of brackets, flow mappings in an event's payload), /dev/zero and
+// a huge file are a usage error (2) naming the file and where, found in
+// bounded memory; so are aliases that expand to a billion values. A rule
+// file it names is bounded too.
+func TestRulesTestHostileFiles(t *testing.T) {
+	event := "tests:\n  - name: x\n    input:\n      events:\n        - {run: r1, at: \"2026-11-21T11:00:00Z\", type: RunStarted, payload: "
+	cases := map[string]string{
+		"/dev/zero": "/dev/zero: more than 1048576 bytes (1 MiB)",
+	}
+	for _, tc := range []struct{ body, want string }{
+		{"tests: " + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + "\n", ":1:71: YAML: nested too deep: more than 64 levels"},
+		{"tests: " + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + "\n", ":1:71: YAML: nested too deep"},
+		{event + strings.Repeat("{a: ", 50000) + "1" + strings.Repeat("}", 50000) + "}\n", ":5:304: YAML: nested too deep"},
+		{"tests: []\n# " + strings.Repeat("x", 4<<20) + "\n", ": 4194317 bytes, more than the 1048576 (1 MiB)"},
+		{"rule_files: [nested.yaml]\n" + wrongTests, ": rule file nested.yaml: 1 problem in rule file:\n"},
+		// A billion laughs: 4 GB and minutes in the decoder before.
+		{laughs + strings.Replace(wrongTests, "rules: [run_failure_cascade]", "rules: *a8", 1),
+			":6:10: YAML: the file expands (through aliases) to more than 200000 values"},
+	} {
+		p := writeTestFile(t, tc.body)
+		os.WriteFile(filepath.Join(filepath.Dir(p), "nested.yaml"), []byte("rules: "+strings.Repeat("[", 100000)+"\n"), 0o644)
+		cases[p] = p + tc.want
+	}
+	for p, want := range cases {
+		var code int
+		var stderr string
+		bytes := allocatedBy(func() { code, _, stderr = runCLI(t, "", "rules", "test", p) })
+		if code != 2 || !strings.Contains(stderr, want) {
+			t.Errorf("%s: exit %d, stderr %.300q; want 2 and %q", p, code, stderr, want)
+		}
+		if bytes > 16<<20 {
+			t.Errorf("%s: allocated %d bytes", p, bytes)
+		}
 	}
 }

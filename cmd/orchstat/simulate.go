@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,6 +15,7 @@ import (
 	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/rules/replay"
 	"github.com/orchstat/orchstat/rules/retry"
+	"github.com/orchstat/orchstat/rules/yamlast"
 )
 
 type simulateOptions struct {
@@ -70,6 +70,9 @@ constant) or a policy file. The quick flags --max-retries, --backoff and
 			if !cmd.Flags().Changed("max-retries") {
 				o.MaxRetries = -1
 			}
+			if err := o.checkLimits(); err != nil {
+				return usageError{err}
+			}
 			if runF != nil {
 				return runF(cmd.Context(), o)
 			}
@@ -88,15 +91,33 @@ constant) or a policy file. The quick flags --max-retries, --backoff and
 	f.StringVar(&o.Backoff, "backoff", "", "quick policy: the baseline with this backoff: none, constant, exponential, proportional, full, equal or decorrelated")
 	f.StringArrayVar(&o.NoRetry, "no-retry-class", nil, "quick policy: the baseline without retrying this failure class (repeatable)")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the random draws, so results repeat")
-	f.IntVar(&o.Resamples, "resamples", 200, "bootstrap resamples behind each interval")
+	f.IntVar(&o.Resamples, "resamples", 200, fmt.Sprintf("bootstrap resamples behind each interval (1 to %d)", replay.MaxResamples))
 	return cmd
+}
+
+// checkLimits holds the flags to what a policy file may say
+// (retry.MaxRetriesCap) and the bootstrap to replay.MaxResamples, before
+// any work: past those, simulate would run for hours or run out of memory.
+func (o *simulateOptions) checkLimits() error {
+	for _, f := range []struct {
+		name string
+		n    int
+	}{{"max-retries", o.MaxRetries}, {"max-attempts", o.MaxAttempts}, {"signature-halt", o.SignatureHalt}} {
+		if f.n > retry.MaxRetriesCap {
+			return fmt.Errorf("--%s %d: at most %d", f.name, f.n, retry.MaxRetriesCap)
+		}
+	}
+	if o.Resamples < 1 || o.Resamples > replay.MaxResamples {
+		return fmt.Errorf("--resamples %d: from 1 to %d", o.Resamples, replay.MaxResamples)
+	}
+	return nil
 }
 
 // loadPolicy reads a policy: a file when one exists at spec, else a preset.
 // A spec with a slash or a dot is a path, so a mistyped file name is not
 // reported as an unknown preset.
 func loadPolicy(spec string) (*retry.Policy, error) {
-	data, err := os.ReadFile(spec)
+	data, err := yamlast.ReadFile(spec)
 	switch {
 	case err == nil:
 		return retry.ParsePolicy(spec, data)
@@ -240,9 +261,9 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 	if q != nil {
 		named = policies[:len(policies)-1] // each system has its own baseline to change
 	}
-	systems, err := simulateRecords(o, recs, named)
+	systems, err := simulateRecords(ctx, o, recs, named)
 	if err != nil {
-		return err
+		return interrupted(err)
 	}
 	// The baseline's classify rules name the recorded errors for every policy.
 	eps, err := query.Episodes(ctx, st.Conn, f, base.Classifier(retry.DefaultProvider).Classify)
@@ -252,7 +273,10 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 	var res []replay.Result
 	switch {
 	case len(policies) > 0 && (len(eps) > 0 || len(systems) == 0):
-		res = replay.Simulate(eps, base, policies, replay.Options{Seed: o.Seed, Resamples: o.Resamples})
+		res, err = replay.Simulate(ctx, eps, base, policies, replay.Options{Seed: o.Seed, Resamples: o.Resamples})
+		if err != nil {
+			return interrupted(err)
+		}
 	case len(systems) == 0:
 		return usageError{errors.New("name a policy to compare: --policy NAME|FILE, or a quick flag such as --max-retries 5")}
 	}
@@ -263,6 +287,14 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 		return silentError{1}
 	}
 	return nil
+}
+
+// interrupted says so when err is Ctrl-C's (or SIGTERM's) cancellation.
+func interrupted(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("simulate interrupted: %w", err)
+	}
+	return err
 }
 
 // renderSimulation writes the orchestrator's replay (res, when there is

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -102,7 +103,7 @@ type systemSimulation struct {
 
 // simulateRecords replays each system's record runs under its baseline and
 // the named policies, or the system's defaults when none is named.
-func simulateRecords(o *simulateOptions, recs *query.RecordedRuns, named []*retry.Policy) ([]systemSimulation, error) {
+func simulateRecords(ctx context.Context, o *simulateOptions, recs *query.RecordedRuns, named []*retry.Policy) ([]systemSimulation, error) {
 	var systems []string
 	for s := range recs.Runs {
 		systems = append(systems, s)
@@ -130,7 +131,10 @@ func simulateRecords(o *simulateOptions, recs *query.RecordedRuns, named []*retr
 		if len(policies) == 0 {
 			policies = sr.defaults(base)
 		}
-		res := replay.ReplayAttempts(runs, base, policies, sr.check)
+		res, err := replay.ReplayAttempts(ctx, runs, base, policies, sr.check)
+		if err != nil {
+			return nil, err
+		}
 		out = append(out, systemSimulation{System: system, Unknown: recs.Unknown[system], Baseline: res[0], Policies: res[1:], Hint: sr.mismatch})
 	}
 	return out, nil

@@ -1,11 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/orchstat/orchstat/benchmarks/tracegen"
 )
@@ -139,5 +145,95 @@ func TestSimulateBadPolicyFile(t *testing.T) {
 	code, _, stderr := runCLI(t, "", "simulate", "--db", filepath.Join(t.TempDir(), "o.duckdb"), "--no-ingest", "--policy", pf)
 	if code != 1 || !strings.Contains(stderr, pf+`:2:19: backoff.jitter: unknown jitter "fulll"; did you mean "full"?`) {
 		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}
+
+// Limits that made simulate run for hours or run out of memory are
+// refused before any work: flags as usage errors (2), a policy file's
+// fields at their line (1), with the caps themselves accepted.
+func TestSimulateLimits(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "o.duckdb")
+	runs, _ := filepath.Abs("../../testdata/runs")
+	if code, _, stderr := runCLI(t, "", "ingest", "--db", db, "-q", runs); code != 0 {
+		t.Fatalf("ingest: %d %s", code, stderr)
+	}
+	every := "retriable: [rate_limit, timeout, server, network, auth, client, abort, unknown]\n"
+	atCap := filepath.Join(dir, "at-cap.yaml")
+	os.WriteFile(atCap, []byte("extends: orchestrator\nmax_retries: 100\n"+every), 0o644)
+	past := filepath.Join(dir, "past.yaml")
+	os.WriteFile(past, []byte("extends: orchestrator\nmax_retries: 2000000000\n"+every), 0o644)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--policy", "none", "--resamples", "100000000"}, 2, "--resamples 100000000: from 1 to 10000"},
+		{[]string{"--policy", "none", "--resamples", "10001"}, 2, "--resamples 10001: from 1 to 10000"},
+		{[]string{"--policy", "none", "--resamples", "0"}, 2, "--resamples 0: from 1 to 10000"},
+		{[]string{"--max-retries", "2000000000"}, 2, "--max-retries 2000000000: at most 100"},
+		{[]string{"--max-attempts", "101"}, 2, "--max-attempts 101: at most 100"},
+		{[]string{"--signature-halt", "101"}, 2, "--signature-halt 101: at most 100"},
+		{[]string{"--policy", past}, 1, past + ":2:14: max_retries: must be at most 100, got 2000000000"},
+		{[]string{"--policy", "/dev/zero"}, 1, "/dev/zero: more than 1048576 bytes (1 MiB)"},
+		{[]string{"--baseline", "/dev/zero", "--policy", "none"}, 1, "/dev/zero: more than 1048576 bytes (1 MiB)"},
+		{[]string{"--policy", atCap, "--max-retries", "100", "--resamples", "10000"}, 0, ""},
+	} {
+		code, _, stderr := runCLI(t, "", append([]string{"simulate", "--db", db, "--no-ingest", "-f", "json"}, tc.args...)...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, %q; want %d and %q", tc.args, code, stderr, tc.code, tc.want)
+		}
+	}
+}
+
+// Ctrl-C (SIGINT) and SIGTERM stop a long simulation within seconds: a
+// real orchstat process replaying an expensive but legal set of policies
+// (every class retried 100 times, 40 policies, 10,000 resamples; about
+// half a minute of work) exits with an error saying it was interrupted.
+// Before, such a run ignored both signals for more than 12 minutes.
+func TestSimulateInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	cfg := tracegen.DefaultConfig()
+	cfg.Runs = 500
+	if _, err := tracegen.Generate(filepath.Join(dir, "runs"), cfg); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "o.duckdb")
+	if code, _, stderr := runCLI(t, "", "ingest", "--db", db, "-q", filepath.Join(dir, "runs")); code != 0 {
+		t.Fatalf("ingest: %d %s", code, stderr)
+	}
+	args := []string{"simulate", "--db", db, "--no-ingest", "-f", "json", "--resamples", "10000"}
+	for _, p := range []string{"retry-handler", "auto-retry", "factory", "factory-audited", "adaptive", "none",
+		"aws-full", "aws-equal", "aws-decorrelated", "constant"} {
+		args = append(args, "--policy", p)
+	}
+	for i := range 30 {
+		p := filepath.Join(dir, fmt.Sprintf("p%d.yaml", i))
+		os.WriteFile(p, []byte("extends: orchestrator\nmax_retries: 100\n"+
+			"retriable: [rate_limit, timeout, server, network, auth, client, abort, unknown]\n"), 0o644)
+		args = append(args, "--policy", p)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		cmd := exec.Command(binary, args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		time.Sleep(1500 * time.Millisecond) // into the replay
+		cmd.Process.Signal(sig)
+		select {
+		case err := <-done:
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "simulate interrupted: context canceled") {
+				t.Errorf("%v: %v, stderr %q; want exit 1, interrupted", sig, err, stderr.String())
+			}
+		case <-time.After(10 * time.Second): // a hang guard, generous
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("%v: still running 10 s after the signal", sig)
+		}
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/orchstat/orchstat/rules/retry"
@@ -191,7 +192,9 @@ func (w Warning) String() string {
 // silently; anything else unusable is the defaults, key by key where the
 // JSON is sound, each with a Warning naming the file, line and field.
 func Load(path string) (Config, []Warning) {
-	f, err := os.Open(path)
+	// O_NONBLOCK: a named pipe nobody writes to reads as empty rather than
+	// hanging orchstat, beyond Ctrl-C's reach, in open.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Default(), nil
 	}
@@ -243,6 +246,12 @@ func Parse(path string, b []byte) (Config, []Warning) {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			off = int(se.Offset)
+			// encoding/json stops at 10,000 levels, linearly; say so
+			// rather than "invalid character '['".
+			if strings.HasSuffix(se.Error(), "exceeded max depth") {
+				warn(off, "", "is nested too deep (more than 10000 levels of [ and {); using the defaults")
+				return c, warns
+			}
 		}
 		warn(off, "", "is not valid JSON (%v); using the defaults", err)
 		return c, warns

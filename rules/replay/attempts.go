@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"maps"
 	"slices"
 
@@ -83,18 +84,26 @@ type runOutcome struct {
 // the record when check is set (a baseline that is not the policy the
 // records were made under, such as "retry as recorded", has nothing to
 // reproduce).
-func ReplayAttempts(runs []AttemptRun, base *retry.Policy, policies []*retry.Policy, check bool) []AttemptResult {
-	out := []AttemptResult{replayAll(runs, base, true, check)}
-	for _, p := range policies {
-		out = append(out, replayAll(runs, p, false, false))
+// It stops, returning ctx's error, soon after ctx is done.
+func ReplayAttempts(ctx context.Context, runs []AttemptRun, base *retry.Policy, policies []*retry.Policy, check bool) ([]AttemptResult, error) {
+	var out []AttemptResult
+	for i, p := range append([]*retry.Policy{base}, policies...) {
+		res, err := replayAll(ctx, runs, p, i == 0, i == 0 && check)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res)
 	}
-	return out
+	return out, nil
 }
 
-func replayAll(runs []AttemptRun, p *retry.Policy, baseline, check bool) AttemptResult {
+func replayAll(ctx context.Context, runs []AttemptRun, p *retry.Policy, baseline, check bool) (AttemptResult, error) {
 	res := AttemptResult{Policy: p.Name, Stops: map[string]int{}, Changed: []string{}}
 	trackers := map[string]*retry.Tracker{}
-	for _, r := range runs {
+	for i, r := range runs {
+		if i%checkEvery == 0 && ctx.Err() != nil {
+			return res, ctx.Err()
+		}
 		if len(r.Attempts) == 0 {
 			continue
 		}
@@ -148,7 +157,7 @@ func replayAll(runs []AttemptRun, p *retry.Policy, baseline, check bool) Attempt
 			}
 		}
 	}
-	return res
+	return res, nil
 }
 
 // replayRun walks one run's recorded attempts under the tracker's policy:

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"reflect"
 	"testing"
 
@@ -45,7 +46,10 @@ func TestReplayAttempts(t *testing.T) {
 		// Passes first time.
 		{System: "factory", RunID: "d", Attempts: fails(0, "", "", true)},
 	}
-	got := ReplayAttempts(runs, factory, []*retry.Policy{mustPreset(t, "factory-audited"), sigHalt, max2}, true)
+	got, err := ReplayAttempts(context.Background(), runs, factory, []*retry.Policy{mustPreset(t, "factory-audited"), sigHalt, max2}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := []AttemptResult{
 		// b meets the preset's retry limit, c its own attempt limit.
 		{Policy: "factory", Runs: 4, Succeeded: 2, Failed: 2, Attempts: 12, Stops: map[string]int{"max_retries": 1, "max_attempts": 1},
@@ -81,7 +85,10 @@ func TestReplayAttemptsGlobalCapAndRecordBaseline(t *testing.T) {
 		Attempts: fails(2, retry.ClassLogicError, "x", false)})
 	base := mustPreset(t, "auto-retry")
 	base.Name, base.MaxRetries, base.MaxAttempts, base.SignatureHalt, base.GlobalCap = "as recorded", 1<<30, 0, 0, 0
-	got := ReplayAttempts(runs, base, []*retry.Policy{mustPreset(t, "auto-retry")}, false)
+	got, err := ReplayAttempts(context.Background(), runs, base, []*retry.Policy{mustPreset(t, "auto-retry")}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if b := got[0]; b.Succeeded != 4 || b.Failed != 1 || b.Stops["record"] != 1 || b.Checked != 0 {
 		t.Errorf("baseline = %+v", b)
 	}

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -154,7 +155,7 @@ func TestSimulate(t *testing.T) {
 	eps := corpus()
 	fewer := orchestrator()
 	fewer.Name, fewer.MaxRetries = "fewer", 0
-	res := Simulate(eps, orchestrator(), []*retry.Policy{fewer}, Options{Seed: 7})
+	res := mustSimulate(t, eps, orchestrator(), []*retry.Policy{fewer}, Options{Seed: 7})
 	b, f := res[0], res[1]
 	if b.Reproduced != len(eps) || b.Checked != len(eps) {
 		t.Fatalf("baseline reproduces %d/%d", b.Reproduced, b.Checked)
@@ -175,7 +176,7 @@ func TestSimulate(t *testing.T) {
 	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
 		rev[i], rev[j] = rev[j], rev[i]
 	}
-	again := Simulate(rev, orchestrator(), []*retry.Policy{fewer}, Options{Seed: 7})
+	again := mustSimulate(t, rev, orchestrator(), []*retry.Policy{fewer}, Options{Seed: 7})
 	if fmt.Sprint(again[1].BackoffSeconds, again[0].BackoffSeconds) != fmt.Sprint(f.BackoffSeconds, b.BackoffSeconds) {
 		t.Errorf("order changed the result: %v %v vs %v %v", again[1].BackoffSeconds, again[0].BackoffSeconds, f.BackoffSeconds, b.BackoffSeconds)
 	}
@@ -201,7 +202,7 @@ func TestRetriesEndedByAFinalClass(t *testing.T) {
 func TestBaselineWithoutRetries(t *testing.T) {
 	none := &retry.Policy{Name: "none", Retriable: map[retry.Class]bool{}}
 	eps := corpus()
-	res := Simulate(eps, none, []*retry.Policy{orchestrator()}, Options{Seed: 1})
+	res := mustSimulate(t, eps, none, []*retry.Policy{orchestrator()}, Options{Seed: 1})
 	if res[0].Reproduced == res[0].Checked || res[1].Episodes != len(eps) {
 		t.Fatalf("%+v", res[0])
 	}
@@ -229,11 +230,20 @@ func TestL3Diagnoses(t *testing.T) {
 	base.DiagnosisAfter = 2
 	later := orchestrator()
 	later.Name, later.DiagnosisAfter = "later", 3
-	res := Simulate(eps, base, []*retry.Policy{later}, Options{Seed: 1})
+	res := mustSimulate(t, eps, base, []*retry.Policy{later}, Options{Seed: 1})
 	if res[0].L3Runs != 2 || res[0].Reproduced != 2 || res[0].Checked != 2 || res[0].Diagnoses.Value != 1 {
 		t.Fatalf("baseline %+v", res[0])
 	}
 	if res[1].Diagnoses.Value != 0 || res[1].Diff["diagnoses"].Value != -1 {
 		t.Fatalf("later %+v", res[1])
 	}
+}
+
+func mustSimulate(t *testing.T, eps []Episode, base *retry.Policy, policies []*retry.Policy, opts Options) []Result {
+	t.Helper()
+	res, err := Simulate(context.Background(), eps, base, policies, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

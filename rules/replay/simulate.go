@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"context"
+	"fmt"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
@@ -17,13 +19,23 @@ import (
 type Options struct {
 	Seed uint64
 	// Resamples is the number of bootstrap resamples behind each interval
-	// (default 200).
+	// (default 200, at most MaxResamples).
 	Resamples int
 	// Blocks is how many groups of runs the bootstrap resamples (default
 	// 500). Episodes of one run stay together, as they share limits and
 	// conditions, so intervals are not too narrow.
 	Blocks int
 }
+
+// MaxResamples caps Options.Resamples. Intervals settle long before
+// (1,000 to 2,000 resamples is the usual advice for a 95% interval), and
+// each resample costs every policy time and memory.
+const MaxResamples = 10000
+
+// checkEvery is how many episodes or resamples go by between looks at the
+// context: often enough to stop within a second, rarely enough to cost
+// nothing.
+const checkEvery = 256
 
 // Metric is a figure with its 95% interval (from the bootstrap). Exact
 // figures have Lo == Hi == Value only when every outcome is exact and the
@@ -121,9 +133,14 @@ func binUpper(i int) float64 {
 // Simulate replays the provider requests and L2 repair loops under the
 // baseline and each policy. The first result is the baseline's, with its
 // self-check over both.
-func Simulate(eps []Episode, baseline *retry.Policy, policies []*retry.Policy, opts Options) []Result {
+//
+// It stops, returning ctx's error, soon after ctx is done.
+func Simulate(ctx context.Context, eps []Episode, baseline *retry.Policy, policies []*retry.Policy, opts Options) ([]Result, error) {
 	if opts.Resamples <= 0 {
 		opts.Resamples = 200
+	}
+	if opts.Resamples > MaxResamples {
+		return nil, fmt.Errorf("%d resamples: at most %d", opts.Resamples, MaxResamples)
 	}
 	if opts.Blocks <= 0 {
 		opts.Blocks = 500
@@ -182,6 +199,9 @@ func Simulate(eps []Episode, baseline *retry.Policy, policies []*retry.Policy, o
 			s := NewStream()
 			trackers := map[string]*retry.Tracker{}
 			for i, e := range prov {
+				if i%checkEvery == 0 && ctx.Err() != nil {
+					return
+				}
 				b := &rd.blocks[blockOf[i]]
 				if e.Kind == KindL2 {
 					o := rp.L2(e, p, s)
@@ -230,7 +250,10 @@ func Simulate(eps []Episode, baseline *retry.Policy, policies []*retry.Policy, o
 				b.cost += o.CostUSD
 				b.hist[histBin(o.Resolution)]++
 			}
-			for _, r := range l3 {
+			for i, r := range l3 {
+				if i%checkEvery == 0 && ctx.Err() != nil {
+					return
+				}
 				n := r.diagnoses(p)
 				rd.res.L3Runs++
 				rd.blocks[blockOfRun(r.run)].diagnoses += float64(n)
@@ -242,54 +265,51 @@ func Simulate(eps []Episode, baseline *retry.Policy, policies []*retry.Policy, o
 		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 
 	// One set of resamples for every policy, so differences are paired.
+	// Each resample is drawn, summed and dropped in turn: only the figures
+	// are kept, figure by figure.
 	r := rand.New(rand.NewPCG(opts.Seed, 0x626f6f74))
-	picks := make([][]int32, opts.Resamples)
-	for i := range picks {
-		picks[i] = make([]int32, blocks)
-		for j := range picks[i] {
-			picks[i][j] = int32(r.IntN(blocks))
-		}
-	}
-	// figures computes every figure from block totals.
-	figures := func(t *sums) map[string]float64 {
-		f := map[string]float64{
-			"success_rate": ratio(t.success, t.episodes), "attempts": t.attempts, "wasted_attempts": t.wasted,
-			"backoff_seconds": t.backoff, "halts": t.halts, "escalations": t.escalations, "cost_usd": t.cost,
-			"l2_success_rate": ratio(t.l2success, t.l2loops), "l2_iterations": t.l2iterations, "l2_non_improving_stops": t.l2stops,
-			"diagnoses": t.diagnoses,
-		}
-		f["resolution_p50_seconds"], f["resolution_p95_seconds"] = histQuantile(&t.hist, 0.5), histQuantile(&t.hist, 0.95)
-		return f
-	}
-	samples := make([][]map[string]float64, len(all)) // policy → resample → figures
-	points := make([]map[string]float64, len(all))
+	pick := make([]int32, blocks)
+	samples := make([][len(figureNames)][]float64, len(all)) // policy → figure → resample
+	points := make([][len(figureNames)]float64, len(all))
 	for pi := range all {
 		var total sums
 		for b := range out[pi].blocks {
 			total.add(&out[pi].blocks[b])
 		}
 		points[pi] = figures(&total)
-		samples[pi] = make([]map[string]float64, opts.Resamples)
-		for i, pick := range picks {
+		for f := range figureNames {
+			samples[pi][f] = make([]float64, opts.Resamples)
+		}
+	}
+	for i := range opts.Resamples {
+		if i%checkEvery == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		for j := range pick {
+			pick[j] = int32(r.IntN(blocks))
+		}
+		for pi := range all {
 			var t sums
 			for _, b := range pick {
 				t.add(&out[pi].blocks[b])
 			}
-			samples[pi][i] = figures(&t)
+			for f, v := range figures(&t) {
+				samples[pi][f][i] = v
+			}
 		}
 	}
 	results := make([]Result, len(all))
 	for pi := range all {
 		res := out[pi].res
 		metric := func(name string) Metric {
-			vals := make([]float64, len(samples[pi]))
-			for i, s := range samples[pi] {
-				vals[i] = s[name]
-			}
-			lo, hi := interval(vals)
-			return Metric{Value: points[pi][name], Lo: lo, Hi: hi}
+			f := figureIndex(name)
+			lo, hi := interval(slices.Clone(samples[pi][f]))
+			return Metric{Value: points[pi][f], Lo: lo, Hi: hi}
 		}
 		res.SuccessRate, res.Attempts, res.Wasted = metric("success_rate"), metric("attempts"), metric("wasted_attempts")
 		res.BackoffSeconds, res.Halts, res.Escalations = metric("backoff_seconds"), metric("halts"), metric("escalations")
@@ -298,18 +318,39 @@ func Simulate(eps []Episode, baseline *retry.Policy, policies []*retry.Policy, o
 		res.Diagnoses = metric("diagnoses")
 		if pi > 0 {
 			res.Diff = map[string]Metric{}
-			for name, v := range points[pi] {
-				vals := make([]float64, len(samples[pi]))
-				for i := range samples[pi] {
-					vals[i] = samples[pi][i][name] - samples[0][i][name]
+			vals := make([]float64, opts.Resamples)
+			for f, name := range figureNames {
+				for i := range vals {
+					vals[i] = samples[pi][f][i] - samples[0][f][i]
 				}
 				lo, hi := interval(vals)
-				res.Diff[name] = Metric{Value: v - points[0][name], Lo: lo, Hi: hi}
+				res.Diff[name] = Metric{Value: points[pi][f] - points[0][f], Lo: lo, Hi: hi}
 			}
 		}
 		results[pi] = res
 	}
-	return results
+	return results, nil
+}
+
+// figureNames are the figures of a replay, as Result.Diff names them.
+var figureNames = [...]string{"success_rate", "attempts", "wasted_attempts", "backoff_seconds", "halts",
+	"escalations", "cost_usd", "l2_success_rate", "l2_iterations", "l2_non_improving_stops", "diagnoses",
+	"resolution_p50_seconds", "resolution_p95_seconds"}
+
+func figureIndex(name string) int {
+	for i, n := range figureNames {
+		if n == name {
+			return i
+		}
+	}
+	panic("replay: unknown figure " + name)
+}
+
+// figures computes every figure from block totals, in figureNames' order.
+func figures(t *sums) [len(figureNames)]float64 {
+	return [...]float64{ratio(t.success, t.episodes), t.attempts, t.wasted, t.backoff, t.halts,
+		t.escalations, t.cost, ratio(t.l2success, t.l2loops), t.l2iterations, t.l2stops, t.diagnoses,
+		histQuantile(&t.hist, 0.5), histQuantile(&t.hist, 0.95)}
 }
 
 // selfCheck counts one baseline replay against its record.

@@ -52,8 +52,8 @@ import (
 // equals) are tried before the defaults.
 
 const (
-	maxPolicyFile = 1 << 20 // bytes
-	maxWork       = 200000  // nodes read, aliases expanded
+	maxPolicyFile = yamlast.MaxFileSize // bytes
+	maxWork       = 200000              // nodes read, aliases expanded
 	maxProblems   = 100
 	maxMerges     = 1000
 )

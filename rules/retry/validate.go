@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/orchstat/orchstat/rules/yamlast"
 )
@@ -51,7 +52,8 @@ func (e *PolicyError) Error() string {
 }
 
 // Validate reports every value p cannot use, as a *PolicyError, or nil:
-// negative counts and durations, a backoff factor below 1, an unknown
+// negative counts and durations, counts and waits past their caps
+// (MaxRetriesCap, MaxRunCap, MaxWaitCap), a backoff factor below 1, an unknown
 // jitter or class, a budget, cascade or adaptive rule that cannot work,
 // and classification rules that can never match.
 func (p *Policy) Validate() error {
@@ -61,40 +63,66 @@ func (p *Policy) Validate() error {
 	return nil
 }
 
+// The most a policy may set. Replaying a policy walks every retry it
+// allows (2,000,000,000 retries ran for more than 12 minutes), so the
+// caps are what a retry policy can mean, with room to spare: no request
+// is worth more than 100 retries, no run more than 10,000, and no wait
+// more than a day.
+const (
+	// MaxRetriesCap caps max_retries, per_operation, max_attempts,
+	// adaptive.max_retries and max_iterations, and the counts of failures
+	// in a row: signature_halt, non_improving_stop, diagnosis_after and
+	// escalation's.
+	MaxRetriesCap = 100
+	// MaxRunCap caps what counts across a run: global_cap, cascade's
+	// threshold and window, adaptive.window.
+	MaxRunCap = 10000
+	// MaxWaitCap caps backoff.initial and backoff.max.
+	MaxWaitCap = 24 * time.Hour
+)
+
 func (p *Policy) problems() []Problem {
 	var out []Problem
 	add := func(field, format string, args ...any) {
 		out = append(out, Problem{Field: field, Message: fmt.Sprintf(format, args...)})
 	}
-	nonNegative := func(field string, n int) {
-		if n < 0 {
+	within := func(field string, n, limit int) {
+		switch {
+		case n < 0:
 			add(field, "must not be negative, got %d", n)
+		case n > limit:
+			add(field, "must be at most %d, got %d", limit, n)
 		}
 	}
-	nonNegative("max_retries", p.MaxRetries)
+	count := func(field string, n int) { within(field, n, MaxRetriesCap) }
+	count("max_retries", p.MaxRetries)
 	for _, op := range sortedKeys(p.PerOperation) {
 		if op == "" {
 			add("per_operation", "an operation needs a name")
 			continue
 		}
-		nonNegative("per_operation."+op, p.PerOperation[op])
+		count("per_operation."+op, p.PerOperation[op])
 	}
-	nonNegative("max_attempts", p.MaxAttempts)
-	nonNegative("signature_halt", p.SignatureHalt)
-	nonNegative("global_cap", p.GlobalCap)
-	nonNegative("max_iterations", p.MaxIterations)
-	nonNegative("non_improving_stop", p.NonImprovingStop)
-	nonNegative("diagnosis_after", p.DiagnosisAfter)
-	nonNegative("escalation.non_improving", p.Escalation.NonImproving)
-	nonNegative("escalation.patch_apply_failures", p.Escalation.PatchApplyFailures)
-	nonNegative("escalation.max_escalations", p.Escalation.MaxEscalations)
+	count("max_attempts", p.MaxAttempts)
+	count("signature_halt", p.SignatureHalt)
+	within("global_cap", p.GlobalCap, MaxRunCap)
+	count("max_iterations", p.MaxIterations)
+	count("non_improving_stop", p.NonImprovingStop)
+	count("diagnosis_after", p.DiagnosisAfter)
+	count("escalation.non_improving", p.Escalation.NonImproving)
+	count("escalation.patch_apply_failures", p.Escalation.PatchApplyFailures)
+	count("escalation.max_escalations", p.Escalation.MaxEscalations)
 
 	b := p.Backoff
 	if b.Initial < 0 {
 		add("backoff.initial", "must not be negative, got %v", b.Initial)
+	} else if b.Initial > MaxWaitCap {
+		add("backoff.initial", "must be at most %v, got %v", MaxWaitCap, b.Initial)
 	}
 	if b.Max < 0 {
 		add("backoff.max", "must not be negative, got %v", b.Max)
+	} else if b.Max > MaxWaitCap {
+		add("backoff.max", "must be at most %v, got %v", MaxWaitCap, b.Max)
 	} else if b.Max > 0 && b.Max < b.Initial {
 		add("backoff.max", "%v is below backoff.initial %v", b.Max, b.Initial)
 	}
@@ -131,15 +159,19 @@ func (p *Policy) problems() []Problem {
 		switch {
 		case c.Threshold < 1:
 			add("cascade.threshold", "must be at least 1, got %d", c.Threshold)
+		case c.Threshold > MaxRunCap:
+			add("cascade.threshold", "must be at most %d, got %d", MaxRunCap, c.Threshold)
 		case c.Window < 0:
 			add("cascade.window", "must not be negative, got %d", c.Window)
+		case c.Window > MaxRunCap:
+			add("cascade.window", "must be at most %d, got %d", MaxRunCap, c.Window)
 		case c.Window > 0 && c.Threshold > c.Window:
 			add("cascade.threshold", "%d failures cannot fit in a window of %d items", c.Threshold, c.Window)
 		}
 	}
 	if a := p.Adaptive; a != nil {
-		nonNegative("adaptive.window", a.Window)
-		nonNegative("adaptive.max_retries", a.MaxRetries)
+		within("adaptive.window", a.Window, MaxRunCap)
+		count("adaptive.max_retries", a.MaxRetries)
 		if math.IsNaN(a.Threshold) || a.Threshold < 0 || a.Threshold > 1 {
 			add("adaptive.threshold", "must be between 0 and 1, got %v", a.Threshold)
 		}

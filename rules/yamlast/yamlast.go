@@ -14,8 +14,14 @@ import (
 )
 
 // Parse parses data, turning a panic in the parser into an error so a
-// hostile file cannot take the caller down.
+// hostile file cannot take the caller down. Data larger than MaxFileSize
+// (a *SizeError) or nested deeper than MaxDepth (a *DepthError) is
+// refused before the parser, whose cost grows faster than the data, sees
+// it.
 func Parse(data []byte) (f *ast.File, err error) {
+	if err := checkInput(data); err != nil {
+		return nil, err
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			f, err = nil, fmt.Errorf("YAML parser failed: %v", r)
@@ -27,6 +33,18 @@ func Parse(data []byte) (f *ast.File, err error) {
 // ErrorAt splits a parse error into its message ("YAML: ...") and
 // position, when the parser gave one.
 func ErrorAt(err error) (msg string, line, col int) {
+	var de *DepthError
+	if errors.As(err, &de) {
+		return de.Message(), de.Line, de.Column
+	}
+	var xe *ExpansionError
+	if errors.As(err, &xe) {
+		return xe.Message(), xe.Line, xe.Column
+	}
+	var se *SizeError
+	if errors.As(err, &se) {
+		return se.Message(), 0, 0
+	}
 	var ye yaml.Error
 	if !errors.As(err, &ye) {
 		return err.Error(), 0, 0

@@ -6,6 +6,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -37,7 +38,11 @@ func main() {
 		withBudget(policy("10% budget", 3, retry.Orchestrator, nil)),
 	}
 	start := time.Now()
-	res := replay.Simulate(eps, base, policies, replay.Options{Seed: *seed, Resamples: *resamples})
+	res, err := replay.Simulate(context.Background(), eps, base, policies, replay.Options{Seed: *seed, Resamples: *resamples})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	wall := time.Since(start)
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
