@@ -332,6 +332,13 @@ func appendRows(ctx context.Context, st *query.Store, table string, rs [][]drive
 			return err
 		}
 		for _, r := range rs {
+			// Paths, and anything else taken from file names or records,
+			// may not be UTF-8; see storeString.
+			for i, v := range r {
+				if s, ok := v.(string); ok {
+					r[i] = storeString(s)
+				}
+			}
 			if err := a.AppendRow(r...); err != nil {
 				a.Close()
 				return fmt.Errorf("appending to %s: %w", table, err)
