@@ -498,6 +498,12 @@ func readFile(t task, send func(chunk) bool) (skipped, ok bool) {
 			replace = "the file was replaced (its inode changed)"
 		case cur.size < p.offset:
 			replace = fmt.Sprintf("the file shrank from %d to %d bytes", p.offset, cur.size)
+		case cur.size == p.size && !cur.mtime.Equal(p.mtime):
+			// Written to without growing: the bytes already read may have
+			// changed anywhere, and only reading them again can tell. A
+			// file that grew is taken as appended to (its head is checked
+			// below), as a trace is while its run goes on.
+			replace = "it was rewritten without changing size (its modification time changed), so it was read again"
 		case p.headLen > 0:
 			old, err := headHash(f, p.headLen)
 			if err != nil {

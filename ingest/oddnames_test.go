@@ -73,3 +73,46 @@ func TestNonUTF8StdinName(t *testing.T) {
 		t.Fatalf("the store holds %d events, want 2", n)
 	}
 }
+
+// TestSameSizeRewriteIsReadAgain: a trace rewritten in place to the same
+// size, changed only past its first 4 KiB, is read again, and the store
+// matches the file. Before, only the first 4 KiB were compared, so the
+// store kept the old retries (700 where the file summed to 830).
+func TestSameSizeRewriteIsReadAgain(t *testing.T) {
+	st := openStore(t)
+	tr := filepath.Join(t.TempDir(), "runs", "r1", "trace.jsonl")
+	var b strings.Builder
+	for i := range 100 {
+		b.WriteString(line("r1", "ProviderRequestFinished", i, `{"provider":"p","success":true,"retries":1}`))
+	}
+	write(t, tr, b.String(), os.O_TRUNC)
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(tr, old, old)
+	ingestPaths(t, st, tr)
+	sum := func() int64 {
+		return scalar[int64](t, st, `SELECT coalesce(sum(retries), 0) FROM provider_request_finishes`)
+	}
+	if got := sum(); got != 100 {
+		t.Fatalf("retries %d, want 100", got)
+	}
+	// Same length, different retries, all past byte 5000.
+	data, _ := os.ReadFile(tr)
+	cut := strings.Index(string(data[5000:]), "\n") + 5001
+	rewritten := string(data[:cut]) + strings.ReplaceAll(string(data[cut:]), `"retries":1`, `"retries":3`)
+	if len(rewritten) != len(data) {
+		t.Fatal("the rewrite changed the size")
+	}
+	os.WriteFile(tr, []byte(rewritten), 0o644)
+	res := ingestPaths(t, st, tr)
+	want := int64(strings.Count(rewritten, `"retries":1`) + 3*strings.Count(rewritten, `"retries":3`))
+	if got := sum(); got != want {
+		t.Fatalf("retries %d, the file sums to %d", got, want)
+	}
+	if len(res.Replaced) != 1 || scalar[int64](t, st, `SELECT count(*) FROM events`) != 100 {
+		t.Fatalf("%+v", res)
+	}
+	// Untouched since, it is not read again.
+	if res := ingestPaths(t, st, tr); res.Unchanged != 1 || len(res.Replaced) != 0 {
+		t.Fatalf("%+v", res)
+	}
+}
