@@ -140,7 +140,7 @@ func providerSamples(ctx context.Context, q querier, r *rules.Rule, f Filter) ([
 // sqlSamples runs a rule's own read-only query: a value column, optional
 // numerator and denominator columns, and any other columns as labels.
 func sqlSamples(ctx context.Context, q querier, query string) ([]rules.Sample, error) {
-	if err := CheckReadOnly(query); err != nil {
+	if err := checkReadOnly(ctx, q, query); err != nil {
 		return nil, err
 	}
 	t, err := queryTable(ctx, q, "", query)

@@ -1,93 +1,114 @@
 package query
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 )
-
-// readOnlyStarts are the statements `orchstat sql` runs. DuckDB's read-only
-// mode already refuses writes to the store; this list also refuses what
-// read-only mode allows but a query tool should not do (temporary tables,
-// settings, extensions), with a message that names the statement.
-var readOnlyStarts = map[string]bool{
-	"SELECT": true, "WITH": true, "FROM": true, "VALUES": true, "TABLE": true,
-	"DESCRIBE": true, "DESC": true, "SHOW": true, "SUMMARIZE": true, "EXPLAIN": true,
-}
 
 // ErrEmptyQuery is returned for a query with no statement in it.
 var ErrEmptyQuery = errors.New("the query is empty")
 
-// CheckReadOnly returns an error unless q is a single query statement.
-func CheckReadOnly(q string) error {
-	stmts := splitStatements(q)
-	if len(stmts) == 0 {
-		return ErrEmptyQuery
+// SyntaxError is a query DuckDB's parser could not read.
+type SyntaxError struct{ Msg string }
+
+func (e *SyntaxError) Error() string { return e.Msg }
+
+// leadingExplain matches EXPLAIN [ANALYZE] at the start of a query, after
+// any comments: the rest must itself be a query.
+var leadingExplain = regexp.MustCompile(`(?is)^(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/)*explain(?:\s+analyze)?\b`)
+
+// checkReadOnly returns an error unless q is one query statement: a
+// SELECT in any of its spellings (WITH, FROM, VALUES, TABLE, DESCRIBE,
+// SHOW, SUMMARIZE), or EXPLAIN of one. It asks DuckDB's own parser, through
+// json_serialize_sql, which serializes SELECT statements only and reports
+// anything else, and every statement of q, so nothing is hidden behind a
+// quote a hand-written splitter misreads: `SELECT $$'$$; CREATE ...` is
+// three statements to DuckDB.
+//
+// `orchstat sql` runs on a read-only connection with external access off,
+// so DuckDB refuses writes anyway; a rule's sql runs on check's read-write
+// connection, where this is the guard.
+func checkReadOnly(ctx context.Context, q querier, stmt string) error {
+	body := stmt
+	if loc := leadingExplain.FindStringIndex(stmt); loc != nil {
+		body = stmt[loc[1]:]
 	}
-	for _, s := range stmts {
-		kw := firstKeyword(s)
-		if !readOnlyStarts[kw] {
-			return fmt.Errorf("orchstat sql is read-only: %s statements are refused", kw)
+	rs, err := q.QueryContext(ctx, `SELECT json_serialize_sql(?::VARCHAR)`, body)
+	if err != nil {
+		return cleanDuckErr(err)
+	}
+	defer rs.Close()
+	var out string
+	if rs.Next() {
+		if err := rs.Scan(&out); err != nil {
+			return err
 		}
 	}
-	if len(stmts) > 1 {
+	if err := rs.Err(); err != nil {
+		return cleanDuckErr(err)
+	}
+	var parsed struct {
+		Error      bool              `json:"error"`
+		Type       string            `json:"error_type"`
+		Message    string            `json:"error_message"`
+		Position   string            `json:"position"`
+		Statements []json.RawMessage `json:"statements"`
+	}
+	if err := json.Unmarshal([]byte(out), &parsed); err != nil {
+		return fmt.Errorf("reading DuckDB's parse of the query: %w", err)
+	}
+	switch {
+	case parsed.Error && parsed.Type == "parser":
+		msg := parsed.Message
+		if parsed.Position != "" && body == stmt {
+			msg += " (at character " + parsed.Position + ")"
+		}
+		return &SyntaxError{Msg: msg}
+	case parsed.Error:
+		what := describeStatement(stmt)
+		if strings.Contains(strings.TrimRight(strings.TrimSpace(stmt), ";"), ";") {
+			what = "one of these statements" // which, the parser does not say
+		}
+		return fmt.Errorf("orchstat sql is read-only: it runs one query (SELECT, WITH, FROM, VALUES, TABLE, DESCRIBE, SHOW, SUMMARIZE, or EXPLAIN of one), and %s is not one", what)
+	case len(parsed.Statements) == 0:
+		return ErrEmptyQuery
+	case len(parsed.Statements) > 1:
 		// Only the last result would be shown, so say so instead.
-		return fmt.Errorf("orchstat sql runs one statement at a time; this has %d", len(stmts))
+		return fmt.Errorf("orchstat sql runs one statement at a time; this has %d", len(parsed.Statements))
 	}
 	return nil
 }
 
-// splitStatements splits on semicolons outside quotes and comments, and
-// drops comments, so each statement's first word can be read.
-func splitStatements(q string) []string {
-	var out []string
-	var cur strings.Builder
-	flush := func() {
-		if s := strings.TrimSpace(cur.String()); s != "" {
-			out = append(out, s)
-		}
-		cur.Reset()
-	}
-	for i := 0; i < len(q); i++ {
-		c := q[i]
+// describeStatement names a refused statement by its first word, for the
+// message only; what is refused was decided by DuckDB's parser.
+func describeStatement(stmt string) string {
+	s := stmt
+	for {
+		s = strings.TrimLeft(s, " \t\r\n(")
 		switch {
-		case c == '-' && i+1 < len(q) && q[i+1] == '-':
-			for i < len(q) && q[i] != '\n' {
-				i++
+		case strings.HasPrefix(s, "--"):
+			if i := strings.IndexByte(s, '\n'); i >= 0 {
+				s = s[i+1:]
+				continue
 			}
-			cur.WriteByte(' ')
-		case c == '/' && i+1 < len(q) && q[i+1] == '*':
-			end := strings.Index(q[i+2:], "*/")
-			if end < 0 {
-				i = len(q)
-			} else {
-				i += end + 3 // the comment's last byte; the loop moves past it
+			s = ""
+		case strings.HasPrefix(s, "/*"):
+			if i := strings.Index(s, "*/"); i >= 0 {
+				s = s[i+2:]
+				continue
 			}
-			cur.WriteByte(' ')
-		case c == '\'' || c == '"':
-			j := i + 1
-			for j < len(q) && q[j] != c {
-				j++
-			}
-			cur.WriteString(q[i:min(j+1, len(q))])
-			i = j
-		case c == ';':
-			flush()
-		default:
-			cur.WriteByte(c)
+			s = ""
 		}
+		break
 	}
-	flush()
-	return out
-}
-
-func firstKeyword(s string) string {
-	s = strings.TrimLeft(s, " \t\r\n(")
-	end := strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_')
-	})
-	if end < 0 {
-		end = len(s)
+	word, _, _ := strings.Cut(s, " ")
+	word = strings.ToUpper(strings.TrimRight(word, ";\t\r\n"))
+	if word == "" || len(word) > 20 {
+		return "this statement"
 	}
-	return strings.ToUpper(s[:end])
+	return "a " + word + " statement"
 }

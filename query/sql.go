@@ -12,13 +12,13 @@ import (
 // COPY ... TO write files and ATTACH open other databases.
 func ReadOnly(ctx context.Context, st *Store, q string) (reports.Table, error) {
 	var t reports.Table
-	if err := CheckReadOnly(q); err != nil {
-		return t, err
-	}
 	for _, s := range []string{"SET enable_external_access = false", "SET lock_configuration = true"} {
 		if _, err := st.Conn.ExecContext(ctx, s); err != nil {
 			return t, fmt.Errorf("securing the connection: %w", err)
 		}
+	}
+	if err := checkReadOnly(ctx, st.Conn, q); err != nil {
+		return t, err
 	}
 	return queryTable(ctx, st.Conn, "", q)
 }

@@ -48,7 +48,7 @@ characters unless --full is given.`,
 
 func quarantineRun(ctx context.Context, o *quarantineOptions) error {
 	format, _ := reports.ParseFormat(o.Format)
-	st, err := o.g.openExisting(ctx)
+	st, err := o.g.openExisting(ctx, false)
 	if err != nil {
 		return err
 	}

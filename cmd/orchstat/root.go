@@ -225,30 +225,33 @@ func defaultDBFor(p string) string {
 }
 
 // openExisting opens the store for reading, explaining where stores are
-// when the default one is missing.
-func (g *globals) openExisting(ctx context.Context) (*query.Store, error) {
+// when the default one is missing. A snapshot holds no lock while it is
+// read (see query.Options.Snapshot).
+func (g *globals) openExisting(ctx context.Context, snapshot bool) (*query.Store, error) {
 	path := g.dbPath(nil)
 	if _, err := os.Stat(path); err != nil && g.db == "" {
 		return nil, fmt.Errorf("no orchstat database at %s: pass --db (ingest and report keep the store beside the runs directory they read, as <dir>/orchstat.duckdb for <dir>/runs)", path)
 	}
-	return g.open(ctx, path, true)
+	return g.openWith(ctx, path, query.Options{ReadOnly: true, Snapshot: snapshot})
 }
 
 func (g *globals) open(ctx context.Context, path string, readOnly bool) (*query.Store, error) {
+	return g.openWith(ctx, path, query.Options{ReadOnly: readOnly})
+}
+
+func (g *globals) openWith(ctx context.Context, path string, opts query.Options) (*query.Store, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return nil, fmt.Errorf("--db %s is a directory; name a file, such as %s", path, filepath.Join(path, "orchstat.duckdb"))
 	}
 	if abs, err := filepath.Abs(path); err == nil {
 		g.io.report("store", abs)
 	}
-	st, err := query.Open(ctx, path, query.Options{
-		ReadOnly:    readOnly,
-		LockTimeout: g.lockTimeout,
-		Waiting: func(holder string) {
-			abs, _ := filepath.Abs(path)
-			fmt.Fprintf(g.io.Err, "orchstat: waiting for %s, held by %s\n", abs, holder)
-		},
-	})
+	opts.LockTimeout = g.lockTimeout
+	opts.Waiting = func(holder string) {
+		abs, _ := filepath.Abs(path)
+		fmt.Fprintf(g.io.Err, "orchstat: waiting for %s, held by %s\n", abs, holder)
+	}
+	st, err := query.Open(ctx, path, opts)
 	if err == nil && st.Recovered {
 		fmt.Fprintf(g.io.Err, "orchstat: an earlier orchstat stopped while writing %s; its unfinished work was rolled back and will be read again\n", st.Path)
 	}

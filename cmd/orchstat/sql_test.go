@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/orchstat/orchstat/query"
+)
+
+func sqlStore(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	writeRequests(t, runs, "r1", time.Now(), 30, 15)
+	db := filepath.Join(dir, "o.duckdb")
+	if code, _, stderr := runCLI(t, "", "--db", db, "ingest", "-q", runs); code != 0 {
+		t.Fatalf("ingest: exit %d: %s", code, stderr)
+	}
+	return db
+}
+
+// TestSQLErrors: a syntax error is called one (`selct 1` was "SELCT
+// statements are refused"), a smuggled second statement is refused, and a
+// query past --timeout is stopped.
+func TestSQLErrors(t *testing.T) {
+	db := sqlStore(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"selct 1"}, `syntax error in the query: at or near "selct"`},
+		{[]string{"SELECT $$'$$; CREATE TEMP TABLE pwn AS SELECT 42; SELECT $$'$$"}, "read-only"},
+		{[]string{"--timeout", "300ms", "SELECT count(*) FROM range(100000000000) a, range(10) b"}, "stopped after --timeout 300ms"},
+	} {
+		code, _, stderr := runCLI(t, "", append([]string{"--db", db, "sql"}, tc.args...)...)
+		if code != exitError || !strings.Contains(stderr, tc.want) {
+			t.Errorf("sql %q: exit %d, stderr %q; want 1 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// TestSQLHoldsNoLock: while a long `orchstat sql` runs, a writer (cron's
+// check) gets the store at once: sql reads a snapshot. Before, check gave
+// up after its --lock-timeout and went UNKNOWN.
+func TestSQLHoldsNoLock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real processes")
+	}
+	db := sqlStore(t)
+	cmd := runOrchstat("--db", db, "sql", "--timeout", "60s", "SELECT count(*) FROM range(100000000000) a, range(10) b")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	// Once its snapshot is taken, the query runs on it.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		es, _ := os.ReadDir(db + ".snapshots")
+		if len(es) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sql never took its snapshot: %s", stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // the copy is done and the lock let go
+	st, err := query.Open(context.Background(), db, query.Options{LockTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("a writer waited for a running sql: %v", err)
+	}
+	st.Close()
+}
