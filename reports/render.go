@@ -57,9 +57,9 @@ func ParseFormat(s string) (Format, error) {
 // that an error never leaves half a report on w.
 //
 // Floats are never rounded in JSON and CSV. A non-finite float (a sum that
-// overflowed, say) is the JSON string "+Inf", "-Inf" or "NaN", the
-// convention of Prometheus' JSON API, since JSON has no such numbers; the
-// other formats print +Inf, -Inf and NaN. Times are RFC 3339 in UTC; one
+// overflowed, say) is JSON null, as a value that does not exist is: JSON has
+// no such numbers, and a string where readers expect a number or null
+// breaks them; the other formats print +Inf, -Inf and NaN. Times are RFC 3339 in UTC; one
 // outside years 0000-9999 keeps the same layout with a longer or negative
 // year (10000-01-01T00:00:00Z, -0001-01-01T00:00:00Z) rather than failing.
 // Table and Markdown output escape control characters in the report's text
@@ -107,8 +107,8 @@ type Table struct {
 //     rows shows "(none)". Control characters in the title, column names and
 //     cells are escaped (see escapeControls).
 //   - json: an array of objects keyed by column name, keys in column order;
-//     nil is null, times are RFC 3339 strings in UTC, NaN and ±Inf are the
-//     strings "NaN", "+Inf", "-Inf" (JSON has no such numbers).
+//     nil is null, times are RFC 3339 strings in UTC, NaN and ±Inf are null
+//     (JSON has no such numbers).
 //   - csv: a header of the column names, then one record per row; nil is an
 //     empty field.
 //
@@ -491,6 +491,17 @@ func writeJSON(buf *bytes.Buffer, v any) error {
 	return indentJSON(buf, raw.Bytes())
 }
 
+// MarshalJSON is v as indented JSON followed by a newline, the way every
+// orchstat command writes JSON: a non-finite float is null (where
+// encoding/json fails), and HTML is not escaped.
+func MarshalJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := writeJSON(&buf, v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
 func indentJSON(buf *bytes.Buffer, raw []byte) error {
 	if err := json.Indent(buf, raw, "", "  "); err != nil {
 		return err
@@ -533,8 +544,7 @@ func writeTableJSON(buf *bytes.Buffer, columns []string, rows [][]any) error {
 // order under their json tags with omitempty and omitzero, sorted map keys,
 // Marshalers and TextMarshalers called, HTML escaping off) with two
 // differences, which are why it exists:
-//   - a non-finite float is the string "+Inf", "-Inf" or "NaN" (the
-//     convention of Prometheus' JSON API) where encoding/json fails;
+//   - a non-finite float is null where encoding/json fails;
 //   - a time.Time is formatted here as RFC 3339 with nanoseconds, as
 //     MarshalJSON does, but a year outside 0000-9999 gives a longer or
 //     negative year where MarshalJSON fails.
@@ -613,7 +623,8 @@ func (w *jsonWriter) value(v reflect.Value) error {
 		w.buf.WriteString(strconv.FormatUint(v.Uint(), 10))
 	case reflect.Float32, reflect.Float64:
 		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
-			return w.leaf(formatFloat(f))
+			w.buf.WriteString("null") // JSON has no such number; see Render
+			return nil
 		}
 		return w.leaf(v.Interface())
 	case reflect.String:

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -308,11 +307,11 @@ func renderCheck(io *IO, rows []checkRow, sent []notifyRow, f reports.Format, co
 		if sent == nil {
 			sent = []notifyRow{}
 		}
-		b, err := json.MarshalIndent(map[string]any{"status": statusNames[code], "exit_code": code, "alerts": rows, "notifications": sent}, "", "  ")
+		b, err := reports.MarshalJSON(map[string]any{"status": statusNames[code], "exit_code": code, "alerts": rows, "notifications": sent})
 		if err != nil {
 			return err
 		}
-		_, err = fmt.Fprintf(io.Out, "%s\n", b)
+		_, err = io.Out.Write(b)
 		return err
 	}
 	t := reports.Table{Title: "orchstat check: " + statusNames[code],

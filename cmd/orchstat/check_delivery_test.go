@@ -280,3 +280,34 @@ func exitStatus(err error) int {
 	}
 	return -1
 }
+
+// TestNonFiniteValuesAreNull: a value that is not a number (a rule's sql
+// dividing by zero) is null in check's JSON, which stays valid. Before,
+// encoding it failed the whole check (exit 3), and report wrote the
+// strings "NaN" and "+Inf" where readers expect a number or null.
+func TestNonFiniteValuesAreNull(t *testing.T) {
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	writeRequests(t, runs, "r1", now, 30, 15)
+	rulesFile := filepath.Join(dir, "rules.yaml")
+	os.WriteFile(rulesFile, []byte(`rules:
+  - name: odd_values
+    sql: SELECT 'nan'::DOUBLE AS value, 'inf'::DOUBLE AS numerator, 0.0 AS denominator
+    condition: numerator > 0
+    severity: warning
+`), 0o644)
+	code, out, stderr := runCLI(t, "", "check", "--format", "json", "-q", "--db", filepath.Join(dir, "o.duckdb"), "--rules", rulesFile, runs)
+	if code != checkWarning {
+		t.Fatalf("exit %d: %s %s", code, out, stderr)
+	}
+	var co struct {
+		Alerts []map[string]any `json:"alerts"`
+	}
+	if err := json.Unmarshal([]byte(out), &co); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if len(co.Alerts) != 1 || co.Alerts[0]["value"] != nil || co.Alerts[0]["numerator"] != nil {
+		t.Fatalf("alerts %v", co.Alerts)
+	}
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/orchstat/orchstat/ingest/records"
 	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/rules/adaptive"
 	"github.com/orchstat/orchstat/rules/retry"
 )
@@ -294,11 +294,11 @@ func defaultedKeys(c adaptive.Config) []string {
 
 func renderRecommendation(io *IO, r recommendation, format string) error {
 	if format == "json" {
-		b, err := json.MarshalIndent(r, "", "  ")
+		b, err := reports.MarshalJSON(r)
 		if err != nil {
 			return err
 		}
-		_, err = fmt.Fprintf(io.Out, "%s\n", b)
+		_, err = io.Out.Write(b)
 		return err
 	}
 	for _, w := range r.Warnings {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -310,11 +309,11 @@ func renderSimulation(io *IO, res []replay.Result, systems []systemSimulation, f
 			}
 			out["self_check"], out["baseline"], out["policies"], out["verdicts"] = selfCheck(base), base, res[1:], verdicts
 		}
-		b, err := json.MarshalIndent(out, "", "  ")
+		b, err := reports.MarshalJSON(out)
 		if err != nil {
 			return err
 		}
-		_, err = fmt.Fprintf(io.Out, "%s\n", b)
+		_, err = io.Out.Write(b)
 		return err
 	}
 	if len(res) > 0 {
