@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/orchstat/orchstat/query"
 )
@@ -47,6 +48,10 @@ func childReporter() reporter {
 		return reporter{}
 	}
 	os.Unsetenv(supervisedEnv) // not for the commands `exec` runs
+	// Nor the descriptors: a command that kept the report pipe open would
+	// keep the supervisor waiting for it to close.
+	syscall.CloseOnExec(reportFD)
+	syscall.CloseOnExec(crashFD)
 	if f := os.NewFile(crashFD, "crash"); f != nil {
 		debug.SetCrashOutput(f, debug.CrashOptions{})
 		f.Close() // SetCrashOutput keeps its own copy
@@ -124,7 +129,15 @@ func supervise(args []string, stderr io.Writer) (code int, ok bool) {
 	cmd.Wait() // how it ended is read from ProcessState
 	signal.Stop(sigs)
 	close(sigs)
-	rep := <-reports
+	// The child's reports end when its end of the pipe closes, at its
+	// exit; should anything it started still hold it, stop reading.
+	var rep childReport
+	select {
+	case rep = <-reports:
+	case <-time.After(time.Second):
+		r.Close()
+		rep = <-reports
+	}
 	r.Close()
 
 	code, crashed := outcome(cmd.ProcessState, rep)

@@ -7,6 +7,15 @@ import (
 
 var subreaper sync.Once
 
+// procAttr puts the command in its own process group, so a timeout reaches
+// its children too, and has the kernel kill it should orchstat die first
+// (kill -9 leaves no chance to do it ourselves). The parent-death signal is
+// sent when the thread that started the command exits, so attempt keeps
+// its goroutine on that thread until the command is gone.
+func procAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
 // adoptOrphans makes this process the subreaper of what it starts: a
 // command's children that outlive it become ours rather than init's. Not
 // every init reaps (a container's often does not), and an unreaped zombie

@@ -16,6 +16,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -310,14 +311,16 @@ func (s *Spec) attempt(ctx context.Context, path string, n int) (Attempt, error)
 		// Stdin stays nil (/dev/null): every attempt must see the same
 		// input, and a command in its own process group that read the
 		// terminal would be stopped by SIGTTIN.
-		Stdout: s.Stdout,
-		Stderr: tee{tail, s.Stderr},
-		// Its own process group, so a timeout reaches the command's
-		// children too.
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		Stdout:      s.Stdout,
+		Stderr:      tee{tail, s.Stderr},
+		SysProcAttr: procAttr(),
 		WaitDelay:   ioDelay,
 	}
 	a := Attempt{N: n, Started: s.Now()}
+	// See procAttr: the command's parent-death signal is tied to this
+	// thread, which must outlive it.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
 		return a, err
 	}
