@@ -639,7 +639,7 @@ func readLines(r *trace.Reader, cur fileState, replace string, head func(*fileSt
 			return send(chunk{state: cur, err: &FileError{Path: cur.path, Err: err}, last: true, rows: rows{}})
 		}
 		if l.TooLong {
-			quarantine(c.rows, cur, l.Num, l.Offset, "", fmt.Sprintf("line longer than %d MiB", trace.MaxLine>>20), l.Bytes)
+			quarantineLen(c.rows, cur, l.Num, l.Offset, "", fmt.Sprintf("line longer than %d MiB", trace.MaxLine>>20), l.Bytes, l.Len)
 			cur.quarantined++
 		} else if !trace.Blank(l.Bytes) {
 			ev, perr := trace.Parse(l.Bytes)
@@ -690,7 +690,12 @@ func (s *span) add(t time.Time) {
 }
 
 func quarantine(r rows, f fileState, line, offset int64, field, reason string, raw []byte) {
-	n := int64(len(raw))
+	quarantineLen(r, f, line, offset, field, reason, raw, int64(len(raw)))
+}
+
+// quarantineLen is quarantine of a line of n bytes of which raw is the
+// start: raw_bytes is always the line's full length.
+func quarantineLen(r rows, f fileState, line, offset int64, field, reason string, raw []byte, n int64) {
 	if len(raw) > trace.MaxRaw {
 		raw = raw[:trace.MaxRaw]
 	}

@@ -349,7 +349,7 @@ func TestRefused(t *testing.T) {
 		{"summary no run id, no directory", factory.ParseSummary, "run_summary.json", `{"verdict": "PASS"}`,
 			"line 1: run_id: missing, and the file's directory does not name the run"},
 		{"summary bad time", factory.ParseSummary, "r/run_summary.json", `{"started_utc": "noon"}`, `line 1: started_utc: not a timestamp: "noon"`},
-		{"summary deep", factory.ParseSummary, "r/run_summary.json", strings.Repeat("[", 20000), "line 1: nested too deeply"},
+		{"summary deep", factory.ParseSummary, "r/run_summary.json", strings.Repeat("[", 20000), "line 1: nested too deep (more than 10000 levels)"},
 		{"brief string", factory.ParseBrief, "r/attempt_1/failure_brief.json", `"x"`, "line 1: failure brief: want a JSON object, got a string"},
 		{"brief attempt 0", factory.ParseBrief, "r/attempt_0/failure_brief.json", `{}`, "line 1: failure brief: attempt number out of range: 0"},
 		{"brief no run dir", factory.ParseBrief, "attempt_1/failure_brief.json", `{}`, "line 1: failure brief: its attempt directory is not in a run directory"},

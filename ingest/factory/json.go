@@ -157,7 +157,7 @@ func (d *decoder) value(depth int) (*node, *records.Error) {
 		n.kind, n.str = kString, v
 	case json.Delim:
 		if depth >= maxDepth {
-			return nil, d.t.errAt(off, "", "nested too deeply")
+			return nil, d.t.errAt(off, "", fmt.Sprintf("nested too deep (more than %d levels)", maxDepth))
 		}
 		if v == '[' {
 			n.kind = kArray

@@ -86,7 +86,7 @@ func readNode(dec *json.Decoder, b []byte, depth int, path string) (*node, error
 	start := tokenStart(b, dec.InputOffset())
 	if depth > maxDepth {
 		return nil, &records.Error{Line: lineOf(b, start), Offset: start, Field: path,
-			Msg: fmt.Sprintf("JSON nested deeper than %d", maxDepth)}
+			Msg: fmt.Sprintf("not JSON: nested too deep (more than %d levels)", maxDepth)}
 	}
 	tok, err := dec.Token()
 	if err != nil {

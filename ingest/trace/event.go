@@ -80,7 +80,7 @@ func Parse(line []byte) (Event, *LineError) {
 		}
 	}
 	if err != nil {
-		return ev, &LineError{Reason: fmt.Sprintf("not JSON: syntax error near byte %d", s.i+1)}
+		return ev, &LineError{Reason: "not JSON: " + (&SyntaxError{Offset: s.i, Deep: err == errTooDeep}).Error()}
 	}
 	if !isObject {
 		return ev, &LineError{Reason: "not a JSON object"}

@@ -99,10 +99,18 @@ func (p Payload) Object(key string) (Payload, bool) {
 	return ParsePayload(v), true
 }
 
-// SyntaxError locates invalid JSON.
-type SyntaxError struct{ Offset int }
+// SyntaxError locates invalid JSON, or JSON nested too deep to read.
+type SyntaxError struct {
+	Offset int
+	Deep   bool
+}
 
-func (e *SyntaxError) Error() string { return fmt.Sprintf("syntax error near byte %d", e.Offset+1) }
+func (e *SyntaxError) Error() string {
+	if e.Deep {
+		return fmt.Sprintf("nested too deep (more than %d levels) near byte %d", maxDepth, e.Offset+1)
+	}
+	return fmt.Sprintf("syntax error near byte %d", e.Offset+1)
+}
 
 // ParseObject validates a whole JSON document and indexes it when it is an
 // object. ok is false for valid JSON that is not an object.
@@ -114,7 +122,7 @@ func ParseObject(doc []byte) (p Payload, ok bool, err error) {
 	}
 	if doc[s.i] != '{' {
 		if err := s.value(); err != nil {
-			return p, false, &SyntaxError{Offset: s.i}
+			return p, false, &SyntaxError{Offset: s.i, Deep: err == errTooDeep}
 		}
 		s.ws()
 		if s.i != len(doc) {
@@ -124,7 +132,7 @@ func ParseObject(doc []byte) (p Payload, ok bool, err error) {
 	}
 	start := s.i
 	if err := s.object(nil); err != nil {
-		return p, false, &SyntaxError{Offset: s.i}
+		return p, false, &SyntaxError{Offset: s.i, Deep: err == errTooDeep}
 	}
 	end := s.i
 	s.ws()

@@ -21,6 +21,9 @@ type Line struct {
 	Offset  int64  // byte offset of the line's first byte
 	Bytes   []byte // without "\n" and a trailing "\r"; valid until the next call to Next
 	TooLong bool   // longer than MaxLine: Bytes holds only its first MaxRaw bytes
+	// Len is the line's length in bytes, without "\n"; for a TooLong line,
+	// more than Bytes holds.
+	Len int64
 }
 
 // Reader yields the complete lines of a stream in bounded memory. A final
@@ -91,7 +94,7 @@ func (r *Reader) emit(b []byte, consumed int, tooLong bool) Line {
 	if !tooLong && len(b) > 0 && b[len(b)-1] == '\r' {
 		b = b[:len(b)-1]
 	}
-	return Line{Num: r.num, Offset: start, Bytes: b, TooLong: tooLong}
+	return Line{Num: r.num, Offset: start, Bytes: b, TooLong: tooLong, Len: int64(len(b))}
 }
 
 // fill reads more data, compacting or growing the buffer as needed.
@@ -138,10 +141,11 @@ func (r *Reader) skipLong() (Line, error) {
 	start := r.base + int64(r.lo)
 	for {
 		if i := bytes.IndexByte(r.buf[r.lo:r.hi], '\n'); i >= 0 {
+			end := r.base + int64(r.lo+i)
 			r.lo += i + 1
 			r.num++
 			r.offset = r.base + int64(r.lo)
-			return Line{Num: r.num, Offset: start, Bytes: r.long, TooLong: true}, nil
+			return Line{Num: r.num, Offset: start, Bytes: r.long, TooLong: true, Len: end - start}, nil
 		}
 		r.base += int64(r.hi)
 		r.lo, r.hi = 0, 0
@@ -151,7 +155,7 @@ func (r *Reader) skipLong() (Line, error) {
 			}
 			if r.stream {
 				r.num++
-				return Line{Num: r.num, Offset: start, Bytes: r.long, TooLong: true}, nil
+				return Line{Num: r.num, Offset: start, Bytes: r.long, TooLong: true, Len: r.base - start}, nil
 			}
 			// The line is not finished yet: leave it for the next ingest.
 			return Line{}, io.EOF

@@ -12,6 +12,9 @@ const maxDepth = 10000 // encoding/json's nesting limit
 
 var errSyntax = errors.New("invalid JSON")
 
+// errTooDeep is JSON nested past maxDepth: valid, perhaps, but refused.
+var errTooDeep = errors.New("nested too deep")
+
 type scanner struct {
 	b     []byte
 	i     int
@@ -163,7 +166,7 @@ func (s *scanner) value() error {
 func (s *scanner) array() error {
 	s.depth++
 	if s.depth > maxDepth {
-		return errSyntax
+		return errTooDeep
 	}
 	s.i++ // [
 	s.ws()
@@ -200,7 +203,7 @@ func (s *scanner) array() error {
 func (s *scanner) object(member func(key []byte, escaped bool, start int)) error {
 	s.depth++
 	if s.depth > maxDepth {
-		return errSyntax
+		return errTooDeep
 	}
 	s.i++ // {
 	s.ws()

@@ -111,7 +111,7 @@ func TestReader(t *testing.T) {
 	in := "\xEF\xBB\xBFa\r\n\nbb\n  \ncc\r\npartial"
 	r := NewReader(iotest.OneByteReader(strings.NewReader(in)), 0, 0)
 	lines := readAll(t, r)
-	want := []Line{{1, 0, []byte("a"), false}, {2, 6, []byte(""), false}, {3, 7, []byte("bb"), false}, {4, 10, []byte("  "), false}, {5, 13, []byte("cc"), false}}
+	want := []Line{{1, 0, []byte("a"), false, 1}, {2, 6, []byte(""), false, 0}, {3, 7, []byte("bb"), false, 2}, {4, 10, []byte("  "), false, 2}, {5, 13, []byte("cc"), false, 2}}
 	if len(lines) != len(want) {
 		t.Fatalf("got %d lines %+v", len(lines), lines)
 	}
@@ -274,4 +274,48 @@ func FuzzReader(f *testing.F) {
 			t.Fatalf("offset %d, want %d", r.Offset(), want)
 		}
 	})
+}
+
+// TestTooLongLineLength: an over-long line's Len is its full length, not
+// the MaxRaw bytes kept of it, so quarantine.raw_bytes is the line's
+// length as documented (a 100 MB line was stored with raw_bytes 65536).
+func TestTooLongLineLength(t *testing.T) {
+	long := strings.Repeat("x", 3*MaxRaw+17)
+	for _, stream := range []bool{false, true} {
+		in := "short\n" + long + "\nafter\n"
+		if stream {
+			in = "short\n" + long // a stream's last line needs no newline
+		}
+		var r *Reader
+		if stream {
+			r = NewStreamReader(iotest.HalfReader(strings.NewReader(in)))
+		} else {
+			r = NewReader(iotest.HalfReader(strings.NewReader(in)), 0, 0)
+		}
+		r.maxLine = 2 * MaxRaw
+		lines := readAll(t, r)
+		if len(lines) < 2 || !lines[1].TooLong || lines[1].Len != int64(len(long)) || len(lines[1].Bytes) != MaxRaw {
+			t.Fatalf("stream %v: %d lines; second: too long %v, Len %d, kept %d; want Len %d",
+				stream, len(lines), len(lines) > 1 && lines[1].TooLong, lines[min(1, len(lines)-1)].Len, len(lines[min(1, len(lines)-1)].Bytes), len(long))
+		}
+	}
+}
+
+// TestNestedTooDeep: JSON nested past 10,000 levels is reported as such,
+// not as a syntax error somewhere in it.
+func TestNestedTooDeep(t *testing.T) {
+	deep := strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1)
+	line := `{"type":"X","schemaVersion":1,"timestamp":"2026-01-01T00:00:00Z","runId":"r","payload":{"a":` + deep + `}}`
+	_, err := Parse([]byte(line))
+	if err == nil || !strings.Contains(err.Error(), "nested too deep") {
+		t.Fatalf("trace line: %v", err)
+	}
+	if _, _, err := ParseObject([]byte(`{"a":` + deep + `}`)); err == nil || !strings.Contains(err.Error(), "nested too deep") {
+		t.Fatalf("document: %v", err)
+	}
+	// Just within the limit is fine.
+	ok := strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1)
+	if _, _, err := ParseObject([]byte(`{"a":` + ok + `}`)); err != nil {
+		t.Fatalf("within the limit: %v", err)
+	}
 }
