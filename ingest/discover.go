@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/orchstat/orchstat/ingest/runfile"
@@ -360,7 +361,12 @@ func describeOpenErr(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		switch {
+		case errors.Is(err, syscall.ELOOP):
+			return errors.New("a symbolic link loop (too many levels of symbolic links)")
 		case errors.Is(err, fs.ErrNotExist):
+			if target, lerr := os.Readlink(pe.Path); lerr == nil {
+				return fmt.Errorf("a symbolic link to %s, which does not exist", target)
+			}
 			return errors.New("no such file or directory")
 		case errors.Is(err, fs.ErrPermission):
 			return errors.New("permission denied")
@@ -369,6 +375,11 @@ func describeOpenErr(err error) error {
 	}
 	return err
 }
+
+// DescribePathError says why a path named on the command line cannot be
+// read, in words a user acts on: missing, a symbolic link loop, a dangling
+// link, or no permission.
+func DescribePathError(err error) error { return describeOpenErr(err) }
 
 // FileError is a file or path that could not be read.
 type FileError struct {

@@ -919,6 +919,10 @@ func drawGrid(w io.Writer, g grid, f Format) error {
 // escapeControls.)
 var markdownEscaper = strings.NewReplacer("|", `\|`)
 
+// EscapeControls is escapeControls, for text printed outside a table: a
+// path or a message that holds a file's name.
+func EscapeControls(s string) string { return escapeControls(s) }
+
 // escapeControls makes user text (reasons, raw trace lines, run ids, SQL
 // results) safe to print in a table: C0 controls U+0000-U+001F, DEL and C1
 // controls U+0080-U+009F are shown as strconv.Quote shows them inside its

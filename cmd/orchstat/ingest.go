@@ -11,6 +11,7 @@ import (
 
 	"github.com/orchstat/orchstat/ingest"
 	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/reports"
 )
 
 type ingestOptions struct {
@@ -129,22 +130,23 @@ func doIngest(ctx context.Context, g *globals, st *query.Store, paths []string, 
 		return res, err
 	}
 	for _, fe := range res.Errors {
-		fmt.Fprintf(g.io.Err, "orchstat: cannot read %s\n", fe.Error())
+		fmt.Fprintf(g.io.Err, "orchstat: cannot read %s\n", reports.EscapeControls(fe.Error()))
 	}
 	for _, m := range res.Moved {
-		fmt.Fprintf(g.io.Err, "orchstat: %s was read before under another name (%s); its rows are kept\n", m.Path, strings.TrimPrefix(m.Reason, "it was "))
+		fmt.Fprintf(g.io.Err, "orchstat: %s was read before under another name (%s); its rows are kept\n",
+			reports.EscapeControls(m.Path), reports.EscapeControls(strings.TrimPrefix(m.Reason, "it was ")))
 	}
 	for _, r := range res.Replaced {
-		fmt.Fprintf(g.io.Err, "orchstat: re-reading %s from the start because %s; its earlier rows were replaced\n", r.Path, r.Reason)
+		fmt.Fprintf(g.io.Err, "orchstat: re-reading %s from the start because %s; its earlier rows were replaced\n", reports.EscapeControls(r.Path), r.Reason)
 	}
 	return res, nil
 }
 
 func printIngest(io *IO, db string, r *ingest.Result) {
 	fmt.Fprintf(io.Out, "ingested %d events (%s) from %d of %d files into %s; %d unchanged; %d lines quarantined",
-		r.Events, humanBytes(r.Bytes), r.Read, r.Files, db, r.Unchanged, r.Quarantined)
+		r.Events, humanBytes(r.Bytes), r.Read, r.Files, reports.EscapeControls(db), r.Unchanged, r.Quarantined)
 	if r.Quarantined > 0 {
-		fmt.Fprintf(io.Out, " (see orchstat --db %s quarantine)", db)
+		fmt.Fprintf(io.Out, " (see orchstat --db %s quarantine)", reports.EscapeControls(db))
 	}
 	fmt.Fprintln(io.Out)
 }
@@ -157,12 +159,13 @@ func checkPaths(paths []string) error {
 		if p == "-" {
 			return nil
 		}
-		if _, err := os.Stat(p); err == nil {
+		_, err := os.Stat(p)
+		if err == nil {
 			return nil
 		}
-		missing = append(missing, p)
+		missing = append(missing, fmt.Sprintf("%s is %v", reports.EscapeControls(p), ingest.DescribePathError(err)))
 	}
-	return fmt.Errorf("nothing to ingest: %s does not exist", strings.Join(missing, ", "))
+	return fmt.Errorf("nothing to ingest: %s", strings.Join(missing, "; "))
 }
 
 func humanBytes(n int64) string {
