@@ -2,8 +2,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"os/signal"
 	"runtime/debug"
+	"sync/atomic"
+	"syscall"
+	"time"
 )
 
 func main() {
@@ -20,5 +25,36 @@ func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(96 << 20)
 	}
-	rep.exit(mainWith(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, rep.report))
+	var command atomic.Value
+	report := func(key, value string) {
+		if key == "command" {
+			command.Store(value)
+		}
+		rep.report(key, value)
+	}
+	stopAfterSignal(rep, &command)
+	rep.exit(mainWith(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, report))
+}
+
+// stopGrace is how long a command may take to stop after Ctrl-C or
+// SIGTERM. Commands stop their work on the context's cancellation at once;
+// this ends one that waits where no context reaches (a read from a pipe
+// whose writer never writes, say). Stopping then is safe: the store is
+// crash-safe, and an ingest cut short is read again by the next.
+const stopGrace = 2 * time.Second
+
+func stopAfterSignal(rep reporter, command *atomic.Value) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-sigs
+		// exec stops its command gracefully, over --kill-after, by itself.
+		if c, _ := command.Load().(string); c == "exec" {
+			return
+		}
+		time.Sleep(stopGrace)
+		n := int(sig.(syscall.Signal))
+		fmt.Fprintf(os.Stderr, "orchstat: still running %v after %v; stopped\n", stopGrace, sig)
+		rep.exit(128 + n)
+	}()
 }

@@ -166,3 +166,43 @@ func TestOwnStatusesPassThrough(t *testing.T) {
 		}
 	}
 }
+
+// TestInterruptStopsABlockedCommand: Ctrl-C stops orchstat even where no
+// context reaches, here a read from a pipe whose writer never writes.
+// Before, the interrupt was caught and the read went on waiting.
+func TestInterruptStopsABlockedCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real processes")
+	}
+	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
+	cmd, child, stdin, stderr := startWaiting(t, db, "ingest")
+	defer stdin.Close()
+	// Once DuckDB has the store open, ingest goes on to read stdin.
+	deadline := time.Now().Add(60 * time.Second)
+	for !holdsFile(child, db) {
+		if time.Now().After(deadline) {
+			t.Fatal("the store was never opened")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	if got := exitCode(t, cmd); got != 130 {
+		t.Fatalf("exit %d, want 130; stderr:\n%s", got, stderr)
+	}
+	if !strings.Contains(stderr.String(), "after interrupt; stopped") {
+		t.Fatalf("stderr:\n%s", stderr)
+	}
+}
+
+// holdsFile reports whether process pid has path open.
+func holdsFile(pid int, path string) bool {
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	es, _ := os.ReadDir(dir)
+	for _, e := range es {
+		if l, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil && l == path {
+			return true
+		}
+	}
+	return false
+}
