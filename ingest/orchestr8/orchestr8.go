@@ -458,6 +458,12 @@ func (p *parser) stages(e *node, path, runID, slug string, n int, status, failed
 	for idx, name := range names {
 		spath := path + ".stages." + name
 		sn := obj.get(name)
+		if name == "" {
+			// A stage must be named to be counted as one; the report and
+			// recommend name stages.
+			p.problem(cmp.Or(sn, obj), path+`.stages[""]`, "a stage with no name; stage skipped")
+			continue
+		}
 		if failedAt >= 0 && idx > failedAt {
 			p.problem(cmp.Or(sn, obj), spath, fmt.Sprintf("recorded after failedStage %q; stage skipped", failedStage))
 			continue
