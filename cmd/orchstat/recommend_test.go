@@ -368,7 +368,7 @@ func TestRecommendUsage(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q", tc.args, code, stderr)
 		}
 	}
-	if code, _, stderr := runCLI(t, "", "--db", db, "recommend", "--stage", "cass", filepath.Join(t.TempDir(), "nowhere")); code != exitError || !strings.Contains(stderr, "does not exist") {
+	if code, _, stderr := runCLI(t, "", "--db", db, "recommend", "--stage", "cass", filepath.Join(t.TempDir(), "nowhere")); code != exitError || !strings.Contains(stderr, "nowhere is no such file or directory") {
 		t.Errorf("a missing PATH: exit %d %q", code, stderr)
 	}
 }

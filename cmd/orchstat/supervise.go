@@ -35,6 +35,8 @@ const (
 	// for the Go runtime's crash output.
 	reportFD = 3
 	crashFD  = 4
+	// withCrashFile is supervisedEnv's value when the child has both.
+	withCrashFile = "3,4"
 )
 
 // reporter is the child's side: it tells the supervisor what it is doing,
@@ -47,12 +49,14 @@ func childReporter() reporter {
 	if os.Getenv(supervisedEnv) == "" {
 		return reporter{}
 	}
+	fds := os.Getenv(supervisedEnv)
 	os.Unsetenv(supervisedEnv) // not for the commands `exec` runs
 	// Nor the descriptors: a command that kept the report pipe open would
 	// keep the supervisor waiting for it to close.
 	syscall.CloseOnExec(reportFD)
-	syscall.CloseOnExec(crashFD)
-	if f := os.NewFile(crashFD, "crash"); f != nil {
+	if fds == withCrashFile {
+		syscall.CloseOnExec(crashFD)
+		f := os.NewFile(crashFD, "crash")
 		debug.SetCrashOutput(f, debug.CrashOptions{})
 		f.Close() // SetCrashOutput keeps its own copy
 	}
@@ -101,8 +105,13 @@ func supervise(args []string, stderr io.Writer) (code int, ok bool) {
 	}
 	cmd := exec.Command(exe, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = []*os.File{w, crash} // fds 3 and 4
-	cmd.Env = append(os.Environ(), supervisedEnv+"="+strconv.Itoa(reportFD))
+	cmd.ExtraFiles = []*os.File{w} // fd 3
+	fds := strconv.Itoa(reportFD)
+	if crash != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, crash) // fd 4
+		fds = withCrashFile
+	}
+	cmd.Env = append(os.Environ(), supervisedEnv+"="+fds)
 	cmd.SysProcAttr = childAttr()
 	// The child's parent-death signal fires when the thread that started
 	// it exits, so this goroutine keeps its thread to the end.

@@ -45,18 +45,21 @@ func startWaiting(t *testing.T, db string, args ...string) (cmd *exec.Cmd, child
 	return
 }
 
-// childOf is the first child process of pid, or 0.
+// childOf is the first child process of pid, or 0. A child is listed
+// under the thread that started it, which need not be the main one.
 func childOf(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-	if err != nil {
-		return 0
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, task := range tasks {
+		b, err := os.ReadFile(task)
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			n, _ := strconv.Atoi(f[0])
+			return n
+		}
 	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 0
-	}
-	n, _ := strconv.Atoi(f[0])
-	return n
+	return 0
 }
 
 func exitCode(t *testing.T, cmd *exec.Cmd) int {
