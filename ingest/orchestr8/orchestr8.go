@@ -166,7 +166,13 @@ func (p *parser) runID(slug, at string, i int) string {
 		id += "@" + at
 	}
 	if p.used[id] {
-		id += fmt.Sprintf("#%d", i)
+		// Entry i's own: but one entry (a batch) can hold the same feature
+		// more than once, so count on until the id is free.
+		base := id + fmt.Sprintf("#%d", i)
+		id = base
+		for k := 2; p.used[id]; k++ {
+			id = fmt.Sprintf("%s.%d", base, k)
+		}
 	}
 	p.used[id] = true
 	return id
