@@ -111,7 +111,7 @@ jq -n \
      argv: [$O, "--db", $DB, "ingest", "--quiet", "--bulk", "appender", $C]},
     {name: "a-arrow", desc: "(a) ingest into a new db, --bulk arrow", n: $slow,
      before: "rm -f \($DBA) \($DBA).wal",
-     probe: "rm -f \($W)/probe.db* && \($O) --db \($W)/probe.db ingest --quiet --bulk arrow \($W)/tiny",
+     probe: "rm -rf \($W)/probe.db* && \($O) --db \($W)/probe.db ingest --quiet --bulk arrow \($W)/tiny",
      argv: [$O, "--db", $DBA, "ingest", "--quiet", "--bulk", "arrow", $C]},
     {name: "b", desc: "(b) ingest again, nothing new", n: $fast,
      before: "test -f \($DB)",
@@ -176,7 +176,7 @@ others_pct=$(awk -v x="$others" -v d="$bench_secs" -v n="$(nproc)" 'BEGIN {print
 profile_md=""
 if [[ $PROFILE == 1 ]] && "$O" --cpuprofile "$W/probe.prof" --help >/dev/null 2>&1; then
 	log "profiling one (a) appender, (b) and (c) json run"
-	rm -f "$W"/prof.db*
+	rm -rf "$W"/prof.db*
 	"$O" --db "$W/prof.db" --cpuprofile "$W/a.prof" ingest --quiet --bulk appender "$CORPUS" || log "profiled ingest failed"
 	"$O" --db "$W/prof.db" --cpuprofile "$W/b.prof" ingest --quiet "$CORPUS" || log "profiled ingest failed"
 	"$O" --db "$W/prof.db" --cpuprofile "$W/c.prof" report --no-ingest --format json >/dev/null || log "profiled report failed"
@@ -192,7 +192,7 @@ if [[ $PROFILE == 1 ]] && "$O" --cpuprofile "$W/probe.prof" --help >/dev/null 2>
 			grep -v 'main\.main\|runtime\.main' | head -32 || true)
 		profile_md+=$'\n```\n'
 	done
-	rm -f "$W"/prof.db*
+	rm -rf "$W"/prof.db*
 fi
 
 # ---- cross-checks: do the contenders agree on what they loaded? ----------
@@ -215,7 +215,7 @@ checks+=("database sizes after load: orchstat $(numfmt --to=si "$db_size")B, rea
 
 # Column types read_json auto-detect settles on, for the record.
 rj_auto_cols=$("$W/readjson" -dir "$CORPUS" -db "$W/rj-cols.db" -force -mode auto 2>&1 | sed -n '/^columns:/,$p' | tail -n +2 | sed 's/^ *//' | paste -sd ';' | sed 's/;/; /g')
-rm -f "$W"/rj-cols.db*
+rm -rf "$W"/rj-cols.db*
 
 # ---- RESULTS.md ----------------------------------------------------------
 model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')

@@ -86,20 +86,31 @@ type ticket struct {
 // directory), it returns nil and the store's lock alone decides.
 func enqueue(db string, shared bool, now time.Time) (*ticket, error) {
 	dir := db + ".queue"
-	if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
+	var f *os.File
+	// The last process to leave removes the directory; one arriving just
+	// then finds it gone, and makes it again.
+	for range 3 {
+		if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
+			if os.IsPermission(err) {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("joining the queue for %s: %w", db, err)
+		}
+		// The ticket is locked before it takes its place, so nobody can
+		// see it unlocked and take it for a dead process's.
+		var err error
+		if f, err = os.CreateTemp(dir, ".new-"); err == nil {
+			break
+		}
 		if os.IsPermission(err) {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("joining the queue for %s: %w", db, err)
+		if !os.IsNotExist(err) {
+			return nil, fmt.Errorf("joining the queue for %s: %w", db, err)
+		}
 	}
-	// The ticket is locked before it takes its place, so nobody can see
-	// it unlocked and take it for a dead process's.
-	f, err := os.CreateTemp(dir, ".new-")
-	if err != nil {
-		if os.IsPermission(err) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("joining the queue for %s: %w", db, err)
+	if f == nil {
+		return nil, fmt.Errorf("joining the queue for %s: its directory keeps disappearing", db)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
@@ -113,6 +124,11 @@ func enqueue(db string, shared bool, now time.Time) (*ticket, error) {
 	}
 	name := fmt.Sprintf("%020d-%010d-%s", now.UnixNano(), os.Getpid(), mode)
 	if err := os.Rename(f.Name(), filepath.Join(dir, name)); err != nil {
+		// The directory was removed between the two calls: try afresh.
+		if os.IsNotExist(err) {
+			f.Close()
+			return enqueue(db, shared, now)
+		}
 		f.Close()
 		os.Remove(f.Name())
 		return nil, fmt.Errorf("joining the queue for %s: %w", db, err)
@@ -185,6 +201,7 @@ func (t *ticket) leave() {
 	}
 	os.Remove(filepath.Join(t.dir, t.name))
 	t.f.Close()
+	os.Remove(t.dir) // only if no one else is in line: the store stays one file
 }
 
 // heldElsewhere reports whether another process holds DuckDB's own lock on
