@@ -391,7 +391,7 @@ func loadKnown(ctx context.Context, st *query.Store, prev map[string]*fileState)
 		if err := rs.Scan(&p, &m); err != nil {
 			return k, fmt.Errorf("reading ingest state: %w", err)
 		}
-		k.dirs[osString(p)] = m.UTC()
+		k.dirs[query.ReadString(p)] = m.UTC()
 	}
 	for p, s := range prev {
 		if i := strings.LastIndexByte(p, '/'); i > 0 && s.kind != KindStdin {

@@ -47,10 +47,10 @@ func loadStates(ctx context.Context, st *query.Store) (map[string]*fileState, in
 				// Strings are cloned, as Value aliases DuckDB's buffers, which
 				// are freed with the record; the rest are derived or interned
 				// to keep allocations per file low.
-				path := osString(strings.Clone(cols.path.Value(i)))
+				path := query.ReadString(strings.Clone(cols.path.Value(i)))
 				s := &fileState{
 					id: cols.id.Value(i), path: path, kind: internKind(cols.kind.Value(i)),
-					runDir: baseOf(path, osString(cols.runDir.Value(i))),
+					runDir: baseOf(path, query.ReadString(cols.runDir.Value(i))),
 					size:   cols.size.Value(i), mtime: time.UnixMicro(cols.mtime.Value(i)).UTC(),
 					dev: cols.dev.Value(i), ino: cols.ino.Value(i), offset: cols.offset.Value(i), lines: cols.lines.Value(i),
 					headLen: int(cols.headLen.Value(i)), events: cols.events.Value(i), quarantined: cols.quarantined.Value(i),

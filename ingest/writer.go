@@ -333,10 +333,10 @@ func appendRows(ctx context.Context, st *query.Store, table string, rs [][]drive
 		}
 		for _, r := range rs {
 			// Paths, and anything else taken from file names or records,
-			// may not be UTF-8; see storeString.
+			// may not be UTF-8; see query.StoreString.
 			for i, v := range r {
 				if s, ok := v.(string); ok {
-					r[i] = storeString(s)
+					r[i] = query.StoreString(s)
 				}
 			}
 			if err := a.AppendRow(r...); err != nil {

@@ -27,7 +27,7 @@ func RecordExecInvocation(ctx context.Context, st *Store, inv ExecInvocation, n 
 	var out []bool
 	err := st.inTransaction(ctx, "recording the exec invocation", func() error {
 		if _, err := st.Conn.ExecContext(ctx, `INSERT INTO exec_invocations VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			inv.StartedAt.UTC(), inv.FinishedAt.UTC(), inv.RunID, inv.Op, inv.Command, inv.Success, inv.Attempts, inv.Reason); err != nil {
+			inv.StartedAt.UTC(), inv.FinishedAt.UTC(), StoreString(inv.RunID), inv.Op, StoreString(inv.Command), inv.Success, inv.Attempts, inv.Reason); err != nil {
 			return err
 		}
 		var err error

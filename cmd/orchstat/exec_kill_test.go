@@ -86,3 +86,16 @@ func TestCommandsInheritNoSupervisorPipes(t *testing.T) {
 		t.Fatalf("the command inherited orchstat's descriptors:\n%s", out)
 	}
 }
+
+// TestExecArgumentsThatAreNotUTF8: a command line that is not UTF-8 is
+// recorded for cascade detection like any other. Before, DuckDB refused
+// it and the invocation went uncounted.
+func TestExecArgumentsThatAreNotUTF8(t *testing.T) {
+	dir := t.TempDir()
+	cmd := runOrchstat("exec", "--runs-dir", filepath.Join(dir, "runs"), "--", "true", "caf\xe9")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.Contains(string(out), "not counted for cascade detection") {
+		t.Fatalf("%v: %s", err, out)
+	}
+}

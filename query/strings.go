@@ -1,4 +1,4 @@
-package ingest
+package query
 
 import (
 	"strconv"
@@ -16,9 +16,9 @@ import (
 // was valid is stored as it always was.
 const bytesPrefix = "bytes:"
 
-// storeString is s as it can be stored. A valid string that happens to
+// StoreString is s as it can be stored. A valid string that happens to
 // begin with the prefix is escaped too, so reading back is never unsure.
-func storeString(s string) string {
+func StoreString(s string) string {
 	if utf8.ValidString(s) && !strings.HasPrefix(s, bytesPrefix) {
 		return s
 	}
@@ -41,8 +41,8 @@ func storeString(s string) string {
 	return b.String()
 }
 
-// osString reverses storeString.
-func osString(stored string) string {
+// ReadString reverses StoreString.
+func ReadString(stored string) string {
 	rest, ok := strings.CutPrefix(stored, bytesPrefix)
 	if !ok {
 		return stored
