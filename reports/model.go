@@ -59,13 +59,15 @@ type Metrics map[string]Metric
 
 // Report is everything `orchstat report` shows.
 type Report struct {
-	GeneratedAt time.Time   `json:"generated_at"`
-	Database    string      `json:"database"`
-	Filters     Filters     `json:"filters"`
-	Overview    Overview    `json:"overview"`
-	Metrics     Metrics     `json:"metrics"`
-	Thresholds  []Threshold `json:"thresholds"`
-	Breakdowns  Breakdowns  `json:"breakdowns"`
+	GeneratedAt time.Time `json:"generated_at"`
+	Database    string    `json:"database"`
+	// Scope says which of the store's runs the report covers.
+	Scope      Scope       `json:"scope"`
+	Filters    Filters     `json:"filters"`
+	Overview   Overview    `json:"overview"`
+	Metrics    Metrics     `json:"metrics"`
+	Thresholds []Threshold `json:"thresholds"`
+	Breakdowns Breakdowns  `json:"breakdowns"`
 	// Systems is the other systems' runs (factory, claudestrator,
 	// orchestr8, exec), from their records, in scope.
 	Systems Systems `json:"systems"`
@@ -127,6 +129,18 @@ type Filters struct {
 	Provider *string    `json:"provider"`
 }
 
+// Scope is what part of the store a report covers: the runs found under
+// the paths named, or the whole store when none (or --all) was named.
+type Scope struct {
+	// Paths are the named paths, absolute; empty means the whole store.
+	Paths []string `json:"paths"`
+	// RunsInStore counts every run the store holds, orchestrator runs and
+	// other systems' record runs alike.
+	RunsInStore int64 `json:"runs_in_store"`
+	// RunsLeftOut counts the store's runs that are not under Paths.
+	RunsLeftOut int64 `json:"runs_left_out"`
+}
+
 // Overview counts runs by outcome.
 type Overview struct {
 	Runs        int64      `json:"runs"`
@@ -139,6 +153,12 @@ type Overview struct {
 	OtherStatus int64      `json:"other_status"`
 	Events      int64      `json:"events"`
 	Quarantined int64      `json:"quarantined"` // in the whole store, not only the scope
+	// Undated counts runs in scope with no recorded time (factory run
+	// summaries, for one): no time filter or window selects them.
+	Undated int64 `json:"undated"`
+	// QueuedTasks counts queued work that never ran (claudestrator tasks
+	// still pending), which is not counted as runs.
+	QueuedTasks int64 `json:"queued_tasks"`
 }
 
 // Threshold is an alert rule's threshold checked against the report's
