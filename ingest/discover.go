@@ -140,6 +140,11 @@ func discover(paths []string, format string, getKnown func() (known, error), now
 		}
 		var runDirs []string
 		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") {
+				// Hidden: not a run, such as the .orchestrator folder a
+				// store is kept in when a runs folder has none above it.
+				continue
+			}
 			d := filepath.Join(dir, e.Name())
 			if e.Type()&fs.ModeSymlink != 0 {
 				// Resolved, so a run linked from elsewhere is one run
@@ -391,4 +396,32 @@ func (e FileError) Error() string { return fmt.Sprintf("%s: %v", e.Path, e.Err) 
 
 func stdinPath(name string) string {
 	return "<stdin:" + strings.TrimSpace(name) + ">"
+}
+
+// Find counts the files an ingest of paths would read, without a store:
+// what a command looks at before it creates one. Paths that cannot be
+// read are returned as errors, as Run reports them.
+func Find(paths []string, format string, now time.Time) (int, []FileError, error) {
+	srcs, errs, _, err := discover(paths, format, func() (known, error) { return known{}, nil }, now)
+	return len(srcs), errs, err
+}
+
+// ScopePath is how a PATH argument is named in the store: absolute with
+// symbolic links resolved, as discovery records files, or, for "-", the
+// name standard input is stored under.
+func ScopePath(p, stdinName string) string {
+	if p == "-" {
+		if stdinName == "" {
+			stdinName = "stdin"
+		}
+		return stdinPath(stdinName)
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
+	return abs
 }

@@ -454,7 +454,7 @@ func readFile(t task, send func(chunk) bool) (skipped, ok bool) {
 		}
 		return fail(describeOpenErr(err))
 	}
-	if p := t.prev; p != nil && p.path == t.src.path && p.size == fi.Size() && p.mtime.Equal(truncMtime(fi.ModTime())) {
+	if p := t.prev; p != nil && p.kind == t.src.kind && p.path == t.src.path && p.size == fi.Size() && p.mtime.Equal(truncMtime(fi.ModTime())) {
 		if dev, ino := statOf(fi); p.dev == dev && p.ino == ino {
 			return true, true
 		}
@@ -489,8 +489,8 @@ func readFile(t task, send func(chunk) bool) (skipped, ok bool) {
 		return false, readRunFile(t, f, cur, send)
 	}
 	p := t.prev
-	replace := ""
-	if p != nil {
+	replace := kindChange(p, t.src.kind)
+	if p != nil && replace == "" {
 		// Identity is the inode and the first bytes; the device number is
 		// not compared, as it can change across remounts and containers.
 		switch {
@@ -708,8 +708,30 @@ func quarantineLen(r rows, f fileState, line, offset int64, field, reason string
 
 // readRunFile parses a summary or verification report whole. Any change
 // replaces the file's rows: these files are rewritten, not appended to.
+// kindChange says why a file's rows go when it is now read as another
+// kind than before (ingest --format names it), "" when it is not.
+func kindChange(prev *fileState, kind string) string {
+	if prev == nil || prev.kind == kind {
+		return ""
+	}
+	return fmt.Sprintf("it was read as %s before and is now read as %s", kindName(prev.kind), kindName(kind))
+}
+
+// kindName names a source kind as users name formats.
+func kindName(kind string) string {
+	switch kind {
+	case KindTrace, KindStdin:
+		return "an orchestrator trace"
+	case KindSummary:
+		return "an orchestrator summary"
+	case KindVerification:
+		return "an orchestrator verification report"
+	}
+	return "a " + systemOf(kind) + " record (" + kind + ")"
+}
+
 func readRunFile(t task, f *os.File, cur fileState, send func(chunk) bool) bool {
-	c := chunk{state: cur, deleteOld: t.prev != nil, rows: rows{}, last: true}
+	c := chunk{state: cur, deleteOld: t.prev != nil, rows: rows{}, last: true, replace: kindChange(t.prev, t.src.kind)}
 	if cur.size > maxRunFile {
 		quarantine(c.rows, cur, 0, 0, "", fmt.Sprintf("file larger than %d MiB", maxRunFile>>20), nil)
 		c.state.quarantined = 1

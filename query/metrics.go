@@ -20,6 +20,9 @@ type Filter struct {
 	Runs         []string
 	// Provider selects runs that requested or selected this provider.
 	Provider string
+	// Paths, when set, keeps only the runs found in files at or under
+	// these absolute paths (see ScopeOf).
+	Paths []string
 	// Last keeps only the Last selected runs to start, when above 0:
 	// alert rules' "last N runs" windows. Orchestrator runs and each other
 	// system's runs (record runs) are counted on their own.
@@ -46,6 +49,11 @@ func (f Filter) window() ([]string, []any) {
 		for _, r := range f.Runs {
 			args = append(args, r)
 		}
+	}
+	if len(f.Paths) > 0 {
+		runs, a := scopedRuns(f.Paths)
+		where = append(where, "run_id IN ("+runs+")")
+		args = append(args, a...)
 	}
 	return where, args
 }

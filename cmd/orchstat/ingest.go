@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -48,7 +49,7 @@ or renamed keeps its rows.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args
 			if len(o.Paths) == 0 {
-				o.Paths = []string{defaultRunsDir}
+				o.Paths = []string{defaultRuns()}
 			}
 			if runF != nil {
 				return runF(cmd.Context(), o)
@@ -85,10 +86,17 @@ func addIngestFlags(cmd *cobra.Command, formatFlag string, quiet *bool, stdinNam
 }
 
 func ingestRun(ctx context.Context, o *ingestOptions) error {
+	if err := checkFormat(o.Tuning.Format); err != nil {
+		return err
+	}
 	if err := checkPaths(o.Paths); err != nil {
 		return err
 	}
-	st, err := o.g.open(ctx, o.g.dbPath(o.Paths), false)
+	db := o.g.dbPath(o.Paths)
+	if err := somethingToRead(db, o.Paths, o.Tuning.Format, o.g.io.Now()); err != nil {
+		return err
+	}
+	st, err := o.g.open(ctx, db, false)
 	if err != nil {
 		return err
 	}
@@ -96,6 +104,9 @@ func ingestRun(ctx context.Context, o *ingestOptions) error {
 	res, err := doIngest(ctx, o.g, st, o.Paths, o.Quiet, o.StdinName, o.Tuning)
 	if err != nil {
 		return err
+	}
+	if nothingFound(o.Paths, res) {
+		return nothingToRead(o.Paths, o.Tuning.Format, "the store is unchanged")
 	}
 	if !o.Quiet {
 		printIngest(o.g.io, st.Path, res)
@@ -109,8 +120,8 @@ func ingestRun(ctx context.Context, o *ingestOptions) error {
 // doIngest runs an ingest with progress on a terminal and reports problems
 // on stderr. report and check use it too.
 func doIngest(ctx context.Context, g *globals, st *query.Store, paths []string, quiet bool, stdinName string, t tuning) (*ingest.Result, error) {
-	if !slices.Contains(ingest.Formats, t.Format) {
-		return nil, usageError{fmt.Errorf("unknown records format %q (formats: %s)", t.Format, strings.Join(ingest.Formats, ", "))}
+	if err := checkFormat(t.Format); err != nil {
+		return nil, err
 	}
 	var prog *progress
 	if g.io.ErrIsTTY && !quiet {
@@ -166,6 +177,57 @@ func checkPaths(paths []string) error {
 		missing = append(missing, fmt.Sprintf("%s is %v", reports.EscapeControls(p), ingest.DescribePathError(err)))
 	}
 	return fmt.Errorf("nothing to ingest: %s", strings.Join(missing, "; "))
+}
+
+func checkFormat(format string) error {
+	if !slices.Contains(ingest.Formats, format) {
+		return usageError{fmt.Errorf("unknown records format %q (formats: %s)", format, strings.Join(ingest.Formats, ", "))}
+	}
+	return nil
+}
+
+// somethingToRead fails, before the store at db is created, when the
+// paths hold nothing any format reads: an empty folder or a typo must not
+// leave an empty store and an all-zero report behind. An existing store is
+// checked after its ingest instead (nothingFound), which lists no more
+// than the ingest does.
+func somethingToRead(db string, paths []string, format string, now time.Time) error {
+	if slices.Contains(paths, "-") {
+		return nil
+	}
+	if _, err := os.Stat(db); err == nil {
+		return nil
+	}
+	n, errs, err := ingest.Find(paths, format, now)
+	if err != nil || n > 0 {
+		return err
+	}
+	if len(errs) > 0 {
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
+			msgs[i] = reports.EscapeControls(e.Error())
+		}
+		return fmt.Errorf("cannot read %s; no store was created", strings.Join(msgs, "; "))
+	}
+	return nothingToRead(paths, format, "no store was created")
+}
+
+// nothingFound reports whether an ingest of paths found no file at all.
+func nothingFound(paths []string, res *ingest.Result) bool {
+	return res.Files == 0 && len(res.Errors) == 0 && !slices.Contains(paths, "-")
+}
+
+// nothingToRead names the paths and what was looked for there.
+func nothingToRead(paths []string, format, outcome string) error {
+	named := make([]string, len(paths))
+	for i, p := range paths {
+		named[i] = reports.EscapeControls(p)
+	}
+	what := "no orchestrator runs (trace.jsonl, summary.json or verification reports in run folders) and no factory, claudestrator or orchestr8 records"
+	if format != "" && format != "auto" {
+		what = "no " + format + " records (--format auto looks for every kind)"
+	}
+	return fmt.Errorf("nothing to read in %s: found %s; %s", strings.Join(named, ", "), what, outcome)
 }
 
 func humanBytes(n int64) string {

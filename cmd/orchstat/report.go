@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orchstat/orchstat"
+	"github.com/orchstat/orchstat/ingest"
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/rules"
@@ -121,10 +122,13 @@ func loadRules(path string) (*rules.File, error) {
 	return rules.Load(path)
 }
 
-// ingestFirst is what report and check share: PATH arguments to ingest
-// before they read the store, and the flags around that.
+// ingestFirst is what report, check, simulate and recommend share: PATH
+// arguments to ingest before they read the store, the scope they cover,
+// and the flags around that.
 type ingestFirst struct {
-	Paths     []string
+	Paths []string
+	// All covers the whole store even when PATHs are named.
+	All       bool
 	NoIngest  bool
 	Quiet     bool
 	StdinName string
@@ -133,38 +137,64 @@ type ingestFirst struct {
 
 func (i *ingestFirst) flags(cmd *cobra.Command, noIngestHelp string) {
 	cmd.Flags().BoolVar(&i.NoIngest, "no-ingest", false, noIngestHelp)
+	cmd.Flags().BoolVar(&i.All, "all", false, "cover every run in the store, not only the runs found under the PATHs named")
 	addIngestFlags(cmd, "input-format", &i.Quiet, &i.StdinName, &i.Tuning)
+}
+
+// scopePaths are the paths whose runs the command covers, as the store
+// names them; nil means the whole store (no PATH, or --all).
+func (i *ingestFirst) scopePaths() []string {
+	if i.All || len(i.Paths) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(i.Paths))
+	for _, p := range i.Paths {
+		out = append(out, ingest.ScopePath(p, i.StdinName))
+	}
+	return out
 }
 
 // open ingests first unless told not to, and returns the store and whether
 // some file could not be read. The store is read-only unless write is set
-// or an ingest runs.
+// or an ingest runs. Named PATHs with nothing to read are an error, and
+// no store is created for them.
 func (i *ingestFirst) open(ctx context.Context, g *globals, write bool) (*query.Store, bool, error) {
 	paths := i.Paths
 	if i.NoIngest {
 		st, err := g.open(ctx, g.dbPath(paths), !write)
 		return st, false, err
 	}
+	if err := checkFormat(i.Tuning.Format); err != nil {
+		return nil, false, err
+	}
 	if len(paths) == 0 {
-		if _, err := os.Stat(defaultRunsDir); err != nil {
+		runs := defaultRuns()
+		if _, err := os.Stat(runs); err != nil {
 			db := g.dbPath(nil)
 			if _, derr := os.Stat(db); derr == nil {
 				// No runs here, but a store exists: use it as it is.
 				st, err := g.open(ctx, db, !write)
 				return st, false, err
 			}
-			return nil, false, fmt.Errorf("no runs at %s and no store at %s: pass a runs directory, or --db", defaultRunsDir, db)
+			return nil, false, fmt.Errorf("no runs at %s and no store at %s: name the data to read (a runs folder, a run folder or a file), or pass --db", runs, db)
 		}
-		paths = []string{defaultRunsDir}
+		paths = []string{runs}
 	}
 	if err := checkPaths(paths); err != nil {
 		return nil, false, err
 	}
-	st, err := g.open(ctx, g.dbPath(paths), false)
+	db := g.dbPath(paths)
+	if err := somethingToRead(db, paths, i.Tuning.Format, g.io.Now()); err != nil {
+		return nil, false, err
+	}
+	st, err := g.open(ctx, db, false)
 	if err != nil {
 		return nil, false, err
 	}
 	res, err := doIngest(ctx, g, st, paths, i.Quiet, i.StdinName, i.Tuning)
+	if err == nil && nothingFound(paths, res) {
+		err = nothingToRead(paths, i.Tuning.Format, "the store is unchanged")
+	}
 	if err != nil {
 		st.Close()
 		return nil, false, err
@@ -179,6 +209,7 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 	if err != nil {
 		return err
 	}
+	f.Paths = o.scopePaths()
 	rf, err := loadRules(o.Rules)
 	if err != nil {
 		return err
@@ -193,8 +224,10 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 		return err
 	}
 	r.GeneratedAt = now
-	// The path as the user named it (or the default), not the resolved one.
 	r.Database = o.g.dbPath(o.Paths)
+	if r.Scope, err = query.ScopeOf(ctx, st.Conn, f.Paths); err != nil {
+		return err
+	}
 	if r.Thresholds, err = thresholds(o.g.io, rf, r.Metrics); err != nil {
 		return err
 	}

@@ -176,12 +176,13 @@ no server to start. Set --db or ORCHSTAT_DB to put it elsewhere.`,
 	root.AddCommand(newExecCmd(g, nil))
 	root.AddCommand(newRecommendCmd(g, nil))
 	root.AddCommand(newRetryConfigCmd(g))
+	root.AddCommand(newForgetCmd(g))
 	return root
 }
 
 // dbPath picks the database for a command given its PATH arguments: the
-// explicit --db, or orchstat.duckdb in the .orchestrator directory that
-// holds the runs.
+// explicit --db, or orchstat.duckdb beside the data named (see
+// defaultDBFor); with no PATH, beside the working directory's runs.
 func (g *globals) dbPath(paths []string) string {
 	if g.db != "" {
 		return g.db
@@ -192,36 +193,62 @@ func (g *globals) dbPath(paths []string) string {
 		}
 		return defaultDBFor(p)
 	}
-	return filepath.Join(".orchestrator", "orchstat.duckdb")
+	return defaultDBFor(".")
 }
 
+// defaultDBFor is the store for data at p: orchstat.duckdb in the nearest
+// .orchestrator directory at or above p (a file counts from its folder),
+// else in p's own .orchestrator (a file's folder's). It is never in an
+// unrelated working directory, so a report on a copy of some runs does not
+// land in a store that already holds others.
 func defaultDBFor(p string) string {
 	abs, err := filepath.Abs(p)
 	if err != nil {
-		return filepath.Join(".orchestrator", "orchstat.duckdb")
+		return filepath.Join(p, ".orchestrator", "orchstat.duckdb")
 	}
 	fi, err := os.Stat(abs)
 	ext := filepath.Ext(abs)
 	if (err == nil && !fi.IsDir()) || (err != nil && (ext == ".jsonl" || ext == ".json")) {
-		abs = filepath.Dir(abs) // a file: look from its run directory
+		abs = filepath.Dir(abs)
 	}
-	// A runs directory, or a run directory in one: the store goes beside
-	// the runs directory. Only these two levels are looked at, so a path
-	// that merely passes through some "runs" directory is not taken for one.
-	for _, d := range []string{abs, filepath.Dir(abs)} {
-		if filepath.Base(d) == "runs" {
-			return filepath.Join(filepath.Dir(d), "orchstat.duckdb")
+	if d, ok := nearestOrchestrator(abs); ok {
+		return filepath.Join(d, "orchstat.duckdb")
+	}
+	return filepath.Join(abs, ".orchestrator", "orchstat.duckdb")
+}
+
+// nearestOrchestrator finds the .orchestrator directory at or above dir, as
+// git finds .git.
+func nearestOrchestrator(dir string) (string, bool) {
+	for d := dir; ; {
+		if filepath.Base(d) == ".orchestrator" && isDir(d) {
+			return d, true
+		}
+		if c := filepath.Join(d, ".orchestrator"); isDir(c) {
+			return c, true
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", false
+		}
+		d = parent
+	}
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// defaultRuns is the runs directory a command reads when no PATH is named:
+// the runs of the nearest .orchestrator at or above the working directory.
+func defaultRuns() string {
+	if wd, err := os.Getwd(); err == nil {
+		if d, ok := nearestOrchestrator(wd); ok {
+			return filepath.Join(d, "runs")
 		}
 	}
-	if err == nil && fi.IsDir() {
-		if st, err := os.Stat(filepath.Join(abs, "runs")); err == nil && st.IsDir() {
-			return filepath.Join(abs, "orchstat.duckdb")
-		}
-		if st, err := os.Stat(filepath.Join(abs, ".orchestrator")); err == nil && st.IsDir() {
-			return filepath.Join(abs, ".orchestrator", "orchstat.duckdb")
-		}
-	}
-	return filepath.Join(".orchestrator", "orchstat.duckdb")
+	return defaultRunsDir
 }
 
 // openExisting opens the store for reading, explaining where stores are
@@ -230,7 +257,7 @@ func defaultDBFor(p string) string {
 func (g *globals) openExisting(ctx context.Context, snapshot bool) (*query.Store, error) {
 	path := g.dbPath(nil)
 	if _, err := os.Stat(path); err != nil && g.db == "" {
-		return nil, fmt.Errorf("no orchstat database at %s: pass --db (ingest and report keep the store beside the runs directory they read, as <dir>/orchstat.duckdb for <dir>/runs)", path)
+		return nil, fmt.Errorf("no orchstat database at %s: pass --db, or run from the folder holding the .orchestrator directory (ingest and report keep the store in the nearest .orchestrator directory at or above the data they read)", path)
 	}
 	return g.openWith(ctx, path, query.Options{ReadOnly: true, Snapshot: snapshot})
 }
@@ -246,6 +273,11 @@ func (g *globals) openWith(ctx context.Context, path string, opts query.Options)
 	if abs, err := filepath.Abs(path); err == nil {
 		g.io.report("store", abs)
 	}
+	if !opts.ReadOnly {
+		if err := g.makeStoreDir(path); err != nil {
+			return nil, err
+		}
+	}
 	opts.LockTimeout = g.lockTimeout
 	opts.Waiting = func(holder string) {
 		abs, _ := filepath.Abs(path)
@@ -256,6 +288,23 @@ func (g *globals) openWith(ctx context.Context, path string, opts query.Options)
 		fmt.Fprintf(g.io.Err, "orchstat: an earlier orchstat stopped while writing %s; its unfinished work was rolled back and will be read again\n", st.Path)
 	}
 	return st, err
+}
+
+// makeStoreDir creates the one directory orchstat chooses itself, the
+// .orchestrator folder of a default store; a directory named by --db or
+// ORCHSTAT_DB must exist, so a typo does not leave a tree behind.
+func (g *globals) makeStoreDir(path string) error {
+	dir := filepath.Dir(path)
+	if isDir(dir) {
+		return nil
+	}
+	if g.db == "" && filepath.Base(dir) == ".orchestrator" {
+		if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
+			return fmt.Errorf("creating %s: %w", dir, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("cannot create the store %s: directory %s does not exist (orchstat creates no directory for --db)", path, dir)
 }
 
 func newVersionCmd(io *IO) *cobra.Command {

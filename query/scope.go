@@ -1,0 +1,127 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/orchstat/orchstat/reports"
+)
+
+// pathsCond renders a condition on col, a stored file path, that holds for
+// files at or under one of paths (absolute and cleaned, as ingest stores
+// them). A path stored in the escaped form of StoreString keeps the named
+// prefix after its marker, with backslashes doubled, so it is matched too.
+func pathsCond(col string, paths []string) (string, []any) {
+	var ors []string
+	var args []any
+	for _, p := range paths {
+		p = strings.TrimSuffix(p, "/")
+		esc := bytesPrefix + strings.ReplaceAll(p, `\`, `\\`)
+		ors = append(ors, fmt.Sprintf("(%[1]s = ? OR starts_with(%[1]s, ?) OR starts_with(%[1]s, ?))", col))
+		args = append(args, StoreString(p), StoreString(p)+"/", esc+"/")
+	}
+	if len(ors) == 0 {
+		return "false", nil
+	}
+	return "(" + strings.Join(ors, " OR ") + ")", args
+}
+
+// scopedRuns renders the ids of the runs found in files under paths: the
+// orchestrator's runs and every other system's record runs.
+func scopedRuns(paths []string) (string, []any) {
+	cond, args := pathsCond("path", paths)
+	return `SELECT s.run_id FROM run_spans s WHERE s.file_id IN (SELECT file_id FROM files WHERE ` + cond + `)
+		UNION SELECT r.run_id FROM record_runs r WHERE r.file_id IN (SELECT file_id FROM files WHERE ` + cond + `)`,
+		append(args, args...)
+}
+
+// ScopeOf counts the store's runs, and those of them not found under paths
+// (none left out when paths is empty: the whole store).
+func ScopeOf(ctx context.Context, q querier, paths []string) (reports.Scope, error) {
+	sc := reports.Scope{Paths: paths}
+	if sc.Paths == nil {
+		sc.Paths = []string{}
+	}
+	in := "0"
+	var args []any
+	if len(paths) > 0 {
+		runs, a := scopedRuns(paths)
+		in = `(SELECT count(*) FROM (SELECT DISTINCT run_id FROM run_spans WHERE run_id IN (` + runs + `)) x)
+		  + (SELECT count(*) FROM attempt_runs WHERE run_id IN (` + runs + `))`
+		args = append(a, a...)
+	}
+	rs, err := q.QueryContext(ctx, `SELECT (SELECT count(DISTINCT run_id) FROM run_spans) + (SELECT count(*) FROM attempt_runs), `+in, args...)
+	if err != nil {
+		return sc, fmt.Errorf("counting the store's runs: %w", err)
+	}
+	defer rs.Close()
+	var inScope int64
+	for rs.Next() {
+		if err := rs.Scan(&sc.RunsInStore, &inScope); err != nil {
+			return sc, fmt.Errorf("counting the store's runs: %w", err)
+		}
+	}
+	if len(paths) > 0 {
+		sc.RunsLeftOut = sc.RunsInStore - inScope
+	}
+	return sc, rs.Err()
+}
+
+// Forgotten is what Forget removed.
+type Forgotten struct {
+	Files       int64 // source files whose rows and state went
+	Events      int64 // trace events
+	Records     int64 // other systems' record runs
+	Quarantined int64 // quarantined lines
+}
+
+// Forget removes every row of the files at or under paths, their ingest
+// state and the listings of run directories there, in one transaction, so
+// the next ingest reads them as new: how a file read the wrong way is read
+// again. Nothing else in the store changes.
+func (s *Store) Forget(ctx context.Context, paths []string) (Forgotten, error) {
+	var out Forgotten
+	cond, args := pathsCond("path", paths)
+	ids := `SELECT DISTINCT file_id FROM file_states WHERE ` + cond
+	if err := s.MarkWriting(); err != nil {
+		return out, err
+	}
+	fail := func(err error) (Forgotten, error) {
+		s.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		return Forgotten{}, fmt.Errorf("forgetting %s: %w", strings.Join(paths, ", "), cleanDuckErr(err))
+	}
+	if _, err := s.Conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return fail(err)
+	}
+	if err := s.Conn.QueryRowContext(ctx, `SELECT count(*) FROM (`+ids+`)`, args...).Scan(&out.Files); err != nil {
+		return fail(err)
+	}
+	for _, t := range FileTables {
+		res, err := s.Conn.ExecContext(ctx, `DELETE FROM `+t.Name+` WHERE file_id IN (`+ids+`)`, args...)
+		if err != nil {
+			return fail(err)
+		}
+		n, _ := res.RowsAffected()
+		switch t.Name {
+		case Events.Name:
+			out.Events = n
+		case RecordRuns.Name:
+			out.Records = n
+		case Quarantine.Name:
+			out.Quarantined = n
+		}
+	}
+	for _, q := range []string{
+		`DELETE FROM file_states WHERE file_id IN (` + ids + `)`,
+		`DELETE FROM dir_states WHERE ` + cond,
+	} {
+		if _, err := s.Conn.ExecContext(ctx, q, args...); err != nil {
+			return fail(err)
+		}
+	}
+	if _, err := s.Conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return fail(err)
+	}
+	return out, s.Checkpoint(ctx)
+}
