@@ -26,6 +26,9 @@ var providerLabels = map[string]string{"provider": "coalesce(p.provider, '')", "
 // window share one computation of the metrics, which is most of a check's
 // time on a large store.
 type Sampler struct {
+	// Paths, when set, keeps every rule's window to the runs found under
+	// them (check PATH...).
+	Paths   []string
 	q       querier
 	now     time.Time
 	metrics map[rules.Window]reports.Metrics
@@ -50,6 +53,7 @@ func (s *Sampler) Samples(ctx context.Context, r *rules.Rule) ([]rules.Sample, e
 		if err != nil {
 			return nil, err
 		}
+		f.Paths = s.Paths
 		if len(r.By) > 0 && reports.RecordMetric(r.Metric) {
 			return systemSamples(ctx, q, r, f)
 		}
