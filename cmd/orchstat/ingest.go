@@ -30,8 +30,12 @@ func newIngestCmd(g *globals, runF func(context.Context, *ingestOptions) error) 
 		Short: "Index run traces, summaries and verification reports into the store",
 		Long: `Stream trace.jsonl files, summary.json and verification reports into the store.
 
-PATH may be a runs directory (default .orchestrator/runs), a single run
-directory, a trace.jsonl file, or - for standard input. Ingest is incremental:
+PATH may be a runs directory (default: the runs of the nearest .orchestrator
+at or above the working directory), a single run directory, a trace.jsonl
+file, or - for standard input. The store is orchstat.duckdb in the nearest
+.orchestrator folder at or above the first PATH, else in PATH's own
+.orchestrator folder (created); --db names another. A PATH with nothing to
+read is an error (exit 1) and creates no store. Ingest is incremental:
 each file's read position is kept in the same transaction as its rows, so a
 re-run reads only new complete lines, and an ingest killed at any instant is
 completed by the next one without duplicating or losing events.
@@ -40,8 +44,9 @@ Lines that cannot be used go to the quarantine table (see orchstat quarantine).
 A final line without a newline may still be being written; it is left for the
 next ingest (on standard input, which has no next time, it counts). A file
 that shrank, whose first bytes changed, or that was replaced by another file
-is re-read from the start, replacing its earlier rows; a file that was moved
-or renamed keeps its rows.`,
+is re-read from the start, replacing its earlier rows; so is a file named
+with another --format than it was read with. A file that was moved or
+renamed keeps its rows; orchstat forget removes a file's rows.`,
 		Example: `  orchstat ingest
   orchstat ingest path/to/repo/.orchestrator/runs
   orchstat ingest .orchestrator/runs/1769708891380

@@ -132,8 +132,11 @@ func newRootCmd(io *IO) *cobra.Command {
 each run's summary.json and verification reports, into an embedded DuckDB file,
 and answers how often runs retried, escalated, iterated and diagnosed.
 
-The store defaults to .orchestrator/orchstat.duckdb next to the runs; there is
-no server to start. Set --db or ORCHSTAT_DB to put it elsewhere.`,
+The store is orchstat.duckdb in the nearest .orchestrator folder at or above
+the data named (else in that folder's own .orchestrator); there is no server
+to start. Set --db or ORCHSTAT_DB to put it elsewhere. report, check,
+simulate and recommend cover the runs found under the PATHs named, or the
+whole store with no PATH or --all.`,
 		Example: `  # Index the runs under the current repository, then report
   orchstat ingest
   orchstat report
@@ -147,7 +150,7 @@ no server to start. Set --db or ORCHSTAT_DB to put it elsewhere.`,
 		SilenceUsage:  true,
 	}
 	root.PersistentFlags().StringVar(&g.db, "db", os.Getenv("ORCHSTAT_DB"),
-		"DuckDB file to use (env ORCHSTAT_DB; default .orchestrator/orchstat.duckdb next to the runs)")
+		"DuckDB file to use (env ORCHSTAT_DB; default orchstat.duckdb in the nearest .orchestrator at or above the data)")
 	root.PersistentFlags().DurationVar(&g.lockTimeout, "lock-timeout", 30*time.Second,
 		"how long to wait while another process holds the database")
 	root.PersistentFlags().StringVar(&g.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
