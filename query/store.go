@@ -86,10 +86,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		if _, err := os.Stat(abs); err != nil {
 			return nil, fmt.Errorf("%w at %s (run `orchstat ingest` first)", ErrNoDatabase, abs)
 		}
-	} else if fi, err := os.Stat(filepath.Dir(abs)); err != nil || !fi.IsDir() {
-		// Directories are the caller's to create: a mistyped path must not
-		// leave a tree behind.
-		return nil, fmt.Errorf("cannot create the database %s: directory %s does not exist", abs, filepath.Dir(abs))
+	} else if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return nil, fmt.Errorf("creating the database directory: %w", err)
 	}
 	dsn := abs
 	if opts.ReadOnly {

@@ -193,7 +193,7 @@ func TestDefaultDBNextToRuns(t *testing.T) {
 		"/repo/.orchestrator/runs":             "/repo/.orchestrator/orchstat.duckdb",
 		"/repo/.orchestrator/runs/123":         "/repo/.orchestrator/orchstat.duckdb",
 		"/repo/.orchestrator/runs/123/x.jsonl": "/repo/.orchestrator/orchstat.duckdb",
-		"/elsewhere/traces":                    filepath.Join(".orchestrator", "orchstat.duckdb"),
+		"/elsewhere/traces":                    "/elsewhere/traces/.orchestrator/orchstat.duckdb",
 	} {
 		if got := defaultDBFor(in); got != want {
 			t.Errorf("%s: %s, want %s", in, got, want)

@@ -76,6 +76,9 @@ func TestDiskFull(t *testing.T) {
 	disk := smallDisk(t, 48<<20)
 	c := newCorpus(t, 60, 300)
 	db := filepath.Join(disk, "store", "orchstat.duckdb")
+	if err := os.Mkdir(filepath.Dir(db), 0o755); err != nil { // --db makes no directory
+		t.Fatal(err)
+	}
 	runs := listDir(t, c.dir)
 	ingestRun := func(run string) (int, string) {
 		cmd := runOrchstat("ingest", "--quiet", "--db", db, filepath.Join(c.dir, run))

@@ -224,7 +224,7 @@ func defaultDBFor(p string) string {
 // git finds .git.
 func nearestOrchestrator(dir string) (string, bool) {
 	for d := dir; ; {
-		if filepath.Base(d) == ".orchestrator" && isDir(d) {
+		if filepath.Base(d) == ".orchestrator" {
 			return d, true
 		}
 		if c := filepath.Join(d, ".orchestrator"); isDir(c) {
