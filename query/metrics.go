@@ -439,3 +439,34 @@ func eachRow(ctx context.Context, q querier, what, query string, args []any, sca
 	}
 	return rs.Err()
 }
+
+// KnownProviders lists the providers a provider filter can name: those
+// requested or selected in the store's traces, sorted, once each.
+func KnownProviders(ctx context.Context, q Querier) ([]string, error) {
+	return strings1(ctx, q, "listing providers", `SELECT DISTINCT p FROM (
+		SELECT provider AS p FROM provider_request_starts
+		UNION ALL SELECT provider FROM provider_request_finishes
+		UNION ALL SELECT provider_id FROM provider_selections) WHERE p IS NOT NULL AND p <> '' ORDER BY p`)
+}
+
+// KnownRuns lists the run ids a run filter can name: orchestrator runs and
+// other systems' runs (queued tasks included, as the overview counts them
+// under a run filter), sorted, once each.
+func KnownRuns(ctx context.Context, q Querier) ([]string, error) {
+	return strings1(ctx, q, "listing runs", `SELECT DISTINCT run_id FROM (
+		SELECT run_id FROM run_spans UNION ALL SELECT run_id FROM record_runs) WHERE run_id IS NOT NULL ORDER BY run_id`)
+}
+
+// strings1 reads a query's one string column.
+func strings1(ctx context.Context, q querier, what, query string) ([]string, error) {
+	out := []string{}
+	err := eachRow(ctx, q, what, query, nil, func(rs *sql.Rows) error {
+		var s string
+		if err := rs.Scan(&s); err != nil {
+			return err
+		}
+		out = append(out, s)
+		return nil
+	})
+	return out, err
+}
