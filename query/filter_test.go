@@ -2,10 +2,10 @@ package query_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -196,28 +196,38 @@ func TestUndatedRunsAndQueuedTasks(t *testing.T) {
 		})
 	}
 
-	// An alert rule's window holds the runs that started in it: the files'
-	// modification time is no start. Nor is an undated run among the last
-	// N to start.
-	for _, w := range []rules.Window{{Duration: 24 * time.Hour}, {Runs: 10}} {
-		s := query.NewSampler(st.Conn, mtime.Add(time.Hour))
-		samples, err := s.Samples(ctx, &rules.Rule{Name: "records", Metric: "record_runs", Window: w})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(samples) != 1 || samples[0].Value == nil || *samples[0].Value != 1 {
-			t.Errorf("window %+v: samples %+v, want the one dated run", w, samples)
-		}
+	// An alert rule's time window holds the runs that started in it: the
+	// files' modification time is no start.
+	s := query.NewSampler(st.Conn, mtime.Add(time.Hour))
+	day := rules.Window{Duration: 24 * time.Hour}
+	samples, err := s.Samples(ctx, &rules.Rule{Name: "records", Metric: "record_runs", Window: day})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(samples) != 1 || samples[0].Value == nil || *samples[0].Value != 1 {
+		t.Errorf("24h window: samples %+v, want the one dated run", samples)
+	}
+	failures := func(w rules.Window) map[string]string {
 		bySystem, err := s.Samples(ctx, &rules.Rule{Name: "by system", Metric: "record_failure_rate", Window: w, By: []string{"system"}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var systems []string
+		out := map[string]string{}
 		for _, b := range bySystem {
-			systems = append(systems, b.Labels["system"])
+			out[b.Labels["system"]] = fmt.Sprintf("%v/%v", *b.Numerator, *b.Denominator)
 		}
-		if strings.Join(systems, ",") != "factory" {
-			t.Errorf("window %+v: by system %v, want factory's dated run only", w, systems)
-		}
+		return out
+	}
+	if got, want := failures(day), map[string]string{"factory": "0/1"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("24h window by system: %v, want %v", got, want)
+	}
+	// The last run of each system: the dated cccc (passed) before the
+	// undated bbbb (failed); claudestrator's only run is the undated T-2,
+	// and its queued tasks are no runs.
+	if got, want := failures(rules.Window{Runs: 1}), map[string]string{"factory": "0/1", "claudestrator": "0/0"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("last run by system: %v, want %v", got, want)
+	}
+	if got, want := failures(rules.Window{Runs: 10}), map[string]string{"factory": "1/3", "claudestrator": "0/0"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("last 10 runs by system: %v, want %v", got, want)
 	}
 }

@@ -40,9 +40,11 @@ func (f Filter) recordScope(group string) (string, []any) {
 	last := ""
 	if f.Last > 0 {
 		// The last N runs of each system: systems' runs are not comparable.
-		// An undated run has no place in that order.
-		where = append(where, "start IS NOT NULL")
-		last = fmt.Sprintf(" QUALIFY row_number() OVER (PARTITION BY system ORDER BY start DESC, run_id DESC) <= %d", f.Last)
+		// Undated runs come after every dated one, by run id: a factory
+		// whose summaries hold no time at all still has its last N runs
+		// for the record rules, and a dated run is never pushed out by
+		// an undated one.
+		last = fmt.Sprintf(" QUALIFY row_number() OVER (PARTITION BY system ORDER BY start DESC NULLS LAST, run_id DESC) <= %d", f.Last)
 	}
 	cond := ""
 	if len(where) > 0 {
