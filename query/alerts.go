@@ -97,10 +97,11 @@ func providerSamples(ctx context.Context, q querier, r *rules.Rule, f Filter) ([
 		exprs, names = append(exprs, e), append(names, l)
 	}
 	cte, args := f.scope("''")
+	cond, cargs := f.requests("p.provider")
 	rs, err := q.QueryContext(ctx, "WITH "+cte+`
 		SELECT `+strings.Join(exprs, ", ")+`, count(*), count(*) FILTER (WHERE p.retries > 0),
 		  count(*) FILTER (WHERE p.success = false), coalesce(sum(p.retries), 0)
-		FROM provider_requests p JOIN s USING (run_id) GROUP BY ALL ORDER BY ALL`, args...)
+		FROM provider_requests p JOIN s USING (run_id) WHERE `+cond+` GROUP BY ALL ORDER BY ALL`, append(args, cargs...)...)
 	if err != nil {
 		return nil, fmt.Errorf("rule %q: %w", r.Name, err)
 	}

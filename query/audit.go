@@ -147,8 +147,8 @@ func FactoryAudit(ctx context.Context, q Querier, f Filter) (*reports.FactoryAud
 
 // auditScope renders the CTE "rr(system, run_id, item, start)" of the
 // factory's record runs under f, with the record metrics' scope (so a run
-// without any time is placed at its file's modification time); with window
-// false, without f's time window and Last.
+// without any time is in no time window); with window false, without f's
+// time window and Last.
 func auditScope(f Filter, window bool) (string, []any) {
 	if !window {
 		f.Since, f.Until, f.Last = nil, nil, 0

@@ -181,8 +181,7 @@ func TestFactoryAuditFixtures(t *testing.T) {
 	}{
 		{"all", query.Filter{}, all},
 		{"window", query.Filter{Since: ts("2026-03-02T00:00:00Z"), Until: ts("2026-03-04T00:00:00Z")}, window},
-		// Undated runs are placed at their files' modification times, so
-		// Until keeps them out of the last run.
+		// Undated runs are in no time window, nor among the last to start.
 		{"last", query.Filter{Until: ts("2026-06-01T00:00:00Z"), Last: 1}, last},
 		{"runs", query.Filter{Runs: []string{"f1-preflight"}}, f1},
 		{"provider", query.Filter{Provider: "openai"}, empty(0, 0)},

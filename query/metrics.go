@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,12 +14,20 @@ import (
 )
 
 // Filter selects runs. METRICS.md scopes every metric to the selected runs,
-// and a run's events all count once the run is selected.
+// and a run's events all count once the run is selected, but for the
+// provider filter's request-level metrics (see Provider).
 type Filter struct {
 	// A run is in the window when its earliest event is >= Since and < Until.
+	// A record run with no recorded time is in no window: it is counted in
+	// the overview as undated instead.
 	Since, Until *time.Time
 	Runs         []string
-	// Provider selects runs that requested or selected this provider.
+	// Provider selects runs that requested or selected this provider, in
+	// any case ("Anthropic" is "anthropic"). Request-level metrics
+	// (provider_*, the by-provider breakdown) then count only this
+	// provider's requests: the runs also made other providers' requests,
+	// and "anthropic's retry rate" must not include openai's. Run-level
+	// metrics cover the selected runs whole.
 	Provider string
 	// Paths, when set, keeps only the runs found in files at or under
 	// these absolute paths (see ScopeOf).
@@ -64,9 +73,9 @@ func (f Filter) scope(group string) (string, []any) {
 	where, args := f.window()
 	if f.Provider != "" {
 		where = append(where, `run_id IN (
-			SELECT run_id FROM provider_request_starts WHERE provider = ?
-			UNION SELECT run_id FROM provider_request_finishes WHERE provider = ?
-			UNION SELECT run_id FROM provider_selections WHERE provider_id = ?)`)
+			SELECT run_id FROM provider_request_starts WHERE lower(provider) = lower(?)
+			UNION SELECT run_id FROM provider_request_finishes WHERE lower(provider) = lower(?)
+			UNION SELECT run_id FROM provider_selections WHERE lower(provider_id) = lower(?))`)
 		args = append(args, f.Provider, f.Provider, f.Provider)
 	}
 	cond := ""
@@ -84,6 +93,16 @@ func (f Filter) scope(group string) (string, []any) {
 		mat, group, cond, f.limit()), args
 }
 
+// requests renders the condition on a provider request (col is its
+// provider column) that request-level metrics add: under a provider filter,
+// only that provider's requests count.
+func (f Filter) requests(col string) (string, []any) {
+	if f.Provider == "" {
+		return "true", nil
+	}
+	return "lower(" + col + ") = lower(?)", []any{f.Provider}
+}
+
 // limit renders Last.
 func (f Filter) limit() string {
 	if f.Last <= 0 {
@@ -92,17 +111,20 @@ func (f Filter) limit() string {
 	return fmt.Sprintf(" ORDER BY start DESC, run_id DESC LIMIT %d", f.Last)
 }
 
-// metricsSQL computes every METRICS.md metric per group of selected runs.
-// Each CTE follows one definition literally; numerators are deliberately
-// not intersected with their denominators, as the definitions are not.
-const metricsSQL = `,
+// metricsSQL computes every METRICS.md metric per group of selected runs;
+// requests is the condition on provider requests (Filter.requests) over
+// alias f. Each CTE follows one definition literally; numerators are
+// deliberately not intersected with their denominators, as the definitions
+// are not.
+func metricsSQL(requests string) string {
+	return `,
 g AS (SELECT grp, count(*) AS runs FROM s GROUP BY grp),
 pr AS (
   SELECT s.grp, count(*) AS n,
     count(*) FILTER (WHERE f.retries > 0) AS retried,
     count(*) FILTER (WHERE f.success = false) AS failed,
     coalesce(sum(f.retries), 0) AS retries
-  FROM provider_request_finishes f JOIN s USING (run_id) GROUP BY s.grp),
+  FROM provider_request_finishes f JOIN s USING (run_id) WHERE ` + requests + ` GROUP BY s.grp),
 l2r AS (SELECT DISTINCT run_id FROM l2_events WHERE type = 'IterationStarted'),
 escr AS (SELECT DISTINCT run_id FROM escalations WHERE from_level = 'L2'),
 l2 AS (
@@ -140,6 +162,7 @@ LEFT JOIN pr USING (grp) LEFT JOIN l2 USING (grp) LEFT JOIN rep USING (grp) LEFT
 LEFT JOIN dgs USING (grp) LEFT JOIN dgc USING (grp) LEFT JOIN jc USING (grp) LEFT JOIN cv USING (grp)
 LEFT JOIN fr USING (grp)
 ORDER BY g.grp`
+}
 
 func count(v float64) reports.Metric { return reports.Metric{Value: &v} }
 
@@ -163,7 +186,8 @@ type querier interface {
 // metricsBy computes the metrics for each group of the filtered runs.
 func metricsBy(ctx context.Context, q querier, f Filter, group string) ([]string, map[string]reports.Metrics, error) {
 	cte, args := f.scope(group)
-	rs, err := q.QueryContext(ctx, "WITH "+cte+metricsSQL, args...)
+	cond, cargs := f.requests("f.provider")
+	rs, err := q.QueryContext(ctx, "WITH "+cte+metricsSQL(cond), append(args, cargs...)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("computing metrics: %w", err)
 	}
@@ -291,7 +315,11 @@ func overview(ctx context.Context, q querier, f Filter, o *reports.Overview) err
 		}
 		o.FirstEvent, o.LastEvent = utcPtr(first), utcPtr(last)
 	}
-	return rs.Err()
+	if err := rs.Err(); err != nil {
+		return err
+	}
+	o.Undated, o.QueuedTasks, err = recordCounts(ctx, q, f)
+	return err
 }
 
 func utcPtr(t sql.NullTime) *time.Time {
@@ -311,11 +339,12 @@ func breakdowns(ctx context.Context, q querier, f Filter, b *reports.Breakdowns)
 		return eachRow(ctx, q, "computing breakdowns", "WITH "+cte+" "+query, args, scan)
 	}
 	b.ByProvider = []reports.ProviderRow{}
-	err := run(`SELECT coalesce(p.provider, ''), p.model, count(*),
+	cond, cargs := f.requests("p.provider")
+	err := eachRow(ctx, q, "computing breakdowns", "WITH "+cte+` SELECT coalesce(p.provider, ''), p.model, count(*),
 			count(*) FILTER (WHERE p.retries > 0), count(*) FILTER (WHERE p.success = false),
 			coalesce(sum(p.retries), 0), avg(p.duration_ms)
-		FROM provider_requests p JOIN s USING (run_id)
-		GROUP BY ALL ORDER BY 1, 2 NULLS FIRST`, func(rs *sql.Rows) error {
+		FROM provider_requests p JOIN s USING (run_id) WHERE `+cond+`
+		GROUP BY ALL ORDER BY 1, 2 NULLS FIRST`, append(slices.Clone(args), cargs...), func(rs *sql.Rows) error {
 		var r reports.ProviderRow
 		var model sql.NullString
 		var avg sql.NullFloat64
@@ -417,4 +446,35 @@ func eachRow(ctx context.Context, q querier, what, query string, args []any, sca
 		}
 	}
 	return rs.Err()
+}
+
+// KnownProviders lists the providers a provider filter can name: those
+// requested or selected in the store's traces, sorted, once each.
+func KnownProviders(ctx context.Context, q Querier) ([]string, error) {
+	return strings1(ctx, q, "listing providers", `SELECT DISTINCT p FROM (
+		SELECT provider AS p FROM provider_request_starts
+		UNION ALL SELECT provider FROM provider_request_finishes
+		UNION ALL SELECT provider_id FROM provider_selections) WHERE p IS NOT NULL AND p <> '' ORDER BY p`)
+}
+
+// KnownRuns lists the run ids a run filter can name: orchestrator runs and
+// other systems' runs (queued tasks included, as the overview counts them
+// under a run filter), sorted, once each.
+func KnownRuns(ctx context.Context, q Querier) ([]string, error) {
+	return strings1(ctx, q, "listing runs", `SELECT DISTINCT run_id FROM (
+		SELECT run_id FROM run_spans UNION ALL SELECT run_id FROM record_runs) WHERE run_id IS NOT NULL ORDER BY run_id`)
+}
+
+// strings1 reads a query's one string column.
+func strings1(ctx context.Context, q querier, what, query string) ([]string, error) {
+	out := []string{}
+	err := eachRow(ctx, q, what, query, nil, func(rs *sql.Rows) error {
+		var s string
+		if err := rs.Scan(&s); err != nil {
+			return err
+		}
+		out = append(out, s)
+		return nil
+	})
+	return out, err
 }

@@ -107,7 +107,8 @@ func TestMetricsAgreeWithReference(t *testing.T) {
 			for _, p := range all.ByProvider {
 				if !seen[p.Provider] && p.Provider != "" {
 					seen[p.Provider] = true
-					filters = append(filters, query.Filter{Provider: p.Provider})
+					// In any case: the filter does not mind it.
+					filters = append(filters, query.Filter{Provider: p.Provider}, query.Filter{Provider: strings.ToUpper(p.Provider)})
 				}
 			}
 			for _, f := range filters {

@@ -8,20 +8,25 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/orchstat/orchstat/ingest/records"
 	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/rules/replay"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
-// recordRuns renders record runs with their start: their own start, else
-// their first attempt's time, else the modification time of the file they
-// came from. A factory run summary records no time at all, and without one
-// a run could never fall in an alert's window.
-const recordRuns = `SELECT r.system, r.run_id, coalesce(r.started_at, t.first_ts, fl.mtime) AS start
+// recordRunsAll renders record runs with their start, their own start
+// or else their first attempt's time, and whether they are queued work.
+// A run whose record holds no time (a factory run summary) has a NULL
+// start: the file's modification time is when it was copied or cloned, not
+// when the run ran, so such a run is undated rather than dated today.
+const recordRunsAll = `SELECT r.system, r.run_id, coalesce(r.started_at, t.first_ts) AS start,
+	  coalesce(r.status = '` + records.StatusQueued + `', false) AS queued
 	FROM attempt_runs r
-	LEFT JOIN (SELECT system, run_id, min(ts) AS first_ts FROM attempts GROUP BY ALL) t USING (system, run_id)
-	LEFT JOIN (SELECT file_id, arg_max(mtime, seq) AS mtime FROM file_states
-	           WHERE file_id IN (SELECT file_id FROM record_runs) GROUP BY file_id) fl ON fl.file_id = r.file_id`
+	LEFT JOIN (SELECT system, run_id, min(ts) AS first_ts FROM attempts GROUP BY ALL) t USING (system, run_id)`
+
+// recordRuns renders the record runs that ran: queued work (tasks waiting
+// in a queue) never ran, so it is no run and is counted apart.
+const recordRuns = `SELECT system, run_id, start FROM (` + recordRunsAll + `) WHERE NOT queued`
 
 // recordScope renders the CTE "rs(system, run_id, start, grp)" of the
 // selected record runs: the other systems' runs, under the same filter as
@@ -32,14 +37,18 @@ func (f Filter) recordScope(group string) (string, []any) {
 	if f.Provider != "" {
 		where = append(where, "false")
 	}
-	cond := ""
-	if len(where) > 0 {
-		cond = "WHERE " + strings.Join(where, " AND ")
-	}
 	last := ""
 	if f.Last > 0 {
 		// The last N runs of each system: systems' runs are not comparable.
-		last = fmt.Sprintf(" QUALIFY row_number() OVER (PARTITION BY system ORDER BY start DESC, run_id DESC) <= %d", f.Last)
+		// Undated runs come after every dated one, by run id: a factory
+		// whose summaries hold no time at all still has its last N runs
+		// for the record rules, and a dated run is never pushed out by
+		// an undated one.
+		last = fmt.Sprintf(" QUALIFY row_number() OVER (PARTITION BY system ORDER BY start DESC NULLS LAST, run_id DESC) <= %d", f.Last)
+	}
+	cond := ""
+	if len(where) > 0 {
+		cond = "WHERE " + strings.Join(where, " AND ")
 	}
 	return fmt.Sprintf(`rs AS (
 		SELECT system, run_id, start, %s AS grp FROM (%s) %s%s)`,
@@ -301,4 +310,27 @@ func AttemptRuns(ctx context.Context, q querier, f Filter) (*RecordedRuns, error
 		})
 	}
 	return out, nil
+}
+
+// recordCounts counts, under f's conditions but its time bounds and Last,
+// the record runs with no recorded time and the queued tasks: neither can
+// fall in a time window, and the overview says how many there are so a
+// window's report does not hide them.
+func recordCounts(ctx context.Context, q querier, f Filter) (undated, queued int64, err error) {
+	if ok, err := hasRecords(ctx, q); err != nil || !ok {
+		return 0, 0, err
+	}
+	f.Since, f.Until, f.Last = nil, nil, 0
+	where, args := f.window()
+	if f.Provider != "" {
+		where = append(where, "false") // record runs name no provider
+	}
+	cond := ""
+	if len(where) > 0 {
+		cond = "WHERE " + strings.Join(where, " AND ")
+	}
+	err = eachRow(ctx, q, "counting undated runs and queued tasks", `SELECT
+		  count(*) FILTER (WHERE start IS NULL AND NOT queued), count(*) FILTER (WHERE queued)
+		FROM (`+recordRunsAll+`) `+cond, args, func(rs *sql.Rows) error { return rs.Scan(&undated, &queued) })
+	return undated, queued, err
 }

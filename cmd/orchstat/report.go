@@ -73,7 +73,7 @@ func addFilterFlags(cmd *cobra.Command, since, until *string, runs *[]string, pr
 	f.StringVar(since, "since", "", "only runs that started at or after this duration ago or date")
 	f.StringVar(until, "until", "", "only runs that started before this duration ago or date")
 	f.StringArrayVar(runs, "run", nil, "only this run id (repeatable)")
-	f.StringVar(provider, "provider", "", "only runs that used this provider")
+	f.StringVar(provider, "provider", "", "only runs that used this provider (any case); request figures count its requests only")
 }
 
 // filter builds a query.Filter from the flag values.
@@ -89,6 +89,12 @@ func buildFilter(now time.Time, since, until string, runs []string, provider str
 		if f.Until, err = parseWhen(now, until); err != nil {
 			return f, usageError{fmt.Errorf("--until: %w", err)}
 		}
+	}
+	// An empty window is a mistake (the bounds swapped, most likely), not a
+	// question whose answer is zero runs.
+	if f.Since != nil && f.Until != nil && !f.Since.Before(*f.Until) {
+		return f, usageError{fmt.Errorf("--since %s is not before --until %s: no run can start in that window",
+			f.Since.Format(time.RFC3339), f.Until.Format(time.RFC3339))}
 	}
 	return f, nil
 }
@@ -219,6 +225,9 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 		return err
 	}
 	defer st.Close()
+	if err := warnUnmatched(ctx, o.g.io.Err, st.Conn, f); err != nil {
+		return err
+	}
 	r, err := query.Report(ctx, st.Conn, f)
 	if err != nil {
 		return err

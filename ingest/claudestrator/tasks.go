@@ -163,12 +163,19 @@ func runStatus(word string) string {
 	return word
 }
 
+// notStarted are the status words of a queued task that has not begun
+// (statusWord's form). In progress, done, failed and cancelled tasks are
+// not queued.
+var notStarted = map[string]bool{"pending": true, "blocked": true, "queued": true, "todo": true, "ready": true,
+	"not_started": true, "waiting": true, "open": true, "new": true}
+
 // ParseTaskQueue reads .orchestrator/task_queue.md, in either of the
 // shapes claudestrator writes: bold labels ("**Status:** pending", the
 // real file) or a field table ("| Status | pending |", the decomposition
 // agent's task format, RFC-001 in github.com/bladehstream/claudestrator).
 // Only tasks that have not run to an end give runs; see the package
-// comment.
+// comment. Those that have not begun are queued work (records.StatusQueued),
+// which the report counts apart from runs.
 func ParseTaskQueue(path string, b []byte) (*records.Set, error) {
 	lines, err := mdLines(b, "heading")
 	if err != nil {
@@ -196,6 +203,12 @@ func ParseTaskQueue(path string, b []byte) (*records.Set, error) {
 		status := runStatus(word)
 		if status == "success" || status == "failure" {
 			continue // history.csv has its loops
+		}
+		if notStarted[word] {
+			// Waiting work, not a run: counting it as one would make a
+			// queue of 100 pending tasks look like 100 runs that did
+			// nothing. The verdict keeps the queue's word.
+			status = records.StatusQueued
 		}
 		run := records.Run{System: records.Claudestrator, RunID: scoped(proj, e.id), Item: e.id, Source: srcTasks,
 			Status: status, Verdict: strings.TrimSpace(st.val)}

@@ -15,14 +15,16 @@ func TestParseTaskQueueWebshop(t *testing.T) {
 	run := func(id, status, verdict string) records.Run {
 		return records.Run{System: records.Claudestrator, RunID: "webshop/" + id, Item: id, Source: "tasks", Status: status, Verdict: verdict}
 	}
-	fromIssue := run("TASK-010", "pending", "pending")
+	// Tasks that have not begun are queued work, not runs; the verdict
+	// keeps the queue's word.
+	fromIssue := run("TASK-010", records.StatusQueued, "pending")
 	fromIssue.MaxAttempts = records.Int(11)
 	// TASK-001 and TASK-002 (completed) and TASK-003 (failed) are
 	// history.csv's.
 	compare(t, "runs", normRuns(set.Runs), []records.Run{
 		run("TASK-005", "unfinished", "in_progress"),
-		run("TASK-006", "blocked", "blocked"),
-		run("TEST-UNIT-001", "pending", "pending"),
+		run("TASK-006", records.StatusQueued, "blocked"),
+		run("TEST-UNIT-001", records.StatusQueued, "pending"),
 		fromIssue,
 	})
 	if len(set.Attempts)+len(set.Stages)+len(set.Problems)+len(set.Configs) != 0 {
@@ -49,7 +51,7 @@ func TestParseTaskQueueWebshop(t *testing.T) {
 func TestParseTaskQueueBroken(t *testing.T) {
 	set := parseFixture(t, ParseTaskQueue, "broken/.orchestrator/task_queue.md")
 	compare(t, "problems", problems(set), []string{"3 T-7.Status", "10 T-8", "18 T-9.Max-Retries"})
-	if len(set.Runs) != 2 || set.Runs[0].RunID != "broken/T-8" || set.Runs[0].Status != "pending" ||
+	if len(set.Runs) != 2 || set.Runs[0].RunID != "broken/T-8" || set.Runs[0].Status != records.StatusQueued ||
 		set.Runs[1].RunID != "broken/T-9" || set.Runs[1].MaxAttempts != nil {
 		t.Errorf("runs: %+v", normRuns(set.Runs))
 	}
@@ -71,7 +73,7 @@ func TestParseTaskQueueEmptyAndNot(t *testing.T) {
 }
 
 // The real queue, counted here with a regular expression: its tasks that
-// are not completed are its runs.
+// are not completed are its rows, and its pending ones are queued work.
 func TestParseTaskQueueReal(t *testing.T) {
 	p, b := readReal(t, "task_queue.md")
 	set, err := ParseTaskQueue(p, b)
@@ -95,7 +97,7 @@ func TestParseTaskQueueReal(t *testing.T) {
 		t.Fatalf("%d runs, want %d; problems %v", len(set.Runs), len(want), set.Problems)
 	}
 	for _, r := range set.Runs {
-		if want[r.RunID] != r.Status || r.Verdict != r.Status || r.Source != "tasks" || !strings.HasSuffix(r.RunID, "/"+r.Item) {
+		if want[r.RunID] != r.Verdict || r.Status != records.StatusQueued || r.Source != "tasks" || !strings.HasSuffix(r.RunID, "/"+r.Item) {
 			t.Errorf("run %+v", r)
 		}
 	}

@@ -21,6 +21,11 @@ const (
 	Exec          = "exec"
 )
 
+// StatusQueued is the Status of work a record lists but that never ran: a
+// claudestrator task still pending in its queue. It is not a run, so the
+// metrics leave it out and the report counts it apart.
+const StatusQueued = "queued"
+
 // Run is one run of a system: a factory run, a claudestrator task within
 // one orchestrator run, an orchestr8 pipeline entry.
 type Run struct {
@@ -38,8 +43,8 @@ type Run struct {
 	// murmuration batch of an orchestr8 feature.
 	Batch                 string
 	StartedAt, FinishedAt *time.Time
-	// Status is "success", "failure", "cancelled", "unfinished" or the
-	// record's own word when it has another.
+	// Status is "success", "failure", "cancelled", "unfinished",
+	// StatusQueued, or the record's own word when it has another.
 	Status string
 	// Verdict is the record's own outcome field, verbatim.
 	Verdict     string

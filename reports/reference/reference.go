@@ -29,7 +29,9 @@ type Filter struct {
 	Runs         []string  // empty = all; else only these runIds
 	// Provider: "" = all; else only runs in which some ProviderRequestStarted or
 	// ProviderRequestFinished has payload.provider == Provider, or some
-	// ProviderSelected has payload.providerId == Provider.
+	// ProviderSelected has payload.providerId == Provider, in any case; and the
+	// request-level metrics (provider_*, ByProvider) count only the
+	// ProviderRequestFinished events of that provider.
 	Provider string
 }
 
@@ -135,11 +137,11 @@ func compute(datas [][]byte, f Filter) *Result {
 		}
 		switch e.typ {
 		case "ProviderRequestStarted", "ProviderRequestFinished":
-			if p, ok := stringField(e.payload, "provider"); ok && p == f.Provider {
+			if p, ok := stringField(e.payload, "provider"); ok && sameProvider(p, f.Provider) {
 				providerMatch[e.runID] = true
 			}
 		case "ProviderSelected":
-			if p, ok := stringField(e.payload, "providerId"); ok && p == f.Provider {
+			if p, ok := stringField(e.payload, "providerId"); ok && sameProvider(p, f.Provider) {
 				providerMatch[e.runID] = true
 			}
 		}
@@ -174,14 +176,14 @@ func compute(datas [][]byte, f Filter) *Result {
 			byDay[day] = append(byDay[day], e)
 		}
 	}
-	res.Metrics = metrics(inScope)
+	res.Metrics = metrics(inScope, f.Provider)
 	res.ByDay = map[string]map[string]Metric{}
 	for day, evs := range byDay {
-		res.ByDay[day] = metrics(evs)
+		res.ByDay[day] = metrics(evs, f.Provider)
 	}
 
 	// 5. By provider and model.
-	res.ByProvider = byProvider(events, selected)
+	res.ByProvider = byProvider(events, selected, f.Provider)
 	return res
 }
 
@@ -299,7 +301,8 @@ func stepOf(e event) stepKey {
 }
 
 // metrics computes every METRICS.md metric over the given events (all of which are in scope).
-func metrics(evs []event) map[string]Metric {
+// provider, when not "", keeps the provider_* metrics to that provider's requests.
+func metrics(evs []event, provider string) map[string]Metric {
 	runs := map[string]bool{}
 	var requests, retried, failed, retriesTotal float64
 	l2Runs := map[string]bool{}
@@ -316,6 +319,9 @@ func metrics(evs []event) map[string]Metric {
 		p := e.payload
 		switch e.typ {
 		case "ProviderRequestFinished":
+			if !requestOf(p, provider) {
+				continue
+			}
 			requests++
 			if r, ok := numberField(p, "retries"); ok {
 				retriesTotal += r
@@ -404,7 +410,7 @@ func ratio(num, den float64) Metric {
 // byProvider groups the selected runs' ProviderRequestFinished events by
 // provider and by the model of the nearest preceding ProviderRequestStarted in
 // the same file with the same runId and the same (string) provider.
-func byProvider(events []event, selected map[string]bool) []ProviderRow {
+func byProvider(events []event, selected map[string]bool, only string) []ProviderRow {
 	type startKey struct {
 		file     int
 		run      string
@@ -430,7 +436,7 @@ func byProvider(events []event, selected map[string]bool) []ProviderRow {
 				lastModel[startKey{e.file, e.runID, provider}] = model
 			}
 		case "ProviderRequestFinished":
-			if !selected[e.runID] {
+			if !selected[e.runID] || !requestOf(e.payload, only) {
 				continue
 			}
 			var model *string
@@ -483,4 +489,17 @@ func sortedKeys(m map[string]float64) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// sameProvider compares provider names as the filter does: in any case.
+func sameProvider(a, b string) bool { return strings.ToLower(a) == strings.ToLower(b) }
+
+// requestOf reports whether a ProviderRequestFinished payload is a request
+// of provider ("" = any).
+func requestOf(payload map[string]json.RawMessage, provider string) bool {
+	if provider == "" {
+		return true
+	}
+	p, ok := stringField(payload, "provider")
+	return ok && sameProvider(p, provider)
 }

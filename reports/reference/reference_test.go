@@ -428,9 +428,12 @@ func TestFilters(t *testing.T) {
 		{"window by start, not by later events", Filter{Since: mustTime(at(11)), Until: mustTime(at(13))}, 2, 1, nil},
 		{"window on a run's converted start", Filter{Since: mustTime("2026-01-29T23:00:00Z")}, 1, 0, []string{"2026-01-29"}},
 		{"runs", Filter{Runs: []string{"r10", "r13", "nope"}}, 2, 2, nil},
-		{"provider: selected, started or finished", Filter{Provider: "mock"}, 3, 2, nil}, // r10 r11 r12; r10's "other" request counts
-		{"provider: finished only", Filter{Provider: "other"}, 2, 2, nil},                // r10 r13
-		{"provider: providerId of ProviderSelected", Filter{Provider: "mock2"}, 1, 1, nil},
+		// Runs r10 r11 r12; of their requests only r12's is mock's: r10's
+		// "other" request is not the provider's.
+		{"provider: selected, started or finished", Filter{Provider: "mock"}, 3, 1, nil},
+		{"provider: in any case", Filter{Provider: "MoCk"}, 3, 1, nil},
+		{"provider: finished only", Filter{Provider: "other"}, 2, 2, nil},                  // r10 r13
+		{"provider: providerId of ProviderSelected", Filter{Provider: "mock2"}, 1, 0, nil}, // r13 asked "other" only
 		{"provider: none", Filter{Provider: "absent"}, 0, 0, []string{}},
 		{"all filters", Filter{Since: mustTime(at(11)), Until: mustTime(at(13)), Runs: []string{"r11", "r12", "r10"}, Provider: "mock"}, 2, 1, nil},
 	}

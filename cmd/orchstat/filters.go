@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/orchstat/orchstat/query"
+)
+
+// maxKnown caps the known values a warning lists: a store holds thousands
+// of runs, and the closest one is named on its own anyway.
+const maxKnown = 10
+
+// warnUnmatched warns on w about each --provider or --run value that names
+// nothing in the store, with the closest known value and a list of known
+// ones. A typo in a filter otherwise gives an all-zero report that looks
+// like a quiet week. The command still runs: it is a warning, not an
+// error, as a run may simply not be ingested yet.
+func warnUnmatched(ctx context.Context, w io.Writer, q query.Querier, f query.Filter) error {
+	if f.Provider != "" {
+		known, err := query.KnownProviders(ctx, q)
+		if err != nil {
+			return err
+		}
+		if !containsFold(known, f.Provider) {
+			fmt.Fprintln(w, unmatched("--provider", f.Provider, "provider", "providers", known, true))
+		}
+	}
+	if len(f.Runs) > 0 {
+		known, err := query.KnownRuns(ctx, q)
+		if err != nil {
+			return err
+		}
+		set := make(map[string]bool, len(known))
+		for _, r := range known {
+			set[r] = true
+		}
+		for _, r := range f.Runs {
+			if !set[r] {
+				fmt.Fprintln(w, unmatched("--run", r, "run", "runs", known, false))
+			}
+		}
+	}
+	return nil
+}
+
+// unmatched words the warning for flag's value, which names no known one.
+func unmatched(flag, value, noun, plural string, known []string, fold bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "orchstat: warning: %s %q matches no %s in the store", flag, value, noun)
+	if len(known) == 0 {
+		fmt.Fprintf(&b, ", which holds no %s", plural)
+		return b.String()
+	}
+	if c, ok := closest(value, known, fold); ok {
+		fmt.Fprintf(&b, "; did you mean %q?", c)
+	} else {
+		b.WriteString(".")
+	}
+	fmt.Fprintf(&b, " Known %s: %s", plural, knownList(known))
+	return b.String()
+}
+
+// knownList joins up to maxKnown values, saying how many more there are.
+func knownList(known []string) string {
+	if len(known) <= maxKnown {
+		return strings.Join(known, ", ")
+	}
+	return fmt.Sprintf("%s, and %d more", strings.Join(known[:maxKnown], ", "), len(known)-maxKnown)
+}
+
+func containsFold(ss []string, s string) bool {
+	for _, x := range ss {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// closest is the known value nearest to s by edit distance (the first in
+// known's order on a tie), when it is near enough to be what was meant:
+// closer than a rewrite of every character.
+func closest(s string, known []string, fold bool) (string, bool) {
+	if fold {
+		s = strings.ToLower(s)
+	}
+	best, bestD := "", -1
+	for _, k := range known {
+		kk := k
+		if fold {
+			kk = strings.ToLower(k)
+		}
+		if d := editDistance(s, kk); bestD < 0 || d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if bestD < 0 || bestD >= max(len([]rune(s)), 1) {
+		return "", false
+	}
+	return best, true
+}
+
+// editDistance is the Levenshtein distance between a and b, in runes.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
