@@ -176,6 +176,7 @@ no server to start. Set --db or ORCHSTAT_DB to put it elsewhere.`,
 	root.AddCommand(newExecCmd(g, nil))
 	root.AddCommand(newRecommendCmd(g, nil))
 	root.AddCommand(newRetryConfigCmd(g))
+	registerCompletions(root)
 	return root
 }
 
