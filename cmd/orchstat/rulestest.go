@@ -205,7 +205,12 @@ type ruleTestJob struct{ file, test int }
 // ruleTestWorkers bounds how many tests run at once, each on a store of
 // its own: a test is a chain of small queries on one connection, so
 // running a few side by side uses the cores one test leaves idle.
-const ruleTestWorkers = 4
+var ruleTestWorkers = 4
+
+// openTestStore opens a worker's store; tests count the calls.
+var openTestStore = func(ctx context.Context, path string) (*query.Store, error) {
+	return query.Open(ctx, path, query.Options{})
+}
 
 // runRuleTests runs the jobs on a few workers and returns their results
 // in the jobs' order, so the output does not depend on which finished
@@ -425,7 +430,7 @@ func (s *testStore) fresh(ctx context.Context) (*query.Store, string, error) {
 			return nil, "", err
 		}
 		s.dir = dir
-		if s.st, err = query.Open(ctx, filepath.Join(dir, "orchstat.duckdb"), query.Options{}); err != nil {
+		if s.st, err = openTestStore(ctx, filepath.Join(dir, "orchstat.duckdb")); err != nil {
 			return nil, "", err
 		}
 		// The tests' data is a few rows: DuckDB's threads cost more to
