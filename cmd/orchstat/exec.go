@@ -138,28 +138,25 @@ func (o *execOptions) parse(cmd *cobra.Command, args []string) error {
 		return fmt.Errorf("the working directory: %w", err)
 	}
 	o.Dir = dir
-	if o.ResetCascade && len(args) == 0 {
-		return nil
-	}
-	switch dash := cmd.ArgsLenAtDash(); {
-	case dash < 0:
-		return usage("put the command after --: orchstat exec [flags] -- COMMAND [ARG...]")
-	case dash > 0:
-		return usage("unexpected %q before --: flags go before --, the command after it", args[0])
-	}
-	if len(args) == 0 || args[0] == "" {
-		return usage("no command after --")
-	}
-	if o.ResetCascade {
-		o.Argv = args
-		return nil
-	}
-	for _, a := range args {
-		if strings.IndexByte(a, 0) >= 0 {
-			return usage("an argument holds a NUL byte, which no command can receive")
+	// --reset-cascade alone names every command; otherwise the command
+	// follows -- as for a run. The flags are checked either way.
+	if !o.ResetCascade || len(args) > 0 || cmd.ArgsLenAtDash() >= 0 {
+		switch dash := cmd.ArgsLenAtDash(); {
+		case dash < 0:
+			return usage("put the command after --: orchstat exec [flags] -- COMMAND [ARG...]")
+		case dash > 0:
+			return usage("unexpected %q before --: flags go before --, the command after it", args[0])
 		}
+		if len(args) == 0 || args[0] == "" {
+			return usage("no command after --")
+		}
+		for _, a := range args {
+			if strings.IndexByte(a, 0) >= 0 {
+				return usage("an argument holds a NUL byte, which no command can receive")
+			}
+		}
+		o.Argv = args
 	}
-	o.Argv = args
 	valid := false
 	for _, op := range execOps {
 		valid = valid || o.Op == op

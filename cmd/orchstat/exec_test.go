@@ -750,6 +750,7 @@ func FuzzExecArgs(f *testing.F) {
 		"--op\ntest\n--\ngo\ntest", "--\nsh\n-c\nexit 1", "--max-retries=3\n--timeout\n1m\n--\nx", "--op\n--\nx",
 		"--run-id\n..\n--\nx", "--result\n-\n--policy\nnone\n--\nx\n--\ny", "x\n--\ny", "--help", "-q\n--kill-after=1ns\n--\n\x00",
 		"--lock-timeout\n5s\n--db\nx.duckdb\n--\nx", "--timeout=-5s\n--\nx", "--op=review\n--max-retries\n9999999999999999999\n--\nx",
+		"--reset-cascade", "--reset-cascade\n--\nmake", "--reset-cascade\n--op\nbad", "--reset-cascade\n--",
 	} {
 		f.Add(s, byte('\n'))
 	}
@@ -771,6 +772,13 @@ func FuzzExecArgs(f *testing.F) {
 		}
 		if code != 0 {
 			t.Fatalf("%q: ran, then exit %d", args, code)
+		}
+		if ran.ResetCascade && len(ran.Argv) == 0 {
+			// --reset-cascade alone: every command's, with nothing after it.
+			if slices.Contains(args, "--") {
+				t.Fatalf("%q: reset of every command with a command given", args)
+			}
+			return
 		}
 		if len(ran.Argv) == 0 || ran.Argv[0] == "" || !slices.Contains(execOps, ran.Op) || ran.MaxRetries < -1 ||
 			ran.Timeout < 0 || ran.KillAfter <= 0 || ran.Policy == "" || ran.RunsDir == "" || strings.Contains(ran.RunID, "/") {
