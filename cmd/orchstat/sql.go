@@ -27,7 +27,7 @@ type sqlOptions struct {
 func newSQLCmd(g *globals, runF func(context.Context, *sqlOptions) error) *cobra.Command {
 	o := &sqlOptions{g: g}
 	cmd := &cobra.Command{
-		Use:   "sql QUERY | sql --file FILE | sql -",
+		Use:   "sql QUERY | sql - | sql --file FILE",
 		Short: "Run a read-only SQL query against the store",
 		Long: `Run one read-only DuckDB SQL query against the store and print the result.
 
