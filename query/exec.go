@@ -12,42 +12,79 @@ import (
 type ExecInvocation struct {
 	StartedAt, FinishedAt time.Time
 	RunID, Op, Command    string
-	Success               bool
-	Attempts              int
+	// Dir is the working directory the command ran in. With Command it
+	// keys the cascade: failures of unrelated commands, or of the same
+	// command in another checkout, say nothing about this one.
+	Dir      string
+	Success  bool
+	Attempts int
 	// Reason is why the invocation stopped: "passed", or the retry core's
 	// reason for not retrying its last failure.
 	Reason string
 }
 
+// addDirColumn gives a store made before exec_invocations had its dir
+// column one; CREATE TABLE IF NOT EXISTS leaves an existing table as it
+// was. Rows recorded before have no directory, so they count for no
+// command's cascade.
+const addDirColumn = `ALTER TABLE exec_invocations ADD COLUMN IF NOT EXISTS dir VARCHAR`
+
 // RecordExecInvocation appends inv, then reads the outcomes of the last n
-// invocations, inv included (RecentExecOutcomes), in one transaction:
-// invocations that finish together each count the other exactly once,
-// whichever writes first.
+// invocations of the same command in the same directory, inv included
+// (RecentExecOutcomes), in one transaction: invocations that finish
+// together each count the other exactly once, whichever writes first.
 func RecordExecInvocation(ctx context.Context, st *Store, inv ExecInvocation, n int) ([]bool, error) {
 	var out []bool
 	err := st.inTransaction(ctx, "recording the exec invocation", func() error {
-		if _, err := st.Conn.ExecContext(ctx, `INSERT INTO exec_invocations VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			inv.StartedAt.UTC(), inv.FinishedAt.UTC(), StoreString(inv.RunID), inv.Op, StoreString(inv.Command), inv.Success, inv.Attempts, inv.Reason); err != nil {
+		if _, err := st.Conn.ExecContext(ctx, addDirColumn); err != nil {
+			return err
+		}
+		if _, err := st.Conn.ExecContext(ctx, `INSERT INTO exec_invocations
+			(started_at, finished_at, run_id, op, command, success, attempts, reason, dir) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			inv.StartedAt.UTC(), inv.FinishedAt.UTC(), StoreString(inv.RunID), inv.Op, StoreString(inv.Command), inv.Success, inv.Attempts, inv.Reason,
+			StoreString(inv.Dir)); err != nil {
 			return err
 		}
 		var err error
-		out, err = RecentExecOutcomes(ctx, st.Conn, n)
+		out, err = RecentExecOutcomes(ctx, st.Conn, inv.Command, inv.Dir, n)
 		return err
 	})
 	return out, err
 }
 
-// RecentExecOutcomes is whether each of the last n exec invocations
-// failed, oldest first, as retry.Cascade.Detect reads them; n <= 0 is
-// every invocation. The last are those that finished last; invocations
-// that finished in the same microsecond keep the order they were recorded in.
-func RecentExecOutcomes(ctx context.Context, q querier, n int) ([]bool, error) {
+// ResetExecCascade forgets the recorded invocations of command in dir, so
+// that its cascade detection starts afresh; command "" forgets every
+// invocation. It returns how many were forgotten.
+func ResetExecCascade(ctx context.Context, st *Store, command, dir string) (int64, error) {
+	var n int64
+	err := st.inTransaction(ctx, "resetting the exec cascade", func() error {
+		if _, err := st.Conn.ExecContext(ctx, addDirColumn); err != nil {
+			return err
+		}
+		r, err := st.Conn.ExecContext(ctx, `DELETE FROM exec_invocations WHERE $1 = '' OR (command = $1 AND dir = $2)`,
+			StoreString(command), StoreString(dir))
+		if err != nil {
+			return err
+		}
+		n, err = r.RowsAffected()
+		return err
+	})
+	return n, err
+}
+
+// RecentExecOutcomes is whether each of the last n invocations of command
+// in dir failed, oldest first, as retry.Cascade.Detect reads them; n <= 0
+// is every such invocation. The last are those that finished last;
+// invocations that finished in the same microsecond keep the order they
+// were recorded in.
+func RecentExecOutcomes(ctx context.Context, q querier, command, dir string, n int) ([]bool, error) {
 	limit := ""
 	if n > 0 {
 		limit = fmt.Sprintf(" LIMIT %d", n)
 	}
 	rs, err := q.QueryContext(ctx, `SELECT NOT coalesce(success, false) FROM exec_invocations
-		ORDER BY finished_at DESC NULLS LAST, rowid DESC`+limit)
+		WHERE command = $1 AND dir = $2
+		ORDER BY finished_at DESC NULLS LAST, rowid DESC`+limit, StoreString(command), StoreString(dir))
 	if err != nil {
 		return nil, fmt.Errorf("reading exec invocations: %w", err)
 	}

@@ -19,7 +19,7 @@ func TestExecInvocations(t *testing.T) {
 	}
 	defer st.Close()
 
-	if got, err := RecentExecOutcomes(ctx, st.Conn, 5); err != nil || len(got) != 0 {
+	if got, err := RecentExecOutcomes(ctx, st.Conn, "go test ./...", "/src", 5); err != nil || len(got) != 0 {
 		t.Fatalf("empty store: %v, %v", got, err)
 	}
 	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
@@ -31,7 +31,7 @@ func TestExecInvocations(t *testing.T) {
 	var cascades []bool
 	for i, ok := range outcomes {
 		inv := ExecInvocation{StartedAt: t0.Add(time.Duration(i) * time.Minute), FinishedAt: t0.Add(time.Duration(i)*time.Minute + time.Second),
-			RunID: "r", Op: "test", Command: "go test ./...", Success: ok, Attempts: 3, Reason: "max_retries"}
+			RunID: "r", Op: "test", Command: "go test ./...", Dir: "/src", Success: ok, Attempts: 3, Reason: "max_retries"}
 		last, err = RecordExecInvocation(ctx, st, inv, c.Window)
 		if err != nil {
 			t.Fatal(err)
@@ -44,7 +44,7 @@ func TestExecInvocations(t *testing.T) {
 	if want := []bool{false, false, false, false, true, true}; !slices.Equal(cascades, want) {
 		t.Errorf("cascade after each = %v, want %v", cascades, want)
 	}
-	all, err := RecentExecOutcomes(ctx, st.Conn, 0)
+	all, err := RecentExecOutcomes(ctx, st.Conn, "go test ./...", "/src", 0)
 	if err != nil || len(all) != len(outcomes) {
 		t.Fatalf("every invocation: %v, %v", all, err)
 	}
@@ -61,7 +61,7 @@ func TestExecInvocations(t *testing.T) {
 	if _, err := RecordExecInvocation(ctx, st, ExecInvocation{StartedAt: t0, FinishedAt: same.Add(-time.Minute), Success: true}, 0); err != nil {
 		t.Fatal(err)
 	}
-	got, err := RecentExecOutcomes(ctx, st.Conn, 4)
+	got, err := RecentExecOutcomes(ctx, st.Conn, "", "", 4)
 	if want := []bool{false, true, false, true}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("ties: %v, %v; want %v", got, err, want)
 	}
@@ -92,8 +92,83 @@ func TestExecInvocationDurable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	got, err := RecentExecOutcomes(ctx, st.Conn, 5)
+	got, err := RecentExecOutcomes(ctx, st.Conn, "", "", 5)
 	if err != nil || !slices.Equal(got, []bool{true}) {
 		t.Fatalf("after reopening: %v, %v", got, err)
+	}
+}
+
+// A cascade is a command failing again and again where it runs: three
+// unrelated failures made every later exec a cascade (issue 11). Each
+// command and directory keeps its own window, and a reset forgets one
+// command's, or every command's.
+func TestExecCascadePerCommandAndDir(t *testing.T) {
+	ctx := context.Background()
+	st, err := Open(ctx, filepath.Join(t.TempDir(), "orchstat.duckdb"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	record := func(i int, cmd, dir string, ok bool) []bool {
+		t.Helper()
+		at := t0.Add(time.Duration(i) * time.Minute)
+		got, err := RecordExecInvocation(ctx, st, ExecInvocation{StartedAt: at, FinishedAt: at, Command: cmd, Dir: dir, Success: ok}, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	c := retry.Cascade{Threshold: 3, Window: 5}
+	for i, cmd := range []string{"make", "go test ./...", "false"} {
+		record(i, cmd, "/a", false)
+	}
+	if got := record(3, "true", "/a", false); c.Detect(got) || !slices.Equal(got, []bool{true}) {
+		t.Errorf("a fourth unrelated command sees %v", got)
+	}
+	for i := range 2 {
+		record(10+i, "make", "/b", false)
+	}
+	if got := record(20, "make", "/a", false); c.Detect(got) || len(got) != 2 {
+		t.Errorf("make in /a after two failures in /b sees %v", got)
+	}
+	if got := record(21, "make", "/b", false); !c.Detect(got) || len(got) != 3 {
+		t.Errorf("the third failure of make in /b sees %v", got)
+	}
+
+	if n, err := ResetExecCascade(ctx, st, "make", "/b"); err != nil || n != 3 {
+		t.Fatalf("reset make in /b: %d, %v", n, err)
+	}
+	if got, err := RecentExecOutcomes(ctx, st.Conn, "make", "/b", 0); err != nil || len(got) != 0 {
+		t.Errorf("after the reset: %v, %v", got, err)
+	}
+	if got, _ := RecentExecOutcomes(ctx, st.Conn, "make", "/a", 0); len(got) != 2 {
+		t.Errorf("the reset of /b touched /a: %v", got)
+	}
+	if n, err := ResetExecCascade(ctx, st, "", ""); err != nil || n != 5 {
+		t.Errorf("reset all: %d, %v", n, err)
+	}
+}
+
+// A store whose exec_invocations predates its dir column gets one, and
+// its old rows count for no command.
+func TestExecInvocationsOldStore(t *testing.T) {
+	ctx := context.Background()
+	st, err := Open(ctx, filepath.Join(t.TempDir(), "orchstat.duckdb"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, q := range []string{`DROP TABLE exec_invocations`,
+		`CREATE TABLE exec_invocations (started_at TIMESTAMP, finished_at TIMESTAMP, run_id VARCHAR, op VARCHAR, command VARCHAR, success BOOLEAN, attempts INTEGER, reason VARCHAR)`,
+		`INSERT INTO exec_invocations VALUES (now(), now(), 'r', 'build', 'make', false, 1, 'max_retries')`} {
+		if _, err := st.Conn.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now()
+	got, err := RecordExecInvocation(ctx, st, ExecInvocation{StartedAt: now, FinishedAt: now, Command: "make", Dir: "/a"}, 5)
+	if err != nil || !slices.Equal(got, []bool{true}) {
+		t.Errorf("%v, %v", got, err)
 	}
 }

@@ -118,7 +118,7 @@ var FileTables = []Table{Events, RunSpans, RunEvents, Escalations, ProviderSelec
 // ExecInvocations is what `orchstat exec` remembers between invocations,
 // for seed 001's cascade detection. It is not derived from a file.
 var ExecInvocations = Table{"exec_invocations", "each orchstat exec invocation's outcome", cols(
-	"started_at TIMESTAMP, finished_at TIMESTAMP, run_id VARCHAR, op VARCHAR, command VARCHAR, success BOOLEAN, attempts INTEGER, reason VARCHAR")}
+	"started_at TIMESTAMP, finished_at TIMESTAMP, run_id VARCHAR, op VARCHAR, command VARCHAR, success BOOLEAN, attempts INTEGER, reason VARCHAR, dir VARCHAR")}
 
 func (t Table) ddl() string {
 	var b strings.Builder

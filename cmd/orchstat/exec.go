@@ -22,16 +22,6 @@ import (
 	"github.com/orchstat/orchstat/rules/runner"
 )
 
-// exec's own exit statuses. Otherwise exec exits with the command's last
-// status, as a shell reports it (124 for a timeout, as timeout(1); 128+N
-// for signal N; 126 and 127 when it cannot start). These two sit outside
-// orchstat's 0-3, sysexits' 64-78, timeout(1)'s 124-127 and the signal
-// range 128-192, where a command's own status is least likely to be.
-const (
-	execExitSignatureHalt = 80 // halted: the same failure repeated (the policy's signature_halt)
-	execExitCascade       = 81 // a cascade: seed 001's pause_and_alert
-)
-
 // execOps are seed 001's operations (line 20).
 var execOps = []string{"test", "build", "review", "custom"}
 
@@ -52,6 +42,11 @@ type execOptions struct {
 	RunID      string
 	Quiet      bool
 	Argv       []string
+	// ResetCascade forgets the recorded invocations instead of running:
+	// Argv's in this directory, or every command's when Argv is empty.
+	ResetCascade bool
+	// Dir is the working directory, which with Argv keys the cascade.
+	Dir string
 
 	// Sleep and Rand are the backoff's waits and jitter; nil is real time
 	// and a clock-seeded source. Tests inject them.
@@ -62,7 +57,7 @@ type execOptions struct {
 func newExecCmd(g *globals, runF func(context.Context, *execOptions) error) *cobra.Command {
 	o := &execOptions{g: g}
 	cmd := &cobra.Command{
-		Use:   "exec [flags] -- COMMAND [ARG...]",
+		Use:   "exec [flags] -- COMMAND [ARG...]\n  orchstat exec --reset-cascade [-- COMMAND [ARG...]]",
 		Short: "Run a command with seed 001's retry handler, recording its attempts",
 		Long: `Run COMMAND (no shell) and retry it as seed 001's retry handler does, deciding
 each retry with the same retry core that orchstat simulate replays with. The
@@ -79,30 +74,40 @@ later.
 The attempts are appended to <runs-dir>/<run id>/trace.jsonl, which ingest,
 report, check and simulate read. Each invocation is also recorded in the
 store, where seed 001's cascade detection (3 failures within the last 5
-invocations, by default) looks across invocations. A store locked longer than
---lock-timeout never fails the command: exec warns and reports
-cascade_detected false with a note.
+invocations, by default) looks across invocations of the same command (the
+same argv) in the same working directory: failures of other commands, or of
+this one in another directory, do not count. A cascade is reported on stderr
+and in the JSON result (cascade_detected, cascade); it does not change the
+exit status. --reset-cascade forgets the command's recorded invocations in
+this directory, or every command's when no command follows, and runs
+nothing. A store locked longer than --lock-timeout never fails the command:
+exec warns and reports cascade_detected false with a note.
 
 The JSON result ({success, attempts, final_error, escalation_required,
 cascade_detected, ...}) goes to stderr after the command's output, so stdout
 stays the command's own; --result FILE writes it to FILE instead, --result -
 to stdout.
 
-Exit status: 0 when an attempt passed; else the last attempt's status as a
-shell reports it (124 timed out, 128+N killed by signal N, 126/127 cannot
-run / not found); 80 when the policy halted on a repeated failure signature;
-81 when a cascade is detected; 2 for a usage error, before anything runs;
-130 when interrupted.`,
+Exit status: the command's own. 0 when an attempt passed; else the last
+attempt's status as a shell reports it: its exit code, 124 when it timed
+out, 128+N when killed by signal N, 126 when it cannot run, 127 when it is
+not found. Why the retries stopped (a halt on a repeated failure signature,
+a cascade) is in the JSON result, not the status. 2 for a usage error,
+before anything runs; 130 when interrupted.`,
 		Example: `  orchstat exec --op test -- go test ./...
   orchstat exec --op build --timeout 10m -- make
   orchstat exec --op test --max-retries 4 --policy my-policy.yaml -- pytest -x
-  orchstat exec --result result.json --run-id 1765432100123 -- ./check.sh`,
+  orchstat exec --result result.json --run-id 1765432100123 -- ./check.sh
+  orchstat exec --reset-cascade -- go test ./...`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.parse(cmd, args); err != nil {
 				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), o)
+			}
+			if o.ResetCascade {
+				return execResetCascade(cmd.Context(), o)
 			}
 			return execRun(cmd.Context(), o)
 		},
@@ -120,6 +125,7 @@ run / not found); 80 when the policy halted on a repeated failure signature;
 	f.StringVar(&o.RunsDir, "runs-dir", defaultRunsDir, "the runs directory whose <run id>/trace.jsonl records the attempts")
 	f.StringVar(&o.RunID, "run-id", "", "append to this run's trace instead of starting a run (created if missing)")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print no progress lines (warnings and the result still print)")
+	f.BoolVar(&o.ResetCascade, "reset-cascade", false, "run nothing; forget the recorded invocations of the command after -- in this directory (of every command, with none)")
 	return cmd
 }
 
@@ -127,21 +133,30 @@ run / not found); 80 when the policy halted on a repeated failure signature;
 // before anything runs.
 func (o *execOptions) parse(cmd *cobra.Command, args []string) error {
 	usage := func(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
-	switch dash := cmd.ArgsLenAtDash(); {
-	case dash < 0:
-		return usage("put the command after --: orchstat exec [flags] -- COMMAND [ARG...]")
-	case dash > 0:
-		return usage("unexpected %q before --: flags go before --, the command after it", args[0])
+	dir, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("the working directory: %w", err)
 	}
-	if len(args) == 0 || args[0] == "" {
-		return usage("no command after --")
-	}
-	for _, a := range args {
-		if strings.IndexByte(a, 0) >= 0 {
-			return usage("an argument holds a NUL byte, which no command can receive")
+	o.Dir = dir
+	// --reset-cascade alone names every command; otherwise the command
+	// follows -- as for a run. The flags are checked either way.
+	if !o.ResetCascade || len(args) > 0 || cmd.ArgsLenAtDash() >= 0 {
+		switch dash := cmd.ArgsLenAtDash(); {
+		case dash < 0:
+			return usage("put the command after --: orchstat exec [flags] -- COMMAND [ARG...]")
+		case dash > 0:
+			return usage("unexpected %q before --: flags go before --, the command after it", args[0])
 		}
+		if len(args) == 0 || args[0] == "" {
+			return usage("no command after --")
+		}
+		for _, a := range args {
+			if strings.IndexByte(a, 0) >= 0 {
+				return usage("an argument holds a NUL byte, which no command can receive")
+			}
+		}
+		o.Argv = args
 	}
-	o.Argv = args
 	valid := false
 	for _, op := range execOps {
 		valid = valid || o.Op == op
@@ -231,17 +246,41 @@ func execRun(ctx context.Context, o *execOptions) error {
 	e.finish(res, out)
 	e.writeResult(out)
 
+	// The command's own status, whatever the policy decided: a caller
+	// (make, CI, a shell's &&) reads it as the command's, and a cascade
+	// of other commands must not change it.
 	switch {
 	case res.Success:
 		return nil
 	case res.Reason == runner.ReasonInterrupted:
 		return silentError{runner.StatusInterrupted}
-	case out.CascadeDetected:
-		return silentError{execExitCascade}
-	case res.Reason == "signature_halt":
-		return silentError{execExitSignatureHalt}
 	}
 	return silentError{res.Status}
+}
+
+// execResetCascade forgets the recorded invocations that cascade detection
+// counts: the command's in this directory, or every one.
+func execResetCascade(ctx context.Context, o *execOptions) error {
+	g := o.g
+	st, err := g.open(ctx, g.dbPath([]string{o.RunsDir}), false)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	command := ""
+	if len(o.Argv) > 0 {
+		command = shellQuote(o.Argv)
+	}
+	n, err := query.ResetExecCascade(ctx, st, command, o.Dir)
+	if err != nil {
+		return err
+	}
+	what := "every command"
+	if command != "" {
+		what = fmt.Sprintf("%s in %s", command, o.Dir)
+	}
+	fmt.Fprintf(g.io.Out, "orchstat: cascade reset for %s: %d recorded invocations forgotten\n", what, n)
+	return nil
 }
 
 // execResult is seed 001's result (lines 31-48) with what exec adds. The
@@ -508,7 +547,7 @@ func (e *execution) cascade(ctx context.Context, res runner.Result, out *execRes
 	defer st.Close()
 	failed, err := query.RecordExecInvocation(ctx, st, query.ExecInvocation{
 		StartedAt: e.started, FinishedAt: e.finished, RunID: e.invocation, Op: e.o.Op,
-		Command: e.command, Success: res.Success, Attempts: len(res.Attempts), Reason: res.Reason,
+		Command: e.command, Dir: e.o.Dir, Success: res.Success, Attempts: len(res.Attempts), Reason: res.Reason,
 	}, window)
 	if err != nil {
 		unavailable(err)
@@ -527,8 +566,8 @@ func (e *execution) cascade(ctx context.Context, res runner.Result, out *execRes
 	}
 	out.CascadeDetected = true
 	out.Cascade = &execCascade{FailuresInWindow: n, Threshold: c.Threshold, WindowSize: c.Window, Action: "pause_and_alert"}
-	fmt.Fprintf(g.io.Err, "orchstat: cascade: %d of the last %d invocations failed (threshold %d); pause and review before continuing\n",
-		n, len(failed), c.Threshold)
+	fmt.Fprintf(g.io.Err, "orchstat: cascade: %d of the last %d invocations of %s in %s failed (threshold %d); pause and review before continuing (orchstat exec --reset-cascade -- %s clears it)\n",
+		n, len(failed), e.command, e.o.Dir, c.Threshold, e.command)
 }
 
 // finish writes the invocation's last events and makes the trace durable.

@@ -313,7 +313,7 @@ func TestExecDeterministicFailure(t *testing.T) {
 	policy := filepath.Join(e.dir, "halt.yaml")
 	os.WriteFile(policy, []byte("extends: retry-handler\nsignature_halt: 2\n"), 0o644)
 	o = e.run(t, nil, "--op", "test", "--policy", policy, "--", "sh", "-c", script)
-	if o.code != execExitSignatureHalt || o.result.Attempts != 2 || o.result.Reason != "signature_halt" || o.result.Policy != "halt" {
+	if o.code != 3 || o.result.Attempts != 2 || o.result.Reason != "signature_halt" || o.result.Policy != "halt" {
 		t.Fatalf("signature halt: exit %d, %+v\n%s", o.code, o.result, o.stderr)
 	}
 	if !bytes.Contains(o.stderr, []byte("orchstat: test failed after 2 attempts: halted, the same failure 2 times in a row (signature_halt)\n")) {
@@ -405,18 +405,29 @@ func TestExecKilledBySignal(t *testing.T) {
 	}
 }
 
-// Seed 001's cascade: the third failure within five invocations pauses,
-// across processes, with the state in the store.
+// Seed 001's cascade: the third failure of a command within five of its
+// invocations in one directory is reported, across processes, with the
+// state in the store. The exit status stays the command's own, and
+// unrelated commands are not counted: three unrelated failures made every
+// later exec exit 81 (issue 11).
 func TestExecCascadeAcrossInvocations(t *testing.T) {
 	requireProcesses(t)
 	e := newExecEnv(t)
-	var codes []int
-	for i := range 4 {
-		script := "echo broken >&2; exit 1"
-		if i == 1 {
-			script = "exit 0"
+	// Three unrelated failures, then a fourth command: no cascade.
+	for i, code := range []int{3, 4, 5, 6} {
+		o := e.run(t, nil, "-q", "--op", "build", "--", "sh", "-c", fmt.Sprintf("exit %d", code))
+		if o.code != code || o.result.CascadeDetected || o.result.ExitCode != code {
+			t.Errorf("unrelated command %d: exit %d, %+v", i+1, o.code, o.result)
 		}
-		o := e.run(t, nil, "-q", "--op", "build", "--", "sh", "-c", script)
+	}
+	var codes []int
+	script := "echo broken >&2; exit 7"
+	for i := range 4 {
+		s := script
+		if i == 1 {
+			s = "exit 0" // another command: not in script's window
+		}
+		o := e.run(t, nil, "-q", "--op", "build", "--", "sh", "-c", s)
 		codes = append(codes, o.code)
 		if want := i == 3; o.result.CascadeDetected != want {
 			t.Errorf("invocation %d: cascade %v\n%s", i+1, o.result.CascadeDetected, o.stderr)
@@ -426,25 +437,46 @@ func TestExecCascadeAcrossInvocations(t *testing.T) {
 			if c == nil || c.FailuresInWindow != 3 || c.Threshold != 3 || c.WindowSize != 5 || c.Action != "pause_and_alert" {
 				t.Errorf("cascade %+v", c)
 			}
-			if !bytes.Contains(o.stderr, []byte("orchstat: cascade: 3 of the last 4 invocations failed")) {
+			if !bytes.Contains(o.stderr, []byte("orchstat: cascade: 3 of the last 3 invocations of sh -c 'echo broken >&2; exit 7' in ")) ||
+				!bytes.Contains(o.stderr, []byte("--reset-cascade")) {
 				t.Errorf("stderr %s", o.stderr)
 			}
 		}
 	}
-	if want := []int{1, 0, 1, execExitCascade}; !slices.Equal(codes, want) {
+	if want := []int{7, 0, 7, 7}; !slices.Equal(codes, want) {
 		t.Errorf("exit codes %v, want %v", codes, want)
 	}
-	// A pass is not paused, though the window still holds three failures.
-	if o := e.run(t, nil, "-q", "--op", "build", "--", "true"); o.code != 0 || o.result.CascadeDetected {
-		t.Errorf("pass after a cascade: exit %d, %+v", o.code, o.result)
+	// The same command in another directory has a window of its own.
+	other := filepath.Join(e.dir, "other")
+	os.Mkdir(other, 0o755)
+	cmd := runOrchstat(e.args("-q", "--op", "build", "--", "sh", "-c", script)...)
+	cmd.Dir = other
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	cmd.Run()
+	if r := lastResult(t, errb.Bytes()); r.CascadeDetected || cmd.ProcessState.ExitCode() != 7 {
+		t.Errorf("in another directory: exit %d, %+v", cmd.ProcessState.ExitCode(), r)
 	}
 	sql := runOrchstat("--db", e.db, "sql", "--format", "csv", "select op, success, attempts, reason from exec_invocations order by finished_at")
 	out, err := sql.Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "op,success,attempts,reason\nbuild,false,1,max_retries\nbuild,true,1,passed\nbuild,false,1,max_retries\nbuild,false,1,max_retries\nbuild,true,1,passed\n"; string(out) != want {
+	if want := "op,success,attempts,reason\n" + strings.Repeat("build,false,1,max_retries\n", 4) +
+		"build,false,1,max_retries\nbuild,true,1,passed\n" + strings.Repeat("build,false,1,max_retries\n", 3); string(out) != want {
 		t.Errorf("exec_invocations\n%s", out)
+	}
+	// --reset-cascade forgets this command's invocations here, runs
+	// nothing, and the next failure is not a cascade.
+	reset := e.run(t, nil, "--reset-cascade", "--", "sh", "-c", script)
+	if reset.code != 0 || !bytes.Contains(reset.stdout, []byte("3 recorded invocations forgotten")) {
+		t.Errorf("reset: exit %d, stdout %s, stderr %s", reset.code, reset.stdout, reset.stderr)
+	}
+	if o := e.run(t, nil, "-q", "--op", "build", "--", "sh", "-c", script); o.code != 7 || o.result.CascadeDetected {
+		t.Errorf("after the reset: exit %d, %+v", o.code, o.result)
+	}
+	if all := e.run(t, nil, "--reset-cascade"); all.code != 0 || !bytes.Contains(all.stdout, []byte("every command: 7 recorded")) {
+		t.Errorf("reset all: exit %d, stdout %s, stderr %s", all.code, all.stdout, all.stderr)
 	}
 }
 
@@ -718,6 +750,7 @@ func FuzzExecArgs(f *testing.F) {
 		"--op\ntest\n--\ngo\ntest", "--\nsh\n-c\nexit 1", "--max-retries=3\n--timeout\n1m\n--\nx", "--op\n--\nx",
 		"--run-id\n..\n--\nx", "--result\n-\n--policy\nnone\n--\nx\n--\ny", "x\n--\ny", "--help", "-q\n--kill-after=1ns\n--\n\x00",
 		"--lock-timeout\n5s\n--db\nx.duckdb\n--\nx", "--timeout=-5s\n--\nx", "--op=review\n--max-retries\n9999999999999999999\n--\nx",
+		"--reset-cascade", "--reset-cascade\n--\nmake", "--reset-cascade\n--op\nbad", "--reset-cascade\n--",
 	} {
 		f.Add(s, byte('\n'))
 	}
@@ -739,6 +772,13 @@ func FuzzExecArgs(f *testing.F) {
 		}
 		if code != 0 {
 			t.Fatalf("%q: ran, then exit %d", args, code)
+		}
+		if ran.ResetCascade && len(ran.Argv) == 0 {
+			// --reset-cascade alone: every command's, with nothing after it.
+			if slices.Contains(args, "--") {
+				t.Fatalf("%q: reset of every command with a command given", args)
+			}
+			return
 		}
 		if len(ran.Argv) == 0 || ran.Argv[0] == "" || !slices.Contains(execOps, ran.Op) || ran.MaxRetries < -1 ||
 			ran.Timeout < 0 || ran.KillAfter <= 0 || ran.Policy == "" || ran.RunsDir == "" || strings.Contains(ran.RunID, "/") {

@@ -18,6 +18,7 @@ import (
 	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/rules/adaptive"
 	"github.com/orchstat/orchstat/rules/retry"
+	"github.com/orchstat/orchstat/rules/yamlast"
 )
 
 type recommendOptions struct {
@@ -54,6 +55,12 @@ orchstat retry-config). A missing file is the defaults; a corrupt one, or a
 corrupt history file, is a warning and the command still answers (exit 0):
 the recommendation is advice, and the user decides.
 
+STAGE is a stage as the report's Stages table names it: the factory's
+"verify", not its failure brief's "verify_failed" (a run that ended at
+verify_failed counts as failing at verify). A stage that neither the records
+nor the retry configuration name is a usage error (exit 2) that lists the
+known stages and suggests the closest.
+
 With no PATH, the history beside the configuration
 (.claude/pipeline-history.json) is ingested if it exists; otherwise the store
 is read as it is. --attempt defaults to one more than the recorded failures
@@ -85,7 +92,7 @@ of --item at STAGE, or 1.`,
 	}
 	f := cmd.Flags()
 	o.ingestFirst.flags(cmd, "recommend from the store as it is, without ingesting first")
-	f.StringVar(&o.Stage, "stage", "", "the stage that failed (orchestr8: alex, cass, nigel, codey-plan, codey-implement)")
+	f.StringVar(&o.Stage, "stage", "", "the stage that failed, as the report names it (orchestr8: alex, cass, nigel, codey-plan, codey-implement; factory: write, apply, verify, acceptance)")
 	f.IntVar(&o.Attempt, "attempt", 0, "the attempt at the stage that failed, from 1 (default: one more than the recorded failures of --item at the stage, or 1)")
 	f.StringVar(&o.Item, "item", "", "the feature (orchestr8's slug) or work item, to count its earlier attempts")
 	f.StringVar(&o.System, "system", "", "only this system's runs: "+strings.Join(recordSystems, ", ")+" (default: every system whose records have stages)")
@@ -130,8 +137,11 @@ func recommendRun(ctx context.Context, o *recommendOptions) error {
 		r.Warnings = append(r.Warnings, "retry configuration "+w.String())
 	}
 
-	hist, attempts, hwarns, err := stageHistory(ctx, o)
+	hist, attempts, recorded, hwarns, err := stageHistory(ctx, o)
 	if err != nil {
+		return err
+	}
+	if err := checkStage(o.Stage, recorded, cfg); err != nil {
 		return err
 	}
 	r.Warnings = append(r.Warnings, hwarns...)
@@ -161,13 +171,43 @@ func recommendRun(ctx context.Context, o *recommendOptions) error {
 	return renderRecommendation(o.g.io, r, o.Format)
 }
 
+// checkStage refuses a stage that neither the records nor the retry
+// configuration name: a typo would otherwise read as a stage that never
+// failed, and get a confident "retry". With no records there is nothing to
+// check against, and the recommendation says it has no history.
+func checkStage(stage string, recorded []string, cfg adaptive.Config) error {
+	if len(recorded) == 0 || slices.Contains(recorded, stage) {
+		return nil
+	}
+	if _, ok := cfg.Strategies[stage]; ok {
+		return nil
+	}
+	var configured []string
+	for s := range cfg.Strategies {
+		if !slices.Contains(recorded, s) {
+			configured = append(configured, s)
+		}
+	}
+	slices.Sort(configured)
+	hint := yamlast.Suggest(stage, append(slices.Clone(recorded), configured...))
+	if s := query.ReportStage(stage); s != stage && slices.Contains(recorded, s) {
+		hint = fmt.Sprintf("; did you mean %q? (the report's name for it)", s)
+	}
+	msg := fmt.Sprintf("--stage %q: no recorded run has this stage%s\n  stages in the records: %s", stage, hint, strings.Join(recorded, ", "))
+	if len(configured) > 0 {
+		msg += "\n  stages in the retry configuration: " + strings.Join(configured, ", ")
+	}
+	return usageError{errors.New(msg)}
+}
+
 // stageHistory opens the store, ingesting first as report does, and reads
-// the history. What goes wrong with the history is a warning: seed 004
+// the history, with its stages named as the report names them, and the
+// stages the records know. What goes wrong with the history is a warning: seed 004
 // wants failures in the retry module "caught and logged, not propagated"
 // (line 170), and with no history the advice is a simple retry. Only the
 // user's own mistakes (a PATH that does not exist, a bad flag) and an
 // interrupt are errors. attempts is -1 when not counted.
-func stageHistory(ctx context.Context, o *recommendOptions) (hist []retry.StageOutcome, attempts int, warns []string, err error) {
+func stageHistory(ctx context.Context, o *recommendOptions) (hist []retry.StageOutcome, attempts int, recorded, warns []string, err error) {
 	attempts = -1
 	g := o.g
 	if len(o.Paths) == 0 && !o.NoIngest {
@@ -177,25 +217,25 @@ func stageHistory(ctx context.Context, o *recommendOptions) (hist []retry.StageO
 		if st, err := os.Stat(h); err == nil && st.Mode().IsRegular() {
 			o.Paths = []string{h}
 		} else if _, err := os.Stat(g.dbPath(nil)); err != nil {
-			return nil, attempts, []string{fmt.Sprintf("no history: no %s and no store at %s; recommending as for a first failure", h, g.dbPath(nil))}, nil
+			return nil, attempts, nil, []string{fmt.Sprintf("no history: no %s and no store at %s; recommending as for a first failure", h, g.dbPath(nil))}, nil
 		} else {
 			o.NoIngest = true // read the store as it is
 		}
 	}
 	if o.NoIngest {
 		if _, err := os.Stat(g.dbPath(o.Paths)); err != nil {
-			return nil, attempts, []string{fmt.Sprintf("no history: no store at %s; recommending as for a first failure", g.dbPath(o.Paths))}, nil
+			return nil, attempts, nil, []string{fmt.Sprintf("no history: no store at %s; recommending as for a first failure", g.dbPath(o.Paths))}, nil
 		}
 	} else if err := checkPaths(o.Paths); err != nil {
-		return nil, attempts, nil, err
+		return nil, attempts, nil, nil, err
 	}
 	st, unread, err := o.ingestFirst.open(ctx, g, false)
 	if err != nil {
 		var ue usageError
 		if errors.As(err, &ue) || ctx.Err() != nil {
-			return nil, attempts, nil, err
+			return nil, attempts, nil, nil, err
 		}
-		return nil, attempts, []string{fmt.Sprintf("cannot read the history (%v); recommending as for a first failure", err)}, nil
+		return nil, attempts, nil, []string{fmt.Sprintf("cannot read the history (%v); recommending as for a first failure", err)}, nil
 	}
 	defer st.Close()
 	if unread {
@@ -203,17 +243,28 @@ func stageHistory(ctx context.Context, o *recommendOptions) (hist []retry.StageO
 	}
 	hist, hw, err := query.StageHistory(ctx, st.Conn, o.System)
 	if err != nil {
-		return nil, attempts, append(warns, fmt.Sprintf("cannot read the history (%v); recommending as for a first failure", err)), nil
+		return nil, attempts, nil, append(warns, fmt.Sprintf("cannot read the history (%v); recommending as for a first failure", err)), nil
 	}
 	warns = append(warns, hw...)
+	for i := range hist {
+		hist[i].Stage = query.ReportStage(hist[i].Stage)
+	}
+	if recorded, err = query.RecordedStages(ctx, st.Conn, o.System); err != nil {
+		warns = append(warns, fmt.Sprintf("cannot list the recorded stages (%v); --stage is not checked", err))
+	}
 	if o.Item != "" && o.Attempt == 0 {
-		if n, err := query.StageAttempts(ctx, st.Conn, o.System, o.Item, o.Stage); err != nil {
-			warns = append(warns, fmt.Sprintf("cannot count the attempts of %s at %s (%v); taking attempt 1", o.Item, o.Stage, err))
-		} else {
-			attempts = n
+		attempts = 0
+		for _, name := range query.StageAliases(o.Stage) {
+			n, err := query.StageAttempts(ctx, st.Conn, o.System, o.Item, name)
+			if err != nil {
+				warns = append(warns, fmt.Sprintf("cannot count the attempts of %s at %s (%v); taking attempt 1", o.Item, o.Stage, err))
+				attempts = -1
+				break
+			}
+			attempts += n
 		}
 	}
-	return hist, attempts, warns, nil
+	return hist, attempts, recorded, warns, nil
 }
 
 // explain says which of rule 2's cases applied, and on what numbers.

@@ -171,9 +171,10 @@ func TestRecommendByFailureRateAndAttempt(t *testing.T) {
 		{"alex", "4", 0, 0, "abort-recommended", "past maxRetries 3"},
 		// 2 of 10 is the threshold, not above it: a simple retry.
 		{"nigel", "1", 0.2, 2, "retry", "nigel failed in 2 of the last 10 runs (20%), not above the 20% threshold: simple retry"},
-		// A stage that never failed, or that no record names.
+		// A configured stage that never failed. (One that neither the
+		// records nor the configuration name is an error:
+		// TestRecommendStageNames.)
 		{"alex", "1", 0, 0, "retry", "no run among the last 10 failed at alex: simple retry (no recorded run ever failed at alex; stages that failed: cass, nigel)"},
-		{"nigle", "2", 0, 0, "retry", "no recorded run ever failed at nigle; stages that failed: cass, nigel"},
 	} {
 		r := recommendJSONOut(t, append(base, "--stage", tc.stage, "--attempt", tc.attempt)...)
 		if r.Strategy != tc.strategy || r.FailureRate != tc.rate || r.Numerator != tc.num || r.Denominator != 10 || r.Runs != 12 ||
@@ -332,8 +333,8 @@ func TestRecommendIngestsHistory(t *testing.T) {
 		t.Errorf("%+v", r)
 	}
 	// The configuration file is ingested too, and is no history problem.
-	if r := recommendJSONOut(t, "--db", db, "--stage", "nigel", "--config", cfg, proj); r.Strategy != "retry" || len(r.Warnings) != 0 {
-		t.Errorf("nigel: %+v", r)
+	if r := recommendJSONOut(t, "--db", db, "--stage", "cass", "--config", cfg, proj); r.Runs != 5 || len(r.Warnings) != 0 {
+		t.Errorf("again: %+v", r)
 	}
 }
 
@@ -370,5 +371,44 @@ func TestRecommendUsage(t *testing.T) {
 	}
 	if code, _, stderr := runCLI(t, "", "--db", db, "recommend", "--stage", "cass", filepath.Join(t.TempDir(), "nowhere")); code != exitError || !strings.Contains(stderr, "nowhere is no such file or directory") {
 		t.Errorf("a missing PATH: exit %d %q", code, stderr)
+	}
+}
+
+// TestRecommendStageNames: --stage takes the stage as the report names it
+// ("verify", which the factory's failure briefs call "verify_failed"), and
+// a stage nothing names is a usage error with a suggestion and the known
+// stages. Before, `--stage verfy` answered "retry" with exit 0, and
+// `--stage verify` saw none of the runs that failed at verify_failed.
+func TestRecommendStageNames(t *testing.T) {
+	audit, err := filepath.Abs("../../testdata/factory/audit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "s.duckdb")
+	cfg := filepath.Join(dir, "none", "retry-config.json")
+	if code, _, stderr := runCLI(t, "", "--db", db, "ingest", "-q", audit); code != 0 {
+		t.Fatalf("ingest: exit %d: %s", code, stderr)
+	}
+	// The audit's ten runs: one ended at verify_failed.
+	r := recommendJSONOut(t, "--db", db, "--no-ingest", "--config", cfg, "--stage", "verify")
+	if r.Stage != "verify" || r.Numerator != 1 || r.Denominator != 10 || r.FailureRate != 0.1 {
+		t.Errorf("verify: %+v", r)
+	}
+	for _, tc := range []struct{ stage, hint string }{
+		{"verfy", `did you mean "verify"?`},
+		{"verify_failed", `did you mean "verify"? (the report's name for it)`},
+		{"nothing-like-it", ""},
+	} {
+		code, out, stderr := runCLI(t, "", "--db", db, "recommend", "--no-ingest", "--config", cfg, "--stage", tc.stage)
+		if code != exitUsage || out != "" || !strings.Contains(stderr, tc.hint) ||
+			!strings.Contains(stderr, "stages in the records: acceptance, apply, exception, llm_output_invalid, preflight, verify, write") ||
+			!strings.Contains(stderr, "stages in the retry configuration: alex, cass, codey-implement, codey-plan, nigel") {
+			t.Errorf("--stage %s: exit %d, stdout %q, stderr %q", tc.stage, code, out, stderr)
+		}
+	}
+	// A configured stage the records do not name is still a question.
+	if r := recommendJSONOut(t, "--db", db, "--no-ingest", "--config", cfg, "--stage", "nigel"); r.Strategy != "retry" || r.Numerator != 0 {
+		t.Errorf("nigel: %+v", r)
 	}
 }

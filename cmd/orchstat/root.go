@@ -180,6 +180,7 @@ whole store with no PATH or --all.`,
 	root.AddCommand(newRecommendCmd(g, nil))
 	root.AddCommand(newRetryConfigCmd(g))
 	root.AddCommand(newForgetCmd(g))
+	registerCompletions(root)
 	return root
 }
 

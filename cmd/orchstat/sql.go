@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +19,7 @@ import (
 type sqlOptions struct {
 	g       *globals
 	Query   string
+	File    string
 	Format  string
 	Timeout time.Duration
 }
@@ -23,7 +27,7 @@ type sqlOptions struct {
 func newSQLCmd(g *globals, runF func(context.Context, *sqlOptions) error) *cobra.Command {
 	o := &sqlOptions{g: g}
 	cmd := &cobra.Command{
-		Use:   "sql QUERY",
+		Use:   "sql QUERY | sql - | sql --file FILE",
 		Short: "Run a read-only SQL query against the store",
 		Long: `Run one read-only DuckDB SQL query against the store and print the result.
 
@@ -33,13 +37,21 @@ it; anything else is refused before it runs. The store is opened read-only
 with external access disabled, and the query reads a snapshot of the store,
 so a long query keeps no other orchstat waiting. It is stopped after
 --timeout. The tables and views are documented in the README; start with
-events, runs and provider_requests.`,
+events, runs and provider_requests.
+
+The query is the argument, or the contents of --file FILE, or standard input
+when the argument is - (a query too long, or too full of quotes, for a shell
+line). A query DuckDB cannot parse is reported as a syntax error, with where.`,
 		Example: `  orchstat sql "SELECT status, count(*) AS runs FROM runs GROUP BY ALL ORDER BY runs DESC"
   orchstat sql --format csv "SELECT provider, model, avg(retries) FROM provider_requests GROUP BY ALL"
-  orchstat sql "SELECT payload->>'error' AS error, count(*) FROM events WHERE type = 'ProviderRequestFinished' GROUP BY ALL"`,
-		Args: usageArgs(cobra.ExactArgs(1)),
+  orchstat sql "SELECT payload->>'error' AS error, count(*) FROM events WHERE type = 'ProviderRequestFinished' GROUP BY ALL"
+  orchstat sql --file retries.sql
+  orchstat sql - < retries.sql`,
+		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Query = args[0]
+			if err := o.readQuery(args); err != nil {
+				return err
+			}
 			if _, err := reports.ParseFormat(o.Format); err != nil {
 				return usageError{err}
 			}
@@ -50,8 +62,55 @@ events, runs and provider_requests.`,
 		},
 	}
 	cmd.Flags().StringVarP(&o.Format, "format", "f", "table", "output format: table, markdown, json or csv")
+	cmd.Flags().StringVar(&o.File, "file", "", "read the query from this file instead of the argument")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 60*time.Second, "stop the query after this long (0: no limit)")
 	return cmd
+}
+
+// sqlMaxQuery bounds a query read from a file or standard input: a query
+// is text a person wrote, and a mistaken path (a store, a log) should not
+// be read whole into memory.
+const sqlMaxQuery = 1 << 20
+
+// readQuery takes the query from the argument, --file, or standard input
+// for "-": exactly one of them.
+func (o *sqlOptions) readQuery(args []string) error {
+	switch {
+	case o.File != "" && len(args) > 0:
+		return usageError{errors.New("give the query as an argument or with --file, not both")}
+	case o.File == "" && len(args) == 0:
+		return usageError{errors.New("no query: give it as an argument, with --file FILE, or - to read standard input")}
+	case o.File == "":
+		if args[0] != "-" {
+			o.Query = args[0]
+			return nil
+		}
+		return o.readFrom("standard input", o.g.io.In)
+	}
+	f, err := os.Open(o.File)
+	if err != nil {
+		return usageError{fmt.Errorf("--file: %w", err)}
+	}
+	defer f.Close()
+	return o.readFrom(o.File, f)
+}
+
+func (o *sqlOptions) readFrom(name string, r io.Reader) error {
+	if r == nil {
+		r = strings.NewReader("")
+	}
+	b, err := io.ReadAll(io.LimitReader(r, sqlMaxQuery+1))
+	if err != nil {
+		return fmt.Errorf("reading the query from %s: %w", name, err)
+	}
+	if len(b) > sqlMaxQuery {
+		return usageError{fmt.Errorf("the query in %s is over %d bytes; is it the right file?", name, sqlMaxQuery)}
+	}
+	if !utf8.Valid(b) {
+		return usageError{fmt.Errorf("the query in %s is not UTF-8 text", name)}
+	}
+	o.Query = string(b)
+	return nil
 }
 
 func sqlRun(ctx context.Context, o *sqlOptions) error {

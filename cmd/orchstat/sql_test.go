@@ -78,3 +78,47 @@ func TestSQLHoldsNoLock(t *testing.T) {
 	}
 	st.Close()
 }
+
+// TestSQLQueryFromFileOrStdin: the query can come from --file or, for -,
+// standard input; before, only the argument was read.
+func TestSQLQueryFromFileOrStdin(t *testing.T) {
+	db := sqlStore(t)
+	q := "-- a query with 'quotes' and \"identifiers\"\nSELECT 'it''s' AS \"the answer\", 41 + 1 AS n\n"
+	file := filepath.Join(t.TempDir(), "q.sql")
+	if err := os.WriteFile(file, []byte(q), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const want = "the answer,n\nit's,42\n"
+	for _, tc := range []struct {
+		name, stdin string
+		args        []string
+	}{
+		{"--file", "", []string{"--file", file}},
+		{"stdin", q, []string{"-"}},
+	} {
+		code, stdout, stderr := runCLI(t, tc.stdin, append([]string{"--db", db, "sql", "--format", "csv"}, tc.args...)...)
+		if code != 0 || stdout != want {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", tc.name, code, stdout, stderr)
+		}
+	}
+	for _, tc := range []struct {
+		stdin string
+		args  []string
+		want  string
+	}{
+		{"", []string{"--file", file, "SELECT 1"}, "not both"},
+		{"", nil, "no query"},
+		{"", []string{"--file", filepath.Join(t.TempDir(), "missing.sql")}, "--file"},
+		{"", []string{"-"}, "empty"},
+		{"selct 1", []string{"-"}, `syntax error in the query: at or near "selct"`},
+	} {
+		code, _, stderr := runCLI(t, tc.stdin, append([]string{"--db", db, "sql"}, tc.args...)...)
+		wantCode := exitUsage
+		if strings.Contains(tc.want, "syntax") {
+			wantCode = exitError
+		}
+		if code != wantCode || !strings.Contains(stderr, tc.want) {
+			t.Errorf("sql %q (stdin %q): exit %d, stderr %q; want %d and %q", tc.args, tc.stdin, code, stderr, wantCode, tc.want)
+		}
+	}
+}
