@@ -31,12 +31,20 @@ type Sampler struct {
 	Paths   []string
 	q       querier
 	now     time.Time
-	metrics map[rules.Window]reports.Metrics
+	metrics map[sampleKey]reports.Metrics
+}
+
+// sampleKey is what one computation of metrics serves: the rules over a
+// window whose metrics are the traces', or the records'. Computing only
+// the family a rule names halves a check over a store of one kind.
+type sampleKey struct {
+	window  rules.Window
+	records bool
 }
 
 // NewSampler returns a Sampler reading q as of now.
 func NewSampler(q querier, now time.Time) *Sampler {
-	return &Sampler{q: q, now: now, metrics: map[rules.Window]reports.Metrics{}}
+	return &Sampler{q: q, now: now, metrics: map[sampleKey]reports.Metrics{}}
 }
 
 // Samples computes a rule's metric over its window, one sample per label
@@ -47,7 +55,8 @@ func (s *Sampler) Samples(ctx context.Context, r *rules.Rule) ([]rules.Sample, e
 		// The rule's own query chooses its data; window does not apply.
 		return sqlSamples(ctx, q, r.SQL)
 	}
-	m, cached := s.metrics[r.Window]
+	key := sampleKey{r.Window, reports.RecordMetric(r.Metric)}
+	m, cached := s.metrics[key]
 	if !cached || len(r.By) > 0 {
 		f, err := windowFilter(ctx, q, r.Window, s.now)
 		if err != nil {
@@ -60,10 +69,16 @@ func (s *Sampler) Samples(ctx context.Context, r *rules.Rule) ([]rules.Sample, e
 		if len(r.By) > 0 {
 			return providerSamples(ctx, q, r, f)
 		}
-		if m, err = Metrics(ctx, q, f); err != nil {
+		if key.records {
+			m = reports.Metrics{}
+			err = recordMetrics(ctx, q, f, m)
+		} else {
+			m, err = traceMetrics(ctx, q, f)
+		}
+		if err != nil {
 			return nil, err
 		}
-		s.metrics[r.Window] = m
+		s.metrics[key] = m
 	}
 	v, ok := m[r.Metric]
 	if !ok {

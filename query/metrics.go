@@ -239,18 +239,32 @@ func EmptyMetrics() reports.Metrics {
 
 // Metrics computes the METRICS.md metrics over the filtered runs.
 func Metrics(ctx context.Context, q querier, f Filter) (reports.Metrics, error) {
-	_, m, err := metricsBy(ctx, q, f, "'all'")
+	all, err := traceMetrics(ctx, q, f)
 	if err != nil {
 		return nil, err
-	}
-	all, ok := m["all"]
-	if !ok {
-		all = EmptyMetrics()
 	}
 	if err := recordMetrics(ctx, q, f, all); err != nil {
 		return nil, err
 	}
 	return all, nil
+}
+
+// traceMetrics computes the orchestrator traces' metrics over f; a store
+// with no trace runs skips the query, as recordMetrics does for records.
+func traceMetrics(ctx context.Context, q querier, f Filter) (reports.Metrics, error) {
+	var n int64
+	if err := eachRow(ctx, q, "looking for runs", `SELECT count(*) FROM (SELECT 1 FROM run_spans LIMIT 1)`, nil,
+		func(rs *sql.Rows) error { return rs.Scan(&n) }); err != nil || n == 0 {
+		return EmptyMetrics(), err
+	}
+	_, m, err := metricsBy(ctx, q, f, "'all'")
+	if err != nil {
+		return nil, err
+	}
+	if all, ok := m["all"]; ok {
+		return all, nil
+	}
+	return EmptyMetrics(), nil
 }
 
 // Report computes the whole report for the filtered runs.
