@@ -1,6 +1,10 @@
 package replay
 
 import (
+	"fmt"
+	"math/bits"
+	"strconv"
+
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
@@ -14,6 +18,169 @@ func l2Iterations(e *Episode) []retry.L2Iteration {
 			NoPatch: a.Class == retry.ClassLLMOutputInvalid})
 	}
 	return its
+}
+
+// l2Record is what the record says of one L2 loop, prepared once for
+// every policy: its verifications, with the signatures the record lacks
+// inferred from how the loop ended, and the self-check's verdict on it.
+type l2Record struct {
+	its []retry.L2Iteration
+	// inferred is set when some signature was not recorded (its report is
+	// missing) and had to be inferred.
+	inferred bool
+	// checkable is false when the loop ended in a way the loop's rules do
+	// not decide; why says so. reproduced and why tell the self-check.
+	checkable, reproduced bool
+	why                   string
+}
+
+// recordedEnd is how the record says the loop ended, as retry.ReplayL2
+// would put it, or ok false with the reason it cannot be compared.
+func recordedEnd(e *Episode, base *retry.Policy) (retry.L2Outcome, bool, string) {
+	n := len(e.Attempts)
+	switch {
+	case e.Success:
+		return retry.L2Outcome{Iterations: n, Stopped: retry.L2Passed}, true, ""
+	case e.Escalated:
+		return retry.L2Outcome{Iterations: n, Escalated: true, EscalationReason: e.EscalationReason, Stopped: retry.L2Escalated}, true, ""
+	case e.StopReason == "non_improving":
+		return retry.L2Outcome{Iterations: n, Stopped: retry.L2NonImproving}, true, ""
+	case e.StopReason == "budget_exceeded" && n == base.MaxIterations:
+		return retry.L2Outcome{Iterations: n, Stopped: retry.L2MaxIterations}, true, ""
+	case e.StopReason == "budget_exceeded":
+		return retry.L2Outcome{}, false, fmt.Sprintf("stopped by a time or cost budget after %d iterations, which the replay does not model", n)
+	case e.StopReason != "":
+		return retry.L2Outcome{}, false, fmt.Sprintf("stopped by %s, which the loop's rules do not decide", e.StopReason)
+	}
+	return retry.L2Outcome{}, false, "no recorded end (the run is unfinished or its trace was cut short)"
+}
+
+// sameEnd compares a replay with the record's end. The escalation reason
+// counts only when the record names one.
+func sameEnd(got, want retry.L2Outcome) bool {
+	if got.Stopped != want.Stopped || got.Iterations != want.Iterations {
+		return false
+	}
+	return want.EscalationReason == "" || got.EscalationReason == want.EscalationReason
+}
+
+func describeL2(o retry.L2Outcome) string {
+	switch o.Stopped {
+	case retry.L2Escalated:
+		return fmt.Sprintf("escalates (%s) after %s", o.EscalationReason, iterations(o.Iterations))
+	case retry.L2BeyondRecord:
+		return fmt.Sprintf("starts iteration %d, which the record does not have", o.Iterations)
+	}
+	return fmt.Sprintf("ends %s after %s", o.Stopped, iterations(o.Iterations))
+}
+
+func iterations(n int) string {
+	if n == 1 {
+		return "1 iteration"
+	}
+	return strconv.Itoa(n) + " iterations"
+}
+
+// maxInferred bounds the signatures inferL2 searches over (2^n replays).
+// The orchestrator's loop has at most 5 iterations.
+const maxInferred = 12
+
+// prepareL2 reads one loop's record for replay and checks the baseline
+// against it.
+//
+// Verification reports, the only place a failure signature is written,
+// can be missing (cleaned up, or the trace ingested alone). The trace
+// still says how the loop ended, and under the baseline's rules that end
+// says which signatures repeated: a RunStopped non_improving after
+// IterationStarted k means the verification in effect at k repeated the
+// one before often enough (at iteration 1 the initial verification counts
+// as a repeat of itself, so it needs a signature, even an unknown one).
+// So each missing signature is either a repeat of the verification
+// before it or a new one, and prepareL2 picks the assignment with the
+// fewest repeats, latest first, under which the baseline ends as the
+// record does. Without such evidence every missing signature is new,
+// which is what a loop that neither stopped nor escalated on repeats
+// shows. When no assignment reproduces the record, the loop is named as
+// not reproduced with what the baseline does instead.
+func prepareL2(e *Episode, base *retry.Policy) l2Record {
+	rec := l2Record{its: l2Iterations(e)}
+	want, ok, why := recordedEnd(e, base)
+	var unknown []int // iterations whose signature is missing
+	if rec.its[0].Signature == "" {
+		rec.its[0].Signature, rec.inferred = "unrecorded:0", true
+	}
+	limit := len(rec.its) - 1
+	if ok && want.Stopped == retry.L2NonImproving {
+		limit-- // the stopped iteration made no verification
+	}
+	for i := 1; i <= limit; i++ {
+		if it := rec.its[i]; it.Signature == "" && !it.Passed && !it.NoPatch {
+			unknown = append(unknown, i)
+		}
+	}
+	rec.inferred = rec.inferred || len(unknown) > 0
+	fill := func(mask uint) []retry.L2Iteration {
+		its := append([]retry.L2Iteration(nil), rec.its...)
+		prev := its[0].Signature
+		u := 0
+		for i := 1; i < len(its); i++ {
+			if u < len(unknown) && unknown[u] == i {
+				its[i].Signature = "unrecorded:" + strconv.Itoa(i)
+				if mask&(1<<u) != 0 {
+					its[i].Signature = prev
+				}
+				u++
+			}
+			if !its[i].NoPatch && its[i].Signature != "" {
+				prev = its[i].Signature
+			}
+		}
+		return its
+	}
+	rec.its = fill(0)
+	if !ok {
+		rec.why = why
+		return rec
+	}
+	rec.checkable = true
+	got := retry.ReplayL2(base, rec.its)
+	if sameEnd(got, want) {
+		rec.reproduced = true
+		return rec
+	}
+	if len(unknown) > 0 && len(unknown) <= maxInferred {
+		// Fewest repeats first; among as many, repeats nearer the end
+		// first (larger masks), as those are what the end speaks of.
+		for c := 1; c <= len(unknown); c++ {
+			for m := uint(1)<<len(unknown) - 1; ; m-- {
+				if bits.OnesCount(m) == c {
+					its := fill(m)
+					if sameEnd(retry.ReplayL2(base, its), want) {
+						rec.its, rec.reproduced = its, true
+						return rec
+					}
+				}
+				if m == 0 {
+					break
+				}
+			}
+		}
+	}
+	rec.why = fmt.Sprintf("the baseline %s; the record %s", describeL2(got), describeL2(want))
+	if len(unknown) > 0 {
+		rec.why += ", whatever the missing signatures were"
+	}
+	return rec
+}
+
+// recordL2 is the loop's outcome as recorded: the baseline's figures.
+func recordL2(e *Episode) Outcome {
+	o := Outcome{Success: e.Success, Attempts: len(e.Attempts), Escalated: e.Escalated,
+		Halted: !e.Success && !e.Escalated && e.StopReason == "non_improving", Reason: e.StopReason}
+	if !o.Success && !o.Escalated {
+		o.Wasted = max(o.Attempts-1, 0)
+	}
+	return o
 }
 
 // fitL2 estimates, for iteration k, the chance that it passes given that
@@ -44,14 +211,14 @@ func fitL2(eps []Episode) []float64 {
 }
 
 // L2 replays an L2 repair loop under p with retry.ReplayL2, the loop's
-// own rules. Where p runs an iteration the record does not have, the
-// outcome is estimated: the iteration passes with the recorded chance of
-// passing at that iteration (the last one beyond the data), and otherwise
-// fails the same way as the one before, which is what a non-improving
-// repair looks like.
-func (rp *Replayer) L2(e *Episode, p *retry.Policy, s *Stream) Outcome {
+// own rules, over its verifications its (see prepareL2). Where p runs an
+// iteration the record does not have, the outcome is estimated: the
+// iteration passes with the recorded chance of passing at that iteration
+// (the last one beyond the data), and otherwise fails the same way as the
+// one before, which is what a non-improving repair looks like.
+func (rp *Replayer) L2(e *Episode, its []retry.L2Iteration, p *retry.Policy, s *Stream) Outcome {
 	rp.seed(s, p.Name, e.ID)
-	its := l2Iterations(e)
+	its = append([]retry.L2Iteration(nil), its...)
 	var o Outcome
 	var out retry.L2Outcome
 	for range 64 {
