@@ -2,7 +2,7 @@ package replay
 
 import (
 	"fmt"
-	"math/bits"
+	"slices"
 	"strconv"
 
 	"github.com/orchstat/orchstat/rules/retry"
@@ -81,9 +81,16 @@ func iterations(n int) string {
 	return strconv.Itoa(n) + " iterations"
 }
 
-// maxInferred bounds the signatures inferL2 searches over (2^n replays).
-// The orchestrator's loop has at most 5 iterations.
-const maxInferred = 12
+// maxInferred bounds the signatures prepareL2 searches over (3^n
+// replays). The orchestrator's loop has at most 5 iterations.
+const maxInferred = 8
+
+// How prepareL2 fills one missing signature.
+const (
+	fillNew  = iota // a signature seen nowhere else
+	fillPrev        // the verification in effect before it, repeated
+	fillNext        // the next recorded signature, repeated from here
+)
 
 // prepareL2 reads one loop's record for replay and checks the baseline
 // against it.
@@ -95,13 +102,14 @@ const maxInferred = 12
 // IterationStarted k means the verification in effect at k repeated the
 // one before often enough (at iteration 1 the initial verification counts
 // as a repeat of itself, so it needs a signature, even an unknown one).
-// So each missing signature is either a repeat of the verification
-// before it or a new one, and prepareL2 picks the assignment with the
-// fewest repeats, latest first, under which the baseline ends as the
-// record does. Without such evidence every missing signature is new,
-// which is what a loop that neither stopped nor escalated on repeats
-// shows. When no assignment reproduces the record, the loop is named as
-// not reproduced with what the baseline does instead.
+// So each missing signature is a new one, a repeat of the verification
+// before it, or the same as the next recorded one, and prepareL2 picks the
+// assignment with the fewest repeats (later ones first) under which the
+// baseline ends as the record does. Without such evidence every missing
+// signature is new, which is what a loop that neither stopped nor
+// escalated on repeats shows. When no assignment reproduces the record,
+// the loop is named as not reproduced, with what the baseline does
+// instead.
 func prepareL2(e *Episode, base *retry.Policy) l2Record {
 	rec := l2Record{its: l2Iterations(e)}
 	want, ok, why := recordedEnd(e, base)
@@ -119,17 +127,26 @@ func prepareL2(e *Episode, base *retry.Policy) l2Record {
 		}
 	}
 	rec.inferred = rec.inferred || len(unknown) > 0
-	fill := func(mask uint) []retry.L2Iteration {
+	fill := func(choice []int) []retry.L2Iteration {
 		its := append([]retry.L2Iteration(nil), rec.its...)
+		// Backwards first, for fillNext: the next signature recorded or
+		// already filled.
+		next := ""
+		for i := len(its) - 1; i >= 1; i-- {
+			if u := slices.Index(unknown, i); u >= 0 && choice != nil && choice[u] == fillNext {
+				its[i].Signature = next
+			}
+			if !its[i].NoPatch && its[i].Signature != "" {
+				next = its[i].Signature
+			}
+		}
 		prev := its[0].Signature
-		u := 0
 		for i := 1; i < len(its); i++ {
-			if u < len(unknown) && unknown[u] == i {
+			if u := slices.Index(unknown, i); u >= 0 && (choice == nil || choice[u] != fillNext || its[i].Signature == "") {
 				its[i].Signature = "unrecorded:" + strconv.Itoa(i)
-				if mask&(1<<u) != 0 {
+				if choice != nil && choice[u] == fillPrev {
 					its[i].Signature = prev
 				}
-				u++
 			}
 			if !its[i].NoPatch && its[i].Signature != "" {
 				prev = its[i].Signature
@@ -137,7 +154,7 @@ func prepareL2(e *Episode, base *retry.Policy) l2Record {
 		}
 		return its
 	}
-	rec.its = fill(0)
+	rec.its = fill(nil)
 	if !ok {
 		rec.why = why
 		return rec
@@ -148,21 +165,37 @@ func prepareL2(e *Episode, base *retry.Policy) l2Record {
 		rec.reproduced = true
 		return rec
 	}
-	if len(unknown) > 0 && len(unknown) <= maxInferred {
-		// Fewest repeats first; among as many, repeats nearer the end
-		// first (larger masks), as those are what the end speaks of.
-		for c := 1; c <= len(unknown); c++ {
-			for m := uint(1)<<len(unknown) - 1; ; m-- {
-				if bits.OnesCount(m) == c {
-					its := fill(m)
-					if sameEnd(retry.ReplayL2(base, its), want) {
-						rec.its, rec.reproduced = its, true
-						return rec
-					}
+	if n := len(unknown); n > 0 && n <= maxInferred {
+		type cand struct {
+			choice      []int
+			cost, spread int
+		}
+		var cands []cand
+		total := 1
+		for range n {
+			total *= 3
+		}
+		for x := 1; x < total; x++ {
+			c := cand{choice: make([]int, n)}
+			for u, y := 0, x; u < n; u, y = u+1, y/3 {
+				c.choice[u] = y % 3
+				if c.choice[u] != fillNew {
+					c.cost++
+					c.spread += n - u // repeats nearer the end first
 				}
-				if m == 0 {
-					break
-				}
+			}
+			cands = append(cands, c)
+		}
+		slices.SortStableFunc(cands, func(a, b cand) int {
+			if a.cost != b.cost {
+				return a.cost - b.cost
+			}
+			return a.spread - b.spread
+		})
+		for _, c := range cands {
+			if its := fill(c.choice); sameEnd(retry.ReplayL2(base, its), want) {
+				rec.its, rec.reproduced = its, true
+				return rec
 			}
 		}
 	}
