@@ -167,7 +167,7 @@ func prepareL2(e *Episode, base *retry.Policy) l2Record {
 	}
 	if n := len(unknown); n > 0 && n <= maxInferred {
 		type cand struct {
-			choice      []int
+			choice       []int
 			cost, spread int
 		}
 		var cands []cand
