@@ -46,13 +46,28 @@ orchestrator's, by default) and under each --policy, with the same retry
 core that decides retries live, and compare success, attempts, wasted
 retries, time in backoff, time to resolution, halts and cost.
 
-Outcomes the record fixes are computed exactly: a policy that retries less
-stops on the recorded prefix, a class it does not retry stops at the first
-attempt. Outcomes beyond the record (more retries after a request gave up,
-or the class of a failure the trace does not name) are estimated from the
-data and marked so; every figure has a 95% interval from a bootstrap over
-runs. The baseline's replay must reproduce the record: the output says how
-many episodes it did.
+The baseline column is the record: counted from what happened, without
+interval or "est.", the same for any --seed. Outcomes the record fixes are
+computed exactly: a policy that retries less stops on the recorded prefix,
+a class it does not retry stops at the first attempt. Outcomes beyond the
+record (more retries after a request gave up, or the class of a failure
+the trace does not name) are estimated from the data and marked "est.";
+a policy's figures have a 95% interval from a bootstrap over runs. A
+policy that changes nothing an episode kind depends on (provider
+requests: retry limits, classes, backoff; L2 loops: max_iterations,
+non_improving_stop, escalation; L3: diagnosis_after) shows that kind's
+figures as the record's, exactly.
+
+L2 failure signatures come from the verification reports; where those are
+missing they are inferred from how each loop ended (RunStopped
+non_improving, RunEscalated). The self-check gives three numbers: episodes
+the baseline's replay reproduces, those it does not (named, with what it
+does instead) and those it cannot check (named, with why).
+
+Other systems' records (factory, claudestrator, orchestr8, exec) replay
+exactly; a run a policy retries past its last recorded attempt has an
+unknown outcome, shown apart from succeeded and failed, and the verdict
+says when the unknown runs make a comparison meaningless.
 
 --policy takes a preset (orchestrator, retry-handler, auto-retry, factory,
 factory-audited, adaptive, none, aws-full, aws-equal, aws-decorrelated,
