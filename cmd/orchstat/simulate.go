@@ -451,7 +451,11 @@ func renderProviderSimulation(io *IO, res []replay.Result, f reports.Format) err
 	notes("Not reproduced by the baseline", base.Checked-base.Reproduced, base.Mismatches)
 	notes("Not checkable", base.NotCheckable, base.Unchecked)
 	if base.L2Inferred > 0 {
-		fmt.Fprintf(io.Out, "%d L2 loops lack verification reports; their repeated failure signatures are inferred from how each loop ended.\n\n", base.L2Inferred)
+		loops := fmt.Sprintf("%d L2 loops lack", base.L2Inferred)
+		if base.L2Inferred == 1 {
+			loops = "1 L2 loop lacks"
+		}
+		fmt.Fprintf(io.Out, "%s verification reports: which failure signatures repeated is inferred from how each loop ended.\n\n", loops)
 	}
 	fmt.Fprintln(io.Out, "The baseline is the record, counted without interval. A policy's values are followed by their 95% interval over runs;\n"+
 		"a figure with no interval is exact. \"est.\" marks a policy some of whose outcomes are estimated.")

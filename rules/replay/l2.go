@@ -26,8 +26,14 @@ func l2Iterations(e *Episode) []retry.L2Iteration {
 type l2Record struct {
 	its []retry.L2Iteration
 	// inferred is set when some signature was not recorded (its report is
-	// missing) and had to be inferred.
-	inferred bool
+	// missing) and had to be inferred. alternatives are then the
+	// assignments under which the baseline ends as recorded, and complete
+	// says they are all of them.
+	inferred     bool
+	raw          []retry.L2Iteration // its, before filling
+	unknown      []int               // the iterations whose signature is missing
+	alternatives [][]int8            // fill choices, one per unknown
+	complete     bool
 	// checkable is false when the loop ended in a way the loop's rules do
 	// not decide; why says so. reproduced and why tell the self-check.
 	checkable, reproduced bool
@@ -83,7 +89,7 @@ func iterations(n int) string {
 
 // maxInferred bounds the signatures prepareL2 searches over (3^n
 // replays). The orchestrator's loop has at most 5 iterations.
-const maxInferred = 8
+const maxInferred = 6
 
 // How prepareL2 fills one missing signature.
 const (
@@ -127,33 +133,8 @@ func prepareL2(e *Episode, base *retry.Policy) l2Record {
 		}
 	}
 	rec.inferred = rec.inferred || len(unknown) > 0
-	fill := func(choice []int) []retry.L2Iteration {
-		its := append([]retry.L2Iteration(nil), rec.its...)
-		// Backwards first, for fillNext: the next signature recorded or
-		// already filled.
-		next := ""
-		for i := len(its) - 1; i >= 1; i-- {
-			if u := slices.Index(unknown, i); u >= 0 && choice != nil && choice[u] == fillNext {
-				its[i].Signature = next
-			}
-			if !its[i].NoPatch && its[i].Signature != "" {
-				next = its[i].Signature
-			}
-		}
-		prev := its[0].Signature
-		for i := 1; i < len(its); i++ {
-			if u := slices.Index(unknown, i); u >= 0 && (choice == nil || choice[u] != fillNext || its[i].Signature == "") {
-				its[i].Signature = "unrecorded:" + strconv.Itoa(i)
-				if choice != nil && choice[u] == fillPrev {
-					its[i].Signature = prev
-				}
-			}
-			if !its[i].NoPatch && its[i].Signature != "" {
-				prev = its[i].Signature
-			}
-		}
-		return its
-	}
+	rec.raw, rec.unknown = rec.its, unknown
+	fill := rec.fill
 	rec.its = fill(nil)
 	if !ok {
 		rec.why = why
@@ -161,13 +142,17 @@ func prepareL2(e *Episode, base *retry.Policy) l2Record {
 	}
 	rec.checkable = true
 	got := retry.ReplayL2(base, rec.its)
-	if sameEnd(got, want) {
-		rec.reproduced = true
-		return rec
-	}
-	if n := len(unknown); n > 0 && n <= maxInferred {
+	n := len(unknown)
+	if n == 0 || n > maxInferred {
+		rec.reproduced = sameEnd(got, want)
+		rec.complete = n == 0
+		if rec.reproduced {
+			rec.alternatives = [][]int8{nil}
+			return rec
+		}
+	} else {
 		type cand struct {
-			choice       []int
+			choice       []int8
 			cost, spread int
 		}
 		var cands []cand
@@ -175,10 +160,10 @@ func prepareL2(e *Episode, base *retry.Policy) l2Record {
 		for range n {
 			total *= 3
 		}
-		for x := 1; x < total; x++ {
-			c := cand{choice: make([]int, n)}
+		for x := range total {
+			c := cand{choice: make([]int8, n)}
 			for u, y := 0, x; u < n; u, y = u+1, y/3 {
-				c.choice[u] = y % 3
+				c.choice[u] = int8(y % 3)
 				if c.choice[u] != fillNew {
 					c.cost++
 					c.spread += n - u // repeats nearer the end first
@@ -192,11 +177,26 @@ func prepareL2(e *Episode, base *retry.Policy) l2Record {
 			}
 			return a.spread - b.spread
 		})
+		// Every assignment the record allows is kept, once per pattern of
+		// repeats, so a policy's outcome is exact when it is the same
+		// under all of them.
+		rec.complete = true
+		seen := map[string]bool{}
 		for _, c := range cands {
-			if its := fill(c.choice); sameEnd(retry.ReplayL2(base, its), want) {
-				rec.its, rec.reproduced = its, true
-				return rec
+			its := fill(c.choice)
+			if !sameEnd(retry.ReplayL2(base, its), want) {
+				continue
 			}
+			if !rec.reproduced {
+				rec.its, rec.reproduced = its, true
+			}
+			if k := pattern(its); !seen[k] {
+				seen[k] = true
+				rec.alternatives = append(rec.alternatives, c.choice)
+			}
+		}
+		if rec.reproduced {
+			return rec
 		}
 	}
 	rec.why = fmt.Sprintf("the baseline %s; the record %s", describeL2(got), describeL2(want))
@@ -204,6 +204,70 @@ func prepareL2(e *Episode, base *retry.Policy) l2Record {
 		rec.why += ", whatever the missing signatures were"
 	}
 	return rec
+}
+
+func (rec *l2Record) fill(choice []int8) []retry.L2Iteration {
+	unknown := rec.unknown
+	its := append([]retry.L2Iteration(nil), rec.raw...)
+	// Backwards first, for fillNext: the next signature recorded or
+	// already filled.
+	next := ""
+	for i := len(its) - 1; i >= 1; i-- {
+		if u := slices.Index(unknown, i); u >= 0 && choice != nil && choice[u] == fillNext {
+			its[i].Signature = next
+		}
+		if !its[i].NoPatch && its[i].Signature != "" {
+			next = its[i].Signature
+		}
+	}
+	prev := its[0].Signature
+	for i := 1; i < len(its); i++ {
+		if u := slices.Index(unknown, i); u >= 0 && (choice == nil || choice[u] != fillNext || its[i].Signature == "") {
+			its[i].Signature = "unrecorded:" + strconv.Itoa(i)
+			if choice != nil && choice[u] == fillPrev {
+				its[i].Signature = prev
+			}
+		}
+		if !its[i].NoPatch && its[i].Signature != "" {
+			prev = its[i].Signature
+		}
+	}
+	return its
+}
+
+// exactUnder reports whether p's replay of the loop is the same whatever
+// the missing signatures were, among those the record allows: then the
+// inference decides nothing.
+func (rec *l2Record) exactUnder(p *retry.Policy) bool {
+	if !rec.inferred {
+		return true
+	}
+	if !rec.complete || len(rec.alternatives) == 0 {
+		return false
+	}
+	first := retry.ReplayL2(p, rec.fill(rec.alternatives[0]))
+	for _, c := range rec.alternatives[1:] {
+		if retry.ReplayL2(p, rec.fill(c)) != first {
+			return false
+		}
+	}
+	return true
+}
+
+// pattern is which verifications of its share a signature: what the
+// loop's rules read of them.
+func pattern(its []retry.L2Iteration) string {
+	ids := map[string]int{}
+	b := make([]byte, 0, len(its))
+	for _, it := range its {
+		id, ok := ids[it.Signature]
+		if !ok {
+			id = len(ids)
+			ids[it.Signature] = id
+		}
+		b = append(b, byte(id))
+	}
+	return string(b)
 }
 
 // recordL2 is the loop's outcome as recorded: the baseline's figures.

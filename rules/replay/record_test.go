@@ -211,3 +211,32 @@ func TestRecordProvider(t *testing.T) {
 		t.Errorf("%+v", o)
 	}
 }
+
+// A policy's replay of a loop whose signatures were inferred is exact
+// when it is the same under every assignment the record allows: with no
+// iterations at all, or escalating at the first repeat (the initial
+// verification's), which no assignment changes. An unfinished loop
+// allows anything.
+func TestInferredLoopExactness(t *testing.T) {
+	base := orchestratorL2()
+	none := orchestratorL2()
+	none.MaxIterations = 0
+	sooner := orchestratorL2()
+	sooner.Escalation.NonImproving = 1
+	for _, tt := range []struct {
+		name  string
+		e     Episode
+		p     *retry.Policy
+		exact bool
+	}{
+		{"no iterations", loop("a", "", "", "x", "x", "+"), none, true},
+		{"escalate at the first repeat", loop("b", "", "budget_exceeded", "x", "x", "x", "x", "x"), sooner, true},
+		{"reports", loop("c", "A", "", "xB", "+"), sooner, true},
+		{"unfinished", loop("d", "", "", "x", "x"), none, false},
+	} {
+		rec := prepareL2(&tt.e, base)
+		if got := rec.exactUnder(tt.p); got != tt.exact {
+			t.Errorf("%s: exact %t, want %t (alternatives %d, complete %t)", tt.name, got, tt.exact, len(rec.alternatives), rec.complete)
+		}
+	}
+}

@@ -254,7 +254,9 @@ func Simulate(ctx context.Context, eps []Episode, baseline *retry.Policy, polici
 					rd.res.l2Check(e.ID, rec)
 				} else {
 					o = rp.L2(e, rec.its, p, s)
-					if rec.inferred {
+					// Beyond the record it is estimated anyway; else it is
+					// when the missing signatures could change it.
+					if !o.Estimated && !rec.exactUnder(p) {
 						o.Estimated = true
 					}
 				}
