@@ -326,23 +326,22 @@ func Simulate(ctx context.Context, eps []Episode, baseline *retry.Policy, polici
 		}
 		out[pi] = rd
 	}
-	// The baseline first: the policies that leave a kind alone copy its
-	// figures for that kind.
-	replay(0, baseline)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for pi, p := range policies {
+	for pi, p := range all {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			replay(pi+1, p)
+			replay(pi, p)
 		}()
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// The policies that leave a kind alone take the baseline's figures
+	// for it.
 	for pi := 1; pi < len(all); pi++ {
 		for _, k := range out[pi].res.Unchanged {
 			for b := range out[pi].blocks {
