@@ -472,6 +472,7 @@ type l2Loop struct {
 	boundary    *l2Iteration
 	afterRepair bool // the latest L2 event was a RepairAttempted with a patch
 	escalated   bool
+	escReason   string
 	halted      bool
 	stop        string
 }
@@ -504,7 +505,8 @@ type l2Loop struct {
 //     else llm_output_invalid for a "none (...)" repair, else verify_failed
 //     when it finished as a failure or its report failed, else "" (for
 //     example an iteration cut short by a stop).
-//   - Escalated: the run has a RunEscalated from L2. Halted and StopReason:
+//   - Escalated: the run has a RunEscalated from L2; EscalationReason is
+//     the first one's reason. Halted and StopReason:
 //     the first RunStopped after the loop began and before any escalation
 //     (a stop in L3 belongs to L3).
 func l2Episodes(ctx context.Context, q querier, f Filter) ([]replay.Episode, error) {
@@ -576,6 +578,9 @@ func l2Episodes(ctx context.Context, q querier, f Filter) ([]replay.Episode, err
 				if !cur.escalated && len(cur.iters) > 0 {
 					cur.last = later(cur.last, ts)
 				}
+				if !cur.escalated {
+					cur.escReason = b.String
+				}
 				cur.escalated = true
 				cur.boundary, cur.afterRepair = nil, false
 			}
@@ -620,6 +625,9 @@ func appendL2(out []replay.Episode, l *l2Loop) []replay.Episode {
 		Escalated:  l.escalated,
 		Halted:     l.halted,
 		StopReason: l.stop,
+		// Why it escalated, so the self-check can tell a non-improving
+		// escalation from a patch-apply one when the reports are missing.
+		EscalationReason: l.escReason,
 	}
 	for i, it := range iters {
 		a := &e.Attempts[i]

@@ -437,7 +437,11 @@ func TestEpisodes(t *testing.T) {
 				InitialSignature: sig(t, run, 0)}
 		}
 		with := func(e replay.Episode, f func(*replay.Episode)) replay.Episode { f(&e); return e }
-		escalated := func(e *replay.Episode) { e.Escalated = true }
+		// The escalation's reason is read too: without reports it is what
+		// says whether a loop escalated on repeats or on patches.
+		escalated := func(reason string) func(*replay.Episode) {
+			return func(e *replay.Episode) { e.Escalated, e.EscalationReason = true, reason }
+		}
 		want := []replay.Episode{
 			// A: S1, S2, pass.
 			l2(runA, "2025-11-03T10:06:22.211Z", "2025-11-03T10:07:59.756Z",
@@ -450,7 +454,7 @@ func TestEpisodes(t *testing.T) {
 			// C: iterations 3 and 4 fail to apply; escalation to L3.
 			with(l2(runC, "2025-11-04T08:55:50.195Z", "2025-11-04T08:57:52.705Z",
 				verify(sig(t, runC, 1)), verify(sig(t, runC, 2)), applyFailed(sig(t, runC, 3)), applyFailed(sig(t, runC, 4))),
-				escalated),
+				escalated("patch_apply_failure")),
 			// E: no-diff and empty-diff iterations, no reports for them;
 			// L2 runs out of iterations (budget_exceeded).
 			with(l2(runE, "2025-11-04T12:10:44.944Z", "2025-11-04T12:12:48.759Z",
@@ -459,12 +463,12 @@ func TestEpisodes(t *testing.T) {
 			// The bad run: both IterationStarted lines quarantined; the
 			// loop starts at RepairAttempted(1).
 			with(l2(runBad, "2025-11-04T23:47:33.270Z", "2025-11-04T23:48:28.737Z",
-				applyFailed(sig(t, runBad, 1)), applyFailed(sig(t, runBad, 2))), escalated),
+				applyFailed(sig(t, runBad, 1)), applyFailed(sig(t, runBad, 2))), escalated("patch_apply_failure")),
 			// F: its L1→L2 escalation is not an L2 one.
 			l2(runF, "2025-11-05T09:03:57.555Z", "2025-11-05T09:06:39.389Z",
 				verify(sig(t, runF, 1)), verify(sig(t, runF, 2)), applyFailed(sig(t, runF, 3)), verify(sig(t, runF, 4)), pass),
 			// G: escalates after one iteration; its RunStopped is L3's.
-			with(l2(runG, "2025-11-05T10:47:50.137Z", "2025-11-05T10:48:21.764Z", verify(sig(t, runG, 1))), escalated),
+			with(l2(runG, "2025-11-05T10:47:50.137Z", "2025-11-05T10:48:21.764Z", verify(sig(t, runG, 1))), escalated("non_improving")),
 			// H: unfinished while verifying iteration 4.
 			// The loop's last L2 event is RepairAttempted(4).
 			l2(runH, "2025-11-05T17:21:13.467Z", "2025-11-05T17:23:05.865Z",

@@ -46,13 +46,28 @@ orchestrator's, by default) and under each --policy, with the same retry
 core that decides retries live, and compare success, attempts, wasted
 retries, time in backoff, time to resolution, halts and cost.
 
-Outcomes the record fixes are computed exactly: a policy that retries less
-stops on the recorded prefix, a class it does not retry stops at the first
-attempt. Outcomes beyond the record (more retries after a request gave up,
-or the class of a failure the trace does not name) are estimated from the
-data and marked so; every figure has a 95% interval from a bootstrap over
-runs. The baseline's replay must reproduce the record: the output says how
-many episodes it did.
+The baseline column is the record: counted from what happened, without
+interval or "est.", the same for any --seed. Outcomes the record fixes are
+computed exactly: a policy that retries less stops on the recorded prefix,
+a class it does not retry stops at the first attempt. Outcomes beyond the
+record (more retries after a request gave up, or the class of a failure
+the trace does not name) are estimated from the data and marked "est.";
+a policy's figures have a 95% interval from a bootstrap over runs. A
+policy that changes nothing an episode kind depends on (provider
+requests: retry limits, classes, backoff; L2 loops: max_iterations,
+non_improving_stop, escalation; L3: diagnosis_after) shows that kind's
+figures as the record's, exactly.
+
+L2 failure signatures come from the verification reports; where those are
+missing they are inferred from how each loop ended (RunStopped
+non_improving, RunEscalated). The self-check gives three numbers: episodes
+the baseline's replay reproduces, those it does not (named, with what it
+does instead) and those it cannot check (named, with why).
+
+Other systems' records (factory, claudestrator, orchestr8, exec) replay
+exactly; a run a policy retries past its last recorded attempt has an
+unknown outcome, shown apart from succeeded and failed, and the verdict
+says when the unknown runs make a comparison meaningless.
 
 --policy takes a preset (orchestrator, retry-handler, auto-retry, factory,
 factory-audited, adaptive, none, aws-full, aws-equal, aws-decorrelated,
@@ -339,12 +354,11 @@ func nonNilSlice[T any](s []T) []T {
 	return s
 }
 
+// selfCheck says in three numbers how the baseline's replay compares
+// with the record: reproduced, not reproduced and not checkable.
 func selfCheck(base replay.Result) string {
-	check := fmt.Sprintf("baseline reproduces %d/%d", base.Reproduced, base.Checked)
-	if base.Unfinished > 0 {
-		check += fmt.Sprintf(" (%d L2 loops unfinished or ended by an error, not checked)", base.Unfinished)
-	}
-	return check
+	return fmt.Sprintf("baseline reproduces %d of %d episodes; %d not reproduced; %d not checkable",
+		base.Reproduced, base.Checked+base.NotCheckable, base.Checked-base.Reproduced, base.NotCheckable)
 }
 
 func renderProviderSimulation(io *IO, res []replay.Result, f reports.Format) error {
@@ -354,22 +368,26 @@ func renderProviderSimulation(io *IO, res []replay.Result, f reports.Format) err
 	for _, r := range res[1:] {
 		verdicts = append(verdicts, replay.Verdict(base, r))
 	}
-	cols := []string{"figure", base.Policy + " (baseline)"}
+	cols := []string{"figure", base.Policy + " (baseline: the record)"}
 	for _, r := range res[1:] {
 		cols = append(cols, r.Policy, "Δ "+r.Policy)
 	}
 	t := reports.Table{Title: fmt.Sprintf("orchstat simulate: %d provider requests, %d L2 loops, %d runs with L3 steps; %s",
 		base.Episodes, base.L2Loops, base.L3Runs, check), Columns: cols}
-	// A row of figures; loops says which estimate count marks it "est.".
-	row := func(loops bool, label, key string, get func(replay.Result) replay.Metric, unit string) {
+	// A row of figures of one episode kind, whose estimate count marks it
+	// "est.". L3 diagnoses are replayed exactly.
+	row := func(kind replay.Kind, label, key string, get func(replay.Result) replay.Metric, unit string) {
 		dunit := unit
 		if unit == "%" {
 			dunit = " pp" // a difference of rates is in points
 		}
 		cells := []any{label, cell(get(base), unit, false)}
 		for _, r := range res[1:] {
-			est := r.Estimated > 0
-			if loops {
+			est := false
+			switch kind {
+			case replay.KindProvider:
+				est = r.Estimated > 0
+			case replay.KindL2:
 				est = r.L2Estimated > 0
 			}
 			cells = append(cells, cell(get(r), unit, est), cell(r.Diff[key], dunit, est))
@@ -377,34 +395,37 @@ func renderProviderSimulation(io *IO, res []replay.Result, f reports.Format) err
 		t.Rows = append(t.Rows, cells)
 	}
 	estimated := func(label string, n func(replay.Result) (int, int)) {
-		_, total := n(base)
-		cells := []any{label, fmt.Sprintf("0 of %d", total)}
-		for _, r := range res[1:] {
+		cells := []any{label}
+		for i, r := range res {
 			est, total := n(r)
-			cells = append(cells, fmt.Sprintf("%d of %d", est, total), "")
+			cells = append(cells, fmt.Sprintf("%d of %d", est, total))
+			if i > 0 {
+				cells = append(cells, "")
+			}
 		}
 		t.Rows = append(t.Rows, cells)
 	}
-	row(false, "success rate", "success_rate", func(r replay.Result) replay.Metric { return r.SuccessRate }, "%")
-	row(false, "attempts", "attempts", func(r replay.Result) replay.Metric { return r.Attempts }, "")
-	row(false, "wasted attempts", "wasted_attempts", func(r replay.Result) replay.Metric { return r.Wasted }, "")
-	row(false, "time in backoff (s)", "backoff_seconds", func(r replay.Result) replay.Metric { return r.BackoffSeconds }, "")
-	row(false, "time to resolution p50 (s)", "resolution_p50_seconds", func(r replay.Result) replay.Metric { return r.ResolutionP50 }, "")
-	row(false, "time to resolution p95 (s)", "resolution_p95_seconds", func(r replay.Result) replay.Metric { return r.ResolutionP95 }, "")
-	row(false, "halts", "halts", func(r replay.Result) replay.Metric { return r.Halts }, "")
+	p, l2 := replay.KindProvider, replay.KindL2
+	row(p, "success rate", "success_rate", func(r replay.Result) replay.Metric { return r.SuccessRate }, "%")
+	row(p, "attempts", "attempts", func(r replay.Result) replay.Metric { return r.Attempts }, "")
+	row(p, "wasted attempts", "wasted_attempts", func(r replay.Result) replay.Metric { return r.Wasted }, "")
+	row(p, "time in backoff (s)", "backoff_seconds", func(r replay.Result) replay.Metric { return r.BackoffSeconds }, "")
+	row(p, "time to resolution p50 (s)", "resolution_p50_seconds", func(r replay.Result) replay.Metric { return r.ResolutionP50 }, "")
+	row(p, "time to resolution p95 (s)", "resolution_p95_seconds", func(r replay.Result) replay.Metric { return r.ResolutionP95 }, "")
+	row(p, "halts", "halts", func(r replay.Result) replay.Metric { return r.Halts }, "")
 	if base.HasCost {
-		row(false, "cost (USD, estimated)", "cost_usd", func(r replay.Result) replay.Metric { return r.CostUSD }, "")
+		row(p, "cost (USD, estimated)", "cost_usd", func(r replay.Result) replay.Metric { return r.CostUSD }, "")
 	}
 	estimated("outcomes estimated", func(r replay.Result) (int, int) { return r.Estimated, r.Episodes })
 	if base.L2Loops > 0 {
-		row(true, "L2 loops that pass", "l2_success_rate", func(r replay.Result) replay.Metric { return r.L2SuccessRate }, "%")
-		row(true, "L2 iterations", "l2_iterations", func(r replay.Result) replay.Metric { return r.L2Iterations }, "")
-		row(true, "escalations to L3", "escalations", func(r replay.Result) replay.Metric { return r.Escalations }, "")
-		row(true, "non-improving stops", "l2_non_improving_stops", func(r replay.Result) replay.Metric { return r.NonImproving }, "")
+		row(l2, "L2 loops that pass", "l2_success_rate", func(r replay.Result) replay.Metric { return r.L2SuccessRate }, "%")
+		row(l2, "L2 iterations", "l2_iterations", func(r replay.Result) replay.Metric { return r.L2Iterations }, "")
+		row(l2, "escalations to L3", "escalations", func(r replay.Result) replay.Metric { return r.Escalations }, "")
+		row(l2, "non-improving stops", "l2_non_improving_stops", func(r replay.Result) replay.Metric { return r.NonImproving }, "")
 		estimated("L2 outcomes estimated", func(r replay.Result) (int, int) { return r.L2Estimated, r.L2Loops })
 	}
 	if base.L3Runs > 0 {
-		row(true, "L3 diagnoses", "diagnoses", func(r replay.Result) replay.Metric { return r.Diagnoses }, "")
+		row(replay.KindL3, "L3 diagnoses", "diagnoses", func(r replay.Result) replay.Metric { return r.Diagnoses }, "")
 	}
 	if err := reports.RenderTable(io.Out, t, f); err != nil {
 		return err
@@ -413,17 +434,39 @@ func renderProviderSimulation(io *IO, res []replay.Result, f reports.Format) err
 		return nil
 	}
 	fmt.Fprintln(io.Out)
-	if len(base.Mismatches) > 0 {
-		fmt.Fprintf(io.Out, "Episodes the baseline does not reproduce (first %d): %s\n\n", len(base.Mismatches), strings.Join(base.Mismatches, ", "))
+	notes := func(title string, n int, list []replay.Note) {
+		if n == 0 {
+			return
+		}
+		fmt.Fprintf(io.Out, "%s (%d", title, n)
+		if len(list) < n {
+			fmt.Fprintf(io.Out, ", the first %d", len(list))
+		}
+		fmt.Fprintln(io.Out, "):")
+		for _, m := range list {
+			fmt.Fprintf(io.Out, "  %s: %s\n", m.ID, m.Reason)
+		}
+		fmt.Fprintln(io.Out)
 	}
-	fmt.Fprintln(io.Out, "Values are followed by their 95% interval; \"est.\" marks a policy some of whose outcomes are estimated.")
+	notes("Not reproduced by the baseline", base.Checked-base.Reproduced, base.Mismatches)
+	notes("Not checkable", base.NotCheckable, base.Unchecked)
+	if base.L2Inferred > 0 {
+		loops := fmt.Sprintf("%d L2 loops lack", base.L2Inferred)
+		if base.L2Inferred == 1 {
+			loops = "1 L2 loop lacks"
+		}
+		fmt.Fprintf(io.Out, "%s verification reports: which failure signatures repeated is inferred from how each loop ended.\n\n", loops)
+	}
+	fmt.Fprintln(io.Out, "The baseline is the record, counted without interval. A policy's values are followed by their 95% interval over runs;\n"+
+		"a figure with no interval is exact. \"est.\" marks a policy some of whose outcomes are estimated.")
 	for _, v := range verdicts {
 		fmt.Fprintf(io.Out, "\n%s\n", v)
 	}
 	return nil
 }
 
-// cell formats a metric with its interval, "est." when estimated.
+// cell formats a metric with its interval, "est." when estimated. An
+// exact metric has no interval.
 func cell(m replay.Metric, unit string, estimated bool) string {
 	if math.IsNaN(m.Value) {
 		return "-"
@@ -434,6 +477,9 @@ func cell(m replay.Metric, unit string, estimated bool) string {
 	}
 	if math.Abs(m.Value*scale) < 10 {
 		prec = 2
+	}
+	if m.Exact {
+		return fmt.Sprintf("%.*f%s", prec, m.Value*scale, unit)
 	}
 	s := fmt.Sprintf("%.*f%s [%.*f–%.*f]", prec, m.Value*scale, unit, prec, m.Lo*scale, prec, m.Hi*scale)
 	if estimated {

@@ -99,6 +99,9 @@ type systemSimulation struct {
 	Hint     string                 `json:"-"`
 	Baseline replay.AttemptResult   `json:"baseline"`
 	Policies []replay.AttemptResult `json:"policies"`
+	// Verdicts say, policy by policy, what changes against the record,
+	// and when the runs of unknown outcome leave nothing to compare.
+	Verdicts []string `json:"verdicts"`
 }
 
 // simulateRecords replays each system's record runs under its baseline and
@@ -135,7 +138,11 @@ func simulateRecords(ctx context.Context, o *simulateOptions, recs *query.Record
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, systemSimulation{System: system, Unknown: recs.Unknown[system], Baseline: res[0], Policies: res[1:], Hint: sr.mismatch})
+		ss := systemSimulation{System: system, Unknown: recs.Unknown[system], Baseline: res[0], Policies: res[1:], Hint: sr.mismatch, Verdicts: []string{}}
+		for _, r := range res[1:] {
+			ss.Verdicts = append(ss.Verdicts, replay.AttemptVerdict(res[0], r))
+		}
+		out = append(out, ss)
 	}
 	return out, nil
 }
@@ -143,7 +150,7 @@ func simulateRecords(ctx context.Context, o *simulateOptions, recs *query.Record
 // renderSystemSimulation writes one system's replay as a table.
 func renderSystemSimulation(io *IO, s systemSimulation, f reports.Format) error {
 	all := append([]replay.AttemptResult{s.Baseline}, s.Policies...)
-	title := fmt.Sprintf("%s: %d recorded runs replayed exactly", s.System, s.Baseline.Runs)
+	title := fmt.Sprintf("%s: %d recorded runs replayed exactly; the baseline column is the record", s.System, s.Baseline.Runs)
 	if s.Baseline.Checked > 0 {
 		title += fmt.Sprintf("; baseline reproduces %d/%d", s.Baseline.Reproduced, s.Baseline.Checked)
 	}
@@ -162,9 +169,11 @@ func renderSystemSimulation(io *IO, s systemSimulation, f reports.Format) error 
 		}
 		t.Rows = append(t.Rows, cells)
 	}
-	row("runs that pass", func(r replay.AttemptResult) int { return r.Succeeded })
+	// Three outcomes: a run retried past its last recorded attempt has an
+	// unknown outcome, which is neither a success nor a failure.
+	row("runs that succeed", func(r replay.AttemptResult) int { return r.Succeeded })
 	row("runs that fail", func(r replay.AttemptResult) int { return r.Failed })
-	row("runs retried past the record (unknown)", func(r replay.AttemptResult) int { return r.BeyondRecord })
+	row("runs of unknown outcome (retried past the record)", func(r replay.AttemptResult) int { return r.BeyondRecord })
 	row("attempts", func(r replay.AttemptResult) int { return r.Attempts })
 	row("attempts saved", func(r replay.AttemptResult) int { return r.Saved })
 	row("passing runs given up", func(r replay.AttemptResult) int { return r.SuccessesLost })
@@ -187,6 +196,12 @@ func renderSystemSimulation(io *IO, s systemSimulation, f reports.Format) error 
 		if len(r.Changed) > 0 {
 			fmt.Fprintf(io.Out, "\nUnder %s these runs end differently (first %d): %s\n", r.Policy, len(r.Changed), strings.Join(r.Changed, ", "))
 		}
+		if len(r.Unknown) > 0 {
+			fmt.Fprintf(io.Out, "\nUnder %s these runs are retried past the record, outcome unknown (first %d): %s\n", r.Policy, len(r.Unknown), strings.Join(r.Unknown, ", "))
+		}
+	}
+	for _, v := range s.Verdicts {
+		fmt.Fprintf(io.Out, "\n%s\n", v)
 	}
 	fmt.Fprintln(io.Out)
 	return nil

@@ -2,8 +2,10 @@ package replay
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/orchstat/orchstat/rules/retry"
 )
@@ -44,8 +46,11 @@ type AttemptResult struct {
 	Failed    int    `json:"failed"`
 	// BeyondRecord counts runs the policy would retry past their last
 	// recorded attempt, which had failed: what that retry would have done
-	// is not in the record, so these runs' outcomes are unknown.
-	BeyondRecord int `json:"beyond_record"`
+	// is not in the record, so these runs' outcomes are unknown: neither
+	// succeeded nor failed. The baseline, the record, has none.
+	BeyondRecord int `json:"unknown"`
+	// Unknown lists the first MaxListed of them.
+	Unknown []string `json:"unknown_runs"`
 	// Attempts the policy makes within the record, and recorded attempts
 	// it does not make.
 	Attempts int `json:"attempts"`
@@ -58,8 +63,8 @@ type AttemptResult struct {
 	// cascade, budget), or "record" where a baseline that only stands for
 	// the record stopped because the record does.
 	Stops map[string]int `json:"stops"`
-	// Changed lists runs whose outcome differs from the record, the first
-	// MaxListed.
+	// Changed lists runs whose known outcome differs from the record, the
+	// first MaxListed.
 	Changed []string `json:"changed_runs"`
 	// For the baseline: runs whose replay ends as the record does, out of
 	// those checked, and the first MaxListed that do not.
@@ -97,8 +102,11 @@ func ReplayAttempts(ctx context.Context, runs []AttemptRun, base *retry.Policy, 
 	return out, nil
 }
 
+// replayAll replays runs under p. The baseline's figures are the
+// record's: a run ends as recorded, stopped by the reason its replay
+// gives when the replay reproduces it, else by "record".
 func replayAll(ctx context.Context, runs []AttemptRun, p *retry.Policy, baseline, check bool) (AttemptResult, error) {
-	res := AttemptResult{Policy: p.Name, Stops: map[string]int{}, Changed: []string{}}
+	res := AttemptResult{Policy: p.Name, Stops: map[string]int{}, Changed: []string{}, Unknown: []string{}}
 	trackers := map[string]*retry.Tracker{}
 	for i, r := range runs {
 		if i%checkEvery == 0 && ctx.Err() != nil {
@@ -124,18 +132,30 @@ func replayAll(ctx context.Context, runs []AttemptRun, p *retry.Policy, baseline
 		}
 		tr.Policy = pol // the baseline's limit is each run's own
 		o := replayRun(tr, r)
-		if baseline && !check && o.beyond {
-			// A baseline with nothing to reproduce stands for the record:
-			// where the record stopped, the run stopped.
-			o = runOutcome{attempts: len(r.Attempts), reason: "record"}
+		recPassed := r.Attempts[len(r.Attempts)-1].Passed
+		reproduced := !o.beyond && o.passed == recPassed && o.attempts == len(r.Attempts)
+		if check {
+			res.Checked++
+			if reproduced {
+				res.Reproduced++
+			} else if len(res.Mismatches) < MaxListed {
+				res.Mismatches = append(res.Mismatches, r.RunID)
+			}
+		}
+		if baseline && !reproduced {
+			// The baseline is the record: where the record stopped, the
+			// run stopped.
+			o = runOutcome{attempts: len(r.Attempts), passed: recPassed, reason: "record"}
 		}
 		res.Runs++
 		res.Attempts += o.attempts
 		res.Saved += max(0, len(r.Attempts)-o.attempts)
-		recPassed := r.Attempts[len(r.Attempts)-1].Passed
 		switch {
 		case o.beyond:
 			res.BeyondRecord++
+			if len(res.Unknown) < MaxListed {
+				res.Unknown = append(res.Unknown, r.RunID)
+			}
 		case o.passed:
 			res.Succeeded++
 		default:
@@ -147,14 +167,6 @@ func replayAll(ctx context.Context, runs []AttemptRun, p *retry.Policy, baseline
 		}
 		if !o.beyond && o.passed != recPassed && len(res.Changed) < MaxListed {
 			res.Changed = append(res.Changed, r.RunID)
-		}
-		if check {
-			res.Checked++
-			if !o.beyond && o.passed == recPassed && o.attempts == len(r.Attempts) {
-				res.Reproduced++
-			} else if len(res.Mismatches) < MaxListed {
-				res.Mismatches = append(res.Mismatches, r.RunID)
-			}
 		}
 	}
 	return res, nil
@@ -177,6 +189,47 @@ func replayRun(tr *retry.Tracker, r AttemptRun) runOutcome {
 		}
 	}
 	return runOutcome{attempts: len(r.Attempts), beyond: true}
+}
+
+// AttemptVerdict says in plain words what r changes against the
+// baseline (the record) for one system's runs. Runs r retries past the
+// record have an unknown outcome: they count as neither success nor
+// failure, and when they could account for the whole difference in
+// successes the verdict says that the comparison means nothing.
+func AttemptVerdict(base, r AttemptResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: ", r.Policy)
+	if r.Runs == 0 {
+		b.WriteString("no recorded runs to replay.")
+		return b.String()
+	}
+	s0, s, u := base.Succeeded, r.Succeeded, r.BeyondRecord
+	if u == 0 {
+		fmt.Fprintf(&b, "%d of %d runs succeed and %d fail, against %d and %d in the record", s, r.Runs, r.Failed, s0, base.Failed)
+	} else {
+		fmt.Fprintf(&b, "%d of %d runs (%.1f%%) would be retried past the record, so their outcome is unknown: "+
+			"between %d and %d runs would succeed against %d in the record, and between %d and %d would fail against %d",
+			u, r.Runs, 100*float64(u)/float64(r.Runs), s, s+u, s0, r.Failed, r.Failed+u, base.Failed)
+		switch {
+		case s > s0:
+			fmt.Fprintf(&b, "; at least %d more succeed whatever the unknown runs do", s-s0)
+		case s+u < s0:
+			fmt.Fprintf(&b, "; at least %d fewer succeed whatever the unknown runs do", s0-s-u)
+		default:
+			fmt.Fprintf(&b, ". The comparison is meaningless: the %d unknown runs can account for the whole difference, "+
+				"so it cannot tell whether %s would make more runs succeed or fewer", u, r.Policy)
+		}
+	}
+	if r.Saved > 0 {
+		fmt.Fprintf(&b, "; it saves %d recorded attempts", r.Saved)
+	} else {
+		b.WriteString("; it saves no recorded attempt")
+	}
+	if r.SuccessesLost > 0 {
+		fmt.Fprintf(&b, " and gives up %d runs that passed", r.SuccessesLost)
+	}
+	b.WriteString(".")
+	return b.String()
 }
 
 // StopReasons lists the stop reasons of results, sorted, for a table.

@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/orchstat/orchstat/rules/retry"
@@ -53,15 +54,15 @@ func TestReplayAttempts(t *testing.T) {
 	want := []AttemptResult{
 		// b meets the preset's retry limit, c its own attempt limit.
 		{Policy: "factory", Runs: 4, Succeeded: 2, Failed: 2, Attempts: 12, Stops: map[string]int{"max_retries": 1, "max_attempts": 1},
-			Changed: []string{}, Reproduced: 4, Checked: 4},
+			Changed: []string{}, Unknown: []string{}, Reproduced: 4, Checked: 4},
 		// Preflight is not retried: 4 attempts saved on b.
 		{Policy: "factory-audited", Runs: 4, Succeeded: 2, Failed: 1, BeyondRecord: 1, Attempts: 8, Saved: 4,
-			Stops: map[string]int{"class": 1}, Changed: []string{}},
+			Stops: map[string]int{"class": 1}, Changed: []string{}, Unknown: []string{"c"}},
 		// The third identical signature halts a (a pass lost) and b.
 		{Policy: "sig3", Runs: 4, Succeeded: 1, Failed: 2, BeyondRecord: 1, Attempts: 9, Saved: 3, SuccessesLost: 1,
-			Stops: map[string]int{"signature_halt": 2}, Changed: []string{"a"}},
+			Stops: map[string]int{"signature_halt": 2}, Changed: []string{"a"}, Unknown: []string{"c"}},
 		{Policy: "max2", Runs: 4, Succeeded: 1, Failed: 3, Attempts: 7, Saved: 5, SuccessesLost: 1,
-			Stops: map[string]int{"max_attempts": 3}, Changed: []string{"a"}},
+			Stops: map[string]int{"max_attempts": 3}, Changed: []string{"a"}, Unknown: []string{}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got\n%+v\nwant\n%+v", got, want)
@@ -100,5 +101,58 @@ func TestReplayAttemptsGlobalCapAndRecordBaseline(t *testing.T) {
 	}
 	if !reflect.DeepEqual(p.Changed, []string{"i4"}) {
 		t.Errorf("changed = %v", p.Changed)
+	}
+}
+
+// The baseline is the record: a run its replay does not reproduce (made
+// under a limit the summary does not record) ends as recorded, not
+// "retried past the record", and is named by the self-check.
+func TestReplayAttemptsBaselineIsTheRecord(t *testing.T) {
+	runs := []AttemptRun{
+		{System: "factory", RunID: "x", Attempts: fails(3, retry.ClassVerifyFailed, "", false)},
+		{System: "factory", RunID: "y", Attempts: fails(1, retry.ClassVerifyFailed, "", true)},
+	}
+	got, err := ReplayAttempts(context.Background(), runs, mustPreset(t, "factory"), []*retry.Policy{mustPreset(t, "factory")}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, p := got[0], got[1]
+	if b.Succeeded != 1 || b.Failed != 1 || b.BeyondRecord != 0 || b.Stops["record"] != 1 || b.Attempts != 5 ||
+		!reflect.DeepEqual(b.Mismatches, []string{"x"}) || b.Reproduced != 1 {
+		t.Errorf("baseline = %+v", b)
+	}
+	// The same policy, not the record, retries x past it.
+	if p.BeyondRecord != 1 || !reflect.DeepEqual(p.Unknown, []string{"x"}) || p.Failed != 0 {
+		t.Errorf("policy = %+v", p)
+	}
+}
+
+// Unknown is not success: the verdict shows the range the unknown runs
+// allow and says when they make the comparison meaningless.
+func TestAttemptVerdict(t *testing.T) {
+	base := AttemptResult{Policy: "b", Runs: 93, Succeeded: 82, Failed: 11}
+	for _, tt := range []struct {
+		r    AttemptResult
+		want []string
+	}{
+		{AttemptResult{Policy: "p", Runs: 93, Succeeded: 82, Failed: 1, BeyondRecord: 10},
+			[]string{"10 of 93 runs (10.8%) would be retried past the record", "between 82 and 92 runs would succeed against 82",
+				"between 1 and 11 would fail against 11", "The comparison is meaningless: the 10 unknown runs can account for the whole difference", "saves no recorded attempt"}},
+		{AttemptResult{Policy: "p", Runs: 93, Succeeded: 85, Failed: 6, BeyondRecord: 2},
+			[]string{"at least 3 more succeed whatever the unknown runs do"}},
+		{AttemptResult{Policy: "p", Runs: 93, Succeeded: 70, Failed: 21, BeyondRecord: 2, Saved: 9, SuccessesLost: 12},
+			[]string{"at least 10 fewer succeed", "saves 9 recorded attempts and gives up 12 runs that passed"}},
+		{AttemptResult{Policy: "p", Runs: 93, Succeeded: 80, Failed: 13, Saved: 4},
+			[]string{"80 of 93 runs succeed and 13 fail, against 82 and 11 in the record", "saves 4"}},
+	} {
+		v := AttemptVerdict(base, tt.r)
+		for _, w := range tt.want {
+			if !strings.Contains(v, w) {
+				t.Errorf("%+v: verdict %q lacks %q", tt.r, v, w)
+			}
+		}
+		if tt.r.BeyondRecord == 0 && strings.Contains(v, "unknown") {
+			t.Errorf("verdict %q speaks of unknown runs", v)
+		}
 	}
 }

@@ -71,6 +71,9 @@ type Episode struct {
 	Escalated  bool
 	Halted     bool
 	StopReason string
+	// EscalationReason is an escalated L2 loop's RunEscalated reason
+	// (non_improving, patch_apply_failure); "" when not recorded.
+	EscalationReason string
 	// CostUSD is the episode's share of its run's recorded cost; 0 when
 	// unknown.
 	CostUSD float64

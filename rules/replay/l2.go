@@ -1,6 +1,10 @@
 package replay
 
 import (
+	"fmt"
+	"slices"
+	"strconv"
+
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
@@ -14,6 +18,266 @@ func l2Iterations(e *Episode) []retry.L2Iteration {
 			NoPatch: a.Class == retry.ClassLLMOutputInvalid})
 	}
 	return its
+}
+
+// l2Record is what the record says of one L2 loop, prepared once for
+// every policy: its verifications, with the signatures the record lacks
+// inferred from how the loop ended, and the self-check's verdict on it.
+type l2Record struct {
+	its []retry.L2Iteration
+	// inferred is set when some signature was not recorded (its report is
+	// missing) and had to be inferred. alternatives are then the
+	// assignments under which the baseline ends as recorded, and complete
+	// says they are all of them.
+	inferred     bool
+	raw          []retry.L2Iteration // its, before filling
+	unknown      []int               // the iterations whose signature is missing
+	alternatives [][]int8            // fill choices, one per unknown
+	complete     bool
+	// checkable is false when the loop ended in a way the loop's rules do
+	// not decide; why says so. reproduced and why tell the self-check.
+	checkable, reproduced bool
+	why                   string
+}
+
+// recordedEnd is how the record says the loop ended, as retry.ReplayL2
+// would put it, or ok false with the reason it cannot be compared.
+func recordedEnd(e *Episode, base *retry.Policy) (retry.L2Outcome, bool, string) {
+	n := len(e.Attempts)
+	switch {
+	case e.Success:
+		return retry.L2Outcome{Iterations: n, Stopped: retry.L2Passed}, true, ""
+	case e.Escalated:
+		return retry.L2Outcome{Iterations: n, Escalated: true, EscalationReason: e.EscalationReason, Stopped: retry.L2Escalated}, true, ""
+	case e.StopReason == "non_improving":
+		return retry.L2Outcome{Iterations: n, Stopped: retry.L2NonImproving}, true, ""
+	case e.StopReason == "budget_exceeded" && n == base.MaxIterations:
+		return retry.L2Outcome{Iterations: n, Stopped: retry.L2MaxIterations}, true, ""
+	case e.StopReason == "budget_exceeded":
+		return retry.L2Outcome{}, false, fmt.Sprintf("stopped by a time or cost budget after %d iterations, which the replay does not model", n)
+	case e.StopReason != "":
+		return retry.L2Outcome{}, false, fmt.Sprintf("stopped by %s, which the loop's rules do not decide", e.StopReason)
+	}
+	return retry.L2Outcome{}, false, "no recorded end (the run is unfinished or its trace was cut short)"
+}
+
+// sameEnd compares a replay with the record's end. The escalation reason
+// counts only when the record names one.
+func sameEnd(got, want retry.L2Outcome) bool {
+	if got.Stopped != want.Stopped || got.Iterations != want.Iterations {
+		return false
+	}
+	return want.EscalationReason == "" || got.EscalationReason == want.EscalationReason
+}
+
+func describeL2(o retry.L2Outcome) string {
+	switch o.Stopped {
+	case retry.L2Escalated:
+		return fmt.Sprintf("escalates (%s) after %s", o.EscalationReason, iterations(o.Iterations))
+	case retry.L2BeyondRecord:
+		return fmt.Sprintf("starts iteration %d, which the record does not have", o.Iterations)
+	}
+	return fmt.Sprintf("ends %s after %s", o.Stopped, iterations(o.Iterations))
+}
+
+func iterations(n int) string {
+	if n == 1 {
+		return "1 iteration"
+	}
+	return strconv.Itoa(n) + " iterations"
+}
+
+// maxInferred bounds the signatures prepareL2 searches over (3^n
+// replays). The orchestrator's loop has at most 5 iterations.
+const maxInferred = 6
+
+// How prepareL2 fills one missing signature.
+const (
+	fillNew  = iota // a signature seen nowhere else
+	fillPrev        // the verification in effect before it, repeated
+	fillNext        // the next recorded signature, repeated from here
+)
+
+// prepareL2 reads one loop's record for replay and checks the baseline
+// against it.
+//
+// Verification reports, the only place a failure signature is written,
+// can be missing (cleaned up, or the trace ingested alone). The trace
+// still says how the loop ended, and under the baseline's rules that end
+// says which signatures repeated: a RunStopped non_improving after
+// IterationStarted k means the verification in effect at k repeated the
+// one before often enough (at iteration 1 the initial verification counts
+// as a repeat of itself, so it needs a signature, even an unknown one).
+// So each missing signature is a new one, a repeat of the verification
+// before it, or the same as the next recorded one, and prepareL2 picks the
+// assignment with the fewest repeats (later ones first) under which the
+// baseline ends as the record does. Without such evidence every missing
+// signature is new, which is what a loop that neither stopped nor
+// escalated on repeats shows. When no assignment reproduces the record,
+// the loop is named as not reproduced, with what the baseline does
+// instead.
+func prepareL2(e *Episode, base *retry.Policy) l2Record {
+	rec := l2Record{its: l2Iterations(e)}
+	want, ok, why := recordedEnd(e, base)
+	var unknown []int // iterations whose signature is missing
+	if rec.its[0].Signature == "" {
+		rec.its[0].Signature, rec.inferred = "unrecorded:0", true
+	}
+	limit := len(rec.its) - 1
+	if ok && want.Stopped == retry.L2NonImproving {
+		limit-- // the stopped iteration made no verification
+	}
+	for i := 1; i <= limit; i++ {
+		if it := rec.its[i]; it.Signature == "" && !it.Passed && !it.NoPatch {
+			unknown = append(unknown, i)
+		}
+	}
+	rec.inferred = rec.inferred || len(unknown) > 0
+	rec.raw, rec.unknown = rec.its, unknown
+	fill := rec.fill
+	rec.its = fill(nil)
+	if !ok {
+		rec.why = why
+		return rec
+	}
+	rec.checkable = true
+	got := retry.ReplayL2(base, rec.its)
+	n := len(unknown)
+	if n == 0 || n > maxInferred {
+		rec.reproduced = sameEnd(got, want)
+		rec.complete = n == 0
+		if rec.reproduced {
+			rec.alternatives = [][]int8{nil}
+			return rec
+		}
+	} else {
+		type cand struct {
+			choice       []int8
+			cost, spread int
+		}
+		var cands []cand
+		total := 1
+		for range n {
+			total *= 3
+		}
+		for x := range total {
+			c := cand{choice: make([]int8, n)}
+			for u, y := 0, x; u < n; u, y = u+1, y/3 {
+				c.choice[u] = int8(y % 3)
+				if c.choice[u] != fillNew {
+					c.cost++
+					c.spread += n - u // repeats nearer the end first
+				}
+			}
+			cands = append(cands, c)
+		}
+		slices.SortStableFunc(cands, func(a, b cand) int {
+			if a.cost != b.cost {
+				return a.cost - b.cost
+			}
+			return a.spread - b.spread
+		})
+		// Every assignment the record allows is kept, once per pattern of
+		// repeats, so a policy's outcome is exact when it is the same
+		// under all of them.
+		rec.complete = true
+		seen := map[string]bool{}
+		for _, c := range cands {
+			its := fill(c.choice)
+			if !sameEnd(retry.ReplayL2(base, its), want) {
+				continue
+			}
+			if !rec.reproduced {
+				rec.its, rec.reproduced = its, true
+			}
+			if k := pattern(its); !seen[k] {
+				seen[k] = true
+				rec.alternatives = append(rec.alternatives, c.choice)
+			}
+		}
+		if rec.reproduced {
+			return rec
+		}
+	}
+	rec.why = fmt.Sprintf("the baseline %s; the record %s", describeL2(got), describeL2(want))
+	if len(unknown) > 0 {
+		rec.why += ", whatever the missing signatures were"
+	}
+	return rec
+}
+
+func (rec *l2Record) fill(choice []int8) []retry.L2Iteration {
+	unknown := rec.unknown
+	its := append([]retry.L2Iteration(nil), rec.raw...)
+	// Backwards first, for fillNext: the next signature recorded or
+	// already filled.
+	next := ""
+	for i := len(its) - 1; i >= 1; i-- {
+		if u := slices.Index(unknown, i); u >= 0 && choice != nil && choice[u] == fillNext {
+			its[i].Signature = next
+		}
+		if !its[i].NoPatch && its[i].Signature != "" {
+			next = its[i].Signature
+		}
+	}
+	prev := its[0].Signature
+	for i := 1; i < len(its); i++ {
+		if u := slices.Index(unknown, i); u >= 0 && (choice == nil || choice[u] != fillNext || its[i].Signature == "") {
+			its[i].Signature = "unrecorded:" + strconv.Itoa(i)
+			if choice != nil && choice[u] == fillPrev {
+				its[i].Signature = prev
+			}
+		}
+		if !its[i].NoPatch && its[i].Signature != "" {
+			prev = its[i].Signature
+		}
+	}
+	return its
+}
+
+// exactUnder reports whether p's replay of the loop is the same whatever
+// the missing signatures were, among those the record allows: then the
+// inference decides nothing.
+func (rec *l2Record) exactUnder(p *retry.Policy) bool {
+	if !rec.inferred {
+		return true
+	}
+	if !rec.complete || len(rec.alternatives) == 0 {
+		return false
+	}
+	first := retry.ReplayL2(p, rec.fill(rec.alternatives[0]))
+	for _, c := range rec.alternatives[1:] {
+		if retry.ReplayL2(p, rec.fill(c)) != first {
+			return false
+		}
+	}
+	return true
+}
+
+// pattern is which verifications of its share a signature: what the
+// loop's rules read of them.
+func pattern(its []retry.L2Iteration) string {
+	ids := map[string]int{}
+	b := make([]byte, 0, len(its))
+	for _, it := range its {
+		id, ok := ids[it.Signature]
+		if !ok {
+			id = len(ids)
+			ids[it.Signature] = id
+		}
+		b = append(b, byte(id))
+	}
+	return string(b)
+}
+
+// recordL2 is the loop's outcome as recorded: the baseline's figures.
+func recordL2(e *Episode) Outcome {
+	o := Outcome{Success: e.Success, Attempts: len(e.Attempts), Escalated: e.Escalated,
+		Halted: !e.Success && !e.Escalated && e.StopReason == "non_improving", Reason: e.StopReason}
+	if !o.Success && !o.Escalated {
+		o.Wasted = max(o.Attempts-1, 0)
+	}
+	return o
 }
 
 // fitL2 estimates, for iteration k, the chance that it passes given that
@@ -44,14 +308,14 @@ func fitL2(eps []Episode) []float64 {
 }
 
 // L2 replays an L2 repair loop under p with retry.ReplayL2, the loop's
-// own rules. Where p runs an iteration the record does not have, the
-// outcome is estimated: the iteration passes with the recorded chance of
-// passing at that iteration (the last one beyond the data), and otherwise
-// fails the same way as the one before, which is what a non-improving
-// repair looks like.
-func (rp *Replayer) L2(e *Episode, p *retry.Policy, s *Stream) Outcome {
+// own rules, over its verifications its (see prepareL2). Where p runs an
+// iteration the record does not have, the outcome is estimated: the
+// iteration passes with the recorded chance of passing at that iteration
+// (the last one beyond the data), and otherwise fails the same way as the
+// one before, which is what a non-improving repair looks like.
+func (rp *Replayer) L2(e *Episode, its []retry.L2Iteration, p *retry.Policy, s *Stream) Outcome {
 	rp.seed(s, p.Name, e.ID)
-	its := l2Iterations(e)
+	its = append([]retry.L2Iteration(nil), its...)
 	var o Outcome
 	var out retry.L2Outcome
 	for range 64 {

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -37,16 +38,29 @@ const MaxResamples = 10000
 // nothing.
 const checkEvery = 256
 
-// Metric is a figure with its 95% interval (from the bootstrap). Exact
-// figures have Lo == Hi == Value only when every outcome is exact and the
-// figure is the record's; intervals still show sampling uncertainty.
+// Metric is a figure with its 95% interval (from the bootstrap over
+// runs). An exact figure is the record's, or equal to it because the
+// policy changes nothing the figure depends on: it has no interval
+// (Lo == Hi == Value) and Exact is set.
 type Metric struct {
 	Value float64 `json:"value"`
 	Lo    float64 `json:"lo"`
 	Hi    float64 `json:"hi"`
+	Exact bool    `json:"exact"`
 }
 
-// Result is one policy's replay of the episodes.
+func exact(v float64) Metric { return Metric{Value: v, Lo: v, Hi: v, Exact: true} }
+
+// Note names an episode with a reason: one the baseline does not
+// reproduce, or one it cannot check.
+type Note struct {
+	ID     string `json:"id"`
+	Reason string `json:"reason"`
+}
+
+// Result is one policy's replay of the episodes. The baseline's is the
+// record: its figures are counted from what happened, the same whatever
+// the seed, and its replay only serves the self-check.
 type Result struct {
 	Policy   string `json:"policy"`
 	Episodes int    `json:"episodes"`
@@ -77,16 +91,25 @@ type Result struct {
 	// Diff is each figure minus the baseline's, with the interval of the
 	// paired difference (both replays see the same resampled runs).
 	Diff map[string]Metric `json:"diff_from_baseline,omitempty"`
+	// Unchanged lists the episode kinds this policy decides exactly as the
+	// baseline does (it changes nothing they depend on): their figures
+	// are the baseline's.
+	Unchanged []Kind `json:"unchanged_kinds,omitempty"`
 
-	// Reproduced of Checked episodes replayed under the baseline gave the
-	// recorded outcome (success and attempt count). Baseline only.
-	Reproduced int `json:"reproduced,omitempty"`
-	Checked    int `json:"checked,omitempty"`
-	// Unfinished counts L2 loops without a recorded end or ended by an
-	// error, which the self-check skips.
-	Unfinished int `json:"unfinished_loops,omitempty"`
-	// Mismatches lists up to 10 episodes that did not reproduce.
-	Mismatches []string `json:"mismatches,omitempty"`
+	// The self-check, baseline only: of Checked episodes, Reproduced
+	// replayed under the baseline as recorded (success and attempts; an
+	// L2 loop's end and iterations); Mismatches names the first
+	// MaxListed others with what the replay did. NotCheckable episodes
+	// ended in a way the policy does not decide (an L2 loop unfinished or
+	// stopped by an error); Unchecked names the first MaxListed with why.
+	Reproduced   int    `json:"reproduced,omitempty"`
+	Checked      int    `json:"checked,omitempty"`
+	Mismatches   []Note `json:"mismatches,omitempty"`
+	NotCheckable int    `json:"not_checkable,omitempty"`
+	Unchecked    []Note `json:"not_checkable_episodes,omitempty"`
+	// L2Inferred counts L2 loops some of whose failure signatures were
+	// inferred from how the loop ended, their reports being missing.
+	L2Inferred int `json:"l2_inferred_loops,omitempty"`
 	// HasCost is set when some episode had a recorded cost.
 	HasCost bool `json:"has_cost"`
 }
@@ -100,7 +123,7 @@ func (m Metric) MarshalJSON() ([]byte, error) {
 		}
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	}
-	return []byte(`{"value":` + f(m.Value) + `,"lo":` + f(m.Lo) + `,"hi":` + f(m.Hi) + `}`), nil
+	return []byte(`{"value":` + f(m.Value) + `,"lo":` + f(m.Lo) + `,"hi":` + f(m.Hi) + `,"exact":` + strconv.FormatBool(m.Exact) + `}`), nil
 }
 
 // sums are one block's totals.
@@ -130,9 +153,14 @@ func binUpper(i int) float64 {
 	return histBase * math.Pow(histRatio, float64(i)) / float64(time.Second)
 }
 
-// Simulate replays the provider requests and L2 repair loops under the
-// baseline and each policy. The first result is the baseline's, with its
-// self-check over both.
+// Simulate replays the provider requests, L2 repair loops and L3 steps
+// under the baseline and each policy. The first result is the baseline's:
+// the record's figures, with the self-check of the baseline's replay
+// against the record.
+//
+// A policy that changes nothing an episode kind depends on (see
+// Unchanged) is not replayed on that kind: its figures there are the
+// baseline's, exactly.
 //
 // It stops, returning ctx's error, soon after ctx is done.
 func Simulate(ctx context.Context, eps []Episode, baseline *retry.Policy, policies []*retry.Policy, opts Options) ([]Result, error) {
@@ -147,10 +175,15 @@ func Simulate(ctx context.Context, eps []Episode, baseline *retry.Policy, polici
 	}
 	var prov []*Episode
 	runs := map[string]bool{}
+	l2 := map[*Episode]*l2Record{}
 	for i := range eps {
-		if eps[i].Kind == KindProvider || eps[i].Kind == KindL2 {
-			prov = append(prov, &eps[i])
-			runs[eps[i].Run] = true
+		if e := &eps[i]; e.Kind == KindProvider || e.Kind == KindL2 {
+			prov = append(prov, e)
+			runs[e.Run] = true
+			if e.Kind == KindL2 {
+				rec := prepareL2(e, baseline)
+				l2[e] = &rec
+			}
 		}
 	}
 	// L3 steps replay per run: the diagnosis trigger counts across steps.
@@ -180,6 +213,9 @@ func Simulate(ctx context.Context, eps []Episode, baseline *retry.Policy, polici
 	}
 	model := Fit(eps, baseline)
 	rp := &Replayer{Baseline: baseline, Model: model, Seed: opts.Seed}
+	// The baseline's own replay, for the self-check, draws nothing from the
+	// seed: the baseline is the same whatever --seed says.
+	rb := &Replayer{Baseline: baseline, Model: model}
 	all := append([]*retry.Policy{baseline}, policies...)
 
 	type replayed struct {
@@ -187,6 +223,109 @@ func Simulate(ctx context.Context, eps []Episode, baseline *retry.Policy, polici
 		blocks []sums
 	}
 	out := make([]replayed, len(all))
+	replay := func(pi int, p *retry.Policy) {
+		rd := replayed{blocks: make([]sums, blocks)}
+		rd.res = Result{Policy: p.Name}
+		touched := map[Kind]bool{KindProvider: true, KindL2: true, KindL3: true}
+		if pi > 0 {
+			touched = Touches(p, baseline)
+			for _, k := range []Kind{KindProvider, KindL2, KindL3} {
+				if !touched[k] {
+					rd.res.Unchanged = append(rd.res.Unchanged, k)
+				}
+			}
+		}
+		s := NewStream()
+		trackers := map[string]*retry.Tracker{}
+		for i, e := range prov {
+			if i%checkEvery == 0 && ctx.Err() != nil {
+				return
+			}
+			b := &rd.blocks[blockOf[i]]
+			if e.Kind == KindL2 {
+				rd.res.L2Loops++
+				if !touched[KindL2] {
+					continue // the baseline's figures, copied below
+				}
+				rec := l2[e]
+				var o Outcome
+				if pi == 0 {
+					o = recordL2(e)
+					rd.res.l2Check(e.ID, rec)
+				} else {
+					o = rp.L2(e, rec.its, p, s)
+					// Beyond the record it is estimated anyway; else it is
+					// when the missing signatures could change it.
+					if !o.Estimated && !rec.exactUnder(p) {
+						o.Estimated = true
+					}
+				}
+				if o.Estimated {
+					rd.res.L2Estimated++
+				}
+				b.l2loops++
+				b.l2success += b2f(o.Success)
+				b.l2iterations += float64(o.Attempts)
+				b.escalations += b2f(o.Escalated)
+				b.l2stops += b2f(o.Halted)
+				continue
+			}
+			rd.res.Episodes++
+			if e.CostUSD > 0 {
+				rd.res.HasCost = true
+			}
+			if !touched[KindProvider] {
+				continue
+			}
+			tr := trackers[e.Run]
+			var o Outcome
+			if pi == 0 {
+				if tr == nil {
+					tr = retry.NewTracker(p, nil)
+					trackers[e.Run] = tr
+				}
+				r := rb.Provider(e, p, tr, s)
+				same := r.Success == e.Success && r.Attempts == len(e.Attempts)
+				rd.res.selfCheck(e.ID, same, fmt.Sprintf("the baseline makes %d attempts (success %t); the record %d (success %t)",
+					r.Attempts, r.Success, len(e.Attempts), e.Success))
+				o = rb.recordProvider(e, r, same)
+			} else {
+				if tr == nil {
+					tr = retry.NewTracker(p, nil)
+					trackers[e.Run] = tr
+				}
+				o = rp.Provider(e, p, tr, s)
+			}
+			if o.Estimated {
+				rd.res.Estimated++
+			}
+			b.episodes++
+			b.success += b2f(o.Success)
+			b.attempts += float64(o.Attempts)
+			b.wasted += float64(o.Wasted)
+			b.backoff += o.Backoff.Seconds()
+			b.halts += b2f(o.Halted)
+			b.cost += o.CostUSD
+			b.hist[histBin(o.Resolution)]++
+		}
+		for i, r := range l3 {
+			if i%checkEvery == 0 && ctx.Err() != nil {
+				return
+			}
+			rd.res.L3Runs++
+			if !touched[KindL3] {
+				continue
+			}
+			n := r.recordedDiagnoses()
+			if pi == 0 {
+				rd.res.selfCheck(r.run+"/l3", r.diagnoses(p) == n, fmt.Sprintf("the baseline starts %d diagnoses; the record %d", r.diagnoses(p), n))
+			} else {
+				n = r.diagnoses(p)
+			}
+			rd.blocks[blockOfRun(r.run)].diagnoses += float64(n)
+		}
+		out[pi] = rd
+	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for pi, p := range all {
@@ -194,79 +333,21 @@ func Simulate(ctx context.Context, eps []Episode, baseline *retry.Policy, polici
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			rd := replayed{blocks: make([]sums, blocks)}
-			rd.res = Result{Policy: p.Name}
-			s := NewStream()
-			trackers := map[string]*retry.Tracker{}
-			for i, e := range prov {
-				if i%checkEvery == 0 && ctx.Err() != nil {
-					return
-				}
-				b := &rd.blocks[blockOf[i]]
-				if e.Kind == KindL2 {
-					o := rp.L2(e, p, s)
-					rd.res.L2Loops++
-					if o.Estimated {
-						rd.res.L2Estimated++
-					}
-					// A loop with no recorded end (its run still writing, or cut
-					// short), or ended by an error rather than by the loop's
-					// rules, has no policy outcome to reproduce.
-					unfinished := !e.Success && !e.Escalated && e.StopReason != "non_improving" && e.StopReason != "budget_exceeded"
-					if pi == 0 && unfinished {
-						rd.res.Unfinished++
-					} else if pi == 0 {
-						rd.res.selfCheck(e.ID, o.Success == e.Success && o.Attempts == len(e.Attempts) && o.Escalated == e.Escalated)
-					}
-					b.l2loops++
-					b.l2success += b2f(o.Success)
-					b.l2iterations += float64(o.Attempts)
-					b.escalations += b2f(o.Escalated)
-					b.l2stops += b2f(o.Halted)
-					continue
-				}
-				rd.res.Episodes++
-				tr := trackers[e.Run]
-				if tr == nil {
-					tr = retry.NewTracker(p, nil)
-					trackers[e.Run] = tr
-				}
-				o := rp.Provider(e, p, tr, s)
-				if o.Estimated {
-					rd.res.Estimated++
-				}
-				if e.CostUSD > 0 {
-					rd.res.HasCost = true
-				}
-				if pi == 0 {
-					rd.res.selfCheck(e.ID, o.Success == e.Success && o.Attempts == len(e.Attempts))
-				}
-				b.episodes++
-				b.success += b2f(o.Success)
-				b.attempts += float64(o.Attempts)
-				b.wasted += float64(o.Wasted)
-				b.backoff += o.Backoff.Seconds()
-				b.halts += b2f(o.Halted)
-				b.cost += o.CostUSD
-				b.hist[histBin(o.Resolution)]++
-			}
-			for i, r := range l3 {
-				if i%checkEvery == 0 && ctx.Err() != nil {
-					return
-				}
-				n := r.diagnoses(p)
-				rd.res.L3Runs++
-				rd.blocks[blockOfRun(r.run)].diagnoses += float64(n)
-				if pi == 0 {
-					rd.res.selfCheck(r.run+"/l3", n == r.recordedDiagnoses())
-				}
-			}
-			out[pi] = rd
+			replay(pi, p)
 		}()
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	// The policies that leave a kind alone take the baseline's figures
+	// for it.
+	for pi := 1; pi < len(all); pi++ {
+		for _, k := range out[pi].res.Unchanged {
+			for b := range out[pi].blocks {
+				out[pi].blocks[b].copyKind(k, &out[0].blocks[b])
+			}
+		}
 	}
 
 	// One set of resamples for every policy, so differences are paired.
@@ -287,7 +368,9 @@ func Simulate(ctx context.Context, eps []Episode, baseline *retry.Policy, polici
 		}
 	}
 	for i := range opts.Resamples {
-		if i%checkEvery == 0 && ctx.Err() != nil {
+		// Every resample: one sums every policy's blocks, milliseconds
+		// with many policies, so 256 of them outlast a second.
+		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		for j := range pick {
@@ -308,6 +391,9 @@ func Simulate(ctx context.Context, eps []Episode, baseline *retry.Policy, polici
 		res := out[pi].res
 		metric := func(name string) Metric {
 			f := figureIndex(name)
+			if pi == 0 || slices.Contains(res.Unchanged, figureKind[f]) {
+				return exact(points[pi][f])
+			}
 			lo, hi := interval(slices.Clone(samples[pi][f]))
 			return Metric{Value: points[pi][f], Lo: lo, Hi: hi}
 		}
@@ -320,6 +406,10 @@ func Simulate(ctx context.Context, eps []Episode, baseline *retry.Policy, polici
 			res.Diff = map[string]Metric{}
 			vals := make([]float64, opts.Resamples)
 			for f, name := range figureNames {
+				if slices.Contains(res.Unchanged, figureKind[f]) {
+					res.Diff[name] = exact(points[pi][f] - points[0][f])
+					continue
+				}
 				for i := range vals {
 					vals[i] = samples[pi][f][i] - samples[0][f][i]
 				}
@@ -330,6 +420,52 @@ func Simulate(ctx context.Context, eps []Episode, baseline *retry.Policy, polici
 		results[pi] = res
 	}
 	return results, nil
+}
+
+// Touches reports, per episode kind, whether p could decide an episode
+// of that kind differently from base: provider requests depend on the
+// retry limits, classes and backoff; L2 loops on MaxIterations,
+// NonImprovingStop and Escalation; L3 steps on DiagnosisAfter. The name
+// and classify rules change nothing (the baseline's rules name the
+// recorded errors for every policy).
+func Touches(p, base *retry.Policy) map[Kind]bool {
+	provider := func(q *retry.Policy) *retry.Policy {
+		c := q.Clone()
+		c.Name, c.Classify = "", nil
+		c.MaxIterations, c.NonImprovingStop, c.Escalation, c.DiagnosisAfter = 0, 0, retry.Escalation{}, 0
+		return c
+	}
+	return map[Kind]bool{
+		KindProvider: !reflect.DeepEqual(provider(p), provider(base)),
+		KindL2:       p.MaxIterations != base.MaxIterations || p.NonImprovingStop != base.NonImprovingStop || p.Escalation != base.Escalation,
+		KindL3:       p.DiagnosisAfter != base.DiagnosisAfter,
+	}
+}
+
+// recordProvider is a provider request as recorded: the baseline's
+// figures. The record has no backoff of its own, so the waits are the
+// baseline's schedule at the middle of its jitter, the same for any seed;
+// the resolution time is the recorded duration when there is one. A halt
+// is the replay's, when the replay reproduces the request.
+func (rp *Replayer) recordProvider(e *Episode, replayed Outcome, reproduced bool) Outcome {
+	n := len(e.Attempts)
+	o := Outcome{Success: e.Success, Attempts: n, CostUSD: e.CostUSD}
+	if !o.Success {
+		o.Wasted = max(n-1, 0)
+	}
+	var prev time.Duration
+	for k := 1; k < n; k++ {
+		prev = rp.Baseline.Backoff.Next(k, prev, midpoint{})
+		o.Backoff += prev
+	}
+	o.Resolution = e.Duration
+	if o.Resolution <= 0 {
+		o.Resolution = time.Duration(n)*rp.Model.AttemptTime + o.Backoff
+	}
+	if reproduced {
+		o.Halted, o.Reason = replayed.Halted, replayed.Reason
+	}
+	return o
 }
 
 // figureNames are the figures of a replay, as Result.Diff names them.
@@ -353,14 +489,48 @@ func figures(t *sums) [len(figureNames)]float64 {
 		histQuantile(&t.hist, 0.5), histQuantile(&t.hist, 0.95)}
 }
 
-// selfCheck counts one baseline replay against its record.
-func (r *Result) selfCheck(id string, reproduced bool) {
+// figureKind is the episode kind each figure, in figureNames' order,
+// is counted from.
+var figureKind = [len(figureNames)]Kind{KindProvider, KindProvider, KindProvider, KindProvider, KindProvider,
+	KindL2, KindProvider, KindL2, KindL2, KindL2, KindL3, KindProvider, KindProvider}
+
+// selfCheck counts one baseline replay against its record; why says what
+// the replay did instead.
+func (r *Result) selfCheck(id string, reproduced bool, why string) {
 	r.Checked++
 	switch {
 	case reproduced:
 		r.Reproduced++
-	case len(r.Mismatches) < 10:
-		r.Mismatches = append(r.Mismatches, id)
+	case len(r.Mismatches) < MaxListed:
+		r.Mismatches = append(r.Mismatches, Note{id, why})
+	}
+}
+
+// l2Check counts one L2 loop in the self-check.
+func (r *Result) l2Check(id string, rec *l2Record) {
+	if !rec.checkable {
+		r.NotCheckable++
+		if len(r.Unchecked) < MaxListed {
+			r.Unchecked = append(r.Unchecked, Note{id, rec.why})
+		}
+		return
+	}
+	if rec.inferred {
+		r.L2Inferred++
+	}
+	r.selfCheck(id, rec.reproduced, rec.why)
+}
+
+// copyKind sets the figures of kind k to o's.
+func (s *sums) copyKind(k Kind, o *sums) {
+	switch k {
+	case KindProvider:
+		s.episodes, s.success, s.attempts, s.wasted, s.backoff, s.halts, s.cost, s.hist =
+			o.episodes, o.success, o.attempts, o.wasted, o.backoff, o.halts, o.cost, o.hist
+	case KindL2:
+		s.l2loops, s.l2success, s.l2iterations, s.escalations, s.l2stops = o.l2loops, o.l2success, o.l2iterations, o.escalations, o.l2stops
+	case KindL3:
+		s.diagnoses = o.diagnoses
 	}
 }
 

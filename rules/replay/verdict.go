@@ -68,6 +68,14 @@ func Verdict(base, r Result) string {
 	if v, ok := clear("diagnoses"); ok && r.L3Runs > 0 {
 		said = append(said, fmt.Sprintf("%s L3 diagnoses (%.0f instead of %.0f)", moreFewer(v), r.Diagnoses.Value, base.Diagnoses.Value))
 	}
+	if len(r.Unchanged) > 0 {
+		var kinds []string
+		for _, k := range r.Unchanged {
+			kinds = append(kinds, kindWords[k])
+		}
+		said = append(said, fmt.Sprintf("it changes nothing %s depend on, so their figures are the record's",
+			strings.Join(kinds, " or ")))
+	}
 	b.WriteString(strings.Join(said, "; "))
 	b.WriteString(". ")
 	est, n := r.Estimated+r.L2Estimated, r.Episodes+r.L2Loops
@@ -80,6 +88,8 @@ func Verdict(base, r Result) string {
 	}
 	return b.String()
 }
+
+var kindWords = map[Kind]string{KindProvider: "provider requests", KindL2: "L2 loops", KindL3: "L3 steps"}
 
 func pct(v, base float64) float64 {
 	if base == 0 {
