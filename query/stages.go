@@ -34,7 +34,13 @@ import (
 // history that is what follows, and other files in the store still count.
 // With system "", a history that mixes systems says so too, since their
 // runs then share one window.
-func StageHistory(ctx context.Context, q Querier, system string) ([]retry.StageOutcome, []string, error) {
+func StageHistory(ctx context.Context, q Querier, system string, paths []string) ([]retry.StageOutcome, []string, error) {
+	scope, args := "", []any{system, system}
+	if len(paths) > 0 {
+		runs, a := scopedRuns(paths)
+		scope = " AND r.run_id IN (" + runs + ")"
+		args = append(args, a...)
+	}
 	rs, err := q.QueryContext(ctx, `WITH staged AS (
 	  SELECT system FROM attempt_runs WHERE ended_stage IS NOT NULL
 	  UNION SELECT system FROM attempts WHERE stage IS NOT NULL
@@ -42,8 +48,8 @@ func StageHistory(ctx context.Context, q Querier, system string) ([]retry.StageO
 	first_attempt AS (SELECT system, run_id, min(ts) AS ts FROM attempts GROUP BY ALL)
 	SELECT r.system, coalesce(r.status = 'failure', false), coalesce(r.ended_stage, '')
 	FROM attempt_runs r LEFT JOIN first_attempt a USING (system, run_id)
-	WHERE CASE WHEN $1 = '' THEN r.system IN (SELECT system FROM staged) ELSE r.system = $1 END
-	ORDER BY coalesce(r.started_at, a.ts, r.finished_at) ASC NULLS FIRST, r.file_id, r.run_id`, system)
+	WHERE CASE WHEN ? = '' THEN r.system IN (SELECT system FROM staged) ELSE r.system = ? END`+scope+`
+	ORDER BY coalesce(r.started_at, a.ts, r.finished_at) ASC NULLS FIRST, r.file_id, r.run_id`, args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the stage history: %w", err)
 	}

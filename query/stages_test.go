@@ -60,7 +60,7 @@ func TestStageHistoryOrderAndOutcomes(t *testing.T) {
 	// No start: its completedAt places it.
 	addRun(t, st, 1, "orchestr8", "e0", "feat-z", "history", "failure", "nigel", nil, "2026-01-31T00:00:00Z")
 
-	got, warns, err := query.StageHistory(ctx, st.Conn, "orchestr8")
+	got, warns, err := query.StageHistory(ctx, st.Conn, "orchestr8", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestStageHistoryOrderAndOutcomes(t *testing.T) {
 	// A single run counted twice (two copies of a file) counts once.
 	addFile(t, st, 2, "/p/copy/pipeline-history.json", "orchestr8_history")
 	addRun(t, st, 2, "orchestr8", "e4", "feat-b", "history", "failure", "cass", "2026-02-04T00:00:00Z", nil)
-	if got, _, _ := query.StageHistory(ctx, st.Conn, "orchestr8"); len(got) != 6 {
+	if got, _, _ := query.StageHistory(ctx, st.Conn, "orchestr8", nil); len(got) != 6 {
 		t.Errorf("a copied run counted again: %v", got)
 	}
 }
@@ -101,7 +101,7 @@ func TestStageHistoryOrderFallbacks(t *testing.T) {
 		(1, 'factory', 'by-attempt', 'wo-2', 'run_summary', 1, '2026-03-01T00:00:00Z', false, 'acceptance')`)
 	// No time at all: first, so it is the first to leave the window.
 	addRun(t, st, 1, "factory", "timeless", "wo-3", "run_summary", "success", "", nil, nil)
-	got, _, err := query.StageHistory(ctx, st.Conn, "factory")
+	got, _, err := query.StageHistory(ctx, st.Conn, "factory", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestStageHistorySystems(t *testing.T) {
 		{"claudestrator", nil, false},
 		{"", []retry.StageOutcome{oc("cass", true), oc("", false)}, true},
 	} {
-		got, warns, err := query.StageHistory(ctx, st.Conn, tc.system)
+		got, warns, err := query.StageHistory(ctx, st.Conn, tc.system, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,20 +174,20 @@ func TestStageHistoryQuarantinedFiles(t *testing.T) {
 		"history file /p/.claude/pipeline-history.json is corrupt (line 3, field [1].status): not a string; recommending from the rest",
 		"history file /q/.claude/pipeline-history.json: 2 records were skipped (the first at line 5, field [2].completedAt: not a date); recommending from the rest",
 	}
-	got, warns, err := query.StageHistory(ctx, st.Conn, "orchestr8")
+	got, warns, err := query.StageHistory(ctx, st.Conn, "orchestr8", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 1 || !reflect.DeepEqual(warns, want) {
 		t.Errorf("history %v, warnings\n%s\nwant\n%s", got, strings.Join(warns, "\n"), strings.Join(want, "\n"))
 	}
-	_, warns, _ = query.StageHistory(ctx, st.Conn, "")
+	_, warns, _ = query.StageHistory(ctx, st.Conn, "", nil)
 	wantAll := append([]string{}, want...)
 	wantAll = append(wantAll, "record file /w/run_summary.json is corrupt: factory records are not read yet; recommending from the rest")
 	if !reflect.DeepEqual(warns, wantAll) {
 		t.Errorf("every system: warnings\n%s", strings.Join(warns, "\n"))
 	}
-	if _, warns, _ := query.StageHistory(ctx, st.Conn, "claudestrator"); len(warns) != 0 {
+	if _, warns, _ := query.StageHistory(ctx, st.Conn, "claudestrator", nil); len(warns) != 0 {
 		t.Errorf("claudestrator: %q", warns)
 	}
 }

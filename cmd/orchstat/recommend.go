@@ -241,7 +241,7 @@ func stageHistory(ctx context.Context, o *recommendOptions) (hist []retry.StageO
 	if unread {
 		warns = append(warns, "some files could not be read (named above on stderr); recommending from the rest")
 	}
-	hist, hw, err := query.StageHistory(ctx, st.Conn, o.System)
+	hist, hw, err := query.StageHistory(ctx, st.Conn, o.System, o.scopePaths())
 	if err != nil {
 		return nil, attempts, nil, append(warns, fmt.Sprintf("cannot read the history (%v); recommending as for a first failure", err)), nil
 	}

@@ -236,6 +236,7 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 	if err != nil {
 		return err
 	}
+	f.Paths = o.scopePaths()
 	base, err := loadPolicy(o.Baseline)
 	if err != nil {
 		return err
@@ -267,6 +268,9 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 		return err
 	}
 	defer st.Close()
+	if err := warnUnmatched(ctx, o.g.io.Err, st.Conn, f); err != nil {
+		return err
+	}
 	recs, err := query.AttemptRuns(ctx, st.Conn, f)
 	if err != nil {
 		return err
