@@ -25,29 +25,29 @@ type auditStage struct {
 // section 3.
 var factoryTaxonomy = []auditStage{
 	// Lines 49-77, 286: the filesystem is identical after rollback.
-	{"F1", "preflight", reports.RetryNo, "deterministic failure retried"},
+	{"precondition failure", "preflight", reports.RetryNo, "deterministic failure retried"},
 	// Lines 79-111: transient errors can pass on retry, permanent ones
 	// (bad key, missing model or package) cannot; see the exceptions.
-	{"F2", "exception", reports.RetryDepends, "mixed: transient and permanent failures conflated"},
+	{"model API error", "exception", reports.RetryDepends, "mixed: transient and permanent failures conflated"},
 	// Lines 113-140: the LLM is stochastic; the corrective signal is weak.
-	{"F3", "llm_output_invalid", reports.RetryMaybe, "partially justified"},
+	{"unparseable model output", "llm_output_invalid", reports.RetryMaybe, "partially justified"},
 	// Lines 142-168.
-	{"F4", "write_scope_violation", reports.RetryMaybe, "partially justified, but fragile"},
+	{"write outside allowed files", "write_scope_violation", reports.RetryMaybe, "partially justified, but fragile"},
 	// Lines 170-200: only if the LLM hallucinated the hash once.
-	{"F5", "stale_context", reports.RetryMaybe, "partially justified"},
+	{"stale file hash", "stale_context", reports.RetryMaybe, "partially justified"},
 	// Lines 202-228, 287: the OS-level condition persists.
-	{"F6", "write_failed", reports.RetryNo, "deterministic failure retried (nearly always)"},
+	{"file-write failure", "write_failed", reports.RetryNo, "deterministic failure retried (nearly always)"},
 	// Lines 230-248: the intended retry case.
-	{"F7", "verify_failed", reports.RetryYes, "correctly retried"},
+	{"verification failure", "verify_failed", reports.RetryYes, "correctly retried"},
 	// Lines 250-280: postcondition and command failures.
-	{"F8", "acceptance_failed", reports.RetryYes, "correctly retried (mostly)"},
+	{"acceptance failure", "acceptance_failed", reports.RetryYes, "correctly retried (mostly)"},
 	// Lines 260-266, 288: the command string comes from the immutable
 	// work order; see isShlexFailure.
-	{"F8a", "acceptance_failed", reports.RetryNo, "deterministic failure retried (acceptance command does not parse)"},
+	{"acceptance command does not parse", "acceptance_failed", reports.RetryNo, "deterministic failure retried (acceptance command does not parse)"},
 	// The older factory asked the LLM for a unified diff and failed when
 	// `git apply` refused it: the LLM's output was unusable, as in F3, and
 	// a new call writes a new diff.
-	{"", "patch_apply_failed", reports.RetryMaybe, "not in seed 003's taxonomy (older factory)"},
+	{"", "patch_apply_failed", reports.RetryMaybe, "older factory versions; not among the audit's classes"},
 }
 
 // isShlexFailure tells F8a from the rest of acceptance_failed by the text
@@ -69,10 +69,10 @@ var shlexFailureSQL = "(a.stage = 'acceptance_failed' AND starts_with(trim(coale
 func taxonomyRow(stage, errText string) *auditStage {
 	id := ""
 	if isShlexFailure(stage, errText) {
-		id = "F8a"
+		id = "acceptance command does not parse"
 	}
 	for i := range factoryTaxonomy {
-		if s := &factoryTaxonomy[i]; s.stage == stage && (id == "" && s.id != "F8a" || s.id == id) {
+		if s := &factoryTaxonomy[i]; s.stage == stage && (id == "" && s.id != "acceptance command does not parse" || s.id == id) {
 			return s
 		}
 	}
@@ -380,7 +380,7 @@ func stageRows(m map[string]*tally) []reports.AuditStage {
 		if !ok {
 			continue
 		}
-		class := "not a stage of seed 003's factory"
+		class := "not a known factory stage"
 		if stage == "" {
 			stage, class = "(none)", "the record does not say where the attempt failed"
 		}

@@ -50,15 +50,15 @@ func stageRow(id, stage, helps string, failed, runs int64) reports.AuditStage {
 // patch_apply_failed), the classification text left out.
 func taxonomy(counts map[string][2]int64) []reports.AuditStage {
 	rows := []reports.AuditStage{
-		stageRow("F1", "preflight", reports.RetryNo, 0, 0),
-		stageRow("F2", "exception", reports.RetryDepends, 0, 0),
-		stageRow("F3", "llm_output_invalid", reports.RetryMaybe, 0, 0),
-		stageRow("F4", "write_scope_violation", reports.RetryMaybe, 0, 0),
-		stageRow("F5", "stale_context", reports.RetryMaybe, 0, 0),
-		stageRow("F6", "write_failed", reports.RetryNo, 0, 0),
-		stageRow("F7", "verify_failed", reports.RetryYes, 0, 0),
-		stageRow("F8", "acceptance_failed", reports.RetryYes, 0, 0),
-		stageRow("F8a", "acceptance_failed", reports.RetryNo, 0, 0),
+		stageRow("precondition failure", "preflight", reports.RetryNo, 0, 0),
+		stageRow("model API error", "exception", reports.RetryDepends, 0, 0),
+		stageRow("unparseable model output", "llm_output_invalid", reports.RetryMaybe, 0, 0),
+		stageRow("write outside allowed files", "write_scope_violation", reports.RetryMaybe, 0, 0),
+		stageRow("stale file hash", "stale_context", reports.RetryMaybe, 0, 0),
+		stageRow("file-write failure", "write_failed", reports.RetryNo, 0, 0),
+		stageRow("verification failure", "verify_failed", reports.RetryYes, 0, 0),
+		stageRow("acceptance failure", "acceptance_failed", reports.RetryYes, 0, 0),
+		stageRow("acceptance command does not parse", "acceptance_failed", reports.RetryNo, 0, 0),
 		stageRow("", "patch_apply_failed", reports.RetryMaybe, 0, 0),
 	}
 	for i, r := range rows {
@@ -75,9 +75,9 @@ func taxonomy(counts map[string][2]int64) []reports.AuditStage {
 // with any, the arrays failures, runs and wasted attempts of F1, F6, F8a.
 func deterministic(runs int64, f1, f6, f8a [3]int64) reports.AuditRetriedDeterministic {
 	d := reports.AuditRetriedDeterministic{Runs: runs, ByStage: []reports.AuditDeterministicRow{
-		{SeedID: "F1", Stage: "preflight", Failures: f1[0], Runs: f1[1], WastedAttempts: f1[2]},
-		{SeedID: "F6", Stage: "write_failed", Failures: f6[0], Runs: f6[1], WastedAttempts: f6[2]},
-		{SeedID: "F8a", Stage: "acceptance_failed", Failures: f8a[0], Runs: f8a[1], WastedAttempts: f8a[2]},
+		{SeedID: "precondition failure", Stage: "preflight", Failures: f1[0], Runs: f1[1], WastedAttempts: f1[2]},
+		{SeedID: "file-write failure", Stage: "write_failed", Failures: f6[0], Runs: f6[1], WastedAttempts: f6[2]},
+		{SeedID: "acceptance command does not parse", Stage: "acceptance_failed", Failures: f8a[0], Runs: f8a[1], WastedAttempts: f8a[2]},
 	}}
 	for _, r := range d.ByStage {
 		d.Failures += r.Failures
@@ -126,7 +126,7 @@ func TestFactoryAuditFixtures(t *testing.T) {
 	all := &reports.FactoryAudit{
 		Runs: 10, Attempts: 22, FailedAttempts: 17, RetriedRuns: 9, UndatedRuns: 4,
 		Stages: append(taxonomy(map[string][2]int64{
-			"F1": {3, 1}, "F2": {2, 1}, "F3": {2, 1}, "F6": {1, 1}, "F7": {4, 3}, "F8a": {2, 1}, "patch_apply_failed": {2, 1},
+			"precondition failure": {3, 1}, "model API error": {2, 1}, "unparseable model output": {2, 1}, "file-write failure": {1, 1}, "verification failure": {4, 3}, "acceptance command does not parse": {2, 1}, "patch_apply_failed": {2, 1},
 		}), stageRow("", "(none)", reports.RetryUnknown, 1, 1)),
 		RetriedDeterministic: deterministic(3, [3]int64{2, 1, 2}, [3]int64{1, 1, 1}, [3]int64{1, 1, 1}),
 		RepeatedSignatures: reports.AuditRepeats{Runs: 4, RepeatedAttempts: 5, Worst: []reports.AuditRepeatRun{
@@ -158,7 +158,7 @@ func TestFactoryAuditFixtures(t *testing.T) {
 	// left out of it.
 	window := empty(2, 4)
 	window.Attempts, window.FailedAttempts, window.RetriedRuns = 5, 3, 2
-	window.Stages = taxonomy(map[string][2]int64{"F6": {1, 1}, "F7": {2, 1}})
+	window.Stages = taxonomy(map[string][2]int64{"file-write failure": {1, 1}, "verification failure": {2, 1}})
 	window.RetriedDeterministic = deterministic(1, [3]int64{}, [3]int64{1, 1, 1}, [3]int64{})
 	window.CommandTimeouts = all.CommandTimeouts
 
@@ -166,11 +166,11 @@ func TestFactoryAuditFixtures(t *testing.T) {
 	// do not say, attempt 2 at verify. Undated runs are outside Until.
 	last := empty(1, 4)
 	last.Attempts, last.FailedAttempts, last.RetriedRuns = 2, 2, 1
-	last.Stages = append(taxonomy(map[string][2]int64{"F7": {1, 1}}), stageRow("", "(none)", reports.RetryUnknown, 1, 1))
+	last.Stages = append(taxonomy(map[string][2]int64{"verification failure": {1, 1}}), stageRow("", "(none)", reports.RetryUnknown, 1, 1))
 
 	f1 := empty(1, 0)
 	f1.Attempts, f1.FailedAttempts, f1.RetriedRuns = 3, 3, 1
-	f1.Stages = taxonomy(map[string][2]int64{"F1": {3, 1}})
+	f1.Stages = taxonomy(map[string][2]int64{"precondition failure": {3, 1}})
 	f1.RetriedDeterministic = deterministic(1, [3]int64{2, 1, 2}, [3]int64{}, [3]int64{})
 	f1.RepeatedSignatures = reports.AuditRepeats{Runs: 1, RepeatedAttempts: 2, Worst: all.RepeatedSignatures.Worst[:1]}
 
@@ -314,14 +314,14 @@ func realRuns(t *testing.T) []realRun {
 // read by the test.
 func expectAudit(runs []realRun) *reports.FactoryAudit {
 	seedID := func(a realAttempt) string {
-		ids := map[string]string{"preflight": "F1", "exception": "F2", "llm_output_invalid": "F3", "write_scope_violation": "F4",
-			"stale_context": "F5", "write_failed": "F6", "verify_failed": "F7", "acceptance_failed": "F8", "patch_apply_failed": "patch_apply_failed"}
+		ids := map[string]string{"preflight": "precondition failure", "exception": "model API error", "llm_output_invalid": "unparseable model output", "write_scope_violation": "write outside allowed files",
+			"stale_context": "stale file hash", "write_failed": "file-write failure", "verify_failed": "verification failure", "acceptance_failed": "acceptance failure", "patch_apply_failed": "patch_apply_failed"}
 		if a.stage == "acceptance_failed" && strings.HasPrefix(a.excerpt, "Failed to parse acceptance command") {
-			return "F8a"
+			return "acceptance command does not parse"
 		}
 		return ids[a.stage]
 	}
-	deterministicIDs := map[string]bool{"F1": true, "F6": true, "F8a": true}
+	deterministicIDs := map[string]bool{"precondition failure": true, "file-write failure": true, "acceptance command does not parse": true}
 	type set map[string]bool
 	stageN, stageRuns := map[string]int64{}, map[string]set{}
 	det := map[string][3]int64{}
@@ -425,9 +425,9 @@ func expectAudit(runs []realRun) *reports.FactoryAudit {
 	}
 	a.Stages = taxonomy(counts)
 	a.RetriedDeterministic = deterministic(detAny,
-		[3]int64{det["F1"][0], int64(len(detRuns["F1"])), det["F1"][2]},
-		[3]int64{det["F6"][0], int64(len(detRuns["F6"])), det["F6"][2]},
-		[3]int64{det["F8a"][0], int64(len(detRuns["F8a"])), det["F8a"][2]})
+		[3]int64{det["precondition failure"][0], int64(len(detRuns["precondition failure"])), det["precondition failure"][2]},
+		[3]int64{det["file-write failure"][0], int64(len(detRuns["file-write failure"])), det["file-write failure"][2]},
+		[3]int64{det["acceptance command does not parse"][0], int64(len(detRuns["acceptance command does not parse"])), det["acceptance command does not parse"][2]})
 	sort.SliceStable(a.RepeatedSignatures.Worst, func(i, j int) bool {
 		x, y := a.RepeatedSignatures.Worst[i], a.RepeatedSignatures.Worst[j]
 		return x.RepeatedAttempts > y.RepeatedAttempts || x.RepeatedAttempts == y.RepeatedAttempts && x.RunID < y.RunID

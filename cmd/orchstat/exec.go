@@ -58,8 +58,8 @@ func newExecCmd(g *globals, runF func(context.Context, *execOptions) error) *cob
 	o := &execOptions{g: g}
 	cmd := &cobra.Command{
 		Use:   "exec [flags] -- COMMAND [ARG...]\n  orchstat exec --reset-cascade [-- COMMAND [ARG...]]",
-		Short: "Run a command with seed 001's retry handler, recording its attempts",
-		Long: `Run COMMAND (no shell) and retry it as seed 001's retry handler does, deciding
+		Short: "Run a command with retries (the retry-handler policy), recording its attempts",
+		Long: `Run COMMAND (no shell) and retry it as the retry-handler policy does, deciding
 each retry with the same retry core that orchstat simulate replays with. The
 policy defaults to the retry-handler preset: test 3 attempts, review 2, build 1,
 custom 3; --max-retries overrides the operation's retries.
@@ -73,7 +73,7 @@ later.
 
 The attempts are appended to <runs-dir>/<run id>/trace.jsonl, which ingest,
 report, check and simulate read. Each invocation is also recorded in the
-store, where seed 001's cascade detection (3 failures within the last 5
+store, where cascade detection (3 failures within the last 5
 invocations, by default) looks across invocations of the same command (the
 same argv) in the same working directory: failures of other commands, or of
 this one in another directory, do not count. A cascade is reported on stderr
@@ -116,7 +116,7 @@ before anything runs; 130 when interrupted.`,
 	// fuzz target runs this command alone.
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	f := cmd.Flags()
-	f.StringVar(&o.Op, "op", "custom", "seed 001's operation: test, build, review or custom (its retry limit and signature)")
+	f.StringVar(&o.Op, "op", "custom", "operation: test, build, review or custom (sets the retry limit; part of each failure's signature)")
 	f.IntVar(&o.MaxRetries, "max-retries", 0, "retries after the first attempt (default: the policy's for --op)")
 	f.DurationVar(&o.Timeout, "timeout", 0, "time limit of each attempt, such as 10m (0: none)")
 	f.DurationVar(&o.KillAfter, "kill-after", runner.KillAfter, "after a timeout's SIGTERM, SIGKILL what is left of the command this much later")
@@ -162,7 +162,7 @@ func (o *execOptions) parse(cmd *cobra.Command, args []string) error {
 		valid = valid || o.Op == op
 	}
 	if !valid {
-		return usage("--op %q: use one of %s (seed 001's operations)", o.Op, strings.Join(execOps, ", "))
+		return usage("--op %q: use one of %s", o.Op, strings.Join(execOps, ", "))
 	}
 	if !cmd.Flags().Changed("max-retries") {
 		o.MaxRetries = -1

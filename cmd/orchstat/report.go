@@ -34,7 +34,7 @@ func newReportCmd(g *globals, runF func(context.Context, *reportOptions) error) 
 		Use:   "report [PATH...]",
 		Short: "Report retry, escalation, iteration and diagnosis rates",
 		Long: `Ingest any new lines (unless --no-ingest), then report every metric of
-METRICS.md with the counts behind it, breakdowns by provider and model and by
+docs/metrics.md with the counts behind it, breakdowns by provider and model and by
 day, the worst runs, stop, escalation and judge reasons, and candidate
 validity. A metric that crosses a threshold of the alert rules is marked.
 
@@ -264,7 +264,7 @@ func thresholds(io *IO, rf *rules.File, m reports.Metrics) ([]reports.Threshold,
 		v, ok := m[r.Metric]
 		switch {
 		case !ok:
-			fmt.Fprintf(io.Err, "orchstat: %s: rule %q names no metric of METRICS.md (%q); not marked\n", rf.Path, r.Name, r.Metric)
+			fmt.Fprintf(io.Err, "orchstat: %s: rule %q: %q is not a metric orchstat reports (see docs/metrics.md); not marked\n", rf.Path, r.Name, r.Metric)
 			continue
 		case r.Threshold == nil:
 			fmt.Fprintf(io.Err, "orchstat: %s: rule %q has no threshold; not marked\n", rf.Path, r.Name)
