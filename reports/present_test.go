@@ -63,7 +63,8 @@ func TestRenderMetricText(t *testing.T) {
 	}{
 		{"provider_retry_rate", "value > threshold && denominator >= 20", 0.2, "> 20%"},
 		{"candidate_validity_rate", "value < threshold && denominator >= 20", 0.5, "< 50%"},
-		{"avg_repair_iterations", "threshold < value", 3, "> 3.00"},
+		{"avg_repair_iterations", "threshold < value", 3, "> 3"},
+		{"l3_diagnosis_rate", "", 0.1, "10%"},
 		{"record_failure_rate", "numerator >= threshold", 3, "numerator >= 3"},
 		{"failed_runs", "", 3, "3"},
 		{"x", "labels.a == 'b'", 1, "labels.a == 'b'"},

@@ -253,7 +253,10 @@ func ThresholdShort(metric, condition string, threshold float64) string {
 	m := comparison.FindStringSubmatch(condition)
 	if m == nil {
 		if condition == "" {
-			return MetricText(metric, &threshold)
+			if isRate(metric) {
+				return strings.Replace(percentText(threshold), ".0%", "%", 1)
+			}
+			return formatFloat(threshold)
 		}
 		return thresholdWord.ReplaceAllLiteralString(condition, formatFloat(threshold))
 	}
@@ -262,8 +265,13 @@ func ThresholdShort(metric, condition string, threshold float64) string {
 		subject, op = m[4], map[string]string{">": "<", "<": ">", ">=": "<=", "<=": ">=", "==": "==", "!=": "!="}[m[3]]
 	}
 	if subject == "value" {
-		// A threshold is a round number: "20%", not "20.0%".
-		return op + " " + strings.Replace(MetricText(metric, &threshold), ".0%", "%", 1)
+		// A threshold is written by a person: "20%", not "20.0%"; "3",
+		// not "3.00".
+		t := formatFloat(threshold)
+		if isRate(metric) {
+			t = strings.Replace(percentText(threshold), ".0%", "%", 1)
+		}
+		return op + " " + t
 	}
 	return subject + " " + op + " " + countText(threshold)
 }
