@@ -14,11 +14,12 @@ import (
 // programs and golden files read never depends on the terminal.
 //
 // In order, until the table fits:
-//  1. Shrink the widest columns, cutting their cells with "…". The first
-//     column (the row's name: a rule, a run id, a metric) is cut last,
-//     and no column goes below its header or minCol.
-//  2. Transpose: one row per column, one column per row. A table with many
-//     columns and few rows (By day) reads well this way.
+//  1. Shrink the widest columns a little (each keeps 60% of its width),
+//     cutting their cells with "…". The first column (the row's name: a
+//     rule, a run id, a metric) is cut last, and no column goes below its
+//     header or minCol.
+//  2. Transpose, and shrink a little: one row per column, one column per
+//     row. A table with many columns and few rows (By day) reads well so.
 //  3. Split the columns into several tables, each repeating the first.
 //  4. Cut whatever still does not fit.
 //
@@ -55,34 +56,54 @@ func naturalWidths(header []string, rows [][]string) []int {
 
 // shrink narrows the widest columns until the table is at most width
 // wide, and reports whether it got there. Headers are not cut: a column
-// whose name is cut can no longer be looked up in the docs.
-func shrink(header []string, widths []int, width int) bool {
+// whose name is cut can no longer be looked up in the docs. The first
+// column, which names the row, gives only when no other can, and keeps a
+// third of the line. gentle keeps every column at 60% of its width or
+// more, so that a cut cell still reads, or at its longest word when words
+// (words[j], nil for none) can wrap; widths is changed either way.
+func shrink(header []string, widths []int, width int, gentle bool, words []int) bool {
 	floor := make([]int, len(widths))
 	for j, h := range header {
 		floor[j] = min(widths[j], max(twwidth.Width(h), minCol))
+		if gentle {
+			keep := (widths[j]*6 + 9) / 10
+			if words != nil {
+				keep = min(keep, words[j])
+			}
+			floor[j] = max(floor[j], keep)
+		}
 	}
-	// The first column names the row: it keeps up to a third of the line
-	// while other columns can give.
-	first := min(widths[0], max(floor[0], width/3))
+	floor[0] = min(widths[0], max(floor[0], width/3))
 	for tableWidth(widths) > width {
-		// The widest column that can still give, the first column last.
 		pick := -1
 		for j := len(widths) - 1; j >= 1; j-- {
 			if widths[j] > floor[j] && (pick < 0 || widths[j] > widths[pick]) {
 				pick = j
 			}
 		}
-		switch {
-		case pick < 0 && widths[0] > floor[0]:
+		if pick < 0 && widths[0] > floor[0] {
 			pick = 0
-		case pick < 0:
+		}
+		if pick < 0 {
 			return false
-		case widths[0] > first:
-			pick = 0
 		}
 		widths[pick]--
 	}
 	return true
+}
+
+// longestWords is, for each column, the widest word of its cells: how
+// narrow it can wrap without cutting a word.
+func longestWords(rows [][]string, n int) []int {
+	out := make([]int, n)
+	for _, row := range rows {
+		for j, c := range row {
+			for _, w := range strings.Fields(c) {
+				out[j] = max(out[j], twwidth.Width(w))
+			}
+		}
+	}
+	return out
 }
 
 // cut shortens s to at most w display columns, ending in "…" when cut.
@@ -96,13 +117,21 @@ func cut(s string, w int) string {
 	return twwidth.Truncate(s, w-1) + "…"
 }
 
-// cutRows cuts every cell to its column's width.
-func cutRows(widths []int, rows [][]string) [][]string {
+// cutRows cuts every cell to its column's width. With wrap, a cell of
+// words is wrapped onto up to three lines instead, when that loses
+// nothing; ids, times and paths, which are one word, are cut.
+func cutRows(widths []int, rows [][]string, wrap bool) [][]string {
 	out := make([][]string, len(rows))
 	for i, row := range rows {
 		out[i] = make([]string, len(row))
 		for j, c := range row {
 			out[i][j] = cut(c, widths[j])
+			if !wrap || out[i][j] == c {
+				continue
+			}
+			if lines := wrapCell(c, widths[j]); len(lines) <= 3 && strings.Join(lines, " ") == c {
+				out[i][j] = strings.Join(lines, "\n")
+			}
 		}
 	}
 	return out
@@ -117,35 +146,40 @@ type fitPart struct {
 
 // fitTable lays out header and rows in at most width columns, as one or
 // more tables; see the comment at the top of this file.
-func fitTable(header []string, rows [][]string, numeric []bool, width int) []fitPart {
+//
+// wrap lets a cell of several words take several lines (the ASCII table
+// can; a Markdown row cannot).
+func fitTable(header []string, rows [][]string, numeric []bool, width int, wrap bool) []fitPart {
 	whole := fitPart{header, rows, numeric}
-	if width <= 0 {
+	if width <= 0 || tableWidth(naturalWidths(header, rows)) <= width {
 		return []fitPart{whole}
 	}
-	widths := naturalWidths(header, rows)
-	if tableWidth(widths) <= width {
-		return []fitPart{whole}
-	}
-	if shrink(header, widths, width) {
-		return []fitPart{{header, cutRows(widths, rows), numeric}}
-	}
+	// Cut a little, or turn the table round, before splitting it: one
+	// table reads better than several.
+	candidates := []fitPart{whole}
 	if len(header) > 2 && len(rows) > 0 {
-		t := transpose(whole)
-		tw := naturalWidths(t.header, t.rows)
-		if shrink(t.header, tw, width) {
-			return []fitPart{{t.header, cutRows(tw, t.rows), t.numeric}}
+		candidates = append(candidates, transpose(whole))
+	}
+	for _, c := range candidates {
+		w := naturalWidths(c.header, c.rows)
+		var words []int
+		if wrap {
+			words = longestWords(c.rows, len(c.header))
+		}
+		if shrink(c.header, w, width, true, words) {
+			return []fitPart{{c.header, cutRows(w, c.rows, wrap), c.numeric}}
 		}
 	}
 	var parts []fitPart
 	for _, p := range splitColumns(whole, width) {
 		pw := naturalWidths(p.header, p.rows)
-		if !shrink(p.header, pw, width) {
+		if !shrink(p.header, pw, width, false, nil) {
 			// One column wider than the terminal even at its floor: cut
 			// headers too, sharing out what is left.
 			hard(pw, width)
-			p.header = cutRows(pw, [][]string{p.header})[0]
+			p.header = cutRows(pw, [][]string{p.header}, false)[0]
 		}
-		p.rows = cutRows(pw, p.rows)
+		p.rows = cutRows(pw, p.rows, wrap)
 		parts = append(parts, p)
 	}
 	return parts
@@ -189,12 +223,13 @@ func transpose(p fitPart) fitPart {
 	return t
 }
 
-// splitColumns splits p's columns into parts that each fit width once
-// shrunk, every part starting with the first column.
+// splitColumns splits p's columns into parts that each fit width, every
+// part starting with the first column.
 func splitColumns(p fitPart, width int) []fitPart {
+	// Columns are packed at their full width, so no cell is cut that
+	// need not be.
 	floor := func(j int) int {
-		w := naturalWidths([]string{p.header[j]}, columnOf(p.rows, j))[0]
-		return min(w, max(twwidth.Width(p.header[j]), minCol))
+		return naturalWidths([]string{p.header[j]}, columnOf(p.rows, j))[0]
 	}
 	var parts []fitPart
 	var cols []int
@@ -235,6 +270,35 @@ func columnOf(rows [][]string, j int) [][]string {
 		out[i] = []string{r[j]}
 	}
 	return out
+}
+
+// wrapCell wraps a cell as wrapText does, but keeps the items of a list
+// ("a; b; c", as several rules' thresholds are shown) whole where it can.
+func wrapCell(s string, width int) []string {
+	var lines []string
+	line := ""
+	for _, item := range strings.SplitAfter(s, "; ") {
+		item = strings.TrimSuffix(item, " ")
+		switch {
+		case twwidth.Width(item) > width:
+			if line != "" {
+				lines = append(lines, line)
+				line = ""
+			}
+			lines = append(lines, wrapText(item, width)...)
+		case line == "":
+			line = item
+		case twwidth.Width(line)+1+twwidth.Width(item) <= width:
+			line += " " + item
+		default:
+			lines = append(lines, line)
+			line = item
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 // wrapText breaks s into lines of at most width display columns, at

@@ -916,7 +916,7 @@ func drawGrid(w *bytes.Buffer, g grid, f Format, width int) error {
 			rows[i][j] = escape(c)
 		}
 	}
-	for i, p := range fitTable(header, rows, g.numeric, width) {
+	for i, p := range fitTable(header, rows, g.numeric, width, f == FormatTable) {
 		if i > 0 {
 			w.WriteByte('\n')
 		}

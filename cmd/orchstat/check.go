@@ -432,7 +432,8 @@ func checkTable(rows []checkRow, code int, width int) reports.Table {
 			if r.ActiveSince != nil {
 				since = r.ActiveSince.UTC().Format("2006-01-02 15:04")
 			}
-			t.Rows = append(t.Rows, []any{r.Rule + labelText(r.Labels), state, value, thresholdCell(r), since})
+			// A space before the labels lets a narrow column wrap there.
+			t.Rows = append(t.Rows, []any{strings.TrimSpace(r.Rule + " " + labelText(r.Labels)), state, value, thresholdCell(r), since})
 		}
 		return t
 	}
