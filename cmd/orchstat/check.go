@@ -41,8 +41,7 @@ func newCheckCmd(g *globals, runF func(context.Context, *checkOptions) error) *c
 		Use:   "check [PATH...]",
 		Short: "Evaluate the alert rules, keeping alert state between runs (for cron)",
 		Long: `Ingest any new lines (unless --no-ingest), evaluate every rule of the rule
-file over its window, and print firing, pending and resolved alerts with their
-values. Alert state is kept in the store, so a rule's for and keep_firing_for
+file over its window, and print every rule with its state and value. Alert state is kept in the store, so a rule's for and keep_firing_for
 span cron runs: an alert is pending until its condition has held long enough,
 then firing, and resolved once it stops holding (after keep_firing_for). A
 rule whose data has no samples reports no data and keeps its alerts as they
@@ -52,8 +51,8 @@ Every rule is listed, inactive ones too, with its value, its threshold and
 the counts behind the value, so you see how close a rule is to firing.
 Tables show rates as percentages (28.1%) and counts as integers; JSON and
 CSV keep full precision. At a terminal the table fits its width (labels
-join the rule name, long cells are cut with "…"); --wide prints every
-column in full, as output to a pipe or a file always is.
+follow the rule's name, long cells wrap or are cut with "…"); --wide
+prints every column in full, as output to a pipe or a file always is.
 
 --quiet prints nothing while no alert fires; when one does, it prints a
 status line and one line per firing alert, for cron to mail:
