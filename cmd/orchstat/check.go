@@ -388,7 +388,7 @@ func renderCheck(io *IO, rows []checkRow, sent []notifyRow, f reports.Format, co
 	}
 	t := checkTable(rows, code, io.OutWidth)
 	if f == reports.FormatCSV {
-		t = checkTable(rows, code, 0)
+		t = checkCSV(rows, code)
 	}
 	if err := reports.RenderTable(io.Out, t, f); err != nil {
 		return err
@@ -409,8 +409,7 @@ func renderCheck(io *IO, rows []checkRow, sent []notifyRow, f reports.Format, co
 // checkTable lays the rows out for a person. width > 0 is a terminal's:
 // the labels join the rule's name, the state shows this check's change,
 // and the counts join the value, so the table has few columns to fit.
-// Otherwise every field has its column. CSV (width 0) keeps full
-// precision.
+// Otherwise every field has its column.
 func checkTable(rows []checkRow, code int, width int) reports.Table {
 	t := reports.Table{Title: "orchstat check: " + statusNames[code], Width: width}
 	if width > 0 {
@@ -453,6 +452,22 @@ func checkTable(rows []checkRow, code int, width int) reports.Table {
 		}
 		t.Rows = append(t.Rows, []any{r.Rule, r.Severity, state, strings.Join(labels, ","), reports.MetricText(r.Metric, r.Value),
 			thresholdCell(r), countCell(r.Numerator), countCell(r.Denominator), since, r.Changed})
+	}
+	return t
+}
+
+// checkCSV is the rows for programs: numbers at full precision, the
+// condition as the rule file has it.
+func checkCSV(rows []checkRow, code int) reports.Table {
+	t := reports.Table{Title: "orchstat check: " + statusNames[code],
+		Columns: []string{"rule", "severity", "state", "labels", "metric", "value", "numerator", "denominator", "threshold", "condition", "active_since", "changed", "error"}}
+	for _, r := range rows {
+		var since any
+		if r.ActiveSince != nil {
+			since = *r.ActiveSince
+		}
+		t.Rows = append(t.Rows, []any{r.Rule, r.Severity, r.State, strings.TrimSuffix(strings.TrimPrefix(labelText(r.Labels), "{"), "}"), r.Metric,
+			r.Value, r.Numerator, r.Denominator, r.Threshold, r.Condition, since, r.Changed, r.Error})
 	}
 	return t
 }
