@@ -20,7 +20,8 @@ import (
 //     header or minCol.
 //  2. Transpose, and shrink a little: one row per column, one column per
 //     row. A table with many columns and few rows (By day) reads well so.
-//  3. Split the columns into several tables, each repeating the first.
+//  3. Split the columns into several tables, each repeating the columns
+//     that tell its rows apart (the first, or the first two or three).
 //  4. Cut whatever still does not fit.
 //
 // Widths are display widths (a CJK character is two columns), as
@@ -60,8 +61,10 @@ func naturalWidths(header []string, rows [][]string) []int {
 // column, which names the row, gives only when no other can, and keeps a
 // third of the line. gentle keeps every column at 60% of its width or
 // more, so that a cut cell still reads, or at its longest word when words
-// (words[j], nil for none) can wrap; widths is changed either way.
-func shrink(header []string, widths []int, width int, gentle bool, words []int) bool {
+// (words[j], nil for none) can wrap, and never cuts two different cells
+// of a column to the same text (distinct[j], nil for no such care);
+// widths is changed either way.
+func shrink(header []string, widths []int, width int, gentle bool, words, distinct []int) bool {
 	floor := make([]int, len(widths))
 	for j, h := range header {
 		floor[j] = min(widths[j], max(twwidth.Width(h), minCol))
@@ -71,6 +74,9 @@ func shrink(header []string, widths []int, width int, gentle bool, words []int) 
 				keep = min(keep, words[j])
 			}
 			floor[j] = max(floor[j], keep)
+		}
+		if distinct != nil {
+			floor[j] = max(floor[j], distinct[j])
 		}
 	}
 	floor[0] = min(widths[0], max(floor[0], width/3))
@@ -160,20 +166,26 @@ func fitTable(header []string, rows [][]string, numeric []bool, width int, wrap 
 	if len(header) > 2 && len(rows) > 0 {
 		candidates = append(candidates, transpose(whole))
 	}
-	for _, c := range candidates {
+	for i, c := range candidates {
 		w := naturalWidths(c.header, c.rows)
 		var words []int
 		if wrap {
 			words = longestWords(c.rows, len(c.header))
 		}
-		if shrink(c.header, w, width, true, words) {
+		keep := distinctWidths(c.rows, len(c.header), wrap)
+		if i > 0 {
+			// A turned table's columns mix fields, so nothing in them is
+			// cut: cells may only wrap.
+			keep = unbreakableWidths(c.rows, len(c.header), wrap)
+		}
+		if shrink(c.header, w, width, true, words, keep) {
 			return []fitPart{{c.header, cutRows(w, c.rows, wrap), c.numeric}}
 		}
 	}
 	var parts []fitPart
 	for _, p := range splitColumns(whole, width) {
 		pw := naturalWidths(p.header, p.rows)
-		if !shrink(p.header, pw, width, false, nil) {
+		if !shrink(p.header, pw, width, false, nil, nil) {
 			// One column wider than the terminal even at its floor: cut
 			// headers too, sharing out what is left.
 			hard(pw, width)
@@ -224,36 +236,46 @@ func transpose(p fitPart) fitPart {
 }
 
 // splitColumns splits p's columns into parts that each fit width, every
-// part starting with the first column.
+// part starting with p's key columns.
 func splitColumns(p fitPart, width int) []fitPart {
 	// Columns are packed at their full width, so no cell is cut that
 	// need not be.
-	floor := func(j int) int {
+	full := func(j int) int {
 		return naturalWidths([]string{p.header[j]}, columnOf(p.rows, j))[0]
+	}
+	keys := keyColumns(p)
+	lead := 1
+	for j := range keys {
+		lead += full(j) + 3
 	}
 	var parts []fitPart
 	var cols []int
-	used := tableWidth([]int{floor(0)})
+	used := lead
 	flush := func() {
 		part := fitPart{}
-		for _, j := range append([]int{0}, cols...) {
+		idx := make([]int, 0, keys+len(cols))
+		for j := range keys {
+			idx = append(idx, j)
+		}
+		idx = append(idx, cols...)
+		for _, j := range idx {
 			part.header = append(part.header, p.header[j])
 			part.numeric = append(part.numeric, p.numeric[j])
 		}
 		for _, row := range p.rows {
-			r := []string{row[0]}
-			for _, j := range cols {
+			r := make([]string, 0, len(idx))
+			for _, j := range idx {
 				r = append(r, row[j])
 			}
 			part.rows = append(part.rows, r)
 		}
 		parts = append(parts, part)
 	}
-	for j := 1; j < len(p.header); j++ {
-		f := floor(j) + 3
+	for j := keys; j < len(p.header); j++ {
+		f := full(j) + 3
 		if len(cols) > 0 && used+f > width {
 			flush()
-			cols, used = nil, tableWidth([]int{floor(0)})
+			cols, used = nil, lead
 		}
 		cols = append(cols, j)
 		used += f
@@ -262,6 +284,80 @@ func splitColumns(p fitPart, width int) []fitPart {
 		flush()
 	}
 	return parts
+}
+
+// keyColumns is how many leading columns each part of a split table
+// repeats: the fewest (up to 3) that tell its rows apart, so that a row
+// of a later part can be matched with its row in the first (By provider
+// and model needs provider and model).
+func keyColumns(p fitPart) int {
+	limit := min(3, len(p.header)-1)
+	for k := 1; k < limit; k++ {
+		seen := map[string]bool{}
+		unique := true
+		for _, row := range p.rows {
+			key := strings.Join(row[:k], "\x00")
+			if seen[key] {
+				unique = false
+				break
+			}
+			seen[key] = true
+		}
+		if unique {
+			return k
+		}
+	}
+	return max(1, limit)
+}
+
+// unbreakableWidths is, for each column, its widest cell that cannot wrap
+// (with wrap, a cell of one word; without, any cell).
+func unbreakableWidths(rows [][]string, n int, wrap bool) []int {
+	out := make([]int, n)
+	for _, row := range rows {
+		for j, c := range row {
+			if !wrap || !strings.Contains(c, " ") {
+				out[j] = max(out[j], twwidth.Width(c))
+			}
+		}
+	}
+	return out
+}
+
+// distinctWidths is, for each column, the narrowest it can be cut to
+// while cells that differ still differ: a cut that makes gemini-2.5-pro
+// and gemini-2.5-flash both "gemini-2.5-…" loses the row. With wrap,
+// cells of several words are left out: they wrap rather than being cut.
+func distinctWidths(rows [][]string, n int, wrap bool) []int {
+	out := make([]int, n)
+	for j := range n {
+		var vals []string
+		seen := map[string]bool{}
+		for _, row := range rows {
+			c := row[j]
+			if seen[c] || (wrap && strings.Contains(c, " ")) {
+				continue
+			}
+			seen[c] = true
+			vals = append(vals, c)
+		}
+		widest := 0
+		for _, v := range vals {
+			widest = max(widest, twwidth.Width(v))
+		}
+		for w := 1; w < widest; w++ {
+			cuts := map[string]bool{}
+			for _, v := range vals {
+				cuts[cut(v, w)] = true
+			}
+			if len(cuts) == len(vals) {
+				out[j] = w
+				break
+			}
+			out[j] = w + 1
+		}
+	}
+	return out
 }
 
 func columnOf(rows [][]string, j int) [][]string {

@@ -234,3 +234,34 @@ func TestRenderScope(t *testing.T) {
 		t.Errorf("whole store:\n%s", buf.String())
 	}
 }
+
+// Fitting never cuts two different cells to the same text, and a split
+// table repeats the columns that tell its rows apart.
+func TestRenderTableFitKeepsRowsApart(t *testing.T) {
+	tbl := Table{Title: "By provider and model",
+		Columns: []string{"provider", "model", "requests", "retried", "failed", "retries_total", "retry_rate", "failure_rate", "avg_duration_ms"}}
+	for _, m := range [][2]string{{"anthropic", "claude-haiku-4-5"}, {"anthropic", "claude-sonnet-4-5"}, {"gemini", "gemini-2.5-flash"},
+		{"gemini", "gemini-2.5-pro"}, {"ollama", "qwen2.5-coder:32b"}, {"openai", "gpt-5"}, {"openai", "gpt-5-mini"}} {
+		tbl.Rows = append(tbl.Rows, []any{m[0], m[1], 52, 14, 0, 17, "26.9%", "0.0%", "11.9 s"})
+	}
+	for _, width := range []int{80, 100, 120} {
+		tbl.Width = width
+		var buf bytes.Buffer
+		if err := RenderTable(&buf, tbl, FormatTable); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		if bad := wideLines(out, width); len(bad) > 0 {
+			t.Errorf("%d columns: too wide:\n%s", width, out)
+		}
+		for _, want := range []string{"gemini-2.5-flash", "gemini-2.5-pro", "claude-haiku-4-5"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%d columns: %q was cut:\n%s", width, want, out)
+			}
+		}
+		// Every table drawn carries the model, so each row can be told.
+		if n, m := strings.Count(out, "| provider "), strings.Count(out, "| model "); n != m {
+			t.Errorf("%d columns: %d tables, %d with the model column:\n%s", width, n, m, out)
+		}
+	}
+}
