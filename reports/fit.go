@@ -14,12 +14,15 @@ import (
 // programs and golden files read never depends on the terminal.
 //
 // In order, until the table fits:
-//  1. Shrink the widest columns a little (each keeps 60% of its width),
-//     cutting their cells with "…". The first column (the row's name: a
-//     rule, a run id, a metric) is cut last, and no column goes below its
-//     header or minCol.
-//  2. Transpose, and shrink a little: one row per column, one column per
-//     row. A table with many columns and few rows (By day) reads well so.
+//  1. Shrink the widest columns a little, wrapping cells of several words
+//     onto up to three lines (ASCII tables) and cutting the others with
+//     "…". A cut column keeps 60% of its width, never goes below its
+//     header or minCol, and never cuts two different cells to the same
+//     text. The first column (the row's name: a rule, a run id, a metric)
+//     gives last.
+//  2. Transpose: one row per column, one column per row, wrapping but
+//     cutting nothing. A table with many columns and few rows (By day)
+//     reads well so.
 //  3. Split the columns into several tables, each repeating the columns
 //     that tell its rows apart (the first, or the first two or three).
 //  4. Cut whatever still does not fit.
