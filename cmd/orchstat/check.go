@@ -621,7 +621,7 @@ func evalRules(ctx context.Context, q query.Querier, rf *rules.File, prev map[st
 			}
 		}
 		if !noData {
-			rows = append(rows, inactiveRows(r, obs, next)...)
+			rows = append(rows, inactiveRows(r, obs, next, changed)...)
 		}
 	}
 	if len(ev.failures) > 0 && code != checkCritical {
@@ -644,7 +644,8 @@ func ruleRow(r *rules.Rule, state string) checkRow {
 // their condition does not hold, and rules.Eval keeps no state for them.
 // They are listed with their values so a reader sees how close they are
 // to firing; a label set seen twice is listed once, with a value if any.
-func inactiveRows(r *rules.Rule, obs []rules.Observation, alerts []rules.Alert) []checkRow {
+// A pending alert that stopped holding shows its change (pending→inactive).
+func inactiveRows(r *rules.Rule, obs []rules.Observation, alerts []rules.Alert, changed map[string]rules.Transition) []checkRow {
 	active := map[string]bool{}
 	for _, a := range alerts {
 		active[a.Fingerprint] = true
@@ -659,6 +660,9 @@ func inactiveRows(r *rules.Rule, obs []rules.Observation, alerts []rules.Alert) 
 		row := ruleRow(r, rules.StateInactive.String())
 		row.Labels, row.Value, row.Numerator, row.Denominator = o.Sample.Labels, o.Sample.Value, o.Sample.Numerator, o.Sample.Denominator
 		row.NoData = o.Sample.Value == nil
+		if c, ok := changed[fp]; ok {
+			row.Changed = c.From.String() + "→" + c.To.String()
+		}
 		if i, ok := seen[fp]; ok {
 			if rows[i].Value == nil && row.Value != nil {
 				rows[i] = row

@@ -400,3 +400,28 @@ func TestCheckSQLNull(t *testing.T) {
 		}
 	}
 }
+
+// A pending alert whose condition stops holding is listed as inactive,
+// with the change this check made.
+func TestCheckPendingBackToInactive(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	dir := t.TempDir()
+	runs, db := filepath.Join(dir, "runs"), filepath.Join(dir, "o.duckdb")
+	writeRequests(t, runs, "bad", now, 30, 15)
+	rulesFile := filepath.Join(dir, "rules.yaml")
+	os.WriteFile(rulesFile, []byte(`rules:
+  - name: retries
+    metric: provider_retry_rate
+    window: 24h
+    threshold: 0.2
+    condition: value > threshold
+    for: 2
+`), 0o644)
+	if _, co := runCheck(t, now, "--db", db, "--rules", rulesFile, runs); stateOf(co, "retries") != "pending inactive→pending" {
+		t.Fatalf("%+v", co)
+	}
+	writeRequests(t, runs, "good", now.Add(5*time.Minute), 300, 0)
+	if _, co := runCheck(t, now.Add(5*time.Minute), "--db", db, "--rules", rulesFile, runs); stateOf(co, "retries") != "inactive pending→inactive" {
+		t.Fatalf("%+v", co)
+	}
+}
