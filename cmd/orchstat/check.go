@@ -39,11 +39,12 @@ func newCheckCmd(g *globals, runF func(context.Context, *checkOptions) error) *c
 		Use:   "check [PATH...]",
 		Short: "Evaluate the alert rules, keeping alert state between runs (for cron)",
 		Long: `Ingest any new lines (unless --no-ingest), evaluate every rule of the rule
-file over its window, and print every rule with its state and value. Alert state is kept in the store, so a rule's for and keep_firing_for
-span cron runs: an alert is pending until its condition has held long enough,
-then firing, and resolved once it stops holding (after keep_firing_for). A
-rule whose data has no samples reports no data and keeps its alerts as they
-are rather than resolving them.
+file over its window, and print every rule with its state and value. Alert
+state is kept in the store, so a rule's for and keep_firing_for span cron
+runs: an alert is pending until its condition has held long enough, then
+firing, and resolved once it stops holding (after keep_firing_for). A rule
+whose data has no samples reports no data and keeps its alerts as they are
+rather than resolving them.
 
 Every rule is listed, inactive ones too, with its value, its threshold and
 the counts behind the value, so you see how close a rule is to firing.
