@@ -155,7 +155,7 @@ func auditFields(a *FactoryAudit) []overviewField {
 func auditGrids(a *FactoryAudit) []grid {
 	overview := grid{title: "Factory retry audit (seed 003)", columns: []string{"field", "value"}, numeric: []bool{false, true}}
 	for _, f := range auditFields(a) {
-		overview.rows = append(overview.rows, []string{f.name, displayCell(plainCell(f.value))})
+		overview.rows = append(overview.rows, []string{f.name, displayCell(plainCell(f.value), "-")})
 	}
 	n := func(v int64) string { return strconv.FormatInt(v, 10) }
 
@@ -228,7 +228,7 @@ func RenderAuditText(w io.Writer, a *FactoryAudit, markdown bool) error {
 		f = FormatMarkdown
 	}
 	var buf bytes.Buffer
-	if err := writeGrids(&buf, auditGrids(a), f); err != nil {
+	if err := writeGrids(&buf, auditGrids(a), f, 0); err != nil {
 		return err
 	}
 	_, err := buf.WriteTo(w)

@@ -64,7 +64,12 @@ func ParseFormat(s string) (Format, error) {
 // year (10000-01-01T00:00:00Z, -0001-01-01T00:00:00Z) rather than failing.
 // Table and Markdown output escape control characters in the report's text
 // (see escapeControls); JSON and CSV keep it exact.
-func Render(w io.Writer, r *Report, f Format) error {
+func Render(w io.Writer, r *Report, f Format) error { return RenderWidth(w, r, f, 0) }
+
+// RenderWidth is Render with table and markdown output fitted to a
+// terminal width columns wide (see fit.go); 0 draws every cell in full,
+// as Render does.
+func RenderWidth(w io.Writer, r *Report, f Format, width int) error {
 	if r == nil {
 		return errors.New("reports: nil report")
 	}
@@ -72,7 +77,7 @@ func Render(w io.Writer, r *Report, f Format) error {
 	var err error
 	switch f {
 	case FormatTable, FormatMarkdown:
-		err = writeGrids(&buf, reportGrids(r), f)
+		err = writeReportText(&buf, r, f, width)
 	case FormatJSON:
 		err = writeJSON(&buf, jsonReport(r))
 	case FormatCSV:
@@ -99,11 +104,19 @@ type Table struct {
 	Title   string
 	Columns []string
 	Rows    [][]any
+	// Null is what a nil cell shows as in table and markdown output; empty
+	// means "-". `orchstat sql` sets "NULL", so that a NULL cannot be told
+	// apart from the string '-'.
+	Null string
+	// Width is the terminal's width in columns: table and markdown output
+	// are fitted to it (see fit.go). 0 (not a terminal, or --wide) draws
+	// every cell in full.
+	Width int
 }
 
 // RenderTable writes t to w in format f:
 //   - table, markdown: the title (if any), then the table; nil cells show as
-//     "-", times as RFC 3339 in UTC, floats at full precision; a table without
+//     t.Null ("-" when empty), times as RFC 3339 in UTC, floats at full precision; a table without
 //     rows shows "(none)". Control characters in the title, column names and
 //     cells are escaped (see escapeControls).
 //   - json: an array of objects keyed by column name, keys in column order;
@@ -148,7 +161,11 @@ func RenderTable(w io.Writer, t Table, f Format) error {
 	var err error
 	switch f {
 	case FormatTable, FormatMarkdown:
-		err = writeGrids(&buf, []grid{tableGrid(t.Title, t.Columns, rows)}, f)
+		null := t.Null
+		if null == "" {
+			null = "-"
+		}
+		err = writeGrids(&buf, []grid{tableGrid(t.Title, t.Columns, rows, null)}, f, t.Width)
 	case FormatJSON:
 		err = writeTableJSON(&buf, t.Columns, rows)
 	case FormatCSV:
@@ -413,11 +430,12 @@ func intervalText(months, days, micros int64) string {
 	return strings.Join(parts, " ")
 }
 
-// displayCell formats a plainCell value for table and markdown output.
-func displayCell(v any) string {
+// displayCell formats a plainCell value for table and markdown output;
+// nil shows as null.
+func displayCell(v any, null string) string {
 	switch x := v.(type) {
 	case nil:
-		return "-"
+		return null
 	case time.Time:
 		return x.Format(time.RFC3339)
 	}
@@ -817,7 +835,7 @@ type grid struct {
 
 // tableGrid formats plainCell rows for display. A column is numeric when
 // every non-nil cell in it is a number.
-func tableGrid(title string, columns []string, rows [][]any) grid {
+func tableGrid(title string, columns []string, rows [][]any, null string) grid {
 	g := grid{title: title, columns: columns, numeric: make([]bool, len(columns))}
 	for j := range columns {
 		seen := false
@@ -833,31 +851,37 @@ func tableGrid(title string, columns []string, rows [][]any) grid {
 	for _, row := range rows {
 		cells := make([]string, len(row))
 		for j, v := range row {
-			cells[j] = displayCell(v)
+			cells[j] = displayCell(v, null)
 		}
 		g.rows = append(g.rows, cells)
 	}
 	return g
 }
 
-// writeGrids draws each grid under its title, separated by blank lines.
-func writeGrids(buf *bytes.Buffer, grids []grid, f Format) error {
+// writeGrids draws each grid under its title, separated by blank lines,
+// fitted to width columns (0: not fitted).
+func writeGrids(buf *bytes.Buffer, grids []grid, f Format, width int) error {
 	for i, g := range grids {
 		if i > 0 {
 			buf.WriteByte('\n')
 		}
 		if g.title != "" {
+			title := escapeControls(g.title)
 			if f == FormatMarkdown {
-				fmt.Fprintf(buf, "## %s\n\n", escapeControls(g.title))
-			} else {
-				fmt.Fprintf(buf, "%s\n", escapeControls(g.title))
+				title = "## " + title
+			}
+			for _, line := range wrapText(title, width) {
+				buf.WriteString(line + "\n")
+			}
+			if f == FormatMarkdown {
+				buf.WriteByte('\n')
 			}
 		}
 		if len(g.rows) == 0 {
 			buf.WriteString("(none)\n")
 			continue
 		}
-		if err := drawGrid(buf, g, f); err != nil {
+		if err := drawGrid(buf, g, f, width); err != nil {
 			return fmt.Errorf("reports: rendering %q: %w", g.title, err)
 		}
 	}
@@ -868,7 +892,7 @@ func writeGrids(buf *bytes.Buffer, grids []grid, f Format) error {
 // format (safe in logs, mail and any font), GitHub pipe tables for markdown.
 // Nothing is coloured, and cells and headers are printed as given except
 // for escapeControls (and, in Markdown, an escaped "|").
-func drawGrid(w io.Writer, g grid, f Format) error {
+func drawGrid(w *bytes.Buffer, g grid, f Format, width int) error {
 	cfg := tablewriter.NewConfigBuilder().Build()
 	// tablewriter upper-cases headers and turns "_" into spaces by default;
 	// the column names are the JSON/CSV names and must read the same.
@@ -877,23 +901,9 @@ func drawGrid(w io.Writer, g grid, f Format) error {
 	// be as wide as its content instead.
 	cfg.Header.Formatting.AutoWrap = tw.WrapNone
 	cfg.Row.Formatting.AutoWrap = tw.WrapNone
-	align := make([]tw.Align, len(g.columns))
-	for i := range align {
-		align[i] = tw.AlignLeft
-		if g.numeric[i] {
-			align[i] = tw.AlignRight
-		}
-	}
-	cfg.Header.Alignment.PerColumn = align
-	cfg.Row.Alignment.PerColumn = align
-
 	escape := escapeControls
-	var rend tw.Renderer
 	if f == FormatMarkdown {
-		rend = renderer.NewMarkdown()
 		escape = func(s string) string { return markdownEscaper.Replace(escapeControls(s)) }
-	} else {
-		rend = renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})
 	}
 	header := make([]string, len(g.columns))
 	for j, c := range g.columns {
@@ -906,12 +916,35 @@ func drawGrid(w io.Writer, g grid, f Format) error {
 			rows[i][j] = escape(c)
 		}
 	}
-	t := tablewriter.NewTable(w, tablewriter.WithRenderer(rend), tablewriter.WithConfig(cfg))
-	t.Header(header)
-	if err := t.Bulk(rows); err != nil {
-		return err
+	for i, p := range fitTable(header, rows, g.numeric, width, f == FormatTable) {
+		if i > 0 {
+			w.WriteByte('\n')
+		}
+		align := make([]tw.Align, len(p.header))
+		for j := range align {
+			align[j] = tw.AlignLeft
+			if p.numeric[j] {
+				align[j] = tw.AlignRight
+			}
+		}
+		cfg.Header.Alignment.PerColumn = align
+		cfg.Row.Alignment.PerColumn = align
+		var rend tw.Renderer
+		if f == FormatMarkdown {
+			rend = renderer.NewMarkdown()
+		} else {
+			rend = renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})
+		}
+		t := tablewriter.NewTable(w, tablewriter.WithRenderer(rend), tablewriter.WithConfig(cfg))
+		t.Header(p.header)
+		if err := t.Bulk(p.rows); err != nil {
+			return err
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
 	}
-	return t.Render()
+	return nil
 }
 
 // markdownEscaper keeps a cell inside its pipe-table column: a "|" would end

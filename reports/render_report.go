@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"encoding/csv"
+	"fmt"
 	"math"
 	"regexp"
 	"slices"
@@ -41,7 +42,59 @@ func overviewFields(r *Report) []overviewField {
 		{"other_status", o.OtherStatus},
 		{"events", o.Events},
 		{"quarantined", o.Quarantined},
+		{"undated", o.Undated},
+		{"queued_tasks", o.QueuedTasks},
 	}
+}
+
+// scopeLines say, above a table or markdown report, which store and which
+// of its runs it covers, then what the overview's numbers leave out.
+func scopeLines(r *Report) []string {
+	s := r.Scope
+	scope := fmt.Sprintf("the whole store (%s)", plural(s.RunsInStore, "run"))
+	if len(s.Paths) > 0 {
+		scope = fmt.Sprintf("runs under %s (%d of %s in the store; %d left out)",
+			strings.Join(s.Paths, ", "), s.RunsInStore-s.RunsLeftOut, plural(s.RunsInStore, "run"), s.RunsLeftOut)
+	}
+	lines := []string{"Store: " + r.Database + " — scope: " + scope}
+	if n := r.Overview.Undated; n > 0 {
+		lines = append(lines, fmt.Sprintf("%s %s no recorded time (left out of --since, --until and time windows)", plural(n, "run"), have(n)))
+	}
+	if n := r.Overview.QueuedTasks; n > 0 {
+		lines = append(lines, fmt.Sprintf("%s never ran (not counted as runs)", plural(n, "queued task")))
+	}
+	return lines
+}
+
+func plural(n int64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.FormatInt(n, 10) + " " + what + "s"
+}
+
+func have(n int64) string {
+	if n == 1 {
+		return "has"
+	}
+	return "have"
+}
+
+// writeReportText writes the scope lines, then the report's sections, for
+// the table and markdown formats.
+func writeReportText(buf *bytes.Buffer, r *Report, f Format, width int) error {
+	for _, l := range scopeLines(r) {
+		for _, line := range wrapText(escapeControls(l), width) {
+			buf.WriteString(line + "\n")
+		}
+		if f == FormatMarkdown {
+			buf.WriteByte('\n')
+		}
+	}
+	if f != FormatMarkdown {
+		buf.WriteByte('\n')
+	}
+	return writeGrids(buf, reportGrids(r, width), f, width)
 }
 
 // metricOrder is MetricNames followed by any other of names, sorted, so that
@@ -58,20 +111,61 @@ func metricOrder(names []string) []string {
 	return append(order, extra...)
 }
 
-// ratioText shows a ratio to 4 decimals, "-" when it has no value.
-func ratioText(v *float64) string {
+// Values as people read them: rates as percentages with one decimal,
+// averages with two, counts as integers, durations with a unit. JSON and
+// CSV keep full precision; these are for table and markdown output, and
+// for check's lines.
+
+// averageMetrics are the ratios that are averages (per run, per loop), not
+// shares: 3.33 iterations, not 333.3%.
+var averageMetrics = map[string]bool{
+	"avg_repair_iterations":        true,
+	"diagnoses_per_l3_run":         true,
+	"judge_invocations_per_l3_run": true,
+}
+
+// isRate reports whether the metric is a share shown as a percentage.
+func isRate(name string) bool { return strings.HasSuffix(name, "_rate") }
+
+// MetricText shows a value of the metric named name as a person reads it:
+// "28.1%" for a rate, "3.33" for an average, "7" for a count; "-" when
+// there is no value. A name that is no metric (an SQL rule's value) shows
+// as a count.
+func MetricText(name string, v *float64) string {
 	if v == nil {
 		return "-"
 	}
-	return strconv.FormatFloat(*v, 'f', 4, 64)
+	switch {
+	case isRate(name):
+		return percentText(*v)
+	case averageMetrics[name]:
+		return strconv.FormatFloat(*v, 'f', 2, 64)
+	}
+	return countText(*v)
 }
 
-// countText shows an integral number without decimals and any other to 4.
+// percentText shows a share as a percentage with one decimal.
+func percentText(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return formatFloat(v)
+	}
+	return strconv.FormatFloat(v*100, 'f', 1, 64) + "%"
+}
+
+// rateText shows a ratio metric that is a share.
+func rateText(m Metric) string {
+	if m.Value == nil {
+		return "-"
+	}
+	return percentText(*m.Value)
+}
+
+// countText shows an integral number without decimals and any other to 2.
 func countText(v float64) string {
 	if v == math.Trunc(v) && !math.IsInf(v, 0) {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
-	return strconv.FormatFloat(v, 'f', 4, 64)
+	return strconv.FormatFloat(v, 'f', 2, 64)
 }
 
 func countPtrText(v *float64) string {
@@ -81,12 +175,35 @@ func countPtrText(v *float64) string {
 	return countText(*v)
 }
 
-// valueText shows a metric's value: ratios to 4 decimals, counts as counts.
-func valueText(m Metric) string {
-	if m.IsRatio() {
-		return ratioText(m.Value)
+// durationText shows milliseconds with a unit: "950 ms", "4.6 s",
+// "3.2 min".
+func durationText(ms *float64) string {
+	if ms == nil {
+		return "-"
 	}
-	return countPtrText(m.Value)
+	switch v := *ms; {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return formatFloat(v)
+	case math.Abs(v) < 1000:
+		return strconv.FormatFloat(v, 'f', 0, 64) + " ms"
+	case math.Abs(v) < 60_000:
+		return strconv.FormatFloat(v/1000, 'f', 1, 64) + " s"
+	case math.Abs(v) < 3_600_000:
+		return strconv.FormatFloat(v/60_000, 'f', 1, 64) + " min"
+	default:
+		return strconv.FormatFloat(v/3_600_000, 'f', 1, 64) + " h"
+	}
+}
+
+// costText shows dollars: cents, or four decimals under a cent.
+func costText(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	if math.Abs(*v) < 0.01 && *v != 0 {
+		return "$" + strconv.FormatFloat(*v, 'f', 4, 64)
+	}
+	return "$" + strconv.FormatFloat(*v, 'f', 2, 64)
 }
 
 // partText shows a numerator or denominator; counts have none, shown blank
@@ -102,8 +219,16 @@ func partText(v *float64) string {
 // e.g. "value > 0.2 && denominator >= 20 (provider_retry_rate_high)",
 // marked ALERT when crossed: the number is what a reader compares the value
 // with, and the rest of the condition (the minimum-sample guard) explains why
-// a high value may not alert.
-func thresholdText(t Threshold) string {
+// a high value may not alert. At a terminal (short) it is only the
+// comparison, as the value is shown: "> 20% ALERT".
+func thresholdText(t Threshold, short bool) string {
+	if short {
+		s := ThresholdShort(t.Metric, t.Condition, t.Threshold)
+		if t.Crossed {
+			s += " ALERT"
+		}
+		return s
+	}
 	s := formatFloat(t.Threshold)
 	if t.Condition != "" {
 		s = thresholdWord.ReplaceAllLiteralString(t.Condition, s)
@@ -113,6 +238,42 @@ func thresholdText(t Threshold) string {
 		s += " ALERT"
 	}
 	return s
+}
+
+// comparison finds the part of a condition that compares with the
+// threshold: "value > threshold", "numerator >= threshold", or reversed.
+var comparison = regexp.MustCompile(`\b(value|numerator|denominator)\s*(>=|<=|==|!=|>|<)\s*threshold\b|\bthreshold\s*(>=|<=|==|!=|>|<)\s*(value|numerator|denominator)\b`)
+
+// ThresholdShort is a rule's threshold as the comparison a value is
+// measured against, in the value's own units: "> 20%" for a rate rule
+// whose condition says value > threshold, "numerator >= 3" when the
+// condition compares something else. A condition without such a
+// comparison shows whole, with the threshold filled in.
+func ThresholdShort(metric, condition string, threshold float64) string {
+	m := comparison.FindStringSubmatch(condition)
+	if m == nil {
+		if condition == "" {
+			if isRate(metric) {
+				return strings.Replace(percentText(threshold), ".0%", "%", 1)
+			}
+			return formatFloat(threshold)
+		}
+		return thresholdWord.ReplaceAllLiteralString(condition, formatFloat(threshold))
+	}
+	subject, op := m[1], m[2]
+	if subject == "" { // threshold OP subject: turn it round
+		subject, op = m[4], map[string]string{">": "<", "<": ">", ">=": "<=", "<=": ">=", "==": "==", "!=": "!="}[m[3]]
+	}
+	if subject == "value" {
+		// A threshold is written by a person: "20%", not "20.0%"; "3",
+		// not "3.00".
+		t := formatFloat(threshold)
+		if isRate(metric) {
+			t = strings.Replace(percentText(threshold), ".0%", "%", 1)
+		}
+		return op + " " + t
+	}
+	return subject + " " + op + " " + countText(threshold)
 }
 
 // thresholdWord is the rule-condition variable holding the threshold.
@@ -137,10 +298,13 @@ func timeText(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // reportGrids lays r out as the table and markdown sections, in their fixed
 // order.
-func reportGrids(r *Report) []grid {
+//
+// At a terminal (width > 0) threshold cells show only the comparison;
+// elsewhere they show the whole condition.
+func reportGrids(r *Report, width int) []grid {
 	overview := grid{title: "Overview", columns: []string{"field", "value"}, numeric: []bool{false, false}}
 	for _, f := range overviewFields(r) {
-		overview.rows = append(overview.rows, []string{f.name, displayCell(plainCell(f.value))})
+		overview.rows = append(overview.rows, []string{f.name, displayCell(plainCell(f.value), "-")})
 	}
 
 	names := make([]string, 0, len(r.Metrics)+len(r.Thresholds))
@@ -164,11 +328,11 @@ func reportGrids(r *Report) []grid {
 		var rules []string
 		for _, t := range r.Thresholds {
 			if t.Metric == n {
-				rules = append(rules, thresholdText(t))
+				rules = append(rules, thresholdText(t, width > 0))
 			}
 		}
 		metrics.rows = append(metrics.rows, []string{
-			n, valueText(m), partText(m.Numerator), partText(m.Denominator), strings.Join(rules, "; "),
+			n, MetricText(n, m.Value), partText(m.Numerator), partText(m.Denominator), strings.Join(rules, "; "),
 		})
 	}
 
@@ -182,7 +346,7 @@ func reportGrids(r *Report) []grid {
 		byProvider.rows = append(byProvider.rows, []string{
 			p.Provider, stringPtrText(p.Model),
 			strconv.FormatInt(p.Requests, 10), strconv.FormatInt(p.Retried, 10), strconv.FormatInt(p.Failed, 10),
-			countText(p.RetriesTotal), valueText(p.RetryRate), valueText(p.FailureRate), countPtrText(p.AvgDuration),
+			countText(p.RetriesTotal), rateText(p.RetryRate), rateText(p.FailureRate), durationText(p.AvgDuration),
 		})
 	}
 
@@ -202,7 +366,7 @@ func reportGrids(r *Report) []grid {
 	for _, d := range b.ByDay {
 		row := []string{d.Day}
 		for _, n := range dayOrder {
-			row = append(row, valueText(d.Metrics[n]))
+			row = append(row, MetricText(n, d.Metrics[n].Value))
 		}
 		byDay.rows = append(byDay.rows, row)
 	}
@@ -222,7 +386,7 @@ func reportGrids(r *Report) []grid {
 	}
 	for _, v := range b.CandidateValidity {
 		validity.rows = append(validity.rows, []string{
-			v.ProviderID, strconv.FormatInt(v.Candidates, 10), strconv.FormatInt(v.Valid, 10), valueText(v.Rate),
+			v.ProviderID, strconv.FormatInt(v.Candidates, 10), strconv.FormatInt(v.Valid, 10), rateText(v.Rate),
 		})
 	}
 	grids = append(append(grids, validity), systemGrids(r.Systems)...)
@@ -253,8 +417,8 @@ func systemGrids(s Systems) []grid {
 	}
 	for _, r := range s.BySystem {
 		by.rows = append(by.rows, []string{r.System, itoa(r.Runs), itoa(r.Success), itoa(r.Failure), itoa(r.OtherStatus),
-			itoa(r.Attempts), itoa(r.FailedAttempts), itoa(r.RetriedRuns), valueText(r.Metrics["record_retry_rate"]),
-			valueText(r.Metrics["wasted_attempt_rate"]), valueText(r.Metrics["signature_repeat_rate"]),
+			itoa(r.Attempts), itoa(r.FailedAttempts), itoa(r.RetriedRuns), rateText(r.Metrics["record_retry_rate"]),
+			rateText(r.Metrics["wasted_attempt_rate"]), rateText(r.Metrics["signature_repeat_rate"]),
 			timePtrText(r.FirstRun), timePtrText(r.LastRun)})
 	}
 	failures := grid{title: "Failed attempts by system and stage", columns: []string{"system", "stage", "failures", "runs"},
@@ -267,7 +431,7 @@ func systemGrids(s Systems) []grid {
 		numeric: []bool{false, false, true, true, true, true, true, true, true}}
 	for _, r := range s.Stages {
 		stages.rows = append(stages.rows, []string{r.System, r.Stage, itoa(r.Runs), itoa(r.Failed), itoa(r.NotApplicable),
-			valueText(r.FailureRate), countPtrText(r.AvgDurationMS), countPtrText(r.Tokens), countPtrText(r.CostUSD)})
+			rateText(r.FailureRate), durationText(r.AvgDurationMS), countPtrText(r.Tokens), costText(r.CostUSD)})
 	}
 	return []grid{by, failures, stages}
 }
@@ -370,7 +534,9 @@ func utcRuns(runs []RunRow) []RunRow {
 //   - overview: key empty; metric is database, generated_at, filter_since,
 //     filter_until, filter_runs (comma-separated), filter_provider, runs,
 //     first_event, last_event, success, failure, cancelled, unfinished,
-//     other_status, events, quarantined.
+//     other_status, events, quarantined, undated, queued_tasks.
+//   - scope: key empty; metric is path (one row per path named; none for
+//     the whole store), runs_in_store and runs_left_out.
 //   - metrics: key empty; metric is each metric name in MetricNames order,
 //     then any others sorted; a metric the report lacks has no row.
 //   - by_provider: key "provider/model" ("-" for an unknown model); metric
@@ -409,6 +575,11 @@ func writeReportCSV(buf *bytes.Buffer, r *Report) error {
 	for _, f := range overviewFields(r) {
 		value("overview", "", f.name, f.value)
 	}
+	for _, p := range r.Scope.Paths {
+		value("scope", "", "path", p)
+	}
+	value("scope", "", "runs_in_store", r.Scope.RunsInStore)
+	value("scope", "", "runs_left_out", r.Scope.RunsLeftOut)
 	names := make([]string, 0, len(r.Metrics))
 	for n := range r.Metrics {
 		names = append(names, n)

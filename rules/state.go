@@ -5,7 +5,9 @@
 // identified by the rule name plus its labels (see [Fingerprint]). An alert
 // is in one of four states:
 //
-//   - inactive: the condition does not hold. Nothing is reported.
+//   - inactive: the condition does not hold. Nothing is notified, and no
+//     state is kept (Eval drops the alert); check still lists the label
+//     set with its value, so a reader sees how close it is to firing.
 //   - pending: the condition holds, but not yet for as long as the rule's
 //     `for` asks (a duration such as 15m, or a number of consecutive
 //     checks). Pending alerts are shown but never notified. If the

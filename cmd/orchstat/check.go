@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,12 +39,27 @@ func newCheckCmd(g *globals, runF func(context.Context, *checkOptions) error) *c
 		Use:   "check [PATH...]",
 		Short: "Evaluate the alert rules, keeping alert state between runs (for cron)",
 		Long: `Ingest any new lines (unless --no-ingest), evaluate every rule of the rule
-file over its window, and print firing, pending and resolved alerts with their
-values. Alert state is kept in the store, so a rule's for and keep_firing_for
-span cron runs: an alert is pending until its condition has held long enough,
-then firing, and resolved once it stops holding (after keep_firing_for). A
-rule whose data has no samples reports no data and keeps its alerts as they
-are rather than resolving them.
+file over its window, and print every rule with its state and value. Alert
+state is kept in the store, so a rule's for and keep_firing_for span cron
+runs: an alert is pending until its condition has held long enough, then
+firing, and resolved once it stops holding (after keep_firing_for). A rule
+whose data has no samples reports no data and keeps its alerts as they are
+rather than resolving them.
+
+Every rule is listed, inactive ones too, with its value, its threshold and
+the counts behind the value, so you see how close a rule is to firing.
+Tables show rates as percentages (28.1%) and counts as integers; JSON and
+CSV keep full precision. At a terminal the table fits its width (labels
+follow the rule's name, long cells wrap or are cut with "…"); --wide
+prints every column in full, as output to a pipe or a file always is.
+
+--quiet prints nothing while no alert fires; when one does, it prints a
+status line and one line per firing alert, for cron to mail:
+
+  CRITICAL - 1 alert firing
+  run_failure_cascade 3 >= 3 (firing since 2026-11-21T12:00:00Z)
+
+--quiet does not change --format json or csv, which are always printed.
 
 Exit status follows the monitoring-plugin convention: 0 nothing firing,
 1 a warning alert firing, 2 a critical alert firing, 3 unknown (bad rules,
@@ -68,6 +84,8 @@ an unreadable store, ...).`,
 	f.StringVarP(&o.Format, "format", "f", "table", "output format: table, markdown, json or csv")
 	f.StringVar(&o.Rules, "rules", "", "rule file (default: the built-in alerts.yaml)")
 	f.StringVar(&o.Textfile, "textfile", "", "also write the evaluated metrics and alert states here, for node_exporter's textfile collector")
+	f.Lookup("quiet").Usage = "print nothing unless an alert fires, then a status line and one line per firing alert (and no ingest progress)"
+	addWideFlag(cmd, g.io)
 	return cmd
 }
 
@@ -146,7 +164,7 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 			return 0, err
 		}
 	}
-	return code, renderCheck(o.g.io, rows, sent, format, code)
+	return code, renderCheck(o.g.io, rows, sent, format, code, o.Quiet)
 }
 
 // newSender makes the notification sender; tests replace it to fix the
@@ -282,15 +300,20 @@ func ruleSamples(r *rules.Rule, s rules.Sample) []reports.PromSample {
 	return out
 }
 
-// checkRow is one alert, or one rule without data, as check prints it.
+// checkRow is one alert, one label set whose condition does not hold
+// (inactive), or one rule without data, as check prints it. Every rule
+// has at least one row, so a reader sees how close each is to firing.
 type checkRow struct {
 	Rule        string            `json:"rule"`
 	Severity    string            `json:"severity"`
-	State       string            `json:"state"` // inactive alerts are not listed
+	State       string            `json:"state"` // inactive, pending, firing, resolved, no data or error
 	Labels      map[string]string `json:"labels,omitempty"`
+	Metric      string            `json:"metric"` // the rule's metric; "sql" for a rule with its own query
 	Value       *float64          `json:"value"`
 	Numerator   *float64          `json:"numerator,omitempty"`
 	Denominator *float64          `json:"denominator,omitempty"`
+	Threshold   *float64          `json:"threshold"`
+	Condition   string            `json:"condition"`
 	ActiveSince *time.Time        `json:"active_since,omitempty"`
 	Changed     string            `json:"changed,omitempty"` // this check's transition, as from→to
 	NoData      bool              `json:"no_data,omitempty"`
@@ -299,7 +322,52 @@ type checkRow struct {
 
 var statusNames = map[int]string{checkOK: "OK", checkWarning: "WARNING", checkCritical: "CRITICAL", checkUnknown: "UNKNOWN"}
 
-func renderCheck(io *IO, rows []checkRow, sent []notifyRow, f reports.Format, code int) error {
+// labelText is a label set as Prometheus writes one, {a="x",b="y"},
+// sorted by name; empty for no labels.
+func labelText(labels map[string]string) string {
+	if len(labels) == 0 {
+		return ""
+	}
+	var parts []string
+	for k, v := range labels {
+		parts = append(parts, k+"="+strconv.Quote(v))
+	}
+	sort.Strings(parts)
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// reading is a row's value against its threshold as a person reads it:
+// "28.1% > 20%", or "numerator 3 >= 3" when the condition compares the
+// numerator.
+func (r checkRow) reading() string {
+	v := reports.MetricText(r.Metric, r.Value)
+	if r.Threshold == nil {
+		return v
+	}
+	t := reports.ThresholdShort(r.Metric, r.Condition, *r.Threshold)
+	for _, part := range []struct {
+		name string
+		v    *float64
+	}{{"numerator", r.Numerator}, {"denominator", r.Denominator}} {
+		if rest, ok := strings.CutPrefix(t, part.name+" "); ok {
+			return part.name + " " + reports.MetricText("count", part.v) + " " + rest
+		}
+	}
+	if !strings.ContainsAny(t, "<>=") {
+		return v + " (threshold " + t + ")" // no comparison to show
+	}
+	return v + " " + t
+}
+
+// counts is the numerator and denominator behind a ratio: "45/152".
+func (r checkRow) counts() string {
+	if r.Denominator == nil {
+		return ""
+	}
+	return reports.MetricText("count", r.Numerator) + "/" + reports.MetricText("count", r.Denominator)
+}
+
+func renderCheck(io *IO, rows []checkRow, sent []notifyRow, f reports.Format, code int, quiet bool) error {
 	if f == reports.FormatJSON {
 		if rows == nil {
 			rows = []checkRow{}
@@ -314,8 +382,59 @@ func renderCheck(io *IO, rows []checkRow, sent []notifyRow, f reports.Format, co
 		_, err = io.Out.Write(b)
 		return err
 	}
-	t := reports.Table{Title: "orchstat check: " + statusNames[code],
-		Columns: []string{"rule", "severity", "state", "labels", "value", "numerator", "denominator", "active_since", "changed"}}
+	if quiet && f != reports.FormatCSV {
+		return renderQuiet(io, rows, code)
+	}
+	t := checkTable(rows, code, io.OutWidth)
+	if f == reports.FormatCSV {
+		t = checkCSV(rows, code)
+	}
+	if err := reports.RenderTable(io.Out, t, f); err != nil {
+		return err
+	}
+	// CSV holds one table; its readers get failures on stderr.
+	if len(sent) == 0 || f == reports.FormatCSV {
+		return nil
+	}
+	nt := reports.Table{Title: "Notifications", Columns: []string{"receiver", "status", "reason", "group", "alerts", "attempts", "delivered", "error"},
+		Width: io.OutWidth}
+	for _, n := range sent {
+		nt.Rows = append(nt.Rows, []any{n.Receiver, n.Status, n.Reason, n.Group, n.Alerts, n.Attempts, n.Delivered, n.Error})
+	}
+	fmt.Fprintln(io.Out)
+	return reports.RenderTable(io.Out, nt, f)
+}
+
+// checkTable lays the rows out for a person. width > 0 is a terminal's:
+// the labels join the rule's name, the state shows this check's change,
+// and the counts join the value, so the table has few columns to fit.
+// Otherwise every field has its column.
+func checkTable(rows []checkRow, code int, width int) reports.Table {
+	t := reports.Table{Title: "orchstat check: " + statusNames[code], Width: width}
+	if width > 0 {
+		t.Columns = []string{"rule", "state", "value", "threshold", "since"}
+		for _, r := range rows {
+			state := r.State
+			if r.Changed != "" {
+				state = r.Changed
+			}
+			if r.NoData && r.State != "no data" {
+				state += " (no data)"
+			}
+			value := reports.MetricText(r.Metric, r.Value)
+			if c := r.counts(); c != "" {
+				value += " (" + c + ")"
+			}
+			var since any
+			if r.ActiveSince != nil {
+				since = r.ActiveSince.UTC().Format("2006-01-02 15:04")
+			}
+			// A space before the labels lets a narrow column wrap there.
+			t.Rows = append(t.Rows, []any{strings.TrimSpace(r.Rule + " " + labelText(r.Labels)), state, value, thresholdCell(r), since})
+		}
+		return t
+	}
+	t.Columns = []string{"rule", "severity", "state", "labels", "value", "threshold", "numerator", "denominator", "active_since", "changed"}
 	for _, r := range rows {
 		var labels []string
 		for k, v := range r.Labels {
@@ -330,21 +449,74 @@ func renderCheck(io *IO, rows []checkRow, sent []notifyRow, f reports.Format, co
 		if r.ActiveSince != nil {
 			since = *r.ActiveSince
 		}
-		t.Rows = append(t.Rows, []any{r.Rule, r.Severity, state, strings.Join(labels, ","), r.Value, r.Numerator, r.Denominator, since, r.Changed})
+		t.Rows = append(t.Rows, []any{r.Rule, r.Severity, state, strings.Join(labels, ","), reports.MetricText(r.Metric, r.Value),
+			thresholdCell(r), countCell(r.Numerator), countCell(r.Denominator), since, r.Changed})
 	}
-	if err := reports.RenderTable(io.Out, t, f); err != nil {
-		return err
+	return t
+}
+
+// checkCSV is the rows for programs: numbers at full precision, the
+// condition as the rule file has it.
+func checkCSV(rows []checkRow, code int) reports.Table {
+	t := reports.Table{Title: "orchstat check: " + statusNames[code],
+		Columns: []string{"rule", "severity", "state", "labels", "metric", "value", "numerator", "denominator", "threshold", "condition", "active_since", "changed", "error"}}
+	for _, r := range rows {
+		var since any
+		if r.ActiveSince != nil {
+			since = *r.ActiveSince
+		}
+		t.Rows = append(t.Rows, []any{r.Rule, r.Severity, r.State, strings.TrimSuffix(strings.TrimPrefix(labelText(r.Labels), "{"), "}"), r.Metric,
+			r.Value, r.Numerator, r.Denominator, r.Threshold, r.Condition, since, r.Changed, r.Error})
 	}
-	// CSV holds one table; its readers get failures on stderr.
-	if len(sent) == 0 || f == reports.FormatCSV {
+	return t
+}
+
+// thresholdCell is a rule's threshold as its comparison, "> 20%"; nil
+// for a rule without one.
+func thresholdCell(r checkRow) any {
+	if r.Threshold == nil {
 		return nil
 	}
-	nt := reports.Table{Title: "Notifications", Columns: []string{"receiver", "status", "reason", "group", "alerts", "attempts", "delivered", "error"}}
-	for _, n := range sent {
-		nt.Rows = append(nt.Rows, []any{n.Receiver, n.Status, n.Reason, n.Group, n.Alerts, n.Attempts, n.Delivered, n.Error})
+	return reports.ThresholdShort(r.Metric, r.Condition, *r.Threshold)
+}
+
+// countCell is a numerator or denominator, a number so that it is
+// right-aligned (a count prints without decimals); nil stays nil.
+func countCell(v *float64) any {
+	if v == nil {
+		return nil
 	}
-	fmt.Fprintln(io.Out)
-	return reports.RenderTable(io.Out, nt, f)
+	return *v
+}
+
+// renderQuiet is --quiet: nothing while nothing fires, else the
+// monitoring-plugin status line and one line per firing alert, so cron
+// mails only when there is something to act on.
+func renderQuiet(io *IO, rows []checkRow, code int) error {
+	var firing []checkRow
+	for _, r := range rows {
+		if r.State == rules.StateFiring.String() {
+			firing = append(firing, r)
+		}
+	}
+	if len(firing) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	noun := "alerts"
+	if len(firing) == 1 {
+		noun = "alert"
+	}
+	fmt.Fprintf(&b, "%s - %d %s firing\n", statusNames[code], len(firing), noun)
+	for _, r := range firing {
+		line := r.Rule + labelText(r.Labels) + " " + r.reading()
+		if r.ActiveSince != nil {
+			line += " (firing since " + r.ActiveSince.UTC().Format(time.RFC3339) + ")"
+		}
+		b.WriteString(reports.EscapeControls(line) + "\n")
+	}
+	_, err := fmt.Fprint(io.Out, b.String())
+	return err
 }
 
 // evaluation is one evaluation of every rule.
@@ -389,7 +561,9 @@ func evalRules(ctx context.Context, q query.Querier, rf *rules.File, prev map[st
 		if err != nil {
 			fail(r, err)
 			all = append(all, prev[r.Name]...)
-			rows = append(rows, checkRow{Rule: r.Name, Severity: r.Severity, State: "error", Error: err.Error()})
+			row := ruleRow(r, "error")
+			row.Error = err.Error()
+			rows = append(rows, row)
 			continue
 		}
 		for _, s := range samples {
@@ -403,12 +577,12 @@ func evalRules(ctx context.Context, q query.Querier, rf *rules.File, prev map[st
 			changed[c.Alert.Fingerprint] = c
 		}
 		if noData {
-			rows = append(rows, checkRow{Rule: r.Name, Severity: r.Severity, State: "no data"})
+			rows = append(rows, ruleRow(r, "no data"))
 		}
 		annotateFailed := false
 		for _, a := range next {
-			row := checkRow{Rule: r.Name, Severity: r.Severity, State: a.State.String(), Labels: a.Labels,
-				Value: a.Value, Numerator: a.Numerator, Denominator: a.Denominator, NoData: a.NoData}
+			row := ruleRow(r, a.State.String())
+			row.Labels, row.Value, row.Numerator, row.Denominator, row.NoData = a.Labels, a.Value, a.Numerator, a.Denominator, a.NoData
 			if !a.ActiveAt.IsZero() {
 				t := a.ActiveAt
 				row.ActiveSince = &t
@@ -447,12 +621,60 @@ func evalRules(ctx context.Context, q query.Querier, rf *rules.File, prev map[st
 				}
 			}
 		}
+		if !noData {
+			rows = append(rows, inactiveRows(r, obs, next, changed)...)
+		}
 	}
 	if len(ev.failures) > 0 && code != checkCritical {
 		code = checkUnknown
 	}
 	ev.alerts, ev.rows, ev.prom, ev.code = all, rows, prom, code
 	return ev
+}
+
+// ruleRow is a row of rule r in state, with what every row of it shows.
+func ruleRow(r *rules.Rule, state string) checkRow {
+	metric := r.Metric
+	if r.SQL != "" {
+		metric = "sql"
+	}
+	return checkRow{Rule: r.Name, Severity: r.Severity, State: state, Metric: metric, Threshold: r.Threshold, Condition: r.Condition}
+}
+
+// inactiveRows are the label sets of r's observations that have no alert:
+// their condition does not hold, and rules.Eval keeps no state for them.
+// They are listed with their values so a reader sees how close they are
+// to firing; a label set seen twice is listed once, with a value if any.
+// A pending alert that stopped holding shows its change (pending→inactive).
+func inactiveRows(r *rules.Rule, obs []rules.Observation, alerts []rules.Alert, changed map[string]rules.Transition) []checkRow {
+	active := map[string]bool{}
+	for _, a := range alerts {
+		active[a.Fingerprint] = true
+	}
+	seen := map[string]int{}
+	var rows []checkRow
+	for _, o := range obs {
+		fp := rules.Fingerprint(r.Name, o.Sample.Labels)
+		if active[fp] {
+			continue
+		}
+		row := ruleRow(r, rules.StateInactive.String())
+		row.Labels, row.Value, row.Numerator, row.Denominator = o.Sample.Labels, o.Sample.Value, o.Sample.Numerator, o.Sample.Denominator
+		row.NoData = o.Sample.Value == nil
+		if c, ok := changed[fp]; ok {
+			row.Changed = c.From.String() + "→" + c.To.String()
+		}
+		if i, ok := seen[fp]; ok {
+			if rows[i].Value == nil && row.Value != nil {
+				rows[i] = row
+			}
+			continue
+		}
+		seen[fp] = len(rows)
+		rows = append(rows, row)
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return labelText(rows[i].Labels) < labelText(rows[j].Labels) })
+	return rows
 }
 
 // observe takes a rule's samples and decides where its condition holds.

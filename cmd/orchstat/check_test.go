@@ -1,14 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/prometheus/common/expfmt"
 )
 
@@ -181,5 +185,243 @@ func TestCheckByAndSQLRules(t *testing.T) {
 		if a.Labels["provider"] != "p" {
 			t.Errorf("%s: labels %v, want provider=p", a.Rule, a.Labels)
 		}
+	}
+}
+
+// runCLIWidth is runCLI with stdout a terminal width columns wide.
+func runCLIWidth(t *testing.T, width int, now time.Time, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, &IO{In: strings.NewReader(""), Out: &out, Err: &errb, OutWidth: width,
+		Now: func() time.Time { return now }})
+	return code, out.String(), errb.String()
+}
+
+// writeCascade writes runs whose last five hold three failures, so
+// run_failure_cascade (critical) fires.
+func writeCascade(t *testing.T, runs string, now time.Time) {
+	t.Helper()
+	for i, status := range []string{"success", "success", "failure", "success", "failure", "failure"} {
+		run := fmt.Sprintf("run%d", i)
+		line := fmt.Sprintf(`{"type":"RunFinished","schemaVersion":1,"timestamp":%q,"runId":%q,"payload":{"status":%q}}`+"\n",
+			now.Add(time.Duration(i-10)*time.Minute).Format(time.RFC3339Nano), run, status)
+		p := filepath.Join(runs, run, "trace.jsonl")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(line), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// --quiet is for cron: nothing on a healthy system, and when something
+// fires the monitoring-plugin status line and one line per firing alert.
+func TestCheckQuiet(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	dir := t.TempDir()
+	healthy := filepath.Join(dir, "healthy")
+	writeRequests(t, healthy, "ok", now, 30, 1)
+	code, out, stderr := runCLIWidth(t, 0, now, "--db", filepath.Join(dir, "h.duckdb"), "check", "--quiet", healthy)
+	if code != 0 || out != "" {
+		t.Fatalf("healthy: exit %d, stdout %q (stderr %q); want 0 and nothing", code, out, stderr)
+	}
+
+	sick := filepath.Join(dir, "sick")
+	writeCascade(t, sick, now)
+	db := filepath.Join(dir, "s.duckdb")
+	for _, width := range []int{0, 80} {
+		code, out, stderr = runCLIWidth(t, width, now, "--db", db, "check", "-q", sick)
+		want := "CRITICAL - 1 alert firing\nrun_failure_cascade 3 >= 3 (firing since " + now.Format(time.RFC3339) + ")\n"
+		if code != 2 || out != want {
+			t.Fatalf("firing at width %d: exit %d, stdout\n%s\nwant exit 2 and\n%s(stderr %q)", width, code, out, want, stderr)
+		}
+	}
+	// JSON is a document for programs: --quiet does not change it.
+	code, co := runCheck(t, now, "--db", db, "--no-ingest")
+	if code != 2 || stateOf(co, "run_failure_cascade") != "firing " {
+		t.Fatalf("json: exit %d %+v", code, co)
+	}
+}
+
+// Every rule is listed with its state, value, threshold and counts, the
+// inactive ones too, in the table and the JSON.
+func TestCheckListsEveryRule(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	writeRequests(t, runs, "ok", now, 30, 3) // 10%: under the 20% threshold
+	db := filepath.Join(dir, "o.duckdb")
+	code, out, stderr := runCLI(t, "", "--db", db, "check", "--format", "json", runs)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Alerts []checkRow `json:"alerts"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	rf, err := loadRules("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byRule := map[string]checkRow{}
+	for _, a := range doc.Alerts {
+		byRule[a.Rule] = a
+	}
+	for _, r := range rf.Rules {
+		if _, ok := byRule[r.Name]; !ok {
+			t.Errorf("rule %s is not listed", r.Name)
+		}
+	}
+	retry := byRule["provider_retry_rate_high"]
+	if retry.State != "inactive" || retry.Value == nil || *retry.Value != 0.1 || retry.Threshold == nil || *retry.Threshold != 0.2 ||
+		retry.Denominator == nil || *retry.Denominator != 30 || retry.Condition == "" {
+		t.Errorf("provider_retry_rate_high: %+v", retry)
+	}
+	if c := byRule["run_failure_cascade"]; c.State != "inactive" || c.Value == nil || *c.Value != 0 {
+		t.Errorf("run_failure_cascade: %+v", c)
+	}
+
+	// The table: every rule, the rate as a percentage, its threshold.
+	code, out, _ = runCLI(t, "", "--db", db, "check", "--no-ingest")
+	if code != 0 {
+		t.Fatalf("table: exit %d", code)
+	}
+	for _, r := range rf.Rules {
+		if !strings.Contains(out, "| "+r.Name+" ") {
+			t.Errorf("table lacks rule %s:\n%s", r.Name, out)
+		}
+	}
+	if !regexp.MustCompile(`provider_retry_rate_high +\| warning +\| inactive +\| +\| 10\.0% +\| > 20% +\| +3 \| +30 \|`).MatchString(out) {
+		t.Errorf("table's provider_retry_rate_high row:\n%s", out)
+	}
+	// CSV is for programs: full precision.
+	code, out, _ = runCLI(t, "", "--db", db, "check", "--no-ingest", "--format", "csv")
+	if code != 0 || !strings.Contains(out, "provider_retry_rate_high,warning,inactive,,provider_retry_rate,0.1,3,30,0.2,value > threshold && denominator >= 20,,,\n") ||
+		!strings.Contains(out, "run_failure_cascade,critical,inactive,,failed_runs,0,,,3,") {
+		t.Errorf("csv: exit %d\n%s", code, out)
+	}
+}
+
+// Inactive label sets of a split rule are listed with their labels.
+func TestCheckListsInactiveLabelSets(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	writeRequests(t, runs, "r1", now, 30, 15)
+	rulesFile := filepath.Join(dir, "rules.yaml")
+	os.WriteFile(rulesFile, []byte(`rules:
+  - name: retries_by_provider
+    metric: provider_retry_rate
+    by: [provider]
+    window: 24h
+    threshold: 0.9
+    condition: value > threshold
+`), 0o644)
+	code, co := runCheck(t, now, "--db", filepath.Join(dir, "o.duckdb"), "--rules", rulesFile, runs)
+	if code != 0 || len(co.Alerts) != 1 || co.Alerts[0].State != "inactive" || co.Alerts[0].Labels["provider"] != "p" {
+		t.Fatalf("exit %d %+v", code, co)
+	}
+}
+
+// displayWidth is what a terminal gives a line: wide characters take two
+// columns, combining ones none.
+func displayWidth(s string) int { return twwidth.Width(s) }
+
+// At a terminal check's and report's tables fit 80 and 120 columns; --wide
+// and a pipe print them whole.
+func TestCheckFitsTerminal(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	writeRequests(t, runs, "bad", now, 30, 12)
+	writeCascade(t, runs, now)
+	db := filepath.Join(dir, "o.duckdb")
+	if code, _, stderr := runCLIWidth(t, 0, now, "--db", db, "ingest", "-q", runs); code != 0 {
+		t.Fatalf("ingest: %s", stderr)
+	}
+	testdataRuns, _ := filepath.Abs("../../testdata/runs")
+	rdb := filepath.Join(dir, "r.duckdb")
+	if code, _, stderr := runCLIWidth(t, 0, now, "--db", rdb, "ingest", "-q", testdataRuns); code != 0 {
+		t.Fatalf("ingest: %s", stderr)
+	}
+	commands := [][]string{
+		{"--db", db, "check", "--no-ingest"},
+		{"--db", db, "check", "--no-ingest", "--format", "markdown"},
+		{"--db", rdb, "report", "--no-ingest"},
+		{"--db", rdb, "report", "--no-ingest", "--format", "markdown"},
+	}
+	for _, args := range commands {
+		_, whole, _ := runCLIWidth(t, 0, now, args...)
+		widest := 0
+		for _, l := range strings.Split(whole, "\n") {
+			widest = max(widest, displayWidth(l))
+		}
+		if widest <= 120 {
+			t.Fatalf("%v is %d columns wide off a terminal: the test tests nothing", args, widest)
+		}
+		for _, width := range []int{80, 120} {
+			_, out, stderr := runCLIWidth(t, width, now, args...)
+			if out == "" {
+				t.Fatalf("%v at %d: no output (%s)", args, width, stderr)
+			}
+			for _, l := range strings.Split(out, "\n") {
+				if displayWidth(l) > width {
+					t.Errorf("%v at %d columns: a line of %d:\n%s", args, width, displayWidth(l), l)
+				}
+			}
+			_, wide, _ := runCLIWidth(t, width, now, append(args, "--wide")...)
+			if args[2] == "report" && wide != whole {
+				t.Errorf("%v --wide at %d differs from the output to a pipe", args, width)
+			}
+			// Each check advances the alerts' states, so its output is
+			// compared by layout: --wide has every column.
+			if args[2] == "check" && !strings.Contains(wide, "active_since") {
+				t.Errorf("%v --wide at %d is not the whole table:\n%s", args, width, wide)
+			}
+		}
+	}
+	_, out, _ := runCLIWidth(t, 80, now, "--db", rdb, "report", "--no-ingest")
+	if !strings.Contains(out, "> 20% ALERT") {
+		t.Errorf("report at 80 columns: the threshold cell is not \"> 20%% ALERT\":\n%s", out)
+	}
+}
+
+// sql prints NULL as NULL, and the string '-' as -.
+func TestCheckSQLNull(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "o.duckdb")
+	if code, _, stderr := runCLI(t, "", "--db", db, "ingest", "-q", "../../testdata/runs"); code != 0 {
+		t.Fatalf("ingest: %s", stderr)
+	}
+	for _, f := range []string{"table", "markdown"} {
+		code, out, stderr := runCLI(t, "", "--db", db, "sql", "--format", f, "SELECT NULL AS a, '-' AS b")
+		if code != 0 || !strings.Contains(out, "| NULL | - |") {
+			t.Errorf("%s: exit %d:\n%s%s", f, code, out, stderr)
+		}
+	}
+}
+
+// A pending alert whose condition stops holding is listed as inactive,
+// with the change this check made.
+func TestCheckPendingBackToInactive(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	dir := t.TempDir()
+	runs, db := filepath.Join(dir, "runs"), filepath.Join(dir, "o.duckdb")
+	writeRequests(t, runs, "bad", now, 30, 15)
+	rulesFile := filepath.Join(dir, "rules.yaml")
+	os.WriteFile(rulesFile, []byte(`rules:
+  - name: retries
+    metric: provider_retry_rate
+    window: 24h
+    threshold: 0.2
+    condition: value > threshold
+    for: 2
+`), 0o644)
+	if _, co := runCheck(t, now, "--db", db, "--rules", rulesFile, runs); stateOf(co, "retries") != "pending inactive→pending" {
+		t.Fatalf("%+v", co)
+	}
+	writeRequests(t, runs, "good", now.Add(5*time.Minute), 300, 0)
+	if _, co := runCheck(t, now.Add(5*time.Minute), "--db", db, "--rules", rulesFile, runs); stateOf(co, "retries") != "inactive pending→inactive" {
+		t.Fatalf("%+v", co)
 	}
 }

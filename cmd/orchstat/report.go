@@ -65,6 +65,7 @@ Exit status 1 means the report is printed but some file could not be read
 	addFilterFlags(cmd, &o.Since, &o.Until, &o.Runs, &o.Provider)
 	f.StringVarP(&o.Format, "format", "f", "table", "output format: table, markdown, json or csv")
 	f.StringVar(&o.Rules, "rules", "", "alert rules whose thresholds are marked (default: the built-in alerts.yaml)")
+	addWideFlag(cmd, g.io)
 	return cmd
 }
 
@@ -240,7 +241,7 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 	if r.Thresholds, err = thresholds(o.g.io, rf, r.Metrics); err != nil {
 		return err
 	}
-	if err := reports.Render(o.g.io.Out, r, format); err != nil {
+	if err := reports.RenderWidth(o.g.io.Out, r, format, o.g.io.OutWidth); err != nil {
 		return err
 	}
 	if unread {

@@ -38,6 +38,10 @@ type IO struct {
 	Now      func() time.Time
 	// ErrIsTTY decides whether progress is drawn on Err.
 	ErrIsTTY bool
+	// OutWidth is the width in columns of the terminal Out is, so tables
+	// can fit it; 0 when Out is no terminal (a pipe, a file), where every
+	// cell is printed in full and the output never depends on a terminal.
+	OutWidth int
 	// Report, when set, tells the supervisor the command and the store, so
 	// it can explain a crash (see supervise.go).
 	Report func(key, value string)
@@ -76,9 +80,13 @@ func mainWith(args []string, in io.Reader, out, errw io.Writer, report func(key,
 	if f, ok := errw.(*os.File); ok {
 		tty = isatty.IsTerminal(f.Fd())
 	}
+	width := 0
+	if f, ok := out.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+		width = terminalWidth(f)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return run(ctx, args, &IO{In: in, Out: out, Err: errw, Now: time.Now, ErrIsTTY: tty, Report: report})
+	return run(ctx, args, &IO{In: in, Out: out, Err: errw, Now: time.Now, ErrIsTTY: tty, OutWidth: width, Report: report})
 }
 
 func run(ctx context.Context, args []string, io *IO) int {

@@ -146,5 +146,6 @@ func sqlRun(ctx context.Context, o *sqlOptions) error {
 		}
 		return err
 	}
+	t.Null = "NULL" // not "-", which a string can be
 	return reports.RenderTable(o.g.io.Out, t, format)
 }

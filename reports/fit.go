@@ -1,0 +1,439 @@
+package reports
+
+import (
+	"strings"
+
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
+)
+
+// Fitting tables to a terminal.
+//
+// A table drawn for a person at a terminal must not be wider than the
+// terminal: a wrapped border line turns a table into noise. Width 0 means
+// "not a terminal" (a pipe, a file, --wide): nothing is fitted, so what
+// programs and golden files read never depends on the terminal.
+//
+// In order, until the table fits:
+//  1. Shrink the widest columns a little, wrapping cells of several words
+//     onto up to three lines (ASCII tables) and cutting the others with
+//     "…". A cut column keeps 60% of its width, never goes below its
+//     header or minCol, and never cuts two different cells to the same
+//     text. The first column (the row's name: a rule, a run id, a metric)
+//     gives last.
+//  2. Transpose: one row per column, one column per row, wrapping but
+//     cutting nothing. A table with many columns and few rows (By day)
+//     reads well so.
+//  3. Split the columns into several tables, each repeating the columns
+//     that tell its rows apart (the first, or the first two or three).
+//  4. Cut whatever still does not fit.
+//
+// Widths are display widths (a CJK character is two columns), as
+// tablewriter measures them.
+
+// minCol is the narrowest a shrunk column gets, so a cut cell still says
+// something.
+const minCol = 8
+
+// tableWidth is the width of a table drawn with these column widths, for
+// both the ASCII and the Markdown renderer: "| a | b |".
+func tableWidth(widths []int) int {
+	w := 1
+	for _, c := range widths {
+		w += c + 3
+	}
+	return w
+}
+
+// naturalWidths is each column's widest cell, header included.
+func naturalWidths(header []string, rows [][]string) []int {
+	widths := make([]int, len(header))
+	for j, h := range header {
+		widths[j] = twwidth.Width(h)
+	}
+	for _, row := range rows {
+		for j, c := range row {
+			widths[j] = max(widths[j], twwidth.Width(c))
+		}
+	}
+	return widths
+}
+
+// shrink narrows the widest columns until the table is at most width
+// wide, and reports whether it got there. Headers are not cut: a column
+// whose name is cut can no longer be looked up in the docs. The first
+// column, which names the row, gives only when no other can, and keeps a
+// third of the line. gentle keeps every column at 60% of its width or
+// more, so that a cut cell still reads, or at its longest word when words
+// (words[j], nil for none) can wrap, and never cuts two different cells
+// of a column to the same text (distinct[j], nil for no such care);
+// widths is changed either way.
+func shrink(header []string, widths []int, width int, gentle bool, words, distinct []int) bool {
+	floor := make([]int, len(widths))
+	for j, h := range header {
+		floor[j] = min(widths[j], max(twwidth.Width(h), minCol))
+		if gentle {
+			keep := (widths[j]*6 + 9) / 10
+			if words != nil {
+				keep = min(keep, words[j])
+			}
+			floor[j] = max(floor[j], keep)
+		}
+		if distinct != nil {
+			floor[j] = max(floor[j], distinct[j])
+		}
+	}
+	floor[0] = min(widths[0], max(floor[0], width/3))
+	for tableWidth(widths) > width {
+		pick := -1
+		for j := len(widths) - 1; j >= 1; j-- {
+			if widths[j] > floor[j] && (pick < 0 || widths[j] > widths[pick]) {
+				pick = j
+			}
+		}
+		if pick < 0 && widths[0] > floor[0] {
+			pick = 0
+		}
+		if pick < 0 {
+			return false
+		}
+		widths[pick]--
+	}
+	return true
+}
+
+// longestWords is, for each column, the widest word of its cells: how
+// narrow it can wrap without cutting a word.
+func longestWords(rows [][]string, n int) []int {
+	out := make([]int, n)
+	for _, row := range rows {
+		for j, c := range row {
+			for _, w := range strings.Fields(c) {
+				out[j] = max(out[j], twwidth.Width(w))
+			}
+		}
+	}
+	return out
+}
+
+// cut shortens s to at most w display columns, ending in "…" when cut.
+func cut(s string, w int) string {
+	if twwidth.Width(s) <= w {
+		return s
+	}
+	if w <= 1 {
+		return twwidth.Truncate(s, w)
+	}
+	return twwidth.Truncate(s, w-1) + "…"
+}
+
+// cutRows cuts every cell to its column's width. With wrap, a cell of
+// words is wrapped onto up to three lines instead, when that loses
+// nothing; ids, times and paths, which are one word, are cut.
+func cutRows(widths []int, rows [][]string, wrap bool) [][]string {
+	out := make([][]string, len(rows))
+	for i, row := range rows {
+		out[i] = make([]string, len(row))
+		for j, c := range row {
+			out[i][j] = cut(c, widths[j])
+			if !wrap || out[i][j] == c {
+				continue
+			}
+			if lines := wrapCell(c, widths[j]); len(lines) <= 3 && strings.Join(lines, " ") == c {
+				out[i][j] = strings.Join(lines, "\n")
+			}
+		}
+	}
+	return out
+}
+
+// fitPart is one table of a fitted grid: header, rows and alignment.
+type fitPart struct {
+	header  []string
+	rows    [][]string
+	numeric []bool
+}
+
+// fitTable lays out header and rows in at most width columns, as one or
+// more tables; see the comment at the top of this file.
+//
+// wrap lets a cell of several words take several lines (the ASCII table
+// can; a Markdown row cannot).
+func fitTable(header []string, rows [][]string, numeric []bool, width int, wrap bool) []fitPart {
+	whole := fitPart{header, rows, numeric}
+	if width <= 0 || tableWidth(naturalWidths(header, rows)) <= width {
+		return []fitPart{whole}
+	}
+	// Cut a little, or turn the table round, before splitting it: one
+	// table reads better than several.
+	candidates := []fitPart{whole}
+	if len(header) > 2 && len(rows) > 0 {
+		candidates = append(candidates, transpose(whole))
+	}
+	for i, c := range candidates {
+		w := naturalWidths(c.header, c.rows)
+		var words []int
+		if wrap {
+			words = longestWords(c.rows, len(c.header))
+		}
+		keep := distinctWidths(c.rows, len(c.header), wrap)
+		if i > 0 {
+			// A turned table's columns mix fields, so nothing in them is
+			// cut: cells may only wrap.
+			keep = unbreakableWidths(c.rows, len(c.header), wrap)
+		}
+		if shrink(c.header, w, width, true, words, keep) {
+			return []fitPart{{c.header, cutRows(w, c.rows, wrap), c.numeric}}
+		}
+	}
+	var parts []fitPart
+	for _, p := range splitColumns(whole, width) {
+		pw := naturalWidths(p.header, p.rows)
+		if !shrink(p.header, pw, width, false, nil, nil) {
+			// One column wider than the terminal even at its floor: cut
+			// headers too, sharing out what is left.
+			hard(pw, width)
+			p.header = cutRows(pw, [][]string{p.header}, false)[0]
+		}
+		p.rows = cutRows(pw, p.rows, wrap)
+		parts = append(parts, p)
+	}
+	return parts
+}
+
+// hard narrows widths, widest first, until the table fits, down to one
+// column each.
+func hard(widths []int, width int) {
+	for tableWidth(widths) > width {
+		pick := 0
+		for j := range widths {
+			if widths[j] > widths[pick] {
+				pick = j
+			}
+		}
+		if widths[pick] <= 1 {
+			return
+		}
+		widths[pick]--
+	}
+}
+
+// transpose turns columns into rows: the first column's cells become the
+// header, the other columns' names the first column.
+func transpose(p fitPart) fitPart {
+	t := fitPart{header: []string{p.header[0]}}
+	for _, row := range p.rows {
+		t.header = append(t.header, row[0])
+	}
+	t.numeric = make([]bool, len(t.header))
+	for j := 1; j < len(p.header); j++ {
+		row := []string{p.header[j]}
+		for _, r := range p.rows {
+			row = append(row, r[j])
+		}
+		t.rows = append(t.rows, row)
+		for i := 1; i < len(t.header); i++ {
+			t.numeric[i] = t.numeric[i] || p.numeric[j]
+		}
+	}
+	return t
+}
+
+// splitColumns splits p's columns into parts that each fit width, every
+// part starting with p's key columns.
+func splitColumns(p fitPart, width int) []fitPart {
+	// Columns are packed at their full width, so no cell is cut that
+	// need not be.
+	full := func(j int) int {
+		return naturalWidths([]string{p.header[j]}, columnOf(p.rows, j))[0]
+	}
+	keys := keyColumns(p)
+	lead := 1
+	for j := range keys {
+		lead += full(j) + 3
+	}
+	var parts []fitPart
+	var cols []int
+	used := lead
+	flush := func() {
+		part := fitPart{}
+		idx := make([]int, 0, keys+len(cols))
+		for j := range keys {
+			idx = append(idx, j)
+		}
+		idx = append(idx, cols...)
+		for _, j := range idx {
+			part.header = append(part.header, p.header[j])
+			part.numeric = append(part.numeric, p.numeric[j])
+		}
+		for _, row := range p.rows {
+			r := make([]string, 0, len(idx))
+			for _, j := range idx {
+				r = append(r, row[j])
+			}
+			part.rows = append(part.rows, r)
+		}
+		parts = append(parts, part)
+	}
+	for j := keys; j < len(p.header); j++ {
+		f := full(j) + 3
+		if len(cols) > 0 && used+f > width {
+			flush()
+			cols, used = nil, lead
+		}
+		cols = append(cols, j)
+		used += f
+	}
+	if len(cols) > 0 || len(parts) == 0 {
+		flush()
+	}
+	return parts
+}
+
+// keyColumns is how many leading columns each part of a split table
+// repeats: the fewest (up to 3) that tell its rows apart, so that a row
+// of a later part can be matched with its row in the first (By provider
+// and model needs provider and model).
+func keyColumns(p fitPart) int {
+	limit := min(3, len(p.header)-1)
+	for k := 1; k < limit; k++ {
+		seen := map[string]bool{}
+		unique := true
+		for _, row := range p.rows {
+			key := strings.Join(row[:k], "\x00")
+			if seen[key] {
+				unique = false
+				break
+			}
+			seen[key] = true
+		}
+		if unique {
+			return k
+		}
+	}
+	return max(1, limit)
+}
+
+// unbreakableWidths is, for each column, its widest cell that cannot wrap
+// (with wrap, a cell of one word; without, any cell).
+func unbreakableWidths(rows [][]string, n int, wrap bool) []int {
+	out := make([]int, n)
+	for _, row := range rows {
+		for j, c := range row {
+			if !wrap || !strings.Contains(c, " ") {
+				out[j] = max(out[j], twwidth.Width(c))
+			}
+		}
+	}
+	return out
+}
+
+// distinctWidths is, for each column, the narrowest it can be cut to
+// while cells that differ still differ: a cut that makes gemini-2.5-pro
+// and gemini-2.5-flash both "gemini-2.5-…" loses the row. With wrap,
+// cells of several words are left out: they wrap rather than being cut.
+func distinctWidths(rows [][]string, n int, wrap bool) []int {
+	out := make([]int, n)
+	for j := range n {
+		var vals []string
+		seen := map[string]bool{}
+		for _, row := range rows {
+			c := row[j]
+			if seen[c] || (wrap && strings.Contains(c, " ")) {
+				continue
+			}
+			seen[c] = true
+			vals = append(vals, c)
+		}
+		widest := 0
+		for _, v := range vals {
+			widest = max(widest, twwidth.Width(v))
+		}
+		for w := 1; w < widest; w++ {
+			cuts := map[string]bool{}
+			for _, v := range vals {
+				cuts[cut(v, w)] = true
+			}
+			if len(cuts) == len(vals) {
+				out[j] = w
+				break
+			}
+			out[j] = w + 1
+		}
+	}
+	return out
+}
+
+func columnOf(rows [][]string, j int) [][]string {
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		out[i] = []string{r[j]}
+	}
+	return out
+}
+
+// wrapCell wraps a cell as wrapText does, but keeps the items of a list
+// ("a; b; c", as several rules' thresholds are shown) whole where it can.
+func wrapCell(s string, width int) []string {
+	var lines []string
+	line := ""
+	for _, item := range strings.SplitAfter(s, "; ") {
+		item = strings.TrimSuffix(item, " ")
+		switch {
+		case twwidth.Width(item) > width:
+			if line != "" {
+				lines = append(lines, line)
+				line = ""
+			}
+			lines = append(lines, wrapText(item, width)...)
+		case line == "":
+			line = item
+		case twwidth.Width(line)+1+twwidth.Width(item) <= width:
+			line += " " + item
+		default:
+			lines = append(lines, line)
+			line = item
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// wrapText breaks s into lines of at most width display columns, at
+// spaces where it can, inside a word longer than a line where it cannot.
+// Width 0 leaves s as it is.
+func wrapText(s string, width int) []string {
+	if width <= 0 || twwidth.Width(s) <= width {
+		return []string{s}
+	}
+	var lines []string
+	line := ""
+	for _, word := range strings.Split(s, " ") {
+		for twwidth.Width(word) > width {
+			if line != "" {
+				lines = append(lines, line)
+				line = ""
+			}
+			head := twwidth.Truncate(word, width)
+			if head == "" {
+				break
+			}
+			lines = append(lines, head)
+			word = word[len(head):]
+		}
+		switch {
+		case line == "":
+			line = word
+		case twwidth.Width(line)+1+twwidth.Width(word) <= width:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
+}
