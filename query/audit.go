@@ -322,7 +322,7 @@ func summarise(runs []auditRun) *reports.FactoryAudit {
 		t := get(determ, s.id)
 		out.RetriedDeterministic.Failures += t.attempts
 		out.RetriedDeterministic.ByStage = append(out.RetriedDeterministic.ByStage, reports.AuditDeterministicRow{
-			SeedID: s.id, Stage: s.stage, Failures: t.attempts, Runs: int64(len(t.runs)), WastedAttempts: wasted[s.id]})
+			Class: s.id, Stage: s.stage, Failures: t.attempts, Runs: int64(len(t.runs)), WastedAttempts: wasted[s.id]})
 	}
 	slices.SortStableFunc(out.RepeatedSignatures.Worst, func(a, b reports.AuditRepeatRun) int {
 		return cmp.Or(cmp.Compare(b.RepeatedAttempts, a.RepeatedAttempts), cmp.Compare(a.RunID, b.RunID))
@@ -365,7 +365,7 @@ func stageKey(row *auditStage, stage string) string {
 func stageRows(m map[string]*tally) []reports.AuditStage {
 	var out []reports.AuditStage
 	row := func(id, stage, retry, class string, t *tally) reports.AuditStage {
-		s := reports.AuditStage{SeedID: id, Stage: stage, RetryHelps: retry, Classification: class}
+		s := reports.AuditStage{Class: id, Stage: stage, RetryHelps: retry, Classification: class}
 		if t != nil {
 			s.FailedAttempts, s.Runs = t.attempts, int64(len(t.runs))
 		}

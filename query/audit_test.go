@@ -43,7 +43,7 @@ func auditStore(t *testing.T, dir string) *query.Store {
 
 // stageRow is one row of the audit's stage table.
 func stageRow(id, stage, helps string, failed, runs int64) reports.AuditStage {
-	return reports.AuditStage{SeedID: id, Stage: stage, FailedAttempts: failed, Runs: runs, RetryHelps: helps}
+	return reports.AuditStage{Class: id, Stage: stage, FailedAttempts: failed, Runs: runs, RetryHelps: helps}
 }
 
 // taxonomy is the stage table with counts by seed id (or stage, for
@@ -62,7 +62,7 @@ func taxonomy(counts map[string][2]int64) []reports.AuditStage {
 		stageRow("", "patch_apply_failed", reports.RetryMaybe, 0, 0),
 	}
 	for i, r := range rows {
-		k := r.SeedID
+		k := r.Class
 		if k == "" {
 			k = r.Stage
 		}
@@ -75,9 +75,9 @@ func taxonomy(counts map[string][2]int64) []reports.AuditStage {
 // with any, the arrays failures, runs and wasted attempts of F1, F6, F8a.
 func deterministic(runs int64, f1, f6, f8a [3]int64) reports.AuditRetriedDeterministic {
 	d := reports.AuditRetriedDeterministic{Runs: runs, ByStage: []reports.AuditDeterministicRow{
-		{SeedID: "precondition failure", Stage: "preflight", Failures: f1[0], Runs: f1[1], WastedAttempts: f1[2]},
-		{SeedID: "file-write failure", Stage: "write_failed", Failures: f6[0], Runs: f6[1], WastedAttempts: f6[2]},
-		{SeedID: "acceptance command does not parse", Stage: "acceptance_failed", Failures: f8a[0], Runs: f8a[1], WastedAttempts: f8a[2]},
+		{Class: "precondition failure", Stage: "preflight", Failures: f1[0], Runs: f1[1], WastedAttempts: f1[2]},
+		{Class: "file-write failure", Stage: "write_failed", Failures: f6[0], Runs: f6[1], WastedAttempts: f6[2]},
+		{Class: "acceptance command does not parse", Stage: "acceptance_failed", Failures: f8a[0], Runs: f8a[1], WastedAttempts: f8a[2]},
 	}}
 	for _, r := range d.ByStage {
 		d.Failures += r.Failures

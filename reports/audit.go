@@ -37,14 +37,14 @@ const (
 	RetryYes     = "yes"              // the retry loop's intended case
 	RetryMaybe   = "maybe"            // the LLM is stochastic, its corrective signal weak
 	RetryDepends = "depends_on_error" // F2: transient or permanent by the error's text
-	RetryUnknown = "unknown"          // a stage the seed does not describe
+	RetryUnknown = "unknown"          // a stage the audit does not describe
 )
 
 // AuditStage is the failed attempts of one stage of the taxonomy.
 type AuditStage struct {
-	// SeedID is the seed's id (F1..F8, F8a); "" for a stage outside its
+	// Class is the seed's id (F1..F8, F8a); "" for a stage outside its
 	// taxonomy.
-	SeedID         string `json:"seed_id"`
+	Class          string `json:"class"`
 	Stage          string `json:"stage"`
 	FailedAttempts int64  `json:"failed_attempts"`
 	Runs           int64  `json:"runs"`
@@ -66,7 +66,7 @@ type AuditRetriedDeterministic struct {
 // run's wasted attempts count under the stage of its first retried
 // deterministic failure.
 type AuditDeterministicRow struct {
-	SeedID         string `json:"seed_id"`
+	Class          string `json:"class"`
 	Stage          string `json:"stage"`
 	Failures       int64  `json:"failures"`
 	Runs           int64  `json:"runs"`
@@ -153,7 +153,7 @@ func auditFields(a *FactoryAudit) []overviewField {
 }
 
 func auditGrids(a *FactoryAudit) []grid {
-	overview := grid{title: "Factory retry audit (seed 003)", columns: []string{"field", "value"}, numeric: []bool{false, true}}
+	overview := grid{title: "Factory retry audit", columns: []string{"field", "value"}, numeric: []bool{false, true}}
 	for _, f := range auditFields(a) {
 		overview.rows = append(overview.rows, []string{f.name, displayCell(plainCell(f.value), "-")})
 	}
@@ -161,19 +161,19 @@ func auditGrids(a *FactoryAudit) []grid {
 
 	stages := grid{
 		title:   "Failures by stage",
-		columns: []string{"seed_id", "stage", "failed_attempts", "runs", "retry_helps", "classification"},
+		columns: []string{"class", "stage", "failed_attempts", "runs", "retry_helps", "classification"},
 		numeric: []bool{false, false, true, true, false, false},
 	}
 	for _, s := range a.Stages {
-		stages.rows = append(stages.rows, []string{dash(s.SeedID), s.Stage, n(s.FailedAttempts), n(s.Runs), s.RetryHelps, s.Classification})
+		stages.rows = append(stages.rows, []string{dash(s.Class), s.Stage, n(s.FailedAttempts), n(s.Runs), s.RetryHelps, s.Classification})
 	}
 	det := grid{
 		title:   "Retried deterministic failures",
-		columns: []string{"seed_id", "stage", "failures", "runs", "wasted_attempts"},
+		columns: []string{"class", "stage", "failures", "runs", "wasted_attempts"},
 		numeric: []bool{false, false, true, true, true},
 	}
 	for _, s := range a.RetriedDeterministic.ByStage {
-		det.rows = append(det.rows, []string{dash(s.SeedID), s.Stage, n(s.Failures), n(s.Runs), n(s.WastedAttempts)})
+		det.rows = append(det.rows, []string{dash(s.Class), s.Stage, n(s.Failures), n(s.Runs), n(s.WastedAttempts)})
 	}
 	rep := grid{
 		title:   "Repeated failure signatures",
@@ -184,7 +184,7 @@ func auditGrids(a *FactoryAudit) []grid {
 		rep.rows = append(rep.rows, []string{r.RunID, dash(r.Item), r.Stage, n(r.Attempts), n(r.RepeatedAttempts)})
 	}
 	exc := grid{
-		title:   "Exceptions (F2) by error class",
+		title:   "Model API errors (the exception stage) by error class",
 		columns: []string{"class", "kind", "attempts", "runs"},
 		numeric: []bool{false, false, true, true},
 	}
@@ -192,7 +192,7 @@ func auditGrids(a *FactoryAudit) []grid {
 		exc.rows = append(exc.rows, []string{e.Class, exceptionKind(e.Transient), n(e.Attempts), n(e.Runs)})
 	}
 	to := grid{
-		title:   "Command timeouts (T2)",
+		title:   "Command timeouts",
 		columns: []string{"stage", "attempts", "runs", "retried"},
 		numeric: []bool{false, true, true, true},
 	}
@@ -264,7 +264,7 @@ func AuditCSV(a *FactoryAudit) [][]string {
 		value("factory_audit", "", f.name, f.value)
 	}
 	for _, s := range a.Stages {
-		k := s.SeedID
+		k := s.Class
 		if k == "" {
 			k = s.Stage
 		}
@@ -275,10 +275,10 @@ func AuditCSV(a *FactoryAudit) [][]string {
 		value("factory_audit_stages", k, "classification", s.Classification)
 	}
 	for _, s := range a.RetriedDeterministic.ByStage {
-		value("factory_audit_deterministic", s.SeedID, "stage", s.Stage)
-		value("factory_audit_deterministic", s.SeedID, "failures", s.Failures)
-		value("factory_audit_deterministic", s.SeedID, "runs", s.Runs)
-		value("factory_audit_deterministic", s.SeedID, "wasted_attempts", s.WastedAttempts)
+		value("factory_audit_deterministic", s.Class, "stage", s.Stage)
+		value("factory_audit_deterministic", s.Class, "failures", s.Failures)
+		value("factory_audit_deterministic", s.Class, "runs", s.Runs)
+		value("factory_audit_deterministic", s.Class, "wasted_attempts", s.WastedAttempts)
 	}
 	for _, r := range a.RepeatedSignatures.Worst {
 		value("factory_audit_repeats", r.RunID, "item", r.Item)

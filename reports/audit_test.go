@@ -13,13 +13,13 @@ func sampleAudit() *FactoryAudit {
 	return &FactoryAudit{
 		Runs: 10, Attempts: 22, FailedAttempts: 17, RetriedRuns: 9, UndatedRuns: 4,
 		Stages: []AuditStage{
-			{SeedID: "F1", Stage: "preflight", FailedAttempts: 3, Runs: 1, RetryHelps: RetryNo, Classification: "deterministic failure retried"},
-			{SeedID: "F8a", Stage: "acceptance_failed", FailedAttempts: 2, Runs: 1, RetryHelps: RetryNo, Classification: "deterministic | shlex"},
+			{Class: "F1", Stage: "preflight", FailedAttempts: 3, Runs: 1, RetryHelps: RetryNo, Classification: "deterministic failure retried"},
+			{Class: "F8a", Stage: "acceptance_failed", FailedAttempts: 2, Runs: 1, RetryHelps: RetryNo, Classification: "deterministic | shlex"},
 			{Stage: "patch_apply_failed", FailedAttempts: 2, Runs: 1, RetryHelps: RetryMaybe, Classification: "not in seed 003's taxonomy (older factory)"},
 		},
 		RetriedDeterministic: AuditRetriedDeterministic{Failures: 3, Runs: 2, WastedAttempts: 3, ByStage: []AuditDeterministicRow{
-			{SeedID: "F1", Stage: "preflight", Failures: 2, Runs: 1, WastedAttempts: 2},
-			{SeedID: "F8a", Stage: "acceptance_failed", Failures: 1, Runs: 1, WastedAttempts: 1},
+			{Class: "F1", Stage: "preflight", Failures: 2, Runs: 1, WastedAttempts: 2},
+			{Class: "F8a", Stage: "acceptance_failed", Failures: 1, Runs: 1, WastedAttempts: 1},
 		}},
 		RepeatedSignatures: AuditRepeats{Runs: 2, RepeatedAttempts: 3, Worst: []AuditRepeatRun{
 			{RunID: "f1-preflight", Item: "WO-01", Stage: "preflight", Attempts: 3, RepeatedAttempts: 2},
@@ -35,7 +35,7 @@ func sampleAudit() *FactoryAudit {
 	}
 }
 
-const auditTable = `Factory retry audit (seed 003)
+const auditTable = `Factory retry audit
 +--------------------------------+-------+
 | field                          | value |
 +--------------------------------+-------+
@@ -58,21 +58,21 @@ const auditTable = `Factory retry audit (seed 003)
 +--------------------------------+-------+
 
 Failures by stage
-+---------+--------------------+-----------------+------+-------------+--------------------------------------------+
-| seed_id | stage              | failed_attempts | runs | retry_helps | classification                             |
-+---------+--------------------+-----------------+------+-------------+--------------------------------------------+
-| F1      | preflight          |               3 |    1 | no          | deterministic failure retried              |
-| F8a     | acceptance_failed  |               2 |    1 | no          | deterministic | shlex                      |
-| -       | patch_apply_failed |               2 |    1 | maybe       | not in seed 003's taxonomy (older factory) |
-+---------+--------------------+-----------------+------+-------------+--------------------------------------------+
++-------+--------------------+-----------------+------+-------------+--------------------------------------------+
+| class | stage              | failed_attempts | runs | retry_helps | classification                             |
++-------+--------------------+-----------------+------+-------------+--------------------------------------------+
+| F1    | preflight          |               3 |    1 | no          | deterministic failure retried              |
+| F8a   | acceptance_failed  |               2 |    1 | no          | deterministic | shlex                      |
+| -     | patch_apply_failed |               2 |    1 | maybe       | not in seed 003's taxonomy (older factory) |
++-------+--------------------+-----------------+------+-------------+--------------------------------------------+
 
 Retried deterministic failures
-+---------+-------------------+----------+------+-----------------+
-| seed_id | stage             | failures | runs | wasted_attempts |
-+---------+-------------------+----------+------+-----------------+
-| F1      | preflight         |        2 |    1 |               2 |
-| F8a     | acceptance_failed |        1 |    1 |               1 |
-+---------+-------------------+----------+------+-----------------+
++-------+-------------------+----------+------+-----------------+
+| class | stage             | failures | runs | wasted_attempts |
++-------+-------------------+----------+------+-----------------+
+| F1    | preflight         |        2 |    1 |               2 |
+| F8a   | acceptance_failed |        1 |    1 |               1 |
++-------+-------------------+----------+------+-----------------+
 
 Repeated failure signatures
 +--------------+-------+--------------------+----------+-------------------+
@@ -82,7 +82,7 @@ Repeated failure signatures
 | brief-only   | -     | llm_output_invalid |        2 |                 1 |
 +--------------+-------+--------------------+----------+-------------------+
 
-Exceptions (F2) by error class
+Model API errors (the exception stage) by error class
 +------------+-----------+----------+------+
 | class      | kind      | attempts | runs |
 +------------+-----------+----------+------+
@@ -90,7 +90,7 @@ Exceptions (F2) by error class
 | rate_limit | transient |        1 |    1 |
 +------------+-----------+----------+------+
 
-Command timeouts (T2)
+Command timeouts
 +---------------+----------+------+---------+
 | stage         | attempts | runs | retried |
 +---------------+----------+------+---------+
@@ -115,11 +115,11 @@ func TestRenderAuditMarkdown(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		"## Factory retry audit (seed 003)\n\n| field ",
+		"## Factory retry audit\n\n| field ",
 		"## Failures by stage\n",
-		"| F8a     | acceptance_failed  |               2 |    1 | no          | deterministic \\| shlex                     |\n",
-		"|:--------|:-------------------|----------------:|",
-		"## Command timeouts (T2)\n",
+		"| F8a   | acceptance_failed  |               2 |    1 | no          | deterministic \\| shlex                     |\n",
+		"|:------|:-------------------|----------------:|",
+		"## Command timeouts\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, out)
@@ -216,7 +216,7 @@ func TestAuditJSONNames(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"failures_by_stage", "retried_deterministic", "wasted_attempts", "repeated_signatures",
-		"worst_runs", "exceptions", "transient", "permanent", "by_class", "command_timeouts", "seed_id", "retry_helps"} {
+		"worst_runs", "exceptions", "transient", "permanent", "by_class", "command_timeouts", "class", "retry_helps"} {
 		if !slices.Contains(keys, want) {
 			t.Errorf("no key %q in %s", want, b)
 		}

@@ -50,13 +50,7 @@ func overviewFields(r *Report) []overviewField {
 // scopeLines say, above a table or markdown report, which store and which
 // of its runs it covers, then what the overview's numbers leave out.
 func scopeLines(r *Report) []string {
-	s := r.Scope
-	scope := fmt.Sprintf("the whole store (%s)", plural(s.RunsInStore, "run"))
-	if len(s.Paths) > 0 {
-		scope = fmt.Sprintf("runs under %s (%d of %s in the store; %d left out)",
-			strings.Join(s.Paths, ", "), s.RunsInStore-s.RunsLeftOut, plural(s.RunsInStore, "run"), s.RunsLeftOut)
-	}
-	lines := []string{"Store: " + r.Database + " — scope: " + scope}
+	lines := []string{ScopeLine(r.Database, r.Scope)}
 	if n := r.Overview.Undated; n > 0 {
 		lines = append(lines, fmt.Sprintf("%s %s no recorded time (left out of --since, --until and time windows)", plural(n, "run"), have(n)))
 	}
@@ -64,6 +58,17 @@ func scopeLines(r *Report) []string {
 		lines = append(lines, fmt.Sprintf("%s never ran (not counted as runs)", plural(n, "queued task")))
 	}
 	return lines
+}
+
+// ScopeLine says which store and which of its runs an output covers, for
+// every command that reads a scope (report, check, simulate).
+func ScopeLine(db string, s Scope) string {
+	scope := fmt.Sprintf("the whole store (%s)", plural(s.RunsInStore, "run"))
+	if len(s.Paths) > 0 {
+		scope = fmt.Sprintf("runs under %s (%d of %s in the store; %d left out)",
+			strings.Join(s.Paths, ", "), s.RunsInStore-s.RunsLeftOut, plural(s.RunsInStore, "run"), s.RunsLeftOut)
+	}
+	return "Store: " + EscapeControls(db) + " — scope: " + scope
 }
 
 func plural(n int64, what string) string {

@@ -126,7 +126,11 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	ev := evalRules(ctx, st.Conn, rf, prev, now)
+	scope, err := query.ScopeOf(ctx, st.Conn, o.scopePaths())
+	if err != nil {
+		return 0, err
+	}
+	ev := evalRules(ctx, st.Conn, rf, prev, now, scope.Paths)
 	for _, f := range ev.failures {
 		fmt.Fprintf(o.g.io.Err, "orchstat: rule %s: %v\n", f.rule, f.err)
 	}
@@ -164,7 +168,16 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 			return 0, err
 		}
 	}
-	return code, renderCheck(o.g.io, rows, sent, format, code, o.Quiet)
+	return code, renderCheck(o.g.io, checkPrint{db: db, scope: scope, rows: rows, sent: sent, code: code}, format, o.Quiet)
+}
+
+// checkPrint is what check prints.
+type checkPrint struct {
+	db    string
+	scope reports.Scope
+	rows  []checkRow
+	sent  []notifyRow
+	code  int
 }
 
 // newSender makes the notification sender; tests replace it to fix the
@@ -367,7 +380,8 @@ func (r checkRow) counts() string {
 	return reports.MetricText("count", r.Numerator) + "/" + reports.MetricText("count", r.Denominator)
 }
 
-func renderCheck(io *IO, rows []checkRow, sent []notifyRow, f reports.Format, code int, quiet bool) error {
+func renderCheck(io *IO, out checkPrint, f reports.Format, quiet bool) error {
+	rows, sent, code := out.rows, out.sent, out.code
 	if f == reports.FormatJSON {
 		if rows == nil {
 			rows = []checkRow{}
@@ -375,7 +389,8 @@ func renderCheck(io *IO, rows []checkRow, sent []notifyRow, f reports.Format, co
 		if sent == nil {
 			sent = []notifyRow{}
 		}
-		b, err := reports.MarshalJSON(map[string]any{"status": statusNames[code], "exit_code": code, "alerts": rows, "notifications": sent})
+		b, err := reports.MarshalJSON(map[string]any{"status": statusNames[code], "exit_code": code, "database": out.db,
+			"scope": out.scope, "alerts": rows, "notifications": sent})
 		if err != nil {
 			return err
 		}
@@ -388,6 +403,8 @@ func renderCheck(io *IO, rows []checkRow, sent []notifyRow, f reports.Format, co
 	t := checkTable(rows, code, io.OutWidth)
 	if f == reports.FormatCSV {
 		t = checkCSV(rows, code)
+	} else {
+		fmt.Fprintln(io.Out, reports.ScopeLine(out.db, out.scope))
 	}
 	if err := reports.RenderTable(io.Out, t, f); err != nil {
 		return err
@@ -546,18 +563,22 @@ type ruleFailure struct {
 // firing alert is never hidden by a typo in its template. The exit status
 // is CRITICAL when a critical alert fires, else UNKNOWN when a rule
 // failed, else WARNING or OK.
-func evalRules(ctx context.Context, q query.Querier, rf *rules.File, prev map[string][]rules.Alert, now time.Time) evaluation {
+// evalRules evaluates every rule over the runs found under scope (the
+// whole store when empty). A scoped check's alerts carry a "scope" label,
+// so they are other alerts than the whole store's, with their own state.
+func evalRules(ctx context.Context, q query.Querier, rf *rules.File, prev map[string][]rules.Alert, now time.Time, scope []string) evaluation {
 	var ev evaluation
 	code := checkOK
 	var all []rules.Alert
 	var rows []checkRow
 	var prom []reports.PromSample
 	sampler := query.NewSampler(q, now)
+	sampler.Paths = scope
 	fail := func(r *rules.Rule, err error) {
 		ev.failures = append(ev.failures, ruleFailure{rule: r.Name, err: err})
 	}
 	for _, r := range rf.Rules {
-		samples, obs, noData, err := observe(ctx, sampler, r)
+		samples, obs, noData, err := observe(ctx, sampler, r, strings.Join(scope, ","))
 		if err != nil {
 			fail(r, err)
 			all = append(all, prev[r.Name]...)
@@ -678,13 +699,21 @@ func inactiveRows(r *rules.Rule, obs []rules.Observation, alerts []rules.Alert, 
 }
 
 // observe takes a rule's samples and decides where its condition holds.
-func observe(ctx context.Context, sampler *query.Sampler, r *rules.Rule) (samples []rules.Sample, obs []rules.Observation, noData bool, err error) {
+func observe(ctx context.Context, sampler *query.Sampler, r *rules.Rule, scope string) (samples []rules.Sample, obs []rules.Observation, noData bool, err error) {
 	samples, err = sampler.Samples(ctx, r)
 	if err != nil {
 		return nil, nil, false, err
 	}
 	noData = true
-	for _, s := range samples {
+	for i, s := range samples {
+		if scope != "" {
+			labels := map[string]string{"scope": scope}
+			for k, v := range s.Labels {
+				labels[k] = v
+			}
+			s.Labels = labels
+			samples[i] = s
+		}
 		holds, err := r.Holds(s)
 		if err != nil {
 			return nil, nil, false, err

@@ -512,7 +512,7 @@ func runRuleTest(ctx context.Context, store *testStore, lf *loadedTestFile, i in
 				}
 			}
 		}
-		ev := evalRules(ctx, st.Conn, lf.rf, prev, now)
+		ev := evalRules(ctx, st.Conn, lf.rf, prev, now, nil)
 		if len(ev.failures) > 0 {
 			f := ev.failures[0]
 			return "", fmt.Errorf("evaluation at %s: rule %s: %w", want.At, f.rule, f.err)

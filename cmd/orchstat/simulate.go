@@ -298,7 +298,11 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 	case len(systems) == 0:
 		return usageError{errors.New("name a policy to compare: --policy NAME|FILE, or a quick flag such as --max-retries 5")}
 	}
-	if err := renderSimulation(o.g.io, res, systems, format); err != nil {
+	scope, err := query.ScopeOf(ctx, st.Conn, f.Paths)
+	if err != nil {
+		return err
+	}
+	if err := renderSimulation(o.g.io, simScope{st.Path, scope}, res, systems, format); err != nil {
 		return err
 	}
 	if unread {
@@ -317,9 +321,9 @@ func interrupted(err error) error {
 
 // renderSimulation writes the orchestrator's replay (res, when there is
 // one) and the other systems'.
-func renderSimulation(io *IO, res []replay.Result, systems []systemSimulation, f reports.Format) error {
+func renderSimulation(io *IO, where simScope, res []replay.Result, systems []systemSimulation, f reports.Format) error {
 	if f == reports.FormatJSON {
-		out := map[string]any{"systems": nonNilSlice(systems)}
+		out := map[string]any{"database": where.db, "scope": where.scope, "systems": nonNilSlice(systems)}
 		if len(res) > 0 {
 			base := res[0]
 			var verdicts []string
@@ -335,6 +339,9 @@ func renderSimulation(io *IO, res []replay.Result, systems []systemSimulation, f
 		_, err = io.Out.Write(b)
 		return err
 	}
+	if f != reports.FormatCSV {
+		fmt.Fprintln(io.Out, reports.ScopeLine(where.db, where.scope))
+	}
 	if len(res) > 0 {
 		if err := renderProviderSimulation(io, res, f); err != nil {
 			return err
@@ -349,6 +356,12 @@ func renderSimulation(io *IO, res []replay.Result, systems []systemSimulation, f
 		}
 	}
 	return nil
+}
+
+// simScope is which store, and which of its runs, a simulation covers.
+type simScope struct {
+	db    string
+	scope reports.Scope
 }
 
 func nonNilSlice[T any](s []T) []T {

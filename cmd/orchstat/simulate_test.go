@@ -119,7 +119,7 @@ func TestSimulateUsage(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "o.duckdb")
 	// A store without other systems' records: with nothing to replay by
 	// default, simulate needs a policy named.
-	if code, _, stderr := runCLI(t, "", "ingest", "--db", db, "-q", t.TempDir()); code != 0 {
+	if code, _, stderr := runCLI(t, "", "ingest", "--db", db, "-q", writeRuns(t, t.TempDir(), "r", 1)); code != 0 {
 		t.Fatalf("ingest: %d %s", code, stderr)
 	}
 	for _, tt := range []struct {
