@@ -33,15 +33,28 @@ func newReportCmd(g *globals, runF func(context.Context, *reportOptions) error) 
 	cmd := &cobra.Command{
 		Use:   "report [PATH...]",
 		Short: "Report retry, escalation, iteration and diagnosis rates",
-		Long: `Ingest any new lines (unless --no-ingest), then report every metric of
-docs/metrics.md with the counts behind it, breakdowns by provider and model and by
-day, the worst runs, stop, escalation and judge reasons, and candidate
-validity. A metric that crosses a threshold of the alert rules is marked.
+		Long: `Ingest any new lines under PATH (unless --no-ingest), then report every
+metric (see docs/metrics.md) with the counts behind it, breakdowns by provider
+and model and by day, the worst runs, stop, escalation and judge reasons, and
+candidate validity. A metric that crosses a threshold of the alert rules is
+marked.
+
+The report covers the runs found under the PATHs named, even when the store
+holds more; with no PATH, or --all, the whole store. Its first line names the
+store and the scope, and how many of the store's runs it left out. A PATH
+with nothing to read is an error (exit 1).
 
 --since and --until take a duration back from now (30m, 24h, 7d) or a date
-(2026-11-01, or RFC 3339). A run is in the window when its first event is. Alert rules are checked
+(2026-11-01, or RFC 3339). A run is in the window when its first event is;
+runs with no recorded time (factory run summaries) are left out of any time
+filter and counted in the overview. --provider matches in any case, and its
+request metrics count that provider's requests only. Alert rules are checked
 against the report's own numbers: their window and for fields apply to
 alerting, not here.
+
+On a terminal, tables fit its width (rates as 28.1%, long cells wrapped or
+cut, wide tables turned or split); --wide prints them whole, as they are
+printed to a pipe or a file.
 
 Exit status 1 means the report is printed but some file could not be read
 (stderr names it).`,
