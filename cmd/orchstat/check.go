@@ -46,6 +46,12 @@ firing, and resolved once it stops holding (after keep_firing_for). A rule
 whose data has no samples reports no data and keeps its alerts as they are
 rather than resolving them.
 
+With PATHs, the rules see only the runs found under them, and the alerts
+carry a scope label naming the PATHs, so their state is kept apart from a
+whole-store check's. With no PATH (or --all), the whole store. The first line
+of a table names the store and the scope; JSON has database and scope. A
+PATH with nothing to read is UNKNOWN (exit 3).
+
 Every rule is listed, inactive ones too, with its value, its threshold and
 the counts behind the value, so you see how close a rule is to firing.
 Tables show rates as percentages (28.1%) and counts as integers; JSON and
