@@ -68,7 +68,13 @@ func ScopeLine(db string, s Scope) string {
 		scope = fmt.Sprintf("runs under %s (%d of %s in the store; %d left out)",
 			strings.Join(s.Paths, ", "), s.RunsInStore-s.RunsLeftOut, plural(s.RunsInStore, "run"), s.RunsLeftOut)
 	}
-	return "Store: " + EscapeControls(db) + " — scope: " + scope
+	return "Store: " + db + " — scope: " + scope
+}
+
+// ScopeText is ScopeLine as a terminal shows it: control characters
+// escaped, wrapped at width (0: not wrapped).
+func ScopeText(db string, s Scope, width int) string {
+	return strings.Join(wrapText(escapeControls(ScopeLine(db, s)), width), "\n")
 }
 
 func plural(n int64, what string) string {

@@ -136,7 +136,11 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	ev := evalRules(ctx, st.Conn, rf, prev, now, scope.Paths)
+	prev, others := splitScope(prev, scopeLabel(scope))
+	ev := evalRules(ctx, st.Conn, rf, prev, now, scope)
+	// Alerts of other scopes are neither evaluated nor resolved here; they
+	// are kept as they are.
+	ev.alerts = append(ev.alerts, others...)
 	for _, f := range ev.failures {
 		fmt.Fprintf(o.g.io.Err, "orchstat: rule %s: %v\n", f.rule, f.err)
 	}
@@ -175,6 +179,32 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 		}
 	}
 	return code, renderCheck(o.g.io, checkPrint{db: db, scope: scope, rows: rows, sent: sent, code: code}, format, o.Quiet)
+}
+
+// scopeLabel is the scope label of a check's alerts: its paths when they
+// leave some of the store's runs out, else none, as a check of everything
+// there is is the whole store's.
+func scopeLabel(s reports.Scope) string {
+	if s.RunsLeftOut == 0 {
+		return ""
+	}
+	return strings.Join(s.Paths, ",")
+}
+
+// splitScope parts the stored alerts into this check's scope's (whose
+// scope label is scope, "" for the whole store) and the others'.
+func splitScope(prev map[string][]rules.Alert, scope string) (mine map[string][]rules.Alert, others []rules.Alert) {
+	mine = map[string][]rules.Alert{}
+	for rule, alerts := range prev {
+		for _, a := range alerts {
+			if a.Labels["scope"] == scope {
+				mine[rule] = append(mine[rule], a)
+			} else {
+				others = append(others, a)
+			}
+		}
+	}
+	return mine, others
 }
 
 // checkPrint is what check prints.
@@ -410,7 +440,7 @@ func renderCheck(io *IO, out checkPrint, f reports.Format, quiet bool) error {
 	if f == reports.FormatCSV {
 		t = checkCSV(rows, code)
 	} else {
-		fmt.Fprintln(io.Out, reports.ScopeLine(out.db, out.scope))
+		fmt.Fprintln(io.Out, reports.ScopeText(out.db, out.scope, io.OutWidth))
 	}
 	if err := reports.RenderTable(io.Out, t, f); err != nil {
 		return err
@@ -569,22 +599,23 @@ type ruleFailure struct {
 // firing alert is never hidden by a typo in its template. The exit status
 // is CRITICAL when a critical alert fires, else UNKNOWN when a rule
 // failed, else WARNING or OK.
-// evalRules evaluates every rule over the runs found under scope (the
-// whole store when empty). A scoped check's alerts carry a "scope" label,
-// so they are other alerts than the whole store's, with their own state.
-func evalRules(ctx context.Context, q query.Querier, rf *rules.File, prev map[string][]rules.Alert, now time.Time, scope []string) evaluation {
+// evalRules evaluates every rule over the runs found under scope.Paths
+// (the whole store when empty). A check whose scope leaves runs out
+// labels its alerts with it (scopeLabel), so they are other alerts than
+// the whole store's, with their own state.
+func evalRules(ctx context.Context, q query.Querier, rf *rules.File, prev map[string][]rules.Alert, now time.Time, scope reports.Scope) evaluation {
 	var ev evaluation
 	code := checkOK
 	var all []rules.Alert
 	var rows []checkRow
 	var prom []reports.PromSample
 	sampler := query.NewSampler(q, now)
-	sampler.Paths = scope
+	sampler.Paths = scope.Paths
 	fail := func(r *rules.Rule, err error) {
 		ev.failures = append(ev.failures, ruleFailure{rule: r.Name, err: err})
 	}
 	for _, r := range rf.Rules {
-		samples, obs, noData, err := observe(ctx, sampler, r, strings.Join(scope, ","))
+		samples, obs, noData, err := observe(ctx, sampler, r, scopeLabel(scope))
 		if err != nil {
 			fail(r, err)
 			all = append(all, prev[r.Name]...)

@@ -298,9 +298,10 @@ func TestRecommendCorruptHistory(t *testing.T) {
 		t.Errorf("stderr %q, want %q", stderr, want)
 	}
 
-	// With other runs in the store, the recommendation comes from them.
+	// With other runs in the store, --all recommends from them (proj
+	// alone covers only proj's runs).
 	seedHistory(t, db, runsFailing(5, "cass", 1, 3)...)
-	r := recommendJSONOut(t, "--db", db, "--stage", "cass", "--config", cfg, proj)
+	r := recommendJSONOut(t, "--db", db, "--stage", "cass", "--config", cfg, "--all", proj)
 	if r.Strategy != "reduce-stories" || r.FailureRate != 0.4 || len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "history file "+abs+" is corrupt") {
 		t.Errorf("%+v", r)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"github.com/orchstat/orchstat/reports"
 	"maps"
 	"os"
 	"path/filepath"
@@ -512,7 +513,7 @@ func runRuleTest(ctx context.Context, store *testStore, lf *loadedTestFile, i in
 				}
 			}
 		}
-		ev := evalRules(ctx, st.Conn, lf.rf, prev, now, nil)
+		ev := evalRules(ctx, st.Conn, lf.rf, prev, now, reports.Scope{})
 		if len(ev.failures) > 0 {
 			f := ev.failures[0]
 			return "", fmt.Errorf("evaluation at %s: rule %s: %w", want.At, f.rule, f.err)

@@ -13,15 +13,21 @@ import (
 // run folder each, and returns dir.
 func writeRuns(t *testing.T, dir, prefix string, n int) string {
 	t.Helper()
+	return writeRunsWith(t, dir, prefix, n, 10, "success")
+}
+
+// writeRunsWith writes n runs that started at hour:0i and ended with status.
+func writeRunsWith(t *testing.T, dir, prefix string, n, hour int, status string) string {
+	t.Helper()
 	for i := range n {
 		id := fmt.Sprintf("%s%d", prefix, i)
 		run := filepath.Join(dir, id)
 		if err := os.MkdirAll(run, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		lines := fmt.Sprintf(`{"type":"RunStarted","schemaVersion":1,"timestamp":"2025-11-05T10:0%d:00.000Z","runId":%q,"payload":{}}
-{"type":"RunFinished","schemaVersion":1,"timestamp":"2025-11-05T10:0%d:30.000Z","runId":%q,"payload":{"status":"success"}}
-`, i%10, id, i%10, id)
+		lines := fmt.Sprintf(`{"type":"RunStarted","schemaVersion":1,"timestamp":"2025-11-05T%02d:0%d:00.000Z","runId":%q,"payload":{}}
+{"type":"RunFinished","schemaVersion":1,"timestamp":"2025-11-05T%02d:0%d:30.000Z","runId":%q,"payload":{"status":%q}}
+`, hour, i%10, id, hour, i%10, id, status)
 		if err := os.WriteFile(filepath.Join(run, "trace.jsonl"), []byte(lines), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -267,5 +273,75 @@ func TestWrongFormatIsReadAgain(t *testing.T) {
 	}
 	if _, out, _ := runCLI(t, "", "--db", db, "ingest", runs); !strings.Contains(out, "ingested 6 events") {
 		t.Errorf("re-ingest after forget: %q", out)
+	}
+}
+
+// check and simulate on a folder see only its runs: five failures under a
+// fire the cascade for a, while the whole store's last five runs, b's, all
+// passed. The scoped alert is another alert (label scope) than the store's.
+func TestCheckAndSimulateCoverTheNamedPaths(t *testing.T) {
+	top := t.TempDir()
+	os.Mkdir(filepath.Join(top, ".orchestrator"), 0o755)
+	a := writeRunsWith(t, filepath.Join(top, "a"), "a", 5, 10, "failure")
+	writeRunsWith(t, filepath.Join(top, "b"), "b", 5, 11, "success")
+	wd, _ := os.Getwd()
+	defer os.Chdir(wd)
+	os.Chdir(top)
+	runCLI(t, "", "ingest", "-q", "a", "b")
+
+	type checked struct {
+		Database string `json:"database"`
+		Scope    struct {
+			Paths       []string `json:"paths"`
+			RunsLeftOut int64    `json:"runs_left_out"`
+		} `json:"scope"`
+		Alerts []struct {
+			Rule, State string
+			Labels      map[string]string
+			Value       *float64
+		} `json:"alerts"`
+	}
+	check := func(args ...string) (int, checked) {
+		t.Helper()
+		code, out, stderr := runCLI(t, "", append([]string{"check", "-f", "json"}, args...)...)
+		var c checked
+		if err := json.Unmarshal([]byte(out), &c); err != nil {
+			t.Fatalf("check %v: %v (%s)", args, err, stderr)
+		}
+		return code, c
+	}
+	cascade := func(c checked) (string, float64, map[string]string) {
+		for _, al := range c.Alerts {
+			if al.Rule == "run_failure_cascade" && al.Value != nil {
+				return al.State, *al.Value, al.Labels
+			}
+		}
+		t.Fatalf("no run_failure_cascade row in %+v", c.Alerts)
+		return "", 0, nil
+	}
+	code, c := check("a")
+	state, v, labels := cascade(c)
+	if code != checkCritical || state != "firing" || v != 5 || labels["scope"] != a || c.Scope.RunsLeftOut != 5 {
+		t.Errorf("check a: exit %d, cascade %s at %v with %v, %d left out; want 2, firing at 5, scope %s, 5", code, state, v, labels, c.Scope.RunsLeftOut, a)
+	}
+	code, c = check()
+	state, v, labels = cascade(c)
+	if code != checkOK || state != "inactive" || v != 0 || labels["scope"] != "" || len(c.Scope.Paths) != 0 {
+		t.Errorf("check: exit %d, cascade %s at %v with %v; want 0, inactive at 0, no scope", code, state, v, labels)
+	}
+	// The whole store's check left a's alert alone: still firing.
+	if code, c = check("a"); code != checkCritical {
+		t.Errorf("check a again: exit %d", code)
+	} else if state, _, _ := cascade(c); state != "firing" {
+		t.Errorf("check a again: cascade %s, want firing", state)
+	}
+
+	code, out, stderr := runCLI(t, "", "simulate", "-f", "json", "--policy", "none", "a")
+	var sim checked
+	if err := json.Unmarshal([]byte(out), &sim); err != nil || code != 0 {
+		t.Fatalf("simulate a: exit %d, %v, %s", code, err, stderr)
+	}
+	if len(sim.Scope.Paths) != 1 || sim.Scope.Paths[0] != a || sim.Scope.RunsLeftOut != 5 {
+		t.Errorf("simulate a: scope %+v", sim.Scope)
 	}
 }

@@ -340,7 +340,7 @@ func renderSimulation(io *IO, where simScope, res []replay.Result, systems []sys
 		return err
 	}
 	if f != reports.FormatCSV {
-		fmt.Fprintln(io.Out, reports.ScopeLine(where.db, where.scope))
+		fmt.Fprintln(io.Out, reports.ScopeText(where.db, where.scope, io.OutWidth))
 	}
 	if len(res) > 0 {
 		if err := renderProviderSimulation(io, res, f); err != nil {
