@@ -46,9 +46,9 @@ firing, and resolved once it stops holding (after keep_firing_for). A rule
 whose data has no samples reports no data and keeps its alerts as they are
 rather than resolving them.
 
-With PATHs, the rules see only the runs found under them, and the alerts
-carry a scope label naming the PATHs, so their state is kept apart from a
-whole-store check's. With no PATH (or --all), the whole store. The first line
+With PATHs, the rules see only the runs found under them; when that leaves
+some of the store's runs out, the alerts carry a scope label naming the
+PATHs, so their state is kept apart from a whole-store check's. With no PATH (or --all), the whole store. The first line
 of a table names the store and the scope; JSON has database and scope. A
 PATH with nothing to read is UNKNOWN (exit 3).
 
