@@ -544,3 +544,30 @@ func TestStateHistoryIsCompacted(t *testing.T) {
 		t.Fatalf("%+v", res)
 	}
 }
+
+// A scratch ingest stores the same rows, and neither checkpoints nor
+// changes DuckDB's memory limit: what it does not do is what rules test
+// saves.
+func TestScratchIngest(t *testing.T) {
+	st := openStore(t)
+	runs := filepath.Join(t.TempDir(), "runs")
+	write(t, filepath.Join(runs, "r1", "trace.jsonl"), line("r1", "RunStarted", 0, `{"taskId":"r1","goal":"g"}`)+line("r1", "RunFinished", 1, `{"status":"success"}`), os.O_TRUNC)
+	before := scalar[string](t, st, "SELECT current_setting('memory_limit')")
+	res, err := ingest.Run(context.Background(), st, ingest.Options{Paths: []string{runs}, Now: func() time.Time { return t0 }, Scratch: true})
+	if err != nil || res.Events != 2 {
+		t.Fatalf("scratch ingest: %v, %+v", err, res)
+	}
+	if n := scalar[int64](t, st, "SELECT count(*) FROM events"); n != 2 {
+		t.Errorf("%d events stored, want 2", n)
+	}
+	if after := scalar[string](t, st, "SELECT current_setting('memory_limit')"); after != before {
+		t.Errorf("memory limit %s after a scratch ingest, %s before", after, before)
+	}
+	if _, err := os.Stat(st.Path + ".writing"); !os.IsNotExist(err) {
+		t.Errorf("a scratch ingest left the writing mark: %v", err)
+	}
+	// Its commit went to the log, not the file: no checkpoint ran.
+	if fi, err := os.Stat(st.Path + ".wal"); err != nil || fi.Size() == 0 {
+		t.Errorf("no write-ahead log after a scratch ingest (was it checkpointed?): %v", err)
+	}
+}

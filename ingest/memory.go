@@ -44,6 +44,10 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 	if opts.Hook == nil {
 		opts.Hook = func(string) {}
 	}
+	if opts.Scratch {
+		res, _, err := runOnce(ctx, st, opts, 0)
+		return res, err
+	}
 	limit := int64(defaultMemoryLimit)
 	if env := os.Getenv("ORCHSTAT_MEMORY_LIMIT"); env != "" {
 		var err error

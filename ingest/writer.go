@@ -123,6 +123,7 @@ type writer struct {
 	maxTxnBytes int
 	commits     int
 	memLimit    int64 // DuckDB's memory_limit as last set
+	scratch     bool  // see Options.Scratch
 	// txn is the work of the open transaction; committed, of those that
 	// committed. A retried ingest (see Run) reports both attempts from them.
 	txn, committed tally
@@ -138,7 +139,7 @@ func (w *writer) setMemoryLimit(ctx context.Context, n int64) error {
 }
 
 func newWriter(ctx context.Context, st *query.Store, opts Options) (*writer, error) {
-	w := &writer{st: st, now: opts.Now, hook: opts.Hook, maxTxnBytes: opts.TxnBytes}
+	w := &writer{st: st, now: opts.Now, hook: opts.Hook, maxTxnBytes: opts.TxnBytes, scratch: opts.Scratch}
 	if w.maxTxnBytes <= 0 {
 		w.maxTxnBytes = defaultTxnBytes
 	}
@@ -177,7 +178,7 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 	// it and its compressed copy: a pool smaller than that fails with a
 	// fatal error that invalidates the database. Lines of up to 64 MiB are
 	// accepted, so the pool grows when one arrives.
-	if need := 3*int64(b.maxPayload) + 32<<20; need > w.memLimit {
+	if need := 3*int64(b.maxPayload) + 32<<20; need > w.memLimit && !w.scratch {
 		if err := w.setMemoryLimit(ctx, need); err != nil {
 			return err
 		}
@@ -191,7 +192,9 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 		return err
 	}
 	if !w.inTxn {
-		if err := w.st.MarkWriting(); err != nil {
+		if w.scratch {
+			// Nothing to recover: see Options.Scratch.
+		} else if err := w.st.MarkWriting(); err != nil {
 			return err
 		}
 		if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
@@ -283,6 +286,9 @@ func (w *writer) commit(ctx context.Context) (err error) {
 	w.committed.add(w.txn)
 	w.txn = tally{}
 	w.hook("after-commit")
+	if w.scratch {
+		return nil
+	}
 	if err := w.st.Checkpoint(ctx); err != nil {
 		return err
 	}

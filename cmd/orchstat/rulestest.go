@@ -470,7 +470,7 @@ func runRuleTest(ctx context.Context, store *testStore, lf *loadedTestFile, i in
 	}
 	defer os.RemoveAll(tmp)
 	ingestAt := func(runs string, now time.Time) error {
-		res, err := ingest.Run(ctx, st, ingest.Options{Paths: []string{runs}, Now: func() time.Time { return now }})
+		res, err := ingest.Run(ctx, st, ingest.Options{Paths: []string{runs}, Now: func() time.Time { return now }, Scratch: true})
 		if err != nil {
 			return fmt.Errorf("ingesting the input: %w", err)
 		}
@@ -493,6 +493,7 @@ func runRuleTest(ctx context.Context, store *testStore, lf *loadedTestFile, i in
 
 	var b strings.Builder
 	prev := map[string][]rules.Alert{}
+	rf := testedRules(lf.rf, t.Evaluations)
 	for j, want := range t.Evaluations {
 		now := lf.times[i][j]
 		if lf.traces[i] == "" {
@@ -513,7 +514,7 @@ func runRuleTest(ctx context.Context, store *testStore, lf *loadedTestFile, i in
 				}
 			}
 		}
-		ev := evalRules(ctx, st.Conn, lf.rf, prev, now, reports.Scope{})
+		ev := evalRules(ctx, st.Conn, rf, prev, now, reports.Scope{})
 		if len(ev.failures) > 0 {
 			f := ev.failures[0]
 			return "", fmt.Errorf("evaluation at %s: rule %s: %w", want.At, f.rule, f.err)
@@ -678,4 +679,28 @@ func writeJUnit(path string, files []fileResult) error {
 		return err
 	}
 	return os.WriteFile(path, append([]byte(xml.Header), append(b, '\n')...), 0o644)
+}
+
+// testedRules keeps the rules a test's evaluations name, when every one
+// names some: rules are evaluated independently, so the others' alerts
+// could not change the outcome, and skipping them saves most of the
+// metric queries of a rule test.
+func testedRules(rf *rules.File, evals []ruleTestEval) *rules.File {
+	named := map[string]bool{}
+	for _, e := range evals {
+		if len(e.Rules) == 0 {
+			return rf
+		}
+		for _, r := range e.Rules {
+			named[r] = true
+		}
+	}
+	sub := *rf
+	sub.Rules = nil
+	for _, r := range rf.Rules {
+		if named[r.Name] {
+			sub.Rules = append(sub.Rules, r)
+		}
+	}
+	return &sub
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/rules"
 )
 
 // The shipped tests of the default rules pass, and cover every rule.
@@ -262,5 +263,33 @@ func TestRulesTestIsolated(t *testing.T) {
 	code, out, stderr := runCLI(t, "", "rules", "test", writeTestFile(t, b.String()))
 	if code != 0 || !strings.Contains(out, "6 tests, OK") {
 		t.Fatalf("exit %d:\n%s%s", code, out, stderr)
+	}
+}
+
+// A rule test evaluates only the rules its evaluations name, unless one
+// names none; what it asserts is the same either way.
+func TestTestedRules(t *testing.T) {
+	rf := &rules.File{Path: "x.yaml", Rules: []*rules.Rule{{Name: "a"}, {Name: "b"}, {Name: "c"}}}
+	names := func(f *rules.File) string {
+		var out []string
+		for _, r := range f.Rules {
+			out = append(out, r.Name)
+		}
+		return strings.Join(out, ",")
+	}
+	for _, tt := range []struct {
+		evals []ruleTestEval
+		want  string
+	}{
+		{[]ruleTestEval{{Rules: []string{"c"}}, {Rules: []string{"a"}}}, "a,c"},
+		{[]ruleTestEval{{Rules: []string{"b"}}, {}}, "a,b,c"},
+		{nil, ""},
+	} {
+		if got := names(testedRules(rf, tt.evals)); got != tt.want {
+			t.Errorf("%+v: %s, want %s", tt.evals, got, tt.want)
+		}
+	}
+	if len(rf.Rules) != 3 {
+		t.Errorf("the rule file itself changed: %s", names(rf))
 	}
 }
