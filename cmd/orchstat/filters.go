@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/rules/yamlast"
 )
 
 // maxKnown caps the known values a warning lists: a store holds thousands
@@ -93,7 +94,7 @@ func closest(s string, known []string, fold bool) (string, bool) {
 		if fold {
 			kk = strings.ToLower(k)
 		}
-		if d := editDistance(s, kk); bestD < 0 || d < bestD {
+		if d := yamlast.Distance(s, kk); bestD < 0 || d < bestD {
 			best, bestD = k, d
 		}
 	}
@@ -103,24 +104,3 @@ func closest(s string, known []string, fold bool) (string, bool) {
 	return best, true
 }
 
-// editDistance is the Levenshtein distance between a and b, in runes.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
-}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orchstat/orchstat/rules/yamlast"
 )
 
 func TestFilterSinceNotBeforeUntilIsAUsageError(t *testing.T) {
@@ -116,11 +118,11 @@ func TestFilterClosest(t *testing.T) {
 		a, b string
 		d    int
 	}{{"", "", 0}, {"abc", "", 3}, {"kitten", "sitting", 3}, {"é", "e", 1}, {"flaw", "lawn", 2}} {
-		if d := editDistance(tt.a, tt.b); d != tt.d {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, d, tt.d)
+		if d := yamlast.Distance(tt.a, tt.b); d != tt.d {
+			t.Errorf("Distance(%q, %q) = %d, want %d", tt.a, tt.b, d, tt.d)
 		}
-		if d := editDistance(tt.b, tt.a); d != tt.d {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.b, tt.a, d, tt.d)
+		if d := yamlast.Distance(tt.b, tt.a); d != tt.d {
+			t.Errorf("Distance(%q, %q) = %d, want %d", tt.b, tt.a, d, tt.d)
 		}
 	}
 	var many []string

@@ -95,7 +95,7 @@ func Pos(n ast.Node) (line, col int) {
 func Suggest(got string, known []string) string {
 	best, bestD := "", 3
 	for _, k := range known {
-		if d := distance(got, k); d < bestD {
+		if d := Distance(got, k); d < bestD {
 			best, bestD = k, d
 		}
 	}
@@ -105,26 +105,29 @@ func Suggest(got string, known []string) string {
 	return fmt.Sprintf("; did you mean %q?", best)
 }
 
-// distance is the Levenshtein distance, for short names only.
-func distance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
+// Distance is the Levenshtein distance between a and b in runes, for
+// names: past 64 runes either way it is 64, so a hostile name costs
+// little.
+func Distance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	if len(ra) > 64 || len(rb) > 64 {
 		return 64
 	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
 	for j := range prev {
 		prev[j] = j
 	}
-	for i := 1; i <= len(a); i++ {
+	for i := 1; i <= len(ra); i++ {
 		cur[0] = i
-		for j := 1; j <= len(b); j++ {
+		for j := 1; j <= len(rb); j++ {
 			cost := 1
-			if a[i-1] == b[j-1] {
+			if ra[i-1] == rb[j-1] {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
 		}
 		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return prev[len(rb)]
 }
