@@ -132,12 +132,12 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	scope, err := query.ScopeOf(ctx, st.Conn, o.scopePaths())
+	scope, paths, err := o.scopeOf(ctx, st)
 	if err != nil {
 		return 0, err
 	}
 	prev, others := splitScope(prev, scopeLabel(scope))
-	ev := evalRules(ctx, st.Conn, rf, prev, now, scope)
+	ev := evalRules(ctx, st.Conn, rf, prev, now, paths, scopeLabel(scope))
 	// Alerts of other scopes are neither evaluated nor resolved here; they
 	// are kept as they are.
 	ev.alerts = append(ev.alerts, others...)
@@ -599,23 +599,23 @@ type ruleFailure struct {
 // firing alert is never hidden by a typo in its template. The exit status
 // is CRITICAL when a critical alert fires, else UNKNOWN when a rule
 // failed, else WARNING or OK.
-// evalRules evaluates every rule over the runs found under scope.Paths
-// (the whole store when empty). A check whose scope leaves runs out
-// labels its alerts with it (scopeLabel), so they are other alerts than
+// evalRules evaluates every rule over the runs found under paths (the
+// whole store when empty), labelling each alert scope=label when label is
+// set (see scopeLabel), so a scoped check's alerts are other alerts than
 // the whole store's, with their own state.
-func evalRules(ctx context.Context, q query.Querier, rf *rules.File, prev map[string][]rules.Alert, now time.Time, scope reports.Scope) evaluation {
+func evalRules(ctx context.Context, q query.Querier, rf *rules.File, prev map[string][]rules.Alert, now time.Time, paths []string, label string) evaluation {
 	var ev evaluation
 	code := checkOK
 	var all []rules.Alert
 	var rows []checkRow
 	var prom []reports.PromSample
 	sampler := query.NewSampler(q, now)
-	sampler.Paths = scope.Paths
+	sampler.Paths = paths
 	fail := func(r *rules.Rule, err error) {
 		ev.failures = append(ev.failures, ruleFailure{rule: r.Name, err: err})
 	}
 	for _, r := range rf.Rules {
-		samples, obs, noData, err := observe(ctx, sampler, r, scopeLabel(scope))
+		samples, obs, noData, err := observe(ctx, sampler, r, label)
 		if err != nil {
 			fail(r, err)
 			all = append(all, prev[r.Name]...)

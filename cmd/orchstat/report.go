@@ -174,6 +174,17 @@ func (i *ingestFirst) scopePaths() []string {
 	return out
 }
 
+// scopeOf counts what the command's scope covers in st, and returns the
+// paths its queries filter on: none when the scope leaves no run out, as
+// filtering by path then changes nothing and costs a join on every query.
+func (i *ingestFirst) scopeOf(ctx context.Context, st *query.Store) (reports.Scope, []string, error) {
+	sc, err := query.ScopeOf(ctx, st.Conn, i.scopePaths())
+	if err != nil || sc.RunsLeftOut == 0 {
+		return sc, nil, err
+	}
+	return sc, sc.Paths, nil
+}
+
 // open ingests first unless told not to, and returns the store and whether
 // some file could not be read. The store is read-only unless write is set
 // or an ingest runs. Named PATHs with nothing to read are an error, and
@@ -229,7 +240,6 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 	if err != nil {
 		return err
 	}
-	f.Paths = o.scopePaths()
 	rf, err := loadRules(o.Rules)
 	if err != nil {
 		return err
@@ -239,6 +249,11 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 		return err
 	}
 	defer st.Close()
+	scope, paths, err := o.scopeOf(ctx, st)
+	if err != nil {
+		return err
+	}
+	f.Paths = paths
 	if err := warnUnmatched(ctx, o.g.io.Err, st.Conn, f); err != nil {
 		return err
 	}
@@ -248,9 +263,7 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 	}
 	r.GeneratedAt = now
 	r.Database = o.g.dbPath(o.Paths)
-	if r.Scope, err = query.ScopeOf(ctx, st.Conn, f.Paths); err != nil {
-		return err
-	}
+	r.Scope = scope
 	if r.Thresholds, err = thresholds(o.g.io, rf, r.Metrics); err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"github.com/orchstat/orchstat/reports"
 	"maps"
 	"os"
 	"path/filepath"
@@ -514,7 +513,7 @@ func runRuleTest(ctx context.Context, store *testStore, lf *loadedTestFile, i in
 				}
 			}
 		}
-		ev := evalRules(ctx, st.Conn, rf, prev, now, reports.Scope{})
+		ev := evalRules(ctx, st.Conn, rf, prev, now, nil, "")
 		if len(ev.failures) > 0 {
 			f := ev.failures[0]
 			return "", fmt.Errorf("evaluation at %s: rule %s: %w", want.At, f.rule, f.err)

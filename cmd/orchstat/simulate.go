@@ -236,7 +236,6 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 	if err != nil {
 		return err
 	}
-	f.Paths = o.scopePaths()
 	base, err := loadPolicy(o.Baseline)
 	if err != nil {
 		return err
@@ -268,6 +267,11 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 		return err
 	}
 	defer st.Close()
+	scope, paths, err := o.scopeOf(ctx, st)
+	if err != nil {
+		return err
+	}
+	f.Paths = paths
 	if err := warnUnmatched(ctx, o.g.io.Err, st.Conn, f); err != nil {
 		return err
 	}
@@ -297,10 +301,6 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 		}
 	case len(systems) == 0:
 		return usageError{errors.New("name a policy to compare: --policy NAME|FILE, or a quick flag such as --max-retries 5")}
-	}
-	scope, err := query.ScopeOf(ctx, st.Conn, f.Paths)
-	if err != nil {
-		return err
 	}
 	if err := renderSimulation(o.g.io, simScope{st.Path, scope}, res, systems, format); err != nil {
 		return err
