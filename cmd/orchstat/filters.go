@@ -103,4 +103,3 @@ func closest(s string, known []string, fold bool) (string, bool) {
 	}
 	return best, true
 }
-
