@@ -63,7 +63,7 @@ prints every column in full, as output to a pipe or a file always is.
 status line and one line per firing alert, for cron to mail:
 
   CRITICAL - 1 alert firing
-  run_failure_cascade 3 >= 3 (firing since 2026-11-21T12:00:00Z)
+  run_failure_cascade 3 >= 3 (active since 2026-11-21T12:00:00Z)
 
 --quiet does not change --format json or csv, which are always printed.
 
@@ -564,7 +564,7 @@ func renderQuiet(io *IO, rows []checkRow, code int) error {
 	for _, r := range firing {
 		line := r.Rule + labelText(r.Labels) + " " + r.reading()
 		if r.ActiveSince != nil {
-			line += " (firing since " + r.ActiveSince.UTC().Format(time.RFC3339) + ")"
+			line += " (active since " + r.ActiveSince.UTC().Format(time.RFC3339) + ")"
 		}
 		b.WriteString(reports.EscapeControls(line) + "\n")
 	}

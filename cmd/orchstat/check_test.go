@@ -230,7 +230,7 @@ func TestCheckQuiet(t *testing.T) {
 	db := filepath.Join(dir, "s.duckdb")
 	for _, width := range []int{0, 80} {
 		code, out, stderr = runCLIWidth(t, width, now, "--db", db, "check", "-q", sick)
-		want := "CRITICAL - 1 alert firing\nrun_failure_cascade 3 >= 3 (firing since " + now.Format(time.RFC3339) + ")\n"
+		want := "CRITICAL - 1 alert firing\nrun_failure_cascade 3 >= 3 (active since " + now.Format(time.RFC3339) + ")\n"
 		if code != 2 || out != want {
 			t.Fatalf("firing at width %d: exit %d, stdout\n%s\nwant exit 2 and\n%s(stderr %q)", width, code, out, want, stderr)
 		}
