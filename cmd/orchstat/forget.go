@@ -63,7 +63,11 @@ func forgetRun(ctx context.Context, o *forgetOptions) error {
 	if n.Files == 0 {
 		return fmt.Errorf("the store %s holds nothing read from %s", reports.EscapeControls(st.Path), named)
 	}
-	fmt.Fprintf(o.g.io.Out, "forgot %d %s under %s (%d events, %d record runs, %d quarantined lines) in %s; the next ingest reads them as new\n",
-		n.Files, map[bool]string{true: "file", false: "files"}[n.Files == 1], named, n.Events, n.Records, n.Quarantined, reports.EscapeControls(st.Path))
+	files := "files"
+	if n.Files == 1 {
+		files = "file"
+	}
+	fmt.Fprintf(o.g.io.Out, "forgot %d %s under %s (%d events, %d record runs, %d quarantined lines) in %s; the next ingest reads those still there as new\n",
+		n.Files, files, named, n.Events, n.Records, n.Quarantined, reports.EscapeControls(st.Path))
 	return nil
 }
