@@ -125,6 +125,10 @@ type recommendation struct {
 	// ConfigDefaults names the settings not taken from the file.
 	ConfigDefaults []string `json:"config_defaults"`
 	Warnings       []string `json:"warnings"`
+	// Store and Scope say where the history came from; empty when no
+	// store was read.
+	Store string         `json:"store,omitempty"`
+	Scope *reports.Scope `json:"scope,omitempty"`
 }
 
 func recommendRun(ctx context.Context, o *recommendOptions) error {
@@ -137,7 +141,7 @@ func recommendRun(ctx context.Context, o *recommendOptions) error {
 		r.Warnings = append(r.Warnings, "retry configuration "+w.String())
 	}
 
-	hist, attempts, recorded, hwarns, err := stageHistory(ctx, o)
+	hist, attempts, recorded, hwarns, err := stageHistory(ctx, o, &r)
 	if err != nil {
 		return err
 	}
@@ -207,7 +211,7 @@ func checkStage(stage string, recorded []string, cfg adaptive.Config) error {
 // (line 170), and with no history the advice is a simple retry. Only the
 // user's own mistakes (a PATH that does not exist, a bad flag) and an
 // interrupt are errors. attempts is -1 when not counted.
-func stageHistory(ctx context.Context, o *recommendOptions) (hist []retry.StageOutcome, attempts int, recorded, warns []string, err error) {
+func stageHistory(ctx context.Context, o *recommendOptions, r *recommendation) (hist []retry.StageOutcome, attempts int, recorded, warns []string, err error) {
 	attempts = -1
 	g := o.g
 	if len(o.Paths) == 0 && !o.NoIngest {
@@ -241,7 +245,12 @@ func stageHistory(ctx context.Context, o *recommendOptions) (hist []retry.StageO
 	if unread {
 		warns = append(warns, "some files could not be read (named above on stderr); recommending from the rest")
 	}
-	hist, hw, err := query.StageHistory(ctx, st.Conn, o.System, o.scopePaths())
+	scope, paths, err := o.scopeOf(ctx, st)
+	if err != nil {
+		return nil, attempts, nil, nil, err
+	}
+	r.Store, r.Scope = st.Path, &scope
+	hist, hw, err := query.StageHistory(ctx, st.Conn, o.System, paths)
 	if err != nil {
 		return nil, attempts, nil, append(warns, fmt.Sprintf("cannot read the history (%v); recommending as for a first failure", err)), nil
 	}
@@ -377,5 +386,8 @@ func renderRecommendation(io *IO, r recommendation, format string) error {
 		settings += " (defaults for " + strings.Join(r.ConfigDefaults, ", ") + ")"
 	}
 	fmt.Fprintf(io.Out, "  %s\n", settings)
+	if r.Scope != nil {
+		fmt.Fprintf(io.Out, "  %s\n", reports.ScopeText(r.Store, *r.Scope, 0))
+	}
 	return nil
 }

@@ -76,6 +76,11 @@ func runsFailing(n int, stage string, failed ...int) []o8run {
 }
 
 type recommendJSON struct {
+	Store string `json:"store"`
+	Scope *struct {
+		Paths       []string `json:"paths"`
+		RunsLeftOut int64    `json:"runs_left_out"`
+	} `json:"scope"`
 	Stage          string   `json:"stage"`
 	Attempt        int      `json:"attempt"`
 	AttemptFrom    string   `json:"attempt_from"`
@@ -184,11 +189,13 @@ func TestRecommendByFailureRateAndAttempt(t *testing.T) {
 		}
 	}
 
-	// Text: the seed's prompt first, the reason, then the settings.
+	// Text: orchestr8's prompt first, the reason, the settings, then the
+	// store the history came from.
 	code, out, stderr := runCLI(t, "", append([]string{"recommend", "--stage", "cass", "--attempt", "2"}, base...)...)
 	want := "Recommended strategy: simplify-prompt\n" +
 		"  cass, attempt 2: cass failed in 3 of the last 10 runs (30%), above the 20% threshold: strategy 2 of cass's reduce-stories -> simplify-prompt\n" +
-		"  window 10 runs (12 recorded), threshold 20%, maxRetries 3; " + cfg + " (defaults)\n"
+		"  window 10 runs (12 recorded), threshold 20%, maxRetries 3; " + cfg + " (defaults)\n" +
+		"  Store: " + db + " — scope: the whole store (12 runs)\n"
 	if code != 0 || out != want || stderr != "" {
 		t.Errorf("exit %d\n%s\nwant\n%s\nstderr %q", code, out, want, stderr)
 	}

@@ -345,3 +345,29 @@ func TestCheckAndSimulateCoverTheNamedPaths(t *testing.T) {
 		t.Errorf("simulate a: scope %+v", sim.Scope)
 	}
 }
+
+// recommend on a folder reads only that folder's history, and says so.
+func TestRecommendCoversTheNamedPaths(t *testing.T) {
+	top := t.TempDir()
+	os.Mkdir(filepath.Join(top, ".orchestrator"), 0o755)
+	for _, set := range []string{"wasted", "healthy"} {
+		if err := os.CopyFS(filepath.Join(top, set), os.DirFS(filepath.Join("../../testdata/rules/records", set))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wd, _ := os.Getwd()
+	defer os.Chdir(wd)
+	os.Chdir(top)
+	if code, _, stderr := runCLI(t, "", "ingest", "-q", "healthy"); code != 0 {
+		t.Fatal(stderr)
+	}
+	cfg := filepath.Join(top, "retry-config.json")
+	wasted := recommendJSONOut(t, "--stage", "preflight", "--config", cfg, "wasted")
+	all := recommendJSONOut(t, "--stage", "preflight", "--config", cfg, "--all", "wasted")
+	if wasted.Runs != 5 || all.Runs != 11 {
+		t.Errorf("runs recorded: %d under wasted, %d with --all; want 5 and 11", wasted.Runs, all.Runs)
+	}
+	if wasted.Scope == nil || wasted.Scope.RunsLeftOut != 6 || wasted.Store != filepath.Join(top, ".orchestrator", "orchstat.duckdb") {
+		t.Errorf("scope %+v in %s", wasted.Scope, wasted.Store)
+	}
+}
