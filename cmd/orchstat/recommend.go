@@ -41,10 +41,10 @@ func newRecommendCmd(g *globals, runF func(context.Context, *recommendOptions) e
 	cmd := &cobra.Command{
 		Use:   "recommend --stage STAGE [PATH...]",
 		Short: "Recommend a retry strategy for a failed stage, from its recent failure rate",
-		Long: `Seed 004's adaptive retry (orchestr8): after a stage fails, recommend how to
-retry it. Ingest the PATHs first (unless --no-ingest), then take the recorded
-runs of the systems whose records have stages, oldest first, and the share of
-the last windowSize runs that failed at STAGE:
+		Long: `orchestr8's adaptive retry: after a stage fails, recommend how to retry it.
+Ingest the PATHs first (unless --no-ingest), then take the recorded runs found
+under them (--all: the whole store) of the systems whose records have stages,
+oldest first, and the share of the last windowSize runs that failed at STAGE:
 
   attempt > maxRetries                → abort-recommended (abort or skip)
   failure rate > highFailureThreshold → the stage's strategy for the attempt
