@@ -425,3 +425,39 @@ func ScopePath(p, stdinName string) string {
 	}
 	return abs
 }
+
+// ScopePaths are the paths under which the files read for PATH p are
+// stored: ScopePath's, and, as discovery follows the symbolic links among
+// a runs directory's entries to the runs they name, those runs' own
+// directories.
+func ScopePaths(p, stdinName string) []string {
+	root := ScopePath(p, stdinName)
+	out := []string{root}
+	if p == "-" {
+		return out
+	}
+	dir := root
+	for _, sub := range []string{"runs", filepath.Join(".orchestrator", "runs")} {
+		if st, err := os.Stat(filepath.Join(root, sub)); err == nil && st.IsDir() {
+			dir = filepath.Join(root, sub)
+			break
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return out
+	}
+	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink == 0 {
+			continue
+		}
+		r, err := filepath.EvalSymlinks(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		if st, err := os.Stat(r); err == nil && st.IsDir() && !strings.HasPrefix(r, root+string(filepath.Separator)) {
+			out = append(out, r)
+		}
+	}
+	return out
+}

@@ -169,7 +169,7 @@ func (i *ingestFirst) scopePaths() []string {
 	}
 	out := make([]string, 0, len(i.Paths))
 	for _, p := range i.Paths {
-		out = append(out, ingest.ScopePath(p, i.StdinName))
+		out = append(out, ingest.ScopePaths(p, i.StdinName)...)
 	}
 	return out
 }

@@ -371,3 +371,23 @@ func TestRecommendCoversTheNamedPaths(t *testing.T) {
 		t.Errorf("scope %+v in %s", wasted.Scope, wasted.Store)
 	}
 }
+
+// A run linked into a runs folder from elsewhere is read from where it
+// lives, and a report on the runs folder still covers it.
+func TestScopeFollowsLinkedRuns(t *testing.T) {
+	top := t.TempDir()
+	os.Mkdir(filepath.Join(top, ".orchestrator"), 0o755)
+	runs := writeRuns(t, filepath.Join(top, "runs"), "r", 2)
+	elsewhere := writeRuns(t, filepath.Join(top, "elsewhere"), "l", 1)
+	if err := os.Symlink(filepath.Join(elsewhere, "l0"), filepath.Join(runs, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	writeRuns(t, filepath.Join(top, "other"), "o", 4)
+	wd, _ := os.Getwd()
+	defer os.Chdir(wd)
+	os.Chdir(top)
+	runCLI(t, "", "ingest", "-q", "other")
+	if r := reportJSON(t, "runs"); r.Overview.Runs != 3 || r.Scope.RunsLeftOut != 4 {
+		t.Errorf("report runs: %d runs, %d left out; want 3 (one linked) and 4", r.Overview.Runs, r.Scope.RunsLeftOut)
+	}
+}
