@@ -398,12 +398,29 @@ func stdinPath(name string) string {
 	return "<stdin:" + strings.TrimSpace(name) + ">"
 }
 
-// Find counts the files an ingest of paths would read, without a store:
-// what a command looks at before it creates one. Paths that cannot be
-// read are returned as errors, as Run reports them.
-func Find(paths []string, format string, now time.Time) (int, []FileError, error) {
-	srcs, errs, _, err := discover(paths, format, func() (known, error) { return known{}, nil }, now)
-	return len(srcs), errs, err
+// Found is what discovery found for paths without a store (Find).
+type Found struct {
+	sources []source
+	errs    []FileError
+	lists   []listing
+}
+
+// Files counts the files found.
+func (f *Found) Files() int { return len(f.sources) }
+
+// Errors are the paths that could not be read, as Run reports them.
+func (f *Found) Errors() []FileError { return f.errs }
+
+// Find discovers the files an ingest of paths would read, without a store:
+// what a command looks at before it creates one. Handed to Run as
+// Options.Found for a store that did not exist, it spares a second
+// discovery, which would find the same with no earlier ingest to skip by.
+func Find(paths []string, format string, now time.Time) (*Found, error) {
+	srcs, errs, lists, err := discover(paths, format, func() (known, error) { return known{}, nil }, now)
+	if err != nil {
+		return nil, err
+	}
+	return &Found{srcs, errs, lists}, nil
 }
 
 // ScopePath is how a PATH argument is named in the store: absolute with

@@ -76,6 +76,9 @@ type Options struct {
 	// MemoryCeiling bounds how far Run raises DuckDB's memory limit when
 	// a commit needs more; 0 means 80% of the machine's memory.
 	MemoryCeiling int64
+	// Found, when set, is what Find found for Paths and Format before the
+	// store was created; discovery is not done again.
+	Found *Found
 	// Scratch is for a store that is thrown away (rules test's): commits
 	// are not checkpointed nor marked for crash recovery, and DuckDB's
 	// memory limit is left as it is. A crash can lose such a store's
@@ -168,10 +171,18 @@ func runOnce(ctx context.Context, st *query.Store, opts Options, limit int64) (*
 		loaded <- err
 	}()
 	// k, prev and maxID are only read after the loader has reported.
-	sources, errs, lists, err := discover(opts.Paths, opts.Format, func() (known, error) {
-		err := <-loaded
-		return k, err
-	}, opts.Now())
+	var sources []source
+	var errs []FileError
+	var lists []listing
+	var err error
+	if f := opts.Found; f != nil {
+		sources, errs, lists, err = f.sources, f.errs, f.lists, <-loaded
+	} else {
+		sources, errs, lists, err = discover(opts.Paths, opts.Format, func() (known, error) {
+			err := <-loaded
+			return k, err
+		}, opts.Now())
+	}
 	if err != nil {
 		return nil, tally{}, err
 	}

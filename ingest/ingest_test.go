@@ -571,3 +571,24 @@ func TestScratchIngest(t *testing.T) {
 		t.Errorf("no write-ahead log after a scratch ingest (was it checkpointed?): %v", err)
 	}
 }
+
+// What Find found is what an ingest into the new store reads: discovery is
+// not done a second time (a run that appears in between waits for the
+// next ingest), and the next ingest finds the first one's files unchanged.
+func TestIngestReadsWhatFindFound(t *testing.T) {
+	runs := filepath.Join(t.TempDir(), "runs")
+	write(t, filepath.Join(runs, "r1", "trace.jsonl"), line("r1", "RunStarted", 0, `{"taskId":"r1","goal":"g"}`), os.O_TRUNC)
+	found, err := ingest.Find([]string{runs}, "auto", t0)
+	if err != nil || found.Files() != 1 {
+		t.Fatalf("Find: %v, %d files", err, found.Files())
+	}
+	write(t, filepath.Join(runs, "r2", "trace.jsonl"), line("r2", "RunStarted", 0, `{"taskId":"r2","goal":"g"}`), os.O_TRUNC)
+	st := openStore(t)
+	res, err := ingest.Run(context.Background(), st, ingest.Options{Paths: []string{runs}, Found: found, Now: func() time.Time { return t0 }})
+	if err != nil || res.Files != 1 || res.Events != 1 {
+		t.Fatalf("ingest with what Find found: %v, %+v", err, res)
+	}
+	if res := ingestPaths(t, st, runs); res.Files != 2 || res.Unchanged != 1 || res.Events != 1 {
+		t.Errorf("next ingest: %+v, want r1 unchanged and r2 read", res)
+	}
+}

@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 
@@ -51,21 +52,14 @@ func ScopeOf(ctx context.Context, q querier, paths []string) (reports.Scope, err
 		  + (SELECT count(*) FROM attempt_runs WHERE run_id IN (` + runs + `))`
 		args = append(a, a...)
 	}
-	rs, err := q.QueryContext(ctx, `SELECT (SELECT count(DISTINCT run_id) FROM run_spans) + (SELECT count(*) FROM attempt_runs), `+in, args...)
-	if err != nil {
-		return sc, fmt.Errorf("counting the store's runs: %w", err)
-	}
-	defer rs.Close()
 	var inScope int64
-	for rs.Next() {
-		if err := rs.Scan(&sc.RunsInStore, &inScope); err != nil {
-			return sc, fmt.Errorf("counting the store's runs: %w", err)
-		}
-	}
+	err := eachRow(ctx, q, "counting the store's runs",
+		`SELECT (SELECT count(DISTINCT run_id) FROM run_spans) + (SELECT count(*) FROM attempt_runs), `+in, args,
+		func(rs *sql.Rows) error { return rs.Scan(&sc.RunsInStore, &inScope) })
 	if len(paths) > 0 {
 		sc.RunsLeftOut = sc.RunsInStore - inScope
 	}
-	return sc, rs.Err()
+	return sc, err
 }
 
 // Forgotten is what Forget removed.

@@ -48,9 +48,10 @@ rather than resolving them.
 
 With PATHs, the rules see only the runs found under them; when that leaves
 some of the store's runs out, the alerts carry a scope label naming the
-PATHs, so their state is kept apart from a whole-store check's. With no PATH (or --all), the whole store. The first line
-of a table names the store and the scope; JSON has database and scope. A
-PATH with nothing to read is UNKNOWN (exit 3).
+PATHs, so their state is kept apart from a whole-store check's. With no
+PATH (or --all), the whole store. The first line of a table names the store
+and the scope; JSON has database and scope. A PATH with nothing to read is
+UNKNOWN (exit 3).
 
 Every rule is listed, inactive ones too, with its value, its threshold and
 the counts behind the value, so you see how close a rule is to firing.
@@ -132,7 +133,9 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	scope, paths, err := o.scopeOf(ctx, st)
+	// --quiet prints tables as status lines, which do not show the scope.
+	shown := !o.Quiet || format == reports.FormatJSON || format == reports.FormatCSV
+	scope, paths, err := o.scopeOf(ctx, st, shown)
 	if err != nil {
 		return 0, err
 	}

@@ -98,7 +98,8 @@ func ingestRun(ctx context.Context, o *ingestOptions) error {
 		return err
 	}
 	db := o.g.dbPath(o.Paths)
-	if err := somethingToRead(db, o.Paths, o.Tuning.Format, o.g.io.Now()); err != nil {
+	found, err := somethingToRead(db, o.Paths, o.Tuning.Format, o.g.io.Now())
+	if err != nil {
 		return err
 	}
 	st, err := o.g.open(ctx, db, false)
@@ -106,7 +107,7 @@ func ingestRun(ctx context.Context, o *ingestOptions) error {
 		return err
 	}
 	defer st.Close()
-	res, err := doIngest(ctx, o.g, st, o.Paths, o.Quiet, o.StdinName, o.Tuning)
+	res, err := doIngest(ctx, o.g, st, o.Paths, found, o.Quiet, o.StdinName, o.Tuning)
 	if err != nil {
 		return err
 	}
@@ -124,7 +125,8 @@ func ingestRun(ctx context.Context, o *ingestOptions) error {
 
 // doIngest runs an ingest with progress on a terminal and reports problems
 // on stderr. report and check use it too.
-func doIngest(ctx context.Context, g *globals, st *query.Store, paths []string, quiet bool, stdinName string, t tuning) (*ingest.Result, error) {
+// found is what somethingToRead found, if anything.
+func doIngest(ctx context.Context, g *globals, st *query.Store, paths []string, found *ingest.Found, quiet bool, stdinName string, t tuning) (*ingest.Result, error) {
 	if err := checkFormat(t.Format); err != nil {
 		return nil, err
 	}
@@ -133,7 +135,7 @@ func doIngest(ctx context.Context, g *globals, st *query.Store, paths []string, 
 		prog = newProgress(g.io.Err, g.io.Now)
 		defer prog.done()
 	}
-	opts := ingest.Options{Paths: paths, Format: t.Format, Stdin: g.io.In, StdinName: stdinName, Now: g.io.Now,
+	opts := ingest.Options{Paths: paths, Format: t.Format, Found: found, Stdin: g.io.In, StdinName: stdinName, Now: g.io.Now,
 		Bulk: t.Bulk, BatchRows: t.BatchRows, TxnBytes: t.TxnBytes, Hook: crashHook()}
 	if prog != nil {
 		opts.Progress = prog.update
@@ -195,26 +197,27 @@ func checkFormat(format string) error {
 // paths hold nothing any format reads: an empty folder or a typo must not
 // leave an empty store and an all-zero report behind. An existing store is
 // checked after its ingest instead (nothingFound), which lists no more
-// than the ingest does.
-func somethingToRead(db string, paths []string, format string, now time.Time) error {
+// than the ingest does. What it found is the ingest's to read (nil when
+// it did not look).
+func somethingToRead(db string, paths []string, format string, now time.Time) (*ingest.Found, error) {
 	if slices.Contains(paths, "-") {
-		return nil
+		return nil, nil
 	}
 	if _, err := os.Stat(db); err == nil {
-		return nil
+		return nil, nil
 	}
-	n, errs, err := ingest.Find(paths, format, now)
-	if err != nil || n > 0 {
-		return err
+	found, err := ingest.Find(paths, format, now)
+	if err != nil || found.Files() > 0 {
+		return found, err
 	}
-	if len(errs) > 0 {
+	if errs := found.Errors(); len(errs) > 0 {
 		msgs := make([]string, len(errs))
 		for i, e := range errs {
 			msgs[i] = reports.EscapeControls(e.Error())
 		}
-		return fmt.Errorf("cannot read %s; no store was created", strings.Join(msgs, "; "))
+		return nil, fmt.Errorf("cannot read %s; no store was created", strings.Join(msgs, "; "))
 	}
-	return nothingToRead(paths, format, "no store was created")
+	return nil, nothingToRead(paths, format, "no store was created")
 }
 
 // nothingFound reports whether an ingest of paths found no file at all.

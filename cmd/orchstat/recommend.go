@@ -245,7 +245,7 @@ func stageHistory(ctx context.Context, o *recommendOptions, r *recommendation) (
 	if unread {
 		warns = append(warns, "some files could not be read (named above on stderr); recommending from the rest")
 	}
-	scope, paths, err := o.scopeOf(ctx, st)
+	scope, paths, err := o.scopeOf(ctx, st, true)
 	if err != nil {
 		return nil, attempts, nil, nil, err
 	}

@@ -177,8 +177,14 @@ func (i *ingestFirst) scopePaths() []string {
 // scopeOf counts what the command's scope covers in st, and returns the
 // paths its queries filter on: none when the scope leaves no run out, as
 // filtering by path then changes nothing and costs a join on every query.
-func (i *ingestFirst) scopeOf(ctx context.Context, st *query.Store) (reports.Scope, []string, error) {
-	sc, err := query.ScopeOf(ctx, st.Conn, i.scopePaths())
+// shown is false when no one will read the counts (check --quiet), which
+// spares the whole store's count.
+func (i *ingestFirst) scopeOf(ctx context.Context, st *query.Store, shown bool) (reports.Scope, []string, error) {
+	named := i.scopePaths()
+	if len(named) == 0 && !shown {
+		return reports.Scope{Paths: []string{}}, nil, nil
+	}
+	sc, err := query.ScopeOf(ctx, st.Conn, named)
 	if err != nil || sc.RunsLeftOut == 0 {
 		return sc, nil, err
 	}
@@ -215,14 +221,15 @@ func (i *ingestFirst) open(ctx context.Context, g *globals, write bool) (*query.
 		return nil, false, err
 	}
 	db := g.dbPath(paths)
-	if err := somethingToRead(db, paths, i.Tuning.Format, g.io.Now()); err != nil {
+	found, err := somethingToRead(db, paths, i.Tuning.Format, g.io.Now())
+	if err != nil {
 		return nil, false, err
 	}
 	st, err := g.open(ctx, db, false)
 	if err != nil {
 		return nil, false, err
 	}
-	res, err := doIngest(ctx, g, st, paths, i.Quiet, i.StdinName, i.Tuning)
+	res, err := doIngest(ctx, g, st, paths, found, i.Quiet, i.StdinName, i.Tuning)
 	if err == nil && nothingFound(paths, res) {
 		err = nothingToRead(paths, i.Tuning.Format, "the store is unchanged")
 	}
@@ -249,7 +256,7 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 		return err
 	}
 	defer st.Close()
-	scope, paths, err := o.scopeOf(ctx, st)
+	scope, paths, err := o.scopeOf(ctx, st, true)
 	if err != nil {
 		return err
 	}

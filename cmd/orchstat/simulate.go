@@ -267,7 +267,7 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 		return err
 	}
 	defer st.Close()
-	scope, paths, err := o.scopeOf(ctx, st)
+	scope, paths, err := o.scopeOf(ctx, st, true)
 	if err != nil {
 		return err
 	}
