@@ -374,30 +374,11 @@ func columnOf(rows [][]string, j int) [][]string {
 // wrapCell wraps a cell as wrapText does, but keeps the items of a list
 // ("a; b; c", as several rules' thresholds are shown) whole where it can.
 func wrapCell(s string, width int) []string {
-	var lines []string
-	line := ""
+	var items []string
 	for _, item := range strings.SplitAfter(s, "; ") {
-		item = strings.TrimSuffix(item, " ")
-		switch {
-		case twwidth.Width(item) > width:
-			if line != "" {
-				lines = append(lines, line)
-				line = ""
-			}
-			lines = append(lines, wrapText(item, width)...)
-		case line == "":
-			line = item
-		case twwidth.Width(line)+1+twwidth.Width(item) <= width:
-			line += " " + item
-		default:
-			lines = append(lines, line)
-			line = item
-		}
+		items = append(items, strings.TrimSuffix(item, " "))
 	}
-	if line != "" {
-		lines = append(lines, line)
-	}
-	return lines
+	return pack(items, width, func(item string) []string { return wrapText(item, width) })
 }
 
 // wrapText breaks s into lines of at most width display columns, at
@@ -407,29 +388,44 @@ func wrapText(s string, width int) []string {
 	if width <= 0 || twwidth.Width(s) <= width {
 		return []string{s}
 	}
-	var lines []string
-	line := ""
-	for _, word := range strings.Split(s, " ") {
+	return pack(strings.Split(s, " "), width, func(word string) []string {
+		var pieces []string
 		for twwidth.Width(word) > width {
-			if line != "" {
-				lines = append(lines, line)
-				line = ""
-			}
 			head := twwidth.Truncate(word, width)
 			if head == "" {
 				break
 			}
-			lines = append(lines, head)
+			pieces = append(pieces, head)
 			word = word[len(head):]
+		}
+		return append(pieces, word)
+	})
+}
+
+// pack joins tokens with spaces into lines of at most width columns. A
+// token wider than a line is broken by split; its pieces are lines of
+// their own but the last, which goes on with the tokens that follow.
+func pack(tokens []string, width int, split func(string) []string) []string {
+	var lines []string
+	line := ""
+	for _, tok := range tokens {
+		if twwidth.Width(tok) > width {
+			if line != "" {
+				lines = append(lines, line)
+				line = ""
+			}
+			pieces := split(tok)
+			lines = append(lines, pieces[:len(pieces)-1]...)
+			tok = pieces[len(pieces)-1]
 		}
 		switch {
 		case line == "":
-			line = word
-		case twwidth.Width(line)+1+twwidth.Width(word) <= width:
-			line += " " + word
+			line = tok
+		case twwidth.Width(line)+1+twwidth.Width(tok) <= width:
+			line += " " + tok
 		default:
 			lines = append(lines, line)
-			line = word
+			line = tok
 		}
 	}
 	if line != "" {
