@@ -278,22 +278,18 @@ func Simulate(ctx context.Context, eps []Episode, baseline *retry.Policy, polici
 				continue
 			}
 			tr := trackers[e.Run]
+			if tr == nil {
+				tr = retry.NewTracker(p, nil)
+				trackers[e.Run] = tr
+			}
 			var o Outcome
 			if pi == 0 {
-				if tr == nil {
-					tr = retry.NewTracker(p, nil)
-					trackers[e.Run] = tr
-				}
 				r := rb.Provider(e, p, tr, s)
 				same := r.Success == e.Success && r.Attempts == len(e.Attempts)
 				rd.res.selfCheck(e.ID, same, fmt.Sprintf("the baseline makes %d attempts (success %t); the record %d (success %t)",
 					r.Attempts, r.Success, len(e.Attempts), e.Success))
 				o = rb.recordProvider(e, r, same)
 			} else {
-				if tr == nil {
-					tr = retry.NewTracker(p, nil)
-					trackers[e.Run] = tr
-				}
 				o = rp.Provider(e, p, tr, s)
 			}
 			if o.Estimated {
