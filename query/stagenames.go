@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/orchstat/orchstat/ingest/factory"
 )
 
 // failureStages maps the factory's failure-brief stages, which name how
@@ -13,10 +15,10 @@ import (
 // "verify" as the report calls it. Brief stages with no pipeline stage
 // (preflight, exception, ...) keep their names.
 var failureStages = map[string]string{
-	"write_failed":       "write",
-	"patch_apply_failed": "apply",
-	"verify_failed":      "verify",
-	"acceptance_failed":  "acceptance",
+	"write_failed":       factory.StageWrite,
+	"patch_apply_failed": factory.StageApply,
+	"verify_failed":      factory.StageVerify,
+	"acceptance_failed":  factory.StageAcceptance,
 }
 
 // ReportStage is the report's name for a stage a record names.

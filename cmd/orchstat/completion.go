@@ -2,7 +2,6 @@ package main
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -117,6 +116,6 @@ func stageNames(c *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCo
 			out = append(out, s)
 		}
 	}
-	slices.SortFunc(out, strings.Compare)
+	slices.Sort(out)
 	return out, cobra.ShellCompDirectiveNoFileComp
 }
