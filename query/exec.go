@@ -23,12 +23,6 @@ type ExecInvocation struct {
 	Reason string
 }
 
-// addDirColumn gives a store made before exec_invocations had its dir
-// column one; CREATE TABLE IF NOT EXISTS leaves an existing table as it
-// was. Rows recorded before have no directory, so they count for no
-// command's cascade.
-const addDirColumn = `ALTER TABLE exec_invocations ADD COLUMN IF NOT EXISTS dir VARCHAR`
-
 // RecordExecInvocation appends inv, then reads the outcomes of the last n
 // invocations of the same command in the same directory, inv included
 // (RecentExecOutcomes), in one transaction: invocations that finish
@@ -36,9 +30,6 @@ const addDirColumn = `ALTER TABLE exec_invocations ADD COLUMN IF NOT EXISTS dir 
 func RecordExecInvocation(ctx context.Context, st *Store, inv ExecInvocation, n int) ([]bool, error) {
 	var out []bool
 	err := st.inTransaction(ctx, "recording the exec invocation", func() error {
-		if _, err := st.Conn.ExecContext(ctx, addDirColumn); err != nil {
-			return err
-		}
 		if _, err := st.Conn.ExecContext(ctx, `INSERT INTO exec_invocations
 			(started_at, finished_at, run_id, op, command, success, attempts, reason, dir) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			inv.StartedAt.UTC(), inv.FinishedAt.UTC(), StoreString(inv.RunID), inv.Op, StoreString(inv.Command), inv.Success, inv.Attempts, inv.Reason,
@@ -58,9 +49,6 @@ func RecordExecInvocation(ctx context.Context, st *Store, inv ExecInvocation, n 
 func ResetExecCascade(ctx context.Context, st *Store, command, dir string) (int64, error) {
 	var n int64
 	err := st.inTransaction(ctx, "resetting the exec cascade", func() error {
-		if _, err := st.Conn.ExecContext(ctx, addDirColumn); err != nil {
-			return err
-		}
 		r, err := st.Conn.ExecContext(ctx, `DELETE FROM exec_invocations WHERE $1 = '' OR (command = $1 AND dir = $2)`,
 			StoreString(command), StoreString(dir))
 		if err != nil {

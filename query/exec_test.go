@@ -150,22 +150,30 @@ func TestExecCascadePerCommandAndDir(t *testing.T) {
 	}
 }
 
-// A store whose exec_invocations predates its dir column gets one, and
-// its old rows count for no command.
+// A store whose exec_invocations predates its dir column gets one when it
+// is opened, and its old rows count for no command.
 func TestExecInvocationsOldStore(t *testing.T) {
 	ctx := context.Background()
-	st, err := Open(ctx, filepath.Join(t.TempDir(), "orchstat.duckdb"), Options{})
+	path := filepath.Join(t.TempDir(), "orchstat.duckdb")
+	old, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`DROP TABLE exec_invocations`,
+		`CREATE TABLE exec_invocations (started_at TIMESTAMP, finished_at TIMESTAMP, run_id VARCHAR, op VARCHAR, command VARCHAR, success BOOLEAN, attempts INTEGER, reason VARCHAR)`,
+		`INSERT INTO exec_invocations VALUES (now(), now(), 'r', 'build', 'make', false, 1, 'max_retries')`,
+		// As an older orchstat's schema left it.
+		`UPDATE meta SET value = 'older' WHERE key = 'schema_hash'`} {
+		if _, err := old.Conn.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old.Close()
+	st, err := Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	for _, q := range []string{`DROP TABLE exec_invocations`,
-		`CREATE TABLE exec_invocations (started_at TIMESTAMP, finished_at TIMESTAMP, run_id VARCHAR, op VARCHAR, command VARCHAR, success BOOLEAN, attempts INTEGER, reason VARCHAR)`,
-		`INSERT INTO exec_invocations VALUES (now(), now(), 'r', 'build', 'make', false, 1, 'max_retries')`} {
-		if _, err := st.Conn.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
 	now := time.Now()
 	got, err := RecordExecInvocation(ctx, st, ExecInvocation{StartedAt: now, FinishedAt: now, Command: "make", Dir: "/a"}, 5)
 	if err != nil || !slices.Equal(got, []bool{true}) {

@@ -230,7 +230,11 @@ var views = []string{
 
 func tableStatements() []string {
 	stmts := []string{`CREATE TABLE IF NOT EXISTS meta (key VARCHAR, value VARCHAR)`, FileStates.ddl(), DirStates.ddl(), AlertState.ddl(),
-		Notifications.ddl(), NotifyGroups.ddl(), ExecInvocations.ddl()}
+		Notifications.ddl(), NotifyGroups.ddl(), ExecInvocations.ddl(),
+		// A store made before exec_invocations had its dir column: CREATE
+		// TABLE IF NOT EXISTS leaves the table as it was. Its rows have no
+		// directory, so they count for no command's cascade.
+		`ALTER TABLE exec_invocations ADD COLUMN IF NOT EXISTS dir VARCHAR`}
 	for _, t := range FileTables {
 		stmts = append(stmts, t.ddl())
 	}
