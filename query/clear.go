@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 )
 
@@ -12,22 +13,18 @@ import (
 // the database, so a table added later is cleared too.
 func (s *Store) Clear(ctx context.Context) error {
 	return s.inTransaction(ctx, "clearing the store", func() error {
-		rs, err := s.Conn.QueryContext(ctx, `SELECT schema_name, table_name FROM duckdb_tables()
-			WHERE database_name = current_database() AND NOT temporary AND table_name <> 'meta'`)
-		if err != nil {
-			return err
-		}
 		var tables []string
-		for rs.Next() {
-			var schema, name string
-			if err := rs.Scan(&schema, &name); err != nil {
-				rs.Close()
-				return err
-			}
-			tables = append(tables, fmt.Sprintf("%q.%q", schema, name))
-		}
-		rs.Close()
-		if err := rs.Err(); err != nil {
+		err := eachRow(ctx, s.Conn, "listing the tables", `SELECT schema_name, table_name FROM duckdb_tables()
+			WHERE database_name = current_database() AND NOT temporary AND table_name <> 'meta'`, nil,
+			func(rs *sql.Rows) error {
+				var schema, name string
+				if err := rs.Scan(&schema, &name); err != nil {
+					return err
+				}
+				tables = append(tables, fmt.Sprintf("%q.%q", schema, name))
+				return nil
+			})
+		if err != nil {
 			return err
 		}
 		for _, t := range tables {

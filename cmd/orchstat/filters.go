@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/orchstat/orchstat/query"
@@ -25,7 +26,7 @@ func warnUnmatched(ctx context.Context, w io.Writer, q query.Querier, f query.Fi
 		if err != nil {
 			return err
 		}
-		if !containsFold(known, f.Provider) {
+		if !slices.ContainsFunc(known, func(k string) bool { return strings.EqualFold(k, f.Provider) }) {
 			fmt.Fprintln(w, unmatched("--provider", f.Provider, "provider", "providers", known, true))
 		}
 	}
@@ -70,15 +71,6 @@ func knownList(known []string) string {
 		return strings.Join(known, ", ")
 	}
 	return fmt.Sprintf("%s, and %d more", strings.Join(known[:maxKnown], ", "), len(known)-maxKnown)
-}
-
-func containsFold(ss []string, s string) bool {
-	for _, x := range ss {
-		if strings.EqualFold(x, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // closest is the known value nearest to s by edit distance (the first in
