@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/marcboeker/go-duckdb"
+	"github.com/duckdb/duckdb-go/v2"
 
 	"github.com/orchstat/orchstat/query"
 )
@@ -149,14 +149,8 @@ func newWriter(ctx context.Context, st *query.Store, opts Options) (*writer, err
 	switch opts.Bulk {
 	case "", "appender":
 		w.bulk = &appenderBulk{st: st}
-	case "arrow":
-		ab, err := newArrowBulk(ctx, st)
-		if err != nil {
-			return nil, err
-		}
-		w.bulk = ab
 	default:
-		return nil, fmt.Errorf("unknown bulk path %q (want appender or arrow)", opts.Bulk)
+		return nil, fmt.Errorf("unknown bulk path %q (want appender)", opts.Bulk)
 	}
 	return w, nil
 }

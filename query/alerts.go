@@ -15,7 +15,7 @@ import (
 // AlertState is where `orchstat check` keeps alerts between cron runs, so
 // `for`, `keep_firing_for` and resolution span checks.
 var AlertState = Table{"alert_state", "alerts as of the last check", cols(
-	"rule VARCHAR, fingerprint VARCHAR, labels JSON, state VARCHAR, active_at TIMESTAMP, fired_at TIMESTAMP, " +
+	"rule VARCHAR, fingerprint VARCHAR, labels VARCHAR, state VARCHAR, active_at TIMESTAMP, fired_at TIMESTAMP, " +
 		"resolved_at TIMESTAMP, last_eval_at TIMESTAMP, keep_firing_since TIMESTAMP, checks INTEGER, " +
 		"value DOUBLE, numerator DOUBLE, denominator DOUBLE, no_data BOOLEAN")}
 

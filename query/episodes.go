@@ -4,17 +4,12 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/marcboeker/go-duckdb"
 
 	"github.com/orchstat/orchstat/rules/replay"
 	"github.com/orchstat/orchstat/rules/retry"
@@ -194,10 +189,6 @@ ORDER BY pr.ts`
 // no success. Duration is durationMs, which covers every attempt and the
 // backoff sleeps between them.
 //
-// On a connection that exposes its driver (*sql.Conn), the rows are read
-// through go-duckdb's Arrow interface, column by column, which halves the
-// time of reading a million of them through database/sql.
-//
 // The result has room for extra more episodes.
 func providerEpisodes(ctx context.Context, q querier, f Filter, classify func(string) retry.Class, extra int) ([]replay.Episode, error) {
 	cte, args := f.scope("''")
@@ -218,25 +209,14 @@ func providerEpisodes(ctx context.Context, q querier, f Filter, classify func(st
 		classes:  map[string]retry.Class{},
 	}
 	query := "WITH " + cte + fmt.Sprintf(providerEpisodesSQL, MaxRecordedRetries)
-	done := false
-	if rc, ok := q.(interface{ Raw(func(any) error) error }); ok {
-		err = rc.Raw(func(dc any) error {
-			var err error
-			done, err = b.readArrow(ctx, dc, query, args)
-			return err
-		})
-	}
-	if err == nil && !done {
-		err = b.readRows(ctx, q, query, args)
-	}
+	err = b.readRows(ctx, q, query, args)
 	if err != nil {
 		return nil, fmt.Errorf("reading provider episodes: %w", err)
 	}
 	return b.finish(), nil
 }
 
-// providerRow is one row of providerEpisodesSQL. Its strings may point
-// into Arrow buffers that are freed after the row is used.
+// providerRow is one row of providerEpisodesSQL.
 type providerRow struct {
 	run             string
 	fileID, line    int64
@@ -355,81 +335,6 @@ func (b *providerBuilder) readRows(ctx context.Context, q querier, query string,
 		}
 	}
 	return rs.Err()
-}
-
-type arrowStrings interface {
-	arrow.Array
-	Value(int) string
-}
-
-// readArrow reads the rows through go-duckdb's Arrow interface. It reports
-// false, having read nothing, when the connection or the columns are not
-// what it expects, and the caller reads them through database/sql.
-func (b *providerBuilder) readArrow(ctx context.Context, dc any, query string, args []any) (bool, error) {
-	conn, ok := dc.(driver.Conn)
-	if !ok {
-		return false, nil
-	}
-	a, err := duckdb.NewArrowFromConn(conn)
-	if err != nil {
-		return false, nil
-	}
-	rr, err := a.QueryContext(ctx, query, args...)
-	if err != nil {
-		return false, err
-	}
-	defer rr.Release()
-	var r providerRow
-	first := true
-	for rr.Next() {
-		rec := rr.Record()
-		run, ok0 := rec.Column(0).(arrowStrings)
-		fileID, ok1 := rec.Column(1).(*array.Int64)
-		line, ok2 := rec.Column(2).(*array.Int64)
-		ts, ok3 := rec.Column(3).(*array.Timestamp)
-		provider, ok4 := rec.Column(4).(arrowStrings)
-		model, ok5 := rec.Column(5).(arrowStrings)
-		dur, ok6 := rec.Column(6).(*array.Float64)
-		success, ok7 := rec.Column(7).(*array.Boolean)
-		retries, ok8 := rec.Column(8).(*array.Int32)
-		errText, ok9 := rec.Column(9).(arrowStrings)
-		cost, ok10 := rec.Column(10).(*array.Float64)
-		if !(ok0 && ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7 && ok8 && ok9 && ok10) {
-			if first {
-				return false, nil
-			}
-			return false, fmt.Errorf("unexpected Arrow columns %v", rec.Schema())
-		}
-		first = false
-		toTime, err := ts.DataType().(*arrow.TimestampType).GetToTimeFunc()
-		if err != nil {
-			return false, err
-		}
-		str := func(c arrowStrings, i int) string {
-			if c.IsNull(i) {
-				return ""
-			}
-			return c.Value(i)
-		}
-		for i := range int(rec.NumRows()) {
-			if run.IsNull(i) || fileID.IsNull(i) || line.IsNull(i) || ts.IsNull(i) || retries.IsNull(i) {
-				return false, fmt.Errorf("unexpected NULL in row %d", i)
-			}
-			r.run, r.fileID, r.line, r.ts = run.Value(i), fileID.Value(i), line.Value(i), toTime(ts.Value(i))
-			r.provider, r.model, r.err = str(provider, i), str(model, i), str(errText, i)
-			r.duration = math.NaN()
-			if !dur.IsNull(i) {
-				r.duration = dur.Value(i)
-			}
-			r.success = !success.IsNull(i) && success.Value(i)
-			r.retries, r.cost = int(retries.Value(i)), cost.Value(i)
-			b.add(&r)
-		}
-		if err := ctx.Err(); err != nil {
-			return false, err
-		}
-	}
-	return true, rr.Err()
 }
 
 // l2EpisodesSQL streams, per run with L2 events, those events (each with

@@ -12,15 +12,13 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/marcboeker/go-duckdb"
 )
 
 // TestMain lets the test binary act as a foreign DuckDB client (one that
 // does not take orchstat's lock) holding a database with a live WAL.
 func TestMain(m *testing.M) {
 	if path := os.Getenv("ORCHSTAT_TEST_FOREIGN"); path != "" {
-		c, err := duckdb.NewConnector(path, nil)
+		c, err := NewConnector(path)
 		if err != nil {
 			fmt.Println("error:", err)
 			os.Exit(1)

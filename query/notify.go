@@ -18,7 +18,7 @@ import (
 // next check, never dropped.
 var (
 	Notifications = Table{"notifications", "notifications queued by `orchstat check`, delivered or not", cols(
-		"id BIGINT, receiver VARCHAR, group_key VARCHAR, status VARCHAR, reason VARCHAR, message JSON, " +
+		"id BIGINT, receiver VARCHAR, group_key VARCHAR, status VARCHAR, reason VARCHAR, message VARCHAR, " +
 			"queued_at TIMESTAMP, attempts INTEGER, last_attempt_at TIMESTAMP, last_error VARCHAR, delivered_at TIMESTAMP")}
 	NotifyGroups = Table{"notify_groups", "when each receiver's firing alert group was last notified, for repeat_interval", cols(
 		"receiver VARCHAR, group_key VARCHAR, last_queued_at TIMESTAMP")}

@@ -37,7 +37,7 @@ func checkReadOnly(ctx context.Context, q querier, stmt string) error {
 	if loc := leadingExplain.FindStringIndex(stmt); loc != nil {
 		body = stmt[loc[1]:]
 	}
-	rs, err := q.QueryContext(ctx, `SELECT json_serialize_sql(?::VARCHAR)`, body)
+	rs, err := q.QueryContext(ctx, `SELECT json_serialize_sql(?::VARCHAR)::VARCHAR`, body)
 	if err != nil {
 		return cleanDuckErr(err)
 	}

@@ -90,7 +90,7 @@ func quoteSQL(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") +
 func recordMetricsSQL() string {
 	return `,
 ar AS (SELECT rs.grp, r.* FROM attempt_runs r JOIN rs USING (system, run_id)),
-at AS (
+att AS (
   SELECT rs.grp, a.attempt, a.passed, a.signature,
     lag(a.signature) OVER w AS prev_signature,
     coalesce(bool_or(a.passed = false AND (a.class IN (` + sqlList(deterministicClasses()) + `) OR ` + shlexFailureSQL + `))
@@ -111,7 +111,7 @@ an AS (
     count(*) FILTER (WHERE attempt > 1) AS retries,
     count(*) FILTER (WHERE attempt > 1 AND after_deterministic) AS wasted,
     count(*) FILTER (WHERE attempt > 1 AND passed = false AND signature IS NOT NULL AND signature = prev_signature) AS repeats
-  FROM at GROUP BY grp)
+  FROM att GROUP BY grp)
 SELECT rn.grp, rn.runs, rn.retried, rn.with_attempts, rn.failed, rn.finished,
   coalesce(an.known, 0), coalesce(an.failed, 0), coalesce(an.retries, 0), coalesce(an.wasted, 0), coalesce(an.repeats, 0)
 FROM rn LEFT JOIN an USING (grp) ORDER BY rn.grp`
@@ -198,14 +198,14 @@ func systems(ctx context.Context, q querier, f Filter, out *reports.Systems) err
 	if err != nil {
 		return err
 	}
-	err = run(`, at AS (SELECT a.system, a.run_id, count(*) AS n, count(*) FILTER (WHERE a.passed = false) AS failed
+	err = run(`, att AS (SELECT a.system, a.run_id, count(*) AS n, count(*) FILTER (WHERE a.passed = false) AS failed
 		FROM attempts a JOIN rs USING (system, run_id) GROUP BY ALL)
 		SELECT r.system, count(*),
 		  count(*) FILTER (WHERE r.status = 'success'), count(*) FILTER (WHERE r.status = 'failure'),
 		  count(*) FILTER (WHERE r.status IS NULL OR r.status NOT IN ('success', 'failure')),
-		  coalesce(sum(at.n), 0)::BIGINT, coalesce(sum(at.failed), 0)::BIGINT,
-		  count(*) FILTER (WHERE greatest(r.attempts, at.n) > 1), min(rs.start), max(rs.start)
-		FROM attempt_runs r JOIN rs USING (system, run_id) LEFT JOIN at USING (system, run_id)
+		  coalesce(sum(att.n), 0)::BIGINT, coalesce(sum(att.failed), 0)::BIGINT,
+		  count(*) FILTER (WHERE greatest(r.attempts, att.n) > 1), min(rs.start), max(rs.start)
+		FROM attempt_runs r JOIN rs USING (system, run_id) LEFT JOIN att USING (system, run_id)
 		GROUP BY r.system ORDER BY r.system`, func(rs *sql.Rows) error {
 		var s reports.SystemRow
 		var first, last sql.NullTime

@@ -38,7 +38,7 @@ const eventKey = "file_id INTEGER, line BIGINT, run_id VARCHAR, ts TIMESTAMP, "
 // order ingest appends values in.
 var (
 	Events = Table{"events", "every accepted trace line", cols(
-		"file_id INTEGER, line BIGINT, run_id VARCHAR, ts TIMESTAMP, type VARCHAR, schema_version INTEGER, payload JSON")}
+		"file_id INTEGER, line BIGINT, run_id VARCHAR, ts TIMESTAMP, type VARCHAR, schema_version INTEGER, payload VARCHAR")}
 	RunEvents = Table{"run_events", "RunStarted, RunFinished and RunStopped", cols(eventKey +
 		"type VARCHAR, task_id VARCHAR, status VARCHAR, reason VARCHAR")}
 	Escalations = Table{"escalations", "RunEscalated", cols(eventKey +
@@ -56,7 +56,7 @@ var (
 	PatchEvents = Table{"patch_events", "PatchApplied and PatchApplyFailed", cols(eventKey +
 		"type VARCHAR, success BOOLEAN, error VARCHAR, error_type VARCHAR, error_kind VARCHAR")}
 	VerificationEvents = Table{"verification_events", "VerificationFinished", cols(eventKey +
-		"passed BOOLEAN, failed_checks JSON")}
+		"passed BOOLEAN, failed_checks VARCHAR")}
 	Steps = Table{"steps", "StepStarted and StepFinished", cols(eventKey +
 		"type VARCHAR, step_index DOUBLE, total DOUBLE, success BOOLEAN, error VARCHAR, judge_invoked BOOLEAN, judge_reason VARCHAR")}
 	L3Candidates = Table{"l3_candidates", "CandidateGenerated", cols(eventKey +
@@ -73,22 +73,22 @@ var (
 		"file_id INTEGER, path VARCHAR, line BIGINT, byte_offset BIGINT, field VARCHAR, reason VARCHAR, raw VARCHAR, raw_bytes BIGINT, ingested_at TIMESTAMP")}
 	Summaries = Table{"summaries", "one row per summary.json", cols(
 		"file_id INTEGER, run_id VARCHAR, schema_version DOUBLE, status VARCHAR, stop_reason VARCHAR, think_level VARCHAR, escalated BOOLEAN, " +
-			"started_at TIMESTAMP, finished_at TIMESTAMP, duration_ms DOUBLE, goal VARCHAR, verification_passed BOOLEAN, failed_checks JSON, failed_check_count DOUBLE, " +
+			"started_at TIMESTAMP, finished_at TIMESTAMP, duration_ms DOUBLE, goal VARCHAR, verification_passed BOOLEAN, failed_checks VARCHAR, failed_check_count DOUBLE, " +
 			"input_tokens DOUBLE, output_tokens DOUBLE, total_tokens DOUBLE, cost_usd DOUBLE, " +
 			"l3_best_of_n DOUBLE, l3_candidates_generated DOUBLE, l3_candidates_evaluated DOUBLE, l3_passing_candidate_selected BOOLEAN, " +
-			"l3_reviewer_invoked BOOLEAN, l3_judge_invoked BOOLEAN, l3_judge_invocation_reason VARCHAR, raw JSON")}
+			"l3_reviewer_invoked BOOLEAN, l3_judge_invoked BOOLEAN, l3_judge_invocation_reason VARCHAR, raw VARCHAR")}
 	SummaryCosts = Table{"summary_costs", "costs.perProvider of each summary.json", cols(
 		"file_id INTEGER, run_id VARCHAR, provider VARCHAR, input_tokens DOUBLE, output_tokens DOUBLE, total_tokens DOUBLE, cost_usd DOUBLE")}
 	// VerificationReports' run_id is the run directory's name, as reports
 	// do not name their run; the verifications view resolves it.
 	VerificationReports = Table{"verification_reports", "one row per verification report", cols(
 		"file_id INTEGER, run_id VARCHAR, report VARCHAR, phase VARCHAR, iteration BIGINT, passed BOOLEAN, failure_signature VARCHAR, " +
-			"failure_summary VARCHAR, failed_checks JSON, checks JSON, raw JSON")}
+			"failure_summary VARCHAR, failed_checks VARCHAR, checks VARCHAR, raw VARCHAR")}
 	// The record tables hold the other systems' records (package
 	// ingest/records): factory, claudestrator, orchestr8 and exec.
 	RecordRuns = Table{"record_runs", "one row per run in a factory, claudestrator, orchestr8 or exec record", cols(
 		"file_id INTEGER, system VARCHAR, run_id VARCHAR, item VARCHAR, source VARCHAR, batch VARCHAR, started_at TIMESTAMP, finished_at TIMESTAMP, " +
-			"status VARCHAR, verdict VARCHAR, attempts INTEGER, max_attempts INTEGER, ended_stage VARCHAR, duration_ms DOUBLE, tokens DOUBLE, cost_usd DOUBLE, detail JSON")}
+			"status VARCHAR, verdict VARCHAR, attempts INTEGER, max_attempts INTEGER, ended_stage VARCHAR, duration_ms DOUBLE, tokens DOUBLE, cost_usd DOUBLE, detail VARCHAR")}
 	RecordAttempts = Table{"record_attempts", "one row per attempt at a record run's item", cols(
 		"file_id INTEGER, system VARCHAR, run_id VARCHAR, item VARCHAR, source VARCHAR, attempt INTEGER, ts TIMESTAMP, passed BOOLEAN, stage VARCHAR, " +
 			"class VARCHAR, exit_code INTEGER, command VARCHAR, error VARCHAR, signature VARCHAR, duration_ms DOUBLE, tokens DOUBLE, cost_usd DOUBLE")}
@@ -96,7 +96,7 @@ var (
 		"file_id INTEGER, system VARCHAR, run_id VARCHAR, item VARCHAR, source VARCHAR, attempt INTEGER, seq INTEGER, stage VARCHAR, passed BOOLEAN, " +
 			"exit_code INTEGER, command VARCHAR, duration_ms DOUBLE, tokens DOUBLE, cost_usd DOUBLE, feedback VARCHAR")}
 	RecordConfigs = Table{"record_configs", "retry configuration files, such as orchestr8's retry-config.json", cols(
-		"file_id INTEGER, system VARCHAR, config JSON")}
+		"file_id INTEGER, system VARCHAR, config VARCHAR")}
 	// FileStates is append-only: each commit adds a row per file it touched
 	// and the files view shows the latest, so the common path never deletes.
 	FileStates = Table{"file_states", "where ingest stopped in each source file, one row per commit that moved it", cols(

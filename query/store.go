@@ -5,6 +5,7 @@ package query
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"os"
@@ -14,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/marcboeker/go-duckdb"
+	"github.com/duckdb/duckdb-go/v2"
 )
 
 // Options control how a store is opened.
@@ -176,7 +177,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 				dsn = snap.path + "?access_mode=READ_ONLY"
 			}
 		}
-		connector, err := duckdb.NewConnector(dsn, nil)
+		connector, err := NewConnector(dsn)
 		if err == nil {
 			st, err := open(ctx, abs, connector, opts.ReadOnly)
 			if err != nil {
@@ -200,6 +201,17 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 			return nil, err
 		}
 	}
+}
+
+// NewConnector opens DuckDB at dsn with every connection's session in UTC.
+// The store's timestamps are UTC without a zone, while the driver binds a
+// time.Time as TIMESTAMPTZ; with ICU built in, comparing the two would go
+// through the machine's local zone and shift every time filter by it.
+func NewConnector(dsn string) (*duckdb.Connector, error) {
+	return duckdb.NewConnector(dsn, func(c driver.ExecerContext) error {
+		_, err := c.ExecContext(context.Background(), "SET TimeZone = 'UTC'", nil)
+		return err
+	})
 }
 
 // setAsideWAL deals with a write-ahead log left by a writer that died
@@ -320,6 +332,9 @@ func (s *Store) migrate(ctx context.Context, readOnly bool) error {
 		s.Conn.ExecContext(ctx, "ROLLBACK")
 		return err
 	}
+	if err := s.jsonAsText(ctx); err != nil {
+		return rollback(err)
+	}
 	for _, stmt := range views {
 		if _, err := s.Conn.ExecContext(ctx, stmt); err != nil {
 			return rollback(err)
@@ -337,6 +352,39 @@ func (s *Store) migrate(ctx context.Context, readOnly bool) error {
 		return err
 	}
 	return s.Checkpoint(ctx)
+}
+
+// jsonAsText turns the JSON columns of a store made with DuckDB 1.1.2 into
+// VARCHAR, which is what the schema now says: DuckDB's JSON type is VARCHAR
+// under an alias, and its functions read either, but duckdb-go v2 treats
+// the alias as a request to encode: its Appender stores a Go string as a
+// quoted JSON string, and reading gives nested Go values rather than the
+// text the trace holds. The change rewrites no value.
+func (s *Store) jsonAsText(ctx context.Context) error {
+	rs, err := s.Conn.QueryContext(ctx, `SELECT table_name, column_name FROM duckdb_columns()
+		WHERE schema_name = 'main' AND data_type = 'JSON' AND NOT internal ORDER BY ALL`)
+	if err != nil {
+		return err
+	}
+	var alter []string
+	for rs.Next() {
+		var t, c string
+		if err := rs.Scan(&t, &c); err != nil {
+			rs.Close()
+			return err
+		}
+		alter = append(alter, fmt.Sprintf(`ALTER TABLE %s ALTER COLUMN %s SET DATA TYPE VARCHAR`, quoteIdent(t), quoteIdent(c)))
+	}
+	rs.Close()
+	if err := rs.Err(); err != nil {
+		return err
+	}
+	for _, a := range alter {
+		if _, err := s.Conn.ExecContext(ctx, a); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkColumns catches a store whose tables predate a column orchstat
@@ -382,7 +430,7 @@ func (s *Store) Close() error {
 func (s *Store) Reopen(ctx context.Context) error {
 	s.Conn.Close()
 	s.DB.Close()
-	connector, err := duckdb.NewConnector(s.dsn, nil)
+	connector, err := NewConnector(s.dsn)
 	if err != nil {
 		return fmt.Errorf("reopening database %s: %w", s.Path, cleanDuckErr(err))
 	}
@@ -422,3 +470,5 @@ func cleanDuckErr(err error) error {
 	}
 	return errors.New(msg)
 }
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
