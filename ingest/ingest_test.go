@@ -592,3 +592,37 @@ func TestIngestReadsWhatFindFound(t *testing.T) {
 		t.Errorf("next ingest: %+v, want r1 unchanged and r2 read", res)
 	}
 }
+
+// TestPayloadsAreStoredAsWritten: the trace is the source of truth, so a
+// payload is stored byte for byte: spacing, <>&, escapes and number
+// spellings included, and so is a run file's text.
+func TestPayloadsAreStoredAsWritten(t *testing.T) {
+	dir := t.TempDir()
+	payloads := []string{
+		`{ "a" : "<b>&amp;</b>" ,	"n": 1.50e0 }`,
+		`{"s":"\u00e9\u2028\ud83d\ude00\"\\\/","lone":"\ud800"}`,
+		`{"nested":{"k":[1, 2 ,3]},"empty":{}}`,
+		`{}`,
+	}
+	var trace strings.Builder
+	for i, p := range payloads {
+		trace.WriteString(line("r1", "Note", i, p))
+	}
+	write(t, filepath.Join(dir, "r1", "trace.jsonl"), trace.String(), os.O_TRUNC)
+	summary := "{ \"runId\": \"r1\",\n  \"status\": \"success\", \"note\": \"<&>\" }\n"
+	write(t, filepath.Join(dir, "r1", "summary.json"), summary, os.O_TRUNC)
+	st := openStore(t)
+	ingestPaths(t, st, dir)
+	for i, p := range payloads {
+		if got := scalar[string](t, st, `SELECT payload FROM events WHERE line = ?`, i+1); got != p {
+			t.Errorf("line %d: stored %q, the trace holds %q", i+1, got, p)
+		}
+	}
+	if got := scalar[string](t, st, `SELECT raw FROM summaries`); got != summary {
+		t.Errorf("summary: stored %q, the file holds %q", got, summary)
+	}
+	// Stored as text, the payload is still JSON to DuckDB's functions.
+	if got := scalar[string](t, st, `SELECT payload->>'$.a' FROM events WHERE line = 1`); got != "<b>&amp;</b>" {
+		t.Errorf("payload->>'$.a' = %q", got)
+	}
+}

@@ -47,7 +47,8 @@ func TestCheckReadOnly(t *testing.T) {
 		{"SELECT 'a;b'; DROP VIEW runs", "read-only"},
 		{"EXPLAIN SELECT 1; DROP VIEW runs", "read-only"},
 		{"EXPLAIN DELETE FROM events", "read-only"},
-		{"WITH x AS (DELETE FROM events RETURNING *) SELECT * FROM x", "read-only"},
+		// DuckDB 1.5's parser refuses DML in a CTE outright.
+		{"WITH x AS (DELETE FROM events RETURNING *) SELECT * FROM x", cteNeedsSelect},
 		{"CREATE TEMP TABLE t AS SELECT 1", "CREATE"},
 		{"drop view runs; select 1", "read-only"},
 		{"insert into events select * from events", "INSERT"},
@@ -77,7 +78,7 @@ func TestCheckReadOnly(t *testing.T) {
 			t.Errorf("%q: got %v, want refusal naming %s", tc.q, err, tc.refused)
 		}
 		var se *SyntaxError
-		if isSyntax := errors.As(err, &se); isSyntax != (tc.refused == "syntax error") {
+		if isSyntax := errors.As(err, &se); isSyntax != (tc.refused == "syntax error" || tc.refused == cteNeedsSelect) {
 			t.Errorf("%q: reported as a syntax error: %v (%v)", tc.q, isSyntax, err)
 		}
 	}
@@ -121,3 +122,5 @@ func catalog(t *testing.T, st *Store) string {
 	}
 	return s
 }
+
+const cteNeedsSelect = "A CTE needs a SELECT"

@@ -2,7 +2,9 @@ package query
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"strings"
 
 	"github.com/orchstat/orchstat/reports"
 )
@@ -34,6 +36,18 @@ func queryTable(ctx context.Context, db querier, title, q string) (reports.Table
 	if t.Columns, err = rs.Columns(); err != nil {
 		return t, err
 	}
+	if text, ok := jsonAsTextQuery(rs, q); ok {
+		// The driver hands a JSON value over decoded, its keys sorted and
+		// its numbers as float64s; the text is what the user asked for.
+		// A query the wrapping does not suit is run as it was.
+		rs.Close()
+		if rs, err = db.QueryContext(ctx, text); err != nil {
+			if rs, err = db.QueryContext(ctx, q); err != nil {
+				return t, cleanDuckErr(err)
+			}
+		}
+		defer rs.Close()
+	}
 	for rs.Next() {
 		vals := make([]any, len(t.Columns))
 		ptrs := make([]any, len(vals))
@@ -55,4 +69,31 @@ func Quarantined(ctx context.Context, st *Store, limit int) (reports.Table, erro
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
 	return queryTable(ctx, st.Conn, "Quarantined lines", q)
+}
+
+// jsonAsTextQuery wraps q so that its JSON columns come back as their text,
+// column by column in place, or reports false if q has none.
+func jsonAsTextQuery(rs *sql.Rows, q string) (string, bool) {
+	types, err := rs.ColumnTypes()
+	if err != nil {
+		return "", false
+	}
+	var sb strings.Builder
+	found := false
+	sb.WriteString("SELECT ")
+	for i, ct := range types {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, "#%d", i+1)
+		if ct.DatabaseTypeName() == "JSON" {
+			sb.WriteString("::VARCHAR")
+			found = true
+		}
+		sb.WriteString(" AS " + quoteIdent(ct.Name()))
+	}
+	// The newline ends a comment the query may end with.
+	body := strings.TrimRight(strings.TrimSpace(q), "; \t\n")
+	sb.WriteString(" FROM (\n" + body + "\n) AS q")
+	return sb.String(), found
 }

@@ -35,6 +35,7 @@ type Options struct {
 	// no writer waiting. Where a copy would cost too much (see
 	// takeSnapshot), the store is read in place.
 	Snapshot bool
+	asIs     bool // read an outdated store without upgrading it; see Open
 }
 
 // Store is an open orchstat database. DuckDB transactions belong to a
@@ -71,7 +72,30 @@ var ErrNoDatabase = errors.New("no orchstat database")
 var lockHolder = regexp.MustCompile(`Conflicting lock is held in (.*) \(PID (\d+)\)`)
 
 // Open opens (creating if needed, unless read-only) the database at path.
+//
+// A read-only open of a store an older orchstat made upgrades it in place
+// first, as a write would, so every command reads the schema this one
+// expects. If the upgrade cannot be made (a file or directory without
+// write permission, say), the store is read as it is.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	st, err := openStore(ctx, path, opts)
+	if !errors.Is(err, errOutdated) {
+		return st, err
+	}
+	w := opts
+	w.ReadOnly, w.Snapshot = false, false
+	if up, err := openStore(ctx, path, w); err == nil {
+		up.Close()
+	}
+	opts.asIs = true
+	return openStore(ctx, path, opts)
+}
+
+// errOutdated stops a read-only open of a store whose schema is older than
+// this orchstat's; see Open.
+var errOutdated = errors.New("the store's schema is outdated")
+
+func openStore(ctx context.Context, path string, opts Options) (*Store, error) {
 	sleep, now := opts.Sleep, opts.Now
 	if sleep == nil {
 		sleep = time.Sleep
@@ -179,7 +203,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		}
 		connector, err := NewConnector(dsn)
 		if err == nil {
-			st, err := open(ctx, abs, connector, opts.ReadOnly)
+			st, err := open(ctx, abs, connector, opts.ReadOnly, opts.asIs)
 			if err != nil {
 				connector.Close()
 				lk.unlock()
@@ -212,6 +236,22 @@ func NewConnector(dsn string) (*duckdb.Connector, error) {
 		_, err := c.ExecContext(context.Background(), "SET TimeZone = 'UTC'", nil)
 		return err
 	})
+}
+
+// EngineVersion is the version of the DuckDB library linked in, such as
+// "v1.5.6", read from an in-memory database.
+func EngineVersion(ctx context.Context) (string, error) {
+	c, err := NewConnector("")
+	if err != nil {
+		return "", err
+	}
+	db := sql.OpenDB(c)
+	defer db.Close()
+	var v string
+	if err := db.QueryRowContext(ctx, "SELECT version()").Scan(&v); err != nil {
+		return "", err
+	}
+	return v, nil
 }
 
 // setAsideWAL deals with a write-ahead log left by a writer that died
@@ -279,7 +319,7 @@ func describeHolder(pid, exe string) string {
 	return desc
 }
 
-func open(ctx context.Context, path string, connector *duckdb.Connector, readOnly bool) (*Store, error) {
+func open(ctx context.Context, path string, connector *duckdb.Connector, readOnly, asIs bool) (*Store, error) {
 	db := sql.OpenDB(connector)
 	conn, err := db.Conn(ctx)
 	if err != nil {
@@ -287,14 +327,14 @@ func open(ctx context.Context, path string, connector *duckdb.Connector, readOnl
 		return nil, fmt.Errorf("opening database %s: %w", path, cleanDuckErr(err))
 	}
 	st := &Store{Path: path, DB: db, Conn: conn}
-	if err := st.migrate(ctx, readOnly); err != nil {
+	if err := st.migrate(ctx, readOnly, asIs); err != nil {
 		st.Close()
 		return nil, err
 	}
 	return st, nil
 }
 
-func (s *Store) migrate(ctx context.Context, readOnly bool) error {
+func (s *Store) migrate(ctx context.Context, readOnly, asIs bool) error {
 	want := schemaHash()
 	var version, hash string
 	err := s.Conn.QueryRowContext(ctx, `SELECT
@@ -310,8 +350,11 @@ func (s *Store) migrate(ctx context.Context, readOnly bool) error {
 		return fmt.Errorf("%s is not an orchstat database: %w", s.Path, cleanDuckErr(err))
 	}
 	// An up-to-date store needs no DDL, so opening it writes nothing.
-	if readOnly || hash == want {
+	if hash == want || readOnly && asIs {
 		return nil
+	}
+	if readOnly {
+		return errOutdated
 	}
 	if err := s.MarkWriting(); err != nil {
 		return err
@@ -362,7 +405,8 @@ func (s *Store) migrate(ctx context.Context, readOnly bool) error {
 // text the trace holds. The change rewrites no value.
 func (s *Store) jsonAsText(ctx context.Context) error {
 	rs, err := s.Conn.QueryContext(ctx, `SELECT table_name, column_name FROM duckdb_columns()
-		WHERE schema_name = 'main' AND data_type = 'JSON' AND NOT internal ORDER BY ALL`)
+		WHERE schema_name = 'main' AND data_type = 'JSON' AND NOT internal
+		  AND table_oid IN (SELECT table_oid FROM duckdb_tables()) ORDER BY ALL`)
 	if err != nil {
 		return err
 	}

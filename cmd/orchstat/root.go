@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -326,8 +327,27 @@ func newVersionCmd(io *IO) *cobra.Command {
 		Example: "  orchstat version",
 		Args:    usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Fprintf(io.Out, "orchstat %s (DuckDB v1.1.2, go-duckdb v1.8.2)\n", version)
+			engine, err := query.EngineVersion(cmd.Context())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(io.Out, "orchstat %s (DuckDB %s, duckdb-go %s)\n", version, engine, moduleVersion("github.com/duckdb/duckdb-go/v2"))
 			return nil
 		},
 	}
+}
+
+// moduleVersion is the version of module path linked into this binary.
+func moduleVersion(path string) string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range bi.Deps {
+			if m.Path == path {
+				if m.Replace != nil {
+					m = m.Replace
+				}
+				return m.Version
+			}
+		}
+	}
+	return "(unknown)"
 }

@@ -122,3 +122,17 @@ func TestSQLQueryFromFileOrStdin(t *testing.T) {
 		}
 	}
 }
+
+// TestSQLShowsJSONAsText: a JSON value is shown as DuckDB holds it, keys
+// in order and numbers as written, not as the driver decodes it.
+func TestSQLShowsJSONAsText(t *testing.T) {
+	db := sqlStore(t)
+	q := `SELECT json_object('b', 1, 'a', [1, 2]) AS o, '{"z": 1.50}'::JSON AS j, 1 AS o -- a comment`
+	code, out, stderr := runCLI(t, "", "--db", db, "sql", "-f", "csv", q)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if want := "o,j,o\n\"{\"\"b\"\":1,\"\"a\"\":[1,2]}\",\"{\"\"z\"\": 1.50}\",1\n"; out != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+}
