@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,10 +17,13 @@ import (
 
 // TestStoreGrownByCronKeepsIngesting grows a store the way cron does:
 // thousands of runs at once, then one more, then batches of 25, each round
-// in a process of its own (a fresh Open). With DuckDB's memory limit fixed
-// at 64 MiB, the round that added one run failed to commit ("could not
-// allocate block of size 256.0 KiB (63.7 MiB/64.0 MiB used)") and so did
-// every later one.
+// in a process of its own (a fresh Open). On DuckDB 1.1.2, with its memory
+// limit fixed at 64 MiB, the round that added one run failed to commit
+// ("could not allocate block of size 256.0 KiB (63.7 MiB/64.0 MiB used)")
+// and so did every later one; orchstat then learned to retry with more.
+// DuckDB 1.5.6 commits that round at the writer's floor (32 MiB plus three
+// times the largest payload; see writer.write), which the test holds it to
+// by allowing no more.
 func TestStoreGrownByCronKeepsIngesting(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates and ingests 100 MB of traces")
@@ -55,26 +57,15 @@ func TestStoreGrownByCronKeepsIngesting(t *testing.T) {
 			}
 			added += traceLines(t, dst)
 		}
+		opts := ingest.Options{}
 		if ceiling > 0 {
-			// The old fixed limit as the ceiling: the round fails, saying
-			// how to get past it, and leaves the store as it was.
-			err := cronRound(t, db, runs, ingest.Options{MemoryCeiling: ceiling}, nil)
-			if err == nil {
-				t.Fatalf("%s: committed within %d bytes; the store no longer grows past the old limit here", name, ceiling)
-			}
-			if !strings.Contains(err.Error(), "ORCHSTAT_MEMORY_LIMIT") {
-				t.Errorf("%s: the error does not say how to allow more memory: %v", name, err)
-			}
-			st, err := query.Open(context.Background(), db, query.Options{ReadOnly: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			expectCounts(t, name+", failed", st, lines, nRuns)
-			st.Close()
+			// The round gets ceiling bytes and no more.
+			t.Setenv("ORCHSTAT_MEMORY_LIMIT", fmt.Sprint(ceiling))
+			opts.MemoryCeiling = ceiling
 		}
 		lines += added
 		nRuns += len(dirs)
-		err := cronRound(t, db, runs, ingest.Options{}, func(st *query.Store, res *ingest.Result) {
+		err := cronRound(t, db, runs, opts, func(st *query.Store, res *ingest.Result) {
 			t.Helper()
 			if res.Events != added || res.Unchanged != nFiles || res.Read != res.Files-nFiles {
 				t.Errorf("%s: ingested %d events from %d of %d files, %d unchanged; want %d events, %d unchanged",
@@ -86,17 +77,14 @@ func TestStoreGrownByCronKeepsIngesting(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
+		t.Setenv("ORCHSTAT_MEMORY_LIMIT", "")
 	}
 
 	round("3300 runs", append(append([]string{}, aRuns...), bRuns[:300]...), 0)
-	round("one more run", bRuns[300:301], 64<<20)
+	round("one more run", bRuns[300:301], 1<<20)
 	for lo := 301; lo < len(bRuns); lo += 25 {
 		hi := min(lo+25, len(bRuns))
 		round(fmt.Sprintf("runs %d-%d of the second batch", lo+1, hi), bRuns[lo:hi], 0)
-	}
-	// The limit a round needed is remembered, so the next starts there.
-	if scalar[int64](t, openReadOnly(t, db), `SELECT count(*) FROM meta WHERE key = 'ingest_memory_limit'`) != 1 {
-		t.Error("the memory limit the store needed was not remembered")
 	}
 }
 

@@ -108,6 +108,7 @@ func (b *batch) add(c chunk) {
 // bulk is a way of handing many event rows to DuckDB.
 type bulk interface {
 	appendEvents(ctx context.Context, b *batch) error
+	appendRows(ctx context.Context, t query.Table, rs [][]driver.Value) error
 	close() error
 }
 
@@ -147,10 +148,16 @@ func newWriter(ctx context.Context, st *query.Store, opts Options) (*writer, err
 		return nil, fmt.Errorf("reading ingest state: %w", err)
 	}
 	switch opts.Bulk {
-	case "", "appender":
+	case "appender":
 		w.bulk = &appenderBulk{st: st}
+	case "", "source":
+		sb, err := newSourceBulk(ctx, st)
+		if err != nil {
+			return nil, err
+		}
+		w.bulk = sb
 	default:
-		return nil, fmt.Errorf("unknown bulk path %q (want appender)", opts.Bulk)
+		return nil, fmt.Errorf("unknown bulk path %q (want source or appender)", opts.Bulk)
 	}
 	return w, nil
 }
@@ -224,7 +231,7 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 				r[len(r)-1] = now
 			}
 		}
-		if err := appendRows(ctx, w.st, t.Name, rs); err != nil {
+		if err := w.bulk.appendRows(ctx, t, rs); err != nil {
 			return err
 		}
 	}
@@ -374,3 +381,7 @@ func (ab *appenderBulk) appendEvents(ctx context.Context, b *batch) error {
 }
 
 func (ab *appenderBulk) close() error { return nil }
+
+func (ab *appenderBulk) appendRows(ctx context.Context, t query.Table, rs [][]driver.Value) error {
+	return appendRows(ctx, ab.st, t.Name, rs)
+}

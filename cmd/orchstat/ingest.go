@@ -82,7 +82,7 @@ func addIngestFlags(cmd *cobra.Command, formatFlag string, quiet *bool, stdinNam
 	cmd.Flags().StringVar(&t.Format, formatFlag, "auto", "format of the records: "+strings.Join(ingest.Formats, ", "))
 	cmd.Flags().BoolVarP(quiet, "quiet", "q", false, "print nothing but errors")
 	cmd.Flags().StringVar(stdinName, "stdin-name", "stdin", "name for data read from - (ingesting the same name again replaces it)")
-	cmd.Flags().StringVar(&t.Bulk, "bulk", "appender", "how rows reach DuckDB: appender or arrow")
+	cmd.Flags().StringVar(&t.Bulk, "bulk", "source", "how rows reach DuckDB: source (a table function DuckDB scans) or appender")
 	cmd.Flags().IntVar(&t.BatchRows, "batch-rows", 0, "events per batch handed to DuckDB (0 for the default)")
 	cmd.Flags().IntVar(&t.TxnBytes, "txn-bytes", 0, "payload bytes per transaction (0 for the default)")
 	cmd.Flags().MarkHidden("bulk")
