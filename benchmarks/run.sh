@@ -94,25 +94,20 @@ log "corpus: $n_runs runs, $n_files files, $n_bytes bytes, $n_trace_files traces
 # ---- spec ----------------------------------------------------------------
 O=$W/orchstat
 DB=$W/ingest.db
-DBA=$W/ingest-arrow.db
 RJ=$W/readjson.db
 # (e): the seed's recipe; find+xargs instead of a shell glob, which is too
 # long an argument list for a large corpus. Order does not matter to sort|uniq.
 JQ_RECIPE="find '$CORPUS' -mindepth 2 -maxdepth 2 -name trace.jsonl -print0 | xargs -0 cat | jq 'select(.type == \"ProviderRequestFinished\") | .payload.retries' | sort | uniq -c"
 
 jq -n \
-	--arg O "$O" --arg DB "$DB" --arg DBA "$DBA" --arg RJ "$RJ" --arg C "$CORPUS" \
+	--arg O "$O" --arg DB "$DB" --arg RJ "$RJ" --arg C "$CORPUS" \
 	--arg W "$W" --arg RJB "$W/readjson" --arg JQ "$JQ_RECIPE" \
 	--argjson slow "$N_SLOW" --argjson fast "$N_FAST" --argjson lines "$n_lines" '
 {
   commands: [
-    {name: "a-appender", desc: "(a) ingest into a new db, --bulk appender", n: $slow,
+    {name: "a", desc: "(a) ingest into a new db", n: $slow,
      before: "rm -f \($DB) \($DB).wal",
-     argv: [$O, "--db", $DB, "ingest", "--quiet", "--bulk", "appender", $C]},
-    {name: "a-arrow", desc: "(a) ingest into a new db, --bulk arrow", n: $slow,
-     before: "rm -f \($DBA) \($DBA).wal",
-     probe: "rm -rf \($W)/probe.db* && \($O) --db \($W)/probe.db ingest --quiet --bulk arrow \($W)/tiny",
-     argv: [$O, "--db", $DBA, "ingest", "--quiet", "--bulk", "arrow", $C]},
+     argv: [$O, "--db", $DB, "ingest", "--quiet", $C]},
     {name: "b", desc: "(b) ingest again, nothing new", n: $fast,
      before: "test -f \($DB)",
      argv: [$O, "--db", $DB, "ingest", "--quiet", $C]},
@@ -138,10 +133,8 @@ jq -n \
      stdout: "\($W)/jq.out", shell: $JQ}
   ],
   targets: [
-    {label: "(a) appender ≤ 0.5 × (d) auto", cmd: "a-appender", metric: "wall", ref: "d-auto", factor: 0.5},
-    {label: "(a) appender ≤ 0.5 × (d) columns", cmd: "a-appender", metric: "wall", ref: "d-columns", factor: 0.5},
-    {label: "(a) arrow ≤ 0.5 × (d) auto", cmd: "a-arrow", metric: "wall", ref: "d-auto", factor: 0.5},
-    {label: "(a) arrow ≤ 0.5 × (d) columns", cmd: "a-arrow", metric: "wall", ref: "d-columns", factor: 0.5},
+    {label: "(a) ≤ 1.0 × (d) columns", cmd: "a", metric: "wall", ref: "d-columns", factor: 1.0},
+    {label: "(a) ≤ 0.5 × (d) columns (stretch)", cmd: "a", metric: "wall", ref: "d-columns", factor: 0.5},
     {label: "(b) ≤ 0.3 s", cmd: "b", metric: "wall", limit: 0.3},
     {label: "(c) json ≤ 0.5 s", cmd: "c-json", metric: "wall", limit: 0.5},
     {label: "(c3) check, nothing new ≤ 0.5 s", cmd: "c3-check", metric: "wall", limit: 0.5},
@@ -150,8 +143,7 @@ jq -n \
     {label: "(c) table ≤ 0.1 × (e)", cmd: "c-table", metric: "wall", ref: "e-jq", factor: 0.1},
     {label: "(f) simulate ≤ 10 s", cmd: "f-simulate", metric: "wall", limit: 10},
     {label: "peak RSS (f) simulate ≤ 1 GB", cmd: "f-simulate", metric: "rss", limit: 1000},
-    {label: "peak RSS (a) appender ≤ 300 MB", cmd: "a-appender", metric: "rss", limit: 300},
-    {label: "peak RSS (a) arrow ≤ 300 MB", cmd: "a-arrow", metric: "rss", limit: 300}
+    {label: "peak RSS (a) ≤ 300 MB", cmd: "a", metric: "rss", limit: 300}
   ]
 }' >"$W/spec.json"
 
@@ -175,20 +167,20 @@ others_pct=$(awk -v x="$others" -v d="$bench_secs" -v n="$(nproc)" 'BEGIN {print
 # ---- where the time goes (untimed) ---------------------------------------
 profile_md=""
 if [[ $PROFILE == 1 ]] && "$O" --cpuprofile "$W/probe.prof" --help >/dev/null 2>&1; then
-	log "profiling one (a) appender, (b) and (c) json run"
+	log "profiling one (a), (b) and (c) json run"
 	rm -rf "$W"/prof.db*
-	"$O" --db "$W/prof.db" --cpuprofile "$W/a.prof" ingest --quiet --bulk appender "$CORPUS" || log "profiled ingest failed"
+	"$O" --db "$W/prof.db" --cpuprofile "$W/a.prof" ingest --quiet "$CORPUS" || log "profiled ingest failed"
 	"$O" --db "$W/prof.db" --cpuprofile "$W/b.prof" ingest --quiet "$CORPUS" || log "profiled ingest failed"
 	"$O" --db "$W/prof.db" --cpuprofile "$W/c.prof" report --no-ingest --format json >/dev/null || log "profiled report failed"
 	for p in a b c; do
 		case $p in
-		a) what="(a) orchstat ingest --bulk appender" ;;
+		a) what="(a) orchstat ingest into a new database" ;;
 		b) what="(b) orchstat ingest with nothing new" ;;
 		c) what="(c) orchstat report --no-ingest --format json" ;;
 		esac
 		profile_md+=$'\n'"$what, cumulative Go CPU profile (cgocall is time inside DuckDB on the calling goroutine; DuckDB's own threads show as _ExternalCode):"$'\n\n```\n'
 		profile_md+=$(go tool pprof -top -cum -nodecount=200 "$O" "$W/$p.prof" 2>/dev/null |
-			awk '/^Duration/ {print; next} /flat%/ {print; next} /orchstat\/|go-duckdb\.|cgocall|_ExternalCode|gcBgMarkWorker|encoding\/json\.Unmarshal|os\.ReadDir$|os\.Stat$/' |
+			awk '/^Duration/ {print; next} /flat%/ {print; next} /orchstat\/|duckdb-go\/|cgocall|_ExternalCode|gcBgMarkWorker|encoding\/json\.Unmarshal|os\.ReadDir$|os\.Stat$/' |
 			grep -v 'main\.main\|runtime\.main' | head -32 || true)
 		profile_md+=$'\n```\n'
 	done
@@ -244,7 +236,7 @@ mkdir -p "$(dirname "$RESULTS")"
 	echo "- memory: $mem"
 	echo "- kernel: $(uname -sr)"
 	echo "- $(go version)"
-	echo "- DuckDB: go-duckdb $(go list -m -f '{{.Version}}' github.com/marcboeker/go-duckdb) (the same library for orchstat and readjson)"
+	echo "- DuckDB: $("$O" version | sed 's/^[^(]*(//; s/)$//') (the same library for orchstat and readjson)"
 	echo "- orchstat built from commit $commit${dirty:+, with uncommitted changes to: $dirty}"
 	echo
 	echo "## Corpus"
@@ -271,7 +263,7 @@ mkdir -p "$(dirname "$RESULTS")"
 	echo "run round-robin (one repetition of each per round, in the order below), so"
 	echo "load from elsewhere spreads over all of them. (a) and (d) load into a"
 	echo "database file that is deleted before each repetition; (b), (c), (c2) and (c3)"
-	echo "use the database the latest (a) appender repetition left. \"Load before\" is"
+	echo "use the database the latest (a) repetition left. \"Load before\" is"
 	echo "the 1-minute load average just before each repetition (it includes this"
 	echo "benchmark's own previous command, which decays slowly); median over them."
 	echo

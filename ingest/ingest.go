@@ -64,8 +64,7 @@ type Options struct {
 	Stdin     io.Reader // read when Paths contains "-"
 	StdinName string    // names the stdin stream; re-ingesting a name replaces it
 	Now       func() time.Time
-	Bulk      string // "appender" (default) or "arrow"
-	Workers   int    // reading goroutines; 0 means twice GOMAXPROCS
+	Workers   int // reading goroutines; 0 means twice GOMAXPROCS
 	// BatchBytes and BatchRows bound a batch handed to DuckDB, and TxnBytes
 	// the payload of one transaction; 0 means the default.
 	BatchBytes, BatchRows, TxnBytes int

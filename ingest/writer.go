@@ -105,18 +105,10 @@ func (b *batch) add(c chunk) {
 	}
 }
 
-// bulk is a way of handing many event rows to DuckDB.
-type bulk interface {
-	appendEvents(ctx context.Context, b *batch) error
-	appendRows(ctx context.Context, t query.Table, rs [][]driver.Value) error
-	close() error
-}
-
 type writer struct {
 	st   *query.Store
 	now  func() time.Time
 	hook func(string)
-	bulk bulk
 	seq  int64 // last file_states.seq written
 
 	inTxn       bool
@@ -147,24 +139,11 @@ func newWriter(ctx context.Context, st *query.Store, opts Options) (*writer, err
 	if err := st.Conn.QueryRowContext(ctx, `SELECT greatest((SELECT coalesce(max(seq), 0) FROM file_states), (SELECT coalesce(max(seq), 0) FROM dir_states))`).Scan(&w.seq); err != nil {
 		return nil, fmt.Errorf("reading ingest state: %w", err)
 	}
-	switch opts.Bulk {
-	case "appender":
-		w.bulk = &appenderBulk{st: st}
-	case "", "source":
-		sb, err := newSourceBulk(ctx, st)
-		if err != nil {
-			return nil, err
-		}
-		w.bulk = sb
-	default:
-		return nil, fmt.Errorf("unknown bulk path %q (want source or appender)", opts.Bulk)
-	}
 	return w, nil
 }
 
 func (w *writer) close() {
 	w.rollback(context.Background())
-	w.bulk.close()
 }
 
 // write adds a batch, and the file states it accounts for, to the open
@@ -217,7 +196,7 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 			}
 		}
 	}
-	if err := w.bulk.appendEvents(ctx, b); err != nil {
+	if err := appendEvents(w.st, b); err != nil {
 		return err
 	}
 	now := w.now().UTC()
@@ -231,7 +210,7 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 				r[len(r)-1] = now
 			}
 		}
-		if err := w.bulk.appendRows(ctx, t, rs); err != nil {
+		if err := appendRows(w.st, t.Name, rs); err != nil {
 			return err
 		}
 	}
@@ -244,7 +223,7 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 			s.offset, s.lines, int32(s.headLen), s.headHash, s.events, s.quarantined, now, s.pairing})
 	}
 	if len(frs) > 0 {
-		if err := appendRows(ctx, w.st, query.FileStates.Name, frs); err != nil {
+		if err := appendRows(w.st, query.FileStates.Name, frs); err != nil {
 			return err
 		}
 	}
@@ -254,7 +233,7 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 		drs = append(drs, []driver.Value{w.seq, d.dir, d.mtime})
 	}
 	if len(drs) > 0 {
-		if err := appendRows(ctx, w.st, query.DirStates.Name, drs); err != nil {
+		if err := appendRows(w.st, query.DirStates.Name, drs); err != nil {
 			return err
 		}
 	}
@@ -332,7 +311,13 @@ func idList(ids []int32) string {
 	return sb.String()
 }
 
-func appendRows(ctx context.Context, st *query.Store, table string, rs [][]driver.Value) error {
+// appendRows and appendEvents hand rows to DuckDB through its Appender,
+// inside the writer's open transaction. A table function that DuckDB scans
+// on all its threads (duckdb-go's ParallelChunkTableFunction) measured the
+// same on the benchmark corpus, and Arrow needs a build tag; see
+// benchmarks/RESULTS.md. The Appender encodes what it is given for a JSON
+// column as JSON, so no column orchstat writes is JSON (see query.Events).
+func appendRows(st *query.Store, table string, rs [][]driver.Value) error {
 	return st.Conn.Raw(func(dc any) error {
 		a, err := duckdb.NewAppenderFromConn(dc.(driver.Conn), "", table)
 		if err != nil {
@@ -355,13 +340,11 @@ func appendRows(ctx context.Context, st *query.Store, table string, rs [][]drive
 	})
 }
 
-type appenderBulk struct{ st *query.Store }
-
-func (ab *appenderBulk) appendEvents(ctx context.Context, b *batch) error {
+func appendEvents(st *query.Store, b *batch) error {
 	if b.nEvents == 0 {
 		return nil
 	}
-	return ab.st.Conn.Raw(func(dc any) error {
+	return st.Conn.Raw(func(dc any) error {
 		a, err := duckdb.NewAppenderFromConn(dc.(driver.Conn), "", query.Events.Name)
 		if err != nil {
 			return err
@@ -378,10 +361,4 @@ func (ab *appenderBulk) appendEvents(ctx context.Context, b *batch) error {
 		}
 		return a.Close()
 	})
-}
-
-func (ab *appenderBulk) close() error { return nil }
-
-func (ab *appenderBulk) appendRows(ctx context.Context, t query.Table, rs [][]driver.Value) error {
-	return appendRows(ctx, ab.st, t.Name, rs)
 }

@@ -71,7 +71,6 @@ const defaultRunsDir = ".orchestrator/runs"
 // tuning holds hidden ingest knobs used by benchmarks and tests.
 type tuning struct {
 	Format    string // the records' format, one of ingest.Formats
-	Bulk      string
 	BatchRows int
 	TxnBytes  int
 }
@@ -82,10 +81,8 @@ func addIngestFlags(cmd *cobra.Command, formatFlag string, quiet *bool, stdinNam
 	cmd.Flags().StringVar(&t.Format, formatFlag, "auto", "format of the records: "+strings.Join(ingest.Formats, ", "))
 	cmd.Flags().BoolVarP(quiet, "quiet", "q", false, "print nothing but errors")
 	cmd.Flags().StringVar(stdinName, "stdin-name", "stdin", "name for data read from - (ingesting the same name again replaces it)")
-	cmd.Flags().StringVar(&t.Bulk, "bulk", "source", "how rows reach DuckDB: source (a table function DuckDB scans) or appender")
 	cmd.Flags().IntVar(&t.BatchRows, "batch-rows", 0, "events per batch handed to DuckDB (0 for the default)")
 	cmd.Flags().IntVar(&t.TxnBytes, "txn-bytes", 0, "payload bytes per transaction (0 for the default)")
-	cmd.Flags().MarkHidden("bulk")
 	cmd.Flags().MarkHidden("batch-rows")
 	cmd.Flags().MarkHidden("txn-bytes")
 }
@@ -136,7 +133,7 @@ func doIngest(ctx context.Context, g *globals, st *query.Store, paths []string, 
 		defer prog.done()
 	}
 	opts := ingest.Options{Paths: paths, Format: t.Format, Found: found, Stdin: g.io.In, StdinName: stdinName, Now: g.io.Now,
-		Bulk: t.Bulk, BatchRows: t.BatchRows, TxnBytes: t.TxnBytes, Hook: crashHook()}
+		BatchRows: t.BatchRows, TxnBytes: t.TxnBytes, Hook: crashHook()}
 	if prog != nil {
 		opts.Progress = prog.update
 	}
