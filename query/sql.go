@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/duckdb/duckdb-go/v2"
+
 	"github.com/orchstat/orchstat/reports"
 )
 
@@ -48,6 +50,12 @@ func queryTable(ctx context.Context, db querier, title, q string) (reports.Table
 		}
 		defer rs.Close()
 	}
+	dbTypes := make([]string, len(t.Columns))
+	if types, err := rs.ColumnTypes(); err == nil {
+		for i, ct := range types {
+			dbTypes[i] = ct.DatabaseTypeName()
+		}
+	}
 	for rs.Next() {
 		vals := make([]any, len(t.Columns))
 		ptrs := make([]any, len(vals))
@@ -56,6 +64,9 @@ func queryTable(ctx context.Context, db querier, title, q string) (reports.Table
 		}
 		if err := rs.Scan(ptrs...); err != nil {
 			return t, err
+		}
+		for i, v := range vals {
+			vals[i] = driverCell(v, dbTypes[i])
 		}
 		t.Rows = append(t.Rows, vals)
 	}
@@ -96,4 +107,36 @@ func jsonAsTextQuery(rs *sql.Rows, q string) (string, bool) {
 	body := strings.TrimRight(strings.TrimSpace(q), "; \t\n")
 	sb.WriteString(" FROM (\n" + body + "\n) AS q")
 	return sb.String(), found
+}
+
+// driverCell turns what duckdb-go hands over into what reports renders: a
+// UUID arrives as 16 bare bytes, which only the column's type tells from a
+// BLOB, and a MAP as an OrderedMap, which reports knows as a Go map.
+func driverCell(v any, dbType string) any {
+	switch x := v.(type) {
+	case []byte:
+		if dbType == "UUID" && len(x) == 16 {
+			return fmt.Sprintf("%x-%x-%x-%x-%x", x[0:4], x[4:6], x[6:8], x[8:10], x[10:16])
+		}
+	case duckdb.OrderedMap:
+		m := make(map[any]any, x.Len())
+		for i, k := range x.Keys() {
+			m[driverCell(k, "")] = driverCell(x.Values()[i], "")
+		}
+		return m
+	case *duckdb.OrderedMap:
+		if x == nil {
+			return nil
+		}
+		return driverCell(*x, dbType)
+	case []any:
+		for i, e := range x {
+			x[i] = driverCell(e, "")
+		}
+	case map[string]any:
+		for k, e := range x {
+			x[k] = driverCell(e, "")
+		}
+	}
+	return v
 }

@@ -1,7 +1,7 @@
 // Command readjson is the baseline for the ingest benchmark: it loads every
 // trace.jsonl under a runs directory into a NEW DuckDB database file with
 // one CREATE TABLE ... AS SELECT * FROM read_json(...), on the same
-// go-duckdb (and so the same DuckDB) that orchstat uses.
+// duckdb-go (and so the same DuckDB, 1.5.6) that orchstat uses.
 //
 // It does only what DuckDB does for free: no summary.json, no validation,
 // no quarantine, no incremental bookkeeping, no derived tables. That is the

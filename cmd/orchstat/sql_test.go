@@ -136,3 +136,18 @@ func TestSQLShowsJSONAsText(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", out, want)
 	}
 }
+
+// TestSQLShowsDuckDBTypes: a UUID, which duckdb-go hands over as 16 bare
+// bytes, is shown in its usual form, unlike a BLOB of 16 bytes, and a MAP
+// as an object.
+func TestSQLShowsDuckDBTypes(t *testing.T) {
+	db := sqlStore(t)
+	q := `SELECT '6ba7b810-9dad-11d1-80b4-00c04fd430c8'::UUID AS u, 'abcdefghijklmnop'::BLOB AS b, MAP {'b': 1, 'a': 2} AS m`
+	code, out, stderr := runCLI(t, "", "--db", db, "sql", "-f", "csv", q)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if want := "u,b,m\n6ba7b810-9dad-11d1-80b4-00c04fd430c8,abcdefghijklmnop,\"{\"\"a\"\":2,\"\"b\"\":1}\"\n"; out != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+}
