@@ -3,10 +3,10 @@
 // Each source file has a state recording how far it has been read (the
 // byte offset after its last complete line) and what it looked like (size,
 // mtime, device/inode, a hash of its head). The state is written in the
-// same DuckDB transaction as the rows it accounts for, and every
-// transaction is checkpointed, so after a crash at any instant the store
-// holds either both or neither (see query.Open for the WAL), and the next
-// ingest resumes from the committed offset.
+// same DuckDB transaction as the rows it accounts for, so after a crash at
+// any instant the store holds either both or neither (DuckDB replays its
+// write-ahead log of committed transactions), and the next ingest resumes
+// from the committed offset.
 package ingest
 
 import (
@@ -44,9 +44,9 @@ const (
 	chunkRows         = 16384
 	defaultBatchBytes = 8 << 20
 	defaultBatchRows  = 50000
-	// A transaction spans many batches; see writer.write. Each commit is
-	// checkpointed, and checkpoints rewrite row groups, leaving free blocks
-	// in the file, so a typical ingest is one transaction.
+	// A transaction spans many batches; see writer.write. A checkpoint
+	// rewrites a table's last row group, leaving free blocks in the file,
+	// so a typical ingest is one transaction.
 	defaultTxnBytes = 1 << 30
 	// DuckDB's buffer pool defaults to 80% of RAM and keeps what it caches.
 	// Ingest streams, so a small pool bounds RSS and, measured, is no
@@ -78,11 +78,9 @@ type Options struct {
 	// Found, when set, is what Find found for Paths and Format before the
 	// store was created; discovery is not done again.
 	Found *Found
-	// Scratch is for a store that is thrown away (rules test's): commits
-	// are not checkpointed nor marked for crash recovery, and DuckDB's
-	// memory limit is left as it is. A crash can lose such a store's
-	// rows, which no one reads again; it saved rules test most of its
-	// ingest time.
+	// Scratch is for a store that is thrown away (rules test's): DuckDB's
+	// memory limit is left as it is, and the learned limit is neither read
+	// nor saved.
 	Scratch bool
 }
 
@@ -367,8 +365,8 @@ func runOnce(ctx context.Context, st *query.Store, opts Options, limit int64) (*
 
 // compact drops superseded file and directory states once they outnumber
 // the live ones, so loading states stays proportional to the files, not to
-// how often they were ingested. It is its own transaction, marked like any
-// write, so a crash during it is undone like any other.
+// how often they were ingested. It is its own transaction, so a crash
+// during it leaves the states as they were.
 func compact(ctx context.Context, st *query.Store) error {
 	var rows, live int64
 	if err := st.Conn.QueryRowContext(ctx, `SELECT
@@ -378,9 +376,6 @@ func compact(ctx context.Context, st *query.Store) error {
 	}
 	if rows <= 2*live+10000 {
 		return nil
-	}
-	if err := st.MarkWriting(); err != nil {
-		return err
 	}
 	for _, q := range []string{
 		"BEGIN TRANSACTION",

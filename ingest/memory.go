@@ -144,9 +144,6 @@ func learnedLimit(ctx context.Context, st *query.Store) (int64, error) {
 }
 
 func saveLearnedLimit(ctx context.Context, st *query.Store, n int64) error {
-	if err := st.MarkWriting(); err != nil {
-		return err
-	}
 	for _, q := range []string{"BEGIN TRANSACTION", `DELETE FROM meta WHERE key = '` + learnedLimitKey + `'`,
 		fmt.Sprintf(`INSERT INTO meta VALUES ('%s', '%d')`, learnedLimitKey, n), "COMMIT"} {
 		if _, err := st.Conn.ExecContext(ctx, q); err != nil {

@@ -172,11 +172,6 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 		return err
 	}
 	if !w.inTxn {
-		if w.scratch {
-			// Nothing to recover: see Options.Scratch.
-		} else if err := w.st.MarkWriting(); err != nil {
-			return err
-		}
 		if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 			return err
 		}
@@ -245,9 +240,10 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 	return nil
 }
 
-// commit ends the open transaction and checkpoints it into the database
-// file: until then it lives only in the WAL, which query.Open discards after
-// a crash.
+// commit ends the open transaction. Its rows and the read positions of
+// their files are in DuckDB's write-ahead log together, which DuckDB 1.5.6
+// replays after a crash; DuckDB checkpoints the log into the file as it
+// grows and when the store is closed.
 func (w *writer) commit(ctx context.Context) (err error) {
 	if !w.inTxn {
 		return nil
@@ -266,13 +262,6 @@ func (w *writer) commit(ctx context.Context) (err error) {
 	w.committed.add(w.txn)
 	w.txn = tally{}
 	w.hook("after-commit")
-	if w.scratch {
-		return nil
-	}
-	if err := w.st.Checkpoint(ctx); err != nil {
-		return err
-	}
-	w.hook("after-checkpoint")
 	return nil
 }
 

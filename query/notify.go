@@ -273,9 +273,6 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // inTransaction runs f in a transaction, committed and checkpointed when f
 // succeeds and rolled back otherwise.
 func (st *Store) inTransaction(ctx context.Context, what string, f func() error) (err error) {
-	if err := st.MarkWriting(); err != nil {
-		return err
-	}
 	if _, err := st.Conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}

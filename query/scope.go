@@ -78,9 +78,6 @@ func (s *Store) Forget(ctx context.Context, paths []string) (Forgotten, error) {
 	var out Forgotten
 	cond, args := pathsCond("path", paths)
 	ids := `SELECT DISTINCT file_id FROM file_states WHERE ` + cond
-	if err := s.MarkWriting(); err != nil {
-		return out, err
-	}
 	fail := func(err error) (Forgotten, error) {
 		s.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		return Forgotten{}, fmt.Errorf("forgetting %s: %w", strings.Join(paths, ", "), cleanDuckErr(err))

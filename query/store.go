@@ -44,8 +44,8 @@ type Store struct {
 	Path string
 	DB   *sql.DB
 	Conn *sql.Conn
-	// Recovered is set when Open found and set aside a crashed writer's
-	// unfinished work.
+	// Recovered is set when Open found and set aside the unfinished work
+	// of an older orchstat's crashed writer (see setAsideWAL).
 	Recovered bool
 	lock      *flock
 	ticket    *ticket
@@ -140,8 +140,8 @@ func openStore(ctx context.Context, path string, opts Options) (*Store, error) {
 		delay = min(2*delay, 250*time.Millisecond)
 		return nil
 	}
-	// Readers share the store unless a crashed writer's log must be set
-	// aside first, which takes the store to oneself.
+	// Readers share the store unless an older orchstat's crashed writer
+	// left a log to set aside first, which takes the store to oneself.
 	shared := opts.ReadOnly && !crashedWriter(abs)
 	tk, err := enqueue(abs, shared, now())
 	if err != nil {
@@ -254,20 +254,18 @@ func EngineVersion(ctx context.Context) (string, error) {
 	return v, nil
 }
 
-// setAsideWAL deals with a write-ahead log left by a writer that died
-// (Open only calls it while holding the lock, so no live writer owns it).
-// DuckDB 1.1.2 cannot be trusted to replay such a log: killed mid-write it
-// reports a corrupt WAL, and killed mid-checkpoint it can replay committed
-// rows a second time. orchstat's store is derived from the trace files and
-// keeps each file's read offset in the same transactions as its rows, so
-// dropping the log rolls rows and offsets back together to the last
-// checkpoint, and the next ingest reads those lines again. The log is kept
-// beside the database for inspection.
-//
-// Only orchstat's own log is dropped: orchstat marks the store (see
-// markWriting) from before each transaction until its checkpoint, so a log
-// without the mark is someone else's, a DuckDB CLI session's say, and is
-// left for DuckDB to replay as usual.
+// setAsideWAL deals with a write-ahead log left by an orchstat older than
+// the move to DuckDB 1.5.6 that died while writing (Open only calls it
+// while holding the lock, so no live writer owns it). Those versions, on
+// DuckDB 1.1.2, could not trust DuckDB to replay such a log (killed
+// mid-write it reported a corrupt WAL, killed mid-checkpoint it could
+// replay committed rows a second time), so they marked the store
+// (orchstat.duckdb.writing) while writing and checkpointed every commit,
+// and the log of a marked store was set aside, rolling rows and read
+// positions back together to the last checkpoint. This orchstat leaves no
+// mark: DuckDB 1.5.6 replays its log (benchmarks/RESULTS.md has the kill -9
+// runs, and setting the log aside there once left a corrupt file). A mark
+// an older orchstat left is honoured once, as it would have been.
 func setAsideWAL(db string) (bool, error) {
 	wal, mark := db+".wal", db+".writing"
 	_, markErr := os.Stat(mark)
@@ -292,17 +290,6 @@ func crashedWriter(db string) bool {
 	_, walErr := os.Stat(db + ".wal")
 	_, markErr := os.Stat(db + ".writing")
 	return walErr == nil && markErr == nil
-}
-
-// MarkWriting records that orchstat is about to write: until the next
-// Checkpoint, a crash leaves a log that Open may discard (setAsideWAL).
-func (s *Store) MarkWriting() error {
-	f, err := os.OpenFile(s.Path+".writing", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("marking %s as being written: %w", s.Path, err)
-	}
-	fmt.Fprintf(f, "%d\n", os.Getpid())
-	return f.Close()
 }
 
 // describeHolder names the process DuckDB says holds the lock, using its
@@ -355,9 +342,6 @@ func (s *Store) migrate(ctx context.Context, readOnly, asIs bool) error {
 	}
 	if readOnly {
 		return errOutdated
-	}
-	if err := s.MarkWriting(); err != nil {
-		return err
 	}
 	if _, err := s.Conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return err
@@ -488,8 +472,8 @@ func (s *Store) Reopen(ctx context.Context) error {
 	return nil
 }
 
-// Checkpoint makes everything committed so far durable in the database file
-// itself, so a later crash cannot lose it (see setAsideWAL).
+// Checkpoint writes everything committed so far into the database file
+// itself, and removes an older orchstat's writing mark (see setAsideWAL).
 func (s *Store) Checkpoint(ctx context.Context) error {
 	if _, err := s.Conn.ExecContext(ctx, "CHECKPOINT"); err != nil {
 		return fmt.Errorf("checkpointing %s: %w", s.Path, cleanDuckErr(err))
