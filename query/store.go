@@ -228,9 +228,10 @@ func openStore(ctx context.Context, path string, opts Options) (*Store, error) {
 }
 
 // NewConnector opens DuckDB at dsn with every connection's session in UTC.
-// The store's timestamps are UTC without a zone, while the driver binds a
-// time.Time as TIMESTAMPTZ; with ICU built in, comparing the two would go
-// through the machine's local zone and shift every time filter by it.
+// The store's timestamps are UTC without a zone. DuckDB 1.5.6 has ICU built
+// in, and compares such a timestamp with a TIMESTAMPTZ (now(), a literal
+// with a zone, a time.Time the driver binds where no type is implied) in
+// the session's zone, which would otherwise be the machine's.
 func NewConnector(dsn string) (*duckdb.Connector, error) {
 	return duckdb.NewConnector(dsn, func(c driver.ExecerContext) error {
 		_, err := c.ExecContext(context.Background(), "SET TimeZone = 'UTC'", nil)
@@ -386,7 +387,7 @@ func (s *Store) migrate(ctx context.Context, readOnly, asIs bool) error {
 // under an alias, and its functions read either, but duckdb-go v2 treats
 // the alias as a request to encode: its Appender stores a Go string as a
 // quoted JSON string, and reading gives nested Go values rather than the
-// text the trace holds. The change rewrites no value.
+// text the trace holds. Every value keeps its text.
 func (s *Store) jsonAsText(ctx context.Context) error {
 	rs, err := s.Conn.QueryContext(ctx, `SELECT table_name, column_name FROM duckdb_columns()
 		WHERE schema_name = 'main' AND data_type = 'JSON' AND NOT internal
