@@ -24,6 +24,14 @@ func ReadOnly(ctx context.Context, st *Store, q string) (reports.Table, error) {
 	if err := checkReadOnly(ctx, st.Conn, q); err != nil {
 		return t, err
 	}
+	if text, ok := jsonAsText(ctx, st.Conn, q); ok {
+		t, err := queryTable(ctx, st.Conn, "", text)
+		// A query the wrapping does not parse in (one that ends in a
+		// comment after its semicolon, say) is run as it was.
+		if err == nil || !strings.Contains(err.Error(), "Parser Error") {
+			return t, err
+		}
+	}
 	return queryTable(ctx, st.Conn, "", q)
 }
 
@@ -37,18 +45,6 @@ func queryTable(ctx context.Context, db querier, title, q string) (reports.Table
 	defer rs.Close()
 	if t.Columns, err = rs.Columns(); err != nil {
 		return t, err
-	}
-	if text, ok := jsonAsTextQuery(rs, q); ok {
-		// The driver hands a JSON value over decoded, its keys sorted and
-		// its numbers as float64s; the text is what the user asked for.
-		// A query the wrapping does not suit is run as it was.
-		rs.Close()
-		if rs, err = db.QueryContext(ctx, text); err != nil {
-			if rs, err = db.QueryContext(ctx, q); err != nil {
-				return t, cleanDuckErr(err)
-			}
-		}
-		defer rs.Close()
 	}
 	dbTypes := make([]string, len(t.Columns))
 	if types, err := rs.ColumnTypes(); err == nil {
@@ -82,31 +78,43 @@ func Quarantined(ctx context.Context, st *Store, limit int) (reports.Table, erro
 	return queryTable(ctx, st.Conn, "Quarantined lines", q)
 }
 
-// jsonAsTextQuery wraps q so that its JSON columns come back as their text,
-// column by column in place, or reports false if q has none.
-func jsonAsTextQuery(rs *sql.Rows, q string) (string, bool) {
-	types, err := rs.ColumnTypes()
+// jsonAsText wraps q so that its JSON columns come back as their text,
+// column by column in place, or reports false if q has none. The driver
+// hands a JSON value over decoded, its keys sorted and its numbers as
+// float64s; the text is what the user asked for. DESCRIBE binds q without
+// running it.
+func jsonAsText(ctx context.Context, db querier, q string) (string, bool) {
+	body := strings.TrimRight(strings.TrimSpace(q), "; \t\n")
+	rs, err := db.QueryContext(ctx, "DESCRIBE "+body)
 	if err != nil {
 		return "", false
 	}
+	defer rs.Close()
 	var sb strings.Builder
 	found := false
 	sb.WriteString("SELECT ")
-	for i, ct := range types {
-		if i > 0 {
+	for i := 1; rs.Next(); i++ {
+		var name, typ string
+		var null, key, def, extra sql.NullString
+		if err := rs.Scan(&name, &typ, &null, &key, &def, &extra); err != nil {
+			return "", false
+		}
+		if i > 1 {
 			sb.WriteString(", ")
 		}
-		fmt.Fprintf(&sb, "#%d", i+1)
-		if ct.DatabaseTypeName() == "JSON" {
+		fmt.Fprintf(&sb, "#%d", i)
+		if typ == "JSON" {
 			sb.WriteString("::VARCHAR")
 			found = true
 		}
-		sb.WriteString(" AS " + quoteIdent(ct.Name()))
+		sb.WriteString(" AS " + quoteIdent(name))
+	}
+	if rs.Err() != nil || !found {
+		return "", false
 	}
 	// The newline ends a comment the query may end with.
-	body := strings.TrimRight(strings.TrimSpace(q), "; \t\n")
 	sb.WriteString(" FROM (\n" + body + "\n) AS q")
-	return sb.String(), found
+	return sb.String(), true
 }
 
 // driverCell turns what duckdb-go hands over into what reports renders: a

@@ -191,6 +191,17 @@ func (i *ingestFirst) scopeOf(ctx context.Context, st *query.Store, shown bool) 
 	return sc, sc.Paths, nil
 }
 
+// narrow limits f to the runs under the named PATHs, and warns of filters
+// (a run ID, a provider) that match nothing; it returns the scope to show.
+func (i *ingestFirst) narrow(ctx context.Context, g *globals, st *query.Store, f *query.Filter) (reports.Scope, error) {
+	scope, paths, err := i.scopeOf(ctx, st, true)
+	if err != nil {
+		return scope, err
+	}
+	f.Paths = paths
+	return scope, warnUnmatched(ctx, g.io.Err, st.Conn, *f)
+}
+
 // open ingests first unless told not to, and returns the store and whether
 // some file could not be read. The store is read-only unless write is set
 // or an ingest runs. Named PATHs with nothing to read are an error, and
@@ -256,12 +267,8 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 		return err
 	}
 	defer st.Close()
-	scope, paths, err := o.scopeOf(ctx, st, true)
+	scope, err := o.narrow(ctx, o.g, st, &f)
 	if err != nil {
-		return err
-	}
-	f.Paths = paths
-	if err := warnUnmatched(ctx, o.g.io.Err, st.Conn, f); err != nil {
 		return err
 	}
 	r, err := query.Report(ctx, st.Conn, f)

@@ -267,12 +267,8 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 		return err
 	}
 	defer st.Close()
-	scope, paths, err := o.scopeOf(ctx, st, true)
+	scope, err := o.narrow(ctx, o.g, st, &f)
 	if err != nil {
-		return err
-	}
-	f.Paths = paths
-	if err := warnUnmatched(ctx, o.g.io.Err, st.Conn, f); err != nil {
 		return err
 	}
 	recs, err := query.AttemptRuns(ctx, st.Conn, f)
