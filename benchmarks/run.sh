@@ -129,6 +129,8 @@ jq -n \
      argv: [$RJB, "-dir", $C, "-db", $RJ, "-force", "-quiet", "-mode", "auto", "-expect", ($lines|tostring)]},
     {name: "d-columns", desc: "(d) read_json, explicit columns, new db", n: $slow,
      argv: [$RJB, "-dir", $C, "-db", $RJ, "-force", "-quiet", "-mode", "columns", "-expect", ($lines|tostring)]},
+    {name: "d-objects", desc: "(d) DuckDB parses: read_ndjson_objects, envelope in SQL, new db", n: $slow,
+     argv: [$RJB, "-dir", $C, "-db", $RJ, "-force", "-quiet", "-mode", "objects", "-expect", ($lines|tostring)]},
     {name: "e-jq", desc: "(e) cat | jq | sort | uniq -c", n: $slow,
      stdout: "\($W)/jq.out", shell: $JQ}
   ],

@@ -352,8 +352,12 @@ func runOnce(ctx context.Context, st *query.Store, opts Options, limit int64) (*
 	}
 	res.Unchanged = int(unchanged.Load())
 	res.Read = max(0, res.Files-res.Unchanged-failed)
-	if err := compact(ctx, st); err != nil {
-		return res, w.committed, err
+	// Only an ingest that recorded states can have tipped the balance, and
+	// counting them is a sizeable share of one that found nothing new.
+	if w.seq > w.firstSeq {
+		if err := compact(ctx, st); err != nil {
+			return res, w.committed, err
+		}
 	}
 	prog.FilesDone = len(tasks)
 	if opts.Progress != nil {

@@ -110,6 +110,8 @@ type writer struct {
 	now  func() time.Time
 	hook func(string)
 	seq  int64 // last file_states.seq written
+	// firstSeq is seq before this ingest wrote any state.
+	firstSeq int64
 
 	inTxn       bool
 	txnBytes    int // payload bytes in the open transaction
@@ -139,6 +141,7 @@ func newWriter(ctx context.Context, st *query.Store, opts Options) (*writer, err
 	if err := st.Conn.QueryRowContext(ctx, `SELECT greatest((SELECT coalesce(max(seq), 0) FROM file_states), (SELECT coalesce(max(seq), 0) FROM dir_states))`).Scan(&w.seq); err != nil {
 		return nil, fmt.Errorf("reading ingest state: %w", err)
 	}
+	w.firstSeq = w.seq
 	return w, nil
 }
 

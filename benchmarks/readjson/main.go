@@ -10,6 +10,10 @@
 //
 //	-mode auto     DuckDB's auto-detecting reader (types sampled from the data)
 //	-mode columns  the five top-level fields given explicitly, payload as JSON
+//	-mode objects  the first step of a design where DuckDB does ingest's
+//	               parsing (issue 12): read_ndjson_objects splits every
+//	               file into lines and validates each, and the envelope is
+//	               extracted in SQL; no line numbers, no typed tables
 //
 // It prints the statement, the row count and the elapsed time, and exits
 // non-zero if the load failed or loaded fewer rows than -expect.
@@ -37,7 +41,7 @@ func main() {
 		dir     = flag.String("dir", "", "runs directory holding <runId>/trace.jsonl (required)")
 		dbPath  = flag.String("db", "", "database file to create; must not exist unless -force (required)")
 		force   = flag.Bool("force", false, "remove an existing -db file (and its .wal) first")
-		mode    = flag.String("mode", "auto", "auto: auto-detected columns; columns: explicit envelope columns with payload as JSON")
+		mode    = flag.String("mode", "auto", "auto: auto-detected columns; columns: explicit envelope columns with payload as JSON; objects: read_ndjson_objects, envelope extracted in SQL")
 		extra   = flag.String("opts", "", "extra read_json options appended verbatim, e.g. \"union_by_name=true\"")
 		threads = flag.Int("threads", 0, "DuckDB threads (0 = DuckDB's default, the number of cores)")
 		expect  = flag.Int64("expect", 0, "fail unless exactly this many rows were loaded (0 = don't check)")
@@ -101,8 +105,18 @@ func buildSQL(dir, mode, extra string) (string, error) {
 		// keys it saw, or JSON when the payloads are too heterogeneous.
 	case "columns":
 		opts = append(opts, "columns="+explicitColumns)
+	case "objects":
+		// read_ndjson_objects takes no format option: it is the format.
+		opts = append([]string{"filename=true", "maximum_object_size=67108864"}, strings.TrimSpace(extra))
+		if opts[len(opts)-1] == "" {
+			opts = opts[:len(opts)-1]
+		}
+		return fmt.Sprintf(`CREATE TABLE events AS SELECT filename AS file, json->>'$.type' AS type,
+		  json->>'$.schemaVersion' AS schema_version, json->>'$.timestamp' AS timestamp,
+		  json->>'$.runId' AS run_id, json->'$.payload' AS payload
+		FROM read_ndjson_objects(%s, %s)`, glob, strings.Join(opts, ", ")), nil
 	default:
-		return "", fmt.Errorf("unknown -mode %q (want auto or columns)", mode)
+		return "", fmt.Errorf("unknown -mode %q (want auto, columns or objects)", mode)
 	}
 	if strings.TrimSpace(extra) != "" {
 		opts = append(opts, extra)
