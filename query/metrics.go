@@ -269,40 +269,74 @@ func traceMetrics(ctx context.Context, q querier, f Filter) (reports.Metrics, er
 
 // Report computes the whole report for the filtered runs.
 func Report(ctx context.Context, q querier, f Filter) (*reports.Report, error) {
+	r, parts := reportParts(f)
+	for _, p := range parts {
+		if err := p(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// part is a share of a report's queries. A report's parts fill separate
+// fields of it and read nothing another part writes, so they can run in
+// any order, at once on separate connections (see ReportConcurrently).
+type part func(context.Context, querier) error
+
+// reportParts returns the report to fill and the parts that fill it, the
+// costliest first, so that run at once they finish together.
+func reportParts(f Filter) (*reports.Report, []part) {
 	r := &reports.Report{Filters: reports.Filters{Since: f.Since, Until: f.Until, Runs: f.Runs}}
 	if f.Provider != "" {
 		p := f.Provider
 		r.Filters.Provider = &p
 	}
-	var err error
-	if r.Metrics, err = Metrics(ctx, q, f); err != nil {
-		return nil, err
+	b := &r.Breakdowns
+	return r, []part{
+		func(ctx context.Context, q querier) (err error) {
+			b.WorstByRetries, b.WorstByIterations, err = worstRuns(ctx, q, f)
+			return err
+		},
+		func(ctx context.Context, q querier) error { return byDay(ctx, q, f, b) },
+		func(ctx context.Context, q querier) (err error) {
+			r.Metrics, err = Metrics(ctx, q, f)
+			return err
+		},
+		func(ctx context.Context, q querier) error { return overview(ctx, q, f, &r.Overview) },
+		func(ctx context.Context, q querier) error { return reasons(ctx, q, f, b) },
+		func(ctx context.Context, q querier) error { return byProvider(ctx, q, f, b) },
+		func(ctx context.Context, q querier) error { return candidateValidity(ctx, q, f, b) },
+		func(ctx context.Context, q querier) error { return systemsAndAudit(ctx, q, f, r) },
 	}
+}
+
+func byDay(ctx context.Context, q querier, f Filter, b *reports.Breakdowns) error {
 	days, byDay, err := metricsBy(ctx, q, f, "strftime(start, '%Y-%m-%d')")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	r.Breakdowns.ByDay = []reports.DayRow{}
+	b.ByDay = []reports.DayRow{}
 	for _, d := range days {
-		r.Breakdowns.ByDay = append(r.Breakdowns.ByDay, reports.DayRow{Day: d, Metrics: byDay[d]})
+		b.ByDay = append(b.ByDay, reports.DayRow{Day: d, Metrics: byDay[d]})
 	}
-	if err := overview(ctx, q, f, &r.Overview); err != nil {
-		return nil, err
-	}
-	if err := breakdowns(ctx, q, f, &r.Breakdowns); err != nil {
-		return nil, err
-	}
+	return nil
+}
+
+// systemsAndAudit fills the systems section, and the factory audit when
+// the factory is one of them.
+func systemsAndAudit(ctx context.Context, q querier, f Filter, r *reports.Report) error {
 	if err := systems(ctx, q, f, &r.Systems); err != nil {
-		return nil, err
+		return err
 	}
 	for _, s := range r.Systems.BySystem {
 		if s.System == records.Factory {
+			var err error
 			if r.FactoryAudit, err = FactoryAudit(ctx, q, f); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	return r, nil
+	return nil
 }
 
 func overview(ctx context.Context, q querier, f Filter, o *reports.Overview) error {
@@ -347,14 +381,17 @@ func utcPtr(t sql.NullTime) *time.Time {
 // WorstRuns is how many runs each worst-runs list shows.
 const WorstRuns = 10
 
-func breakdowns(ctx context.Context, q querier, f Filter, b *reports.Breakdowns) error {
+// withScope runs query after the CTE of f's runs, scanning each row.
+func withScope(ctx context.Context, q querier, f Filter, query string, scan func(*sql.Rows) error) error {
 	cte, args := f.scope("''")
-	run := func(query string, scan func(*sql.Rows) error) error {
-		return eachRow(ctx, q, "computing breakdowns", "WITH "+cte+" "+query, args, scan)
-	}
+	return eachRow(ctx, q, "computing breakdowns", "WITH "+cte+" "+query, args, scan)
+}
+
+func byProvider(ctx context.Context, q querier, f Filter, b *reports.Breakdowns) error {
+	cte, args := f.scope("''")
 	b.ByProvider = []reports.ProviderRow{}
 	cond, cargs := f.requests("p.provider")
-	err := eachRow(ctx, q, "computing breakdowns", "WITH "+cte+` SELECT coalesce(p.provider, ''), p.model, count(*),
+	return eachRow(ctx, q, "computing breakdowns", "WITH "+cte+` SELECT coalesce(p.provider, ''), p.model, count(*),
 			count(*) FILTER (WHERE p.retries > 0), count(*) FILTER (WHERE p.success = false),
 			coalesce(sum(p.retries), 0), avg(p.duration_ms)
 		FROM provider_requests p JOIN s USING (run_id) WHERE `+cond+`
@@ -376,12 +413,14 @@ func breakdowns(ctx context.Context, q querier, f Filter, b *reports.Breakdowns)
 		b.ByProvider = append(b.ByProvider, r)
 		return nil
 	})
-	if err != nil {
-		return err
-	}
+}
+
+// worstRuns lists the runs with the most retries and those with the most
+// repair iterations.
+func worstRuns(ctx context.Context, q querier, f Filter) (byRetries, byIterations []reports.RunRow, err error) {
 	worst := func(order, extra string) ([]reports.RunRow, error) {
 		out := []reports.RunRow{}
-		err := run(`SELECT r.run_id, r.started_at, r.status, r.provider_requests, r.provider_retries,
+		err := withScope(ctx, q, f, `SELECT r.run_id, r.started_at, r.status, r.provider_requests, r.provider_retries,
 				r.repair_iterations, r.escalated, r.stop_reason
 			FROM runs r JOIN s USING (run_id) `+extra+` ORDER BY `+order+`, r.run_id LIMIT `+fmt.Sprint(WorstRuns),
 			func(rs *sql.Rows) error {
@@ -404,15 +443,18 @@ func breakdowns(ctx context.Context, q querier, f Filter, b *reports.Breakdowns)
 			})
 		return out, err
 	}
-	if b.WorstByRetries, err = worst("r.provider_retries DESC, r.provider_requests DESC", "WHERE r.provider_retries > 0"); err != nil {
-		return err
+	if byRetries, err = worst("r.provider_retries DESC, r.provider_requests DESC", "WHERE r.provider_retries > 0"); err != nil {
+		return nil, nil, err
 	}
-	if b.WorstByIterations, err = worst("r.repair_iterations DESC", "WHERE r.repair_iterations IS NOT NULL"); err != nil {
-		return err
-	}
+	byIterations, err = worst("r.repair_iterations DESC", "WHERE r.repair_iterations IS NOT NULL")
+	return byRetries, byIterations, err
+}
+
+// reasons counts the stop, escalation and judge reasons.
+func reasons(ctx context.Context, q querier, f Filter, b *reports.Breakdowns) error {
 	counts := func(query string) ([]reports.CountRow, error) {
 		out := []reports.CountRow{}
-		err := run(query+" GROUP BY 1 ORDER BY 2 DESC, 1", func(rs *sql.Rows) error {
+		err := withScope(ctx, q, f, query+" GROUP BY 1 ORDER BY 2 DESC, 1", func(rs *sql.Rows) error {
 			var c reports.CountRow
 			if err := rs.Scan(&c.Key, &c.Count, &c.Runs); err != nil {
 				return err
@@ -422,6 +464,7 @@ func breakdowns(ctx context.Context, q querier, f Filter, b *reports.Breakdowns)
 		})
 		return out, err
 	}
+	var err error
 	if b.StopReasons, err = counts(`SELECT coalesce(e.reason, '(none)'), count(*), count(DISTINCT run_id)
 		FROM run_events e JOIN s USING (run_id) WHERE e.type = 'RunStopped'`); err != nil {
 		return err
@@ -430,12 +473,14 @@ func breakdowns(ctx context.Context, q querier, f Filter, b *reports.Breakdowns)
 		count(*), count(DISTINCT run_id) FROM escalations e JOIN s USING (run_id)`); err != nil {
 		return err
 	}
-	if b.JudgeReasons, err = counts(`SELECT coalesce(j.reason, '(none)'), count(*), count(DISTINCT run_id)
-		FROM judge_calls j JOIN s USING (run_id) WHERE j.type = 'JudgeInvoked'`); err != nil {
-		return err
-	}
+	b.JudgeReasons, err = counts(`SELECT coalesce(j.reason, '(none)'), count(*), count(DISTINCT run_id)
+		FROM judge_calls j JOIN s USING (run_id) WHERE j.type = 'JudgeInvoked'`)
+	return err
+}
+
+func candidateValidity(ctx context.Context, q querier, f Filter, b *reports.Breakdowns) error {
 	b.CandidateValidity = []reports.ValidityRow{}
-	return run(`SELECT coalesce(c.provider_id, '(none)'), count(*), count(*) FILTER (WHERE c.valid = true)
+	return withScope(ctx, q, f, `SELECT coalesce(c.provider_id, '(none)'), count(*), count(*) FILTER (WHERE c.valid = true)
 		FROM l3_candidates c JOIN s USING (run_id) GROUP BY 1 ORDER BY 1`, func(rs *sql.Rows) error {
 		var v reports.ValidityRow
 		if err := rs.Scan(&v.ProviderID, &v.Candidates, &v.Valid); err != nil {
