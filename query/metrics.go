@@ -69,7 +69,10 @@ func (f Filter) window() ([]string, []any) {
 
 // scope renders the CTE "s(run_id, start, grp)" of selected runs and its
 // arguments. group is a SQL expression over start.
-func (f Filter) scope(group string) (string, []any) {
+func (f Filter) scope(group string) (string, []any) { return f.scopeAs("s", group) }
+
+// scopeAs is scope with the CTE named name.
+func (f Filter) scopeAs(name, group string) (string, []any) {
 	where, args := f.window()
 	if f.Provider != "" {
 		where = append(where, `run_id IN (
@@ -88,9 +91,9 @@ func (f Filter) scope(group string) (string, []any) {
 	if f.Last > 0 {
 		mat = "MATERIALIZED "
 	}
-	return fmt.Sprintf(`s AS %s(
+	return fmt.Sprintf(`%s AS %s(
 		SELECT run_id, start, %s AS grp FROM (SELECT run_id, min(first_ts) AS start FROM run_spans GROUP BY run_id) %s%s)`,
-		mat, group, cond, f.limit()), args
+		name, mat, group, cond, f.limit()), args
 }
 
 // requests renders the condition on a provider request (col is its
@@ -186,6 +189,12 @@ type querier interface {
 // metricsBy computes the metrics for each group of the filtered runs.
 func metricsBy(ctx context.Context, q querier, f Filter, group string) ([]string, map[string]reports.Metrics, error) {
 	cte, args := f.scope(group)
+	return metricsIn(ctx, q, f, cte, args)
+}
+
+// metricsIn computes the metrics for each group of cte, which renders s
+// (see scope), with its arguments args.
+func metricsIn(ctx context.Context, q querier, f Filter, cte string, args []any) ([]string, map[string]reports.Metrics, error) {
 	cond, cargs := f.requests("f.provider")
 	rs, err := q.QueryContext(ctx, "WITH "+cte+metricsSQL(cond), append(args, cargs...)...)
 	if err != nil {
@@ -297,11 +306,7 @@ func reportParts(f Filter) (*reports.Report, []part) {
 			b.WorstByRetries, b.WorstByIterations, err = worstRuns(ctx, q, f)
 			return err
 		},
-		func(ctx context.Context, q querier) error { return byDay(ctx, q, f, b) },
-		func(ctx context.Context, q querier) (err error) {
-			r.Metrics, err = Metrics(ctx, q, f)
-			return err
-		},
+		func(ctx context.Context, q querier) error { return allAndByDay(ctx, q, f, r) },
 		func(ctx context.Context, q querier) error { return overview(ctx, q, f, &r.Overview) },
 		func(ctx context.Context, q querier) error { return reasons(ctx, q, f, b) },
 		func(ctx context.Context, q querier) error { return byProvider(ctx, q, f, b) },
@@ -310,14 +315,28 @@ func reportParts(f Filter) (*reports.Report, []part) {
 	}
 }
 
-func byDay(ctx context.Context, q querier, f Filter, b *reports.Breakdowns) error {
-	days, byDay, err := metricsBy(ctx, q, f, "strftime(start, '%Y-%m-%d')")
+// allAndByDay computes the metrics over all the filtered runs and by day
+// in one query, which reads each table once: every run is in two groups,
+// "all" and its day (never "all").
+func allAndByDay(ctx context.Context, q querier, f Filter, r *reports.Report) error {
+	days, args := f.scopeAs("d", "strftime(start, '%Y-%m-%d')")
+	keys, m, err := metricsIn(ctx, q, f, days+`,
+		s AS (SELECT run_id, start, unnest(['all', grp]) AS grp FROM d)`, args)
 	if err != nil {
 		return err
 	}
-	b.ByDay = []reports.DayRow{}
-	for _, d := range days {
-		b.ByDay = append(b.ByDay, reports.DayRow{Day: d, Metrics: byDay[d]})
+	var ok bool
+	if r.Metrics, ok = m["all"]; !ok {
+		r.Metrics = EmptyMetrics()
+	}
+	if err := recordMetrics(ctx, q, f, r.Metrics); err != nil {
+		return err
+	}
+	r.Breakdowns.ByDay = []reports.DayRow{}
+	for _, d := range keys {
+		if d != "all" {
+			r.Breakdowns.ByDay = append(r.Breakdowns.ByDay, reports.DayRow{Day: d, Metrics: m[d]})
+		}
 	}
 	return nil
 }
