@@ -435,38 +435,50 @@ func byProvider(ctx context.Context, q querier, f Filter, b *reports.Breakdowns)
 }
 
 // worstRuns lists the runs with the most retries and those with the most
-// repair iterations.
+// repair iterations. Both lists come from one query, so the runs view,
+// which aggregates every event table, is computed once.
 func worstRuns(ctx context.Context, q querier, f Filter) (byRetries, byIterations []reports.RunRow, err error) {
-	worst := func(order, extra string) ([]reports.RunRow, error) {
-		out := []reports.RunRow{}
-		err := withScope(ctx, q, f, `SELECT r.run_id, r.started_at, r.status, r.provider_requests, r.provider_retries,
+	byRetries, byIterations = []reports.RunRow{}, []reports.RunRow{}
+	// n numbers each list in its order; run_id makes that order total.
+	err = withScope(ctx, q, f, `, w AS MATERIALIZED (
+			SELECT r.run_id, r.started_at, r.status, r.provider_requests, r.provider_retries,
 				r.repair_iterations, r.escalated, r.stop_reason
-			FROM runs r JOIN s USING (run_id) `+extra+` ORDER BY `+order+`, r.run_id LIMIT `+fmt.Sprint(WorstRuns),
-			func(rs *sql.Rows) error {
-				var r reports.RunRow
-				var iters sql.NullFloat64
-				var stop sql.NullString
-				if err := rs.Scan(&r.RunID, &r.StartedAt, &r.Status, &r.ProviderRequests, &r.ProviderRetries,
-					&iters, &r.Escalated, &stop); err != nil {
-					return err
-				}
-				r.StartedAt = r.StartedAt.UTC()
-				if iters.Valid {
-					r.RepairIterations = &iters.Float64
-				}
-				if stop.Valid {
-					r.StopReason = &stop.String
-				}
-				out = append(out, r)
-				return nil
-			})
-		return out, err
-	}
-	if byRetries, err = worst("r.provider_retries DESC, r.provider_requests DESC", "WHERE r.provider_retries > 0"); err != nil {
+			FROM runs r JOIN s USING (run_id)),
+		l AS (
+			SELECT 0 AS list, row_number() OVER (ORDER BY provider_retries DESC, provider_requests DESC, run_id) AS n, *
+			FROM w WHERE provider_retries > 0 QUALIFY n <= `+fmt.Sprint(WorstRuns)+`
+			UNION ALL
+			SELECT 1, row_number() OVER (ORDER BY repair_iterations DESC, run_id) AS n, *
+			FROM w WHERE repair_iterations IS NOT NULL QUALIFY n <= `+fmt.Sprint(WorstRuns)+`)
+		SELECT list, run_id, started_at, status, provider_requests, provider_retries, repair_iterations, escalated, stop_reason
+		FROM l ORDER BY list, n`,
+		func(rs *sql.Rows) error {
+			var list int
+			var r reports.RunRow
+			var iters sql.NullFloat64
+			var stop sql.NullString
+			if err := rs.Scan(&list, &r.RunID, &r.StartedAt, &r.Status, &r.ProviderRequests, &r.ProviderRetries,
+				&iters, &r.Escalated, &stop); err != nil {
+				return err
+			}
+			r.StartedAt = r.StartedAt.UTC()
+			if iters.Valid {
+				r.RepairIterations = &iters.Float64
+			}
+			if stop.Valid {
+				r.StopReason = &stop.String
+			}
+			if list == 0 {
+				byRetries = append(byRetries, r)
+			} else {
+				byIterations = append(byIterations, r)
+			}
+			return nil
+		})
+	if err != nil {
 		return nil, nil, err
 	}
-	byIterations, err = worst("r.repair_iterations DESC", "WHERE r.repair_iterations IS NOT NULL")
-	return byRetries, byIterations, err
+	return byRetries, byIterations, nil
 }
 
 // reasons counts the stop, escalation and judge reasons.
