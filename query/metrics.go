@@ -302,12 +302,8 @@ func reportParts(f Filter) (*reports.Report, []part) {
 	}
 	b := &r.Breakdowns
 	return r, []part{
-		func(ctx context.Context, q querier) (err error) {
-			b.WorstByRetries, b.WorstByIterations, err = worstRuns(ctx, q, f)
-			return err
-		},
+		func(ctx context.Context, q querier) error { return overviewAndWorst(ctx, q, f, r) },
 		func(ctx context.Context, q querier) error { return allAndByDay(ctx, q, f, r) },
-		func(ctx context.Context, q querier) error { return overview(ctx, q, f, &r.Overview) },
 		func(ctx context.Context, q querier) error { return reasons(ctx, q, f, b) },
 		func(ctx context.Context, q querier) error { return byProvider(ctx, q, f, b) },
 		func(ctx context.Context, q querier) error { return candidateValidity(ctx, q, f, b) },
@@ -358,37 +354,6 @@ func systemsAndAudit(ctx context.Context, q querier, f Filter, r *reports.Report
 	return nil
 }
 
-func overview(ctx context.Context, q querier, f Filter, o *reports.Overview) error {
-	cte, args := f.scope("''")
-	rs, err := q.QueryContext(ctx, "WITH "+cte+`
-		SELECT count(*),
-		  count(*) FILTER (WHERE r.status = 'success'),
-		  count(*) FILTER (WHERE r.status = 'failure'),
-		  count(*) FILTER (WHERE r.status = 'cancelled'),
-		  count(*) FILTER (WHERE r.status = 'unfinished'),
-		  count(*) FILTER (WHERE r.status NOT IN ('success', 'failure', 'cancelled', 'unfinished')),
-		  min(r.first_event_at), max(r.last_event_at), coalesce(sum(r.events), 0)::BIGINT,
-		  (SELECT count(*) FROM quarantine)
-		FROM runs r JOIN s USING (run_id)`, args...)
-	if err != nil {
-		return fmt.Errorf("computing overview: %w", err)
-	}
-	defer rs.Close()
-	for rs.Next() {
-		var first, last sql.NullTime
-		if err := rs.Scan(&o.Runs, &o.Success, &o.Failure, &o.Cancelled, &o.Unfinished, &o.OtherStatus,
-			&first, &last, &o.Events, &o.Quarantined); err != nil {
-			return fmt.Errorf("computing overview: %w", err)
-		}
-		o.FirstEvent, o.LastEvent = utcPtr(first), utcPtr(last)
-	}
-	if err := rs.Err(); err != nil {
-		return err
-	}
-	o.Undated, o.QueuedTasks, err = recordCounts(ctx, q, f)
-	return err
-}
-
 func utcPtr(t sql.NullTime) *time.Time {
 	if !t.Valid {
 		return nil
@@ -400,10 +365,11 @@ func utcPtr(t sql.NullTime) *time.Time {
 // WorstRuns is how many runs each worst-runs list shows.
 const WorstRuns = 10
 
-// withScope runs query after the CTE of f's runs, scanning each row.
-func withScope(ctx context.Context, q querier, f Filter, query string, scan func(*sql.Rows) error) error {
+// withScope runs query after the CTE of f's runs, scanning each row;
+// errors are prefixed with what.
+func withScope(ctx context.Context, q querier, f Filter, what, query string, scan func(*sql.Rows) error) error {
 	cte, args := f.scope("''")
-	return eachRow(ctx, q, "computing breakdowns", "WITH "+cte+" "+query, args, scan)
+	return eachRow(ctx, q, what, "WITH "+cte+" "+query, args, scan)
 }
 
 func byProvider(ctx context.Context, q querier, f Filter, b *reports.Breakdowns) error {
@@ -434,58 +400,85 @@ func byProvider(ctx context.Context, q querier, f Filter, b *reports.Breakdowns)
 	})
 }
 
-// worstRuns lists the runs with the most retries and those with the most
-// repair iterations. Both lists come from one query, so the runs view,
-// which aggregates every event table, is computed once.
-func worstRuns(ctx context.Context, q querier, f Filter) (byRetries, byIterations []reports.RunRow, err error) {
-	byRetries, byIterations = []reports.RunRow{}, []reports.RunRow{}
-	// n numbers each list in its order; run_id makes that order total.
-	err = withScope(ctx, q, f, `, w AS MATERIALIZED (
-			SELECT r.run_id, r.started_at, r.status, r.provider_requests, r.provider_retries,
-				r.repair_iterations, r.escalated, r.stop_reason
+// runsSQL renders the query behind the overview and the worst-run lists:
+// all read the runs view, which aggregates every event table, so it is
+// computed once. Each row holds the overview, then a run of a list (0:
+// by retries, 1: by iterations) and its place n in that list, in order;
+// a scope with no such run has one row, whose list is NULL.
+func runsSQL() string {
+	top := fmt.Sprint(WorstRuns)
+	return `, w AS MATERIALIZED (
+			SELECT r.run_id, r.started_at, r.status, r.provider_requests, r.provider_retries, r.repair_iterations,
+				r.escalated, r.stop_reason, r.first_event_at, r.last_event_at, r.events
 			FROM runs r JOIN s USING (run_id)),
+		o AS (
+			SELECT count(*),
+			  count(*) FILTER (WHERE status = 'success'),
+			  count(*) FILTER (WHERE status = 'failure'),
+			  count(*) FILTER (WHERE status = 'cancelled'),
+			  count(*) FILTER (WHERE status = 'unfinished'),
+			  count(*) FILTER (WHERE status NOT IN ('success', 'failure', 'cancelled', 'unfinished')),
+			  min(first_event_at), max(last_event_at), coalesce(sum(events), 0)::BIGINT,
+			  (SELECT count(*) FROM quarantine)
+			FROM w),
+		-- run_id makes each list's order total.
 		l AS (
 			SELECT 0 AS list, row_number() OVER (ORDER BY provider_retries DESC, provider_requests DESC, run_id) AS n, *
-			FROM w WHERE provider_retries > 0 QUALIFY n <= `+fmt.Sprint(WorstRuns)+`
+			FROM w WHERE provider_retries > 0 QUALIFY n <= ` + top + `
 			UNION ALL
 			SELECT 1, row_number() OVER (ORDER BY repair_iterations DESC, run_id) AS n, *
-			FROM w WHERE repair_iterations IS NOT NULL QUALIFY n <= `+fmt.Sprint(WorstRuns)+`)
-		SELECT list, run_id, started_at, status, provider_requests, provider_retries, repair_iterations, escalated, stop_reason
-		FROM l ORDER BY list, n`,
-		func(rs *sql.Rows) error {
-			var list int
-			var r reports.RunRow
-			var iters sql.NullFloat64
-			var stop sql.NullString
-			if err := rs.Scan(&list, &r.RunID, &r.StartedAt, &r.Status, &r.ProviderRequests, &r.ProviderRetries,
-				&iters, &r.Escalated, &stop); err != nil {
-				return err
-			}
-			r.StartedAt = r.StartedAt.UTC()
-			if iters.Valid {
-				r.RepairIterations = &iters.Float64
-			}
-			if stop.Valid {
-				r.StopReason = &stop.String
-			}
-			if list == 0 {
-				byRetries = append(byRetries, r)
-			} else {
-				byIterations = append(byIterations, r)
-			}
+			FROM w WHERE repair_iterations IS NOT NULL QUALIFY n <= ` + top + `)
+		SELECT o.*, l.list, l.run_id, l.started_at, l.status, l.provider_requests, l.provider_retries,
+		  l.repair_iterations, l.escalated, l.stop_reason
+		FROM o LEFT JOIN l ON true ORDER BY l.list, l.n`
+}
+
+// overviewAndWorst fills the overview and the worst-run lists.
+func overviewAndWorst(ctx context.Context, q querier, f Filter, r *reports.Report) error {
+	o, b := &r.Overview, &r.Breakdowns
+	b.WorstByRetries, b.WorstByIterations = []reports.RunRow{}, []reports.RunRow{}
+	err := withScope(ctx, q, f, "computing the overview and worst runs", runsSQL(), func(rs *sql.Rows) error {
+		var first, last, started sql.NullTime
+		var list, requests sql.NullInt64
+		var id, status, stop sql.NullString
+		var retries, iters sql.NullFloat64
+		var escalated sql.NullBool
+		if err := rs.Scan(&o.Runs, &o.Success, &o.Failure, &o.Cancelled, &o.Unfinished, &o.OtherStatus,
+			&first, &last, &o.Events, &o.Quarantined,
+			&list, &id, &started, &status, &requests, &retries, &iters, &escalated, &stop); err != nil {
+			return err
+		}
+		o.FirstEvent, o.LastEvent = utcPtr(first), utcPtr(last)
+		if !list.Valid {
 			return nil
-		})
+		}
+		run := reports.RunRow{RunID: id.String, StartedAt: started.Time.UTC(), Status: status.String,
+			ProviderRequests: requests.Int64, ProviderRetries: retries.Float64, Escalated: escalated.Bool}
+		if iters.Valid {
+			run.RepairIterations = &iters.Float64
+		}
+		if stop.Valid {
+			run.StopReason = &stop.String
+		}
+		if list.Int64 == 0 {
+			b.WorstByRetries = append(b.WorstByRetries, run)
+		} else {
+			b.WorstByIterations = append(b.WorstByIterations, run)
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	return byRetries, byIterations, nil
+	o.Undated, o.QueuedTasks, err = recordCounts(ctx, q, f)
+	return err
 }
 
 // reasons counts the stop, escalation and judge reasons.
 func reasons(ctx context.Context, q querier, f Filter, b *reports.Breakdowns) error {
 	counts := func(query string) ([]reports.CountRow, error) {
 		out := []reports.CountRow{}
-		err := withScope(ctx, q, f, query+" GROUP BY 1 ORDER BY 2 DESC, 1", func(rs *sql.Rows) error {
+		err := withScope(ctx, q, f, "computing breakdowns", query+" GROUP BY 1 ORDER BY 2 DESC, 1", func(rs *sql.Rows) error {
 			var c reports.CountRow
 			if err := rs.Scan(&c.Key, &c.Count, &c.Runs); err != nil {
 				return err
@@ -511,7 +504,7 @@ func reasons(ctx context.Context, q querier, f Filter, b *reports.Breakdowns) er
 
 func candidateValidity(ctx context.Context, q querier, f Filter, b *reports.Breakdowns) error {
 	b.CandidateValidity = []reports.ValidityRow{}
-	return withScope(ctx, q, f, `SELECT coalesce(c.provider_id, '(none)'), count(*), count(*) FILTER (WHERE c.valid = true)
+	return withScope(ctx, q, f, "computing breakdowns", `SELECT coalesce(c.provider_id, '(none)'), count(*), count(*) FILTER (WHERE c.valid = true)
 		FROM l3_candidates c JOIN s USING (run_id) GROUP BY 1 ORDER BY 1`, func(rs *sql.Rows) error {
 		var v reports.ValidityRow
 		if err := rs.Scan(&v.ProviderID, &v.Candidates, &v.Valid); err != nil {
