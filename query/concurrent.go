@@ -11,12 +11,12 @@ import (
 
 // ReportConcurrently computes Report's report, its parts spread over one
 // connection of the store per CPU, each query on one DuckDB thread. The
-// report is a dozen small queries, and at the scale orchstat is measured
-// at (benchmarks/, 20,000 runs) each table it reads is one or two of
-// DuckDB's row groups, which one thread scans: DuckDB's other threads then
-// mostly set up hash tables of their own, costing a third of the report's
-// CPU for no gain in time. Queries side by side use the cores instead.
-// The store's thread count is restored afterwards.
+// report is a handful of small queries, and at the scale orchstat is
+// measured at (benchmarks/, 20,000 runs) each table they read fits in one
+// of DuckDB's row groups (122,880 rows), which one thread scans: DuckDB's
+// other threads then mostly set up hash tables of their own, a third of
+// the report's CPU for no gain in time. Queries side by side use the
+// cores instead. The store's thread count is restored afterwards.
 func (s *Store) ReportConcurrently(ctx context.Context, f Filter) (*reports.Report, error) {
 	var threads int64
 	if err := s.Conn.QueryRowContext(ctx, `SELECT current_setting('threads')`).Scan(&threads); err != nil {
