@@ -62,7 +62,7 @@ func TestReportConcurrentlyIsReport(t *testing.T) {
 	}
 }
 
-// An error in one part is the report's error.
+// A cancelled report is an error, not a report with parts left empty.
 func TestReportConcurrentlyFails(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	st := openIngested(t, "../testdata/runs")
