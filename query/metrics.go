@@ -69,7 +69,10 @@ func (f Filter) window() ([]string, []any) {
 
 // scope renders the CTE "s(run_id, start, grp)" of selected runs and its
 // arguments. group is a SQL expression over start.
-func (f Filter) scope(group string) (string, []any) {
+func (f Filter) scope(group string) (string, []any) { return f.scopeAs("s", group) }
+
+// scopeAs is scope with the CTE named name.
+func (f Filter) scopeAs(name, group string) (string, []any) {
 	where, args := f.window()
 	if f.Provider != "" {
 		where = append(where, `run_id IN (
@@ -88,9 +91,9 @@ func (f Filter) scope(group string) (string, []any) {
 	if f.Last > 0 {
 		mat = "MATERIALIZED "
 	}
-	return fmt.Sprintf(`s AS %s(
+	return fmt.Sprintf(`%s AS %s(
 		SELECT run_id, start, %s AS grp FROM (SELECT run_id, min(first_ts) AS start FROM run_spans GROUP BY run_id) %s%s)`,
-		mat, group, cond, f.limit()), args
+		name, mat, group, cond, f.limit()), args
 }
 
 // requests renders the condition on a provider request (col is its
@@ -186,6 +189,12 @@ type querier interface {
 // metricsBy computes the metrics for each group of the filtered runs.
 func metricsBy(ctx context.Context, q querier, f Filter, group string) ([]string, map[string]reports.Metrics, error) {
 	cte, args := f.scope(group)
+	return metricsIn(ctx, q, f, cte, args)
+}
+
+// metricsIn computes the metrics for each group of cte, which renders s
+// (see scope), with its arguments args.
+func metricsIn(ctx context.Context, q querier, f Filter, cte string, args []any) ([]string, map[string]reports.Metrics, error) {
 	cond, cargs := f.requests("f.provider")
 	rs, err := q.QueryContext(ctx, "WITH "+cte+metricsSQL(cond), append(args, cargs...)...)
 	if err != nil {
@@ -269,71 +278,80 @@ func traceMetrics(ctx context.Context, q querier, f Filter) (reports.Metrics, er
 
 // Report computes the whole report for the filtered runs.
 func Report(ctx context.Context, q querier, f Filter) (*reports.Report, error) {
-	r := &reports.Report{Filters: reports.Filters{Since: f.Since, Until: f.Until, Runs: f.Runs}}
-	if f.Provider != "" {
-		p := f.Provider
-		r.Filters.Provider = &p
-	}
-	var err error
-	if r.Metrics, err = Metrics(ctx, q, f); err != nil {
-		return nil, err
-	}
-	days, byDay, err := metricsBy(ctx, q, f, "strftime(start, '%Y-%m-%d')")
-	if err != nil {
-		return nil, err
-	}
-	r.Breakdowns.ByDay = []reports.DayRow{}
-	for _, d := range days {
-		r.Breakdowns.ByDay = append(r.Breakdowns.ByDay, reports.DayRow{Day: d, Metrics: byDay[d]})
-	}
-	if err := overview(ctx, q, f, &r.Overview); err != nil {
-		return nil, err
-	}
-	if err := breakdowns(ctx, q, f, &r.Breakdowns); err != nil {
-		return nil, err
-	}
-	if err := systems(ctx, q, f, &r.Systems); err != nil {
-		return nil, err
-	}
-	for _, s := range r.Systems.BySystem {
-		if s.System == records.Factory {
-			if r.FactoryAudit, err = FactoryAudit(ctx, q, f); err != nil {
-				return nil, err
-			}
+	r, parts := reportParts(f)
+	for _, p := range parts {
+		if err := p(ctx, q); err != nil {
+			return nil, err
 		}
 	}
 	return r, nil
 }
 
-func overview(ctx context.Context, q querier, f Filter, o *reports.Overview) error {
-	cte, args := f.scope("''")
-	rs, err := q.QueryContext(ctx, "WITH "+cte+`
-		SELECT count(*),
-		  count(*) FILTER (WHERE r.status = 'success'),
-		  count(*) FILTER (WHERE r.status = 'failure'),
-		  count(*) FILTER (WHERE r.status = 'cancelled'),
-		  count(*) FILTER (WHERE r.status = 'unfinished'),
-		  count(*) FILTER (WHERE r.status NOT IN ('success', 'failure', 'cancelled', 'unfinished')),
-		  min(r.first_event_at), max(r.last_event_at), coalesce(sum(r.events), 0)::BIGINT,
-		  (SELECT count(*) FROM quarantine)
-		FROM runs r JOIN s USING (run_id)`, args...)
+// part is a share of a report's queries. A report's parts fill separate
+// fields of it and read nothing another part writes, so they can run in
+// any order, at once on separate connections (see ReportConcurrently).
+type part func(context.Context, querier) error
+
+// reportParts returns the report to fill and the parts that fill it, the
+// costliest first, so that run at once they finish together.
+func reportParts(f Filter) (*reports.Report, []part) {
+	r := &reports.Report{Filters: reports.Filters{Since: f.Since, Until: f.Until, Runs: f.Runs}}
+	if f.Provider != "" {
+		p := f.Provider
+		r.Filters.Provider = &p
+	}
+	b := &r.Breakdowns
+	return r, []part{
+		func(ctx context.Context, q querier) error { return overviewAndWorst(ctx, q, f, r) },
+		func(ctx context.Context, q querier) error { return allAndByDay(ctx, q, f, r) },
+		func(ctx context.Context, q querier) error { return reasons(ctx, q, f, b) },
+		func(ctx context.Context, q querier) error { return byProvider(ctx, q, f, b) },
+		func(ctx context.Context, q querier) error { return candidateValidity(ctx, q, f, b) },
+		func(ctx context.Context, q querier) error { return systemsAndAudit(ctx, q, f, r) },
+	}
+}
+
+// allAndByDay computes the metrics over all the filtered runs and by day
+// in one query, which reads each table once: every run is in two groups,
+// "all" and its day (never "all").
+func allAndByDay(ctx context.Context, q querier, f Filter, r *reports.Report) error {
+	days, args := f.scopeAs("d", "strftime(start, '%Y-%m-%d')")
+	keys, m, err := metricsIn(ctx, q, f, days+`,
+		s AS (SELECT run_id, start, unnest(['all', grp]) AS grp FROM d)`, args)
 	if err != nil {
-		return fmt.Errorf("computing overview: %w", err)
-	}
-	defer rs.Close()
-	for rs.Next() {
-		var first, last sql.NullTime
-		if err := rs.Scan(&o.Runs, &o.Success, &o.Failure, &o.Cancelled, &o.Unfinished, &o.OtherStatus,
-			&first, &last, &o.Events, &o.Quarantined); err != nil {
-			return fmt.Errorf("computing overview: %w", err)
-		}
-		o.FirstEvent, o.LastEvent = utcPtr(first), utcPtr(last)
-	}
-	if err := rs.Err(); err != nil {
 		return err
 	}
-	o.Undated, o.QueuedTasks, err = recordCounts(ctx, q, f)
-	return err
+	var ok bool
+	if r.Metrics, ok = m["all"]; !ok {
+		r.Metrics = EmptyMetrics()
+	}
+	if err := recordMetrics(ctx, q, f, r.Metrics); err != nil {
+		return err
+	}
+	r.Breakdowns.ByDay = []reports.DayRow{}
+	for _, d := range keys {
+		if d != "all" {
+			r.Breakdowns.ByDay = append(r.Breakdowns.ByDay, reports.DayRow{Day: d, Metrics: m[d]})
+		}
+	}
+	return nil
+}
+
+// systemsAndAudit fills the systems section, and the factory audit when
+// the factory is one of them.
+func systemsAndAudit(ctx context.Context, q querier, f Filter, r *reports.Report) error {
+	if err := systems(ctx, q, f, &r.Systems); err != nil {
+		return err
+	}
+	for _, s := range r.Systems.BySystem {
+		if s.System == records.Factory {
+			var err error
+			if r.FactoryAudit, err = FactoryAudit(ctx, q, f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func utcPtr(t sql.NullTime) *time.Time {
@@ -347,14 +365,18 @@ func utcPtr(t sql.NullTime) *time.Time {
 // WorstRuns is how many runs each worst-runs list shows.
 const WorstRuns = 10
 
-func breakdowns(ctx context.Context, q querier, f Filter, b *reports.Breakdowns) error {
+// withScope runs query after the CTE of f's runs, scanning each row;
+// errors are prefixed with what.
+func withScope(ctx context.Context, q querier, f Filter, what, query string, scan func(*sql.Rows) error) error {
 	cte, args := f.scope("''")
-	run := func(query string, scan func(*sql.Rows) error) error {
-		return eachRow(ctx, q, "computing breakdowns", "WITH "+cte+" "+query, args, scan)
-	}
+	return eachRow(ctx, q, what, "WITH "+cte+" "+query, args, scan)
+}
+
+func byProvider(ctx context.Context, q querier, f Filter, b *reports.Breakdowns) error {
+	cte, args := f.scope("''")
 	b.ByProvider = []reports.ProviderRow{}
 	cond, cargs := f.requests("p.provider")
-	err := eachRow(ctx, q, "computing breakdowns", "WITH "+cte+` SELECT coalesce(p.provider, ''), p.model, count(*),
+	return eachRow(ctx, q, "computing breakdowns", "WITH "+cte+` SELECT coalesce(p.provider, ''), p.model, count(*),
 			count(*) FILTER (WHERE p.retries > 0), count(*) FILTER (WHERE p.success = false),
 			coalesce(sum(p.retries), 0), avg(p.duration_ms)
 		FROM provider_requests p JOIN s USING (run_id) WHERE `+cond+`
@@ -376,43 +398,87 @@ func breakdowns(ctx context.Context, q querier, f Filter, b *reports.Breakdowns)
 		b.ByProvider = append(b.ByProvider, r)
 		return nil
 	})
+}
+
+// runsSQL renders the query behind the overview and the worst-run lists:
+// all read the runs view, which aggregates every event table, so it is
+// computed once. Each row holds the overview, then a run of a list (0:
+// by retries, 1: by iterations) and its place n in that list, in order;
+// a scope with no such run has one row, whose list is NULL.
+func runsSQL() string {
+	top := fmt.Sprint(WorstRuns)
+	return `, w AS MATERIALIZED (
+			SELECT r.run_id, r.started_at, r.status, r.provider_requests, r.provider_retries, r.repair_iterations,
+				r.escalated, r.stop_reason, r.first_event_at, r.last_event_at, r.events
+			FROM runs r JOIN s USING (run_id)),
+		o AS (
+			SELECT count(*),
+			  count(*) FILTER (WHERE status = 'success'),
+			  count(*) FILTER (WHERE status = 'failure'),
+			  count(*) FILTER (WHERE status = 'cancelled'),
+			  count(*) FILTER (WHERE status = 'unfinished'),
+			  count(*) FILTER (WHERE status NOT IN ('success', 'failure', 'cancelled', 'unfinished')),
+			  min(first_event_at), max(last_event_at), coalesce(sum(events), 0)::BIGINT,
+			  (SELECT count(*) FROM quarantine)
+			FROM w),
+		-- run_id makes each list's order total.
+		l AS (
+			SELECT 0 AS list, row_number() OVER (ORDER BY provider_retries DESC, provider_requests DESC, run_id) AS n, *
+			FROM w WHERE provider_retries > 0 QUALIFY n <= ` + top + `
+			UNION ALL
+			SELECT 1, row_number() OVER (ORDER BY repair_iterations DESC, run_id) AS n, *
+			FROM w WHERE repair_iterations IS NOT NULL QUALIFY n <= ` + top + `)
+		SELECT o.*, l.list, l.run_id, l.started_at, l.status, l.provider_requests, l.provider_retries,
+		  l.repair_iterations, l.escalated, l.stop_reason
+		FROM o LEFT JOIN l ON true ORDER BY l.list, l.n`
+}
+
+// overviewAndWorst fills the overview and the worst-run lists.
+func overviewAndWorst(ctx context.Context, q querier, f Filter, r *reports.Report) error {
+	o, b := &r.Overview, &r.Breakdowns
+	b.WorstByRetries, b.WorstByIterations = []reports.RunRow{}, []reports.RunRow{}
+	err := withScope(ctx, q, f, "computing the overview and worst runs", runsSQL(), func(rs *sql.Rows) error {
+		var first, last, started sql.NullTime
+		var list, requests sql.NullInt64
+		var id, status, stop sql.NullString
+		var retries, iters sql.NullFloat64
+		var escalated sql.NullBool
+		if err := rs.Scan(&o.Runs, &o.Success, &o.Failure, &o.Cancelled, &o.Unfinished, &o.OtherStatus,
+			&first, &last, &o.Events, &o.Quarantined,
+			&list, &id, &started, &status, &requests, &retries, &iters, &escalated, &stop); err != nil {
+			return err
+		}
+		o.FirstEvent, o.LastEvent = utcPtr(first), utcPtr(last)
+		if !list.Valid {
+			return nil
+		}
+		run := reports.RunRow{RunID: id.String, StartedAt: started.Time.UTC(), Status: status.String,
+			ProviderRequests: requests.Int64, ProviderRetries: retries.Float64, Escalated: escalated.Bool}
+		if iters.Valid {
+			run.RepairIterations = &iters.Float64
+		}
+		if stop.Valid {
+			run.StopReason = &stop.String
+		}
+		if list.Int64 == 0 {
+			b.WorstByRetries = append(b.WorstByRetries, run)
+		} else {
+			b.WorstByIterations = append(b.WorstByIterations, run)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	worst := func(order, extra string) ([]reports.RunRow, error) {
-		out := []reports.RunRow{}
-		err := run(`SELECT r.run_id, r.started_at, r.status, r.provider_requests, r.provider_retries,
-				r.repair_iterations, r.escalated, r.stop_reason
-			FROM runs r JOIN s USING (run_id) `+extra+` ORDER BY `+order+`, r.run_id LIMIT `+fmt.Sprint(WorstRuns),
-			func(rs *sql.Rows) error {
-				var r reports.RunRow
-				var iters sql.NullFloat64
-				var stop sql.NullString
-				if err := rs.Scan(&r.RunID, &r.StartedAt, &r.Status, &r.ProviderRequests, &r.ProviderRetries,
-					&iters, &r.Escalated, &stop); err != nil {
-					return err
-				}
-				r.StartedAt = r.StartedAt.UTC()
-				if iters.Valid {
-					r.RepairIterations = &iters.Float64
-				}
-				if stop.Valid {
-					r.StopReason = &stop.String
-				}
-				out = append(out, r)
-				return nil
-			})
-		return out, err
-	}
-	if b.WorstByRetries, err = worst("r.provider_retries DESC, r.provider_requests DESC", "WHERE r.provider_retries > 0"); err != nil {
-		return err
-	}
-	if b.WorstByIterations, err = worst("r.repair_iterations DESC", "WHERE r.repair_iterations IS NOT NULL"); err != nil {
-		return err
-	}
+	o.Undated, o.QueuedTasks, err = recordCounts(ctx, q, f)
+	return err
+}
+
+// reasons counts the stop, escalation and judge reasons.
+func reasons(ctx context.Context, q querier, f Filter, b *reports.Breakdowns) error {
 	counts := func(query string) ([]reports.CountRow, error) {
 		out := []reports.CountRow{}
-		err := run(query+" GROUP BY 1 ORDER BY 2 DESC, 1", func(rs *sql.Rows) error {
+		err := withScope(ctx, q, f, "computing breakdowns", query+" GROUP BY 1 ORDER BY 2 DESC, 1", func(rs *sql.Rows) error {
 			var c reports.CountRow
 			if err := rs.Scan(&c.Key, &c.Count, &c.Runs); err != nil {
 				return err
@@ -422,6 +488,7 @@ func breakdowns(ctx context.Context, q querier, f Filter, b *reports.Breakdowns)
 		})
 		return out, err
 	}
+	var err error
 	if b.StopReasons, err = counts(`SELECT coalesce(e.reason, '(none)'), count(*), count(DISTINCT run_id)
 		FROM run_events e JOIN s USING (run_id) WHERE e.type = 'RunStopped'`); err != nil {
 		return err
@@ -430,12 +497,14 @@ func breakdowns(ctx context.Context, q querier, f Filter, b *reports.Breakdowns)
 		count(*), count(DISTINCT run_id) FROM escalations e JOIN s USING (run_id)`); err != nil {
 		return err
 	}
-	if b.JudgeReasons, err = counts(`SELECT coalesce(j.reason, '(none)'), count(*), count(DISTINCT run_id)
-		FROM judge_calls j JOIN s USING (run_id) WHERE j.type = 'JudgeInvoked'`); err != nil {
-		return err
-	}
+	b.JudgeReasons, err = counts(`SELECT coalesce(j.reason, '(none)'), count(*), count(DISTINCT run_id)
+		FROM judge_calls j JOIN s USING (run_id) WHERE j.type = 'JudgeInvoked'`)
+	return err
+}
+
+func candidateValidity(ctx context.Context, q querier, f Filter, b *reports.Breakdowns) error {
 	b.CandidateValidity = []reports.ValidityRow{}
-	return run(`SELECT coalesce(c.provider_id, '(none)'), count(*), count(*) FILTER (WHERE c.valid = true)
+	return withScope(ctx, q, f, "computing breakdowns", `SELECT coalesce(c.provider_id, '(none)'), count(*), count(*) FILTER (WHERE c.valid = true)
 		FROM l3_candidates c JOIN s USING (run_id) GROUP BY 1 ORDER BY 1`, func(rs *sql.Rows) error {
 		var v reports.ValidityRow
 		if err := rs.Scan(&v.ProviderID, &v.Candidates, &v.Valid); err != nil {

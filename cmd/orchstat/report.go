@@ -271,7 +271,7 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 	if err != nil {
 		return err
 	}
-	r, err := query.Report(ctx, st.Conn, f)
+	r, err := st.ReportConcurrently(ctx, f)
 	if err != nil {
 		return err
 	}
