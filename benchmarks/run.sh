@@ -276,6 +276,8 @@ mkdir -p "$(dirname "$RESULTS")"
 	echo
 	cat "$ROOT/benchmarks/BOUNDS.md"
 	echo
+	cat "$ROOT/benchmarks/EARLIER.md"
+	echo
 	echo "## Cross-checks"
 	echo
 	for c in "${checks[@]}"; do echo "- $c"; done
