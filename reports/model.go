@@ -1,6 +1,8 @@
-// Package reports holds the report orchstat prints and renders it as a
-// table, Markdown, JSON or CSV. One struct feeds every renderer so the
-// formats cannot drift apart. It does no I/O besides writing the output.
+// Package reports is the model of what orchstat reports: the metric
+// catalog, the report, the factory audit and generic tables. It imports
+// nothing but the standard library, so the store, the rules and the
+// commands all share it without linking a renderer; reports/render draws it.
+// One struct feeds every renderer so the formats cannot drift apart.
 package reports
 
 import (
@@ -231,4 +233,26 @@ type ValidityRow struct {
 	Candidates int64  `json:"candidates"`
 	Valid      int64  `json:"valid"`
 	Rate       Metric `json:"rate"`
+}
+
+// Table is generic tabular output, for commands whose rows are not a Report
+// (`orchstat sql`, `orchstat quarantine`).
+//
+// A cell may be nil, string, bool, any integer or float, time.Time, []byte,
+// *big.Int, a slice, array or map of cells (go-duckdb's LIST, STRUCT and
+// MAP), a pointer to one of these (nil pointers are nil), go-duckdb's
+// Decimal, Interval or UUID, or anything fmt can print. Every row must have
+// one cell per column.
+type Table struct {
+	Title   string
+	Columns []string
+	Rows    [][]any
+	// Null is what a nil cell shows as in table and markdown output; empty
+	// means "-". `orchstat sql` sets "NULL", so that a NULL cannot be told
+	// apart from the string '-'.
+	Null string
+	// Width is the terminal's width in columns: table and markdown output
+	// are fitted to it (see fit.go). 0 (not a terminal, or --wide) draws
+	// every cell in full.
+	Width int
 }

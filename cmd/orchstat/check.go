@@ -12,6 +12,7 @@ import (
 
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/reports/render"
 	"github.com/orchstat/orchstat/rules"
 	"github.com/orchstat/orchstat/rules/notify"
 )
@@ -77,7 +78,7 @@ an unreadable store, ...).`,
   orchstat check --rules team-alerts.yaml --format json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args
-			if _, err := reports.ParseFormat(o.Format); err != nil {
+			if _, err := render.ParseFormat(o.Format); err != nil {
 				return usageError{err}
 			}
 			if runF != nil {
@@ -110,7 +111,7 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 }
 
 func evaluate(ctx context.Context, o *checkOptions) (int, error) {
-	format, _ := reports.ParseFormat(o.Format)
+	format, _ := render.ParseFormat(o.Format)
 	now := o.g.io.Now().UTC()
 	rf, err := loadRules(o.Rules)
 	if err != nil {
@@ -134,7 +135,7 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 		return 0, err
 	}
 	// --quiet prints tables as status lines, which do not show the scope.
-	shown := !o.Quiet || format == reports.FormatJSON || format == reports.FormatCSV
+	shown := !o.Quiet || format == render.FormatJSON || format == render.FormatCSV
 	scope, paths, err := o.scopeOf(ctx, st, shown)
 	if err != nil {
 		return 0, err
@@ -174,10 +175,10 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 	}
 	if o.Textfile != "" {
 		prom = append(prom,
-			reports.PromSample{Name: "notifications_queued", Help: "Notifications not yet delivered, kept for the next check.", Value: float64(kept)},
-			reports.PromSample{Name: "check_timestamp_seconds", Help: "When orchstat check last evaluated the rules.", Value: float64(now.UnixMilli()) / 1000},
-			reports.PromSample{Name: "check_status", Help: "orchstat check's exit status: 0 OK, 1 warning, 2 critical, 3 unknown (a rule failed).", Value: float64(code)})
-		if err := reports.WriteTextfile(o.Textfile, prom); err != nil {
+			render.PromSample{Name: "notifications_queued", Help: "Notifications not yet delivered, kept for the next check.", Value: float64(kept)},
+			render.PromSample{Name: "check_timestamp_seconds", Help: "When orchstat check last evaluated the rules.", Value: float64(now.UnixMilli()) / 1000},
+			render.PromSample{Name: "check_status", Help: "orchstat check's exit status: 0 OK, 1 warning, 2 critical, 3 unknown (a rule failed).", Value: float64(code)})
+		if err := render.WriteTextfile(o.Textfile, prom); err != nil {
 			return 0, err
 		}
 	}
@@ -327,7 +328,7 @@ type notifyRow struct {
 
 // ruleSamples turns one evaluated sample into gauges labelled with the rule,
 // its metric and the sample's labels; values that do not exist are left out.
-func ruleSamples(r *rules.Rule, s rules.Sample) []reports.PromSample {
+func ruleSamples(r *rules.Rule, s rules.Sample) []render.PromSample {
 	metric := r.Metric
 	if r.SQL != "" {
 		metric = "sql"
@@ -336,7 +337,7 @@ func ruleSamples(r *rules.Rule, s rules.Sample) []reports.PromSample {
 	for k, v := range s.Labels {
 		labels[k] = v
 	}
-	var out []reports.PromSample
+	var out []render.PromSample
 	for _, g := range []struct {
 		name, help string
 		v          *float64
@@ -346,7 +347,7 @@ func ruleSamples(r *rules.Rule, s rules.Sample) []reports.PromSample {
 		{"rule_denominator", "The denominator behind a ratio rule's value.", s.Denominator},
 	} {
 		if g.v != nil {
-			out = append(out, reports.PromSample{Name: g.name, Help: g.help, Labels: labels, Value: *g.v})
+			out = append(out, render.PromSample{Name: g.name, Help: g.help, Labels: labels, Value: *g.v})
 		}
 	}
 	return out
@@ -392,17 +393,17 @@ func labelText(labels map[string]string) string {
 // "28.1% > 20%", or "numerator 3 >= 3" when the condition compares the
 // numerator.
 func (r checkRow) reading() string {
-	v := reports.MetricText(r.Metric, r.Value)
+	v := render.MetricText(r.Metric, r.Value)
 	if r.Threshold == nil {
 		return v
 	}
-	t := reports.ThresholdShort(r.Metric, r.Condition, *r.Threshold)
+	t := render.ThresholdShort(r.Metric, r.Condition, *r.Threshold)
 	for _, part := range []struct {
 		name string
 		v    *float64
 	}{{"numerator", r.Numerator}, {"denominator", r.Denominator}} {
 		if rest, ok := strings.CutPrefix(t, part.name+" "); ok {
-			return part.name + " " + reports.MetricText("count", part.v) + " " + rest
+			return part.name + " " + render.MetricText("count", part.v) + " " + rest
 		}
 	}
 	if !strings.ContainsAny(t, "<>=") {
@@ -416,19 +417,19 @@ func (r checkRow) counts() string {
 	if r.Denominator == nil {
 		return ""
 	}
-	return reports.MetricText("count", r.Numerator) + "/" + reports.MetricText("count", r.Denominator)
+	return render.MetricText("count", r.Numerator) + "/" + render.MetricText("count", r.Denominator)
 }
 
-func renderCheck(io *IO, out checkPrint, f reports.Format, quiet bool) error {
+func renderCheck(io *IO, out checkPrint, f render.Format, quiet bool) error {
 	rows, sent, code := out.rows, out.sent, out.code
-	if f == reports.FormatJSON {
+	if f == render.FormatJSON {
 		if rows == nil {
 			rows = []checkRow{}
 		}
 		if sent == nil {
 			sent = []notifyRow{}
 		}
-		b, err := reports.MarshalJSON(map[string]any{"status": statusNames[code], "exit_code": code, "database": out.db,
+		b, err := render.MarshalJSON(map[string]any{"status": statusNames[code], "exit_code": code, "database": out.db,
 			"scope": out.scope, "alerts": rows, "notifications": sent})
 		if err != nil {
 			return err
@@ -436,20 +437,20 @@ func renderCheck(io *IO, out checkPrint, f reports.Format, quiet bool) error {
 		_, err = io.Out.Write(b)
 		return err
 	}
-	if quiet && f != reports.FormatCSV {
+	if quiet && f != render.FormatCSV {
 		return renderQuiet(io, rows, code)
 	}
 	t := checkTable(rows, code, io.OutWidth)
-	if f == reports.FormatCSV {
+	if f == render.FormatCSV {
 		t = checkCSV(rows, code)
 	} else {
-		fmt.Fprintln(io.Out, reports.ScopeText(out.db, out.scope, io.OutWidth))
+		fmt.Fprintln(io.Out, render.ScopeText(out.db, out.scope, io.OutWidth))
 	}
-	if err := reports.RenderTable(io.Out, t, f); err != nil {
+	if err := render.RenderTable(io.Out, t, f); err != nil {
 		return err
 	}
 	// CSV holds one table; its readers get failures on stderr.
-	if len(sent) == 0 || f == reports.FormatCSV {
+	if len(sent) == 0 || f == render.FormatCSV {
 		return nil
 	}
 	nt := reports.Table{Title: "Notifications", Columns: []string{"receiver", "status", "reason", "group", "alerts", "attempts", "delivered", "error"},
@@ -458,7 +459,7 @@ func renderCheck(io *IO, out checkPrint, f reports.Format, quiet bool) error {
 		nt.Rows = append(nt.Rows, []any{n.Receiver, n.Status, n.Reason, n.Group, n.Alerts, n.Attempts, n.Delivered, n.Error})
 	}
 	fmt.Fprintln(io.Out)
-	return reports.RenderTable(io.Out, nt, f)
+	return render.RenderTable(io.Out, nt, f)
 }
 
 // checkTable lays the rows out for a person. width > 0 is a terminal's:
@@ -477,7 +478,7 @@ func checkTable(rows []checkRow, code int, width int) reports.Table {
 			if r.NoData && r.State != "no data" {
 				state += " (no data)"
 			}
-			value := reports.MetricText(r.Metric, r.Value)
+			value := render.MetricText(r.Metric, r.Value)
 			if c := r.counts(); c != "" {
 				value += " (" + c + ")"
 			}
@@ -505,7 +506,7 @@ func checkTable(rows []checkRow, code int, width int) reports.Table {
 		if r.ActiveSince != nil {
 			since = *r.ActiveSince
 		}
-		t.Rows = append(t.Rows, []any{r.Rule, r.Severity, state, strings.Join(labels, ","), reports.MetricText(r.Metric, r.Value),
+		t.Rows = append(t.Rows, []any{r.Rule, r.Severity, state, strings.Join(labels, ","), render.MetricText(r.Metric, r.Value),
 			thresholdCell(r), countCell(r.Numerator), countCell(r.Denominator), since, r.Changed})
 	}
 	return t
@@ -533,7 +534,7 @@ func thresholdCell(r checkRow) any {
 	if r.Threshold == nil {
 		return nil
 	}
-	return reports.ThresholdShort(r.Metric, r.Condition, *r.Threshold)
+	return render.ThresholdShort(r.Metric, r.Condition, *r.Threshold)
 }
 
 // countCell is a numerator or denominator, a number so that it is
@@ -569,7 +570,7 @@ func renderQuiet(io *IO, rows []checkRow, code int) error {
 		if r.ActiveSince != nil {
 			line += " (active since " + r.ActiveSince.UTC().Format(time.RFC3339) + ")"
 		}
-		b.WriteString(reports.EscapeControls(line) + "\n")
+		b.WriteString(render.EscapeControls(line) + "\n")
 	}
 	_, err := fmt.Fprint(io.Out, b.String())
 	return err
@@ -579,7 +580,7 @@ func renderQuiet(io *IO, rows []checkRow, code int) error {
 type evaluation struct {
 	alerts   []rules.Alert
 	rows     []checkRow
-	prom     []reports.PromSample
+	prom     []render.PromSample
 	code     int // the exit status it calls for
 	notify   []notify.Evaluated
 	failures []ruleFailure
@@ -611,7 +612,7 @@ func evalRules(ctx context.Context, q query.Querier, rf *rules.File, prev map[st
 	code := checkOK
 	var all []rules.Alert
 	var rows []checkRow
-	var prom []reports.PromSample
+	var prom []render.PromSample
 	sampler := query.NewSampler(q, now)
 	sampler.Paths = paths
 	fail := func(r *rules.Rule, err error) {
@@ -671,7 +672,7 @@ func evalRules(ctx context.Context, q query.Querier, rf *rules.File, prev map[st
 				for k, v := range a.Labels {
 					l[k] = v
 				}
-				prom = append(prom, reports.PromSample{Name: "alerts", Help: "Alerts that are pending, firing or recently resolved, one series each (value 1).", Labels: l, Value: 1})
+				prom = append(prom, render.PromSample{Name: "alerts", Help: "Alerts that are pending, firing or recently resolved, one series each (value 1).", Labels: l, Value: 1})
 			}
 			if a.State == rules.StateFiring {
 				switch r.Severity {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/orchstat/orchstat/ingest"
 	"github.com/orchstat/orchstat/ingest/factory"
-	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/reports/render"
 	"github.com/orchstat/orchstat/rules/adaptive"
 	"github.com/orchstat/orchstat/rules/retry"
 )
@@ -55,7 +55,7 @@ func flagValues(c *cobra.Command, f *pflag.Flag) completionFunc {
 			return fixed("text", "json")
 		}
 		var names []string
-		for _, fm := range reports.Formats {
+		for _, fm := range render.Formats {
 			names = append(names, string(fm))
 		}
 		return fixed(names...)

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orchstat/orchstat/ingest"
-	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/reports/render"
 )
 
 type forgetOptions struct {
@@ -44,7 +44,7 @@ files themselves are not touched, and may be gone already.`,
 func forgetRun(ctx context.Context, o *forgetOptions) error {
 	db := o.g.dbPath(o.Paths)
 	if _, err := os.Stat(db); err != nil {
-		return fmt.Errorf("no orchstat database at %s: nothing to forget (pass --db to name the store)", reports.EscapeControls(db))
+		return fmt.Errorf("no orchstat database at %s: nothing to forget (pass --db to name the store)", render.EscapeControls(db))
 	}
 	paths := make([]string, len(o.Paths))
 	for i, p := range o.Paths {
@@ -59,15 +59,15 @@ func forgetRun(ctx context.Context, o *forgetOptions) error {
 	if err != nil {
 		return err
 	}
-	named := reports.EscapeControls(strings.Join(o.Paths, ", "))
+	named := render.EscapeControls(strings.Join(o.Paths, ", "))
 	if n.Files == 0 {
-		return fmt.Errorf("the store %s holds nothing read from %s", reports.EscapeControls(st.Path), named)
+		return fmt.Errorf("the store %s holds nothing read from %s", render.EscapeControls(st.Path), named)
 	}
 	files := "files"
 	if n.Files == 1 {
 		files = "file"
 	}
 	fmt.Fprintf(o.g.io.Out, "forgot %d %s under %s (%d events, %d record runs, %d quarantined lines) in %s; the next ingest reads those still there as new\n",
-		n.Files, files, named, n.Events, n.Records, n.Quarantined, reports.EscapeControls(st.Path))
+		n.Files, files, named, n.Events, n.Records, n.Quarantined, render.EscapeControls(st.Path))
 	return nil
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/orchstat/orchstat/ingest"
 	"github.com/orchstat/orchstat/query"
-	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/reports/render"
 )
 
 type ingestOptions struct {
@@ -145,23 +145,23 @@ func doIngest(ctx context.Context, g *globals, st *query.Store, paths []string, 
 		return res, err
 	}
 	for _, fe := range res.Errors {
-		fmt.Fprintf(g.io.Err, "orchstat: cannot read %s\n", reports.EscapeControls(fe.Error()))
+		fmt.Fprintf(g.io.Err, "orchstat: cannot read %s\n", render.EscapeControls(fe.Error()))
 	}
 	for _, m := range res.Moved {
 		fmt.Fprintf(g.io.Err, "orchstat: %s was read before under another name (%s); its rows are kept\n",
-			reports.EscapeControls(m.Path), reports.EscapeControls(strings.TrimPrefix(m.Reason, "it was ")))
+			render.EscapeControls(m.Path), render.EscapeControls(strings.TrimPrefix(m.Reason, "it was ")))
 	}
 	for _, r := range res.Replaced {
-		fmt.Fprintf(g.io.Err, "orchstat: re-reading %s from the start because %s; its earlier rows were replaced\n", reports.EscapeControls(r.Path), r.Reason)
+		fmt.Fprintf(g.io.Err, "orchstat: re-reading %s from the start because %s; its earlier rows were replaced\n", render.EscapeControls(r.Path), r.Reason)
 	}
 	return res, nil
 }
 
 func printIngest(io *IO, db string, r *ingest.Result) {
 	fmt.Fprintf(io.Out, "ingested %d events (%s) from %d of %d files into %s; %d unchanged; %d lines quarantined",
-		r.Events, humanBytes(r.Bytes), r.Read, r.Files, reports.EscapeControls(db), r.Unchanged, r.Quarantined)
+		r.Events, humanBytes(r.Bytes), r.Read, r.Files, render.EscapeControls(db), r.Unchanged, r.Quarantined)
 	if r.Quarantined > 0 {
-		fmt.Fprintf(io.Out, " (see orchstat --db %s quarantine)", reports.EscapeControls(db))
+		fmt.Fprintf(io.Out, " (see orchstat --db %s quarantine)", render.EscapeControls(db))
 	}
 	fmt.Fprintln(io.Out)
 }
@@ -178,7 +178,7 @@ func checkPaths(paths []string) error {
 		if err == nil {
 			return nil
 		}
-		missing = append(missing, fmt.Sprintf("%s is %v", reports.EscapeControls(p), ingest.DescribePathError(err)))
+		missing = append(missing, fmt.Sprintf("%s is %v", render.EscapeControls(p), ingest.DescribePathError(err)))
 	}
 	return fmt.Errorf("nothing to ingest: %s", strings.Join(missing, "; "))
 }
@@ -210,7 +210,7 @@ func somethingToRead(db string, paths []string, format string, now time.Time) (*
 	if errs := found.Errors(); len(errs) > 0 {
 		msgs := make([]string, len(errs))
 		for i, e := range errs {
-			msgs[i] = reports.EscapeControls(e.Error())
+			msgs[i] = render.EscapeControls(e.Error())
 		}
 		return nil, fmt.Errorf("cannot read %s; no store was created", strings.Join(msgs, "; "))
 	}
@@ -226,7 +226,7 @@ func nothingFound(paths []string, res *ingest.Result) bool {
 func nothingToRead(paths []string, format, outcome string) error {
 	named := make([]string, len(paths))
 	for i, p := range paths {
-		named[i] = reports.EscapeControls(p)
+		named[i] = render.EscapeControls(p)
 	}
 	what := "no orchestrator runs (trace.jsonl, summary.json or verification reports in run folders) and no factory, claudestrator or orchestr8 records"
 	if format != "" && format != "auto" {

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orchstat/orchstat/query"
-	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/reports/render"
 )
 
 type quarantineOptions struct {
@@ -31,7 +31,7 @@ characters unless --full is given.`,
   orchstat quarantine --format json --limit 0`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := reports.ParseFormat(o.Format); err != nil {
+			if _, err := render.ParseFormat(o.Format); err != nil {
 				return usageError{err}
 			}
 			if runF != nil {
@@ -47,7 +47,7 @@ characters unless --full is given.`,
 }
 
 func quarantineRun(ctx context.Context, o *quarantineOptions) error {
-	format, _ := reports.ParseFormat(o.Format)
+	format, _ := render.ParseFormat(o.Format)
 	st, err := o.g.openExisting(ctx, false)
 	if err != nil {
 		return err
@@ -57,16 +57,16 @@ func quarantineRun(ctx context.Context, o *quarantineOptions) error {
 	if err != nil {
 		return err
 	}
-	if (format == reports.FormatTable || format == reports.FormatMarkdown) && !o.Full {
+	if (format == render.FormatTable || format == render.FormatMarkdown) && !o.Full {
 		for _, r := range t.Rows {
 			if s, ok := r[5].(string); ok && utf8.RuneCountInString(s) > 80 {
 				r[5] = string([]rune(s)[:79]) + "…"
 			}
 		}
 	}
-	if len(t.Rows) == 0 && format == reports.FormatTable {
+	if len(t.Rows) == 0 && format == render.FormatTable {
 		fmt.Fprintln(o.g.io.Out, "no quarantined lines")
 		return nil
 	}
-	return reports.RenderTable(o.g.io.Out, t, format)
+	return render.RenderTable(o.g.io.Out, t, format)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/orchstat/orchstat/ingest/records"
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/reports/render"
 	"github.com/orchstat/orchstat/rules/adaptive"
 	"github.com/orchstat/orchstat/rules/retry"
 	"github.com/orchstat/orchstat/rules/yamlast"
@@ -354,7 +355,7 @@ func defaultedKeys(c adaptive.Config) []string {
 
 func renderRecommendation(io *IO, r recommendation, format string) error {
 	if format == "json" {
-		b, err := reports.MarshalJSON(r)
+		b, err := render.MarshalJSON(r)
 		if err != nil {
 			return err
 		}
@@ -387,7 +388,7 @@ func renderRecommendation(io *IO, r recommendation, format string) error {
 	}
 	fmt.Fprintf(io.Out, "  %s\n", settings)
 	if r.Scope != nil {
-		fmt.Fprintf(io.Out, "  %s\n", reports.ScopeText(r.Store, *r.Scope, 0))
+		fmt.Fprintf(io.Out, "  %s\n", render.ScopeText(r.Store, *r.Scope, 0))
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/orchstat/orchstat/ingest"
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/reports/render"
 	"github.com/orchstat/orchstat/rules"
 )
 
@@ -64,7 +65,7 @@ Exit status 1 means the report is printed but some file could not be read
   orchstat report testdata/runs --format markdown`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args
-			if _, err := reports.ParseFormat(o.Format); err != nil {
+			if _, err := render.ParseFormat(o.Format); err != nil {
 				return usageError{err}
 			}
 			if runF != nil {
@@ -252,7 +253,7 @@ func (i *ingestFirst) open(ctx context.Context, g *globals, write bool) (*query.
 }
 
 func reportRun(ctx context.Context, o *reportOptions) error {
-	format, _ := reports.ParseFormat(o.Format)
+	format, _ := render.ParseFormat(o.Format)
 	now := o.g.io.Now().UTC()
 	f, err := buildFilter(now, o.Since, o.Until, o.Runs, o.Provider)
 	if err != nil {
@@ -281,7 +282,7 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 	if r.Thresholds, err = thresholds(o.g.io, rf, r.Metrics); err != nil {
 		return err
 	}
-	if err := reports.RenderWidth(o.g.io.Out, r, format, o.g.io.OutWidth); err != nil {
+	if err := render.RenderWidth(o.g.io.Out, r, format, o.g.io.OutWidth); err != nil {
 		return err
 	}
 	if unread {

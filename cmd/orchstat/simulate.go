@@ -12,6 +12,7 @@ import (
 
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/reports/render"
 	"github.com/orchstat/orchstat/rules/replay"
 	"github.com/orchstat/orchstat/rules/retry"
 	"github.com/orchstat/orchstat/rules/yamlast"
@@ -78,7 +79,7 @@ constant) or a policy file. The quick flags --max-retries, --backoff and
   orchstat simulate --policy aws-decorrelated --policy my-policy.yaml --format json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args
-			if _, err := reports.ParseFormat(o.Format); err != nil {
+			if _, err := render.ParseFormat(o.Format); err != nil {
 				return usageError{err}
 			}
 			if !cmd.Flags().Changed("max-retries") {
@@ -230,7 +231,7 @@ func classNames() []string {
 }
 
 func simulateRun(ctx context.Context, o *simulateOptions) error {
-	format, _ := reports.ParseFormat(o.Format)
+	format, _ := render.ParseFormat(o.Format)
 	now := o.g.io.Now().UTC()
 	f, err := buildFilter(now, o.Since, o.Until, o.Runs, o.Provider)
 	if err != nil {
@@ -317,8 +318,8 @@ func interrupted(err error) error {
 
 // renderSimulation writes the orchestrator's replay (res, when there is
 // one) and the other systems'.
-func renderSimulation(io *IO, where simScope, res []replay.Result, systems []systemSimulation, f reports.Format) error {
-	if f == reports.FormatJSON {
+func renderSimulation(io *IO, where simScope, res []replay.Result, systems []systemSimulation, f render.Format) error {
+	if f == render.FormatJSON {
 		out := map[string]any{"database": where.db, "scope": where.scope, "systems": nonNilSlice(systems)}
 		if len(res) > 0 {
 			base := res[0]
@@ -328,15 +329,15 @@ func renderSimulation(io *IO, where simScope, res []replay.Result, systems []sys
 			}
 			out["self_check"], out["baseline"], out["policies"], out["verdicts"] = selfCheck(base), base, res[1:], verdicts
 		}
-		b, err := reports.MarshalJSON(out)
+		b, err := render.MarshalJSON(out)
 		if err != nil {
 			return err
 		}
 		_, err = io.Out.Write(b)
 		return err
 	}
-	if f != reports.FormatCSV {
-		fmt.Fprintln(io.Out, reports.ScopeText(where.db, where.scope, io.OutWidth))
+	if f != render.FormatCSV {
+		fmt.Fprintln(io.Out, render.ScopeText(where.db, where.scope, io.OutWidth))
 	}
 	if len(res) > 0 {
 		if err := renderProviderSimulation(io, res, f); err != nil {
@@ -374,7 +375,7 @@ func selfCheck(base replay.Result) string {
 		base.Reproduced, base.Checked+base.NotCheckable, base.Checked-base.Reproduced, base.NotCheckable)
 }
 
-func renderProviderSimulation(io *IO, res []replay.Result, f reports.Format) error {
+func renderProviderSimulation(io *IO, res []replay.Result, f render.Format) error {
 	base := res[0]
 	check := selfCheck(base)
 	var verdicts []string
@@ -440,10 +441,10 @@ func renderProviderSimulation(io *IO, res []replay.Result, f reports.Format) err
 	if base.L3Runs > 0 {
 		row(replay.KindL3, "L3 diagnoses", "diagnoses", func(r replay.Result) replay.Metric { return r.Diagnoses }, "")
 	}
-	if err := reports.RenderTable(io.Out, t, f); err != nil {
+	if err := render.RenderTable(io.Out, t, f); err != nil {
 		return err
 	}
-	if f == reports.FormatCSV {
+	if f == render.FormatCSV {
 		return nil
 	}
 	fmt.Fprintln(io.Out)

@@ -9,6 +9,7 @@ import (
 	"github.com/orchstat/orchstat/ingest/records"
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/reports/render"
 	"github.com/orchstat/orchstat/rules/replay"
 	"github.com/orchstat/orchstat/rules/retry"
 )
@@ -148,7 +149,7 @@ func simulateRecords(ctx context.Context, o *simulateOptions, recs *query.Record
 }
 
 // renderSystemSimulation writes one system's replay as a table.
-func renderSystemSimulation(io *IO, s systemSimulation, f reports.Format) error {
+func renderSystemSimulation(io *IO, s systemSimulation, f render.Format) error {
 	all := append([]replay.AttemptResult{s.Baseline}, s.Policies...)
 	title := fmt.Sprintf("%s: %d recorded runs replayed exactly; the baseline column is the record", s.System, s.Baseline.Runs)
 	if s.Baseline.Checked > 0 {
@@ -180,10 +181,10 @@ func renderSystemSimulation(io *IO, s systemSimulation, f reports.Format) error 
 	for _, reason := range replay.StopReasons(all) {
 		row("stopped by "+strings.ReplaceAll(reason, "_", " "), func(r replay.AttemptResult) int { return r.Stops[reason] })
 	}
-	if err := reports.RenderTable(io.Out, t, f); err != nil {
+	if err := render.RenderTable(io.Out, t, f); err != nil {
 		return err
 	}
-	if f == reports.FormatCSV {
+	if f == render.FormatCSV {
 		return nil
 	}
 	if len(s.Baseline.Mismatches) > 0 {

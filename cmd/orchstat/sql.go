@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orchstat/orchstat/query"
-	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/reports/render"
 )
 
 type sqlOptions struct {
@@ -52,7 +52,7 @@ line). A query DuckDB cannot parse is reported as a syntax error, with where.`,
 			if err := o.readQuery(args); err != nil {
 				return err
 			}
-			if _, err := reports.ParseFormat(o.Format); err != nil {
+			if _, err := render.ParseFormat(o.Format); err != nil {
 				return usageError{err}
 			}
 			if runF != nil {
@@ -114,7 +114,7 @@ func (o *sqlOptions) readFrom(name string, r io.Reader) error {
 }
 
 func sqlRun(ctx context.Context, o *sqlOptions) error {
-	format, _ := reports.ParseFormat(o.Format)
+	format, _ := render.ParseFormat(o.Format)
 	st, err := o.g.openExisting(ctx, true)
 	if err != nil {
 		return err
@@ -147,5 +147,5 @@ func sqlRun(ctx context.Context, o *sqlOptions) error {
 		return err
 	}
 	t.Null = "NULL" // not "-", which a string can be
-	return reports.RenderTable(o.g.io.Out, t, format)
+	return render.RenderTable(o.g.io.Out, t, format)
 }

@@ -1,37 +1,38 @@
-package reports
+package render
 
 import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"github.com/orchstat/orchstat/reports"
 	"slices"
 	"strings"
 	"testing"
 )
 
-func sampleAudit() *FactoryAudit {
-	return &FactoryAudit{
+func sampleAudit() *reports.FactoryAudit {
+	return &reports.FactoryAudit{
 		Runs: 10, Attempts: 22, FailedAttempts: 17, RetriedRuns: 9, UndatedRuns: 4,
-		Stages: []AuditStage{
-			{Class: "F1", Stage: "preflight", FailedAttempts: 3, Runs: 1, RetryHelps: RetryNo, Classification: "deterministic failure retried"},
-			{Class: "F8a", Stage: "acceptance_failed", FailedAttempts: 2, Runs: 1, RetryHelps: RetryNo, Classification: "deterministic | shlex"},
-			{Stage: "patch_apply_failed", FailedAttempts: 2, Runs: 1, RetryHelps: RetryMaybe, Classification: "not in seed 003's taxonomy (older factory)"},
+		Stages: []reports.AuditStage{
+			{Class: "F1", Stage: "preflight", FailedAttempts: 3, Runs: 1, RetryHelps: reports.RetryNo, Classification: "deterministic failure retried"},
+			{Class: "F8a", Stage: "acceptance_failed", FailedAttempts: 2, Runs: 1, RetryHelps: reports.RetryNo, Classification: "deterministic | shlex"},
+			{Stage: "patch_apply_failed", FailedAttempts: 2, Runs: 1, RetryHelps: reports.RetryMaybe, Classification: "not in seed 003's taxonomy (older factory)"},
 		},
-		RetriedDeterministic: AuditRetriedDeterministic{Failures: 3, Runs: 2, WastedAttempts: 3, ByStage: []AuditDeterministicRow{
+		RetriedDeterministic: reports.AuditRetriedDeterministic{Failures: 3, Runs: 2, WastedAttempts: 3, ByStage: []reports.AuditDeterministicRow{
 			{Class: "F1", Stage: "preflight", Failures: 2, Runs: 1, WastedAttempts: 2},
 			{Class: "F8a", Stage: "acceptance_failed", Failures: 1, Runs: 1, WastedAttempts: 1},
 		}},
-		RepeatedSignatures: AuditRepeats{Runs: 2, RepeatedAttempts: 3, Worst: []AuditRepeatRun{
+		RepeatedSignatures: reports.AuditRepeats{Runs: 2, RepeatedAttempts: 3, Worst: []reports.AuditRepeatRun{
 			{RunID: "f1-preflight", Item: "WO-01", Stage: "preflight", Attempts: 3, RepeatedAttempts: 2},
 			{RunID: "brief-only", Stage: "llm_output_invalid", Attempts: 2, RepeatedAttempts: 1},
 		}},
-		Exceptions: AuditExceptions{
-			Transient: AuditCount{Attempts: 1, Runs: 1, Retried: 1},
-			Permanent: AuditCount{Attempts: 2, Runs: 1},
-			ByClass:   []AuditExceptionClass{{Class: "unknown", Attempts: 2, Runs: 1}, {Class: "rate_limit", Transient: true, Attempts: 1, Runs: 1}},
+		Exceptions: reports.AuditExceptions{
+			Transient: reports.AuditCount{Attempts: 1, Runs: 1, Retried: 1},
+			Permanent: reports.AuditCount{Attempts: 2, Runs: 1},
+			ByClass:   []reports.AuditExceptionClass{{Class: "unknown", Attempts: 2, Runs: 1}, {Class: "rate_limit", Transient: true, Attempts: 1, Runs: 1}},
 		},
-		CommandTimeouts: AuditTimeouts{Total: AuditCount{Attempts: 1, Runs: 1, Retried: 1},
-			ByStage: []AuditTimeoutRow{{Stage: "verify_failed", Count: AuditCount{Attempts: 1, Runs: 1, Retried: 1}}}},
+		CommandTimeouts: reports.AuditTimeouts{Total: reports.AuditCount{Attempts: 1, Runs: 1, Retried: 1},
+			ByStage: []reports.AuditTimeoutRow{{Stage: "verify_failed", Count: reports.AuditCount{Attempts: 1, Runs: 1, Retried: 1}}}},
 	}
 }
 
@@ -130,8 +131,8 @@ func TestRenderAuditMarkdown(t *testing.T) {
 // An audit of no runs still shows every section, each "(none)" but the
 // totals; text from the records cannot drive the terminal.
 func TestRenderAuditEmptyAndHostile(t *testing.T) {
-	a := &FactoryAudit{RepeatedSignatures: AuditRepeats{Runs: 1, RepeatedAttempts: 1,
-		Worst: []AuditRepeatRun{{RunID: "run\x1b[2J", Stage: "verify_failed\nx", Attempts: 2, RepeatedAttempts: 1}}}}
+	a := &reports.FactoryAudit{RepeatedSignatures: reports.AuditRepeats{Runs: 1, RepeatedAttempts: 1,
+		Worst: []reports.AuditRepeatRun{{RunID: "run\x1b[2J", Stage: "verify_failed\nx", Attempts: 2, RepeatedAttempts: 1}}}}
 	var b bytes.Buffer
 	if err := RenderAuditText(&b, a, false); err != nil {
 		t.Fatal(err)

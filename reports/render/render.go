@@ -1,4 +1,7 @@
-package reports
+// Package render draws the reports model as a table, Markdown, JSON or
+// CSV, and writes Prometheus textfiles. It does no I/O besides writing the
+// output.
+package render
 
 import (
 	"bytes"
@@ -8,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/orchstat/orchstat/reports"
 	"io"
 	"math"
 	"math/big"
@@ -64,12 +68,12 @@ func ParseFormat(s string) (Format, error) {
 // year (10000-01-01T00:00:00Z, -0001-01-01T00:00:00Z) rather than failing.
 // Table and Markdown output escape control characters in the report's text
 // (see escapeControls); JSON and CSV keep it exact.
-func Render(w io.Writer, r *Report, f Format) error { return RenderWidth(w, r, f, 0) }
+func Render(w io.Writer, r *reports.Report, f Format) error { return RenderWidth(w, r, f, 0) }
 
 // RenderWidth is Render with table and markdown output fitted to a
 // terminal width columns wide (see fit.go); 0 draws every cell in full,
 // as Render does.
-func RenderWidth(w io.Writer, r *Report, f Format, width int) error {
+func RenderWidth(w io.Writer, r *reports.Report, f Format, width int) error {
 	if r == nil {
 		return errors.New("reports: nil report")
 	}
@@ -90,28 +94,6 @@ func RenderWidth(w io.Writer, r *Report, f Format, width int) error {
 	}
 	_, err = buf.WriteTo(w)
 	return err
-}
-
-// Table is generic tabular output, for commands whose rows are not a Report
-// (`orchstat sql`, `orchstat quarantine`).
-//
-// A cell may be nil, string, bool, any integer or float, time.Time, []byte,
-// *big.Int, a slice, array or map of cells (go-duckdb's LIST, STRUCT and
-// MAP), a pointer to one of these (nil pointers are nil), go-duckdb's
-// Decimal, Interval or UUID, or anything fmt can print. Every row must have
-// one cell per column.
-type Table struct {
-	Title   string
-	Columns []string
-	Rows    [][]any
-	// Null is what a nil cell shows as in table and markdown output; empty
-	// means "-". `orchstat sql` sets "NULL", so that a NULL cannot be told
-	// apart from the string '-'.
-	Null string
-	// Width is the terminal's width in columns: table and markdown output
-	// are fitted to it (see fit.go). 0 (not a terminal, or --wide) draws
-	// every cell in full.
-	Width int
 }
 
 // RenderTable writes t to w in format f:
@@ -144,7 +126,7 @@ type Table struct {
 //     the column type should convert it first.)
 //   - Times outside years 0000-9999 keep the RFC 3339 layout with a longer or
 //     negative year instead of failing.
-func RenderTable(w io.Writer, t Table, f Format) error {
+func RenderTable(w io.Writer, t reports.Table, f Format) error {
 	for i, row := range t.Rows {
 		if len(row) != len(t.Columns) {
 			return fmt.Errorf("reports: table %q row %d has %d cells, want %d", t.Title, i, len(row), len(t.Columns))

@@ -1,7 +1,7 @@
-package reports
+package render
 
 import "flag"
 
 // update rewrites golden files instead of comparing against them:
-// go test ./reports -update
+// go test ./reports/render -update
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")

@@ -1,10 +1,11 @@
-package reports
+package render
 
 import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"github.com/orchstat/orchstat/reports"
 	"math"
 	"math/big"
 	"os"
@@ -21,10 +22,10 @@ func renderPtr[T any](v T) *T { return &v }
 
 // renderCount and renderRatio build metrics the way the report builder does:
 // a ratio with a zero denominator has no value.
-func renderCount(v float64) Metric { return Metric{Value: &v} }
+func renderCount(v float64) reports.Metric { return reports.Metric{Value: &v} }
 
-func renderRatio(num, den float64) Metric {
-	m := Metric{Numerator: &num, Denominator: &den}
+func renderRatio(num, den float64) reports.Metric {
+	m := reports.Metric{Numerator: &num, Denominator: &den}
 	if den != 0 {
 		m.Value = renderPtr(num / den)
 	}
@@ -35,16 +36,16 @@ func renderRatio(num, den float64) Metric {
 // zero denominators, crossed and uncrossed thresholds (two on one metric),
 // an unknown model, a metric MetricNames does not list, empty and non-empty
 // breakdowns, a reason needing Markdown escaping, and a non-UTC time.
-func renderTestReport() *Report {
+func renderTestReport() *reports.Report {
 	cet := time.FixedZone("CET", 3600)
-	return &Report{
+	return &reports.Report{
 		GeneratedAt: time.Date(2026, 2, 1, 10, 0, 0, 0, cet),
 		Database:    "/var/lib/orchstat/orchstat.duckdb",
-		Filters: Filters{
+		Filters: reports.Filters{
 			Since:    renderPtr(time.Date(2026, 1, 28, 0, 0, 0, 0, time.UTC)),
 			Provider: renderPtr("anthropic"),
 		},
-		Overview: Overview{
+		Overview: reports.Overview{
 			Runs:        400,
 			FirstEvent:  renderPtr(time.Date(2026, 1, 28, 9, 1, 2, 0, time.UTC)),
 			LastEvent:   renderPtr(time.Date(2026, 1, 29, 17, 48, 11, 250e6, time.UTC)),
@@ -56,7 +57,7 @@ func renderTestReport() *Report {
 			Events:      48213,
 			Quarantined: 2,
 		},
-		Metrics: Metrics{
+		Metrics: reports.Metrics{
 			"runs":                         renderCount(400),
 			"provider_requests":            renderCount(1921),
 			"provider_retry_rate":          renderRatio(383, 1921),
@@ -72,14 +73,14 @@ func renderTestReport() *Report {
 			"candidate_validity_rate":      renderRatio(0, 0),
 			"zz_experimental":              renderCount(1.5),
 		},
-		Thresholds: []Threshold{
+		Thresholds: []reports.Threshold{
 			{Metric: "provider_retry_rate", Rule: "provider_retry_rate_high", Severity: "warning", Threshold: 0.2, Condition: "value > threshold && denominator >= 20", Value: renderPtr(383.0 / 1921)},
 			{Metric: "l2_escalation_rate", Rule: "l2_escalation_high", Severity: "warning", Threshold: 0.3, Condition: "value > threshold && denominator >= 5", Value: renderPtr(0.35), Crossed: true},
 			{Metric: "l2_escalation_rate", Rule: "l2_escalation_critical", Severity: "critical", Threshold: 0.5, Condition: "value > threshold", Value: renderPtr(0.35)},
 			{Metric: "l3_diagnosis_rate", Rule: "l3_diagnosis_high", Severity: "warning", Threshold: 0.1},
 		},
-		Breakdowns: Breakdowns{
-			ByProvider: []ProviderRow{
+		Breakdowns: reports.Breakdowns{
+			ByProvider: []reports.ProviderRow{
 				{Provider: "anthropic", Model: renderPtr("claude-sonnet-4"), Requests: 1900, Retried: 380, Failed: 17, RetriesTotal: 509,
 					RetryRate: renderRatio(380, 1900), FailureRate: renderRatio(17, 1900), AvgDuration: renderPtr(2345.678)},
 				{Provider: "anthropic", Requests: 21, Retried: 3, RetriesTotal: 3,
@@ -87,32 +88,32 @@ func renderTestReport() *Report {
 				{Provider: "openai", Model: renderPtr("gpt-5"),
 					RetryRate: renderRatio(0, 0), FailureRate: renderRatio(0, 0)},
 			},
-			ByDay: []DayRow{
-				{Day: "2026-01-28", Metrics: Metrics{
+			ByDay: []reports.DayRow{
+				{Day: "2026-01-28", Metrics: reports.Metrics{
 					"runs": renderCount(250), "provider_requests": renderCount(1200),
 					"provider_retry_rate": renderRatio(250, 1200), "l3_diagnosis_rate": renderRatio(0, 0),
 				}},
-				{Day: "2026-01-29", Metrics: Metrics{
+				{Day: "2026-01-29", Metrics: reports.Metrics{
 					"runs": renderCount(150), "provider_requests": renderCount(721),
 					"provider_retry_rate": renderRatio(133, 721), "l3_diagnosis_rate": renderRatio(0, 0),
 				}},
 			},
-			WorstByRetries: []RunRow{
+			WorstByRetries: []reports.RunRow{
 				{RunID: "run-7f3a", StartedAt: time.Date(2026, 1, 29, 18, 48, 11, 0, cet), Status: "failure",
 					ProviderRequests: 41, ProviderRetries: 19, RepairIterations: renderPtr(4.0), Escalated: true, StopReason: renderPtr("max_iterations")},
 				{RunID: "run-01bc", StartedAt: time.Date(2026, 1, 28, 9, 1, 2, 0, time.UTC), Status: "unfinished",
 					ProviderRequests: 12, ProviderRetries: 9},
 			},
 			WorstByIterations: nil,
-			StopReasons: []CountRow{
+			StopReasons: []reports.CountRow{
 				{Key: "success", Count: 351, Runs: 351},
 				{Key: "(none)", Count: 49, Runs: 49},
 			},
-			EscalationReasons: []CountRow{},
-			JudgeReasons: []CountRow{
+			EscalationReasons: []reports.CountRow{},
+			JudgeReasons: []reports.CountRow{
 				{Key: "tests fail | lint ok", Count: 3, Runs: 2},
 			},
-			CandidateValidity: []ValidityRow{
+			CandidateValidity: []reports.ValidityRow{
 				{ProviderID: "anthropic", Candidates: 0, Valid: 0, Rate: renderRatio(0, 0)},
 			},
 		},
@@ -229,7 +230,7 @@ func TestRenderEmptyReport(t *testing.T) {
 	for _, f := range Formats {
 		t.Run(string(f), func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := Render(&buf, &Report{}, f); err != nil {
+			if err := Render(&buf, &reports.Report{}, f); err != nil {
 				t.Fatal(err)
 			}
 			if f == FormatTable && strings.Count(buf.String(), "(none)\n") != 8 {
@@ -247,7 +248,7 @@ func TestRenderErrors(t *testing.T) {
 	if err := Render(&buf, nil, FormatTable); err == nil {
 		t.Error("Render(nil) succeeded")
 	}
-	if err := RenderTable(&buf, Table{Columns: []string{"a"}, Rows: [][]any{{1, 2}}}, FormatCSV); err == nil {
+	if err := RenderTable(&buf, reports.Table{Columns: []string{"a"}, Rows: [][]any{{1, 2}}}, FormatCSV); err == nil {
 		t.Error("RenderTable with a row longer than the columns succeeded")
 	}
 	if buf.Len() != 0 {
@@ -292,7 +293,7 @@ func (s renderStringer) String() string { return "stringer" }
 
 func TestRenderTable(t *testing.T) {
 	when := time.Date(2026, 1, 29, 18, 48, 11, 500e6, time.FixedZone("CET", 3600))
-	tbl := Table{
+	tbl := reports.Table{
 		Title:   "Quarantine",
 		Columns: []string{"id", "line", "at", "raw", "rate", "ok", "note"},
 		Rows: [][]any{
@@ -445,7 +446,7 @@ func TestRenderPlainCell(t *testing.T) {
 }
 
 func TestRenderTableEmpty(t *testing.T) {
-	tbl := Table{Columns: []string{"id", "line"}}
+	tbl := reports.Table{Columns: []string{"id", "line"}}
 	tests := []struct {
 		format Format
 		want   string
@@ -542,7 +543,7 @@ func renderCSVField(t *testing.T, out []byte, section, key, metric string, col i
 	return ""
 }
 
-func renderAll(t *testing.T, r *Report) map[Format][]byte {
+func renderAll(t *testing.T, r *reports.Report) map[Format][]byte {
 	t.Helper()
 	out := map[Format][]byte{}
 	for _, f := range Formats {
@@ -563,48 +564,48 @@ func renderAll(t *testing.T, r *Report) map[Format][]byte {
 func TestRenderNonFinite(t *testing.T) {
 	tests := []struct {
 		name     string
-		set      func(r *Report, v float64)
+		set      func(r *reports.Report, v float64)
 		jsonPath string
 		csv      [3]string // section, key, metric
 		csvCol   int       // 3 value, 4 numerator, 5 denominator
 		inGrid   bool      // table and markdown show this float
 	}{
-		{"count value", func(r *Report, v float64) { r.Metrics["runs"] = renderCount(v) },
+		{"count value", func(r *reports.Report, v float64) { r.Metrics["runs"] = renderCount(v) },
 			"metrics.runs.value", [3]string{"metrics", "", "runs"}, 3, true},
-		{"ratio value", func(r *Report, v float64) {
+		{"ratio value", func(r *reports.Report, v float64) {
 			m := r.Metrics["provider_retry_rate"]
 			m.Value = &v
 			r.Metrics["provider_retry_rate"] = m
 		}, "metrics.provider_retry_rate.value", [3]string{"metrics", "", "provider_retry_rate"}, 3, true},
-		{"numerator", func(r *Report, v float64) {
+		{"numerator", func(r *reports.Report, v float64) {
 			m := r.Metrics["provider_retry_rate"]
 			m.Numerator = &v
 			r.Metrics["provider_retry_rate"] = m
 		}, "metrics.provider_retry_rate.numerator", [3]string{"metrics", "", "provider_retry_rate"}, 4, true},
-		{"denominator", func(r *Report, v float64) {
+		{"denominator", func(r *reports.Report, v float64) {
 			m := r.Metrics["avg_repair_iterations"]
 			m.Denominator = &v
 			r.Metrics["avg_repair_iterations"] = m
 		}, "metrics.avg_repair_iterations.denominator", [3]string{"metrics", "", "avg_repair_iterations"}, 5, true},
-		{"threshold", func(r *Report, v float64) { r.Thresholds[0].Threshold = v },
+		{"threshold", func(r *reports.Report, v float64) { r.Thresholds[0].Threshold = v },
 			"thresholds.0.threshold", [3]string{"thresholds", "provider_retry_rate_high", "threshold"}, 3, true},
-		{"threshold value", func(r *Report, v float64) { r.Thresholds[0].Value = &v },
+		{"threshold value", func(r *reports.Report, v float64) { r.Thresholds[0].Value = &v },
 			"thresholds.0.value", [3]string{"thresholds", "provider_retry_rate_high", "value"}, 3, false},
-		{"provider retries total", func(r *Report, v float64) { r.Breakdowns.ByProvider[0].RetriesTotal = v },
+		{"provider retries total", func(r *reports.Report, v float64) { r.Breakdowns.ByProvider[0].RetriesTotal = v },
 			"breakdowns.by_provider.0.retries_total", [3]string{"by_provider", "anthropic/claude-sonnet-4", "retries_total"}, 3, true},
-		{"provider retry rate", func(r *Report, v float64) { r.Breakdowns.ByProvider[0].RetryRate.Value = &v },
+		{"provider retry rate", func(r *reports.Report, v float64) { r.Breakdowns.ByProvider[0].RetryRate.Value = &v },
 			"breakdowns.by_provider.0.retry_rate.value", [3]string{"by_provider", "anthropic/claude-sonnet-4", "retry_rate"}, 3, true},
-		{"provider failure denominator", func(r *Report, v float64) { r.Breakdowns.ByProvider[1].FailureRate.Denominator = &v },
+		{"provider failure denominator", func(r *reports.Report, v float64) { r.Breakdowns.ByProvider[1].FailureRate.Denominator = &v },
 			"breakdowns.by_provider.1.failure_rate.denominator", [3]string{"by_provider", "anthropic/-", "failure_rate"}, 5, false},
-		{"avg duration", func(r *Report, v float64) { r.Breakdowns.ByProvider[0].AvgDuration = &v },
+		{"avg duration", func(r *reports.Report, v float64) { r.Breakdowns.ByProvider[0].AvgDuration = &v },
 			"breakdowns.by_provider.0.avg_duration_ms", [3]string{"by_provider", "anthropic/claude-sonnet-4", "avg_duration_ms"}, 3, true},
-		{"by day", func(r *Report, v float64) { r.Breakdowns.ByDay[1].Metrics["runs"] = renderCount(v) },
+		{"by day", func(r *reports.Report, v float64) { r.Breakdowns.ByDay[1].Metrics["runs"] = renderCount(v) },
 			"breakdowns.by_day.1.metrics.runs.value", [3]string{"by_day", "2026-01-29", "runs"}, 3, true},
-		{"run retries", func(r *Report, v float64) { r.Breakdowns.WorstByRetries[0].ProviderRetries = v },
+		{"run retries", func(r *reports.Report, v float64) { r.Breakdowns.WorstByRetries[0].ProviderRetries = v },
 			"breakdowns.worst_runs_by_retries.0.provider_retries", [3]string{"worst_runs_by_retries", "run-7f3a", "provider_retries"}, 3, true},
-		{"run iterations", func(r *Report, v float64) { r.Breakdowns.WorstByRetries[1].RepairIterations = &v },
+		{"run iterations", func(r *reports.Report, v float64) { r.Breakdowns.WorstByRetries[1].RepairIterations = &v },
 			"breakdowns.worst_runs_by_retries.1.repair_iterations", [3]string{"worst_runs_by_retries", "run-01bc", "repair_iterations"}, 3, true},
-		{"validity rate", func(r *Report, v float64) { r.Breakdowns.CandidateValidity[0].Rate.Value = &v },
+		{"validity rate", func(r *reports.Report, v float64) { r.Breakdowns.CandidateValidity[0].Rate.Value = &v },
 			"breakdowns.candidate_validity.0.rate.value", [3]string{"candidate_validity", "anthropic", "rate"}, 3, true},
 	}
 	values := []struct {
@@ -705,7 +706,7 @@ func TestRenderOutOfRangeTimes(t *testing.T) {
 				}
 			}
 
-			tbl := Table{Columns: []string{"at"}, Rows: [][]any{{tt.at}, {[]any{tt.at}}}}
+			tbl := reports.Table{Columns: []string{"at"}, Rows: [][]any{{tt.at}, {[]any{tt.at}}}}
 			for _, f := range Formats {
 				var buf bytes.Buffer
 				if err := RenderTable(&buf, tbl, f); err != nil {
@@ -779,7 +780,7 @@ func renderRawControl(out string) bool {
 
 func TestRenderTableControlCharacters(t *testing.T) {
 	cells := []string{"\x1b[2J\x1b[31mred", "two\nlines\r\n", "tab\there", "nel\u0085csi\u009b", "bad\xff"}
-	tbl := Table{Title: "Quarantine\x1b[0m", Columns: []string{"id", "raw\nline"}}
+	tbl := reports.Table{Title: "Quarantine\x1b[0m", Columns: []string{"id", "raw\nline"}}
 	for i, c := range cells {
 		tbl.Rows = append(tbl.Rows, []any{i, c})
 	}
@@ -867,20 +868,20 @@ func TestRenderTableControlCharacters(t *testing.T) {
 func TestRenderReportControlCharacters(t *testing.T) {
 	tests := []struct {
 		name    string
-		set     func(r *Report, s string)
+		set     func(r *reports.Report, s string)
 		jsonKey string
 		csv     [3]string // section, key, metric of a record holding s (key "" means s is the key)
 		csvCol  int
 	}{
-		{"run id", func(r *Report, s string) { r.Breakdowns.WorstByRetries[0].RunID = s },
+		{"run id", func(r *reports.Report, s string) { r.Breakdowns.WorstByRetries[0].RunID = s },
 			"breakdowns.worst_runs_by_retries.0.run_id", [3]string{"worst_runs_by_retries", "", "status"}, 1},
-		{"stop reason", func(r *Report, s string) { r.Breakdowns.WorstByRetries[0].StopReason = &s },
+		{"stop reason", func(r *reports.Report, s string) { r.Breakdowns.WorstByRetries[0].StopReason = &s },
 			"breakdowns.worst_runs_by_retries.0.stop_reason", [3]string{"worst_runs_by_retries", "run-7f3a", "stop_reason"}, 3},
-		{"reason key", func(r *Report, s string) { r.Breakdowns.JudgeReasons[0].Key = s },
+		{"reason key", func(r *reports.Report, s string) { r.Breakdowns.JudgeReasons[0].Key = s },
 			"breakdowns.judge_reasons.0.key", [3]string{"judge_reasons", "", "count"}, 1},
-		{"database", func(r *Report, s string) { r.Database = s },
+		{"database", func(r *reports.Report, s string) { r.Database = s },
 			"database", [3]string{"overview", "", "database"}, 3},
-		{"provider filter", func(r *Report, s string) { r.Filters.Provider = &s },
+		{"provider filter", func(r *reports.Report, s string) { r.Filters.Provider = &s },
 			"filters.provider", [3]string{"overview", "", "filter_provider"}, 3},
 	}
 	const raw = "x\x1b]0;pwned\x07\n|\t\u009by"
@@ -958,7 +959,7 @@ func TestRenderTableDriverTypes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			// Two columns: encoding/csv writes a lone empty field as a blank
 			// line, which readers skip.
-			tbl := Table{Columns: []string{"id", "v"}, Rows: [][]any{{1, tt.cell}}}
+			tbl := reports.Table{Columns: []string{"id", "v"}, Rows: [][]any{{1, tt.cell}}}
 			var buf bytes.Buffer
 			if err := RenderTable(&buf, tbl, FormatCSV); err != nil {
 				t.Fatal(err)
@@ -1008,7 +1009,7 @@ func TestRenderTableDriverTypes(t *testing.T) {
 // numbers are right-aligned like other numbers, nested values are JSON
 // text, and JSON output nests them.
 func TestRenderTableNested(t *testing.T) {
-	tbl := Table{
+	tbl := reports.Table{
 		Columns: []string{"list", "struct", "span", "amount", "big"},
 		Rows: [][]any{
 			{[]any{int32(1), int32(2)}, map[string]any{"a": "x|y"}, renderDuckInterval{Months: 14, Days: 1, Micros: 1_500_000},
@@ -1130,12 +1131,12 @@ type renderJSONShape struct {
 	Skipped  int       `json:"-"`
 	untagged int       // unexported: never written
 	NoTag    bool
-	Small    float32           `json:"small"`
-	IntKeys  map[int]string    `json:"int_keys"`
-	Bytes    []byte            `json:"bytes"`
-	Big      *big.Int          `json:"big"`
-	Any      any               `json:"any"`
-	Nested   map[string]Metric `json:"nested"`
+	Small    float32                   `json:"small"`
+	IntKeys  map[int]string            `json:"int_keys"`
+	Bytes    []byte                    `json:"bytes"`
+	Big      *big.Int                  `json:"big"`
+	Any      any                       `json:"any"`
+	Nested   map[string]reports.Metric `json:"nested"`
 }
 
 // renderPtrMarshaler marshals on the pointer only; encoding/json uses that
@@ -1163,13 +1164,13 @@ func TestRenderJSONWriter(t *testing.T) {
 		{"ints", []any{int8(-3), uint64(math.MaxUint64), int64(math.MinInt64)}},
 		{"struct", renderJSONShape{Name: "n", NegZero: math.Copysign(0, -1), Ptr: &f, Small: 0.1,
 			IntKeys: map[int]string{10: "b", 9: "a"}, Bytes: []byte{0, 1, 2}, Big: renderBig("123456789012345678901234567890"),
-			Any: []any{nil, map[string]any{"z": 1, "a": 2}}, Nested: Metrics{"r": renderRatio(1, 3)}}},
+			Any: []any{nil, map[string]any{"z": 1, "a": 2}}, Nested: reports.Metrics{"r": renderRatio(1, 3)}}},
 		{"empty struct fields", renderJSONShape{}},
 		{"pointer Marshaler, addressable", &renderHasPtrMarshaler{}},
 		{"pointer Marshaler, not addressable", renderHasPtrMarshaler{}},
 		{"times", []time.Time{{}, time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("X", 5*3600+30*60))}},
 		{"report", jsonReport(renderTestReport())},
-		{"empty report", jsonReport(&Report{})},
+		{"empty report", jsonReport(&reports.Report{})},
 	}
 	for _, tt := range finite {
 		t.Run(tt.name, func(t *testing.T) {
@@ -1198,13 +1199,13 @@ func TestRenderJSONWriter(t *testing.T) {
 		{"-Inf", math.Inf(-1), `null`},
 		{"NaN", math.NaN(), `null`},
 		{"float32", []float32{float32(math.Inf(-1)), 0.5}, `[null,0.5]`},
-		{"in a pointer", Metric{Value: renderPtr(math.NaN()), Numerator: renderPtr(huge + huge), Denominator: renderPtr(0.0)},
+		{"in a pointer", reports.Metric{Value: renderPtr(math.NaN()), Numerator: renderPtr(huge + huge), Denominator: renderPtr(0.0)},
 			`{"value":null,"numerator":null,"denominator":0}`},
 		{"in a map", map[string]any{"a": math.Inf(1)}, `{"a":null}`},
 		{"year -1", time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC), `"-0001-01-01T00:00:00Z"`},
 		{"year 10000", time.Date(10000, 1, 1, 0, 0, 0, 1, time.UTC), `"10000-01-01T00:00:00.000000001Z"`},
 		{"time pointer", renderPtr(time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)), `"-0001-01-01T00:00:00Z"`},
-		{"time in a struct", Filters{Until: renderPtr(time.Date(12345, 1, 1, 0, 0, 0, 0, time.UTC))},
+		{"time in a struct", reports.Filters{Until: renderPtr(time.Date(12345, 1, 1, 0, 0, 0, 0, time.UTC))},
 			`{"since":null,"until":"12345-01-01T00:00:00Z","runs":null,"provider":null}`},
 	}
 	for _, tt := range nonFinite {
@@ -1224,7 +1225,7 @@ func TestRenderJSONWriter(t *testing.T) {
 		v    any
 	}{
 		{"channel", make(chan int)},
-		{"embedded struct", struct{ Metric }{}},
+		{"embedded struct", struct{ reports.Metric }{}},
 		{",string option", struct {
 			N int `json:"n,string"`
 		}{}},

@@ -1,9 +1,10 @@
-package reports
+package render
 
 import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"github.com/orchstat/orchstat/reports"
 	"math"
 	"regexp"
 	"slices"
@@ -19,7 +20,7 @@ type overviewField struct {
 	value any // anything plainCell accepts
 }
 
-func overviewFields(r *Report) []overviewField {
+func overviewFields(r *reports.Report) []overviewField {
 	var runs any // nil: no run filter, which is not the same as an empty one
 	if r.Filters.Runs != nil {
 		runs = strings.Join(r.Filters.Runs, ",")
@@ -49,7 +50,7 @@ func overviewFields(r *Report) []overviewField {
 
 // scopeLines say, above a table or markdown report, which store and which
 // of its runs it covers, then what the overview's numbers leave out.
-func scopeLines(r *Report) []string {
+func scopeLines(r *reports.Report) []string {
 	lines := []string{ScopeLine(r.Database, r.Scope)}
 	if n := r.Overview.Undated; n > 0 {
 		lines = append(lines, fmt.Sprintf("%s %s no recorded time (left out of --since, --until and time windows)", plural(n, "run"), have(n)))
@@ -62,7 +63,7 @@ func scopeLines(r *Report) []string {
 
 // ScopeLine says which store and which of its runs an output covers, for
 // every command that reads a scope (report, check, simulate).
-func ScopeLine(db string, s Scope) string {
+func ScopeLine(db string, s reports.Scope) string {
 	scope := fmt.Sprintf("the whole store (%s)", plural(s.RunsInStore, "run"))
 	if len(s.Paths) > 0 {
 		scope = fmt.Sprintf("runs under %s (%d of %s in the store; %d left out)",
@@ -73,7 +74,7 @@ func ScopeLine(db string, s Scope) string {
 
 // ScopeText is ScopeLine as a terminal shows it: control characters
 // escaped, wrapped at width (0: not wrapped).
-func ScopeText(db string, s Scope, width int) string {
+func ScopeText(db string, s reports.Scope, width int) string {
 	return strings.Join(wrapText(escapeControls(ScopeLine(db, s)), width), "\n")
 }
 
@@ -93,7 +94,7 @@ func have(n int64) string {
 
 // writeReportText writes the scope lines, then the report's sections, for
 // the table and markdown formats.
-func writeReportText(buf *bytes.Buffer, r *Report, f Format, width int) error {
+func writeReportText(buf *bytes.Buffer, r *reports.Report, f Format, width int) error {
 	for _, l := range scopeLines(r) {
 		for _, line := range wrapText(escapeControls(l), width) {
 			buf.WriteString(line + "\n")
@@ -111,7 +112,7 @@ func writeReportText(buf *bytes.Buffer, r *Report, f Format, width int) error {
 // metricOrder is MetricNames followed by any other of names, sorted, so that
 // a metric the model carries but MetricNames does not yet list still shows.
 func metricOrder(names []string) []string {
-	order := slices.Clone(MetricNames)
+	order := slices.Clone(reports.MetricNames)
 	var extra []string
 	for _, n := range names {
 		if !slices.Contains(order, n) && !slices.Contains(extra, n) {
@@ -164,7 +165,7 @@ func percentText(v float64) string {
 }
 
 // rateText shows a ratio metric that is a share.
-func rateText(m Metric) string {
+func rateText(m reports.Metric) string {
 	if m.Value == nil {
 		return "-"
 	}
@@ -232,7 +233,7 @@ func partText(v *float64) string {
 // with, and the rest of the condition (the minimum-sample guard) explains why
 // a high value may not alert. At a terminal (short) it is only the
 // comparison, as the value is shown: "> 20% ALERT".
-func thresholdText(t Threshold, short bool) string {
+func thresholdText(t reports.Threshold, short bool) string {
 	if short {
 		s := ThresholdShort(t.Metric, t.Condition, t.Threshold)
 		if t.Crossed {
@@ -290,7 +291,7 @@ func ThresholdShort(metric, condition string, threshold float64) string {
 // thresholdWord is the rule-condition variable holding the threshold.
 var thresholdWord = regexp.MustCompile(`\bthreshold\b`)
 
-func providerKey(p ProviderRow) string {
+func providerKey(p reports.ProviderRow) string {
 	model := "-"
 	if p.Model != nil {
 		model = *p.Model
@@ -312,7 +313,7 @@ func timeText(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 //
 // At a terminal (width > 0) threshold cells show only the comparison;
 // elsewhere they show the whole condition.
-func reportGrids(r *Report, width int) []grid {
+func reportGrids(r *reports.Report, width int) []grid {
 	overview := grid{title: "Overview", columns: []string{"field", "value"}, numeric: []bool{false, false}}
 	for _, f := range overviewFields(r) {
 		overview.rows = append(overview.rows, []string{f.name, displayCell(plainCell(f.value), "-")})
@@ -332,7 +333,7 @@ func reportGrids(r *Report, width int) []grid {
 	}
 	noRecords := !hasRecords(r)
 	for _, n := range metricOrder(names) {
-		if noRecords && RecordMetric(n) {
+		if noRecords && reports.RecordMetric(n) {
 			continue // other systems' metrics, in a store that has none
 		}
 		m := r.Metrics[n]
@@ -368,7 +369,7 @@ func reportGrids(r *Report, width int) []grid {
 		}
 	}
 	// Days are orchestrator runs' days; record metrics are not split by day.
-	dayOrder := slices.DeleteFunc(metricOrder(dayNames), RecordMetric)
+	dayOrder := slices.DeleteFunc(metricOrder(dayNames), reports.RecordMetric)
 	byDay := grid{title: "By day", columns: append([]string{"day"}, dayOrder...)}
 	byDay.numeric = make([]bool, len(byDay.columns))
 	for i := 1; i < len(byDay.numeric); i++ {
@@ -408,7 +409,7 @@ func reportGrids(r *Report, width int) []grid {
 }
 
 // hasRecords reports whether the report covers any other system's run.
-func hasRecords(r *Report) bool {
+func hasRecords(r *reports.Report) bool {
 	m := r.Metrics["record_runs"]
 	return m.Value != nil && *m.Value > 0 || len(r.Systems.BySystem) > 0
 }
@@ -416,7 +417,7 @@ func hasRecords(r *Report) bool {
 // systemGrids are the other systems' sections, shown only when some
 // system's records are in scope so an orchestrator-only report stays as
 // it was.
-func systemGrids(s Systems) []grid {
+func systemGrids(s reports.Systems) []grid {
 	if len(s.BySystem) == 0 {
 		return nil
 	}
@@ -456,7 +457,7 @@ func timePtrText(t *time.Time) string {
 	return timeText(*t)
 }
 
-func runGrid(title string, runs []RunRow) grid {
+func runGrid(title string, runs []reports.RunRow) grid {
 	g := grid{
 		title:   title,
 		columns: []string{"run_id", "started_at", "status", "provider_requests", "provider_retries", "repair_iterations", "escalated", "stop_reason"},
@@ -472,7 +473,7 @@ func runGrid(title string, runs []RunRow) grid {
 	return g
 }
 
-func countGrid(title string, rows []CountRow) grid {
+func countGrid(title string, rows []reports.CountRow) grid {
 	g := grid{title: title, columns: []string{"reason", "count", "runs"}, numeric: []bool{false, true, true}}
 	for _, c := range rows {
 		g.rows = append(g.rows, []string{c.Key, strconv.FormatInt(c.Count, 10), strconv.FormatInt(c.Runs, 10)})
@@ -483,7 +484,7 @@ func countGrid(title string, rows []CountRow) grid {
 // jsonReport returns a copy of r for JSON output whose lists are [] rather
 // than null and whose times are UTC, so consumers see one shape whatever
 // the producer did. r itself is not modified.
-func jsonReport(r *Report) Report {
+func jsonReport(r *reports.Report) reports.Report {
 	c := *r
 	c.GeneratedAt = c.GeneratedAt.UTC()
 	c.Filters.Since = utcPtr(c.Filters.Since)
@@ -491,7 +492,7 @@ func jsonReport(r *Report) Report {
 	c.Overview.FirstEvent = utcPtr(c.Overview.FirstEvent)
 	c.Overview.LastEvent = utcPtr(c.Overview.LastEvent)
 	if c.Metrics == nil {
-		c.Metrics = Metrics{}
+		c.Metrics = reports.Metrics{}
 	}
 	c.Thresholds = nonNil(c.Thresholds)
 	b := &c.Breakdowns
@@ -524,8 +525,8 @@ func utcPtr(t *time.Time) *time.Time {
 	return &u
 }
 
-func utcRuns(runs []RunRow) []RunRow {
-	out := make([]RunRow, len(runs))
+func utcRuns(runs []reports.RunRow) []reports.RunRow {
+	out := make([]reports.RunRow, len(runs))
 	for i, r := range runs {
 		r.StartedAt = r.StartedAt.UTC()
 		out[i] = r
@@ -572,13 +573,13 @@ func utcRuns(runs []RunRow) []RunRow {
 //   - thresholds: key the rule; metric is metric (value: the metric's name),
 //     severity, condition, threshold, value (the metric's value) and crossed
 //     (true or false).
-func writeReportCSV(buf *bytes.Buffer, r *Report) error {
+func writeReportCSV(buf *bytes.Buffer, r *reports.Report) error {
 	cw := csv.NewWriter(buf)
 	cw.Write([]string{"section", "key", "metric", "value", "numerator", "denominator"})
 	value := func(section, key, name string, v any) {
 		cw.Write([]string{section, key, name, csvCell(plainCell(v)), "", ""})
 	}
-	metric := func(section, key, name string, m Metric) {
+	metric := func(section, key, name string, m reports.Metric) {
 		cw.Write([]string{section, key, name,
 			csvCell(plainCell(m.Value)), csvCell(plainCell(m.Numerator)), csvCell(plainCell(m.Denominator))})
 	}
@@ -627,7 +628,7 @@ func writeReportCSV(buf *bytes.Buffer, r *Report) error {
 	}
 	for _, s := range []struct {
 		section string
-		runs    []RunRow
+		runs    []reports.RunRow
 	}{{"worst_runs_by_retries", b.WorstByRetries}, {"worst_runs_by_iterations", b.WorstByIterations}} {
 		for _, run := range s.runs {
 			value(s.section, run.RunID, "started_at", run.StartedAt)
@@ -641,7 +642,7 @@ func writeReportCSV(buf *bytes.Buffer, r *Report) error {
 	}
 	for _, s := range []struct {
 		section string
-		rows    []CountRow
+		rows    []reports.CountRow
 	}{{"stop_reasons", b.StopReasons}, {"escalation_reasons", b.EscalationReasons}, {"judge_reasons", b.JudgeReasons}} {
 		for _, c := range s.rows {
 			value(s.section, c.Key, "count", c.Count)

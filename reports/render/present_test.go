@@ -1,9 +1,10 @@
-package reports
+package render
 
 import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"github.com/orchstat/orchstat/reports"
 	"strings"
 	"testing"
 
@@ -91,7 +92,7 @@ func wideLines(out string, width int) []string {
 // is exactly Render's.
 func TestRenderFitsWidth(t *testing.T) {
 	r := renderTestReport()
-	r.Scope = Scope{Paths: []string{"/home/someone/projects/with/a/rather/long/path/to/its/runs/directory-that-goes-on-and-on"}, RunsInStore: 40, RunsLeftOut: 28}
+	r.Scope = reports.Scope{Paths: []string{"/home/someone/projects/with/a/rather/long/path/to/its/runs/directory-that-goes-on-and-on"}, RunsInStore: 40, RunsLeftOut: 28}
 	r.Breakdowns.WorstByRetries[0].RunID = "run-" + strings.Repeat("日本", 30) // wide characters count twice
 	for _, f := range []Format{FormatTable, FormatMarkdown} {
 		var whole bytes.Buffer
@@ -137,7 +138,7 @@ func TestRenderFitsWidth(t *testing.T) {
 
 // A generic table is fitted the same way; one that fits is untouched.
 func TestRenderTableFitsWidth(t *testing.T) {
-	tbl := Table{Title: "t", Columns: []string{"rule", "state", "labels", "value", "threshold", "active_since", "changed"}}
+	tbl := reports.Table{Title: "t", Columns: []string{"rule", "state", "labels", "value", "threshold", "active_since", "changed"}}
 	for i := range 5 {
 		tbl.Rows = append(tbl.Rows, []any{fmt.Sprintf("provider_retry_rate_high_%d", i), "firing",
 			"provider=" + strings.Repeat("x", 40), 0.25, "value > 0.2 && denominator >= 20", "2026-11-21T12:00:00Z", "pending→firing"})
@@ -169,7 +170,7 @@ func TestRenderTableFitsWidth(t *testing.T) {
 
 // sql shows NULL as NULL, so it differs from the string "-".
 func TestRenderTableNull(t *testing.T) {
-	tbl := Table{Columns: []string{"a", "b"}, Rows: [][]any{{nil, "-"}}, Null: "NULL"}
+	tbl := reports.Table{Columns: []string{"a", "b"}, Rows: [][]any{{nil, "-"}}, Null: "NULL"}
 	for _, f := range []Format{FormatTable, FormatMarkdown} {
 		var buf bytes.Buffer
 		if err := RenderTable(&buf, tbl, f); err != nil {
@@ -190,7 +191,7 @@ func TestRenderTableNull(t *testing.T) {
 // Every format says which store and which of its runs a report covers.
 func TestRenderScope(t *testing.T) {
 	r := renderTestReport()
-	r.Scope = Scope{Paths: []string{"/a", "/b"}, RunsInStore: 40, RunsLeftOut: 28}
+	r.Scope = reports.Scope{Paths: []string{"/a", "/b"}, RunsInStore: 40, RunsLeftOut: 28}
 	r.Overview.Undated = 3
 	r.Overview.QueuedTasks = 101
 	out := renderAll(t, r)
@@ -238,7 +239,7 @@ func TestRenderScope(t *testing.T) {
 // Fitting never cuts two different cells to the same text, and a split
 // table repeats the columns that tell its rows apart.
 func TestRenderTableFitKeepsRowsApart(t *testing.T) {
-	tbl := Table{Title: "By provider and model",
+	tbl := reports.Table{Title: "By provider and model",
 		Columns: []string{"provider", "model", "requests", "retried", "failed", "retries_total", "retry_rate", "failure_rate", "avg_duration_ms"}}
 	for _, m := range [][2]string{{"anthropic", "claude-haiku-4-5"}, {"anthropic", "claude-sonnet-4-5"}, {"gemini", "gemini-2.5-flash"},
 		{"gemini", "gemini-2.5-pro"}, {"ollama", "qwen2.5-coder:32b"}, {"openai", "gpt-5"}, {"openai", "gpt-5-mini"}} {

@@ -1,0 +1,125 @@
+package orchstat_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/orchstat/orchstat/"
+
+// pure are the packages that compute and must stay cheap to build, test and
+// reuse: none links DuckDB, Arrow, cobra or the table renderer.
+var pure = []string{
+	"ingest/trace",
+	"ingest/records",
+	"ingest/runfile",
+	"ingest/factory",
+	"ingest/claudestrator",
+	"ingest/orchestr8",
+	"reports",
+	"rules",
+	"rules/retry",
+	"rules/replay",
+	"rules/adaptive",
+	"rules/runner",
+	"rules/notify",
+}
+
+var heavy = []string{
+	"github.com/duckdb/",
+	"github.com/apache/arrow",
+	"github.com/spf13/cobra",
+	"github.com/olekukonko/tablewriter",
+}
+
+// TestImports keeps the data flowing one way: files → ingest → store →
+// metrics → rules and replay → reports, with the commands on top. It fails
+// naming the chain of imports that breaks a rule.
+func TestImports(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("needs the go command")
+	}
+	graph := importGraph(t)
+	for _, p := range pure {
+		for _, h := range heavy {
+			if chain := importChain(graph, module+p, h); chain != nil {
+				t.Errorf("%s is pure but links %s: %s", p, h, strings.Join(chain, " → "))
+			}
+		}
+	}
+	// The store hands out models; drawing them is the commands' business.
+	for _, banned := range []string{module + "reports/render", "github.com/olekukonko/tablewriter", "github.com/spf13/cobra"} {
+		if chain := importChain(graph, module+"query", banned); chain != nil {
+			t.Errorf("query links %s: %s", banned, strings.Join(chain, " → "))
+		}
+	}
+	// The report model is a leaf: everything may use it, it uses nothing.
+	for _, imp := range graph[module+"reports"] {
+		if strings.HasPrefix(imp, module) {
+			t.Errorf("the report model imports %s", imp)
+		}
+	}
+}
+
+// importGraph is every package of the module and its dependencies, with
+// their direct imports (tests' excluded).
+func importGraph(t *testing.T) map[string][]string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports", "./...")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	graph := map[string][]string{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p struct {
+			ImportPath string
+			Imports    []string
+		}
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		graph[p.ImportPath] = p.Imports
+	}
+	for _, p := range pure {
+		if _, ok := graph[module+p]; !ok {
+			t.Fatalf("%s is listed as pure but is not a package of the module", p)
+		}
+	}
+	return graph
+}
+
+// importChain is the shortest chain of imports from one package to a
+// package whose path starts with prefix, or nil.
+func importChain(graph map[string][]string, from, prefix string) []string {
+	prev := map[string]string{from: ""}
+	queue := []string{from}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if strings.HasPrefix(p, prefix) {
+			var chain []string
+			for ; p != ""; p = prev[p] {
+				chain = append([]string{strings.TrimPrefix(p, module)}, chain...)
+			}
+			return chain
+		}
+		for _, imp := range graph[p] {
+			if _, seen := prev[imp]; !seen {
+				prev[imp] = p
+				queue = append(queue, imp)
+			}
+		}
+	}
+	return nil
+}
