@@ -270,10 +270,16 @@ func traceMetrics(ctx context.Context, q querier, f Filter) (reports.Metrics, er
 	if err != nil {
 		return nil, err
 	}
+	return overall(m), nil
+}
+
+// overall is the "all" group of metricsIn's groups, or empty metrics
+// when no run is in it.
+func overall(m map[string]reports.Metrics) reports.Metrics {
 	if all, ok := m["all"]; ok {
-		return all, nil
+		return all
 	}
-	return EmptyMetrics(), nil
+	return EmptyMetrics()
 }
 
 // Report computes the whole report for the filtered runs.
@@ -321,10 +327,7 @@ func allAndByDay(ctx context.Context, q querier, f Filter, r *reports.Report) er
 	if err != nil {
 		return err
 	}
-	var ok bool
-	if r.Metrics, ok = m["all"]; !ok {
-		r.Metrics = EmptyMetrics()
-	}
+	r.Metrics = overall(m)
 	if err := recordMetrics(ctx, q, f, r.Metrics); err != nil {
 		return err
 	}
