@@ -107,9 +107,9 @@ func buildSQL(dir, mode, extra string) (string, error) {
 		opts = append(opts, "columns="+explicitColumns)
 	case "objects":
 		// read_ndjson_objects takes no format option: it is the format.
-		opts = append([]string{"filename=true", "maximum_object_size=67108864"}, strings.TrimSpace(extra))
-		if opts[len(opts)-1] == "" {
-			opts = opts[:len(opts)-1]
+		opts = []string{"filename=true", "maximum_object_size=67108864"}
+		if e := strings.TrimSpace(extra); e != "" {
+			opts = append(opts, e)
 		}
 		return fmt.Sprintf(`CREATE TABLE events AS SELECT filename AS file, json->>'$.type' AS type,
 		  json->>'$.schemaVersion' AS schema_version, json->>'$.timestamp' AS timestamp,
