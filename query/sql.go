@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/duckdb/duckdb-go/v2"
-
 	"github.com/orchstat/orchstat/reports"
 )
 
@@ -62,7 +60,7 @@ func queryTable(ctx context.Context, db querier, title, q string) (reports.Table
 			return t, err
 		}
 		for i, v := range vals {
-			vals[i] = driverCell(v, dbTypes[i])
+			vals[i] = plainValue(v, dbTypes[i])
 		}
 		t.Rows = append(t.Rows, vals)
 	}
@@ -115,36 +113,4 @@ func jsonAsText(ctx context.Context, db querier, q string) (string, bool) {
 	// The newline ends a comment the query may end with.
 	sb.WriteString(" FROM (\n" + body + "\n) AS q")
 	return sb.String(), true
-}
-
-// driverCell turns what duckdb-go hands over into what reports renders: a
-// UUID arrives as 16 bare bytes, which only the column's type tells from a
-// BLOB, and a MAP as an OrderedMap, which reports knows as a Go map.
-func driverCell(v any, dbType string) any {
-	switch x := v.(type) {
-	case []byte:
-		if dbType == "UUID" && len(x) == 16 {
-			return fmt.Sprintf("%x-%x-%x-%x-%x", x[0:4], x[4:6], x[6:8], x[8:10], x[10:16])
-		}
-	case duckdb.OrderedMap:
-		m := make(map[any]any, x.Len())
-		for i, k := range x.Keys() {
-			m[driverCell(k, "")] = driverCell(x.Values()[i], "")
-		}
-		return m
-	case *duckdb.OrderedMap:
-		if x == nil {
-			return nil
-		}
-		return driverCell(*x, dbType)
-	case []any:
-		for i, e := range x {
-			x[i] = driverCell(e, "")
-		}
-	case map[string]any:
-		for k, e := range x {
-			x[k] = driverCell(e, "")
-		}
-	}
-	return v
 }

@@ -177,8 +177,8 @@ func RenderTable(w io.Writer, t reports.Table, f Format) error {
 // []any (a list of plain cells) or map[string]any (an object of plain
 // cells), so each format handles only those.
 //
-// The go-duckdb types are recognised by their shape, not imported: reports
-// must not link DuckDB.
+// It knows Go's own types only: the store converts DuckDB's (decimals,
+// intervals, UUIDs, maps) before a value reaches a reports.Table.
 func plainCell(v any) any {
 	switch x := v.(type) {
 	case nil:
@@ -207,9 +207,6 @@ func plainCell(v any) any {
 		if _, isTime := v.(*time.Time); isTime || rv.Elem().Kind() != reflect.Struct {
 			return plainCell(rv.Elem().Interface())
 		}
-		if c, ok := driverStructCell(rv.Elem()); ok {
-			return c
-		}
 	case reflect.Interface:
 		if rv.IsNil() {
 			return nil
@@ -224,9 +221,6 @@ func plainCell(v any) any {
 		return x.Float64()
 	}
 	if rv.Kind() == reflect.Struct {
-		if c, ok := driverStructCell(rv); ok {
-			return c
-		}
 		// Driver types define their conversions on the pointer only: try
 		// them on a copy rather than printing the struct's fields.
 		p := reflect.New(rv.Type())
@@ -266,10 +260,6 @@ func plainCell(v any) any {
 		b := make([]byte, rv.Len())
 		for i := range b {
 			b[i] = byte(rv.Index(i).Uint())
-		}
-		// duckdb.UUID is a [16]byte with no String method.
-		if len(b) == 16 && strings.Contains(strings.ToUpper(rv.Type().Name()), "UUID") {
-			return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 		}
 		return bytesCell(b)
 	case reflect.Map:
@@ -311,105 +301,6 @@ func mapKeyText(k reflect.Value) string {
 		return "null"
 	}
 	return csvCell(c)
-}
-
-// driverStructCell recognises go-duckdb's Decimal {Width, Scale uint8;
-// Value *big.Int} and Interval {Days, Months int32; Micros int64} by their
-// exported fields.
-func driverStructCell(rv reflect.Value) (any, bool) {
-	t := rv.Type()
-	if t.NumField() != 3 {
-		return nil, false
-	}
-	intField := func(name string) (int64, bool) {
-		f, ok := t.FieldByName(name)
-		if !ok || !f.IsExported() || len(f.Index) != 1 {
-			return 0, false
-		}
-		switch v := rv.FieldByIndex(f.Index); v.Kind() {
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-			return v.Int(), true
-		case reflect.Uint8, reflect.Uint16, reflect.Uint32:
-			return int64(v.Uint()), true
-		}
-		return 0, false
-	}
-	if _, ok := intField("Width"); ok {
-		scale, okScale := intField("Scale")
-		f, okValue := t.FieldByName("Value")
-		if okScale && okValue && f.IsExported() && f.Type == reflect.TypeFor[*big.Int]() {
-			return decimalText(rv.FieldByIndex(f.Index).Interface().(*big.Int), scale), true
-		}
-	}
-	months, okM := intField("Months")
-	days, okD := intField("Days")
-	micros, okU := intField("Micros")
-	if okM && okD && okU {
-		return intervalText(months, days, micros), true
-	}
-	return nil, false
-}
-
-// decimalText is the exact decimal unscaled × 10^-scale with scale digits
-// after the point, as DuckDB prints a DECIMAL: 0.30, -0.05, 12.3450000000.
-func decimalText(unscaled *big.Int, scale int64) json.Number {
-	if unscaled == nil {
-		unscaled = new(big.Int)
-	}
-	s := new(big.Int).Abs(unscaled).String()
-	if scale > 0 {
-		n := int(scale)
-		if len(s) <= n {
-			s = strings.Repeat("0", n-len(s)+1) + s
-		}
-		s = s[:len(s)-n] + "." + s[len(s)-n:]
-	}
-	if unscaled.Sign() < 0 {
-		s = "-" + s
-	}
-	return json.Number(s)
-}
-
-// intervalText prints an interval as DuckDB does (CAST(i AS VARCHAR), which
-// the duckdb CLI shows): years and months split from the months, then days,
-// then the microseconds as [-]HH:MM:SS[.ffffff] with trailing zeros of the
-// fraction dropped and hours unbounded; each part keeps its own sign and
-// zero parts are left out, "00:00:00" when all are zero. For example
-// "1 year 2 months 1 day 00:00:01.5", "-1 month -2 days -00:00:03",
-// "1 month -3 days 100:00:00.000007".
-func intervalText(months, days, micros int64) string {
-	var parts []string
-	unit := func(n int64, name string) {
-		if n == 0 {
-			return
-		}
-		s := strconv.FormatInt(n, 10) + " " + name
-		if n != 1 && n != -1 {
-			s += "s"
-		}
-		parts = append(parts, s)
-	}
-	unit(months/12, "year")
-	unit(months%12, "month")
-	unit(days, "day")
-	if micros != 0 {
-		sign := ""
-		u := uint64(micros)
-		if micros < 0 {
-			sign = "-"
-			u = -u
-		}
-		const second, minute, hour = 1_000_000, 60_000_000, 3_600_000_000
-		s := fmt.Sprintf("%s%02d:%02d:%02d", sign, u/hour, u%hour/minute, u%minute/second)
-		if frac := u % second; frac != 0 {
-			s += strings.TrimRight(fmt.Sprintf(".%06d", frac), "0")
-		}
-		parts = append(parts, s)
-	}
-	if len(parts) == 0 {
-		return "00:00:00"
-	}
-	return strings.Join(parts, " ")
 }
 
 // displayCell formats a plainCell value for table and markdown output;

@@ -366,29 +366,9 @@ func (d *renderDecimal) Float64() float64 { return float64(d.units) / math.Pow10
 
 type renderLevel int
 
-// Shapes of go-duckdb v1.8.2's types, which reports must recognise without
-// importing the driver.
-type (
-	renderDuckMap      map[any]any
-	renderDuckUUID     [16]byte
-	renderDuckInterval struct {
-		Days   int32 `json:"days"`
-		Months int32 `json:"months"`
-		Micros int64 `json:"micros"`
-	}
-	renderDuckDecimal struct {
-		Width uint8
-		Scale uint8
-		Value *big.Int
-	}
-)
-
-// Float64 is go-duckdb's lossy conversion; plainCell must prefer the exact
-// digits.
-func (d *renderDuckDecimal) Float64() float64 {
-	f, _ := new(big.Float).Quo(new(big.Float).SetInt(d.Value), big.NewFloat(math.Pow10(int(d.Scale)))).Float64()
-	return f
-}
+// renderDuckMap has the shape of duckdb-go's Map (a map[any]any), which
+// the store hands over with its keys and values made plain.
+type renderDuckMap map[any]any
 
 func renderBig(s string) *big.Int {
 	n, ok := new(big.Int).SetString(s, 10)
@@ -429,11 +409,6 @@ func TestRenderPlainCell(t *testing.T) {
 		{"struct", map[string]any{"a": int32(1), "t": when}, map[string]any{"a": int64(1), "t": when.UTC()}},
 		{"map keys to text", renderDuckMap{int32(1): "x", true: uint8(2)}, map[string]any{"1": "x", "true": uint64(2)}},
 		{"nil map", renderDuckMap(nil), nil},
-		{"interval", renderDuckInterval{Days: 2, Months: 1, Micros: 3_000_000}, "1 month 2 days 00:00:03"},
-		{"interval pointer", &renderDuckInterval{Days: 1}, "1 day"},
-		{"decimal is exact", renderDuckDecimal{Width: 38, Scale: 10, Value: big.NewInt(123450000000)}, json.Number("12.3450000000")},
-		{"decimal pointer", &renderDuckDecimal{Width: 4, Scale: 2, Value: big.NewInt(-5)}, json.Number("-0.05")},
-		{"uuid", renderDuckUUID{0x28, 0x63, 0x32, 0xba, 0xd9, 0x12, 0x40, 0x78, 0xa4, 0x5a, 0xc1, 0x3b, 0x2c, 0xca, 0xfb, 0xcd}, "286332ba-d912-4078-a45a-c13b2ccafbcd"},
 		{"json.Number kept", json.Number("1.50"), json.Number("1.50")},
 	}
 	for _, tt := range tests {
@@ -917,8 +892,9 @@ func TestRenderReportControlCharacters(t *testing.T) {
 	}
 }
 
-// TestRenderTableDriverTypes feeds RenderTable what go-duckdb v1.8.2 scans
-// into an any for each DuckDB type (see the shapes above).
+// TestRenderTableDriverTypes feeds RenderTable what the store's tables hold
+// for each DuckDB type (query.plainValue converts the driver's own types;
+// query's TestPlainValueFromDuckDB checks that half).
 func TestRenderTableDriverTypes(t *testing.T) {
 	uuid := []byte{0x28, 0x63, 0x32, 0xba, 0xd9, 0x12, 0x40, 0x78, 0xa4, 0x5a, 0xc1, 0x3b, 0x2c, 0xca, 0xfb, 0xcd}
 	date := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
@@ -938,15 +914,15 @@ func TestRenderTableDriverTypes(t *testing.T) {
 		{"MAP of STRUCT", renderDuckMap{"k": map[string]any{"n": nil}}, `{"k":{"n":null}}`, `{"k":{"n":null}}`},
 		{"NULL MAP", renderDuckMap(nil), "", `null`},
 		{"UUID as bytes", uuid, "0x286332bad9124078a45ac13b2ccafbcd", `"0x286332bad9124078a45ac13b2ccafbcd"`},
-		{"UUID type", renderDuckUUID(uuid), "286332ba-d912-4078-a45a-c13b2ccafbcd", `"286332ba-d912-4078-a45a-c13b2ccafbcd"`},
-		{"INTERVAL", renderDuckInterval{Days: 2, Months: 1, Micros: 3_000_000}, "1 month 2 days 00:00:03", `"1 month 2 days 00:00:03"`},
-		{"LIST of INTERVAL", []any{renderDuckInterval{Days: 1}}, `["1 day"]`, `["1 day"]`},
+		{"UUID as the store gives it", "286332ba-d912-4078-a45a-c13b2ccafbcd", "286332ba-d912-4078-a45a-c13b2ccafbcd", `"286332ba-d912-4078-a45a-c13b2ccafbcd"`},
+		{"INTERVAL as the store gives it", "1 month 2 days 00:00:03", "1 month 2 days 00:00:03", `"1 month 2 days 00:00:03"`},
+		{"LIST of INTERVAL", []any{"1 day"}, `["1 day"]`, `["1 day"]`},
 		{"DATE", date, "2026-01-02T00:00:00Z", `"2026-01-02T00:00:00Z"`},
 		{"TIME", time.Date(1970, 1, 1, 12, 34, 56, 0, time.UTC), "1970-01-01T12:34:56Z", `"1970-01-01T12:34:56Z"`},
 		{"LIST of DATE", []any{date}, `["2026-01-02T00:00:00Z"]`, `["2026-01-02T00:00:00Z"]`},
-		{"DECIMAL", renderDuckDecimal{Width: 3, Scale: 1, Value: big.NewInt(3)}, "0.3", `0.3`},
-		{"DECIMAL(4,2) negative", renderDuckDecimal{Width: 4, Scale: 2, Value: big.NewInt(-5)}, "-0.05", `-0.05`},
-		{"DECIMAL(38,10)", renderDuckDecimal{Width: 38, Scale: 10, Value: renderBig("12345678901234567890123456780000000000")},
+		{"DECIMAL as the store gives it", json.Number("0.3"), "0.3", `0.3`},
+		{"DECIMAL(4,2) negative", json.Number("-0.05"), "-0.05", `-0.05`},
+		{"DECIMAL(38,10)", json.Number("1234567890123456789012345678.0000000000"),
 			"1234567890123456789012345678.0000000000", `1234567890123456789012345678.0000000000`},
 		{"HUGEINT", renderBig("123456789012345678901234567890"), "123456789012345678901234567890", `123456789012345678901234567890`},
 		{"negative HUGEINT", renderBig("-170141183460469231731687303715884105728"), "-170141183460469231731687303715884105728", `-170141183460469231731687303715884105728`},
@@ -1005,16 +981,16 @@ func TestRenderTableDriverTypes(t *testing.T) {
 	}
 }
 
-// TestRenderTableNested shows the driver types side by side: exact
+// TestRenderTableNested shows the store's values side by side: exact
 // numbers are right-aligned like other numbers, nested values are JSON
 // text, and JSON output nests them.
 func TestRenderTableNested(t *testing.T) {
 	tbl := reports.Table{
 		Columns: []string{"list", "struct", "span", "amount", "big"},
 		Rows: [][]any{
-			{[]any{int32(1), int32(2)}, map[string]any{"a": "x|y"}, renderDuckInterval{Months: 14, Days: 1, Micros: 1_500_000},
-				renderDuckDecimal{Width: 4, Scale: 2, Value: big.NewInt(30)}, renderBig("123456789012345678901234567890")},
-			{nil, map[string]any{}, renderDuckInterval{}, renderDuckDecimal{Width: 4, Scale: 2, Value: big.NewInt(-5)}, big.NewInt(-1)},
+			{[]any{int32(1), int32(2)}, map[string]any{"a": "x|y"}, "1 year 2 months 1 day 00:00:01.5",
+				json.Number("0.30"), renderBig("123456789012345678901234567890")},
+			{nil, map[string]any{}, "00:00:00", json.Number("-0.05"), big.NewInt(-1)},
 		},
 	}
 	tests := []struct {
@@ -1070,54 +1046,6 @@ func TestRenderTableNested(t *testing.T) {
 				t.Errorf("got:\n%s\nwant:\n%s", got, tt.want)
 			}
 		})
-	}
-}
-
-// TestRenderIntervalText checks intervalText against what DuckDB itself
-// prints (CAST(i AS VARCHAR)) for the same intervals.
-func TestRenderIntervalText(t *testing.T) {
-	tests := []struct {
-		months, days, micros int64
-		want                 string
-	}{
-		{1, 2, 3_000_000, "1 month 2 days 00:00:03"},
-		{14, 1, 1_500_000, "1 year 2 months 1 day 00:00:01.5"},
-		{-1, -2, -3_000_000, "-1 month -2 days -00:00:03"},
-		{0, 0, 0, "00:00:00"},
-		{1, -3, 360_000_000_007, "1 month -3 days 100:00:00.000007"},
-		{11, 0, 0, "11 months"},
-		{0, 1, -1_250_000, "1 day -00:00:01.25"},
-		{24, 0, 0, "2 years"},
-		{-13, 0, 0, "-1 year -1 month"},
-		{0, 0, 61_000_001, "00:01:01.000001"},
-		{0, 0, math.MinInt64, "-2562047788:00:54.775808"},
-	}
-	for _, tt := range tests {
-		if got := intervalText(tt.months, tt.days, tt.micros); got != tt.want {
-			t.Errorf("intervalText(%d, %d, %d) = %q, want %q", tt.months, tt.days, tt.micros, got, tt.want)
-		}
-	}
-}
-
-func TestRenderDecimalText(t *testing.T) {
-	tests := []struct {
-		unscaled *big.Int
-		scale    int64
-		want     json.Number
-	}{
-		{big.NewInt(3), 1, "0.3"},
-		{big.NewInt(30), 2, "0.30"},
-		{big.NewInt(-5), 2, "-0.05"},
-		{big.NewInt(0), 3, "0.000"},
-		{big.NewInt(12345), 0, "12345"},
-		{big.NewInt(-12345), 2, "-123.45"},
-		{nil, 2, "0.00"},
-		{renderBig("99999999999999999999999999999999999999"), 38, "0.99999999999999999999999999999999999999"},
-	}
-	for _, tt := range tests {
-		if got := decimalText(tt.unscaled, tt.scale); got != tt.want {
-			t.Errorf("decimalText(%v, %d) = %q, want %q", tt.unscaled, tt.scale, got, tt.want)
-		}
 	}
 }
 
