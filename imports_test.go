@@ -58,6 +58,18 @@ func TestImports(t *testing.T) {
 			t.Errorf("query links %s: %s", banned, strings.Join(chain, " → "))
 		}
 	}
+	// Only the store talks to DuckDB: the rest reads its models and writes
+	// through its transactions. (Benchmarks measure DuckDB itself.)
+	for p, imps := range graph {
+		if !strings.HasPrefix(p, module) || p == module+"query" || strings.HasPrefix(p, module+"benchmarks/") {
+			continue
+		}
+		for _, imp := range imps {
+			if strings.HasPrefix(imp, "github.com/duckdb/") {
+				t.Errorf("%s imports %s; only query may", strings.TrimPrefix(p, module), imp)
+			}
+		}
+	}
 	// The report model is a leaf: everything may use it, it uses nothing.
 	for _, imp := range graph[module+"reports"] {
 		if strings.HasPrefix(imp, module) {

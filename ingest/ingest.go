@@ -355,7 +355,7 @@ func runOnce(ctx context.Context, st *query.Store, opts Options, limit int64) (*
 	// Only an ingest that recorded states can have tipped the balance, and
 	// counting them is a sizeable share of one that found nothing new.
 	if w.seq > w.firstSeq {
-		if err := compact(ctx, st); err != nil {
+		if err := st.CompactStates(ctx); err != nil {
 			return res, w.committed, err
 		}
 	}
@@ -367,48 +367,11 @@ func runOnce(ctx context.Context, st *query.Store, opts Options, limit int64) (*
 	return res, w.committed, nil
 }
 
-// compact drops superseded file and directory states once they outnumber
-// the live ones, so loading states stays proportional to the files, not to
-// how often they were ingested. It is its own transaction, so a crash
-// during it leaves the states as they were.
-func compact(ctx context.Context, st *query.Store) error {
-	var rows, live int64
-	if err := st.Conn.QueryRowContext(ctx, `SELECT
-		(SELECT count(*) FROM file_states) + (SELECT count(*) FROM dir_states),
-		(SELECT count(DISTINCT file_id) FROM file_states) + (SELECT count(DISTINCT path) FROM dir_states)`).Scan(&rows, &live); err != nil {
-		return fmt.Errorf("compacting ingest state: %w", err)
-	}
-	if rows <= 2*live+10000 {
-		return nil
-	}
-	for _, q := range []string{
-		"BEGIN TRANSACTION",
-		`DELETE FROM file_states WHERE seq NOT IN (SELECT max(seq) FROM file_states GROUP BY file_id)`,
-		`DELETE FROM dir_states WHERE seq NOT IN (SELECT max(seq) FROM dir_states GROUP BY path)`,
-		"COMMIT",
-	} {
-		if _, err := st.Conn.ExecContext(ctx, q); err != nil {
-			st.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-			return fmt.Errorf("compacting ingest state: %w", err)
-		}
-	}
-	return st.Checkpoint(ctx)
-}
-
 func loadKnown(ctx context.Context, st *query.Store, prev map[string]*fileState) (known, error) {
 	k := known{dirs: make(map[string]time.Time, len(prev)/3), files: make(map[string][]source, len(prev)/3)}
-	rs, err := st.Conn.QueryContext(ctx, `SELECT path, arg_max(mtime, seq) FROM dir_states GROUP BY path`)
+	err := st.DirStates(ctx, func(p string, m time.Time) { k.dirs[query.ReadString(p)] = m })
 	if err != nil {
 		return k, fmt.Errorf("reading ingest state: %w", err)
-	}
-	defer rs.Close()
-	for rs.Next() {
-		var p string
-		var m time.Time
-		if err := rs.Scan(&p, &m); err != nil {
-			return k, fmt.Errorf("reading ingest state: %w", err)
-		}
-		k.dirs[query.ReadString(p)] = m.UTC()
 	}
 	for p, s := range prev {
 		if i := strings.LastIndexByte(p, '/'); i > 0 && s.kind != KindStdin {
@@ -416,7 +379,7 @@ func loadKnown(ctx context.Context, st *query.Store, prev map[string]*fileState)
 			k.files[d] = append(k.files[d], source{path: p, kind: s.kind, runDir: s.runDir})
 		}
 	}
-	return k, rs.Err()
+	return k, nil
 }
 
 // newListings picks the directory listings worth recording: read this time,
@@ -841,7 +804,6 @@ func parseBytes(s string) (int64, error) {
 	return int64(n * float64(mult)), nil
 }
 
-func quoteSQL(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 func baseName(p string) string {
 	if i := strings.LastIndexByte(p, '/'); i >= 0 {

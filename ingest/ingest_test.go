@@ -44,10 +44,32 @@ func ingestPaths(t *testing.T, st *query.Store, paths ...string) *ingest.Result 
 func scalar[T any](t *testing.T, st *query.Store, q string, args ...any) T {
 	t.Helper()
 	var v T
-	if err := st.Conn.QueryRowContext(context.Background(), q, args...).Scan(&v); err != nil {
+	tx, err := st.Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	if err := tx.QueryRow(context.Background(), q, args...).Scan(&v); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
 	return v
+}
+
+// exec runs a statement on st in a transaction of its own.
+func exec(t *testing.T, st *query.Store, q string) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := st.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if err := tx.Exec(ctx, q); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func write(t *testing.T, path, s string, flag int) {
@@ -205,8 +227,13 @@ func TestBadInput(t *testing.T) {
 			var field *string
 			var reason, raw string
 			var off int64
-			err := st.Conn.QueryRowContext(context.Background(),
+			tx, err := st.Begin(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = tx.QueryRow(context.Background(),
 				`SELECT field, reason, raw, byte_offset FROM quarantine WHERE line = ?`, i+1).Scan(&field, &reason, &raw, &off)
+			tx.Rollback(context.Background())
 			if err != nil {
 				t.Fatalf("line %d (%q): %v", i+1, l.text, err)
 			}
@@ -527,10 +554,7 @@ func TestStateHistoryIsCompacted(t *testing.T) {
 		}
 	}
 	// Simulate a long history, then let one more ingest compact it.
-	if _, err := st.Conn.ExecContext(context.Background(),
-		`INSERT INTO file_states SELECT f.* REPLACE (f.seq - 100000 - t.i AS seq) FROM file_states f, range(10000) t(i)`); err != nil {
-		t.Fatal(err)
-	}
+	exec(t, st, `INSERT INTO file_states SELECT f.* REPLACE (f.seq - 100000 - t.i AS seq) FROM file_states f, range(10000) t(i)`)
 	write(t, tr, line("r1", "RunFinished", 99, `{"status":"success"}`), os.O_APPEND)
 	ingestPaths(t, st, tr)
 	if n := scalar[int64](t, st, `SELECT count(*) FROM file_states`); n != 1 {

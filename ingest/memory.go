@@ -3,7 +3,6 @@ package ingest
 import (
 	"bufio"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -67,11 +66,11 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 
 	// RESET does not restore the previous limit in DuckDB 1.1.2, so the
 	// old value is put back by hand for the queries that follow.
-	var before string
-	if err := st.Conn.QueryRowContext(ctx, "SELECT current_setting('memory_limit')").Scan(&before); err != nil {
+	before, err := st.MemoryLimit(ctx)
+	if err != nil {
 		return nil, err
 	}
-	restore := func() { st.Conn.ExecContext(context.WithoutCancel(ctx), "SET memory_limit = "+quoteSQL(before)) }
+	restore := func() { st.SetMemoryLimit(context.WithoutCancel(ctx), before) }
 
 	var done tally // committed by attempts that then failed
 	var replaced, moved []Replacement
@@ -128,30 +127,22 @@ func (r *Result) merge(done tally, replaced, moved []Replacement, txns int) {
 }
 
 func learnedLimit(ctx context.Context, st *query.Store) (int64, error) {
-	var v string
-	err := st.Conn.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, learnedLimitKey).Scan(&v)
+	v, ok, err := st.Setting(ctx, learnedLimitKey)
 	if err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return 0, nil
-		}
 		return 0, fmt.Errorf("reading ingest state: %w", err)
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 {
+	if !ok || err != nil || n < 0 {
 		return 0, nil // not ours to fail on: the default applies
 	}
 	return n, nil
 }
 
 func saveLearnedLimit(ctx context.Context, st *query.Store, n int64) error {
-	for _, q := range []string{"BEGIN TRANSACTION", `DELETE FROM meta WHERE key = '` + learnedLimitKey + `'`,
-		fmt.Sprintf(`INSERT INTO meta VALUES ('%s', '%d')`, learnedLimitKey, n), "COMMIT"} {
-		if _, err := st.Conn.ExecContext(ctx, q); err != nil {
-			st.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-			return fmt.Errorf("saving the memory limit ingest needed: %w", err)
-		}
+	if err := st.SaveSetting(ctx, learnedLimitKey, strconv.FormatInt(n, 10)); err != nil {
+		return fmt.Errorf("saving the memory limit ingest needed: %w", err)
 	}
-	return st.Checkpoint(ctx)
+	return nil
 }
 
 // memoryCeiling is the most memory an ingest may give DuckDB: DuckDB's own

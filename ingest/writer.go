@@ -6,10 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
-
-	"github.com/duckdb/duckdb-go/v2"
 
 	"github.com/orchstat/orchstat/query"
 )
@@ -113,8 +110,8 @@ type writer struct {
 	// firstSeq is seq before this ingest wrote any state.
 	firstSeq int64
 
-	inTxn       bool
-	txnBytes    int // payload bytes in the open transaction
+	tx          *query.Tx // the open transaction, if any
+	txnBytes    int       // payload bytes in the open transaction
 	maxTxnBytes int
 	commits     int
 	memLimit    int64 // DuckDB's memory_limit as last set
@@ -126,7 +123,7 @@ type writer struct {
 
 // setMemoryLimit sets DuckDB's buffer pool size for the ingest.
 func (w *writer) setMemoryLimit(ctx context.Context, n int64) error {
-	if _, err := w.st.Conn.ExecContext(ctx, fmt.Sprintf("SET memory_limit = '%dB'", n)); err != nil {
+	if err := w.st.SetMemoryLimit(ctx, fmt.Sprintf("%dB", n)); err != nil {
 		return fmt.Errorf("setting DuckDB's memory limit to %d bytes: %w", n, err)
 	}
 	w.memLimit = n
@@ -138,9 +135,11 @@ func newWriter(ctx context.Context, st *query.Store, opts Options) (*writer, err
 	if w.maxTxnBytes <= 0 {
 		w.maxTxnBytes = defaultTxnBytes
 	}
-	if err := st.Conn.QueryRowContext(ctx, `SELECT greatest((SELECT coalesce(max(seq), 0) FROM file_states), (SELECT coalesce(max(seq), 0) FROM dir_states))`).Scan(&w.seq); err != nil {
+	seq, err := st.LastStateSeq(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("reading ingest state: %w", err)
 	}
+	w.seq = seq
 	w.firstSeq = w.seq
 	return w, nil
 }
@@ -156,7 +155,6 @@ func (w *writer) close() {
 // committing small batches instead sent every row through the WAL and
 // rewrote the last partial row group at every checkpoint.
 func (w *writer) write(ctx context.Context, b *batch) (err error) {
-	conn := w.st.Conn
 	// A value is stored whole in one block, and a checkpoint needs room for
 	// it and its compressed copy: a pool smaller than that fails with a
 	// fatal error that invalidates the database. Lines of up to 64 MiB are
@@ -174,11 +172,12 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 		w.rollback(ctx)
 		return err
 	}
-	if !w.inTxn {
-		if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+	if w.tx == nil {
+		tx, err := w.st.Begin(ctx)
+		if err != nil {
 			return err
 		}
-		w.inTxn, w.txnBytes = true, 0
+		w.tx, w.txnBytes = tx, 0
 	}
 	defer func() {
 		if err != nil {
@@ -186,15 +185,10 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 			err = w.wrap(err)
 		}
 	}()
-	if len(b.deletes) > 0 {
-		in := idList(b.deletes)
-		for _, t := range query.FileTables {
-			if _, err := conn.ExecContext(ctx, "DELETE FROM "+t.Name+" WHERE file_id IN ("+in+")"); err != nil {
-				return err
-			}
-		}
+	if err := w.tx.DeleteFiles(ctx, b.deletes); err != nil {
+		return err
 	}
-	if err := appendEvents(w.st, b); err != nil {
+	if err := appendEvents(w.tx, b); err != nil {
 		return err
 	}
 	now := w.now().UTC()
@@ -208,7 +202,7 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 				r[len(r)-1] = now
 			}
 		}
-		if err := appendRows(w.st, t.Name, rs); err != nil {
+		if err := w.tx.Append(t.Name, rs); err != nil {
 			return err
 		}
 	}
@@ -221,7 +215,7 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 			s.offset, s.lines, int32(s.headLen), s.headHash, s.events, s.quarantined, now, s.pairing})
 	}
 	if len(frs) > 0 {
-		if err := appendRows(w.st, query.FileStates.Name, frs); err != nil {
+		if err := w.tx.Append(query.FileStates.Name, frs); err != nil {
 			return err
 		}
 	}
@@ -231,7 +225,7 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 		drs = append(drs, []driver.Value{w.seq, d.dir, d.mtime})
 	}
 	if len(drs) > 0 {
-		if err := appendRows(w.st, query.DirStates.Name, drs); err != nil {
+		if err := w.tx.Append(query.DirStates.Name, drs); err != nil {
 			return err
 		}
 	}
@@ -248,7 +242,7 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 // replays after a crash; DuckDB checkpoints the log into the file as it
 // grows and when the store is closed.
 func (w *writer) commit(ctx context.Context) (err error) {
-	if !w.inTxn {
+	if w.tx == nil {
 		return nil
 	}
 	w.hook("before-commit")
@@ -256,11 +250,11 @@ func (w *writer) commit(ctx context.Context) (err error) {
 		w.rollback(ctx)
 		return err
 	}
-	if _, err := w.st.Conn.ExecContext(ctx, "COMMIT"); err != nil {
+	if err := w.tx.Commit(ctx); err != nil {
 		w.rollback(ctx)
 		return w.wrap(err)
 	}
-	w.inTxn = false
+	w.tx = nil
 	w.commits++
 	w.committed.add(w.txn)
 	w.txn = tally{}
@@ -285,72 +279,22 @@ func (w *writer) wrap(err error) error {
 }
 
 func (w *writer) rollback(ctx context.Context) {
-	if w.inTxn {
-		w.st.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-		w.inTxn = false
+	if w.tx != nil {
+		w.tx.Rollback(ctx)
+		w.tx = nil
 	}
 	w.txn = tally{}
 }
 
-func idList(ids []int32) string {
-	var sb strings.Builder
-	for i, id := range ids {
-		if i > 0 {
-			sb.WriteByte(',')
-		}
-		fmt.Fprint(&sb, id)
-	}
-	return sb.String()
-}
-
-// appendRows and appendEvents hand rows to DuckDB through its Appender,
-// inside the writer's open transaction. A table function that DuckDB scans
-// on all its threads (duckdb-go's ParallelChunkTableFunction) measured the
-// same on the benchmark corpus, and Arrow needs a build tag; see
-// benchmarks/RESULTS.md. The Appender encodes what it is given for a JSON
-// column as JSON, so no column orchstat writes is JSON (see query.Events).
-func appendRows(st *query.Store, table string, rs [][]driver.Value) error {
-	return st.Conn.Raw(func(dc any) error {
-		a, err := duckdb.NewAppenderFromConn(dc.(driver.Conn), "", table)
-		if err != nil {
-			return err
-		}
-		for _, r := range rs {
-			// Paths, and anything else taken from file names or records,
-			// may not be UTF-8; see query.StoreString.
-			for i, v := range r {
-				if s, ok := v.(string); ok {
-					r[i] = query.StoreString(s)
-				}
-			}
-			if err := a.AppendRow(r...); err != nil {
-				a.Close()
-				return fmt.Errorf("appending to %s: %w", table, err)
-			}
-		}
-		return a.Close()
-	})
-}
-
-func appendEvents(st *query.Store, b *batch) error {
+// appendEvents hands the batch's events to the open transaction as they
+// lie in the chunks, without gathering them first.
+func appendEvents(tx *query.Tx, b *batch) error {
 	if b.nEvents == 0 {
 		return nil
 	}
-	return st.Conn.Raw(func(dc any) error {
-		a, err := duckdb.NewAppenderFromConn(dc.(driver.Conn), "", query.Events.Name)
-		if err != nil {
-			return err
-		}
-		err = b.eachEvent(func(file int32, e *eventRow) error {
-			if err := a.AppendRow(file, e.line, e.runID, e.ts, e.typ, e.sv, e.payload); err != nil {
-				return fmt.Errorf("appending events: %w", err)
-			}
-			return nil
+	return tx.AppendEach(query.Events.Name, func(add func(...driver.Value) error) error {
+		return b.eachEvent(func(file int32, e *eventRow) error {
+			return add(file, e.line, e.runID, e.ts, e.typ, e.sv, e.payload)
 		})
-		if err != nil {
-			a.Close()
-			return err
-		}
-		return a.Close()
 	})
 }

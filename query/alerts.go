@@ -42,9 +42,9 @@ type sampleKey struct {
 	records bool
 }
 
-// NewSampler returns a Sampler reading q as of now.
-func NewSampler(q querier, now time.Time) *Sampler {
-	return &Sampler{q: q, now: now, metrics: map[sampleKey]reports.Metrics{}}
+// NewSampler returns a Sampler reading st as of now.
+func NewSampler(st *Store, now time.Time) *Sampler {
+	return &Sampler{q: st.conn, now: now, metrics: map[sampleKey]reports.Metrics{}}
 }
 
 // Samples computes a rule's metric over its window, one sample per label
@@ -210,7 +210,7 @@ func asFloat(v any) *float64 {
 
 // LoadAlerts reads the alerts saved by the last check, by rule.
 func LoadAlerts(ctx context.Context, st *Store) (map[string][]rules.Alert, error) {
-	rs, err := st.Conn.QueryContext(ctx, `SELECT rule, fingerprint, labels, state, active_at, fired_at, resolved_at,
+	rs, err := st.conn.QueryContext(ctx, `SELECT rule, fingerprint, labels, state, active_at, fired_at, resolved_at,
 		last_eval_at, keep_firing_since, checks, value, numerator, denominator, no_data FROM alert_state ORDER BY rule, fingerprint`)
 	if err != nil {
 		return nil, fmt.Errorf("reading alert state: %w", err)
@@ -241,7 +241,7 @@ func LoadAlerts(ctx context.Context, st *Store) (map[string][]rules.Alert, error
 
 // saveAlerts replaces the saved alerts, inside the caller's transaction.
 func saveAlerts(ctx context.Context, st *Store, alerts []rules.Alert) error {
-	if _, err := st.Conn.ExecContext(ctx, "DELETE FROM alert_state"); err != nil {
+	if _, err := st.conn.ExecContext(ctx, "DELETE FROM alert_state"); err != nil {
 		return err
 	}
 	for _, a := range alerts {
@@ -250,7 +250,7 @@ func saveAlerts(ctx context.Context, st *Store, alerts []rules.Alert) error {
 		if err != nil {
 			return err
 		}
-		if _, err := st.Conn.ExecContext(ctx, `INSERT INTO alert_state VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		if _, err := st.conn.ExecContext(ctx, `INSERT INTO alert_state VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			a.Rule, a.Fingerprint, string(labels), string(state), tArg(a.ActiveAt), tArg(a.FiredAt), tArg(a.ResolvedAt),
 			tArg(a.LastEvalAt), tArg(a.KeepFiringSince), a.Checks, fArg(a.Value), fArg(a.Numerator), fArg(a.Denominator), a.NoData); err != nil {
 			return err

@@ -99,7 +99,7 @@ type auditRun struct {
 	attempts []auditAttempt // by attempt number
 }
 
-// FactoryAudit computes seed 003's retry audit over the factory's record
+// factoryAudit computes seed 003's retry audit over the factory's record
 // runs (the attempt_runs view, system 'factory') and their attempts (the
 // attempts view), under f.
 //
@@ -133,7 +133,7 @@ type auditRun struct {
 //     command_timeout (retry.ClassifyFactory: exit code -1 and
 //     "[TIMEOUT]"), whatever stage the factory reported.
 //   - "Retried" counts failures another attempt of the run follows.
-func FactoryAudit(ctx context.Context, q Querier, f Filter) (*reports.FactoryAudit, error) {
+func factoryAudit(ctx context.Context, q querier, f Filter) (*reports.FactoryAudit, error) {
 	runs, err := auditRuns(ctx, q, f)
 	if err != nil {
 		return nil, err
@@ -161,7 +161,7 @@ func auditScope(f Filter, window bool) (string, []any) {
 	  WHERE r.system = 'factory')`, args
 }
 
-func auditRuns(ctx context.Context, q Querier, f Filter) ([]auditRun, error) {
+func auditRuns(ctx context.Context, q querier, f Filter) ([]auditRun, error) {
 	cte, args := auditScope(f, true)
 	rs, err := q.QueryContext(ctx, `WITH `+cte+`
 	SELECT rr.run_id, rr.item, a.attempt, a.passed, coalesce(a.stage, ''), coalesce(a.class, ''), coalesce(a.signature, ''),
@@ -199,7 +199,7 @@ func auditRuns(ctx context.Context, q Querier, f Filter) ([]auditRun, error) {
 
 // undatedRuns counts the factory runs without a start, under f's
 // conditions other than its window.
-func undatedRuns(ctx context.Context, q Querier, f Filter) (int64, error) {
+func undatedRuns(ctx context.Context, q querier, f Filter) (int64, error) {
 	cte, args := auditScope(f, false)
 	rs, err := q.QueryContext(ctx, `WITH `+cte+` SELECT count(*) FROM rr JOIN attempt_runs r USING (system, run_id)
 	  WHERE r.started_at IS NULL AND NOT EXISTS (

@@ -188,7 +188,7 @@ func TestFactoryAuditFixtures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := query.FactoryAudit(ctx, st.Conn, tt.filter)
+			got, err := st.FactoryAudit(ctx, tt.filter)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -473,7 +473,7 @@ func TestFactoryAuditRealData(t *testing.T) {
 	runs := realRuns(t)
 	want := expectAudit(runs)
 	st := auditStore(t, auditRealData)
-	got, err := query.FactoryAudit(context.Background(), st.Conn, query.Filter{})
+	got, err := st.FactoryAudit(context.Background(), query.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 func (s *Store) Clear(ctx context.Context) error {
 	return s.inTransaction(ctx, "clearing the store", func() error {
 		var tables []string
-		err := eachRow(ctx, s.Conn, "listing the tables", `SELECT schema_name, table_name FROM duckdb_tables()
+		err := eachRow(ctx, s.conn, "listing the tables", `SELECT schema_name, table_name FROM duckdb_tables()
 			WHERE database_name = current_database() AND NOT temporary AND table_name <> 'meta'`, nil,
 			func(rs *sql.Rows) error {
 				var schema, name string
@@ -28,7 +28,7 @@ func (s *Store) Clear(ctx context.Context) error {
 			return err
 		}
 		for _, t := range tables {
-			if _, err := s.Conn.ExecContext(ctx, "DELETE FROM "+t); err != nil {
+			if _, err := s.conn.ExecContext(ctx, "DELETE FROM "+t); err != nil {
 				return err
 			}
 		}

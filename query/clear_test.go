@@ -20,22 +20,22 @@ func TestClear(t *testing.T) {
 	if _, err := RecordExecInvocation(ctx, st, ExecInvocation{StartedAt: now, FinishedAt: now, Command: "make", Dir: "/a"}, 5); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Conn.ExecContext(ctx, `INSERT INTO file_states (seq, file_id, path, kind) VALUES (1, 1, '/x/trace.jsonl', 'trace')`); err != nil {
+	if _, err := st.conn.ExecContext(ctx, `INSERT INTO file_states (seq, file_id, path, kind) VALUES (1, 1, '/x/trace.jsonl', 'trace')`); err != nil {
 		t.Fatal(err)
 	}
 	var meta int
-	if err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM meta`).Scan(&meta); err != nil || meta == 0 {
+	if err := st.conn.QueryRowContext(ctx, `SELECT count(*) FROM meta`).Scan(&meta); err != nil || meta == 0 {
 		t.Fatalf("meta: %d, %v", meta, err)
 	}
 	if err := st.Clear(ctx); err != nil {
 		t.Fatal(err)
 	}
 	var rows int
-	if err := st.Conn.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM exec_invocations) + (SELECT count(*) FROM file_states)`).Scan(&rows); err != nil || rows != 0 {
+	if err := st.conn.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM exec_invocations) + (SELECT count(*) FROM file_states)`).Scan(&rows); err != nil || rows != 0 {
 		t.Errorf("after Clear: %d rows, %v", rows, err)
 	}
 	var after int
-	if err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM meta`).Scan(&after); err != nil || after != meta {
+	if err := st.conn.QueryRowContext(ctx, `SELECT count(*) FROM meta`).Scan(&after); err != nil || after != meta {
 		t.Errorf("meta after Clear: %d rows, want %d (%v)", after, meta, err)
 	}
 	st.Close()

@@ -19,15 +19,15 @@ import (
 // cores instead. The store's thread count is restored afterwards.
 func (s *Store) ReportConcurrently(ctx context.Context, f Filter) (*reports.Report, error) {
 	var threads int64
-	if err := s.Conn.QueryRowContext(ctx, `SELECT current_setting('threads')`).Scan(&threads); err != nil {
+	if err := s.conn.QueryRowContext(ctx, `SELECT current_setting('threads')`).Scan(&threads); err != nil {
 		return nil, fmt.Errorf("reading DuckDB's thread count: %w", err)
 	}
-	if _, err := s.Conn.ExecContext(ctx, `SET threads = 1`); err != nil {
+	if _, err := s.conn.ExecContext(ctx, `SET threads = 1`); err != nil {
 		return nil, err
 	}
-	defer s.Conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`SET threads = %d`, threads))
+	defer s.conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`SET threads = %d`, threads))
 	r, parts := reportParts(f)
-	if err := runParts(ctx, s.DB, min(runtime.NumCPU(), len(parts)), parts); err != nil {
+	if err := runParts(ctx, s.db, min(runtime.NumCPU(), len(parts)), parts); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -22,12 +22,12 @@ func TestReportConcurrentlyIsReport(t *testing.T) {
 	}
 	threads := func(set string) string {
 		if set != "" {
-			if _, err := st.Conn.ExecContext(ctx, "SET threads = "+set); err != nil {
+			if _, err := query.ConnOf(st).ExecContext(ctx, "SET threads = "+set); err != nil {
 				t.Fatal(err)
 			}
 		}
 		var n string
-		if err := st.Conn.QueryRowContext(ctx, `SELECT current_setting('threads')`).Scan(&n); err != nil {
+		if err := query.ConnOf(st).QueryRowContext(ctx, `SELECT current_setting('threads')`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
@@ -35,7 +35,7 @@ func TestReportConcurrentlyIsReport(t *testing.T) {
 	since := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, f := range []query.Filter{{}, {Provider: "anthropic"}, {Since: &since}, {Runs: []string{"nope"}}} {
 		threads("1")
-		want, err := query.Report(ctx, st.Conn, f)
+		want, err := st.Report(ctx, f)
 		if err != nil {
 			t.Fatal(err)
 		}

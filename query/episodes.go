@@ -23,7 +23,7 @@ import (
 // are rounded down.
 const MaxRecordedRetries = 100
 
-// Episodes builds the recorded failure episodes of the runs f selects, in
+// episodes builds the recorded failure episodes of the runs f selects, in
 // (Time, ID) order (Kind breaks the tie that cannot happen between kinds'
 // ID shapes). As in Metrics, a selected run brings all its episodes: the
 // Provider filter selects runs, not requests.
@@ -40,7 +40,7 @@ const MaxRecordedRetries = 100
 // classify turns a failed request's last error text into its class; it is
 // called once per distinct text, so it must be a pure function. A nil
 // classify leaves classes empty.
-func Episodes(ctx context.Context, q querier, f Filter, classify func(string) retry.Class) ([]replay.Episode, error) {
+func episodes(ctx context.Context, q querier, f Filter, classify func(string) retry.Class) ([]replay.Episode, error) {
 	l2, err := l2Episodes(ctx, q, f)
 	if err != nil {
 		return nil, err

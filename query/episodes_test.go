@@ -127,7 +127,7 @@ func readTrace(t *testing.T, run string) []traceLine {
 func fileID(t *testing.T, st *query.Store, run string) int {
 	t.Helper()
 	var id int
-	err := st.Conn.QueryRowContext(context.Background(),
+	err := query.ConnOf(st).QueryRowContext(context.Background(),
 		`SELECT file_id FROM files WHERE path LIKE ?`, "%/"+epDir(run)+"/trace.jsonl").Scan(&id)
 	if err != nil {
 		t.Fatal(err)
@@ -288,7 +288,7 @@ func TestEpisodes(t *testing.T) {
 	ctx := context.Background()
 	st := openIngested(t, epRuns)
 	cl := &classifyRecorder{}
-	all, err := query.Episodes(ctx, st.Conn, query.Filter{}, cl.classify)
+	all, err := st.Episodes(ctx, query.Filter{}, cl.classify)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,9 +335,9 @@ func TestEpisodes(t *testing.T) {
 	})
 
 	t.Run("arrow and database/sql read alike", func(t *testing.T) {
-		// st.Conn exposes its driver, so Episodes reads provider rows
+		// The store's connection exposes its driver, so Episodes reads provider rows
 		// through Arrow; hiding it makes Episodes use database/sql.
-		viaSQL, err := query.Episodes(ctx, plainQuerier{st.Conn}, query.Filter{}, (&classifyRecorder{}).classify)
+		viaSQL, err := query.EpisodesOn(ctx, plainQuerier{query.ConnOf(st)}, query.Filter{}, (&classifyRecorder{}).classify)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -410,7 +410,7 @@ func TestEpisodes(t *testing.T) {
 				t.Errorf("%s: success %v, final class %q", e.ID, e.Success, c)
 			}
 		}
-		none, err := query.Episodes(ctx, st.Conn, query.Filter{Runs: []string{runS}}, nil)
+		none, err := st.Episodes(ctx, query.Filter{Runs: []string{runS}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -535,7 +535,7 @@ func TestEpisodes(t *testing.T) {
 	t.Run("filter", func(t *testing.T) {
 		count := func(f query.Filter) map[string]int {
 			t.Helper()
-			eps, err := query.Episodes(ctx, st.Conn, f, cl.classify)
+			eps, err := st.Episodes(ctx, f, cl.classify)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -621,7 +621,7 @@ func TestEpisodesRunTotalCost(t *testing.T) {
 	write("1000", `{"runId":"1000","costs":{"perProvider":{},"totals":{"estimatedCostUsd":0.7}}}`)
 	write("2000", `{"runId":"2000","costs":{"perProvider":{"openai":{"estimatedCostUsd":0.07}},"totals":{"estimatedCostUsd":0.5}}}`)
 	st := openIngested(t, root)
-	eps, err := query.Episodes(ctx, st.Conn, query.Filter{}, nil)
+	eps, err := st.Episodes(ctx, query.Filter{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -673,7 +673,7 @@ func BenchmarkEpisodes(b *testing.B) {
 		fmt.Sprintf(`INSERT INTO summaries (file_id, run_id, cost_usd) SELECT 2, 'r' || i, 0.25 FROM range(%d) t(i)`, runs),
 		fmt.Sprintf(`INSERT INTO summary_costs (file_id, run_id, provider, cost_usd) SELECT 2, 'r' || i, 'openai', 0.1 FROM range(%d) t(i)`, runs),
 	} {
-		if _, err := st.Conn.ExecContext(ctx, s); err != nil {
+		if _, err := query.ConnOf(st).ExecContext(ctx, s); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -681,11 +681,11 @@ func BenchmarkEpisodes(b *testing.B) {
 	for _, path := range []struct {
 		name string
 		q    query.Querier
-	}{{"arrow", st.Conn}, {"sql", plainQuerier{st.Conn}}} {
+	}{{"arrow", query.ConnOf(st)}, {"sql", plainQuerier{query.ConnOf(st)}}} {
 		b.Run("rows=1M/path="+path.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				eps, err := query.Episodes(ctx, path.q, query.Filter{}, classify)
+				eps, err := query.EpisodesOn(ctx, path.q, query.Filter{}, classify)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -709,15 +709,15 @@ func TestEpisodesAgreeWithMetrics(t *testing.T) {
 		}
 		t.Run(ds.name, func(t *testing.T) {
 			st := openIngested(t, ds.dir)
-			m, err := query.Metrics(ctx, st.Conn, query.Filter{})
+			m, err := st.Metrics(ctx, query.Filter{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			eps, err := query.Episodes(ctx, st.Conn, query.Filter{}, func(string) retry.Class { return retry.ClassUnknown })
+			eps, err := st.Episodes(ctx, query.Filter{}, func(string) retry.Class { return retry.ClassUnknown })
 			if err != nil {
 				t.Fatal(err)
 			}
-			viaSQL, err := query.Episodes(ctx, plainQuerier{st.Conn}, query.Filter{}, func(string) retry.Class { return retry.ClassUnknown })
+			viaSQL, err := query.EpisodesOn(ctx, plainQuerier{query.ConnOf(st)}, query.Filter{}, func(string) retry.Class { return retry.ClassUnknown })
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -30,14 +30,14 @@ type ExecInvocation struct {
 func RecordExecInvocation(ctx context.Context, st *Store, inv ExecInvocation, n int) ([]bool, error) {
 	var out []bool
 	err := st.inTransaction(ctx, "recording the exec invocation", func() error {
-		if _, err := st.Conn.ExecContext(ctx, `INSERT INTO exec_invocations
+		if _, err := st.conn.ExecContext(ctx, `INSERT INTO exec_invocations
 			(started_at, finished_at, run_id, op, command, success, attempts, reason, dir) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			inv.StartedAt.UTC(), inv.FinishedAt.UTC(), StoreString(inv.RunID), inv.Op, StoreString(inv.Command), inv.Success, inv.Attempts, inv.Reason,
 			StoreString(inv.Dir)); err != nil {
 			return err
 		}
 		var err error
-		out, err = RecentExecOutcomes(ctx, st.Conn, inv.Command, inv.Dir, n)
+		out, err = recentExecOutcomes(ctx, st.conn, inv.Command, inv.Dir, n)
 		return err
 	})
 	return out, err
@@ -49,7 +49,7 @@ func RecordExecInvocation(ctx context.Context, st *Store, inv ExecInvocation, n 
 func ResetExecCascade(ctx context.Context, st *Store, command, dir string) (int64, error) {
 	var n int64
 	err := st.inTransaction(ctx, "resetting the exec cascade", func() error {
-		r, err := st.Conn.ExecContext(ctx, `DELETE FROM exec_invocations WHERE $1 = '' OR (command = $1 AND dir = $2)`,
+		r, err := st.conn.ExecContext(ctx, `DELETE FROM exec_invocations WHERE $1 = '' OR (command = $1 AND dir = $2)`,
 			StoreString(command), StoreString(dir))
 		if err != nil {
 			return err
@@ -60,12 +60,12 @@ func ResetExecCascade(ctx context.Context, st *Store, command, dir string) (int6
 	return n, err
 }
 
-// RecentExecOutcomes is whether each of the last n invocations of command
+// recentExecOutcomes is whether each of the last n invocations of command
 // in dir failed, oldest first, as retry.Cascade.Detect reads them; n <= 0
 // is every such invocation. The last are those that finished last;
 // invocations that finished in the same microsecond keep the order they
 // were recorded in.
-func RecentExecOutcomes(ctx context.Context, q querier, command, dir string, n int) ([]bool, error) {
+func recentExecOutcomes(ctx context.Context, q querier, command, dir string, n int) ([]bool, error) {
 	limit := ""
 	if n > 0 {
 		limit = fmt.Sprintf(" LIMIT %d", n)

@@ -19,7 +19,7 @@ func TestExecInvocations(t *testing.T) {
 	}
 	defer st.Close()
 
-	if got, err := RecentExecOutcomes(ctx, st.Conn, "go test ./...", "/src", 5); err != nil || len(got) != 0 {
+	if got, err := recentExecOutcomes(ctx, st.conn, "go test ./...", "/src", 5); err != nil || len(got) != 0 {
 		t.Fatalf("empty store: %v, %v", got, err)
 	}
 	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
@@ -44,7 +44,7 @@ func TestExecInvocations(t *testing.T) {
 	if want := []bool{false, false, false, false, true, true}; !slices.Equal(cascades, want) {
 		t.Errorf("cascade after each = %v, want %v", cascades, want)
 	}
-	all, err := RecentExecOutcomes(ctx, st.Conn, "go test ./...", "/src", 0)
+	all, err := recentExecOutcomes(ctx, st.conn, "go test ./...", "/src", 0)
 	if err != nil || len(all) != len(outcomes) {
 		t.Fatalf("every invocation: %v, %v", all, err)
 	}
@@ -61,14 +61,14 @@ func TestExecInvocations(t *testing.T) {
 	if _, err := RecordExecInvocation(ctx, st, ExecInvocation{StartedAt: t0, FinishedAt: same.Add(-time.Minute), Success: true}, 0); err != nil {
 		t.Fatal(err)
 	}
-	got, err := RecentExecOutcomes(ctx, st.Conn, "", "", 4)
+	got, err := recentExecOutcomes(ctx, st.conn, "", "", 4)
 	if want := []bool{false, true, false, true}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("ties: %v, %v; want %v", got, err, want)
 	}
 
 	var n int
 	var cmd string
-	if err := st.Conn.QueryRowContext(ctx, `SELECT count(*), max(command) FROM exec_invocations`).Scan(&n, &cmd); err != nil || n != 10 || cmd != "go test ./..." {
+	if err := st.conn.QueryRowContext(ctx, `SELECT count(*), max(command) FROM exec_invocations`).Scan(&n, &cmd); err != nil || n != 10 || cmd != "go test ./..." {
 		t.Errorf("stored %d rows, command %q, %v", n, cmd, err)
 	}
 }
@@ -92,7 +92,7 @@ func TestExecInvocationDurable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	got, err := RecentExecOutcomes(ctx, st.Conn, "", "", 5)
+	got, err := recentExecOutcomes(ctx, st.conn, "", "", 5)
 	if err != nil || !slices.Equal(got, []bool{true}) {
 		t.Fatalf("after reopening: %v, %v", got, err)
 	}
@@ -139,10 +139,10 @@ func TestExecCascadePerCommandAndDir(t *testing.T) {
 	if n, err := ResetExecCascade(ctx, st, "make", "/b"); err != nil || n != 3 {
 		t.Fatalf("reset make in /b: %d, %v", n, err)
 	}
-	if got, err := RecentExecOutcomes(ctx, st.Conn, "make", "/b", 0); err != nil || len(got) != 0 {
+	if got, err := recentExecOutcomes(ctx, st.conn, "make", "/b", 0); err != nil || len(got) != 0 {
 		t.Errorf("after the reset: %v, %v", got, err)
 	}
-	if got, _ := RecentExecOutcomes(ctx, st.Conn, "make", "/a", 0); len(got) != 2 {
+	if got, _ := recentExecOutcomes(ctx, st.conn, "make", "/a", 0); len(got) != 2 {
 		t.Errorf("the reset of /b touched /a: %v", got)
 	}
 	if n, err := ResetExecCascade(ctx, st, "", ""); err != nil || n != 5 {
@@ -164,7 +164,7 @@ func TestExecInvocationsOldStore(t *testing.T) {
 		`INSERT INTO exec_invocations VALUES (now(), now(), 'r', 'build', 'make', false, 1, 'max_retries')`,
 		// As an older orchstat's schema left it.
 		`UPDATE meta SET value = 'older' WHERE key = 'schema_hash'`} {
-		if _, err := old.Conn.ExecContext(ctx, q); err != nil {
+		if _, err := old.conn.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -85,7 +85,7 @@ func TestProviderFilterCountsThatProvidersRequests(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run("provider="+tt.provider, func(t *testing.T) {
-			r, err := query.Report(ctx, st.Conn, query.Filter{Provider: tt.provider})
+			r, err := st.Report(ctx, query.Filter{Provider: tt.provider})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -182,7 +182,7 @@ func TestUndatedRunsAndQueuedTasks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := query.Report(ctx, st.Conn, tt.f)
+			r, err := st.Report(ctx, tt.f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -198,7 +198,7 @@ func TestUndatedRunsAndQueuedTasks(t *testing.T) {
 
 	// An alert rule's time window holds the runs that started in it: the
 	// files' modification time is no start.
-	s := query.NewSampler(st.Conn, mtime.Add(time.Hour))
+	s := query.NewSampler(st, mtime.Add(time.Hour))
 	day := rules.Window{Duration: 24 * time.Hour}
 	samples, err := s.Samples(ctx, &rules.Rule{Name: "records", Metric: "record_runs", Window: day})
 	if err != nil {

@@ -90,7 +90,7 @@ func TestLiveForeignLogIsNotSetAside(t *testing.T) {
 	}
 	defer st.Close()
 	var x int
-	if err := st.Conn.QueryRowContext(ctx, `SELECT x FROM mine`).Scan(&x); err != nil || x != 42 {
+	if err := st.conn.QueryRowContext(ctx, `SELECT x FROM mine`).Scan(&x); err != nil || x != 42 {
 		t.Fatalf("foreign data lost: %v %v", x, err)
 	}
 }
@@ -116,7 +116,7 @@ func TestForeignCrashLogIsReplayed(t *testing.T) {
 		t.Error("a foreign log was treated as orchstat's")
 	}
 	var x int
-	if err := st.Conn.QueryRowContext(ctx, `SELECT x FROM mine`).Scan(&x); err != nil || x != 42 {
+	if err := st.conn.QueryRowContext(ctx, `SELECT x FROM mine`).Scan(&x); err != nil || x != 42 {
 		t.Fatalf("the foreign client's committed table is gone: %v %v", x, err)
 	}
 }

@@ -94,7 +94,7 @@ func TestReadersShareTheStore(t *testing.T) {
 		t.Fatalf("a second reader waited for the first: %v", err)
 	}
 	var one int
-	if err := r2.Conn.QueryRowContext(context.Background(), "SELECT 1").Scan(&one); err != nil {
+	if err := r2.conn.QueryRowContext(context.Background(), "SELECT 1").Scan(&one); err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan error, 1)
@@ -155,12 +155,12 @@ func TestSnapshotReadersHoldNoLock(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a writer waited for a snapshot reader: %v", err)
 	}
-	if _, err := w.Conn.ExecContext(ctx, `INSERT INTO meta VALUES ('written', 'after the snapshot')`); err != nil {
+	if _, err := w.conn.ExecContext(ctx, `INSERT INTO meta VALUES ('written', 'after the snapshot')`); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()
 	var n int
-	if err := r.Conn.QueryRowContext(ctx, `SELECT count(*) FROM meta WHERE key = 'written'`).Scan(&n); err != nil {
+	if err := r.conn.QueryRowContext(ctx, `SELECT count(*) FROM meta WHERE key = 'written'`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	if n != 0 {

@@ -178,9 +178,6 @@ func ratio(num, den float64) reports.Metric {
 	return m
 }
 
-// Querier is satisfied by *sql.Conn and *sql.DB.
-type Querier = querier
-
 // querier is satisfied by *sql.Conn and *sql.DB.
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -246,8 +243,8 @@ func EmptyMetrics() reports.Metrics {
 	return m
 }
 
-// Metrics computes the METRICS.md metrics over the filtered runs.
-func Metrics(ctx context.Context, q querier, f Filter) (reports.Metrics, error) {
+// metrics computes the METRICS.md metrics over the filtered runs.
+func metrics(ctx context.Context, q querier, f Filter) (reports.Metrics, error) {
 	all, err := traceMetrics(ctx, q, f)
 	if err != nil {
 		return nil, err
@@ -282,8 +279,8 @@ func overall(m map[string]reports.Metrics) reports.Metrics {
 	return EmptyMetrics()
 }
 
-// Report computes the whole report for the filtered runs.
-func Report(ctx context.Context, q querier, f Filter) (*reports.Report, error) {
+// report computes the whole report for the filtered runs.
+func report(ctx context.Context, q querier, f Filter) (*reports.Report, error) {
 	r, parts := reportParts(f)
 	for _, p := range parts {
 		if err := p(ctx, q); err != nil {
@@ -349,7 +346,7 @@ func systemsAndAudit(ctx context.Context, q querier, f Filter, r *reports.Report
 	for _, s := range r.Systems.BySystem {
 		if s.System == records.Factory {
 			var err error
-			if r.FactoryAudit, err = FactoryAudit(ctx, q, f); err != nil {
+			if r.FactoryAudit, err = factoryAudit(ctx, q, f); err != nil {
 				return err
 			}
 		}
@@ -534,19 +531,19 @@ func eachRow(ctx context.Context, q querier, what, query string, args []any, sca
 	return rs.Err()
 }
 
-// KnownProviders lists the providers a provider filter can name: those
+// knownProviders lists the providers a provider filter can name: those
 // requested or selected in the store's traces, sorted, once each.
-func KnownProviders(ctx context.Context, q Querier) ([]string, error) {
+func knownProviders(ctx context.Context, q querier) ([]string, error) {
 	return strings1(ctx, q, "listing providers", `SELECT DISTINCT p FROM (
 		SELECT provider AS p FROM provider_request_starts
 		UNION ALL SELECT provider FROM provider_request_finishes
 		UNION ALL SELECT provider_id FROM provider_selections) WHERE p IS NOT NULL AND p <> '' ORDER BY p`)
 }
 
-// KnownRuns lists the run ids a run filter can name: orchestrator runs and
+// knownRuns lists the run ids a run filter can name: orchestrator runs and
 // other systems' runs (queued tasks included, as the overview counts them
 // under a run filter), sorted, once each.
-func KnownRuns(ctx context.Context, q Querier) ([]string, error) {
+func knownRuns(ctx context.Context, q querier) ([]string, error) {
 	return strings1(ctx, q, "listing runs", `SELECT DISTINCT run_id FROM (
 		SELECT run_id FROM run_spans UNION ALL SELECT run_id FROM record_runs) WHERE run_id IS NOT NULL ORDER BY run_id`)
 }

@@ -46,9 +46,9 @@ type Delivery struct {
 	At       time.Time `json:"at"`
 }
 
-// LoadNotifyGroups reads when each group was last queued, keyed by
+// loadNotifyGroups reads when each group was last queued, keyed by
 // notify.Notification.Key.
-func LoadNotifyGroups(ctx context.Context, q querier) (map[string]time.Time, error) {
+func loadNotifyGroups(ctx context.Context, q querier) (map[string]time.Time, error) {
 	rs, err := q.QueryContext(ctx, `SELECT receiver, group_key, last_queued_at FROM notify_groups`)
 	if err != nil {
 		return nil, fmt.Errorf("reading notification state: %w", err)
@@ -66,8 +66,8 @@ func LoadNotifyGroups(ctx context.Context, q querier) (map[string]time.Time, err
 	return out, rs.Err()
 }
 
-// PendingNotifications lists the undelivered notifications, oldest first.
-func PendingNotifications(ctx context.Context, q querier) ([]Queued, error) {
+// pendingNotifications lists the undelivered notifications, oldest first.
+func pendingNotifications(ctx context.Context, q querier) ([]Queued, error) {
 	rs, err := q.QueryContext(ctx, `SELECT id, receiver, reason, message, queued_at, attempts
 		FROM notifications WHERE delivered_at IS NULL ORDER BY id`)
 	if err != nil {
@@ -98,17 +98,17 @@ func SaveCheck(ctx context.Context, st *Store, alerts []rules.Alert, queue []not
 		if err := saveAlerts(ctx, st, alerts); err != nil {
 			return err
 		}
-		if _, err := st.Conn.ExecContext(ctx, "DELETE FROM notify_groups"); err != nil {
+		if _, err := st.conn.ExecContext(ctx, "DELETE FROM notify_groups"); err != nil {
 			return err
 		}
 		for key, at := range groups {
 			recv, gk, _ := strings.Cut(key, "\x00")
-			if _, err := st.Conn.ExecContext(ctx, `INSERT INTO notify_groups VALUES (?, ?, ?)`, recv, gk, at.UTC()); err != nil {
+			if _, err := st.conn.ExecContext(ctx, `INSERT INTO notify_groups VALUES (?, ?, ?)`, recv, gk, at.UTC()); err != nil {
 				return err
 			}
 		}
 		var next int64
-		if err := st.Conn.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) + 1 FROM notifications`).Scan(&next); err != nil {
+		if err := st.conn.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) + 1 FROM notifications`).Scan(&next); err != nil {
 			return err
 		}
 		for i, n := range queue {
@@ -116,7 +116,7 @@ func SaveCheck(ctx context.Context, st *Store, alerts []rules.Alert, queue []not
 			if err != nil {
 				return err
 			}
-			if _, err := st.Conn.ExecContext(ctx, `INSERT INTO notifications VALUES (?, ?, ?, ?, ?, ?, ?, 0, NULL, NULL, NULL)`,
+			if _, err := st.conn.ExecContext(ctx, `INSERT INTO notifications VALUES (?, ?, ?, ?, ?, ?, ?, 0, NULL, NULL, NULL)`,
 				next+int64(i), n.Receiver, n.Message.GroupKey, n.Message.Status, n.Reason, string(msg), now.UTC()); err != nil {
 				return err
 			}
@@ -142,18 +142,18 @@ func RecordDeliveries(ctx context.Context, st *Store, ds []Delivery, now time.Ti
 			} else {
 				lastErr = d.Err
 			}
-			if _, err := st.Conn.ExecContext(ctx, `UPDATE notifications SET attempts = attempts + ?, last_attempt_at = ?,
+			if _, err := st.conn.ExecContext(ctx, `UPDATE notifications SET attempts = attempts + ?, last_attempt_at = ?,
 				last_error = ?, delivered_at = ? WHERE id = ? AND delivered_at IS NULL`, d.Attempts, at.UTC(), lastErr, delivered, d.ID); err != nil {
 				return err
 			}
 		}
-		_, err := st.Conn.ExecContext(ctx, `DELETE FROM notifications WHERE delivered_at < ?`, now.Add(-deliveredRetention).UTC())
+		_, err := st.conn.ExecContext(ctx, `DELETE FROM notifications WHERE delivered_at < ?`, now.Add(-deliveredRetention).UTC())
 		return err
 	})
 }
 
-// CountPending is how many notifications wait to be delivered.
-func CountPending(ctx context.Context, q querier) (int, error) {
+// countPending is how many notifications wait to be delivered.
+func countPending(ctx context.Context, q querier) (int, error) {
 	rs, err := q.QueryContext(ctx, `SELECT count(*) FROM notifications WHERE delivered_at IS NULL`)
 	if err != nil {
 		return 0, fmt.Errorf("reading the notification queue: %w", err)
@@ -273,19 +273,19 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // inTransaction runs f in a transaction, committed and checkpointed when f
 // succeeds and rolled back otherwise.
 func (st *Store) inTransaction(ctx context.Context, what string, f func() error) (err error) {
-	if _, err := st.Conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+	if _, err := st.conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	defer func() {
 		if err != nil {
-			st.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+			st.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 			err = fmt.Errorf("%s: %w", what, err)
 		}
 	}()
 	if err := f(); err != nil {
 		return err
 	}
-	if _, err := st.Conn.ExecContext(ctx, "COMMIT"); err != nil {
+	if _, err := st.conn.ExecContext(ctx, "COMMIT"); err != nil {
 		return err
 	}
 	return st.Checkpoint(ctx)

@@ -123,7 +123,7 @@ func TestMetricsAgreeWithReference(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := query.Report(ctx, st.Conn, f)
+				got, err := st.Report(ctx, f)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -67,7 +67,7 @@ func TestCheckReadOnly(t *testing.T) {
 		{"", "empty"},
 		{" ; -- nothing", "empty"},
 	} {
-		err := checkReadOnly(ctx, st.Conn, tc.q)
+		err := checkReadOnly(ctx, st.conn, tc.q)
 		if tc.refused == "" {
 			if err != nil {
 				t.Errorf("%q refused: %v", tc.q, err)
@@ -84,7 +84,7 @@ func TestCheckReadOnly(t *testing.T) {
 	}
 	// Nothing above ran.
 	var n int
-	if err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables() WHERE table_name = 'pwn'`).Scan(&n); err != nil || n != 0 {
+	if err := st.conn.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables() WHERE table_name = 'pwn'`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("a refused statement ran (%d, %v)", n, err)
 	}
 }
@@ -100,11 +100,11 @@ func FuzzCheckReadOnly(f *testing.F) {
 	f.Fuzz(func(t *testing.T, q string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		if checkReadOnly(ctx, st.Conn, q) != nil {
+		if checkReadOnly(ctx, st.conn, q) != nil {
 			return
 		}
 		before := catalog(t, st)
-		if rs, err := st.Conn.QueryContext(ctx, q); err == nil {
+		if rs, err := st.conn.QueryContext(ctx, q); err == nil {
 			rs.Close()
 		}
 		if after := catalog(t, st); after != before {
@@ -115,7 +115,7 @@ func FuzzCheckReadOnly(f *testing.F) {
 
 func catalog(t *testing.T, st *Store) string {
 	var s string
-	err := st.Conn.QueryRowContext(context.Background(), `SELECT coalesce(string_agg(table_name || ':' || estimated_size, ',' ORDER BY table_name), '')
+	err := st.conn.QueryRowContext(context.Background(), `SELECT coalesce(string_agg(table_name || ':' || estimated_size, ',' ORDER BY table_name), '')
 		FROM duckdb_tables()`).Scan(&s)
 	if err != nil {
 		t.Fatal(err)

@@ -260,10 +260,10 @@ type RecordedRuns struct {
 	Unknown map[string]int
 }
 
-// AttemptRuns reads the selected record runs with their attempts, for
+// attemptRuns reads the selected record runs with their attempts, for
 // replay: by system, then batch, then start, so a batch's runs come in the
 // order they ran.
-func AttemptRuns(ctx context.Context, q querier, f Filter) (*RecordedRuns, error) {
+func attemptRuns(ctx context.Context, q querier, f Filter) (*RecordedRuns, error) {
 	cte, args := f.recordScope("''")
 	rs, err := q.QueryContext(ctx, "WITH "+cte+`
 		SELECT r.system, r.run_id, coalesce(r.batch, ''), coalesce(r.max_attempts, 0),

@@ -51,7 +51,7 @@ func TestOldStoreIsRefusedWithAdvice(t *testing.T) {
 	}
 	// Simulate an older store: a table without a column, and another hash.
 	for _, q := range []string{`ALTER TABLE run_spans DROP COLUMN events`, `UPDATE meta SET value = 'old' WHERE key = 'schema_hash'`} {
-		if _, err := st.Conn.ExecContext(ctx, q); err != nil {
+		if _, err := st.conn.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
 		}
 	}

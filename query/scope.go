@@ -37,9 +37,9 @@ func scopedRuns(paths []string) (string, []any) {
 		append(args, args...)
 }
 
-// ScopeOf counts the store's runs, and those of them not found under paths
+// scopeOf counts the store's runs, and those of them not found under paths
 // (none left out when paths is empty: the whole store).
-func ScopeOf(ctx context.Context, q querier, paths []string) (reports.Scope, error) {
+func scopeOf(ctx context.Context, q querier, paths []string) (reports.Scope, error) {
 	sc := reports.Scope{Paths: paths}
 	if sc.Paths == nil {
 		sc.Paths = []string{}
@@ -79,17 +79,17 @@ func (s *Store) Forget(ctx context.Context, paths []string) (Forgotten, error) {
 	cond, args := pathsCond("path", paths)
 	ids := `SELECT DISTINCT file_id FROM file_states WHERE ` + cond
 	fail := func(err error) (Forgotten, error) {
-		s.Conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		s.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		return Forgotten{}, fmt.Errorf("forgetting %s: %w", strings.Join(paths, ", "), cleanDuckErr(err))
 	}
-	if _, err := s.Conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+	if _, err := s.conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return fail(err)
 	}
-	if err := s.Conn.QueryRowContext(ctx, `SELECT count(*) FROM (`+ids+`)`, args...).Scan(&out.Files); err != nil {
+	if err := s.conn.QueryRowContext(ctx, `SELECT count(*) FROM (`+ids+`)`, args...).Scan(&out.Files); err != nil {
 		return fail(err)
 	}
 	for _, t := range FileTables {
-		res, err := s.Conn.ExecContext(ctx, `DELETE FROM `+t.Name+` WHERE file_id IN (`+ids+`)`, args...)
+		res, err := s.conn.ExecContext(ctx, `DELETE FROM `+t.Name+` WHERE file_id IN (`+ids+`)`, args...)
 		if err != nil {
 			return fail(err)
 		}
@@ -107,11 +107,11 @@ func (s *Store) Forget(ctx context.Context, paths []string) (Forgotten, error) {
 		`DELETE FROM file_states WHERE file_id IN (` + ids + `)`,
 		`DELETE FROM dir_states WHERE ` + cond,
 	} {
-		if _, err := s.Conn.ExecContext(ctx, q, args...); err != nil {
+		if _, err := s.conn.ExecContext(ctx, q, args...); err != nil {
 			return fail(err)
 		}
 	}
-	if _, err := s.Conn.ExecContext(ctx, "COMMIT"); err != nil {
+	if _, err := s.conn.ExecContext(ctx, "COMMIT"); err != nil {
 		return fail(err)
 	}
 	return out, s.Checkpoint(ctx)

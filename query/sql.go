@@ -15,22 +15,22 @@ import (
 func ReadOnly(ctx context.Context, st *Store, q string) (reports.Table, error) {
 	var t reports.Table
 	for _, s := range []string{"SET enable_external_access = false", "SET lock_configuration = true"} {
-		if _, err := st.Conn.ExecContext(ctx, s); err != nil {
+		if _, err := st.conn.ExecContext(ctx, s); err != nil {
 			return t, fmt.Errorf("securing the connection: %w", err)
 		}
 	}
-	if err := checkReadOnly(ctx, st.Conn, q); err != nil {
+	if err := checkReadOnly(ctx, st.conn, q); err != nil {
 		return t, err
 	}
-	if text, ok := jsonAsText(ctx, st.Conn, q); ok {
-		t, err := queryTable(ctx, st.Conn, "", text)
+	if text, ok := jsonAsText(ctx, st.conn, q); ok {
+		t, err := queryTable(ctx, st.conn, "", text)
 		// A query the wrapping does not parse in (one that ends in a
 		// comment after its semicolon, say) is run as it was.
 		if err == nil || !strings.Contains(err.Error(), "Parser Error") {
 			return t, err
 		}
 	}
-	return queryTable(ctx, st.Conn, "", q)
+	return queryTable(ctx, st.conn, "", q)
 }
 
 // queryTable runs q and collects its result as a reports.Table.
@@ -73,7 +73,7 @@ func Quarantined(ctx context.Context, st *Store, limit int) (reports.Table, erro
 	if limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
-	return queryTable(ctx, st.Conn, "Quarantined lines", q)
+	return queryTable(ctx, st.conn, "Quarantined lines", q)
 }
 
 // jsonAsText wraps q so that its JSON columns come back as their text,

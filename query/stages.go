@@ -9,7 +9,7 @@ import (
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
-// StageHistory is seed 004's history as rules/retry's Adaptive reads it:
+// stageHistory is seed 004's history as rules/retry's Adaptive reads it:
 // one StageOutcome per recorded run, oldest first, Failed when the run's
 // status is "failure" and Stage its ended_stage (the stage of its last
 // failure: orchestr8's failedStage). Every run counts, failed or not, as
@@ -34,7 +34,7 @@ import (
 // history that is what follows, and other files in the store still count.
 // With system "", a history that mixes systems says so too, since their
 // runs then share one window.
-func StageHistory(ctx context.Context, q Querier, system string, paths []string) ([]retry.StageOutcome, []string, error) {
+func stageHistory(ctx context.Context, q querier, system string, paths []string) ([]retry.StageOutcome, []string, error) {
 	scope, args := "", []any{system, system}
 	if len(paths) > 0 {
 		runs, a := scopedRuns(paths)
@@ -88,7 +88,7 @@ func StageHistory(ctx context.Context, q Querier, system string, paths []string)
 // out: they are not history, and whoever reads one reports its problems.
 // Record kinds are "<system>_<what>" (ingest's Kind constants), so the
 // system is the kind's prefix; the query package cannot import ingest.
-func historyProblems(ctx context.Context, q Querier, system string) ([]string, error) {
+func historyProblems(ctx context.Context, q querier, system string) ([]string, error) {
 	rs, err := q.QueryContext(ctx, `WITH qf AS (
 	  SELECT f.file_id, f.path, f.kind FROM files f
 	  WHERE f.kind NOT IN ('trace', 'summary', 'verification', 'stdin') AND NOT ends_with(f.kind, '_config')
@@ -170,12 +170,12 @@ func bareReason(reason string, line int64, field string) string {
 	return reason
 }
 
-// StageAttempts counts the recorded failures of item at stage, for seed
+// stageAttempts counts the recorded failures of item at stage, for seed
 // 004's attempt count ("maxRetries attempts at same stage for same
 // feature", line 69): each failed attempt whose stage it is, and each run
 // that failed there without attempts recorded. system "" counts every
 // system.
-func StageAttempts(ctx context.Context, q Querier, system, item, stage string) (int, error) {
+func stageAttempts(ctx context.Context, q querier, system, item, stage string) (int, error) {
 	rs, err := q.QueryContext(ctx, `SELECT
 	  (SELECT count(*) FROM attempts a
 	   WHERE a.item = $2 AND a.stage = $3 AND a.passed IS DISTINCT FROM true AND ($1 = '' OR a.system = $1))

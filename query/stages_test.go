@@ -27,7 +27,7 @@ func openEmpty(t *testing.T) *query.Store {
 
 func sqlExec(t *testing.T, st *query.Store, q string, args ...any) {
 	t.Helper()
-	if _, err := st.Conn.ExecContext(context.Background(), q, args...); err != nil {
+	if _, err := query.ConnOf(st).ExecContext(context.Background(), q, args...); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
 }
@@ -60,7 +60,7 @@ func TestStageHistoryOrderAndOutcomes(t *testing.T) {
 	// No start: its completedAt places it.
 	addRun(t, st, 1, "orchestr8", "e0", "feat-z", "history", "failure", "nigel", nil, "2026-01-31T00:00:00Z")
 
-	got, warns, err := query.StageHistory(ctx, st.Conn, "orchestr8", nil)
+	got, warns, err := st.StageHistory(ctx, "orchestr8", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestStageHistoryOrderAndOutcomes(t *testing.T) {
 	// A single run counted twice (two copies of a file) counts once.
 	addFile(t, st, 2, "/p/copy/pipeline-history.json", "orchestr8_history")
 	addRun(t, st, 2, "orchestr8", "e4", "feat-b", "history", "failure", "cass", "2026-02-04T00:00:00Z", nil)
-	if got, _, _ := query.StageHistory(ctx, st.Conn, "orchestr8", nil); len(got) != 6 {
+	if got, _, _ := st.StageHistory(ctx, "orchestr8", nil); len(got) != 6 {
 		t.Errorf("a copied run counted again: %v", got)
 	}
 }
@@ -101,7 +101,7 @@ func TestStageHistoryOrderFallbacks(t *testing.T) {
 		(1, 'factory', 'by-attempt', 'wo-2', 'run_summary', 1, '2026-03-01T00:00:00Z', false, 'acceptance')`)
 	// No time at all: first, so it is the first to leave the window.
 	addRun(t, st, 1, "factory", "timeless", "wo-3", "run_summary", "success", "", nil, nil)
-	got, _, err := query.StageHistory(ctx, st.Conn, "factory", nil)
+	got, _, err := st.StageHistory(ctx, "factory", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestStageHistorySystems(t *testing.T) {
 		{"claudestrator", nil, false},
 		{"", []retry.StageOutcome{oc("cass", true), oc("", false)}, true},
 	} {
-		got, warns, err := query.StageHistory(ctx, st.Conn, tc.system, nil)
+		got, warns, err := st.StageHistory(ctx, tc.system, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,20 +174,20 @@ func TestStageHistoryQuarantinedFiles(t *testing.T) {
 		"history file /p/.claude/pipeline-history.json is corrupt (line 3, field [1].status): not a string; recommending from the rest",
 		"history file /q/.claude/pipeline-history.json: 2 records were skipped (the first at line 5, field [2].completedAt: not a date); recommending from the rest",
 	}
-	got, warns, err := query.StageHistory(ctx, st.Conn, "orchestr8", nil)
+	got, warns, err := st.StageHistory(ctx, "orchestr8", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 1 || !reflect.DeepEqual(warns, want) {
 		t.Errorf("history %v, warnings\n%s\nwant\n%s", got, strings.Join(warns, "\n"), strings.Join(want, "\n"))
 	}
-	_, warns, _ = query.StageHistory(ctx, st.Conn, "", nil)
+	_, warns, _ = st.StageHistory(ctx, "", nil)
 	wantAll := append([]string{}, want...)
 	wantAll = append(wantAll, "record file /w/run_summary.json is corrupt: factory records are not read yet; recommending from the rest")
 	if !reflect.DeepEqual(warns, wantAll) {
 		t.Errorf("every system: warnings\n%s", strings.Join(warns, "\n"))
 	}
-	if _, warns, _ := query.StageHistory(ctx, st.Conn, "claudestrator", nil); len(warns) != 0 {
+	if _, warns, _ := st.StageHistory(ctx, "claudestrator", nil); len(warns) != 0 {
 		t.Errorf("claudestrator: %q", warns)
 	}
 }
@@ -221,7 +221,7 @@ func TestStageAttempts(t *testing.T) {
 		{"factory", "feat", "cass", 2},
 		{"", "feat", "cass", 4},
 	} {
-		n, err := query.StageAttempts(ctx, st.Conn, tc.system, tc.item, tc.stage)
+		n, err := st.StageAttempts(ctx, tc.system, tc.item, tc.stage)
 		if err != nil {
 			t.Fatal(err)
 		}

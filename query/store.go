@@ -39,11 +39,13 @@ type Options struct {
 }
 
 // Store is an open orchstat database. DuckDB transactions belong to a
-// connection, so everything goes through the one Conn.
+// connection, so everything goes through the one conn, which the store
+// keeps to itself: other packages read through its read models and write
+// through a Tx.
 type Store struct {
 	Path string
-	DB   *sql.DB
-	Conn *sql.Conn
+	db   *sql.DB
+	conn *sql.Conn
 	// Recovered is set when Open found and set aside the unfinished work
 	// of an older orchstat's crashed writer (see setAsideWAL).
 	Recovered bool
@@ -314,7 +316,7 @@ func open(ctx context.Context, path string, connector *duckdb.Connector, readOnl
 		db.Close()
 		return nil, fmt.Errorf("opening database %s: %w", path, cleanDuckErr(err))
 	}
-	st := &Store{Path: path, DB: db, Conn: conn}
+	st := &Store{Path: path, db: db, conn: conn}
 	if err := st.migrate(ctx, readOnly, asIs); err != nil {
 		st.Close()
 		return nil, err
@@ -325,7 +327,7 @@ func open(ctx context.Context, path string, connector *duckdb.Connector, readOnl
 func (s *Store) migrate(ctx context.Context, readOnly, asIs bool) error {
 	want := schemaHash()
 	var version, hash string
-	err := s.Conn.QueryRowContext(ctx, `SELECT
+	err := s.conn.QueryRowContext(ctx, `SELECT
 		coalesce(max(value) FILTER (WHERE key = 'schema_version'), ''),
 		coalesce(max(value) FILTER (WHERE key = 'schema_hash'), '') FROM meta`).Scan(&version, &hash)
 	switch {
@@ -344,39 +346,39 @@ func (s *Store) migrate(ctx context.Context, readOnly, asIs bool) error {
 	if readOnly {
 		return errOutdated
 	}
-	if _, err := s.Conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+	if _, err := s.conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return err
 	}
 	rollback := func(err error) error {
-		s.Conn.ExecContext(ctx, "ROLLBACK")
+		s.conn.ExecContext(ctx, "ROLLBACK")
 		return fmt.Errorf("creating schema in %s: %w", s.Path, cleanDuckErr(err))
 	}
 	for _, stmt := range tableStatements() {
-		if _, err := s.Conn.ExecContext(ctx, stmt); err != nil {
+		if _, err := s.conn.ExecContext(ctx, stmt); err != nil {
 			return rollback(err)
 		}
 	}
 	if err := s.checkColumns(ctx); err != nil {
-		s.Conn.ExecContext(ctx, "ROLLBACK")
+		s.conn.ExecContext(ctx, "ROLLBACK")
 		return err
 	}
 	if err := s.jsonAsText(ctx); err != nil {
 		return rollback(err)
 	}
 	for _, stmt := range views {
-		if _, err := s.Conn.ExecContext(ctx, stmt); err != nil {
+		if _, err := s.conn.ExecContext(ctx, stmt); err != nil {
 			return rollback(err)
 		}
 	}
 	// meta is rewritten whole; it is tiny and changes only on upgrades.
-	if _, err := s.Conn.ExecContext(ctx, `DELETE FROM meta`); err != nil {
+	if _, err := s.conn.ExecContext(ctx, `DELETE FROM meta`); err != nil {
 		return rollback(err)
 	}
-	if _, err := s.Conn.ExecContext(ctx, `INSERT INTO meta VALUES ('schema_version', ?), ('schema_hash', ?)`,
+	if _, err := s.conn.ExecContext(ctx, `INSERT INTO meta VALUES ('schema_version', ?), ('schema_hash', ?)`,
 		strconv.Itoa(SchemaVersion), want); err != nil {
 		return rollback(err)
 	}
-	if _, err := s.Conn.ExecContext(ctx, "COMMIT"); err != nil {
+	if _, err := s.conn.ExecContext(ctx, "COMMIT"); err != nil {
 		return err
 	}
 	return s.Checkpoint(ctx)
@@ -389,7 +391,7 @@ func (s *Store) migrate(ctx context.Context, readOnly, asIs bool) error {
 // quoted JSON string, and reading gives nested Go values rather than the
 // text the trace holds. Every value keeps its text.
 func (s *Store) jsonAsText(ctx context.Context) error {
-	rs, err := s.Conn.QueryContext(ctx, `SELECT table_name, column_name FROM duckdb_columns()
+	rs, err := s.conn.QueryContext(ctx, `SELECT table_name, column_name FROM duckdb_columns()
 		WHERE schema_name = 'main' AND data_type = 'JSON' AND NOT internal
 		  AND table_oid IN (SELECT table_oid FROM duckdb_tables()) ORDER BY ALL`)
 	if err != nil {
@@ -409,7 +411,7 @@ func (s *Store) jsonAsText(ctx context.Context) error {
 		return err
 	}
 	for _, a := range alter {
-		if _, err := s.Conn.ExecContext(ctx, a); err != nil {
+		if _, err := s.conn.ExecContext(ctx, a); err != nil {
 			return err
 		}
 	}
@@ -421,7 +423,7 @@ func (s *Store) jsonAsText(ctx context.Context) error {
 func (s *Store) checkColumns(ctx context.Context) error {
 	for _, t := range append([]Table{FileStates, DirStates}, FileTables...) {
 		var got string
-		err := s.Conn.QueryRowContext(ctx, `SELECT string_agg(column_name, ',' ORDER BY column_index)
+		err := s.conn.QueryRowContext(ctx, `SELECT string_agg(column_name, ',' ORDER BY column_index)
 			FROM duckdb_columns() WHERE table_name = ? AND schema_name = 'main'`, t.Name).Scan(&got)
 		if err != nil {
 			return err
@@ -441,8 +443,8 @@ func (s *Store) checkColumns(ctx context.Context) error {
 // Close releases the database and its lock. Closing checkpoints, so a
 // cleanly closed store leaves no log behind.
 func (s *Store) Close() error {
-	err := s.Conn.Close()
-	if e := s.DB.Close(); err == nil {
+	err := s.conn.Close()
+	if e := s.db.Close(); err == nil {
 		err = e
 	}
 	s.lock.unlock()
@@ -457,8 +459,8 @@ func (s *Store) Close() error {
 // have aborted the process. A new instance starts from the file, where
 // the failed transaction left nothing.
 func (s *Store) Reopen(ctx context.Context) error {
-	s.Conn.Close()
-	s.DB.Close()
+	s.conn.Close()
+	s.db.Close()
 	connector, err := NewConnector(s.dsn)
 	if err != nil {
 		return fmt.Errorf("reopening database %s: %w", s.Path, cleanDuckErr(err))
@@ -469,14 +471,14 @@ func (s *Store) Reopen(ctx context.Context) error {
 		db.Close()
 		return fmt.Errorf("reopening database %s: %w", s.Path, cleanDuckErr(err))
 	}
-	s.DB, s.Conn = db, conn
+	s.db, s.conn = db, conn
 	return nil
 }
 
 // Checkpoint writes everything committed so far into the database file
 // itself, and removes an older orchstat's writing mark (see setAsideWAL).
 func (s *Store) Checkpoint(ctx context.Context) error {
-	if _, err := s.Conn.ExecContext(ctx, "CHECKPOINT"); err != nil {
+	if _, err := s.conn.ExecContext(ctx, "CHECKPOINT"); err != nil {
 		return fmt.Errorf("checkpointing %s: %w", s.Path, cleanDuckErr(err))
 	}
 	if err := os.Remove(s.Path + ".writing"); err != nil && !os.IsNotExist(err) {

@@ -65,7 +65,7 @@ func TestPlainValueFromDuckDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	tbl, err := queryTable(ctx, st.Conn, "", `SELECT
+	tbl, err := queryTable(ctx, st.conn, "", `SELECT
 		'286332ba-d912-4078-a45a-c13b2ccafbcd'::UUID,
 		INTERVAL '1 month 2 days 3 seconds',
 		0.3::DECIMAL(3,1),

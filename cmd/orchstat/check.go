@@ -141,7 +141,7 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 		return 0, err
 	}
 	prev, others := splitScope(prev, scopeLabel(scope))
-	ev := evalRules(ctx, st.Conn, rf, prev, now, paths, scopeLabel(scope))
+	ev := evalRules(ctx, st, rf, prev, now, paths, scopeLabel(scope))
 	// Alerts of other scopes are neither evaluated nor resolved here; they
 	// are kept as they are.
 	ev.alerts = append(ev.alerts, others...)
@@ -149,7 +149,7 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 		fmt.Fprintf(o.g.io.Err, "orchstat: rule %s: %v\n", f.rule, f.err)
 	}
 	rows, prom, code := ev.rows, ev.prom, ev.code
-	groups, err := query.LoadNotifyGroups(ctx, st.Conn)
+	groups, err := st.LoadNotifyGroups(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -157,7 +157,7 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 	if err := query.SaveCheck(ctx, st, ev.alerts, queue, groups, now); err != nil {
 		return 0, err
 	}
-	pending, err := query.CountPending(ctx, st.Conn)
+	pending, err := st.CountPending(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -248,7 +248,7 @@ func deliver(ctx context.Context, o *checkOptions, db string, rf *rules.File, re
 	err = query.FoldDeliveries(ctx, st, now)
 	var pending []query.Queued
 	if err == nil {
-		pending, err = query.PendingNotifications(ctx, st.Conn)
+		pending, err = st.PendingNotifications(ctx)
 	}
 	st.Close()
 	if err != nil {
@@ -607,13 +607,13 @@ type ruleFailure struct {
 // whole store when empty), labelling each alert scope=label when label is
 // set (see scopeLabel), so a scoped check's alerts are other alerts than
 // the whole store's, with their own state.
-func evalRules(ctx context.Context, q query.Querier, rf *rules.File, prev map[string][]rules.Alert, now time.Time, paths []string, label string) evaluation {
+func evalRules(ctx context.Context, st *query.Store, rf *rules.File, prev map[string][]rules.Alert, now time.Time, paths []string, label string) evaluation {
 	var ev evaluation
 	code := checkOK
 	var all []rules.Alert
 	var rows []checkRow
 	var prom []render.PromSample
-	sampler := query.NewSampler(q, now)
+	sampler := query.NewSampler(st, now)
 	sampler.Paths = paths
 	fail := func(r *rules.Rule, err error) {
 		ev.failures = append(ev.failures, ruleFailure{rule: r.Name, err: err})

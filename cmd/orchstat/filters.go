@@ -20,9 +20,9 @@ const maxKnown = 10
 // ones. A typo in a filter otherwise gives an all-zero report that looks
 // like a quiet week. The command still runs: it is a warning, not an
 // error, as a run may simply not be ingested yet.
-func warnUnmatched(ctx context.Context, w io.Writer, q query.Querier, f query.Filter) error {
+func warnUnmatched(ctx context.Context, w io.Writer, st *query.Store, f query.Filter) error {
 	if f.Provider != "" {
-		known, err := query.KnownProviders(ctx, q)
+		known, err := st.KnownProviders(ctx)
 		if err != nil {
 			return err
 		}
@@ -31,7 +31,7 @@ func warnUnmatched(ctx context.Context, w io.Writer, q query.Querier, f query.Fi
 		}
 	}
 	if len(f.Runs) > 0 {
-		known, err := query.KnownRuns(ctx, q)
+		known, err := st.KnownRuns(ctx)
 		if err != nil {
 			return err
 		}

@@ -116,7 +116,12 @@ func (c *corpus) verify(t *testing.T, db string) {
 	}
 	defer st.Close()
 	var events, distinct, quarantined, qdistinct, reqs, badOffsets int
-	row := st.Conn.QueryRowContext(context.Background(), `SELECT
+	tx, err := st.Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	row := tx.QueryRow(context.Background(), `SELECT
 		(SELECT count(*) FROM events), (SELECT count(DISTINCT (file_id, line)) FROM events),
 		(SELECT count(*) FROM quarantine), (SELECT count(DISTINCT (file_id, line)) FROM quarantine),
 		(SELECT count(*) FROM provider_request_finishes),

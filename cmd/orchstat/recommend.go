@@ -251,7 +251,7 @@ func stageHistory(ctx context.Context, o *recommendOptions, r *recommendation) (
 		return nil, attempts, nil, nil, err
 	}
 	r.Store, r.Scope = st.Path, &scope
-	hist, hw, err := query.StageHistory(ctx, st.Conn, o.System, paths)
+	hist, hw, err := st.StageHistory(ctx, o.System, paths)
 	if err != nil {
 		return nil, attempts, nil, append(warns, fmt.Sprintf("cannot read the history (%v); recommending as for a first failure", err)), nil
 	}
@@ -259,13 +259,13 @@ func stageHistory(ctx context.Context, o *recommendOptions, r *recommendation) (
 	for i := range hist {
 		hist[i].Stage = query.ReportStage(hist[i].Stage)
 	}
-	if recorded, err = query.RecordedStages(ctx, st.Conn, o.System); err != nil {
+	if recorded, err = st.RecordedStages(ctx, o.System); err != nil {
 		warns = append(warns, fmt.Sprintf("cannot list the recorded stages (%v); --stage is not checked", err))
 	}
 	if o.Item != "" && o.Attempt == 0 {
 		attempts = 0
 		for _, name := range query.StageAliases(o.Stage) {
-			n, err := query.StageAttempts(ctx, st.Conn, o.System, o.Item, name)
+			n, err := st.StageAttempts(ctx, o.System, o.Item, name)
 			if err != nil {
 				warns = append(warns, fmt.Sprintf("cannot count the attempts of %s at %s (%v); taking attempt 1", o.Item, o.Stage, err))
 				attempts = -1

@@ -34,15 +34,20 @@ func seedHistory(t *testing.T, db string, runs ...o8run) {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	tx, err := st.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
 	const file = 9000 // beyond what ingest gives the files it reads here
-	if _, err := st.Conn.ExecContext(ctx, `INSERT INTO file_states (seq, file_id, path, kind)
+	if err := tx.Exec(ctx, `INSERT INTO file_states (seq, file_id, path, kind)
 		SELECT 9000, 9000, '/seeded/.claude/pipeline-history.json', 'orchestr8_history'
 		WHERE NOT EXISTS (SELECT 1 FROM file_states WHERE file_id = 9000)`); err != nil {
 		t.Fatal(err)
 	}
 	// Later calls add newer runs.
 	var before int
-	if err := st.Conn.QueryRowContext(ctx, `SELECT count(*) FROM record_runs WHERE file_id = 9000`).Scan(&before); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM record_runs WHERE file_id = 9000`).Scan(&before); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
@@ -50,16 +55,19 @@ func seedHistory(t *testing.T, db string, runs ...o8run) {
 		i := before + j
 		at := start.Add(time.Duration(i) * 24 * time.Hour)
 		id := fmt.Sprintf("%s@%d", r.item, i)
-		if _, err := st.Conn.ExecContext(ctx, `INSERT INTO record_runs (file_id, system, run_id, item, source, status, ended_stage, started_at)
+		if err := tx.Exec(ctx, `INSERT INTO record_runs (file_id, system, run_id, item, source, status, ended_stage, started_at)
 			VALUES (?, 'orchestr8', ?, ?, 'history', ?, nullif(?, ''), ?)`, file, id, r.item, r.status, r.stage, at); err != nil {
 			t.Fatal(err)
 		}
 		if r.status == "failure" {
-			if _, err := st.Conn.ExecContext(ctx, `INSERT INTO record_attempts (file_id, system, run_id, item, source, attempt, ts, passed, stage)
+			if err := tx.Exec(ctx, `INSERT INTO record_attempts (file_id, system, run_id, item, source, attempt, ts, passed, stage)
 				VALUES (?, 'orchestr8', ?, ?, 'history', 1, ?, false, nullif(?, ''))`, file, id, r.item, at, r.stage); err != nil {
 				t.Fatal(err)
 			}
 		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -185,7 +185,7 @@ func (i *ingestFirst) scopeOf(ctx context.Context, st *query.Store, shown bool) 
 	if len(named) == 0 && !shown {
 		return reports.Scope{Paths: []string{}}, nil, nil
 	}
-	sc, err := query.ScopeOf(ctx, st.Conn, named)
+	sc, err := st.ScopeOf(ctx, named)
 	if err != nil || sc.RunsLeftOut == 0 {
 		return sc, nil, err
 	}
@@ -200,7 +200,7 @@ func (i *ingestFirst) narrow(ctx context.Context, g *globals, st *query.Store, f
 		return scope, err
 	}
 	f.Paths = paths
-	return scope, warnUnmatched(ctx, g.io.Err, st.Conn, *f)
+	return scope, warnUnmatched(ctx, g.io.Err, st, *f)
 }
 
 // open ingests first unless told not to, and returns the store and whether

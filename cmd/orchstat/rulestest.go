@@ -435,7 +435,7 @@ func (s *testStore) fresh(ctx context.Context) (*query.Store, string, error) {
 		}
 		// The tests' data is a few rows: DuckDB's threads cost more to
 		// start and join than they save, and the tests run side by side.
-		if _, err := s.st.Conn.ExecContext(ctx, "SET threads = 1"); err != nil {
+		if err := s.st.SetThreads(ctx, 1); err != nil {
 			return nil, "", err
 		}
 	} else if err := s.st.Clear(ctx); err != nil {
@@ -513,7 +513,7 @@ func runRuleTest(ctx context.Context, store *testStore, lf *loadedTestFile, i in
 				}
 			}
 		}
-		ev := evalRules(ctx, st.Conn, rf, prev, now, nil, "")
+		ev := evalRules(ctx, st, rf, prev, now, nil, "")
 		if len(ev.failures) > 0 {
 			f := ev.failures[0]
 			return "", fmt.Errorf("evaluation at %s: rule %s: %w", want.At, f.rule, f.err)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/reports/render"
 	"github.com/orchstat/orchstat/rules/replay"
@@ -272,7 +271,7 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 	if err != nil {
 		return err
 	}
-	recs, err := query.AttemptRuns(ctx, st.Conn, f)
+	recs, err := st.AttemptRuns(ctx, f)
 	if err != nil {
 		return err
 	}
@@ -285,7 +284,7 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 		return interrupted(err)
 	}
 	// The baseline's classify rules name the recorded errors for every policy.
-	eps, err := query.Episodes(ctx, st.Conn, f, base.Classifier(retry.DefaultProvider).Classify)
+	eps, err := st.Episodes(ctx, f, base.Classifier(retry.DefaultProvider).Classify)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,154 @@
+package query
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// FileState is where ingest stopped reading one file, as file_states
+// records it (see the files view). A file read from standard input has no
+// size, time or identity: those are zero.
+type FileState struct {
+	ID                  int32
+	Path, Kind, RunDir  string // as stored; see ReadString
+	Size                int64
+	MTimeMicros         int64
+	Dev, Inode          uint64
+	Offset, Lines       int64
+	HeadLen             int32
+	HeadHash            string
+	Events, Quarantined int64
+	Pairing             string
+}
+
+// FileStates calls each for every known file's latest state. It returns
+// first an upper bound of their number, so a caller can size its map once.
+func (s *Store) FileStates(ctx context.Context, sized func(n int), each func(*FileState)) error {
+	const q = `SELECT file_id, path, kind, coalesce(run_dir, ''), coalesce(size, 0), coalesce(epoch_us(mtime), 0),
+		coalesce(dev, 0), coalesce(inode, 0), coalesce(byte_offset, 0), coalesce(lines, 0), coalesce(head_len, 0),
+		coalesce(head_sha256, ''), coalesce(events, 0), coalesce(quarantined, 0), coalesce(pairing, '') FROM files`
+	var n int
+	// Rows, not files: an upper bound (CompactFileStates keeps it under
+	// twice the files plus 10,000) that DuckDB counts without reading the
+	// column.
+	if err := s.conn.QueryRowContext(ctx, `SELECT count(*) FROM file_states`).Scan(&n); err != nil {
+		return err
+	}
+	sized(n)
+	rs, err := s.conn.QueryContext(ctx, q)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var f FileState
+		if err := rs.Scan(&f.ID, &f.Path, &f.Kind, &f.RunDir, &f.Size, &f.MTimeMicros, &f.Dev, &f.Inode,
+			&f.Offset, &f.Lines, &f.HeadLen, &f.HeadHash, &f.Events, &f.Quarantined, &f.Pairing); err != nil {
+			return err
+		}
+		each(&f)
+	}
+	return rs.Err()
+}
+
+// DirStates calls each with every listed directory's path, as stored
+// (see ReadString), and its modification time when ingest last listed it.
+func (s *Store) DirStates(ctx context.Context, each func(path string, mtime time.Time)) error {
+	rs, err := s.conn.QueryContext(ctx, `SELECT path, arg_max(mtime, seq) FROM dir_states GROUP BY path`)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var p string
+		var m time.Time
+		if err := rs.Scan(&p, &m); err != nil {
+			return err
+		}
+		each(p, m.UTC())
+	}
+	return rs.Err()
+}
+
+// LastStateSeq is the sequence number of the latest file or directory
+// state; ingest numbers its new states after it.
+func (s *Store) LastStateSeq(ctx context.Context) (int64, error) {
+	var seq int64
+	err := s.conn.QueryRowContext(ctx, `SELECT greatest((SELECT coalesce(max(seq), 0) FROM file_states), (SELECT coalesce(max(seq), 0) FROM dir_states))`).Scan(&seq)
+	return seq, err
+}
+
+// CompactStates drops superseded file and directory states once they
+// outnumber the live ones, so loading states stays proportional to the
+// files, not to how often they were ingested. It is its own transaction,
+// so a crash during it leaves the states as they were.
+func (s *Store) CompactStates(ctx context.Context) error {
+	var rows, live int64
+	if err := s.conn.QueryRowContext(ctx, `SELECT
+		(SELECT count(*) FROM file_states) + (SELECT count(*) FROM dir_states),
+		(SELECT count(DISTINCT file_id) FROM file_states) + (SELECT count(DISTINCT path) FROM dir_states)`).Scan(&rows, &live); err != nil {
+		return err
+	}
+	if rows <= 2*live+10000 {
+		return nil
+	}
+	return s.inTransaction(ctx, "compacting ingest state", func() error {
+		for _, q := range []string{
+			`DELETE FROM file_states WHERE seq NOT IN (SELECT max(seq) FROM file_states GROUP BY file_id)`,
+			`DELETE FROM dir_states WHERE seq NOT IN (SELECT max(seq) FROM dir_states GROUP BY path)`,
+		} {
+			if _, err := s.conn.ExecContext(ctx, q); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// MemoryLimit is DuckDB's memory_limit setting as DuckDB prints it.
+func (s *Store) MemoryLimit(ctx context.Context) (string, error) {
+	var v string
+	err := s.conn.QueryRowContext(ctx, "SELECT current_setting('memory_limit')").Scan(&v)
+	return v, err
+}
+
+// SetMemoryLimit sets DuckDB's buffer pool size ("1073741824B", or a
+// value MemoryLimit returned) until it is set again: RESET does not
+// restore the previous limit in DuckDB 1.1.2.
+func (s *Store) SetMemoryLimit(ctx context.Context, limit string) error {
+	_, err := s.conn.ExecContext(ctx, "SET memory_limit = "+quoteSQL(limit))
+	return err
+}
+
+// Setting reads one of orchstat's own values from the meta table; ok is
+// false when it was never set.
+func (s *Store) Setting(ctx context.Context, key string) (value string, ok bool, err error) {
+	err = s.conn.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&value)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	return value, err == nil, err
+}
+
+// SaveSetting stores one of orchstat's own values in the meta table,
+// durably (it checkpoints).
+func (s *Store) SaveSetting(ctx context.Context, key, value string) error {
+	return s.inTransaction(ctx, "saving "+key, func() error {
+		if _, err := s.conn.ExecContext(ctx, `DELETE FROM meta WHERE key = ?`, key); err != nil {
+			return err
+		}
+		_, err := s.conn.ExecContext(ctx, `INSERT INTO meta VALUES (?, ?)`, key, value)
+		return err
+	})
+}
+
+// SetThreads sets how many threads DuckDB runs a query on, for this
+// store's connection. A caller running many stores at once (rules test)
+// keeps each to one.
+func (s *Store) SetThreads(ctx context.Context, n int) error {
+	_, err := s.conn.ExecContext(ctx, fmt.Sprintf("SET threads = %d", n))
+	return err
+}
