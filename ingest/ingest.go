@@ -804,7 +804,6 @@ func parseBytes(s string) (int64, error) {
 	return int64(n * float64(mult)), nil
 }
 
-
 func baseName(p string) string {
 	if i := strings.LastIndexByte(p, '/'); i >= 0 {
 		return p[i+1:]
