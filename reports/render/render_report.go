@@ -2,7 +2,6 @@ package render
 
 import (
 	"bytes"
-	"encoding/csv"
 	"fmt"
 	"github.com/orchstat/orchstat/reports"
 	"math"
@@ -13,20 +12,13 @@ import (
 	"time"
 )
 
-// overviewField is one named value of the overview. The same list feeds the
-// table and the CSV, so the two cannot drift.
-type overviewField struct {
-	name  string
-	value any // anything plainCell accepts
-}
-
-func overviewFields(r *reports.Report) []overviewField {
+func overviewFields(r *reports.Report) []field {
 	var runs any // nil: no run filter, which is not the same as an empty one
 	if r.Filters.Runs != nil {
 		runs = strings.Join(r.Filters.Runs, ",")
 	}
 	o := r.Overview
-	return []overviewField{
+	return []field{
 		{"database", r.Database},
 		{"generated_at", r.GeneratedAt},
 		{"filter_since", r.Filters.Since},
@@ -106,7 +98,7 @@ func writeReportText(buf *bytes.Buffer, r *reports.Report, f Format, width int) 
 	if f != FormatMarkdown {
 		buf.WriteByte('\n')
 	}
-	return writeGrids(buf, reportGrids(r, width), f, width)
+	return writeGrids(buf, grids(reportSections(r, width)), f, width)
 }
 
 // metricOrder is MetricNames followed by any other of names, sorted, so that
@@ -308,104 +300,83 @@ func stringPtrText(s *string) string {
 
 func timeText(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// reportGrids lays r out as the table and markdown sections, in their fixed
-// order.
+// reportSections lays r out as the flat formats' sections, in their fixed
+// order; the table and markdown formats draw the grids of those that have
+// one, the CSV writes every section's rows.
 //
 // At a terminal (width > 0) threshold cells show only the comparison;
 // elsewhere they show the whole condition.
-func reportGrids(r *reports.Report, width int) []grid {
-	overview := grid{title: "Overview", columns: []string{"field", "value"}, numeric: []bool{false, false}}
-	for _, f := range overviewFields(r) {
-		overview.rows = append(overview.rows, []string{f.name, displayCell(plainCell(f.value), "-")})
+func reportSections(r *reports.Report, width int) []section {
+	b := r.Breakdowns
+	s := []section{
+		fieldsSection("overview", "Overview", overviewFields(r), false),
+		fieldsSection("scope", "", scopeFields(r.Scope), false),
+		metricsSection(r, width),
+		providerTable.section(b.ByProvider),
+		dayTable(b.ByDay).section(b.ByDay),
+		runTable("worst_runs_by_retries", "Worst runs by retries").section(b.WorstByRetries),
+		runTable("worst_runs_by_iterations", "Worst runs by iterations").section(b.WorstByIterations),
+		countTable("stop_reasons", "Stop reasons").section(b.StopReasons),
+		countTable("escalation_reasons", "Escalation reasons").section(b.EscalationReasons),
+		countTable("judge_reasons", "Judge reasons").section(b.JudgeReasons),
+		validityTable.section(b.CandidateValidity),
 	}
+	s = append(s, systemSections(r.Systems)...)
+	s = append(s, auditSections(r.FactoryAudit)...)
+	return append(s, thresholdTable.section(r.Thresholds))
+}
 
-	names := make([]string, 0, len(r.Metrics)+len(r.Thresholds))
-	for n := range r.Metrics {
-		names = append(names, n)
+// scopeFields are the CSV's scope rows (table and markdown say the scope
+// in a line above the sections): one path row per path named, none for
+// the whole store.
+func scopeFields(s reports.Scope) []field {
+	var fields []field
+	for _, p := range s.Paths {
+		fields = append(fields, field{"path", p})
 	}
+	return append(fields, field{"runs_in_store", s.RunsInStore}, field{"runs_left_out", s.RunsLeftOut})
+}
+
+// metricsSection is the report's overall metrics. The grid also lists a
+// metric only a threshold names, with the thresholds beside their metric,
+// and leaves out the other systems' metrics in a store that has none; the
+// CSV has a row for each metric the report carries (thresholds have their
+// own section).
+func metricsSection(r *reports.Report, width int) section {
+	names := metricNames(r.Metrics)
 	for _, t := range r.Thresholds {
 		names = append(names, t.Metric)
 	}
-	metrics := grid{
+	s := section{name: "metrics", grid: &grid{
 		title:   "Metrics",
 		columns: []string{"metric", "value", "numerator", "denominator", "threshold"},
 		numeric: []bool{false, true, true, true, false},
-	}
+	}}
 	noRecords := !hasRecords(r)
 	for _, n := range metricOrder(names) {
+		m, ok := r.Metrics[n]
+		if ok {
+			s.csv = append(s.csv, csvRow{"", field{n, m}})
+		}
 		if noRecords && reports.RecordMetric(n) {
-			continue // other systems' metrics, in a store that has none
+			continue
 		}
-		m := r.Metrics[n]
-		var rules []string
-		for _, t := range r.Thresholds {
-			if t.Metric == n {
-				rules = append(rules, thresholdText(t, width > 0))
-			}
-		}
-		metrics.rows = append(metrics.rows, []string{
-			n, MetricText(n, m.Value), partText(m.Numerator), partText(m.Denominator), strings.Join(rules, "; "),
+		s.grid.rows = append(s.grid.rows, []string{
+			n, MetricText(n, m.Value), partText(m.Numerator), partText(m.Denominator), thresholdsText(r.Thresholds, n, width > 0),
 		})
 	}
+	return s
+}
 
-	b := r.Breakdowns
-	byProvider := grid{
-		title:   "By provider and model",
-		columns: []string{"provider", "model", "requests", "retried", "failed", "retries_total", "retry_rate", "failure_rate", "avg_duration_ms"},
-		numeric: []bool{false, false, true, true, true, true, true, true, true},
-	}
-	for _, p := range b.ByProvider {
-		byProvider.rows = append(byProvider.rows, []string{
-			p.Provider, stringPtrText(p.Model),
-			strconv.FormatInt(p.Requests, 10), strconv.FormatInt(p.Retried, 10), strconv.FormatInt(p.Failed, 10),
-			countText(p.RetriesTotal), rateText(p.RetryRate), rateText(p.FailureRate), durationText(p.AvgDuration),
-		})
-	}
-
-	var dayNames []string
-	for _, d := range b.ByDay {
-		for n := range d.Metrics {
-			dayNames = append(dayNames, n)
+// thresholdsText shows the thresholds on the metric named n.
+func thresholdsText(ts []reports.Threshold, n string, short bool) string {
+	var rules []string
+	for _, t := range ts {
+		if t.Metric == n {
+			rules = append(rules, thresholdText(t, short))
 		}
 	}
-	// Days are orchestrator runs' days; record metrics are not split by day.
-	dayOrder := slices.DeleteFunc(metricOrder(dayNames), reports.RecordMetric)
-	byDay := grid{title: "By day", columns: append([]string{"day"}, dayOrder...)}
-	byDay.numeric = make([]bool, len(byDay.columns))
-	for i := 1; i < len(byDay.numeric); i++ {
-		byDay.numeric[i] = true
-	}
-	for _, d := range b.ByDay {
-		row := []string{d.Day}
-		for _, n := range dayOrder {
-			row = append(row, MetricText(n, d.Metrics[n].Value))
-		}
-		byDay.rows = append(byDay.rows, row)
-	}
-
-	grids := []grid{overview, metrics, byProvider, byDay,
-		runGrid("Worst runs by retries", b.WorstByRetries),
-		runGrid("Worst runs by iterations", b.WorstByIterations),
-		countGrid("Stop reasons", b.StopReasons),
-		countGrid("Escalation reasons", b.EscalationReasons),
-		countGrid("Judge reasons", b.JudgeReasons),
-	}
-
-	validity := grid{
-		title:   "Candidate validity",
-		columns: []string{"provider_id", "candidates", "valid", "rate"},
-		numeric: []bool{false, true, true, true},
-	}
-	for _, v := range b.CandidateValidity {
-		validity.rows = append(validity.rows, []string{
-			v.ProviderID, strconv.FormatInt(v.Candidates, 10), strconv.FormatInt(v.Valid, 10), rateText(v.Rate),
-		})
-	}
-	grids = append(append(grids, validity), systemGrids(r.Systems)...)
-	if r.FactoryAudit != nil {
-		grids = append(grids, auditGrids(r.FactoryAudit)...)
-	}
-	return grids
+	return strings.Join(rules, "; ")
 }
 
 // hasRecords reports whether the report covers any other system's run.
@@ -414,71 +385,179 @@ func hasRecords(r *reports.Report) bool {
 	return m.Value != nil && *m.Value > 0 || len(r.Systems.BySystem) > 0
 }
 
-// systemGrids are the other systems' sections, shown only when some
-// system's records are in scope so an orchestrator-only report stays as
-// it was.
-func systemGrids(s reports.Systems) []grid {
-	if len(s.BySystem) == 0 {
-		return nil
-	}
-	by := grid{
-		title: "Other systems",
-		columns: []string{"system", "runs", "success", "failure", "other_status", "attempts", "failed_attempts", "retried_runs",
-			"retry_rate", "wasted_attempt_rate", "signature_repeat_rate", "first_run", "last_run"},
-		numeric: []bool{false, true, true, true, true, true, true, true, true, true, true, false, false},
-	}
-	for _, r := range s.BySystem {
-		by.rows = append(by.rows, []string{r.System, itoa(r.Runs), itoa(r.Success), itoa(r.Failure), itoa(r.OtherStatus),
-			itoa(r.Attempts), itoa(r.FailedAttempts), itoa(r.RetriedRuns), rateText(r.Metrics["record_retry_rate"]),
-			rateText(r.Metrics["wasted_attempt_rate"]), rateText(r.Metrics["signature_repeat_rate"]),
-			timePtrText(r.FirstRun), timePtrText(r.LastRun)})
-	}
-	failures := grid{title: "Failed attempts by system and stage", columns: []string{"system", "stage", "failures", "runs"},
-		numeric: []bool{false, false, true, true}}
-	for _, r := range s.StageFailures {
-		failures.rows = append(failures.rows, []string{r.System, r.Stage, itoa(r.Failures), itoa(r.Runs)})
-	}
-	stages := grid{title: "Stages",
-		columns: []string{"system", "stage", "runs", "failed", "not_applicable", "failure_rate", "avg_duration_ms", "tokens", "cost_usd"},
-		numeric: []bool{false, false, true, true, true, true, true, true, true}}
-	for _, r := range s.Stages {
-		stages.rows = append(stages.rows, []string{r.System, r.Stage, itoa(r.Runs), itoa(r.Failed), itoa(r.NotApplicable),
-			rateText(r.FailureRate), durationText(r.AvgDurationMS), countPtrText(r.Tokens), costText(r.CostUSD)})
-	}
-	return []grid{by, failures, stages}
+var providerTable = rowTable[reports.ProviderRow]{
+	name: "by_provider", title: "By provider and model", key: providerKey,
+	columns: []column[reports.ProviderRow]{
+		keyCol("provider", func(p reports.ProviderRow) string { return p.Provider }),
+		keyCol("model", func(p reports.ProviderRow) string { return stringPtrText(p.Model) }),
+		intCol("requests", func(p reports.ProviderRow) int64 { return p.Requests }),
+		intCol("retried", func(p reports.ProviderRow) int64 { return p.Retried }),
+		intCol("failed", func(p reports.ProviderRow) int64 { return p.Failed }),
+		numCol("retries_total", func(p reports.ProviderRow) float64 { return p.RetriesTotal }, countText),
+		rateCol("retry_rate", func(p reports.ProviderRow) reports.Metric { return p.RetryRate }),
+		rateCol("failure_rate", func(p reports.ProviderRow) reports.Metric { return p.FailureRate }),
+		numCol("avg_duration_ms", func(p reports.ProviderRow) *float64 { return p.AvgDuration }, durationText),
+	},
 }
 
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+// dayTable has a grid column for each metric some day carries, but for the
+// other systems' (days are orchestrator runs' days; record metrics are not
+// split by day); the CSV has each day's own metrics.
+func dayTable(days []reports.DayRow) rowTable[reports.DayRow] {
+	var names []string
+	for _, d := range days {
+		names = append(names, metricNames(d.Metrics)...)
+	}
+	t := rowTable[reports.DayRow]{
+		name: "by_day", title: "By day", key: func(d reports.DayRow) string { return d.Day },
+		columns: []column[reports.DayRow]{keyCol("day", func(d reports.DayRow) string { return d.Day })},
+		more: func(d reports.DayRow) []field {
+			return presentMetrics(d.Metrics, metricOrder(metricNames(d.Metrics)))
+		},
+	}
+	for _, n := range slices.DeleteFunc(metricOrder(names), reports.RecordMetric) {
+		t.columns = append(t.columns, column[reports.DayRow]{name: n, numeric: true,
+			text: func(d reports.DayRow) string { return MetricText(n, d.Metrics[n].Value) }})
+	}
+	return t
+}
+
+func runTable(name, title string) rowTable[reports.RunRow] {
+	return rowTable[reports.RunRow]{
+		name: name, title: title, key: func(r reports.RunRow) string { return r.RunID },
+		columns: []column[reports.RunRow]{
+			keyCol("run_id", func(r reports.RunRow) string { return r.RunID }),
+			{name: "started_at", text: func(r reports.RunRow) string { return timeText(r.StartedAt) },
+				value: func(r reports.RunRow) any { return r.StartedAt }},
+			textCol("status", func(r reports.RunRow) string { return r.Status }),
+			intCol("provider_requests", func(r reports.RunRow) int64 { return r.ProviderRequests }),
+			numCol("provider_retries", func(r reports.RunRow) float64 { return r.ProviderRetries }, countText),
+			numCol("repair_iterations", func(r reports.RunRow) *float64 { return r.RepairIterations }, countPtrText),
+			{name: "escalated", text: func(r reports.RunRow) string { return strconv.FormatBool(r.Escalated) },
+				value: func(r reports.RunRow) any { return r.Escalated }},
+			{name: "stop_reason", text: func(r reports.RunRow) string { return stringPtrText(r.StopReason) },
+				value: func(r reports.RunRow) any { return r.StopReason }},
+		},
+	}
+}
+
+func countTable(name, title string) rowTable[reports.CountRow] {
+	return rowTable[reports.CountRow]{
+		name: name, title: title, key: func(c reports.CountRow) string { return c.Key },
+		columns: []column[reports.CountRow]{
+			keyCol("reason", func(c reports.CountRow) string { return c.Key }),
+			intCol("count", func(c reports.CountRow) int64 { return c.Count }),
+			intCol("runs", func(c reports.CountRow) int64 { return c.Runs }),
+		},
+	}
+}
+
+var validityTable = rowTable[reports.ValidityRow]{
+	name: "candidate_validity", title: "Candidate validity", key: func(v reports.ValidityRow) string { return v.ProviderID },
+	columns: []column[reports.ValidityRow]{
+		keyCol("provider_id", func(v reports.ValidityRow) string { return v.ProviderID }),
+		intCol("candidates", func(v reports.ValidityRow) int64 { return v.Candidates }),
+		intCol("valid", func(v reports.ValidityRow) int64 { return v.Valid }),
+		rateCol("rate", func(v reports.ValidityRow) reports.Metric { return v.Rate }),
+	},
+}
+
+// systemSections are the other systems' sections. Table and markdown show
+// them only when some system's records are in scope, so an
+// orchestrator-only report stays as it was.
+func systemSections(s reports.Systems) []section {
+	out := []section{
+		systemTable.section(s.BySystem),
+		stageFailureTable.section(s.StageFailures),
+		stageTable.section(s.Stages),
+	}
+	if len(s.BySystem) == 0 {
+		for i := range out {
+			out[i].grid = nil
+		}
+	}
+	return out
+}
+
+// systemTable's grid shows three of a system's record metrics; the CSV has
+// every one it carries, after the counts.
+var systemTable = rowTable[reports.SystemRow]{
+	name: "systems", title: "Other systems", key: func(r reports.SystemRow) string { return r.System },
+	columns: []column[reports.SystemRow]{
+		keyCol("system", func(r reports.SystemRow) string { return r.System }),
+		intCol("runs", func(r reports.SystemRow) int64 { return r.Runs }),
+		intCol("success", func(r reports.SystemRow) int64 { return r.Success }),
+		intCol("failure", func(r reports.SystemRow) int64 { return r.Failure }),
+		intCol("other_status", func(r reports.SystemRow) int64 { return r.OtherStatus }),
+		intCol("attempts", func(r reports.SystemRow) int64 { return r.Attempts }),
+		intCol("failed_attempts", func(r reports.SystemRow) int64 { return r.FailedAttempts }),
+		intCol("retried_runs", func(r reports.SystemRow) int64 { return r.RetriedRuns }),
+		systemMetricCol("retry_rate", "record_retry_rate"),
+		systemMetricCol("wasted_attempt_rate", "wasted_attempt_rate"),
+		systemMetricCol("signature_repeat_rate", "signature_repeat_rate"),
+		{name: "first_run", text: func(r reports.SystemRow) string { return timePtrText(r.FirstRun) },
+			value: func(r reports.SystemRow) any { return r.FirstRun }},
+		{name: "last_run", text: func(r reports.SystemRow) string { return timePtrText(r.LastRun) },
+			value: func(r reports.SystemRow) any { return r.LastRun }},
+	},
+	more: func(r reports.SystemRow) []field { return presentMetrics(r.Metrics, metricOrder(nil)) },
+}
+
+// systemMetricCol shows a system's record metric in the grid only: the
+// CSV writes all of them after the counts.
+func systemMetricCol(name, metric string) column[reports.SystemRow] {
+	return column[reports.SystemRow]{name: name, numeric: true,
+		text: func(r reports.SystemRow) string { return rateText(r.Metrics[metric]) }}
+}
+
+func systemStageKey(system, stage string) string { return joinKey(system, stage) }
+
+var stageFailureTable = rowTable[reports.StageFailureRow]{
+	name: "failures_by_stage", title: "Failed attempts by system and stage",
+	key: func(r reports.StageFailureRow) string { return systemStageKey(r.System, r.Stage) },
+	columns: []column[reports.StageFailureRow]{
+		keyCol("system", func(r reports.StageFailureRow) string { return r.System }),
+		keyCol("stage", func(r reports.StageFailureRow) string { return r.Stage }),
+		intCol("failures", func(r reports.StageFailureRow) int64 { return r.Failures }),
+		intCol("runs", func(r reports.StageFailureRow) int64 { return r.Runs }),
+	},
+}
+
+var stageTable = rowTable[reports.StageRow]{
+	name: "stages", title: "Stages",
+	key: func(r reports.StageRow) string { return systemStageKey(r.System, r.Stage) },
+	columns: []column[reports.StageRow]{
+		keyCol("system", func(r reports.StageRow) string { return r.System }),
+		keyCol("stage", func(r reports.StageRow) string { return r.Stage }),
+		intCol("runs", func(r reports.StageRow) int64 { return r.Runs }),
+		intCol("failed", func(r reports.StageRow) int64 { return r.Failed }),
+		intCol("not_applicable", func(r reports.StageRow) int64 { return r.NotApplicable }),
+		rateCol("failure_rate", func(r reports.StageRow) reports.Metric { return r.FailureRate }),
+		numCol("avg_duration_ms", func(r reports.StageRow) *float64 { return r.AvgDurationMS }, durationText),
+		numCol("tokens", func(r reports.StageRow) *float64 { return r.Tokens }, countPtrText),
+		numCol("cost_usd", func(r reports.StageRow) *float64 { return r.CostUSD }, costText),
+	},
+}
+
+// thresholdTable is CSV only: table and markdown show thresholds beside
+// their metric.
+var thresholdTable = rowTable[reports.Threshold]{
+	name: "thresholds", key: func(t reports.Threshold) string { return t.Rule },
+	columns: []column[reports.Threshold]{
+		csvCol("metric", func(t reports.Threshold) any { return t.Metric }),
+		csvCol("severity", func(t reports.Threshold) any { return t.Severity }),
+		csvCol("condition", func(t reports.Threshold) any { return t.Condition }),
+		csvCol("threshold", func(t reports.Threshold) any { return t.Threshold }),
+		csvCol("value", func(t reports.Threshold) any { return t.Value }),
+		csvCol("crossed", func(t reports.Threshold) any { return t.Crossed }),
+	},
+}
 
 func timePtrText(t *time.Time) string {
 	if t == nil {
 		return "-"
 	}
 	return timeText(*t)
-}
-
-func runGrid(title string, runs []reports.RunRow) grid {
-	g := grid{
-		title:   title,
-		columns: []string{"run_id", "started_at", "status", "provider_requests", "provider_retries", "repair_iterations", "escalated", "stop_reason"},
-		numeric: []bool{false, false, false, true, true, true, false, false},
-	}
-	for _, r := range runs {
-		g.rows = append(g.rows, []string{
-			r.RunID, timeText(r.StartedAt), r.Status,
-			strconv.FormatInt(r.ProviderRequests, 10), countText(r.ProviderRetries), countPtrText(r.RepairIterations),
-			strconv.FormatBool(r.Escalated), stringPtrText(r.StopReason),
-		})
-	}
-	return g
-}
-
-func countGrid(title string, rows []reports.CountRow) grid {
-	g := grid{title: title, columns: []string{"reason", "count", "runs"}, numeric: []bool{false, true, true}}
-	for _, c := range rows {
-		g.rows = append(g.rows, []string{c.Key, strconv.FormatInt(c.Count, 10), strconv.FormatInt(c.Runs, 10)})
-	}
-	return g
 }
 
 // jsonReport returns a copy of r for JSON output whose lists are [] rather
@@ -574,129 +653,5 @@ func utcRuns(runs []reports.RunRow) []reports.RunRow {
 //     severity, condition, threshold, value (the metric's value) and crossed
 //     (true or false).
 func writeReportCSV(buf *bytes.Buffer, r *reports.Report) error {
-	cw := csv.NewWriter(buf)
-	cw.Write([]string{"section", "key", "metric", "value", "numerator", "denominator"})
-	value := func(section, key, name string, v any) {
-		cw.Write([]string{section, key, name, csvCell(plainCell(v)), "", ""})
-	}
-	metric := func(section, key, name string, m reports.Metric) {
-		cw.Write([]string{section, key, name,
-			csvCell(plainCell(m.Value)), csvCell(plainCell(m.Numerator)), csvCell(plainCell(m.Denominator))})
-	}
-
-	for _, f := range overviewFields(r) {
-		value("overview", "", f.name, f.value)
-	}
-	for _, p := range r.Scope.Paths {
-		value("scope", "", "path", p)
-	}
-	value("scope", "", "runs_in_store", r.Scope.RunsInStore)
-	value("scope", "", "runs_left_out", r.Scope.RunsLeftOut)
-	names := make([]string, 0, len(r.Metrics))
-	for n := range r.Metrics {
-		names = append(names, n)
-	}
-	// A metric the report lacks gets no row, rather than a row claiming a
-	// null value.
-	for _, n := range metricOrder(names) {
-		if m, ok := r.Metrics[n]; ok {
-			metric("metrics", "", n, m)
-		}
-	}
-
-	b := r.Breakdowns
-	for _, p := range b.ByProvider {
-		k := providerKey(p)
-		value("by_provider", k, "requests", p.Requests)
-		value("by_provider", k, "retried", p.Retried)
-		value("by_provider", k, "failed", p.Failed)
-		value("by_provider", k, "retries_total", p.RetriesTotal)
-		metric("by_provider", k, "retry_rate", p.RetryRate)
-		metric("by_provider", k, "failure_rate", p.FailureRate)
-		value("by_provider", k, "avg_duration_ms", p.AvgDuration)
-	}
-	for _, d := range b.ByDay {
-		names := make([]string, 0, len(d.Metrics))
-		for n := range d.Metrics {
-			names = append(names, n)
-		}
-		for _, n := range metricOrder(names) {
-			if m, ok := d.Metrics[n]; ok {
-				metric("by_day", d.Day, n, m)
-			}
-		}
-	}
-	for _, s := range []struct {
-		section string
-		runs    []reports.RunRow
-	}{{"worst_runs_by_retries", b.WorstByRetries}, {"worst_runs_by_iterations", b.WorstByIterations}} {
-		for _, run := range s.runs {
-			value(s.section, run.RunID, "started_at", run.StartedAt)
-			value(s.section, run.RunID, "status", run.Status)
-			value(s.section, run.RunID, "provider_requests", run.ProviderRequests)
-			value(s.section, run.RunID, "provider_retries", run.ProviderRetries)
-			value(s.section, run.RunID, "repair_iterations", run.RepairIterations)
-			value(s.section, run.RunID, "escalated", run.Escalated)
-			value(s.section, run.RunID, "stop_reason", run.StopReason)
-		}
-	}
-	for _, s := range []struct {
-		section string
-		rows    []reports.CountRow
-	}{{"stop_reasons", b.StopReasons}, {"escalation_reasons", b.EscalationReasons}, {"judge_reasons", b.JudgeReasons}} {
-		for _, c := range s.rows {
-			value(s.section, c.Key, "count", c.Count)
-			value(s.section, c.Key, "runs", c.Runs)
-		}
-	}
-	for _, v := range b.CandidateValidity {
-		value("candidate_validity", v.ProviderID, "candidates", v.Candidates)
-		value("candidate_validity", v.ProviderID, "valid", v.Valid)
-		metric("candidate_validity", v.ProviderID, "rate", v.Rate)
-	}
-	for _, sr := range r.Systems.BySystem {
-		k := sr.System
-		value("systems", k, "runs", sr.Runs)
-		value("systems", k, "success", sr.Success)
-		value("systems", k, "failure", sr.Failure)
-		value("systems", k, "other_status", sr.OtherStatus)
-		value("systems", k, "attempts", sr.Attempts)
-		value("systems", k, "failed_attempts", sr.FailedAttempts)
-		value("systems", k, "retried_runs", sr.RetriedRuns)
-		value("systems", k, "first_run", sr.FirstRun)
-		value("systems", k, "last_run", sr.LastRun)
-		for _, n := range metricOrder(nil) {
-			if m, ok := sr.Metrics[n]; ok {
-				metric("systems", k, n, m)
-			}
-		}
-	}
-	for _, f := range r.Systems.StageFailures {
-		k := f.System + "/" + f.Stage
-		value("failures_by_stage", k, "failures", f.Failures)
-		value("failures_by_stage", k, "runs", f.Runs)
-	}
-	for _, st := range r.Systems.Stages {
-		k := st.System + "/" + st.Stage
-		value("stages", k, "runs", st.Runs)
-		value("stages", k, "failed", st.Failed)
-		value("stages", k, "not_applicable", st.NotApplicable)
-		metric("stages", k, "failure_rate", st.FailureRate)
-		value("stages", k, "avg_duration_ms", st.AvgDurationMS)
-		value("stages", k, "tokens", st.Tokens)
-		value("stages", k, "cost_usd", st.CostUSD)
-	}
-	for _, row := range AuditCSV(r.FactoryAudit) {
-		cw.Write(row)
-	}
-	for _, t := range r.Thresholds {
-		value("thresholds", t.Rule, "metric", t.Metric)
-		value("thresholds", t.Rule, "severity", t.Severity)
-		value("thresholds", t.Rule, "condition", t.Condition)
-		value("thresholds", t.Rule, "threshold", t.Threshold)
-		value("thresholds", t.Rule, "value", t.Value)
-		value("thresholds", t.Rule, "crossed", t.Crossed)
-	}
-	cw.Flush()
-	return cw.Error()
+	return writeCSV(buf, reportSections(r, 0))
 }
