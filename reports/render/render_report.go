@@ -334,7 +334,8 @@ func utcRuns(runs []reports.RunRow) []reports.RunRow {
 //
 // One row per value; numerator and denominator are filled only for ratios.
 // Floats have full precision, times are RFC 3339 in UTC, nil is an empty
-// field. Sections, in order:
+// field. The rows come from reportSections, as the table's do. Sections,
+// in order:
 //
 //   - overview: key empty; metric is database, generated_at, filter_since,
 //     filter_until, filter_runs (comma-separated), filter_provider, runs,
