@@ -303,103 +303,158 @@ func (s *sim) runL2(steps []string) {
 		return
 	}
 
-	failureSig := v.sig
-	sameSig, applyFails, escalations := 0, 0, 0
+	loop := &l2Loop{v: v, failureSig: v.sig}
 	for it := 1; it <= maxL2Iterations; it++ {
-		if escalations < maxEscalations && (sameSig >= escalateAfter || applyFails >= escalateAfter) {
-			reason := "patch_apply_failure"
-			if sameSig >= escalateAfter {
-				reason = "non_improving"
-			}
-			s.tick(1, 5)
-			l := s.ev("RunEscalated")
-			l.w().kstr("from", "L2").kstr("to", "L3").kstr("reason", reason)
-			l.done()
-			escalations++
-			s.escalated = true
-			s.level = 3
-			if steps, ok := s.plan(); ok {
-				s.runL3(steps)
-			}
+		if reason, due := loop.escalation(); due {
+			loop.escalations++
+			s.escalateToL3(reason)
 			return
 		}
-		s.tick(1, 5)
-		l := s.ev("IterationStarted")
-		l.w().knum("iteration", int64(it)).kstr("goal", s.goal)
-		l.done()
-		if failureSig != "" && v.sig == failureSig {
-			sameSig++
-			if sameSig >= 2 {
-				s.verif = &summaryVerif{enabled: true, passed: false, failedChecks: len(v.fails)}
-				s.finish("failure", "non_improving", "Verification failure signature unchanged for 2 iterations")
-				return
-			}
-		} else {
-			sameSig = 0
-			failureSig = v.sig
-		}
-
-		if !s.request(s.executor()) {
-			return
-		}
-		files := s.pickFiles()
-		noDiff := s.chance(s.cfg.RepairNoDiffProb)
-		emptyDiff := !noDiff && s.chance(s.cfg.RepairEmptyDiffProb)
-		if noDiff || emptyDiff {
-			path := "none (no-diff)"
-			if emptyDiff {
-				path = "none (empty-diff)"
-			}
-			s.repairAttempted(it, path)
-			continue
-		}
-		patchPath := s.artifacts + "/patches/step_" + strconv.Itoa(100+it) + "_selected.patch"
-		s.patchPaths = append(s.patchPaths, patchPath)
-		if s.chance(0.25) { // runPatchReviewLoop asked the reviewer; its errors are non-fatal
-			s.call(s.reviewer())
-			if s.ended {
-				return
-			}
-		}
-		s.repairAttempted(it, patchPath)
-
-		var next []failedCheck
-		if s.chance(s.cfg.RepairApplyFailProb) {
-			applyFails++
-			s.l2ApplyFailed()
-			if !s.chance(s.cfg.ApplyFailSameSigProb) {
-				next = s.newFails()
-			} else {
-				next = v.fails
-			}
-		} else {
-			applyFails = 0
-			s.patchApplied("L2 Repair Iteration "+strconv.Itoa(it), files)
-			switch {
-			case s.chance(s.cfg.RepairFixProb):
-			case s.chance(s.cfg.SameSignatureProb):
-				next = v.fails
-			default:
-				next = s.newFails()
-			}
-		}
-		v = s.verify(next, "verification_report_iter_"+strconv.Itoa(it)+".json")
-		s.tick(1, 5)
-		l = s.ev("IterationFinished")
-		result := "failure"
-		if v.passed {
-			result = "success"
-		}
-		l.w().knum("iteration", int64(it)).kstr("result", result)
-		l.done()
-		if v.passed {
-			s.verif = &summaryVerif{enabled: true, passed: true, failedChecks: -1}
-			s.finish("success", "", "L2 Verified Success after "+strconv.Itoa(it)+" iterations")
+		if s.l2Iteration(loop, it) {
 			return
 		}
 	}
-	s.verif = &summaryVerif{enabled: true, passed: false, failedChecks: len(v.fails)}
+	s.verif = &summaryVerif{enabled: true, passed: false, failedChecks: len(loop.v.fails)}
 	s.finish("failure", "budget_exceeded", "L2 failed to converge after "+strconv.Itoa(maxL2Iterations)+" iterations")
+}
+
+// l2Loop is the repair loop's state, as runners/l2.ts keeps it.
+type l2Loop struct {
+	v                                verification // the latest
+	failureSig                       string       // the signature the loop compares with
+	sameSig, applyFails, escalations int
+}
+
+// escalation is why the loop escalates to L3 before the next iteration,
+// when it does.
+func (l *l2Loop) escalation() (reason string, due bool) {
+	if l.escalations >= maxEscalations || l.sameSig < escalateAfter && l.applyFails < escalateAfter {
+		return "", false
+	}
+	if l.sameSig >= escalateAfter {
+		return "non_improving", true
+	}
+	return "patch_apply_failure", true
+}
+
+func (s *sim) escalateToL3(reason string) {
+	s.tick(1, 5)
+	l := s.ev("RunEscalated")
+	l.w().kstr("from", "L2").kstr("to", "L3").kstr("reason", reason)
+	l.done()
+	s.escalated = true
+	s.level = 3
+	if steps, ok := s.plan(); ok {
+		s.runL3(steps)
+	}
+}
+
+// l2Iteration is repair iteration it: a repair, its patch applied (or
+// not) and verified. It reports whether the run ended.
+func (s *sim) l2Iteration(loop *l2Loop, it int) (ended bool) {
+	s.tick(1, 5)
+	l := s.ev("IterationStarted")
+	l.w().knum("iteration", int64(it)).kstr("goal", s.goal)
+	l.done()
+	if s.nonImprovingStop(loop) {
+		return true
+	}
+
+	if !s.request(s.executor()) {
+		return true
+	}
+	files := s.pickFiles()
+	if path, none := s.noRepair(); none {
+		s.repairAttempted(it, path)
+		return false
+	}
+	patchPath := s.artifacts + "/patches/step_" + strconv.Itoa(100+it) + "_selected.patch"
+	s.patchPaths = append(s.patchPaths, patchPath)
+	if s.chance(0.25) { // runPatchReviewLoop asked the reviewer; its errors are non-fatal
+		s.call(s.reviewer())
+		if s.ended {
+			return true
+		}
+	}
+	s.repairAttempted(it, patchPath)
+
+	next := s.applyRepair(loop, it, files)
+	loop.v = s.verify(next, "verification_report_iter_"+strconv.Itoa(it)+".json")
+	return s.iterationFinished(loop.v, it)
+}
+
+// nonImprovingStop counts a verification with the signature the loop
+// compares with, and stops the run at the second; another signature
+// becomes the one compared with.
+func (s *sim) nonImprovingStop(loop *l2Loop) bool {
+	if loop.failureSig == "" || loop.v.sig != loop.failureSig {
+		loop.sameSig = 0
+		loop.failureSig = loop.v.sig
+		return false
+	}
+	loop.sameSig++
+	if loop.sameSig < 2 {
+		return false
+	}
+	s.verif = &summaryVerif{enabled: true, passed: false, failedChecks: len(loop.v.fails)}
+	s.finish("failure", "non_improving", "Verification failure signature unchanged for 2 iterations")
+	return true
+}
+
+// noRepair draws whether the executor proposed no diff or an empty one,
+// and the patch path the loop then records.
+func (s *sim) noRepair() (path string, none bool) {
+	noDiff := s.chance(s.cfg.RepairNoDiffProb)
+	emptyDiff := !noDiff && s.chance(s.cfg.RepairEmptyDiffProb)
+	switch {
+	case noDiff:
+		return "none (no-diff)", true
+	case emptyDiff:
+		return "none (empty-diff)", true
+	}
+	return "", false
+}
+
+// applyRepair applies the repair's patch, or fails to, and returns the
+// checks that fail after it.
+func (s *sim) applyRepair(loop *l2Loop, it int, files []string) []failedCheck {
+	if s.chance(s.cfg.RepairApplyFailProb) {
+		loop.applyFails++
+		s.l2ApplyFailed()
+		if !s.chance(s.cfg.ApplyFailSameSigProb) {
+			return s.newFails()
+		}
+		return loop.v.fails
+	}
+	loop.applyFails = 0
+	s.patchApplied("L2 Repair Iteration "+strconv.Itoa(it), files)
+	switch {
+	case s.chance(s.cfg.RepairFixProb):
+		return nil
+	case s.chance(s.cfg.SameSignatureProb):
+		return loop.v.fails
+	default:
+		return s.newFails()
+	}
+}
+
+// iterationFinished ends iteration it with verification v, and the run
+// when v passed; it reports whether the run ended.
+func (s *sim) iterationFinished(v verification, it int) bool {
+	s.tick(1, 5)
+	l := s.ev("IterationFinished")
+	result := "failure"
+	if v.passed {
+		result = "success"
+	}
+	l.w().knum("iteration", int64(it)).kstr("result", result)
+	l.done()
+	if !v.passed {
+		return false
+	}
+	s.verif = &summaryVerif{enabled: true, passed: true, failedChecks: -1}
+	s.finish("success", "", "L2 Verified Success after "+strconv.Itoa(it)+" iterations")
+	return true
 }
 
 func (s *sim) repairAttempted(it int, path string) {

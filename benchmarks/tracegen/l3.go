@@ -21,88 +21,121 @@ func (s *sim) runL3(steps []string) {
 	s.level = 3
 	s.l3 = &l3Meta{}
 	done := 0
-	applyFails, lastApplyErr := 0, ""
+	var applies applyFailures
 	for _, step := range steps {
 		if s.overTime() {
 			s.finish("failure", "budget_exceeded", "Time budget exceeded ("+strconv.FormatInt(s.budgetMs, 10)+"ms)")
 			return
 		}
 		s.stepStarted(step, done, len(steps))
-		ok, lastErr, judgeReason := false, "", ""
-		failedApply := false
-		for round := 0; round < l3Rounds && !ok; round++ {
-			valid := s.candidates(done)
-			if s.ended {
-				return
-			}
-			if len(valid) == 0 {
-				s.finish("failure", "invalid_output", "No valid candidates generated for step: "+step)
-				return
-			}
-			reason := s.selectCandidate(done, valid)
-			if s.ended {
-				return
-			}
-			if reason != "" {
-				judgeReason = reason
-			}
-			pFail := s.cfg.L3ApplyFailProb
-			if failedApply {
-				pFail = s.cfg.ReapplyFailProb
-			}
-			files := s.pickFiles()
-			s.patchPaths = append(s.patchPaths, s.artifacts+"/patches/step_"+strconv.Itoa(done)+"_selected.patch")
-			if s.chance(pFail) {
-				failedApply = true
-				msg := pick(s.rng, applyErrors)
-				if lastApplyErr != "" && s.chance(s.cfg.SameApplyErrorProb) {
-					msg = lastApplyErr
-				}
-				s.tick(5, 200)
-				l := s.ev("PatchApplyFailed")
-				l.w().kstr("error", msg)
-				l.done()
-				lastErr = msg
-				// l3.ts compares sha256 hashes of the error text; equal text
-				// is equal hash.
-				if msg == lastApplyErr {
-					applyFails++
-				} else {
-					applyFails, lastApplyErr = 1, msg
-				}
-				if applyFails >= diagnoseAfter {
-					if !s.diagnose(done, msg) {
-						return
-					}
-					applyFails = 0
-				}
-				continue
-			}
-			ok = true
-			applyFails, lastApplyErr = 0, ""
-			s.patchApplied(step, files)
-			var fails []failedCheck
-			if s.chance(s.cfg.FinalVerifyFailProb) {
-				fails = s.newFails()
-			}
-			name := "verification_iter_" + strconv.Itoa(done) + "_final.json"
-			v := s.verify(fails, name)
-			s.l3.evalPaths = append(s.l3.evalPaths, s.artifacts+"/"+name)
-			if !v.passed {
-				// l3.ts emits a second VerificationFinished of its own here.
-				s.tick(0, 2)
-				s.verificationFinished(false, checkNames(v.fails))
-			}
-		}
-		if !ok {
-			s.stepFinished(step, false, lastErr, "")
-			s.finish("failure", "repeated_failure", "Step failed: "+step+". Error: "+lastErr)
+		if !s.l3Step(step, done, &applies) {
 			return
 		}
 		done++
-		s.stepFinished(step, true, "", judgeReason)
 	}
 	s.finish("success", "", "L3 Plan Executed Successfully. "+strconv.Itoa(done)+" steps.")
+}
+
+// applyFailures counts equal apply errors in a row, across steps, for the
+// repeated-failure diagnosis.
+type applyFailures struct {
+	n       int
+	lastErr string
+}
+
+// l3Step runs step (the done-th): rounds of candidates until one applies.
+// It reports whether the run goes on.
+func (s *sim) l3Step(step string, done int, applies *applyFailures) bool {
+	ok, lastErr, judgeReason := false, "", ""
+	failedApply := false
+	for round := 0; round < l3Rounds && !ok; round++ {
+		valid := s.candidates(done)
+		if s.ended {
+			return false
+		}
+		if len(valid) == 0 {
+			s.finish("failure", "invalid_output", "No valid candidates generated for step: "+step)
+			return false
+		}
+		reason := s.selectCandidate(done, valid)
+		if s.ended {
+			return false
+		}
+		if reason != "" {
+			judgeReason = reason
+		}
+		pFail := s.cfg.L3ApplyFailProb
+		if failedApply {
+			pFail = s.cfg.ReapplyFailProb
+		}
+		files := s.pickFiles()
+		s.patchPaths = append(s.patchPaths, s.artifacts+"/patches/step_"+strconv.Itoa(done)+"_selected.patch")
+		if s.chance(pFail) {
+			failedApply = true
+			msg, alive := s.l3ApplyFailed(done, applies)
+			if !alive {
+				return false
+			}
+			lastErr = msg
+			continue
+		}
+		ok = true
+		*applies = applyFailures{}
+		s.l3Applied(step, done, files)
+	}
+	if !ok {
+		s.stepFinished(step, false, lastErr, "")
+		s.finish("failure", "repeated_failure", "Step failed: "+step+". Error: "+lastErr)
+		return false
+	}
+	s.stepFinished(step, true, "", judgeReason)
+	return true
+}
+
+// l3ApplyFailed fails to apply the selected candidate, diagnosing when
+// the same error has repeated diagnoseAfter times. It returns the error,
+// and whether the run goes on.
+func (s *sim) l3ApplyFailed(step int, applies *applyFailures) (string, bool) {
+	msg := pick(s.rng, applyErrors)
+	if applies.lastErr != "" && s.chance(s.cfg.SameApplyErrorProb) {
+		msg = applies.lastErr
+	}
+	s.tick(5, 200)
+	l := s.ev("PatchApplyFailed")
+	l.w().kstr("error", msg)
+	l.done()
+	// l3.ts compares sha256 hashes of the error text; equal text is equal
+	// hash.
+	if msg == applies.lastErr {
+		applies.n++
+	} else {
+		applies.n, applies.lastErr = 1, msg
+	}
+	if applies.n >= diagnoseAfter {
+		if !s.diagnose(step, msg) {
+			return msg, false
+		}
+		applies.n = 0
+	}
+	return msg, true
+}
+
+// l3Applied applies the selected candidate and runs the step's final
+// verification.
+func (s *sim) l3Applied(step string, done int, files []string) {
+	s.patchApplied(step, files)
+	var fails []failedCheck
+	if s.chance(s.cfg.FinalVerifyFailProb) {
+		fails = s.newFails()
+	}
+	name := "verification_iter_" + strconv.Itoa(done) + "_final.json"
+	v := s.verify(fails, name)
+	s.l3.evalPaths = append(s.l3.evalPaths, s.artifacts+"/"+name)
+	if !v.passed {
+		// l3.ts emits a second VerificationFinished of its own here.
+		s.tick(0, 2)
+		s.verificationFinished(false, checkNames(v.fails))
+	}
 }
 
 func checkNames(fs []failedCheck) []string {

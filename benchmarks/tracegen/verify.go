@@ -59,16 +59,35 @@ func (s *sim) verify(fs []failedCheck, report string) verification {
 	l.w().kstr("mode", "auto")
 	l.done()
 
-	type result struct {
-		name, cmd, runID string
-		exit             int
-		dur              int64
-		stderr           string
+	results := s.runChecks(fs)
+	v := verification{passed: len(fs) == 0, fails: fs}
+	var names []string
+	if !v.passed {
+		names, v.sig = failureSignature(results)
 	}
-	var results []result
+	s.tick(1, 5)
+	s.verificationFinished(v.passed, names)
+
+	if report != "" {
+		s.writeVerificationReport(report, v, results, names)
+	}
+	return v
+}
+
+// checkResult is one check's run.
+type checkResult struct {
+	name, cmd, runID string
+	exit             int
+	dur              int64
+	stderr           string
+}
+
+// runChecks runs each of the repo's checks, those in fs failing.
+func (s *sim) runChecks(fs []failedCheck) []checkResult {
+	var results []checkResult
 	for _, c := range s.repo.checks {
 		f, bad := failing(fs, c)
-		r := result{name: c, cmd: checkCommands[c], runID: s.uuid()}
+		r := checkResult{name: c, cmd: checkCommands[c], runID: s.uuid()}
 		if bad {
 			r.exit = 1
 			if c == "typecheck" {
@@ -82,59 +101,65 @@ func (s *sim) verify(fs []failedCheck, report string) verification {
 		})
 		results = append(results, r)
 	}
+	return results
+}
 
-	v := verification{passed: len(fs) == 0, fails: fs}
-	var names []string
+// failureSignature is the failed checks' names and their signature: the
+// hash of each one's name and stderr tail.
+func failureSignature(results []checkResult) (names []string, sig string) {
+	parts := make([]string, 0, 2*len(results))
+	for _, r := range results {
+		if r.exit != 0 {
+			names = append(names, r.name)
+			parts = append(parts, "check:"+r.name, strings.TrimSpace(tailBytes(r.stderr, 2048)))
+		}
+	}
+	sum := sha256.Sum256([]byte(strings.Join(parts, "|")))
+	return names, hex.EncodeToString(sum[:])
+}
+
+// writeVerificationReport writes the report file of verification v.
+func (s *sim) writeVerificationReport(report string, v verification, results []checkResult, failed []string) {
+	j := jw{b: make([]byte, 0, 1024)}
+	j.obj().kbool("passed", v.passed).key("checks").arr()
+	for _, r := range results {
+		j.obj().kstr("name", r.name).kstr("command", r.cmd).knum("exitCode", int64(r.exit))
+		j.knum("durationMs", r.dur).kstr("stdoutPath", s.toolLog(r.runID, "stdout"))
+		j.kstr("stderrPath", s.toolLog(r.runID, "stderr")).kbool("passed", r.exit == 0)
+		j.kbool("truncated", false).end()
+	}
+	j.end()
+	j.kstr("summary", "Verification "+map[bool]string{true: "Passed", false: "Failed"}[v.passed]+": "+
+		strconv.Itoa(len(results)-len(failed))+" passed, "+strconv.Itoa(len(failed))+" failed.")
 	if !v.passed {
-		parts := make([]string, 0, 2*len(fs))
-		for _, r := range results {
-			if r.exit != 0 {
-				names = append(names, r.name)
-				parts = append(parts, "check:"+r.name, strings.TrimSpace(tailBytes(r.stderr, 2048)))
-			}
-		}
-		sum := sha256.Sum256([]byte(strings.Join(parts, "|")))
-		v.sig = hex.EncodeToString(sum[:])
+		j.kstr("failureSignature", v.sig)
+		writeFailureSummary(&j, results, failed)
 	}
-	s.tick(1, 5)
-	s.verificationFinished(v.passed, names)
+	j.end()
+	path := s.artifacts + "/" + report
+	s.reports = append(s.reports, path)
+	s.addFile(report, indent(j.b, false))
+}
 
-	if report != "" {
-		j := jw{b: make([]byte, 0, 1024)}
-		j.obj().kbool("passed", v.passed).key("checks").arr()
-		for _, r := range results {
-			j.obj().kstr("name", r.name).kstr("command", r.cmd).knum("exitCode", int64(r.exit))
-			j.knum("durationMs", r.dur).kstr("stdoutPath", s.toolLog(r.runID, "stdout"))
-			j.kstr("stderrPath", s.toolLog(r.runID, "stderr")).kbool("passed", r.exit == 0)
-			j.kbool("truncated", false).end()
+// writeFailureSummary writes a failed verification's failureSummary: each
+// failed check's key errors and stderr tail, the files they name, and
+// what to do next.
+func writeFailureSummary(j *jw, results []checkResult, failed []string) {
+	j.key("failureSummary").obj().key("failedChecks").arr()
+	var text strings.Builder
+	for _, r := range results {
+		if r.exit == 0 {
+			continue
 		}
-		j.end()
-		j.kstr("summary", "Verification "+map[bool]string{true: "Passed", false: "Failed"}[v.passed]+": "+
-			strconv.Itoa(len(results)-len(names))+" passed, "+strconv.Itoa(len(names))+" failed.")
-		if !v.passed {
-			j.kstr("failureSignature", v.sig)
-			j.key("failureSummary").obj().key("failedChecks").arr()
-			var text strings.Builder
-			for _, r := range results {
-				if r.exit == 0 {
-					continue
-				}
-				keys := keyErrors(r.stderr)
-				tail := tailRunes(r.stderr, 2048)
-				j.obj().kstr("name", r.name).knum("exitCode", int64(r.exit)).key("keyErrors").strs(keys)
-				j.kstr("stderrTailSnippet", tail).end()
-				text.WriteString(strings.Join(keys, "\n"))
-				text.WriteString(tail)
-			}
-			j.end().key("suspectedFiles").strs(suspectedFiles(text.String()))
-			j.key("suggestedNextActions").strs(nextActions(names)).end()
-		}
-		j.end()
-		path := s.artifacts + "/" + report
-		s.reports = append(s.reports, path)
-		s.addFile(report, indent(j.b, false))
+		keys := keyErrors(r.stderr)
+		tail := tailRunes(r.stderr, 2048)
+		j.obj().kstr("name", r.name).knum("exitCode", int64(r.exit)).key("keyErrors").strs(keys)
+		j.kstr("stderrTailSnippet", tail).end()
+		text.WriteString(strings.Join(keys, "\n"))
+		text.WriteString(tail)
 	}
-	return v
+	j.end().key("suspectedFiles").strs(suspectedFiles(text.String()))
+	j.key("suggestedNextActions").strs(nextActions(failed)).end()
 }
 
 func (s *sim) verificationFinished(passed bool, failed []string) {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -375,107 +377,156 @@ func selfCheck(base replay.Result) string {
 }
 
 func renderProviderSimulation(io *IO, res []replay.Result, f render.Format) error {
-	base := res[0]
-	check := selfCheck(base)
-	var verdicts []string
-	for _, r := range res[1:] {
-		verdicts = append(verdicts, replay.Verdict(base, r))
-	}
-	cols := []string{"figure", base.Policy + " (baseline: the record)"}
-	for _, r := range res[1:] {
-		cols = append(cols, r.Policy, "Δ "+r.Policy)
-	}
-	t := reports.Table{Title: fmt.Sprintf("orchstat simulate: %d provider requests, %d L2 loops, %d runs with L3 steps; %s",
-		base.Episodes, base.L2Loops, base.L3Runs, check), Columns: cols}
-	// A row of figures of one episode kind, whose estimate count marks it
-	// "est.". L3 diagnoses are replayed exactly.
-	row := func(kind replay.Kind, label, key string, get func(replay.Result) replay.Metric, unit string) {
-		dunit := unit
-		if unit == "%" {
-			dunit = " pp" // a difference of rates is in points
-		}
-		cells := []any{label, cell(get(base), unit, false)}
-		for _, r := range res[1:] {
-			est := false
-			switch kind {
-			case replay.KindProvider:
-				est = r.Estimated > 0
-			case replay.KindL2:
-				est = r.L2Estimated > 0
-			}
-			cells = append(cells, cell(get(r), unit, est), cell(r.Diff[key], dunit, est))
-		}
-		t.Rows = append(t.Rows, cells)
-	}
-	estimated := func(label string, n func(replay.Result) (int, int)) {
-		cells := []any{label}
-		for i, r := range res {
-			est, total := n(r)
-			cells = append(cells, fmt.Sprintf("%d of %d", est, total))
-			if i > 0 {
-				cells = append(cells, "")
-			}
-		}
-		t.Rows = append(t.Rows, cells)
-	}
-	p, l2 := replay.KindProvider, replay.KindL2
-	row(p, "success rate", "success_rate", func(r replay.Result) replay.Metric { return r.SuccessRate }, "%")
-	row(p, "attempts", "attempts", func(r replay.Result) replay.Metric { return r.Attempts }, "")
-	row(p, "wasted attempts", "wasted_attempts", func(r replay.Result) replay.Metric { return r.Wasted }, "")
-	row(p, "time in backoff (s)", "backoff_seconds", func(r replay.Result) replay.Metric { return r.BackoffSeconds }, "")
-	row(p, "time to resolution p50 (s)", "resolution_p50_seconds", func(r replay.Result) replay.Metric { return r.ResolutionP50 }, "")
-	row(p, "time to resolution p95 (s)", "resolution_p95_seconds", func(r replay.Result) replay.Metric { return r.ResolutionP95 }, "")
-	row(p, "halts", "halts", func(r replay.Result) replay.Metric { return r.Halts }, "")
-	if base.HasCost {
-		row(p, "cost (USD, estimated)", "cost_usd", func(r replay.Result) replay.Metric { return r.CostUSD }, "")
-	}
-	estimated("outcomes estimated", func(r replay.Result) (int, int) { return r.Estimated, r.Episodes })
-	if base.L2Loops > 0 {
-		row(l2, "L2 loops that pass", "l2_success_rate", func(r replay.Result) replay.Metric { return r.L2SuccessRate }, "%")
-		row(l2, "L2 iterations", "l2_iterations", func(r replay.Result) replay.Metric { return r.L2Iterations }, "")
-		row(l2, "escalations to L3", "escalations", func(r replay.Result) replay.Metric { return r.Escalations }, "")
-		row(l2, "non-improving stops", "l2_non_improving_stops", func(r replay.Result) replay.Metric { return r.NonImproving }, "")
-		estimated("L2 outcomes estimated", func(r replay.Result) (int, int) { return r.L2Estimated, r.L2Loops })
-	}
-	if base.L3Runs > 0 {
-		row(replay.KindL3, "L3 diagnoses", "diagnoses", func(r replay.Result) replay.Metric { return r.Diagnoses }, "")
-	}
-	if err := render.RenderTable(io.Out, t, f); err != nil {
+	if err := render.RenderTable(io.Out, simulationTable(res), f); err != nil {
 		return err
 	}
 	if f == render.FormatCSV {
 		return nil
 	}
 	fmt.Fprintln(io.Out)
-	notes := func(title string, n int, list []replay.Note) {
-		if n == 0 {
-			return
-		}
-		fmt.Fprintf(io.Out, "%s (%d", title, n)
-		if len(list) < n {
-			fmt.Fprintf(io.Out, ", the first %d", len(list))
-		}
-		fmt.Fprintln(io.Out, "):")
-		for _, m := range list {
-			fmt.Fprintf(io.Out, "  %s: %s\n", m.ID, m.Reason)
-		}
-		fmt.Fprintln(io.Out)
+	writeSimulationNotes(io.Out, res)
+	return nil
+}
+
+// simFigure is one figure row of simulate's table: a figure of one
+// episode kind, whose estimate count marks a policy's cells "est.".
+type simFigure struct {
+	kind       replay.Kind
+	label, key string // key: the figure's name in Result.Diff
+	get        func(replay.Result) replay.Metric
+	unit       string
+}
+
+// requestFigures are the provider requests' rows; cost shows only when
+// some episode recorded one.
+var requestFigures = []simFigure{
+	{replay.KindProvider, "success rate", "success_rate", func(r replay.Result) replay.Metric { return r.SuccessRate }, "%"},
+	{replay.KindProvider, "attempts", "attempts", func(r replay.Result) replay.Metric { return r.Attempts }, ""},
+	{replay.KindProvider, "wasted attempts", "wasted_attempts", func(r replay.Result) replay.Metric { return r.Wasted }, ""},
+	{replay.KindProvider, "time in backoff (s)", "backoff_seconds", func(r replay.Result) replay.Metric { return r.BackoffSeconds }, ""},
+	{replay.KindProvider, "time to resolution p50 (s)", "resolution_p50_seconds", func(r replay.Result) replay.Metric { return r.ResolutionP50 }, ""},
+	{replay.KindProvider, "time to resolution p95 (s)", "resolution_p95_seconds", func(r replay.Result) replay.Metric { return r.ResolutionP95 }, ""},
+	{replay.KindProvider, "halts", "halts", func(r replay.Result) replay.Metric { return r.Halts }, ""},
+}
+
+var costFigure = simFigure{replay.KindProvider, "cost (USD, estimated)", "cost_usd", func(r replay.Result) replay.Metric { return r.CostUSD }, ""}
+
+var l2Figures = []simFigure{
+	{replay.KindL2, "L2 loops that pass", "l2_success_rate", func(r replay.Result) replay.Metric { return r.L2SuccessRate }, "%"},
+	{replay.KindL2, "L2 iterations", "l2_iterations", func(r replay.Result) replay.Metric { return r.L2Iterations }, ""},
+	{replay.KindL2, "escalations to L3", "escalations", func(r replay.Result) replay.Metric { return r.Escalations }, ""},
+	{replay.KindL2, "non-improving stops", "l2_non_improving_stops", func(r replay.Result) replay.Metric { return r.NonImproving }, ""},
+}
+
+// L3 diagnoses are replayed exactly.
+var l3Figure = simFigure{replay.KindL3, "L3 diagnoses", "diagnoses", func(r replay.Result) replay.Metric { return r.Diagnoses }, ""}
+
+// simulationTable is the baseline's figures beside each policy's and its
+// difference from the baseline, by episode kind, each kind's figures
+// followed by how many of its outcomes are estimated.
+func simulationTable(res []replay.Result) reports.Table {
+	base := res[0]
+	cols := []string{"figure", base.Policy + " (baseline: the record)"}
+	for _, r := range res[1:] {
+		cols = append(cols, r.Policy, "Δ "+r.Policy)
 	}
-	notes("Not reproduced by the baseline", base.Checked-base.Reproduced, base.Mismatches)
-	notes("Not checkable", base.NotCheckable, base.Unchecked)
+	t := reports.Table{Title: fmt.Sprintf("orchstat simulate: %d provider requests, %d L2 loops, %d runs with L3 steps; %s",
+		base.Episodes, base.L2Loops, base.L3Runs, selfCheck(base)), Columns: cols}
+	figures := slices.Clone(requestFigures)
+	if base.HasCost {
+		figures = append(figures, costFigure)
+	}
+	t.Rows = append(figureRows(res, figures),
+		estimatedRow(res, "outcomes estimated", func(r replay.Result) (int, int) { return r.Estimated, r.Episodes }))
+	if base.L2Loops > 0 {
+		t.Rows = append(append(t.Rows, figureRows(res, l2Figures)...),
+			estimatedRow(res, "L2 outcomes estimated", func(r replay.Result) (int, int) { return r.L2Estimated, r.L2Loops }))
+	}
+	if base.L3Runs > 0 {
+		t.Rows = append(t.Rows, figureRows(res, []simFigure{l3Figure})...)
+	}
+	return t
+}
+
+// figureRows are the figures' rows: the baseline's value, then each
+// policy's with its difference.
+func figureRows(res []replay.Result, figures []simFigure) [][]any {
+	var rows [][]any
+	for _, fig := range figures {
+		dunit := fig.unit
+		if fig.unit == "%" {
+			dunit = " pp" // a difference of rates is in points
+		}
+		cells := []any{fig.label, cell(fig.get(res[0]), fig.unit, false)}
+		for _, r := range res[1:] {
+			est := estimatedKind(r, fig.kind)
+			cells = append(cells, cell(fig.get(r), fig.unit, est), cell(r.Diff[fig.key], dunit, est))
+		}
+		rows = append(rows, cells)
+	}
+	return rows
+}
+
+// estimatedKind reports whether some of r's outcomes of kind are estimated.
+func estimatedKind(r replay.Result, kind replay.Kind) bool {
+	switch kind {
+	case replay.KindProvider:
+		return r.Estimated > 0
+	case replay.KindL2:
+		return r.L2Estimated > 0
+	}
+	return false
+}
+
+// estimatedRow says, for the baseline and each policy, how many of n's
+// outcomes (estimated, total) are estimated.
+func estimatedRow(res []replay.Result, label string, n func(replay.Result) (int, int)) []any {
+	cells := []any{label}
+	for i, r := range res {
+		est, total := n(r)
+		cells = append(cells, fmt.Sprintf("%d of %d", est, total))
+		if i > 0 {
+			cells = append(cells, "")
+		}
+	}
+	return cells
+}
+
+// writeSimulationNotes writes, under the table, the self-check's
+// exceptions, how to read the table, and each policy's verdict.
+func writeSimulationNotes(w io.Writer, res []replay.Result) {
+	base := res[0]
+	writeNotes(w, "Not reproduced by the baseline", base.Checked-base.Reproduced, base.Mismatches)
+	writeNotes(w, "Not checkable", base.NotCheckable, base.Unchecked)
 	if base.L2Inferred > 0 {
 		loops := fmt.Sprintf("%d L2 loops lack", base.L2Inferred)
 		if base.L2Inferred == 1 {
 			loops = "1 L2 loop lacks"
 		}
-		fmt.Fprintf(io.Out, "%s verification reports: which failure signatures repeated is inferred from how each loop ended.\n\n", loops)
+		fmt.Fprintf(w, "%s verification reports: which failure signatures repeated is inferred from how each loop ended.\n\n", loops)
 	}
-	fmt.Fprintln(io.Out, "The baseline is the record, counted without interval. A policy's values are followed by their 95% interval over runs;\n"+
+	fmt.Fprintln(w, "The baseline is the record, counted without interval. A policy's values are followed by their 95% interval over runs;\n"+
 		"a figure with no interval is exact. \"est.\" marks a policy some of whose outcomes are estimated.")
-	for _, v := range verdicts {
-		fmt.Fprintf(io.Out, "\n%s\n", v)
+	for _, r := range res[1:] {
+		fmt.Fprintf(w, "\n%s\n", replay.Verdict(base, r))
 	}
-	return nil
+}
+
+// writeNotes lists the episodes of a self-check exception: n of them,
+// of which list names the first.
+func writeNotes(w io.Writer, title string, n int, list []replay.Note) {
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%s (%d", title, n)
+	if len(list) < n {
+		fmt.Fprintf(w, ", the first %d", len(list))
+	}
+	fmt.Fprintln(w, "):")
+	for _, m := range list {
+		fmt.Fprintf(w, "  %s: %s\n", m.ID, m.Reason)
+	}
+	fmt.Fprintln(w)
 }
 
 // cell formats a metric with its interval, "est." when estimated. An

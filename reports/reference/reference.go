@@ -303,96 +303,140 @@ func stepOf(e event) stepKey {
 // metrics computes every METRICS.md metric over the given events (all of which are in scope).
 // provider, when not "", keeps the provider_* metrics to that provider's requests.
 func metrics(evs []event, provider string) map[string]Metric {
-	runs := map[string]bool{}
-	var requests, retried, failed, retriesTotal float64
-	l2Runs := map[string]bool{}
-	escalatedFromL2 := map[string]bool{}
-	failedRuns := map[string]bool{}
-	maxRepairIteration := map[string]float64{} // only runs with a numeric RepairAttempted iteration
-	l3Steps := map[stepKey]bool{}
-	diagnosisSteps := map[stepKey]bool{}
-	var diagnoses, judges, candidates, validCandidates float64
-	candidateRuns := map[string]bool{}
-
+	t := newTally(provider)
 	for _, e := range evs {
-		runs[e.runID] = true
-		p := e.payload
-		switch e.typ {
-		case "ProviderRequestFinished":
-			if !requestOf(p, provider) {
-				continue
-			}
-			requests++
-			if r, ok := numberField(p, "retries"); ok {
-				retriesTotal += r
-				if r > 0 {
-					retried++
-				}
-			}
-			if isBool(p, "success", false) {
-				failed++
-			}
-		case "IterationStarted":
-			l2Runs[e.runID] = true
-		case "RunEscalated":
-			if from, ok := stringField(p, "from"); ok && from == "L2" {
-				escalatedFromL2[e.runID] = true
-			}
-		case "RunFinished":
-			if status, ok := stringField(p, "status"); ok && status == "failure" {
-				failedRuns[e.runID] = true
-			}
-		case "RepairAttempted":
-			if it, ok := numberField(p, "iteration"); ok {
-				if m, seen := maxRepairIteration[e.runID]; !seen || it > m {
-					maxRepairIteration[e.runID] = it
-				}
-			}
-		case "CandidateGenerated":
-			candidates++
-			candidateRuns[e.runID] = true
-			l3Steps[stepOf(e)] = true
-			if isBool(p, "valid", true) {
-				validCandidates++
-			}
-		case "DiagnosisStarted":
-			diagnoses++
-			diagnosisSteps[stepOf(e)] = true
-		case "JudgeInvoked":
-			judges++
+		t.add(e)
+	}
+	return t.metrics()
+}
+
+// tally is what the metrics count, accumulated event by event.
+type tally struct {
+	provider string // when not "", the provider_* counts take only its requests
+
+	runs, failedRuns map[string]bool
+
+	// Provider requests.
+	requests, retried, failed, retriesTotal float64
+
+	// L2.
+	l2Runs, escalatedFromL2 map[string]bool
+	maxRepairIteration      map[string]float64 // only runs with a numeric RepairAttempted iteration
+
+	// L3.
+	l3Steps, diagnosisSteps                        map[stepKey]bool
+	diagnoses, judges, candidates, validCandidates float64
+	candidateRuns                                  map[string]bool
+}
+
+func newTally(provider string) *tally {
+	return &tally{
+		provider:           provider,
+		runs:               map[string]bool{},
+		failedRuns:         map[string]bool{},
+		l2Runs:             map[string]bool{},
+		escalatedFromL2:    map[string]bool{},
+		maxRepairIteration: map[string]float64{},
+		l3Steps:            map[stepKey]bool{},
+		diagnosisSteps:     map[stepKey]bool{},
+		candidateRuns:      map[string]bool{},
+	}
+}
+
+func (t *tally) add(e event) {
+	t.runs[e.runID] = true
+	p := e.payload
+	switch e.typ {
+	case "ProviderRequestFinished":
+		if requestOf(p, t.provider) {
+			t.request(p)
+		}
+	case "IterationStarted":
+		t.l2Runs[e.runID] = true
+	case "RunEscalated":
+		if from, ok := stringField(p, "from"); ok && from == "L2" {
+			t.escalatedFromL2[e.runID] = true
+		}
+	case "RunFinished":
+		if status, ok := stringField(p, "status"); ok && status == "failure" {
+			t.failedRuns[e.runID] = true
+		}
+	case "RepairAttempted":
+		t.repair(e)
+	case "CandidateGenerated":
+		t.candidate(e)
+	case "DiagnosisStarted":
+		t.diagnoses++
+		t.diagnosisSteps[stepOf(e)] = true
+	case "JudgeInvoked":
+		t.judges++
+	}
+}
+
+func (t *tally) request(p map[string]json.RawMessage) {
+	t.requests++
+	if r, ok := numberField(p, "retries"); ok {
+		t.retriesTotal += r
+		if r > 0 {
+			t.retried++
 		}
 	}
+	if isBool(p, "success", false) {
+		t.failed++
+	}
+}
 
+// repair keeps each run's highest repair iteration.
+func (t *tally) repair(e event) {
+	it, ok := numberField(e.payload, "iteration")
+	if !ok {
+		return
+	}
+	if m, seen := t.maxRepairIteration[e.runID]; !seen || it > m {
+		t.maxRepairIteration[e.runID] = it
+	}
+}
+
+func (t *tally) candidate(e event) {
+	t.candidates++
+	t.candidateRuns[e.runID] = true
+	t.l3Steps[stepOf(e)] = true
+	if isBool(e.payload, "valid", true) {
+		t.validCandidates++
+	}
+}
+
+func (t *tally) metrics() map[string]Metric {
 	// l2_escalation_rate's denominator: l2_runs ∪ runs escalated from L2.
 	l2OrEscalated := map[string]bool{}
-	for r := range l2Runs {
+	for r := range t.l2Runs {
 		l2OrEscalated[r] = true
 	}
-	for r := range escalatedFromL2 {
+	for r := range t.escalatedFromL2 {
 		l2OrEscalated[r] = true
 	}
 	// Summed in run order, so the result does not depend on map order.
 	var sumMaxRepair float64
-	for _, r := range sortedKeys(maxRepairIteration) {
-		sumMaxRepair += maxRepairIteration[r]
+	for _, r := range sortedKeys(t.maxRepairIteration) {
+		sumMaxRepair += t.maxRepairIteration[r]
 	}
-	l3Runs := float64(len(candidateRuns))
+	l3Runs := float64(len(t.candidateRuns))
 
 	return map[string]Metric{
-		"runs":                         count(float64(len(runs))),
-		"provider_requests":            count(requests),
-		"provider_retry_rate":          ratio(retried, requests),
-		"provider_failure_rate":        ratio(failed, requests),
-		"provider_retries_total":       count(retriesTotal),
-		"l2_runs":                      count(float64(len(l2Runs))),
-		"l2_escalation_rate":           ratio(float64(len(escalatedFromL2)), float64(len(l2OrEscalated))),
-		"avg_repair_iterations":        ratio(sumMaxRepair, float64(len(maxRepairIteration))),
-		"l3_steps":                     count(float64(len(l3Steps))),
-		"l3_diagnosis_rate":            ratio(float64(len(diagnosisSteps)), float64(len(l3Steps))),
-		"diagnoses_per_l3_run":         ratio(diagnoses, l3Runs),
-		"judge_invocations_per_l3_run": ratio(judges, l3Runs),
-		"candidate_validity_rate":      ratio(validCandidates, candidates),
-		"failed_runs":                  count(float64(len(failedRuns))),
+		"runs":                         count(float64(len(t.runs))),
+		"provider_requests":            count(t.requests),
+		"provider_retry_rate":          ratio(t.retried, t.requests),
+		"provider_failure_rate":        ratio(t.failed, t.requests),
+		"provider_retries_total":       count(t.retriesTotal),
+		"l2_runs":                      count(float64(len(t.l2Runs))),
+		"l2_escalation_rate":           ratio(float64(len(t.escalatedFromL2)), float64(len(l2OrEscalated))),
+		"avg_repair_iterations":        ratio(sumMaxRepair, float64(len(t.maxRepairIteration))),
+		"l3_steps":                     count(float64(len(t.l3Steps))),
+		"l3_diagnosis_rate":            ratio(float64(len(t.diagnosisSteps)), float64(len(t.l3Steps))),
+		"diagnoses_per_l3_run":         ratio(t.diagnoses, l3Runs),
+		"judge_invocations_per_l3_run": ratio(t.judges, l3Runs),
+		"candidate_validity_rate":      ratio(t.validCandidates, t.candidates),
+		"failed_runs":                  count(float64(len(t.failedRuns))),
 	}
 }
 

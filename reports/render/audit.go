@@ -5,13 +5,12 @@ import (
 	"errors"
 	"github.com/orchstat/orchstat/reports"
 	"io"
-	"strconv"
 )
 
 // auditFields are the audit's totals, for the overview table and the CSV.
-func auditFields(a *reports.FactoryAudit) []overviewField {
+func auditFields(a *reports.FactoryAudit) []field {
 	d, r, e, t := a.RetriedDeterministic, a.RepeatedSignatures, a.Exceptions, a.CommandTimeouts
-	return []overviewField{
+	return []field{
 		{"runs", a.Runs},
 		{"attempts", a.Attempts},
 		{"failed_attempts", a.FailedAttempts},
@@ -31,54 +30,87 @@ func auditFields(a *reports.FactoryAudit) []overviewField {
 	}
 }
 
-func auditGrids(a *reports.FactoryAudit) []grid {
-	overview := grid{title: "Factory retry audit", columns: []string{"field", "value"}, numeric: []bool{false, true}}
-	for _, f := range auditFields(a) {
-		overview.rows = append(overview.rows, []string{f.name, displayCell(plainCell(f.value), "-")})
+// auditSections are the audit's sections of a flat report; none when a
+// is nil.
+func auditSections(a *reports.FactoryAudit) []section {
+	if a == nil {
+		return nil
 	}
-	n := func(v int64) string { return strconv.FormatInt(v, 10) }
+	return []section{
+		fieldsSection("factory_audit", "Factory retry audit", auditFields(a), true),
+		auditStageTable.section(a.Stages),
+		auditDeterministicTable.section(a.RetriedDeterministic.ByStage),
+		auditRepeatTable.section(a.RepeatedSignatures.Worst),
+		auditExceptionTable.section(a.Exceptions.ByClass),
+		auditTimeoutTable.section(a.CommandTimeouts.ByStage),
+	}
+}
 
-	stages := grid{
-		title:   "Failures by stage",
-		columns: []string{"class", "stage", "failed_attempts", "runs", "retry_helps", "classification"},
-		numeric: []bool{false, false, true, true, false, false},
-	}
-	for _, s := range a.Stages {
-		stages.rows = append(stages.rows, []string{dash(s.Class), s.Stage, n(s.FailedAttempts), n(s.Runs), s.RetryHelps, s.Classification})
-	}
-	det := grid{
-		title:   "Retried deterministic failures",
-		columns: []string{"class", "stage", "failures", "runs", "wasted_attempts"},
-		numeric: []bool{false, false, true, true, true},
-	}
-	for _, s := range a.RetriedDeterministic.ByStage {
-		det.rows = append(det.rows, []string{dash(s.Class), s.Stage, n(s.Failures), n(s.Runs), n(s.WastedAttempts)})
-	}
-	rep := grid{
-		title:   "Repeated failure signatures",
-		columns: []string{"run_id", "item", "stage", "attempts", "repeated_attempts"},
-		numeric: []bool{false, false, false, true, true},
-	}
-	for _, r := range a.RepeatedSignatures.Worst {
-		rep.rows = append(rep.rows, []string{r.RunID, dash(r.Item), r.Stage, n(r.Attempts), n(r.RepeatedAttempts)})
-	}
-	exc := grid{
-		title:   "Model API errors (the exception stage) by error class",
-		columns: []string{"class", "kind", "attempts", "runs"},
-		numeric: []bool{false, false, true, true},
-	}
-	for _, e := range a.Exceptions.ByClass {
-		exc.rows = append(exc.rows, []string{e.Class, exceptionKind(e.Transient), n(e.Attempts), n(e.Runs)})
-	}
-	to := grid{
-		title:   "Command timeouts",
-		columns: []string{"stage", "attempts", "runs", "retried"},
-		numeric: []bool{false, true, true, true},
-	}
-	for _, t := range a.CommandTimeouts.ByStage {
-		to.rows = append(to.rows, []string{t.Stage, n(t.Count.Attempts), n(t.Count.Runs), n(t.Count.Retried)})
-	}
-	return []grid{overview, stages, det, rep, exc, to}
+// auditStageTable's key is the seed id, or the stage for a stage outside
+// the taxonomy.
+var auditStageTable = rowTable[reports.AuditStage]{
+	name: "factory_audit_stages", title: "Failures by stage",
+	key: func(s reports.AuditStage) string {
+		if s.Class == "" {
+			return s.Stage
+		}
+		return s.Class
+	},
+	columns: []column[reports.AuditStage]{
+		keyCol("class", func(s reports.AuditStage) string { return dash(s.Class) }),
+		textCol("stage", func(s reports.AuditStage) string { return s.Stage }),
+		intCol("failed_attempts", func(s reports.AuditStage) int64 { return s.FailedAttempts }),
+		intCol("runs", func(s reports.AuditStage) int64 { return s.Runs }),
+		textCol("retry_helps", func(s reports.AuditStage) string { return s.RetryHelps }),
+		textCol("classification", func(s reports.AuditStage) string { return s.Classification }),
+	},
+}
+
+var auditDeterministicTable = rowTable[reports.AuditDeterministicRow]{
+	name: "factory_audit_deterministic", title: "Retried deterministic failures",
+	key: func(s reports.AuditDeterministicRow) string { return s.Class },
+	columns: []column[reports.AuditDeterministicRow]{
+		keyCol("class", func(s reports.AuditDeterministicRow) string { return dash(s.Class) }),
+		textCol("stage", func(s reports.AuditDeterministicRow) string { return s.Stage }),
+		intCol("failures", func(s reports.AuditDeterministicRow) int64 { return s.Failures }),
+		intCol("runs", func(s reports.AuditDeterministicRow) int64 { return s.Runs }),
+		intCol("wasted_attempts", func(s reports.AuditDeterministicRow) int64 { return s.WastedAttempts }),
+	},
+}
+
+var auditRepeatTable = rowTable[reports.AuditRepeatRun]{
+	name: "factory_audit_repeats", title: "Repeated failure signatures",
+	key: func(r reports.AuditRepeatRun) string { return r.RunID },
+	columns: []column[reports.AuditRepeatRun]{
+		keyCol("run_id", func(r reports.AuditRepeatRun) string { return r.RunID }),
+		{name: "item", text: func(r reports.AuditRepeatRun) string { return dash(r.Item) },
+			value: func(r reports.AuditRepeatRun) any { return r.Item }},
+		textCol("stage", func(r reports.AuditRepeatRun) string { return r.Stage }),
+		intCol("attempts", func(r reports.AuditRepeatRun) int64 { return r.Attempts }),
+		intCol("repeated_attempts", func(r reports.AuditRepeatRun) int64 { return r.RepeatedAttempts }),
+	},
+}
+
+var auditExceptionTable = rowTable[reports.AuditExceptionClass]{
+	name: "factory_audit_exceptions", title: "Model API errors (the exception stage) by error class",
+	key: func(e reports.AuditExceptionClass) string { return joinKey(e.Class, exceptionKind(e.Transient)) },
+	columns: []column[reports.AuditExceptionClass]{
+		keyCol("class", func(e reports.AuditExceptionClass) string { return e.Class }),
+		keyCol("kind", func(e reports.AuditExceptionClass) string { return exceptionKind(e.Transient) }),
+		intCol("attempts", func(e reports.AuditExceptionClass) int64 { return e.Attempts }),
+		intCol("runs", func(e reports.AuditExceptionClass) int64 { return e.Runs }),
+	},
+}
+
+var auditTimeoutTable = rowTable[reports.AuditTimeoutRow]{
+	name: "factory_audit_timeouts", title: "Command timeouts",
+	key: func(t reports.AuditTimeoutRow) string { return t.Stage },
+	columns: []column[reports.AuditTimeoutRow]{
+		keyCol("stage", func(t reports.AuditTimeoutRow) string { return t.Stage }),
+		intCol("attempts", func(t reports.AuditTimeoutRow) int64 { return t.Count.Attempts }),
+		intCol("runs", func(t reports.AuditTimeoutRow) int64 { return t.Count.Runs }),
+		intCol("retried", func(t reports.AuditTimeoutRow) int64 { return t.Count.Retried }),
+	},
 }
 
 func dash(s string) string {
@@ -107,7 +139,7 @@ func RenderAuditText(w io.Writer, a *reports.FactoryAudit, markdown bool) error 
 		f = FormatMarkdown
 	}
 	var buf bytes.Buffer
-	if err := writeGrids(&buf, auditGrids(a), f, 0); err != nil {
+	if err := writeGrids(&buf, grids(auditSections(a)), f, 0); err != nil {
 		return err
 	}
 	_, err := buf.WriteTo(w)
@@ -132,48 +164,5 @@ func RenderAuditText(w io.Writer, a *reports.FactoryAudit, markdown bool) error 
 //   - factory_audit_timeouts: key the stage; metric is attempts, runs and
 //     retried.
 func AuditCSV(a *reports.FactoryAudit) [][]string {
-	if a == nil {
-		return nil
-	}
-	var out [][]string
-	value := func(section, key, metric string, v any) {
-		out = append(out, []string{section, key, metric, csvCell(plainCell(v)), "", ""})
-	}
-	for _, f := range auditFields(a) {
-		value("factory_audit", "", f.name, f.value)
-	}
-	for _, s := range a.Stages {
-		k := s.Class
-		if k == "" {
-			k = s.Stage
-		}
-		value("factory_audit_stages", k, "stage", s.Stage)
-		value("factory_audit_stages", k, "failed_attempts", s.FailedAttempts)
-		value("factory_audit_stages", k, "runs", s.Runs)
-		value("factory_audit_stages", k, "retry_helps", s.RetryHelps)
-		value("factory_audit_stages", k, "classification", s.Classification)
-	}
-	for _, s := range a.RetriedDeterministic.ByStage {
-		value("factory_audit_deterministic", s.Class, "stage", s.Stage)
-		value("factory_audit_deterministic", s.Class, "failures", s.Failures)
-		value("factory_audit_deterministic", s.Class, "runs", s.Runs)
-		value("factory_audit_deterministic", s.Class, "wasted_attempts", s.WastedAttempts)
-	}
-	for _, r := range a.RepeatedSignatures.Worst {
-		value("factory_audit_repeats", r.RunID, "item", r.Item)
-		value("factory_audit_repeats", r.RunID, "stage", r.Stage)
-		value("factory_audit_repeats", r.RunID, "attempts", r.Attempts)
-		value("factory_audit_repeats", r.RunID, "repeated_attempts", r.RepeatedAttempts)
-	}
-	for _, e := range a.Exceptions.ByClass {
-		k := e.Class + "/" + exceptionKind(e.Transient)
-		value("factory_audit_exceptions", k, "attempts", e.Attempts)
-		value("factory_audit_exceptions", k, "runs", e.Runs)
-	}
-	for _, t := range a.CommandTimeouts.ByStage {
-		value("factory_audit_timeouts", t.Stage, "attempts", t.Count.Attempts)
-		value("factory_audit_timeouts", t.Stage, "runs", t.Count.Runs)
-		value("factory_audit_timeouts", t.Stage, "retried", t.Count.Retried)
-	}
-	return out
+	return csvRecords(auditSections(a))
 }

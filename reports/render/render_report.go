@@ -2,7 +2,6 @@ package render
 
 import (
 	"bytes"
-	"encoding/csv"
 	"fmt"
 	"github.com/orchstat/orchstat/reports"
 	"math"
@@ -12,41 +11,6 @@ import (
 	"strings"
 	"time"
 )
-
-// overviewField is one named value of the overview. The same list feeds the
-// table and the CSV, so the two cannot drift.
-type overviewField struct {
-	name  string
-	value any // anything plainCell accepts
-}
-
-func overviewFields(r *reports.Report) []overviewField {
-	var runs any // nil: no run filter, which is not the same as an empty one
-	if r.Filters.Runs != nil {
-		runs = strings.Join(r.Filters.Runs, ",")
-	}
-	o := r.Overview
-	return []overviewField{
-		{"database", r.Database},
-		{"generated_at", r.GeneratedAt},
-		{"filter_since", r.Filters.Since},
-		{"filter_until", r.Filters.Until},
-		{"filter_runs", runs},
-		{"filter_provider", r.Filters.Provider},
-		{"runs", o.Runs},
-		{"first_event", o.FirstEvent},
-		{"last_event", o.LastEvent},
-		{"success", o.Success},
-		{"failure", o.Failure},
-		{"cancelled", o.Cancelled},
-		{"unfinished", o.Unfinished},
-		{"other_status", o.OtherStatus},
-		{"events", o.Events},
-		{"quarantined", o.Quarantined},
-		{"undated", o.Undated},
-		{"queued_tasks", o.QueuedTasks},
-	}
-}
 
 // scopeLines say, above a table or markdown report, which store and which
 // of its runs it covers, then what the overview's numbers leave out.
@@ -106,7 +70,7 @@ func writeReportText(buf *bytes.Buffer, r *reports.Report, f Format, width int) 
 	if f != FormatMarkdown {
 		buf.WriteByte('\n')
 	}
-	return writeGrids(buf, reportGrids(r, width), f, width)
+	return writeGrids(buf, grids(reportSections(r, width)), f, width)
 }
 
 // metricOrder is MetricNames followed by any other of names, sorted, so that
@@ -291,13 +255,8 @@ func ThresholdShort(metric, condition string, threshold float64) string {
 // thresholdWord is the rule-condition variable holding the threshold.
 var thresholdWord = regexp.MustCompile(`\bthreshold\b`)
 
-func providerKey(p reports.ProviderRow) string {
-	model := "-"
-	if p.Model != nil {
-		model = *p.Model
-	}
-	return p.Provider + "/" + model
-}
+// providerKey is "provider/model", "-" for an unknown model.
+func providerKey(p reports.ProviderRow) string { return joinKey(p.Provider, stringPtrText(p.Model)) }
 
 func stringPtrText(s *string) string {
 	if s == nil {
@@ -308,177 +267,11 @@ func stringPtrText(s *string) string {
 
 func timeText(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// reportGrids lays r out as the table and markdown sections, in their fixed
-// order.
-//
-// At a terminal (width > 0) threshold cells show only the comparison;
-// elsewhere they show the whole condition.
-func reportGrids(r *reports.Report, width int) []grid {
-	overview := grid{title: "Overview", columns: []string{"field", "value"}, numeric: []bool{false, false}}
-	for _, f := range overviewFields(r) {
-		overview.rows = append(overview.rows, []string{f.name, displayCell(plainCell(f.value), "-")})
-	}
-
-	names := make([]string, 0, len(r.Metrics)+len(r.Thresholds))
-	for n := range r.Metrics {
-		names = append(names, n)
-	}
-	for _, t := range r.Thresholds {
-		names = append(names, t.Metric)
-	}
-	metrics := grid{
-		title:   "Metrics",
-		columns: []string{"metric", "value", "numerator", "denominator", "threshold"},
-		numeric: []bool{false, true, true, true, false},
-	}
-	noRecords := !hasRecords(r)
-	for _, n := range metricOrder(names) {
-		if noRecords && reports.RecordMetric(n) {
-			continue // other systems' metrics, in a store that has none
-		}
-		m := r.Metrics[n]
-		var rules []string
-		for _, t := range r.Thresholds {
-			if t.Metric == n {
-				rules = append(rules, thresholdText(t, width > 0))
-			}
-		}
-		metrics.rows = append(metrics.rows, []string{
-			n, MetricText(n, m.Value), partText(m.Numerator), partText(m.Denominator), strings.Join(rules, "; "),
-		})
-	}
-
-	b := r.Breakdowns
-	byProvider := grid{
-		title:   "By provider and model",
-		columns: []string{"provider", "model", "requests", "retried", "failed", "retries_total", "retry_rate", "failure_rate", "avg_duration_ms"},
-		numeric: []bool{false, false, true, true, true, true, true, true, true},
-	}
-	for _, p := range b.ByProvider {
-		byProvider.rows = append(byProvider.rows, []string{
-			p.Provider, stringPtrText(p.Model),
-			strconv.FormatInt(p.Requests, 10), strconv.FormatInt(p.Retried, 10), strconv.FormatInt(p.Failed, 10),
-			countText(p.RetriesTotal), rateText(p.RetryRate), rateText(p.FailureRate), durationText(p.AvgDuration),
-		})
-	}
-
-	var dayNames []string
-	for _, d := range b.ByDay {
-		for n := range d.Metrics {
-			dayNames = append(dayNames, n)
-		}
-	}
-	// Days are orchestrator runs' days; record metrics are not split by day.
-	dayOrder := slices.DeleteFunc(metricOrder(dayNames), reports.RecordMetric)
-	byDay := grid{title: "By day", columns: append([]string{"day"}, dayOrder...)}
-	byDay.numeric = make([]bool, len(byDay.columns))
-	for i := 1; i < len(byDay.numeric); i++ {
-		byDay.numeric[i] = true
-	}
-	for _, d := range b.ByDay {
-		row := []string{d.Day}
-		for _, n := range dayOrder {
-			row = append(row, MetricText(n, d.Metrics[n].Value))
-		}
-		byDay.rows = append(byDay.rows, row)
-	}
-
-	grids := []grid{overview, metrics, byProvider, byDay,
-		runGrid("Worst runs by retries", b.WorstByRetries),
-		runGrid("Worst runs by iterations", b.WorstByIterations),
-		countGrid("Stop reasons", b.StopReasons),
-		countGrid("Escalation reasons", b.EscalationReasons),
-		countGrid("Judge reasons", b.JudgeReasons),
-	}
-
-	validity := grid{
-		title:   "Candidate validity",
-		columns: []string{"provider_id", "candidates", "valid", "rate"},
-		numeric: []bool{false, true, true, true},
-	}
-	for _, v := range b.CandidateValidity {
-		validity.rows = append(validity.rows, []string{
-			v.ProviderID, strconv.FormatInt(v.Candidates, 10), strconv.FormatInt(v.Valid, 10), rateText(v.Rate),
-		})
-	}
-	grids = append(append(grids, validity), systemGrids(r.Systems)...)
-	if r.FactoryAudit != nil {
-		grids = append(grids, auditGrids(r.FactoryAudit)...)
-	}
-	return grids
-}
-
-// hasRecords reports whether the report covers any other system's run.
-func hasRecords(r *reports.Report) bool {
-	m := r.Metrics["record_runs"]
-	return m.Value != nil && *m.Value > 0 || len(r.Systems.BySystem) > 0
-}
-
-// systemGrids are the other systems' sections, shown only when some
-// system's records are in scope so an orchestrator-only report stays as
-// it was.
-func systemGrids(s reports.Systems) []grid {
-	if len(s.BySystem) == 0 {
-		return nil
-	}
-	by := grid{
-		title: "Other systems",
-		columns: []string{"system", "runs", "success", "failure", "other_status", "attempts", "failed_attempts", "retried_runs",
-			"retry_rate", "wasted_attempt_rate", "signature_repeat_rate", "first_run", "last_run"},
-		numeric: []bool{false, true, true, true, true, true, true, true, true, true, true, false, false},
-	}
-	for _, r := range s.BySystem {
-		by.rows = append(by.rows, []string{r.System, itoa(r.Runs), itoa(r.Success), itoa(r.Failure), itoa(r.OtherStatus),
-			itoa(r.Attempts), itoa(r.FailedAttempts), itoa(r.RetriedRuns), rateText(r.Metrics["record_retry_rate"]),
-			rateText(r.Metrics["wasted_attempt_rate"]), rateText(r.Metrics["signature_repeat_rate"]),
-			timePtrText(r.FirstRun), timePtrText(r.LastRun)})
-	}
-	failures := grid{title: "Failed attempts by system and stage", columns: []string{"system", "stage", "failures", "runs"},
-		numeric: []bool{false, false, true, true}}
-	for _, r := range s.StageFailures {
-		failures.rows = append(failures.rows, []string{r.System, r.Stage, itoa(r.Failures), itoa(r.Runs)})
-	}
-	stages := grid{title: "Stages",
-		columns: []string{"system", "stage", "runs", "failed", "not_applicable", "failure_rate", "avg_duration_ms", "tokens", "cost_usd"},
-		numeric: []bool{false, false, true, true, true, true, true, true, true}}
-	for _, r := range s.Stages {
-		stages.rows = append(stages.rows, []string{r.System, r.Stage, itoa(r.Runs), itoa(r.Failed), itoa(r.NotApplicable),
-			rateText(r.FailureRate), durationText(r.AvgDurationMS), countPtrText(r.Tokens), costText(r.CostUSD)})
-	}
-	return []grid{by, failures, stages}
-}
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
 func timePtrText(t *time.Time) string {
 	if t == nil {
 		return "-"
 	}
 	return timeText(*t)
-}
-
-func runGrid(title string, runs []reports.RunRow) grid {
-	g := grid{
-		title:   title,
-		columns: []string{"run_id", "started_at", "status", "provider_requests", "provider_retries", "repair_iterations", "escalated", "stop_reason"},
-		numeric: []bool{false, false, false, true, true, true, false, false},
-	}
-	for _, r := range runs {
-		g.rows = append(g.rows, []string{
-			r.RunID, timeText(r.StartedAt), r.Status,
-			strconv.FormatInt(r.ProviderRequests, 10), countText(r.ProviderRetries), countPtrText(r.RepairIterations),
-			strconv.FormatBool(r.Escalated), stringPtrText(r.StopReason),
-		})
-	}
-	return g
-}
-
-func countGrid(title string, rows []reports.CountRow) grid {
-	g := grid{title: title, columns: []string{"reason", "count", "runs"}, numeric: []bool{false, true, true}}
-	for _, c := range rows {
-		g.rows = append(g.rows, []string{c.Key, strconv.FormatInt(c.Count, 10), strconv.FormatInt(c.Runs, 10)})
-	}
-	return g
 }
 
 // jsonReport returns a copy of r for JSON output whose lists are [] rather
@@ -541,7 +334,8 @@ func utcRuns(runs []reports.RunRow) []reports.RunRow {
 //
 // One row per value; numerator and denominator are filled only for ratios.
 // Floats have full precision, times are RFC 3339 in UTC, nil is an empty
-// field. Sections, in order:
+// field. The rows come from reportSections, as the table's do. Sections,
+// in order:
 //
 //   - overview: key empty; metric is database, generated_at, filter_since,
 //     filter_until, filter_runs (comma-separated), filter_provider, runs,
@@ -574,129 +368,5 @@ func utcRuns(runs []reports.RunRow) []reports.RunRow {
 //     severity, condition, threshold, value (the metric's value) and crossed
 //     (true or false).
 func writeReportCSV(buf *bytes.Buffer, r *reports.Report) error {
-	cw := csv.NewWriter(buf)
-	cw.Write([]string{"section", "key", "metric", "value", "numerator", "denominator"})
-	value := func(section, key, name string, v any) {
-		cw.Write([]string{section, key, name, csvCell(plainCell(v)), "", ""})
-	}
-	metric := func(section, key, name string, m reports.Metric) {
-		cw.Write([]string{section, key, name,
-			csvCell(plainCell(m.Value)), csvCell(plainCell(m.Numerator)), csvCell(plainCell(m.Denominator))})
-	}
-
-	for _, f := range overviewFields(r) {
-		value("overview", "", f.name, f.value)
-	}
-	for _, p := range r.Scope.Paths {
-		value("scope", "", "path", p)
-	}
-	value("scope", "", "runs_in_store", r.Scope.RunsInStore)
-	value("scope", "", "runs_left_out", r.Scope.RunsLeftOut)
-	names := make([]string, 0, len(r.Metrics))
-	for n := range r.Metrics {
-		names = append(names, n)
-	}
-	// A metric the report lacks gets no row, rather than a row claiming a
-	// null value.
-	for _, n := range metricOrder(names) {
-		if m, ok := r.Metrics[n]; ok {
-			metric("metrics", "", n, m)
-		}
-	}
-
-	b := r.Breakdowns
-	for _, p := range b.ByProvider {
-		k := providerKey(p)
-		value("by_provider", k, "requests", p.Requests)
-		value("by_provider", k, "retried", p.Retried)
-		value("by_provider", k, "failed", p.Failed)
-		value("by_provider", k, "retries_total", p.RetriesTotal)
-		metric("by_provider", k, "retry_rate", p.RetryRate)
-		metric("by_provider", k, "failure_rate", p.FailureRate)
-		value("by_provider", k, "avg_duration_ms", p.AvgDuration)
-	}
-	for _, d := range b.ByDay {
-		names := make([]string, 0, len(d.Metrics))
-		for n := range d.Metrics {
-			names = append(names, n)
-		}
-		for _, n := range metricOrder(names) {
-			if m, ok := d.Metrics[n]; ok {
-				metric("by_day", d.Day, n, m)
-			}
-		}
-	}
-	for _, s := range []struct {
-		section string
-		runs    []reports.RunRow
-	}{{"worst_runs_by_retries", b.WorstByRetries}, {"worst_runs_by_iterations", b.WorstByIterations}} {
-		for _, run := range s.runs {
-			value(s.section, run.RunID, "started_at", run.StartedAt)
-			value(s.section, run.RunID, "status", run.Status)
-			value(s.section, run.RunID, "provider_requests", run.ProviderRequests)
-			value(s.section, run.RunID, "provider_retries", run.ProviderRetries)
-			value(s.section, run.RunID, "repair_iterations", run.RepairIterations)
-			value(s.section, run.RunID, "escalated", run.Escalated)
-			value(s.section, run.RunID, "stop_reason", run.StopReason)
-		}
-	}
-	for _, s := range []struct {
-		section string
-		rows    []reports.CountRow
-	}{{"stop_reasons", b.StopReasons}, {"escalation_reasons", b.EscalationReasons}, {"judge_reasons", b.JudgeReasons}} {
-		for _, c := range s.rows {
-			value(s.section, c.Key, "count", c.Count)
-			value(s.section, c.Key, "runs", c.Runs)
-		}
-	}
-	for _, v := range b.CandidateValidity {
-		value("candidate_validity", v.ProviderID, "candidates", v.Candidates)
-		value("candidate_validity", v.ProviderID, "valid", v.Valid)
-		metric("candidate_validity", v.ProviderID, "rate", v.Rate)
-	}
-	for _, sr := range r.Systems.BySystem {
-		k := sr.System
-		value("systems", k, "runs", sr.Runs)
-		value("systems", k, "success", sr.Success)
-		value("systems", k, "failure", sr.Failure)
-		value("systems", k, "other_status", sr.OtherStatus)
-		value("systems", k, "attempts", sr.Attempts)
-		value("systems", k, "failed_attempts", sr.FailedAttempts)
-		value("systems", k, "retried_runs", sr.RetriedRuns)
-		value("systems", k, "first_run", sr.FirstRun)
-		value("systems", k, "last_run", sr.LastRun)
-		for _, n := range metricOrder(nil) {
-			if m, ok := sr.Metrics[n]; ok {
-				metric("systems", k, n, m)
-			}
-		}
-	}
-	for _, f := range r.Systems.StageFailures {
-		k := f.System + "/" + f.Stage
-		value("failures_by_stage", k, "failures", f.Failures)
-		value("failures_by_stage", k, "runs", f.Runs)
-	}
-	for _, st := range r.Systems.Stages {
-		k := st.System + "/" + st.Stage
-		value("stages", k, "runs", st.Runs)
-		value("stages", k, "failed", st.Failed)
-		value("stages", k, "not_applicable", st.NotApplicable)
-		metric("stages", k, "failure_rate", st.FailureRate)
-		value("stages", k, "avg_duration_ms", st.AvgDurationMS)
-		value("stages", k, "tokens", st.Tokens)
-		value("stages", k, "cost_usd", st.CostUSD)
-	}
-	for _, row := range AuditCSV(r.FactoryAudit) {
-		cw.Write(row)
-	}
-	for _, t := range r.Thresholds {
-		value("thresholds", t.Rule, "metric", t.Metric)
-		value("thresholds", t.Rule, "severity", t.Severity)
-		value("thresholds", t.Rule, "condition", t.Condition)
-		value("thresholds", t.Rule, "threshold", t.Threshold)
-		value("thresholds", t.Rule, "value", t.Value)
-		value("thresholds", t.Rule, "crossed", t.Crossed)
-	}
-	cw.Flush()
-	return cw.Error()
+	return writeCSV(buf, reportSections(r, 0))
 }

@@ -119,30 +119,15 @@ const (
 func prepareL2(e *Episode, base *retry.Policy) l2Record {
 	rec := l2Record{its: l2Iterations(e)}
 	want, ok, why := recordedEnd(e, base)
-	var unknown []int // iterations whose signature is missing
-	if rec.its[0].Signature == "" {
-		rec.its[0].Signature, rec.inferred = "unrecorded:0", true
-	}
-	limit := len(rec.its) - 1
-	if ok && want.Stopped == retry.L2NonImproving {
-		limit-- // the stopped iteration made no verification
-	}
-	for i := 1; i <= limit; i++ {
-		if it := rec.its[i]; it.Signature == "" && !it.Passed && !it.NoPatch {
-			unknown = append(unknown, i)
-		}
-	}
-	rec.inferred = rec.inferred || len(unknown) > 0
-	rec.raw, rec.unknown = rec.its, unknown
-	fill := rec.fill
-	rec.its = fill(nil)
+	rec.findMissing(ok && want.Stopped == retry.L2NonImproving)
+	rec.its = rec.fill(nil)
 	if !ok {
 		rec.why = why
 		return rec
 	}
 	rec.checkable = true
 	got := retry.ReplayL2(base, rec.its)
-	n := len(unknown)
+	n := len(rec.unknown)
 	if n == 0 || n > maxInferred {
 		rec.reproduced = sameEnd(got, want)
 		rec.complete = n == 0
@@ -150,60 +135,95 @@ func prepareL2(e *Episode, base *retry.Policy) l2Record {
 			rec.alternatives = [][]int8{nil}
 			return rec
 		}
-	} else {
-		type cand struct {
-			choice       []int8
-			cost, spread int
-		}
-		var cands []cand
-		total := 1
-		for range n {
-			total *= 3
-		}
-		for x := range total {
-			c := cand{choice: make([]int8, n)}
-			for u, y := 0, x; u < n; u, y = u+1, y/3 {
-				c.choice[u] = int8(y % 3)
-				if c.choice[u] != fillNew {
-					c.cost++
-					c.spread += n - u // repeats nearer the end first
-				}
-			}
-			cands = append(cands, c)
-		}
-		slices.SortStableFunc(cands, func(a, b cand) int {
-			if a.cost != b.cost {
-				return a.cost - b.cost
-			}
-			return a.spread - b.spread
-		})
-		// Every assignment the record allows is kept, once per pattern of
-		// repeats, so a policy's outcome is exact when it is the same
-		// under all of them.
-		rec.complete = true
-		seen := map[string]bool{}
-		for _, c := range cands {
-			its := fill(c.choice)
-			if !sameEnd(retry.ReplayL2(base, its), want) {
-				continue
-			}
-			if !rec.reproduced {
-				rec.its, rec.reproduced = its, true
-			}
-			if k := pattern(its); !seen[k] {
-				seen[k] = true
-				rec.alternatives = append(rec.alternatives, c.choice)
-			}
-		}
-		if rec.reproduced {
-			return rec
-		}
+	} else if rec.inferMissing(base, want) {
+		return rec
 	}
 	rec.why = fmt.Sprintf("the baseline %s; the record %s", describeL2(got), describeL2(want))
-	if len(unknown) > 0 {
+	if n > 0 {
 		rec.why += ", whatever the missing signatures were"
 	}
 	return rec
+}
+
+// findMissing names the iterations whose signature is missing (the
+// initial verification's becomes "unrecorded:0"). stoppedNonImproving
+// says the last iteration was stopped, so made no verification.
+func (rec *l2Record) findMissing(stoppedNonImproving bool) {
+	if rec.its[0].Signature == "" {
+		rec.its[0].Signature, rec.inferred = "unrecorded:0", true
+	}
+	limit := len(rec.its) - 1
+	if stoppedNonImproving {
+		limit--
+	}
+	var unknown []int
+	for i := 1; i <= limit; i++ {
+		if it := rec.its[i]; it.Signature == "" && !it.Passed && !it.NoPatch {
+			unknown = append(unknown, i)
+		}
+	}
+	rec.inferred = rec.inferred || len(unknown) > 0
+	rec.raw, rec.unknown = rec.its, unknown
+}
+
+// inferMissing tries every assignment of the missing signatures, fewest
+// repeats first, and keeps those under which the baseline ends as the
+// record (want) does — once per pattern of repeats, so a policy's outcome
+// is exact when it is the same under all of them. The first becomes the
+// loop's iterations. It reports whether any does.
+func (rec *l2Record) inferMissing(base *retry.Policy, want retry.L2Outcome) bool {
+	rec.complete = true
+	seen := map[string]bool{}
+	for _, choice := range fillChoices(len(rec.unknown)) {
+		its := rec.fill(choice)
+		if !sameEnd(retry.ReplayL2(base, its), want) {
+			continue
+		}
+		if !rec.reproduced {
+			rec.its, rec.reproduced = its, true
+		}
+		if k := pattern(its); !seen[k] {
+			seen[k] = true
+			rec.alternatives = append(rec.alternatives, choice)
+		}
+	}
+	return rec.reproduced
+}
+
+// fillChoices are the 3^n ways to fill n missing signatures, fewest
+// repeats first and, among as many, repeats nearer the end first.
+func fillChoices(n int) [][]int8 {
+	type cand struct {
+		choice       []int8
+		cost, spread int
+	}
+	var cands []cand
+	total := 1
+	for range n {
+		total *= 3
+	}
+	for x := range total {
+		c := cand{choice: make([]int8, n)}
+		for u, y := 0, x; u < n; u, y = u+1, y/3 {
+			c.choice[u] = int8(y % 3)
+			if c.choice[u] != fillNew {
+				c.cost++
+				c.spread += n - u // repeats nearer the end first
+			}
+		}
+		cands = append(cands, c)
+	}
+	slices.SortStableFunc(cands, func(a, b cand) int {
+		if a.cost != b.cost {
+			return a.cost - b.cost
+		}
+		return a.spread - b.spread
+	})
+	choices := make([][]int8, len(cands))
+	for i, c := range cands {
+		choices[i] = c.choice
+	}
+	return choices
 }
 
 func (rec *l2Record) fill(choice []int8) []retry.L2Iteration {

@@ -58,11 +58,16 @@ type ClassWeight struct {
 
 // Fit estimates a Model for provider episodes recorded under baseline.
 func Fit(eps []Episode, baseline *retry.Policy) *Model {
-	m := &Model{Hazard: map[retry.Class][]float64{}, L2Pass: fitL2(eps)}
-	// The mix: final classes of failed episodes that the baseline retries,
-	// which is what an unnamed (retried) failure could have been.
+	m := &Model{L2Pass: fitL2(eps), Mix: fitMix(eps, baseline), AttemptTime: fitAttemptTime(eps, baseline)}
+	m.Hazard = fitHazard(eps, baseline, m.Mix)
+	return m
+}
+
+// fitMix is the final classes of failed episodes that the baseline
+// retries, which is what an unnamed (retried) failure could have been;
+// every retriable class alike when the record has none.
+func fitMix(eps []Episode, baseline *retry.Policy) []ClassWeight {
 	counts := map[retry.Class]float64{}
-	var durs []time.Duration
 	for i := range eps {
 		e := &eps[i]
 		if e.Kind != KindProvider {
@@ -70,9 +75,6 @@ func Fit(eps []Episode, baseline *retry.Policy) *Model {
 		}
 		if c := e.FinalClass(); c != "" && baseline.Retriable[c] {
 			counts[c]++
-		}
-		if e.Duration > 0 && len(e.Attempts) > 0 {
-			durs = append(durs, perAttempt(e, baseline))
 		}
 	}
 	if len(counts) == 0 {
@@ -86,36 +88,43 @@ func Fit(eps []Episode, baseline *retry.Policy) *Model {
 	for _, n := range counts {
 		total += n
 	}
+	var mix []ClassWeight
 	for _, c := range slices.Sorted(mapsKeys(counts)) {
-		m.Mix = append(m.Mix, ClassWeight{c, counts[c] / total})
+		mix = append(mix, ClassWeight{c, counts[c] / total})
 	}
-	if len(durs) > 0 {
-		slices.Sort(durs)
-		m.AttemptTime = durs[len(durs)/2]
-	}
+	return mix
+}
 
-	// Kaplan–Meier by class: at risk at attempt k are the episodes that
-	// reached it; those that succeed at k are events. A failed episode's
-	// class is its final one; a successful episode's earlier failures are
-	// spread over the mix.
-	type counter struct{ atRisk, events []float64 }
-	byClass := map[retry.Class]*counter{}
+// fitAttemptTime is the median time of one attempt of the provider
+// requests with a recorded duration; 0 when none has one.
+func fitAttemptTime(eps []Episode, baseline *retry.Policy) time.Duration {
+	var durs []time.Duration
+	for i := range eps {
+		e := &eps[i]
+		if e.Kind == KindProvider && e.Duration > 0 && len(e.Attempts) > 0 {
+			durs = append(durs, perAttempt(e, baseline))
+		}
+	}
+	if len(durs) == 0 {
+		return 0
+	}
+	slices.Sort(durs)
+	return durs[len(durs)/2]
+}
+
+// fitHazard is Kaplan–Meier by class: at risk at attempt k are the
+// episodes that reached it; those that succeed at k are events. A failed
+// episode's class is its final one; a successful episode's earlier
+// failures are spread over the mix.
+func fitHazard(eps []Episode, baseline *retry.Policy, mix []ClassWeight) map[retry.Class][]float64 {
+	byClass := map[retry.Class]*survival{}
 	add := func(c retry.Class, w float64, attempts int, success bool) {
 		k := byClass[c]
 		if k == nil {
-			k = &counter{}
+			k = &survival{}
 			byClass[c] = k
 		}
-		for len(k.atRisk) < attempts {
-			k.atRisk, k.events = append(k.atRisk, 0), append(k.events, 0)
-		}
-		// Attempt 1 has no class yet; hazards start at attempt 2.
-		for a := 2; a <= attempts; a++ {
-			k.atRisk[a-1] += w
-		}
-		if success && attempts >= 2 {
-			k.events[attempts-1] += w
-		}
+		k.add(w, attempts, success)
 	}
 	for i := range eps {
 		e := &eps[i]
@@ -133,22 +142,46 @@ func Fit(eps []Episode, baseline *retry.Policy) *Model {
 		}
 		// Earlier failures of an unknown class: those of a success, and
 		// those a non-retriable final failure ended.
-		for _, cw := range m.Mix {
+		for _, cw := range mix {
 			add(cw.Class, cw.Weight, n, e.Success)
 		}
 	}
+	hazard := map[retry.Class][]float64{}
 	for c, k := range byClass {
-		h := make([]float64, len(k.atRisk))
-		last := 0.0
-		for a := range h {
-			if k.atRisk[a] > 0 {
-				last = k.events[a] / k.atRisk[a]
-			}
-			h[a] = last
-		}
-		m.Hazard[c] = h
+		hazard[c] = k.hazard()
 	}
-	return m
+	return hazard
+}
+
+// survival is one class's Kaplan–Meier counts, by attempt: the weight of
+// episodes at risk and of those that succeeded there.
+type survival struct{ atRisk, events []float64 }
+
+func (k *survival) add(w float64, attempts int, success bool) {
+	for len(k.atRisk) < attempts {
+		k.atRisk, k.events = append(k.atRisk, 0), append(k.events, 0)
+	}
+	// Attempt 1 has no class yet; hazards start at attempt 2.
+	for a := 2; a <= attempts; a++ {
+		k.atRisk[a-1] += w
+	}
+	if success && attempts >= 2 {
+		k.events[attempts-1] += w
+	}
+}
+
+// hazard is the chance of success at each attempt; an attempt nobody
+// reached carries the previous one's.
+func (k *survival) hazard() []float64 {
+	h := make([]float64, len(k.atRisk))
+	last := 0.0
+	for a := range h {
+		if k.atRisk[a] > 0 {
+			last = k.events[a] / k.atRisk[a]
+		}
+		h[a] = last
+	}
+	return h
 }
 
 // hazard is the chance attempt k succeeds after failures of class c.

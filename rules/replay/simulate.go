@@ -164,30 +164,94 @@ func binUpper(i int) float64 {
 //
 // It stops, returning ctx's error, soon after ctx is done.
 func Simulate(ctx context.Context, eps []Episode, baseline *retry.Policy, policies []*retry.Policy, opts Options) ([]Result, error) {
-	if opts.Resamples <= 0 {
-		opts.Resamples = 200
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
 	}
-	if opts.Resamples > MaxResamples {
-		return nil, fmt.Errorf("%d resamples: at most %d", opts.Resamples, MaxResamples)
+	sim := newSimulation(eps, baseline, opts)
+	all := append([]*retry.Policy{baseline}, policies...)
+	out := sim.replayAll(ctx, all)
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	if opts.Blocks <= 0 {
-		opts.Blocks = 500
+	shareUnchanged(out)
+	bs, err := resample(ctx, out, sim.blocks, opts)
+	if err != nil {
+		return nil, err
 	}
-	var prov []*Episode
+	results := make([]Result, len(all))
+	for pi := range all {
+		results[pi] = bs.result(pi, out[pi].res)
+	}
+	return results, nil
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Resamples <= 0 {
+		o.Resamples = 200
+	}
+	if o.Resamples > MaxResamples {
+		return o, fmt.Errorf("%d resamples: at most %d", o.Resamples, MaxResamples)
+	}
+	if o.Blocks <= 0 {
+		o.Blocks = 500
+	}
+	return o, nil
+}
+
+// simulation is what every policy's replay shares: the episodes grouped
+// for replay, the bootstrap block of each, and the replayers.
+type simulation struct {
+	baseline *retry.Policy
+	// prov is the provider requests and L2 loops, in the record's order;
+	// l2 is each loop's record, prepared once for every policy.
+	prov []*Episode
+	l2   map[*Episode]*l2Record
+	// l3 is the L3 steps by run: the diagnosis trigger counts across steps.
+	l3 []*l3Run
+	// blocks is how many groups of runs the bootstrap resamples; blockOf
+	// is each of prov's.
+	blocks  int
+	blockOf []int
+	// rp replays the policies; rb the baseline for the self-check, drawing
+	// nothing from the seed, as the baseline is the same whatever --seed
+	// says.
+	rp, rb *Replayer
+}
+
+func newSimulation(eps []Episode, baseline *retry.Policy, opts Options) *simulation {
+	sim := &simulation{baseline: baseline, l2: map[*Episode]*l2Record{}}
 	runs := map[string]bool{}
-	l2 := map[*Episode]*l2Record{}
+	sim.groupRequests(eps, runs)
+	sim.groupL3(eps, runs)
+	sim.blocks = min(opts.Blocks, max(len(runs), 1))
+	sim.blockOf = make([]int, len(sim.prov))
+	for i, e := range sim.prov {
+		sim.blockOf[i] = sim.blockOfRun(e.Run)
+	}
+	model := Fit(eps, baseline)
+	sim.rp = &Replayer{Baseline: baseline, Model: model, Seed: opts.Seed}
+	sim.rb = &Replayer{Baseline: baseline, Model: model}
+	return sim
+}
+
+// groupRequests collects the provider requests and L2 loops, adding their
+// runs to runs.
+func (sim *simulation) groupRequests(eps []Episode, runs map[string]bool) {
 	for i := range eps {
 		if e := &eps[i]; e.Kind == KindProvider || e.Kind == KindL2 {
-			prov = append(prov, e)
+			sim.prov = append(sim.prov, e)
 			runs[e.Run] = true
 			if e.Kind == KindL2 {
-				rec := prepareL2(e, baseline)
-				l2[e] = &rec
+				rec := prepareL2(e, sim.baseline)
+				sim.l2[e] = &rec
 			}
 		}
 	}
-	// L3 steps replay per run: the diagnosis trigger counts across steps.
-	var l3 []*l3Run
+}
+
+// groupL3 collects the L3 steps by run, adding their runs to runs.
+func (sim *simulation) groupL3(eps []Episode, runs map[string]bool) {
 	l3Of := map[string]*l3Run{}
 	for i := range eps {
 		if e := &eps[i]; e.Kind == KindL3 {
@@ -195,133 +259,32 @@ func Simulate(ctx context.Context, eps []Episode, baseline *retry.Policy, polici
 			if r == nil {
 				r = &l3Run{run: e.Run}
 				l3Of[e.Run] = r
-				l3 = append(l3, r)
+				sim.l3 = append(sim.l3, r)
 				runs[e.Run] = true
 			}
 			r.steps = append(r.steps, e)
 		}
 	}
-	blocks := min(opts.Blocks, max(len(runs), 1))
-	blockOfRun := func(run string) int {
-		h := fnv.New32a()
-		h.Write([]byte(run))
-		return int(h.Sum32() % uint32(blocks))
-	}
-	blockOf := make([]int, len(prov))
-	for i, e := range prov {
-		blockOf[i] = blockOfRun(e.Run)
-	}
-	model := Fit(eps, baseline)
-	rp := &Replayer{Baseline: baseline, Model: model, Seed: opts.Seed}
-	// The baseline's own replay, for the self-check, draws nothing from the
-	// seed: the baseline is the same whatever --seed says.
-	rb := &Replayer{Baseline: baseline, Model: model}
-	all := append([]*retry.Policy{baseline}, policies...)
+}
 
-	type replayed struct {
-		res    Result
-		blocks []sums
-	}
+// blockOfRun is the bootstrap block of a run: its episodes stay together.
+func (sim *simulation) blockOfRun(run string) int {
+	h := fnv.New32a()
+	h.Write([]byte(run))
+	return int(h.Sum32() % uint32(sim.blocks))
+}
+
+// replayed is one policy's replay before the bootstrap: its counts, and
+// the sums of each block.
+type replayed struct {
+	res    Result
+	blocks []sums
+}
+
+// replayAll replays every policy (the baseline first), as many at once as
+// there are processors. A replay stopped by ctx leaves its slot empty.
+func (sim *simulation) replayAll(ctx context.Context, all []*retry.Policy) []replayed {
 	out := make([]replayed, len(all))
-	replay := func(pi int, p *retry.Policy) {
-		rd := replayed{blocks: make([]sums, blocks)}
-		rd.res = Result{Policy: p.Name}
-		touched := map[Kind]bool{KindProvider: true, KindL2: true, KindL3: true}
-		if pi > 0 {
-			touched = Touches(p, baseline)
-			for _, k := range []Kind{KindProvider, KindL2, KindL3} {
-				if !touched[k] {
-					rd.res.Unchanged = append(rd.res.Unchanged, k)
-				}
-			}
-		}
-		s := NewStream()
-		trackers := map[string]*retry.Tracker{}
-		for i, e := range prov {
-			if i%checkEvery == 0 && ctx.Err() != nil {
-				return
-			}
-			b := &rd.blocks[blockOf[i]]
-			if e.Kind == KindL2 {
-				rd.res.L2Loops++
-				if !touched[KindL2] {
-					continue // the baseline's figures, copied below
-				}
-				rec := l2[e]
-				var o Outcome
-				if pi == 0 {
-					o = recordL2(e)
-					rd.res.l2Check(e.ID, rec)
-				} else {
-					o = rp.L2(e, rec.its, p, s)
-					// Beyond the record it is estimated anyway; else it is
-					// when the missing signatures could change it.
-					if !o.Estimated && !rec.exactUnder(p) {
-						o.Estimated = true
-					}
-				}
-				if o.Estimated {
-					rd.res.L2Estimated++
-				}
-				b.l2loops++
-				b.l2success += b2f(o.Success)
-				b.l2iterations += float64(o.Attempts)
-				b.escalations += b2f(o.Escalated)
-				b.l2stops += b2f(o.Halted)
-				continue
-			}
-			rd.res.Episodes++
-			if e.CostUSD > 0 {
-				rd.res.HasCost = true
-			}
-			if !touched[KindProvider] {
-				continue
-			}
-			tr := trackers[e.Run]
-			if tr == nil {
-				tr = retry.NewTracker(p, nil)
-				trackers[e.Run] = tr
-			}
-			var o Outcome
-			if pi == 0 {
-				r := rb.Provider(e, p, tr, s)
-				same := r.Success == e.Success && r.Attempts == len(e.Attempts)
-				rd.res.selfCheck(e.ID, same, fmt.Sprintf("the baseline makes %d attempts (success %t); the record %d (success %t)",
-					r.Attempts, r.Success, len(e.Attempts), e.Success))
-				o = rb.recordProvider(e, r, same)
-			} else {
-				o = rp.Provider(e, p, tr, s)
-			}
-			if o.Estimated {
-				rd.res.Estimated++
-			}
-			b.episodes++
-			b.success += b2f(o.Success)
-			b.attempts += float64(o.Attempts)
-			b.wasted += float64(o.Wasted)
-			b.backoff += o.Backoff.Seconds()
-			b.halts += b2f(o.Halted)
-			b.cost += o.CostUSD
-			b.hist[histBin(o.Resolution)]++
-		}
-		for i, r := range l3 {
-			if i%checkEvery == 0 && ctx.Err() != nil {
-				return
-			}
-			rd.res.L3Runs++
-			if !touched[KindL3] {
-				continue
-			}
-			n := r.recordedDiagnoses()
-			if pi == 0 {
-				rd.res.selfCheck(r.run+"/l3", r.diagnoses(p) == n, fmt.Sprintf("the baseline starts %d diagnoses; the record %d", r.diagnoses(p), n))
-			} else {
-				n = r.diagnoses(p)
-			}
-			rd.blocks[blockOfRun(r.run)].diagnoses += float64(n)
-		}
-		out[pi] = rd
-	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for pi, p := range all {
@@ -329,40 +292,173 @@ func Simulate(ctx context.Context, eps []Episode, baseline *retry.Policy, polici
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			replay(pi, p)
+			if rd, ok := sim.replay(ctx, pi, p); ok {
+				out[pi] = rd
+			}
 		}()
 	}
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	return out
+}
+
+// replay replays policy pi (0: the baseline) on every episode kind it
+// touches; false when ctx stopped it.
+func (sim *simulation) replay(ctx context.Context, pi int, p *retry.Policy) (replayed, bool) {
+	rd := replayed{res: Result{Policy: p.Name}, blocks: make([]sums, sim.blocks)}
+	isBaseline := pi == 0
+	touched := map[Kind]bool{KindProvider: true, KindL2: true, KindL3: true}
+	if !isBaseline {
+		touched = Touches(p, sim.baseline)
+		rd.res.Unchanged = unchangedKinds(touched)
 	}
-	// The policies that leave a kind alone take the baseline's figures
-	// for it.
-	for pi := 1; pi < len(all); pi++ {
+	s := NewStream()
+	trackers := map[string]*retry.Tracker{}
+	for i, e := range sim.prov {
+		if i%checkEvery == 0 && ctx.Err() != nil {
+			return rd, false
+		}
+		b := &rd.blocks[sim.blockOf[i]]
+		if e.Kind == KindL2 {
+			rd.res.L2Loops++
+			if touched[KindL2] { // else the baseline's figures, shared later
+				sim.replayL2(&rd.res, b, e, isBaseline, p, s)
+			}
+			continue
+		}
+		rd.res.Episodes++
+		if e.CostUSD > 0 {
+			rd.res.HasCost = true
+		}
+		if touched[KindProvider] {
+			sim.replayRequest(&rd.res, b, e, isBaseline, p, trackerOf(trackers, e.Run, p), s)
+		}
+	}
+	for i, r := range sim.l3 {
+		if i%checkEvery == 0 && ctx.Err() != nil {
+			return rd, false
+		}
+		rd.res.L3Runs++
+		if touched[KindL3] {
+			rd.blocks[sim.blockOfRun(r.run)].diagnoses += float64(sim.replayL3(&rd.res, r, isBaseline, p))
+		}
+	}
+	return rd, true
+}
+
+// unchangedKinds are the episode kinds touched leaves alone.
+func unchangedKinds(touched map[Kind]bool) []Kind {
+	var out []Kind
+	for _, k := range []Kind{KindProvider, KindL2, KindL3} {
+		if !touched[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// trackerOf is run's retry tracker: a run's requests share its limits.
+func trackerOf(trackers map[string]*retry.Tracker, run string, p *retry.Policy) *retry.Tracker {
+	tr := trackers[run]
+	if tr == nil {
+		tr = retry.NewTracker(p, nil)
+		trackers[run] = tr
+	}
+	return tr
+}
+
+// replayL2 replays one L2 loop into b. The baseline's figures are the
+// record's, and its replay is checked against it.
+func (sim *simulation) replayL2(res *Result, b *sums, e *Episode, isBaseline bool, p *retry.Policy, s *Stream) {
+	rec := sim.l2[e]
+	var o Outcome
+	if isBaseline {
+		o = recordL2(e)
+		res.l2Check(e.ID, rec)
+	} else {
+		o = sim.rp.L2(e, rec.its, p, s)
+		// Beyond the record it is estimated anyway; else it is when the
+		// missing signatures could change it.
+		if !o.Estimated && !rec.exactUnder(p) {
+			o.Estimated = true
+		}
+	}
+	if o.Estimated {
+		res.L2Estimated++
+	}
+	b.addL2(o)
+}
+
+// replayRequest replays one provider request into b. The baseline's
+// figures are the record's, and its replay is checked against it.
+func (sim *simulation) replayRequest(res *Result, b *sums, e *Episode, isBaseline bool, p *retry.Policy, tr *retry.Tracker, s *Stream) {
+	var o Outcome
+	if isBaseline {
+		r := sim.rb.Provider(e, p, tr, s)
+		same := r.Success == e.Success && r.Attempts == len(e.Attempts)
+		res.selfCheck(e.ID, same, fmt.Sprintf("the baseline makes %d attempts (success %t); the record %d (success %t)",
+			r.Attempts, r.Success, len(e.Attempts), e.Success))
+		o = sim.rb.recordProvider(e, r, same)
+	} else {
+		o = sim.rp.Provider(e, p, tr, s)
+	}
+	if o.Estimated {
+		res.Estimated++
+	}
+	b.addRequest(o)
+}
+
+// replayL3 is the diagnoses one run's L3 steps start: under the baseline
+// the recorded ones, checked against the baseline's trigger.
+func (sim *simulation) replayL3(res *Result, r *l3Run, isBaseline bool, p *retry.Policy) int {
+	n := r.recordedDiagnoses()
+	if !isBaseline {
+		return r.diagnoses(p)
+	}
+	res.selfCheck(r.run+"/l3", r.diagnoses(p) == n, fmt.Sprintf("the baseline starts %d diagnoses; the record %d", r.diagnoses(p), n))
+	return n
+}
+
+// shareUnchanged gives the policies that leave a kind alone the
+// baseline's figures for it.
+func shareUnchanged(out []replayed) {
+	for pi := 1; pi < len(out); pi++ {
 		for _, k := range out[pi].res.Unchanged {
 			for b := range out[pi].blocks {
 				out[pi].blocks[b].copyKind(k, &out[0].blocks[b])
 			}
 		}
 	}
+}
 
-	// One set of resamples for every policy, so differences are paired.
-	// Each resample is drawn, summed and dropped in turn: only the figures
-	// are kept, figure by figure.
-	r := rand.New(rand.NewPCG(opts.Seed, 0x626f6f74))
-	pick := make([]int32, blocks)
-	samples := make([][len(figureNames)][]float64, len(all)) // policy → figure → resample
-	points := make([][len(figureNames)]float64, len(all))
-	for pi := range all {
+// bootstrap is every policy's figures (points) and their values in each
+// resample (samples: policy → figure → resample).
+type bootstrap struct {
+	resamples int
+	points    [][len(figureNames)]float64
+	samples   [][len(figureNames)][]float64
+}
+
+// resample draws one set of resamples for every policy, so differences
+// are paired. Each resample is drawn, summed and dropped in turn: only
+// the figures are kept, figure by figure.
+func resample(ctx context.Context, out []replayed, blocks int, opts Options) (*bootstrap, error) {
+	bs := &bootstrap{
+		resamples: opts.Resamples,
+		points:    make([][len(figureNames)]float64, len(out)),
+		samples:   make([][len(figureNames)][]float64, len(out)),
+	}
+	for pi := range out {
 		var total sums
 		for b := range out[pi].blocks {
 			total.add(&out[pi].blocks[b])
 		}
-		points[pi] = figures(&total)
+		bs.points[pi] = figures(&total)
 		for f := range figureNames {
-			samples[pi][f] = make([]float64, opts.Resamples)
+			bs.samples[pi][f] = make([]float64, opts.Resamples)
 		}
 	}
+	r := rand.New(rand.NewPCG(opts.Seed, 0x626f6f74))
+	pick := make([]int32, blocks)
 	for i := range opts.Resamples {
 		// Every resample: one sums every policy's blocks, milliseconds
 		// with many policies, so 256 of them outlast a second.
@@ -372,50 +468,58 @@ func Simulate(ctx context.Context, eps []Episode, baseline *retry.Policy, polici
 		for j := range pick {
 			pick[j] = int32(r.IntN(blocks))
 		}
-		for pi := range all {
+		for pi := range out {
 			var t sums
 			for _, b := range pick {
 				t.add(&out[pi].blocks[b])
 			}
 			for f, v := range figures(&t) {
-				samples[pi][f][i] = v
+				bs.samples[pi][f][i] = v
 			}
 		}
 	}
-	results := make([]Result, len(all))
-	for pi := range all {
-		res := out[pi].res
-		metric := func(name string) Metric {
-			f := figureIndex(name)
-			if pi == 0 || slices.Contains(res.Unchanged, figureKind[f]) {
-				return exact(points[pi][f])
-			}
-			lo, hi := interval(slices.Clone(samples[pi][f]))
-			return Metric{Value: points[pi][f], Lo: lo, Hi: hi}
+	return bs, nil
+}
+
+// result fills res, policy pi's replay, with its figures and their
+// intervals, and for a policy its differences from the baseline.
+func (bs *bootstrap) result(pi int, res Result) Result {
+	metric := func(name string) Metric {
+		f := figureIndex(name)
+		if pi == 0 || slices.Contains(res.Unchanged, figureKind[f]) {
+			return exact(bs.points[pi][f])
 		}
-		res.SuccessRate, res.Attempts, res.Wasted = metric("success_rate"), metric("attempts"), metric("wasted_attempts")
-		res.BackoffSeconds, res.Halts, res.Escalations = metric("backoff_seconds"), metric("halts"), metric("escalations")
-		res.ResolutionP50, res.ResolutionP95, res.CostUSD = metric("resolution_p50_seconds"), metric("resolution_p95_seconds"), metric("cost_usd")
-		res.L2SuccessRate, res.L2Iterations, res.NonImproving = metric("l2_success_rate"), metric("l2_iterations"), metric("l2_non_improving_stops")
-		res.Diagnoses = metric("diagnoses")
-		if pi > 0 {
-			res.Diff = map[string]Metric{}
-			vals := make([]float64, opts.Resamples)
-			for f, name := range figureNames {
-				if slices.Contains(res.Unchanged, figureKind[f]) {
-					res.Diff[name] = exact(points[pi][f] - points[0][f])
-					continue
-				}
-				for i := range vals {
-					vals[i] = samples[pi][f][i] - samples[0][f][i]
-				}
-				lo, hi := interval(vals)
-				res.Diff[name] = Metric{Value: points[pi][f] - points[0][f], Lo: lo, Hi: hi}
-			}
-		}
-		results[pi] = res
+		lo, hi := interval(slices.Clone(bs.samples[pi][f]))
+		return Metric{Value: bs.points[pi][f], Lo: lo, Hi: hi}
 	}
-	return results, nil
+	res.SuccessRate, res.Attempts, res.Wasted = metric("success_rate"), metric("attempts"), metric("wasted_attempts")
+	res.BackoffSeconds, res.Halts, res.Escalations = metric("backoff_seconds"), metric("halts"), metric("escalations")
+	res.ResolutionP50, res.ResolutionP95, res.CostUSD = metric("resolution_p50_seconds"), metric("resolution_p95_seconds"), metric("cost_usd")
+	res.L2SuccessRate, res.L2Iterations, res.NonImproving = metric("l2_success_rate"), metric("l2_iterations"), metric("l2_non_improving_stops")
+	res.Diagnoses = metric("diagnoses")
+	if pi > 0 {
+		res.Diff = bs.diff(pi, res.Unchanged)
+	}
+	return res
+}
+
+// diff is each figure of policy pi minus the baseline's, with the interval
+// of the paired difference; exact for the kinds the policy leaves alone.
+func (bs *bootstrap) diff(pi int, unchanged []Kind) map[string]Metric {
+	d := map[string]Metric{}
+	vals := make([]float64, bs.resamples)
+	for f, name := range figureNames {
+		if slices.Contains(unchanged, figureKind[f]) {
+			d[name] = exact(bs.points[pi][f] - bs.points[0][f])
+			continue
+		}
+		for i := range vals {
+			vals[i] = bs.samples[pi][f][i] - bs.samples[0][f][i]
+		}
+		lo, hi := interval(vals)
+		d[name] = Metric{Value: bs.points[pi][f] - bs.points[0][f], Lo: lo, Hi: hi}
+	}
+	return d
 }
 
 // Touches reports, per episode kind, whether p could decide an episode
@@ -528,6 +632,27 @@ func (s *sums) copyKind(k Kind, o *sums) {
 	case KindL3:
 		s.diagnoses = o.diagnoses
 	}
+}
+
+// addRequest counts one provider request's outcome.
+func (s *sums) addRequest(o Outcome) {
+	s.episodes++
+	s.success += b2f(o.Success)
+	s.attempts += float64(o.Attempts)
+	s.wasted += float64(o.Wasted)
+	s.backoff += o.Backoff.Seconds()
+	s.halts += b2f(o.Halted)
+	s.cost += o.CostUSD
+	s.hist[histBin(o.Resolution)]++
+}
+
+// addL2 counts one L2 loop's outcome.
+func (s *sums) addL2(o Outcome) {
+	s.l2loops++
+	s.l2success += b2f(o.Success)
+	s.l2iterations += float64(o.Attempts)
+	s.escalations += b2f(o.Escalated)
+	s.l2stops += b2f(o.Halted)
 }
 
 func (s *sums) add(o *sums) {

@@ -303,19 +303,7 @@ func Sleep(ctx context.Context, d time.Duration) error {
 // attempt runs the command once. Only a failure to start is an error.
 func (s *Spec) attempt(ctx context.Context, path string, n int) (Attempt, error) {
 	tail := &Tail{Max: s.TailBytes}
-	cmd := &exec.Cmd{
-		Path: path,
-		Args: s.Argv,
-		Dir:  s.Dir,
-		Env:  s.Env,
-		// Stdin stays nil (/dev/null): every attempt must see the same
-		// input, and a command in its own process group that read the
-		// terminal would be stopped by SIGTTIN.
-		Stdout:      s.Stdout,
-		Stderr:      tee{tail, s.Stderr},
-		SysProcAttr: procAttr(),
-		WaitDelay:   ioDelay,
-	}
+	cmd := s.command(path, tail)
 	a := Attempt{N: n, Started: s.Now()}
 	// See procAttr: the command's parent-death signal is tied to this
 	// thread, which must outlive it.
@@ -333,7 +321,38 @@ func (s *Spec) attempt(ctx context.Context, path string, n int) (Attempt, error)
 		cmd.Wait()
 		close(done)
 	}()
-	pgid := a.PID
+	a.TimedOut = s.supervise(ctx, a.PID, done)
+	a.Duration = s.Now().Sub(a.Started)
+	a.ExitCode, a.Signal = exitStatus(cmd.ProcessState)
+	a.Class = retry.ClassifyCommand(a.ExitCode, a.TimedOut, a.Signal)
+	if !a.Passed() {
+		a.StderrTail = tail.String()
+		a.Signature = retry.Signature(s.Op, string(a.Class), a.StderrTail)
+	}
+	return a, nil
+}
+
+// command is one attempt's process, its stderr's tail kept in tail.
+func (s *Spec) command(path string, tail *Tail) *exec.Cmd {
+	return &exec.Cmd{
+		Path: path,
+		Args: s.Argv,
+		Dir:  s.Dir,
+		Env:  s.Env,
+		// Stdin stays nil (/dev/null): every attempt must see the same
+		// input, and a command in its own process group that read the
+		// terminal would be stopped by SIGTTIN.
+		Stdout:      s.Stdout,
+		Stderr:      tee{tail, s.Stderr},
+		SysProcAttr: procAttr(),
+		WaitDelay:   ioDelay,
+	}
+}
+
+// supervise waits until the command is done, ending its process group
+// pgid when the timeout passes or ctx is done: SIGTERM, then SIGKILL
+// KillAfter later. It reports whether the timeout ended it.
+func (s *Spec) supervise(ctx context.Context, pgid int, done <-chan struct{}) (timedOut bool) {
 	var timeout, kill <-chan time.Time
 	if s.Timeout > 0 {
 		t := time.NewTimer(s.Timeout)
@@ -357,7 +376,7 @@ wait:
 		case <-done:
 			break wait
 		case <-timeout:
-			a.TimedOut, timeout = true, nil
+			timedOut, timeout = true, nil
 			terminate()
 		case <-cancelled:
 			cancelled = nil
@@ -372,24 +391,23 @@ wait:
 		// the rest of the grace for its group to empty.
 		reapGroup(pgid, kill)
 	}
-	a.Duration = s.Now().Sub(a.Started)
-	a.ExitCode = -1
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
-		switch {
-		case ws.Signaled():
-			a.Signal = SignalName(ws.Signal())
-		case ws.Exited():
-			a.ExitCode = ws.ExitStatus()
-		}
-	} else {
-		a.ExitCode = cmd.ProcessState.ExitCode()
+	return timedOut
+}
+
+// exitStatus is how the process ended: its exit code, or -1 and the
+// signal that killed it.
+func exitStatus(ps *os.ProcessState) (code int, signal string) {
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	if !ok {
+		return ps.ExitCode(), ""
 	}
-	a.Class = retry.ClassifyCommand(a.ExitCode, a.TimedOut, a.Signal)
-	if !a.Passed() {
-		a.StderrTail = tail.String()
-		a.Signature = retry.Signature(s.Op, string(a.Class), a.StderrTail)
+	switch {
+	case ws.Signaled():
+		return -1, SignalName(ws.Signal())
+	case ws.Exited():
+		return ws.ExitStatus(), ""
 	}
-	return a, nil
+	return -1, ""
 }
 
 // reapGroup waits until no process is left in group pgid, or kill fires,

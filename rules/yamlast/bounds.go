@@ -257,95 +257,112 @@ func marker(l []byte, m string) bool {
 	return len(l) >= 3 && string(l[:3]) == m && (len(l) == 3 || isBlank(l[3]))
 }
 
-// scan reads the rest of a line from i.
+// scan reads the rest of a line from i, one step of its mode at a time.
 func (s *depthScanner) scan(l []byte, i int, mode scanMode, line int) error {
-	for i < len(l) {
-		c := l[i]
+	var err error
+	for i != lineDone && i < len(l) {
 		switch mode {
 		case nodeStart:
-			switch {
-			case isBlank(c):
-				i++
-			case c == '#':
-				return nil
-			case c == '&' || c == '!': // an anchor or a tag before the node
-				for i < len(l) && !isBlank(l[i]) {
-					i++
-				}
-			case c == '[' || c == '{':
-				s.flow++
-				if err := s.deeper(l, i, line); err != nil {
-					return err
-				}
-				i++
-				mode = flowNode
-			case c == '\'' || c == '"':
-				s.quote = c
-				if i = s.skipQuote(l, i+1); i < 0 {
-					return nil
-				}
-				mode = plainText
-			case c == '|' || c == '>':
-				// A block scalar: its lines are indented past the
-				// innermost collection's.
-				s.block, s.blockText = 0, -1
-				if n := len(s.indents); n > 0 {
-					s.block = s.indents[n-1]
-				}
-				return nil
-			default:
-				mode = plainText
-			}
+			i, mode, err = s.scanNodeStart(l, i, line)
 		case plainText:
-			switch {
-			case c == ':' && (i+1 == len(l) || isBlank(l[i+1])):
-				mode = nodeStart // the value of a key
-			case c == '#' && i > 0 && isBlank(l[i-1]):
-				return nil
-			}
-			i++
+			i, mode = scanPlain(l, i)
 		case inFlow, flowNode:
-			switch {
-			case c == '[' || c == '{':
-				s.flow++
-				if err := s.deeper(l, i, line); err != nil {
-					return err
-				}
-				mode = flowNode
-			case c == ']' || c == '}':
-				if s.flow > 0 {
-					s.flow--
-				}
-				mode = inFlow
-				if s.flow == 0 {
-					mode = plainText // a flow key, or what follows a flow value
-				}
-			case c == ',':
-				mode = flowNode
-			case c == ':' && (i+1 == len(l) || isBlank(l[i+1]) || l[i+1] == ',' || l[i+1] == ']' || l[i+1] == '}'):
-				mode = flowNode
-			case c == '#' && (i == 0 || isBlank(l[i-1])):
-				return nil
-			case (c == '\'' || c == '"') && mode == flowNode:
-				s.quote = c
-				if i = s.skipQuote(l, i+1); i < 0 {
-					return nil
-				}
-				mode = inFlow
-				continue
-			case (c == '&' || c == '!') && mode == flowNode:
-				for i < len(l) && !isBlank(l[i]) && l[i] != ',' && l[i] != '[' && l[i] != '{' && l[i] != ']' && l[i] != '}' {
-					i++
-				}
-				continue
-			case isBlank(c):
-			default:
-				mode = inFlow
-			}
-			i++
+			i, mode, err = s.scanFlow(l, i, mode, line)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// lineDone, as where a scan step goes on, says nothing more on the line
+// can open a node: a comment, a block scalar, a quote going on past it.
+const lineDone = -1
+
+// scanNodeStart reads at l[i], where a node may begin, and returns where
+// to go on and in what mode.
+func (s *depthScanner) scanNodeStart(l []byte, i, line int) (int, scanMode, error) {
+	switch c := l[i]; {
+	case isBlank(c):
+		return i + 1, nodeStart, nil
+	case c == '#':
+		return lineDone, nodeStart, nil
+	case c == '&' || c == '!': // an anchor or a tag before the node
+		for i < len(l) && !isBlank(l[i]) {
+			i++
+		}
+		return i, nodeStart, nil
+	case c == '[' || c == '{':
+		s.flow++
+		if err := s.deeper(l, i, line); err != nil {
+			return i, nodeStart, err
+		}
+		return i + 1, flowNode, nil
+	case c == '\'' || c == '"':
+		s.quote = c
+		return s.skipQuote(l, i+1), plainText, nil
+	case c == '|' || c == '>':
+		// A block scalar: its lines are indented past the innermost
+		// collection's.
+		s.block, s.blockText = 0, -1
+		if n := len(s.indents); n > 0 {
+			s.block = s.indents[n-1]
+		}
+		return lineDone, nodeStart, nil
+	default:
+		return i, plainText, nil
+	}
+}
+
+// scanPlain reads at l[i], in a key or plain scalar.
+func scanPlain(l []byte, i int) (int, scanMode) {
+	switch c := l[i]; {
+	case c == ':' && (i+1 == len(l) || isBlank(l[i+1])):
+		return i + 1, nodeStart // the value of a key
+	case c == '#' && i > 0 && isBlank(l[i-1]):
+		return lineDone, plainText
+	}
+	return i + 1, plainText
+}
+
+// scanFlow reads at l[i], inside [ ] or { } (where a node may begin when
+// mode is flowNode).
+func (s *depthScanner) scanFlow(l []byte, i int, mode scanMode, line int) (int, scanMode, error) {
+	switch c := l[i]; {
+	case c == '[' || c == '{':
+		s.flow++
+		if err := s.deeper(l, i, line); err != nil {
+			return i, mode, err
+		}
+		return i + 1, flowNode, nil
+	case c == ']' || c == '}':
+		if s.flow > 0 {
+			s.flow--
+		}
+		if s.flow == 0 {
+			return i + 1, plainText, nil // a flow key, or what follows a flow value
+		}
+		return i + 1, inFlow, nil
+	case c == ',':
+		return i + 1, flowNode, nil
+	case c == ':' && (i+1 == len(l) || isBlank(l[i+1]) || l[i+1] == ',' || l[i+1] == ']' || l[i+1] == '}'):
+		return i + 1, flowNode, nil
+	case c == '#' && (i == 0 || isBlank(l[i-1])):
+		return lineDone, mode, nil
+	case (c == '\'' || c == '"') && mode == flowNode:
+		s.quote = c
+		return s.skipQuote(l, i+1), inFlow, nil
+	case (c == '&' || c == '!') && mode == flowNode:
+		for i < len(l) && !isBlank(l[i]) && l[i] != ',' && l[i] != '[' && l[i] != '{' && l[i] != ']' && l[i] != '}' {
+			i++
+		}
+		return i, mode, nil
+	case isBlank(c):
+		return i + 1, mode, nil
+	default:
+		return i + 1, inFlow, nil
+	}
 }
 
 // skipQuote skips the rest of a scalar quoted with s.quote from i, and

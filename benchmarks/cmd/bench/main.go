@@ -151,70 +151,102 @@ func main() {
 		os.Exit(2)
 	}
 	rep := Report{Started: time.Now()}
-	results := make([]Result, len(spec.Commands))
-	reps := make([]int, len(spec.Commands))
-	maxReps := 0
-	for i, c := range spec.Commands {
-		reps[i] = c.N
-		if reps[i] <= 0 {
-			reps[i] = *n
-		}
-		maxReps = max(maxReps, reps[i])
-		results[i] = Result{Name: c.Name, Desc: c.Desc, Command: c.display(), Status: "ok"}
-	}
-	done := func(i int) {
-		finish(&results[i])
-		fmt.Fprintf(os.Stderr, "bench: %-14s %s\n", spec.Commands[i].Name, summary(results[i]))
-	}
+	b := newBench(spec.Commands, *n, *timeout)
 	if *interleave {
-		// Round-robin: repetition k of every command before repetition
-		// k+1 of any, so a burst of load from elsewhere spreads over all
-		// commands instead of landing on one. Commands run in spec order
-		// within a round, so one may use what an earlier one left.
-		for i, c := range spec.Commands {
-			probe(c, &results[i])
-		}
-		for k := 0; k < maxReps; k++ {
-			for i, c := range spec.Commands {
-				if k < reps[i] {
-					runRep(c, &results[i], k, reps[i], *timeout)
-				}
-			}
-		}
-		for i := range spec.Commands {
-			done(i)
-		}
+		b.roundRobin()
 	} else {
-		for i, c := range spec.Commands {
-			probe(c, &results[i])
-			for k := 0; k < reps[i]; k++ {
-				runRep(c, &results[i], k, reps[i], *timeout)
-			}
-			done(i)
-		}
+		b.inTurn()
 	}
-	rep.Results = results
+	rep.Results = b.results
 	rep.Targets = evalTargets(spec.Targets, rep.Results)
 	rep.Duration = time.Since(rep.Started).Seconds()
+	if err := writeReport(rep, *mdPath, *jsonPath); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// bench runs a spec's commands: reps[i] repetitions of command i, each
+// limited to timeout, measured into results[i].
+type bench struct {
+	cmds    []Command
+	reps    []int
+	results []Result
+	timeout time.Duration
+}
+
+// newBench prepares cmds, each repeated its own n times or else n.
+func newBench(cmds []Command, n int, timeout time.Duration) *bench {
+	b := &bench{cmds: cmds, reps: make([]int, len(cmds)), results: make([]Result, len(cmds)), timeout: timeout}
+	for i, c := range cmds {
+		b.reps[i] = c.N
+		if b.reps[i] <= 0 {
+			b.reps[i] = n
+		}
+		b.results[i] = Result{Name: c.Name, Desc: c.Desc, Command: c.display(), Status: "ok"}
+	}
+	return b
+}
+
+// inTurn runs every repetition of one command before the next.
+func (b *bench) inTurn() {
+	for i, c := range b.cmds {
+		probe(c, &b.results[i])
+		for k := 0; k < b.reps[i]; k++ {
+			runRep(c, &b.results[i], k, b.reps[i], b.timeout)
+		}
+		b.done(i)
+	}
+}
+
+// roundRobin runs repetition k of every command before repetition k+1 of
+// any, so a burst of load from elsewhere spreads over all commands instead
+// of landing on one. Commands run in spec order within a round, so one may
+// use what an earlier one left.
+func (b *bench) roundRobin() {
+	for i, c := range b.cmds {
+		probe(c, &b.results[i])
+	}
+	rounds := 0
+	for _, n := range b.reps {
+		rounds = max(rounds, n)
+	}
+	for k := 0; k < rounds; k++ {
+		for i, c := range b.cmds {
+			if k < b.reps[i] {
+				runRep(c, &b.results[i], k, b.reps[i], b.timeout)
+			}
+		}
+	}
+	for i := range b.cmds {
+		b.done(i)
+	}
+}
+
+// done summarises command i's samples and says so on stderr.
+func (b *bench) done(i int) {
+	finish(&b.results[i])
+	fmt.Fprintf(os.Stderr, "bench: %-14s %s\n", b.cmds[i].Name, summary(b.results[i]))
+}
+
+// writeReport prints the Markdown tables, and writes them to mdPath and
+// the raw results to jsonPath when these are set.
+func writeReport(rep Report, mdPath, jsonPath string) error {
 	md := markdown(rep)
 	fmt.Print(md)
-	if *mdPath != "" {
-		if err := os.WriteFile(*mdPath, []byte(md), 0o644); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
+	if mdPath != "" {
+		if err := os.WriteFile(mdPath, []byte(md), 0o644); err != nil {
+			return err
 		}
 	}
-	if *jsonPath != "" {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
-		}
-		if err := os.WriteFile(*jsonPath, append(b, '\n'), 0o644); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
-		}
+	if jsonPath == "" {
+		return nil
 	}
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(jsonPath, append(b, '\n'), 0o644)
 }
 
 func readSpec(path string) (*Spec, error) {
