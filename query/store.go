@@ -98,12 +98,45 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 var errOutdated = errors.New("the store's schema is outdated")
 
 func openStore(ctx context.Context, path string, opts Options) (*Store, error) {
-	sleep, now := opts.Sleep, opts.Now
-	if sleep == nil {
-		sleep = time.Sleep
+	o, err := newOpening(ctx, path, opts)
+	if err != nil {
+		return nil, err
 	}
-	if now == nil {
-		now = time.Now
+	// Readers share the store unless an older orchstat's crashed writer
+	// left a log to set aside first, which takes the store to oneself.
+	o.shared = opts.ReadOnly && !crashedWriter(o.abs)
+	if o.tk, err = enqueue(o.abs, o.shared, o.now()); err != nil {
+		return nil, err
+	}
+	st, err := o.run()
+	if err != nil {
+		o.tk.leave()
+	}
+	return st, err
+}
+
+// opening is one Open on its way: its place in the queue of processes
+// that want the store, and how long it has waited.
+type opening struct {
+	ctx      context.Context
+	abs, dsn string
+	opts     Options
+	sleep    func(time.Duration)
+	now      func() time.Time
+	start    time.Time
+	delay    time.Duration
+	warned   bool
+	shared   bool
+	tk       *ticket
+}
+
+func newOpening(ctx context.Context, path string, opts Options) (*opening, error) {
+	o := &opening{ctx: ctx, opts: opts, sleep: opts.Sleep, now: opts.Now, delay: 25 * time.Millisecond}
+	if o.sleep == nil {
+		o.sleep = time.Sleep
+	}
+	if o.now == nil {
+		o.now = time.Now
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -116,117 +149,119 @@ func openStore(ctx context.Context, path string, opts Options) (*Store, error) {
 	} else if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return nil, fmt.Errorf("creating the database directory: %w", err)
 	}
-	dsn := abs
+	o.abs, o.dsn = abs, abs
 	if opts.ReadOnly {
-		dsn += "?access_mode=READ_ONLY"
+		o.dsn += "?access_mode=READ_ONLY"
 	}
-	start := now()
-	delay := 25 * time.Millisecond
-	warned := false
-	// wait sleeps before the next attempt, or says why it will not.
-	wait := func(holder string) error {
-		waited := now().Sub(start)
-		if waited >= opts.LockTimeout {
-			return &LockError{Path: abs, Holder: holder, Waited: waited}
-		}
-		if !warned && opts.Waiting != nil {
-			opts.Waiting(holder)
-			warned = true
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		// Bounded exponential backoff: the holder is usually an ingest that
-		// finishes in seconds, so poll quickly at first.
-		sleep(min(delay, opts.LockTimeout-waited))
-		delay = min(2*delay, 250*time.Millisecond)
-		return nil
+	o.start = o.now()
+	return o, nil
+}
+
+// wait sleeps before the next attempt, or says why it will not.
+func (o *opening) wait(holder string) error {
+	waited := o.now().Sub(o.start)
+	if waited >= o.opts.LockTimeout {
+		return &LockError{Path: o.abs, Holder: holder, Waited: waited}
 	}
-	// Readers share the store unless an older orchstat's crashed writer
-	// left a log to set aside first, which takes the store to oneself.
-	shared := opts.ReadOnly && !crashedWriter(abs)
-	tk, err := enqueue(abs, shared, now())
-	if err != nil {
-		return nil, err
+	if !o.warned && o.opts.Waiting != nil {
+		o.opts.Waiting(holder)
+		o.warned = true
 	}
-	opened := false
-	defer func() {
-		if !opened {
-			tk.leave()
-		}
-	}()
+	if err := o.ctx.Err(); err != nil {
+		return err
+	}
+	// Bounded exponential backoff: the holder is usually an ingest that
+	// finishes in seconds, so poll quickly at first.
+	o.sleep(min(o.delay, o.opts.LockTimeout-waited))
+	o.delay = min(2*o.delay, 250*time.Millisecond)
+	return nil
+}
+
+// run takes orchstat's lock, in turn, and opens DuckDB, waiting while
+// another process holds either.
+func (o *opening) run() (*Store, error) {
 	for {
-		if holder, blocked := tk.ahead(); blocked {
-			if err := wait(holder); err != nil {
+		if holder, blocked := o.tk.ahead(); blocked {
+			if err := o.wait(holder); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		lk, holder, err := tryLock(abs+".lock", shared)
+		lk, holder, err := tryLock(o.abs+".lock", o.shared)
 		if err != nil {
 			return nil, err
 		}
 		if lk == nil {
-			if err := wait(holder); err != nil {
+			if err := o.wait(holder); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		if shared && crashedWriter(abs) {
+		if o.shared && crashedWriter(o.abs) {
 			// A writer ahead of this reader died: queue again, alone.
 			lk.unlock()
-			tk.leave()
-			shared = false
-			if tk, err = enqueue(abs, false, now()); err != nil {
+			o.tk.leave()
+			o.shared = false
+			if o.tk, err = enqueue(o.abs, false, o.now()); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		recovered := false
-		if !shared {
-			if recovered, err = setAsideWAL(abs); err != nil {
-				lk.unlock()
-				return nil, err
-			}
+		st, holder, err := o.openLocked(lk)
+		if st != nil || err != nil {
+			return st, err
 		}
-		// Spill files of a process that died are never read again. The
-		// directory is rarely there, so the costlier check is rarely made.
-		if _, err := os.Stat(abs + ".tmp"); err == nil && !opts.ReadOnly && !heldElsewhere(abs) {
-			removeTemp(abs)
-		}
-		var snap *snapshot
-		if opts.Snapshot && opts.ReadOnly {
-			if snap = takeSnapshot(abs); snap != nil {
-				lk.unlock()
-				tk.leave()
-				lk, tk = nil, nil
-				dsn = snap.path + "?access_mode=READ_ONLY"
-			}
-		}
-		connector, err := NewConnector(dsn)
-		if err == nil {
-			st, err := open(ctx, abs, connector, opts.ReadOnly, opts.asIs)
-			if err != nil {
-				connector.Close()
-				lk.unlock()
-				snap.remove()
-				return nil, err
-			}
-			st.lock, st.ticket, st.snapshot, st.Recovered, st.dsn, st.readOnly = lk, tk, snap, recovered, dsn, opts.ReadOnly
-			opened = true
-			return st, nil
-		}
-		lk.unlock()
-		snap.remove()
-		// Another program (the DuckDB CLI, say) has the file open.
-		m := lockHolder.FindStringSubmatch(err.Error())
-		if m == nil {
-			return nil, fmt.Errorf("opening database %s: %w", abs, cleanDuckErr(err))
-		}
-		if err := wait(describeHolder(m[2], m[1])); err != nil {
+		if err := o.wait(holder); err != nil {
 			return nil, err
 		}
 	}
+}
+
+// openLocked opens DuckDB once orchstat's lock is held. When another
+// program (the DuckDB CLI, say) has the file open, it returns no store and
+// that program, to wait for.
+func (o *opening) openLocked(lk *flock) (st *Store, holder string, err error) {
+	recovered := false
+	if !o.shared {
+		if recovered, err = setAsideWAL(o.abs); err != nil {
+			lk.unlock()
+			return nil, "", err
+		}
+	}
+	// Spill files of a process that died are never read again. The
+	// directory is rarely there, so the costlier check is rarely made.
+	if _, err := os.Stat(o.abs + ".tmp"); err == nil && !o.opts.ReadOnly && !heldElsewhere(o.abs) {
+		removeTemp(o.abs)
+	}
+	dsn := o.dsn
+	var snap *snapshot
+	if o.opts.Snapshot && o.opts.ReadOnly {
+		if snap = takeSnapshot(o.abs); snap != nil {
+			lk.unlock()
+			o.tk.leave()
+			lk, o.tk = nil, nil
+			dsn = snap.path + "?access_mode=READ_ONLY"
+		}
+	}
+	connector, err := NewConnector(dsn)
+	if err != nil {
+		lk.unlock()
+		snap.remove()
+		m := lockHolder.FindStringSubmatch(err.Error())
+		if m == nil {
+			return nil, "", fmt.Errorf("opening database %s: %w", o.abs, cleanDuckErr(err))
+		}
+		return nil, describeHolder(m[2], m[1]), nil
+	}
+	st, err = open(o.ctx, o.abs, connector, o.opts.ReadOnly, o.opts.asIs)
+	if err != nil {
+		connector.Close()
+		lk.unlock()
+		snap.remove()
+		return nil, "", err
+	}
+	st.lock, st.ticket, st.snapshot, st.Recovered, st.dsn, st.readOnly = lk, o.tk, snap, recovered, dsn, o.opts.ReadOnly
+	return st, "", nil
 }
 
 // NewConnector opens DuckDB at dsn with every connection's session in UTC.

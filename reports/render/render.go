@@ -212,28 +212,45 @@ func plainCell(v any) any {
 			return nil
 		}
 	}
+	if c, ok := methodCell(v, rv); ok {
+		return c
+	}
+	return kindCell(v, rv)
+}
+
+// methodCell is a value that says how it prints: a Stringer, an error, or
+// an exact or floating number.
+func methodCell(v any, rv reflect.Value) (any, bool) {
 	switch x := v.(type) {
 	case fmt.Stringer:
-		return x.String()
+		return x.String(), true
 	case error:
-		return x.Error()
+		return x.Error(), true
 	case interface{ Float64() float64 }:
-		return x.Float64()
+		return x.Float64(), true
 	}
-	if rv.Kind() == reflect.Struct {
-		// Driver types define their conversions on the pointer only: try
-		// them on a copy rather than printing the struct's fields.
-		p := reflect.New(rv.Type())
-		p.Elem().Set(rv)
-		switch x := p.Interface().(type) {
-		case *big.Int:
-			return json.Number(x.String())
-		case fmt.Stringer:
-			return x.String()
-		case interface{ Float64() float64 }:
-			return x.Float64()
-		}
+	if rv.Kind() != reflect.Struct {
+		return nil, false
 	}
+	// Some types define their conversions on the pointer only: try them on
+	// a copy rather than printing the struct's fields.
+	p := reflect.New(rv.Type())
+	p.Elem().Set(rv)
+	switch x := p.Interface().(type) {
+	case *big.Int:
+		return json.Number(x.String()), true
+	case fmt.Stringer:
+		return x.String(), true
+	case interface{ Float64() float64 }:
+		return x.Float64(), true
+	}
+	return nil, false
+}
+
+// kindCell reduces a value by its kind: named numbers, strings and bools
+// to their plain type, slices and arrays to lists (bytes to text), maps to
+// objects with text keys.
+func kindCell(v any, rv reflect.Value) any {
 	switch rv.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return rv.Int()
@@ -266,7 +283,7 @@ func plainCell(v any) any {
 		if rv.IsNil() {
 			return nil
 		}
-		// STRUCT (map[string]any) and MAP (duckdb.Map, a map[any]any).
+		// STRUCT (map[string]any) and MAP (a map[any]any).
 		obj := make(map[string]any, rv.Len())
 		for it := rv.MapRange(); it.Next(); {
 			obj[mapKeyText(it.Key())] = plainCell(it.Value().Interface())
