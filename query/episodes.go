@@ -446,33 +446,7 @@ func l2Episodes(ctx context.Context, q querier, f Filter) ([]replay.Episode, err
 		}
 		switch src {
 		case 0: // an L2 event
-			cur.boundary, cur.afterRepair = nil, false
-			cur.last = later(cur.last, ts)
-			if !iteration.Valid || math.IsNaN(iteration.Float64) {
-				continue
-			}
-			n := iteration.Float64 + 0 // folds -0 into 0
-			it := cur.iters[n]
-			if it == nil {
-				it = &l2Iteration{n: n, first: ts}
-				cur.iters[n] = it
-			}
-			if ts.Before(it.first) {
-				it.first = ts
-			}
-			if passed.Valid {
-				it.passed = passed
-			}
-			if sig.Valid {
-				it.sig = sig.String
-			}
-			switch typ.String {
-			case "IterationFinished":
-				it.result = a.String
-			case "RepairAttempted":
-				it.repaired, it.patchPath = true, b.String
-				cur.boundary, cur.afterRepair = it, !strings.HasPrefix(b.String, "none")
-			}
+			cur.l2Event(ts, iteration, typ.String, a.String, b.String, passed, sig)
 		case 1: // PatchApplyFailed
 			if cur.afterRepair && cur.boundary != nil {
 				cur.boundary.applyFailed = true
@@ -480,14 +454,7 @@ func l2Episodes(ctx context.Context, q querier, f Filter) ([]replay.Episode, err
 			}
 		case 2: // RunEscalated
 			if a.String == "L2" {
-				if !cur.escalated && len(cur.iters) > 0 {
-					cur.last = later(cur.last, ts)
-				}
-				if !cur.escalated {
-					cur.escReason = b.String
-				}
-				cur.escalated = true
-				cur.boundary, cur.afterRepair = nil, false
+				cur.escalate(ts, b.String)
 			}
 		case 3: // RunStopped
 			if !cur.escalated && !cur.halted && !cur.last.IsZero() {
@@ -503,6 +470,51 @@ func l2Episodes(ctx context.Context, q querier, f Filter) ([]replay.Episode, err
 		out = appendL2(out, cur)
 	}
 	return out, nil
+}
+
+// l2Event folds an event of the loop's own (IterationStarted,
+// IterationFinished, RepairAttempted, …) into its iteration.
+func (cur *l2Loop) l2Event(ts time.Time, iteration sql.NullFloat64, typ, a, b string, passed sql.NullBool, sig sql.NullString) {
+	cur.boundary, cur.afterRepair = nil, false
+	cur.last = later(cur.last, ts)
+	if !iteration.Valid || math.IsNaN(iteration.Float64) {
+		return
+	}
+	n := iteration.Float64 + 0 // folds -0 into 0
+	it := cur.iters[n]
+	if it == nil {
+		it = &l2Iteration{n: n, first: ts}
+		cur.iters[n] = it
+	}
+	if ts.Before(it.first) {
+		it.first = ts
+	}
+	if passed.Valid {
+		it.passed = passed
+	}
+	if sig.Valid {
+		it.sig = sig.String
+	}
+	switch typ {
+	case "IterationFinished":
+		it.result = a
+	case "RepairAttempted":
+		it.repaired, it.patchPath = true, b
+		cur.boundary, cur.afterRepair = it, !strings.HasPrefix(b, "none")
+	}
+}
+
+// escalate is a RunEscalated from L2: the loop's end, with the first
+// escalation's reason.
+func (cur *l2Loop) escalate(ts time.Time, reason string) {
+	if !cur.escalated && len(cur.iters) > 0 {
+		cur.last = later(cur.last, ts)
+	}
+	if !cur.escalated {
+		cur.escReason = reason
+	}
+	cur.escalated = true
+	cur.boundary, cur.afterRepair = nil, false
 }
 
 func later(a, b time.Time) time.Time {
@@ -637,20 +649,7 @@ func l3Episodes(ctx context.Context, q querier, f Filter) ([]replay.Episode, err
 		return nil, fmt.Errorf("reading L3 episodes: %w", err)
 	}
 	defer rs.Close()
-	var (
-		out       []replay.Episode
-		run       string
-		steps     []*l3Step
-		byKey     map[stepKey]*l3Step
-		diagnosed map[stepKey]int
-		current   *l3Step
-		started   time.Time // the pending StepStarted, zero when none
-	)
-	flush := func() {
-		for _, st := range steps {
-			out = appendL3(out, run, st, diagnosed[st.key])
-		}
-	}
+	var r l3Reader
 	for rs.Next() {
 		var (
 			fileID, line int64
@@ -665,77 +664,117 @@ func l3Episodes(ctx context.Context, q querier, f Filter) ([]replay.Episode, err
 			return nil, fmt.Errorf("reading L3 episodes: %w", err)
 		}
 		ts = ts.UTC()
-		if thisRun != run || byKey == nil {
-			flush()
-			run, steps, current, started = thisRun, nil, nil, time.Time{}
-			byKey, diagnosed = map[stepKey]*l3Step{}, map[stepKey]int{}
+		if thisRun != r.run || r.byKey == nil {
+			r.startRun(thisRun)
 		}
+		ok := flag.Valid && flag.Bool
 		switch src {
 		case 0: // CandidateGenerated
-			k := keyOf(iteration)
-			st := byKey[k]
-			if st == nil {
-				st = &l3Step{key: k, start: ts}
-				if !started.IsZero() {
-					st.start = started
-				}
-				byKey[k] = st
-				steps = append(steps, st)
-			}
-			started = time.Time{}
-			if current != st {
-				current = st
-				st.round = len(st.attempts)
-			}
-			att := replay.Attempt{Valid: flag.Valid && flag.Bool}
-			if !att.Valid {
-				att.Class = retry.ClassLLMOutputInvalid
-			}
-			st.attempts = append(st.attempts, att)
-			switch {
-			case len(st.attempts) == 1:
-				st.provider = a.String
-			case a.String != st.provider:
-				st.mixed = true
-			}
-			st.end = later(st.end, ts)
+			r.candidate(keyOf(iteration), ts, ok, a.String)
 		case 1: // StepStarted or StepFinished
-			if typ.String == "StepStarted" {
-				current, started = nil, ts
-				continue
-			}
-			if current != nil && !current.finished {
-				current.finished, current.success = true, flag.Valid && flag.Bool
-				current.end = later(current.end, ts)
-			}
-			current, started = nil, time.Time{}
+			r.stepEvent(typ.String == "StepStarted", ts, ok)
 		case 2: // DiagnosisStarted
-			diagnosed[keyOf(iteration)]++
+			r.diagnosed[keyOf(iteration)]++
 		case 3: // PatchApplied or PatchApplyFailed
-			st := current
-			if st == nil || st.round >= len(st.attempts) {
-				continue
-			}
-			if typ.String == "PatchApplyFailed" {
-				i := len(st.attempts) - 1
-				for j := i; j >= st.round; j-- {
-					if st.attempts[j].Valid {
-						i = j
-						break
-					}
-				}
-				at := &st.attempts[i]
-				at.PatchApplyFailed, at.Class, at.Signature = true, retry.ClassPatchApplyFailed, a.String
-			}
-			st.round = len(st.attempts)
-			st.end = later(st.end, ts)
+			r.patch(typ.String == "PatchApplyFailed", ts, a.String)
 		}
 	}
 	if err := rs.Err(); err != nil {
 		return nil, fmt.Errorf("reading L3 episodes: %w", err)
 	}
-	flush()
-	return out, nil
+	r.flush()
+	return r.out, nil
+}
+
+// l3Reader folds one run's L3 rows, in order, into its steps.
+type l3Reader struct {
+	out       []replay.Episode
+	run       string
+	steps     []*l3Step
+	byKey     map[stepKey]*l3Step
+	diagnosed map[stepKey]int
+	current   *l3Step
+	started   time.Time // the pending StepStarted, zero when none
+}
+
+// startRun ends the run before, if any, and begins run.
+func (r *l3Reader) startRun(run string) {
+	r.flush()
+	r.run, r.steps, r.current, r.started = run, nil, nil, time.Time{}
+	r.byKey, r.diagnosed = map[stepKey]*l3Step{}, map[stepKey]int{}
+}
+
+func (r *l3Reader) flush() {
+	for _, st := range r.steps {
+		r.out = appendL3(r.out, r.run, st, r.diagnosed[st.key])
+	}
+}
+
+// candidate is a CandidateGenerated: an attempt of its step, which a
+// pending StepStarted begins.
+func (r *l3Reader) candidate(k stepKey, ts time.Time, valid bool, provider string) {
+	st := r.byKey[k]
+	if st == nil {
+		st = &l3Step{key: k, start: ts}
+		if !r.started.IsZero() {
+			st.start = r.started
+		}
+		r.byKey[k] = st
+		r.steps = append(r.steps, st)
+	}
+	r.started = time.Time{}
+	if r.current != st {
+		r.current = st
+		st.round = len(st.attempts)
+	}
+	att := replay.Attempt{Valid: valid}
+	if !att.Valid {
+		att.Class = retry.ClassLLMOutputInvalid
+	}
+	st.attempts = append(st.attempts, att)
+	switch {
+	case len(st.attempts) == 1:
+		st.provider = provider
+	case provider != st.provider:
+		st.mixed = true
+	}
+	st.end = later(st.end, ts)
+}
+
+// stepEvent is a StepStarted, which the next candidate's step starts at,
+// or a StepFinished, which ends the current step.
+func (r *l3Reader) stepEvent(started bool, ts time.Time, success bool) {
+	if started {
+		r.current, r.started = nil, ts
+		return
+	}
+	if c := r.current; c != nil && !c.finished {
+		c.finished, c.success = true, success
+		c.end = later(c.end, ts)
+	}
+	r.current, r.started = nil, time.Time{}
+}
+
+// patch is a PatchApplied or PatchApplyFailed of the current step's round
+// of candidates: a failure belongs to the round's last valid candidate.
+func (r *l3Reader) patch(failed bool, ts time.Time, sig string) {
+	st := r.current
+	if st == nil || st.round >= len(st.attempts) {
+		return
+	}
+	if failed {
+		i := len(st.attempts) - 1
+		for j := i; j >= st.round; j-- {
+			if st.attempts[j].Valid {
+				i = j
+				break
+			}
+		}
+		at := &st.attempts[i]
+		at.PatchApplyFailed, at.Class, at.Signature = true, retry.ClassPatchApplyFailed, sig
+	}
+	st.round = len(st.attempts)
+	st.end = later(st.end, ts)
 }
 
 func appendL3(out []replay.Episode, run string, st *l3Step, diagnoses int) []replay.Episode {
