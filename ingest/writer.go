@@ -207,6 +207,20 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 		}
 	}
 	w.hook("before-files")
+	if err := w.appendStates(b, now); err != nil {
+		return err
+	}
+	w.txnBytes += b.payloadBytes
+	w.txn.add(b.done)
+	if w.txnBytes >= w.maxTxnBytes {
+		return w.commit(ctx)
+	}
+	return nil
+}
+
+// appendStates records where each file of the batch now stops, and the
+// directories listed, numbered after every state before them.
+func (w *writer) appendStates(b *batch, now time.Time) error {
 	var frs [][]driver.Value
 	for _, id := range b.order {
 		s := b.states[id]
@@ -225,14 +239,7 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 		drs = append(drs, []driver.Value{w.seq, d.dir, d.mtime})
 	}
 	if len(drs) > 0 {
-		if err := w.tx.Append(query.DirStates.Name, drs); err != nil {
-			return err
-		}
-	}
-	w.txnBytes += b.payloadBytes
-	w.txn.add(b.done)
-	if w.txnBytes >= w.maxTxnBytes {
-		return w.commit(ctx)
+		return w.tx.Append(query.DirStates.Name, drs)
 	}
 	return nil
 }
