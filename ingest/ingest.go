@@ -20,7 +20,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -155,60 +154,12 @@ type eventRow struct {
 // It also returns the work of the transactions that committed, which is
 // what stays in the store if it fails.
 func runOnce(ctx context.Context, st *query.Store, opts Options, limit int64) (*Result, tally, error) {
-	res := &Result{}
-	var prev map[string]*fileState
-	var maxID int32
-	var k known
-	loaded := make(chan error, 1)
-	go func() {
-		var err error
-		if prev, maxID, err = loadStates(ctx, st); err == nil {
-			k, err = loadKnown(ctx, st, prev)
-		}
-		loaded <- err
-	}()
-	// k, prev and maxID are only read after the loader has reported.
-	var sources []source
-	var errs []FileError
-	var lists []listing
-	var err error
-	if f := opts.Found; f != nil {
-		sources, errs, lists, err = f.sources, f.errs, f.lists, <-loaded
-	} else {
-		sources, errs, lists, err = discover(opts.Paths, opts.Format, func() (known, error) {
-			err := <-loaded
-			return k, err
-		}, opts.Now())
-	}
+	p, err := makePlan(ctx, st, opts)
 	if err != nil {
 		return nil, tally{}, err
 	}
-	res.Errors = append(res.Errors, errs...)
-	useStdin := false
-	for _, p := range opts.Paths {
-		useStdin = useStdin || p == "-"
-	}
-	if useStdin {
-		name := opts.StdinName
-		if name == "" {
-			name = "stdin"
-		}
-		sources = append(sources, source{path: stdinPath(name), kind: KindStdin, runDir: name})
-	}
-	// Known files keep their id; new ones get the next free ones.
-	mv := newMoves(prev)
-	var tasks []task
-	for _, s := range sources {
-		t := task{src: s, prev: prev[s.path], moves: mv}
-		if t.prev != nil {
-			t.id = t.prev.id
-		} else {
-			maxID++
-			t.id = maxID
-		}
-		tasks = append(tasks, t)
-	}
-	res.Files = len(tasks)
+	res := &Result{Files: len(p.tasks)}
+	res.Errors = append(res.Errors, p.errs...)
 
 	w, err := newWriter(ctx, st, opts)
 	if err != nil {
@@ -223,145 +174,31 @@ func runOnce(ctx context.Context, st *query.Store, opts Options, limit int64) (*
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// Twice as many workers as cores: when nothing changed, a worker's time
-	// is spent waiting on stat(2), and when files are read, the bounded
-	// channel below keeps memory flat whatever the count.
-	workers := opts.Workers
-	if workers <= 0 {
-		workers = 2 * runtime.GOMAXPROCS(0)
-	}
-	todo := make(chan task)
-	out := make(chan chunk, 4)
-	var wg sync.WaitGroup
 	var unchanged atomic.Int64
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for t := range todo {
-				send := func(c chunk) bool {
-					select {
-					case out <- c:
-						return true
-					case <-ctx.Done():
-						return false
-					}
-				}
-				var ok bool
-				if t.src.kind == KindStdin {
-					ok = readStream(t, opts.Stdin, send)
-				} else {
-					var skipped bool
-					skipped, ok = readFile(t, send)
-					if skipped {
-						unchanged.Add(1)
-					}
-				}
-				if !ok {
-					return
-				}
-			}
-		}()
-	}
-	go func() {
-		defer close(todo)
-		for _, t := range tasks {
-			select {
-			case todo <- t:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	go func() { wg.Wait(); close(out) }()
-
-	// Batches are committed on their own goroutine so parsing continues
-	// while DuckDB writes. The handoff is unbuffered: at most one batch is
-	// being filled while another commits, which bounds memory.
+	chunks := readAll(ctx, p.tasks, opts, &unchanged)
 	commits := make(chan *batch)
-	committed := make(chan error, 1)
-	go func() {
-		var err error
-		for b := range commits {
-			if err != nil {
-				continue // drain after a failure so the sender never blocks
-			}
-			if err = w.write(ctx, b); err != nil {
-				cancel()
-			}
-		}
-		if err == nil && ctx.Err() == nil {
-			err = w.commit(ctx)
-		}
-		res.Transactions = w.commits
-		committed <- err
-	}()
-	maxBytes, maxRows := opts.BatchBytes, opts.BatchRows
-	if maxBytes <= 0 {
-		maxBytes = defaultBatchBytes
-	}
-	if maxRows <= 0 {
-		maxRows = defaultBatchRows
-	}
-	b := newBatch(maxBytes, maxRows)
-	var prog Progress
-	prog.FilesTotal = len(tasks)
-	failed := 0 // sources that reported an error
-	for c := range out {
-		if c.err != nil {
-			res.Errors = append(res.Errors, *c.err)
-			failed++
-		}
-		if c.replace != "" {
-			res.Replaced = append(res.Replaced, Replacement{Path: c.state.path, Reason: c.replace})
-		}
-		if c.moved != "" {
-			res.Moved = append(res.Moved, Replacement{Path: c.state.path, Reason: "it was " + c.moved})
-		}
-		b.add(c)
-		res.Events += int64(len(c.events))
-		res.Quarantined += int64(len(c.rows[query.Quarantine.Name]))
-		res.Bytes += c.consumed
-		prog.Events, prog.Bytes = res.Events, res.Bytes
-		if c.last {
-			prog.FilesDone++
-		}
-		if b.full() {
-			commits <- b
-			b = newBatch(maxBytes, maxRows)
-		}
-		if opts.Progress != nil {
-			opts.Progress(prog)
-		}
+	committed := commitAll(ctx, cancel, w, commits)
+	g := newGather(res, opts)
+	for c := range chunks {
+		g.add(c, commits)
 	}
 	if ctx.Err() == nil {
 		// Directory listings are recorded last, once every file they list
 		// is committed: a listing recorded before its files would hide a
 		// file that a crash kept out of the store.
-		b.dirs = newListings(lists, k, res.Errors)
-		if !b.empty() || len(b.dirs) > 0 {
-			commits <- b
-		}
+		g.last(commits, newListings(p.lists, p.known, res.Errors))
 	}
 	close(commits)
-	if err := <-committed; err != nil {
+	err = <-committed
+	res.Transactions = w.commits
+	if err != nil {
 		return res, w.committed, err
 	}
 	if err := ctx.Err(); err != nil {
 		return res, w.committed, err
 	}
-	res.Unchanged = int(unchanged.Load())
-	res.Read = max(0, res.Files-res.Unchanged-failed)
-	// Only an ingest that recorded states can have tipped the balance, and
-	// counting them is a sizeable share of one that found nothing new.
-	if w.seq > w.firstSeq {
-		if err := compact(ctx, st); err != nil {
-			return res, w.committed, err
-		}
-	}
-	prog.FilesDone = len(tasks)
-	if opts.Progress != nil {
-		opts.Progress(prog)
+	if err := g.settle(ctx, st, w, unchanged.Load()); err != nil {
+		return res, w.committed, err
 	}
 	sort.Slice(res.Errors, func(i, j int) bool { return res.Errors[i].Path < res.Errors[j].Path })
 	return res, w.committed, nil
