@@ -125,6 +125,7 @@ func readAll(ctx context.Context, tasks []task, opts Options, unchanged *atomic.
 	if workers <= 0 {
 		workers = 2 * runtime.GOMAXPROCS(0)
 	}
+	stdin := opts.Stdin
 	todo := make(chan task)
 	out := make(chan chunk, 4)
 	send := func(c chunk) bool {
@@ -141,7 +142,7 @@ func readAll(ctx context.Context, tasks []task, opts Options, unchanged *atomic.
 		go func() {
 			defer wg.Done()
 			for t := range todo {
-				if !readTask(t, opts.Stdin, send, unchanged) {
+				if !readTask(t, stdin, send, unchanged) {
 					return
 				}
 			}
