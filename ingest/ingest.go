@@ -7,6 +7,14 @@
 // any instant the store holds either both or neither (DuckDB replays its
 // write-ahead log of committed transactions), and the next ingest resumes
 // from the committed offset.
+//
+// Read top-down: Run (memory.go) retries an ingest that ran out of memory
+// with a higher limit; runOnce is one attempt, in the steps of
+// pipeline.go: plan what to read (discover.go finds the sources, state.go
+// loads what earlier ingests recorded), read the sources on many
+// goroutines (read.go a file, lines.go a trace's lines, extract.go and
+// formats.go the rows they give), gather what was read into batches, and
+// commit them (writer.go).
 package ingest
 
 import (
