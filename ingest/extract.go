@@ -164,8 +164,12 @@ type typedRow struct {
 	ev     *trace.Event
 }
 
+// add adds a row of t: the key, then vals. The row is made at its full
+// length at once, as there is one for most events.
 func (k typedRow) add(t query.Table, vals ...driver.Value) {
-	k.r.add(t, append([]driver.Value{k.fileID, k.line, k.ev.RunID, k.ev.Time}, vals...)...)
+	row := make([]driver.Value, 4, 4+len(vals))
+	row[0], row[1], row[2], row[3] = k.fileID, k.line, k.ev.RunID, k.ev.Time
+	k.r.add(t, append(row, vals...)...)
 }
 
 // providerRow adds a provider request's start or finish. A finish carries

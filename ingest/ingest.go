@@ -175,6 +175,9 @@ func runOnce(ctx context.Context, st *query.Store, opts Options, limit int64) (*
 		}
 	}
 
+	// The readers, this goroutine gathering their chunks into batches, and
+	// the committer run at once; a failed commit cancels ctx, which stops
+	// the readers.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var unchanged atomic.Int64
