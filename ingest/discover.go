@@ -65,134 +65,185 @@ func discover(paths []string, format string, getKnown func() (known, error), now
 	if format == "auto" {
 		format = ""
 	}
-	allow := func(kind string) bool { return format == "" || systemOf(kind) == format }
-	var out []source
-	var errs []FileError
-	seen := map[string]bool{}
-	add := func(s source) {
-		if !seen[s.path] && allow(s.kind) {
-			seen[s.path] = true
-			out = append(out, s)
-		}
-	}
-	var walkRoots []string
-	// First resolve the arguments: explicit files are added now, run
-	// directories are collected in order.
-	type item struct {
-		file source
-		dirs []string
-	}
-	var items []item
-	var dirs []string
+	d := &discovery{format: format, seen: map[string]bool{}}
 	for _, p := range paths {
-		if p == "-" {
-			continue
+		if p != "-" {
+			d.resolve(p)
 		}
-		abs, err := filepath.Abs(p)
-		if err == nil {
-			// Resolve symlinks so one file reached two ways is one file.
-			if r, rerr := filepath.EvalSymlinks(abs); rerr == nil {
-				abs = r
-			}
-		}
-		fi, err := os.Stat(abs)
-		if err != nil {
-			errs = append(errs, FileError{Path: p, Err: describeOpenErr(err)})
-			continue
-		}
-		if !fi.IsDir() {
-			s, ok := classifyFile(abs, format)
-			if !ok {
-				errs = append(errs, FileError{Path: p, Err: fmt.Errorf("is not a %s record (its name and content say neither)", format)})
-				continue
-			}
-			items = append(items, item{file: s})
-			continue
-		}
-		if format != "" && format != "orchestrator" {
-			probeRecords(abs, allow, add)
-			if err := walkRecords(abs, allow, add); err != nil {
-				errs = append(errs, FileError{Path: p, Err: describeOpenErr(err)})
-			}
-			continue
-		}
-		if format == "" {
-			probeRecords(abs, allow, add)
-			walkRoots = append(walkRoots, abs)
-		}
-		if isRunDir(abs) {
-			items = append(items, item{dirs: []string{abs}})
-			dirs = append(dirs, abs)
-			continue
-		}
-		dir := abs
-		// Accept the .orchestrator directory (or a repo root) for convenience.
-		for _, sub := range []string{"runs", filepath.Join(".orchestrator", "runs")} {
-			if st, err := os.Stat(filepath.Join(abs, sub)); err == nil && st.IsDir() {
-				dir = filepath.Join(abs, sub)
-				break
-			}
-		}
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			errs = append(errs, FileError{Path: dir, Err: describeOpenErr(err)})
-			continue
-		}
-		var runDirs []string
-		for _, e := range entries {
-			if strings.HasPrefix(e.Name(), ".") {
-				// Hidden: not a run, such as the .orchestrator folder a
-				// store is kept in when a runs folder has none above it.
-				continue
-			}
-			d := filepath.Join(dir, e.Name())
-			if e.Type()&fs.ModeSymlink != 0 {
-				// Resolved, so a run linked from elsewhere is one run
-				// whichever way it is reached.
-				r, err := filepath.EvalSymlinks(d)
-				if err != nil {
-					continue // dangling
-				}
-				if st, err := os.Stat(r); err != nil || !st.IsDir() {
-					continue
-				}
-				d = r
-			} else if !e.IsDir() {
-				continue
-			}
-			runDirs = append(runDirs, d)
-		}
-		items = append(items, item{dirs: runDirs})
-		dirs = append(dirs, runDirs...)
 	}
-	stats := statDirs(dirs)
+	stats := statDirs(d.dirs)
 	k, err := getKnown()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	var lists []listing
-	for _, it := range items {
-		if it.file.path != "" {
-			add(it.file)
-			continue
-		}
-		l, e := addRunDirs(it.dirs, stats, k, now, add)
-		errs, lists = append(errs, e...), append(lists, l...)
-	}
-	// A directory that held no orchestrator records may hold another
-	// system's anywhere below it.
-	for _, root := range walkRoots {
-		if !holdsTraces(out, root) {
-			if err := walkRecords(root, allow, add); err != nil {
-				errs = append(errs, FileError{Path: root, Err: describeOpenErr(err)})
-			}
-		}
-	}
+	lists := d.list(stats, k, now)
+	d.walkOthers()
 	// No global sort: run directories are listed in name order and each
 	// directory's files are in name order, which is enough for new files to
 	// get ids deterministically, and sorting 100,000 paths showed up in the
 	// cost of an ingest with nothing new.
-	return out, errs, lists, nil
+	return d.out, d.errs, lists, nil
+}
+
+// discovery is discover's state: what it found so far, and what it has
+// yet to list.
+type discovery struct {
+	format string
+	out    []source
+	errs   []FileError
+	seen   map[string]bool // paths in out
+	// items are the arguments in order, each a file or run directories;
+	// dirs are all those run directories, to stat at once.
+	items []discoveryItem
+	dirs  []string
+	// walkRoots are directories read as runs in auto, walked for other
+	// systems' records if they hold no orchestrator records (walkOthers).
+	walkRoots []string
+}
+
+// discoveryItem is one argument resolved: a file, or run directories.
+type discoveryItem struct {
+	file source
+	dirs []string
+}
+
+// allow reports whether the format asked for takes a kind of source.
+func (d *discovery) allow(kind string) bool { return d.format == "" || systemOf(kind) == d.format }
+
+// add adds a source the format takes, once whichever way it was reached.
+func (d *discovery) add(s source) {
+	if !d.seen[s.path] && d.allow(s.kind) {
+		d.seen[s.path] = true
+		d.out = append(d.out, s)
+	}
+}
+
+func (d *discovery) fail(path string, err error) {
+	d.errs = append(d.errs, FileError{Path: path, Err: err})
+}
+
+// resolve turns one PATH argument into what it names: a file, kept in
+// the arguments' order; a directory of another system's records, walked
+// now; or run directories, collected to be stat'ed with the others.
+func (d *discovery) resolve(p string) {
+	abs, err := filepath.Abs(p)
+	if err == nil {
+		// Resolve symlinks so one file reached two ways is one file.
+		if r, rerr := filepath.EvalSymlinks(abs); rerr == nil {
+			abs = r
+		}
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		d.fail(p, describeOpenErr(err))
+		return
+	}
+	if !fi.IsDir() {
+		s, ok := classifyFile(abs, d.format)
+		if !ok {
+			d.fail(p, fmt.Errorf("is not a %s record (its name and content say neither)", d.format))
+			return
+		}
+		d.items = append(d.items, discoveryItem{file: s})
+		return
+	}
+	if d.format != "" && d.format != "orchestrator" {
+		probeRecords(abs, d.allow, d.add)
+		if err := walkRecords(abs, d.allow, d.add); err != nil {
+			d.fail(p, describeOpenErr(err))
+		}
+		return
+	}
+	if d.format == "" {
+		probeRecords(abs, d.allow, d.add)
+		d.walkRoots = append(d.walkRoots, abs)
+	}
+	if isRunDir(abs) {
+		d.items = append(d.items, discoveryItem{dirs: []string{abs}})
+		d.dirs = append(d.dirs, abs)
+		return
+	}
+	dir := runsDir(abs)
+	runDirs, err := listRunDirs(dir)
+	if err != nil {
+		d.fail(dir, describeOpenErr(err))
+		return
+	}
+	d.items = append(d.items, discoveryItem{dirs: runDirs})
+	d.dirs = append(d.dirs, runDirs...)
+}
+
+// runsDir is the runs directory a directory argument names: its runs
+// folder or its .orchestrator's, accepted for convenience, else itself.
+func runsDir(abs string) string {
+	for _, sub := range []string{"runs", filepath.Join(".orchestrator", "runs")} {
+		if st, err := os.Stat(filepath.Join(abs, sub)); err == nil && st.IsDir() {
+			return filepath.Join(abs, sub)
+		}
+	}
+	return abs
+}
+
+// listRunDirs lists a runs directory's run directories, in name order,
+// with symbolic links resolved.
+func listRunDirs(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var runDirs []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			// Hidden: not a run, such as the .orchestrator folder a
+			// store is kept in when a runs folder has none above it.
+			continue
+		}
+		d := filepath.Join(dir, e.Name())
+		if e.Type()&fs.ModeSymlink != 0 {
+			// Resolved, so a run linked from elsewhere is one run
+			// whichever way it is reached.
+			r, err := filepath.EvalSymlinks(d)
+			if err != nil {
+				continue // dangling
+			}
+			if st, err := os.Stat(r); err != nil || !st.IsDir() {
+				continue
+			}
+			d = r
+		} else if !e.IsDir() {
+			continue
+		}
+		runDirs = append(runDirs, d)
+	}
+	return runDirs, nil
+}
+
+// list adds the arguments' files and their run directories' files, in
+// the arguments' order. A run directory whose mtime is as recorded is not
+// read again (addRunDir).
+func (d *discovery) list(stats map[string]dirStat, k known, now time.Time) []listing {
+	var lists []listing
+	for _, it := range d.items {
+		if it.file.path != "" {
+			d.add(it.file)
+			continue
+		}
+		l, e := addRunDirs(it.dirs, stats, k, now, d.add)
+		d.errs, lists = append(d.errs, e...), append(lists, l...)
+	}
+	return lists
+}
+
+// walkOthers walks each directory read as runs in auto that held no
+// orchestrator records: it may hold another system's anywhere below it.
+func (d *discovery) walkOthers() {
+	for _, root := range d.walkRoots {
+		if !holdsTraces(d.out, root) {
+			if err := walkRecords(root, d.allow, d.add); err != nil {
+				d.fail(root, describeOpenErr(err))
+			}
+		}
+	}
 }
 
 type dirStat struct {
@@ -453,13 +504,7 @@ func ScopePaths(p, stdinName string) []string {
 	if p == "-" {
 		return out
 	}
-	dir := root
-	for _, sub := range []string{"runs", filepath.Join(".orchestrator", "runs")} {
-		if st, err := os.Stat(filepath.Join(root, sub)); err == nil && st.IsDir() {
-			dir = filepath.Join(root, sub)
-			break
-		}
-	}
+	dir := runsDir(root)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return out

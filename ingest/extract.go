@@ -112,90 +112,131 @@ func decodePairing(s string) pairing {
 // extractEvent adds the typed row for a metric-bearing event. Event types
 // orchstat does not index are kept only in events.
 func extractEvent(r rows, pair pairing, fileID int32, line int64, ev *trace.Event) {
-	key := func(t query.Table, vals ...driver.Value) {
-		r.add(t, append([]driver.Value{fileID, line, ev.RunID, ev.Time}, vals...)...)
-	}
+	k := typedRow{r: r, fileID: fileID, line: line, ev: ev}
 	switch ev.Type {
 	case "RunStarted", "RunFinished", "RunStopped":
 		p := trace.ParsePayload(ev.Payload)
-		key(query.RunEvents, ev.Type, str(p.String("taskId")), str(p.String("status")), str(p.String("reason")))
+		k.add(query.RunEvents, ev.Type, str(p.String("taskId")), str(p.String("status")), str(p.String("reason")))
 	case "RunEscalated":
 		p := trace.ParsePayload(ev.Payload)
-		key(query.Escalations, str(p.String("from")), str(p.String("to")), str(p.String("reason")))
+		k.add(query.Escalations, str(p.String("from")), str(p.String("to")), str(p.String("reason")))
 	case "ProviderSelected":
 		p := trace.ParsePayload(ev.Payload)
-		key(query.ProviderSelections, str(p.String("role")), str(p.String("providerId")))
-	case "ProviderRequestStarted":
-		p := trace.ParsePayload(ev.Payload)
-		provider, model := p.String("provider"), p.String("model")
-		if provider != nil {
-			pair[pairKey(ev.RunID, *provider)] = model
-		}
-		key(query.ProviderStarts, str(provider), str(model))
-	case "ProviderRequestFinished":
-		p := trace.ParsePayload(ev.Payload)
-		provider := p.String("provider")
-		var model *string
-		if provider != nil {
-			model = pair[pairKey(ev.RunID, *provider)]
-		}
-		key(query.ProviderFinishes, str(provider), str(model), num(p.Number("durationMs")), boolean(p.Bool("success")),
-			num(p.Number("retries")), str(p.String("error")))
+		k.add(query.ProviderSelections, str(p.String("role")), str(p.String("providerId")))
+	case "ProviderRequestStarted", "ProviderRequestFinished":
+		providerRow(k, pair)
 	case "IterationStarted", "RepairAttempted", "IterationFinished":
 		p := trace.ParsePayload(ev.Payload)
-		key(query.L2Events, ev.Type, num(p.Number("iteration")), str(p.String("result")), str(p.String("patchPath")))
+		k.add(query.L2Events, ev.Type, num(p.Number("iteration")), str(p.String("result")), str(p.String("patchPath")))
 	case "PatchApplied", "PatchApplyFailed":
-		p := trace.ParsePayload(ev.Payload)
-		var errType, errKind *string
-		if d, ok := p.Object("details"); ok {
-			errType = d.String("type")
-			if dd, ok := d.Object("details"); ok {
-				errKind = dd.String("kind")
-			}
-		}
-		success := p.Bool("success")
-		if ev.Type == "PatchApplyFailed" && success == nil {
-			f := false
-			success = &f
-		}
-		key(query.PatchEvents, ev.Type, boolean(success), str(p.String("error")), str(errType), str(errKind))
+		patchRow(k)
 	case "VerificationFinished":
 		p := trace.ParsePayload(ev.Payload)
 		var failed driver.Value
 		if raw := p.Raw("failedChecks"); len(raw) > 0 && raw[0] == '[' {
 			failed = string(raw)
 		}
-		key(query.VerificationEvents, boolean(p.Bool("passed")), failed)
+		k.add(query.VerificationEvents, boolean(p.Bool("passed")), failed)
 	case "StepStarted", "StepFinished":
 		p := trace.ParsePayload(ev.Payload)
-		key(query.Steps, ev.Type, num(p.Number("index")), num(p.Number("total")), boolean(p.Bool("success")),
+		k.add(query.Steps, ev.Type, num(p.Number("index")), num(p.Number("total")), boolean(p.Bool("success")),
 			str(p.String("error")), boolean(p.Bool("judgeInvoked")), str(p.String("judgeReason")))
 	case "CandidateGenerated":
-		p := trace.ParsePayload(ev.Payload)
-		var files, added, deleted *float64
-		if ps, ok := p.Object("patchStats"); ok {
-			files, added, deleted = ps.Number("filesChanged"), ps.Number("linesAdded"), ps.Number("linesDeleted")
-		}
-		key(query.L3Candidates, num(p.Number("iteration")), num(p.Number("candidateIndex")), boolean(p.Bool("valid")),
-			str(p.String("providerId")), num(p.Number("durationMs")), num(files), num(added), num(deleted))
+		candidateRow(k)
 	case "DiagnosisStarted", "DiagnosisCompleted":
-		p := trace.ParsePayload(ev.Payload)
-		hyp := p.String("selectedHypothesis")
-		if hyp == nil {
-			if raw := p.Raw("selectedHypothesis"); len(raw) > 0 && raw[0] == '{' {
-				s := string(raw)
-				hyp = &s
-			}
-		}
-		key(query.Diagnoses, ev.Type, num(p.Number("iteration")), str(p.String("reason")), str(hyp))
+		diagnosisRow(k)
 	case "JudgeInvoked", "JudgeDecided", "JudgeFailed":
 		p := trace.ParsePayload(ev.Payload)
-		key(query.JudgeCalls, ev.Type, num(p.Number("iteration")), str(p.String("reason")), num(p.Number("candidateCount")),
+		k.add(query.JudgeCalls, ev.Type, num(p.Number("iteration")), str(p.String("reason")), num(p.Number("candidateCount")),
 			idText(p, "winnerCandidateId"), num(p.Number("confidence")), num(p.Number("durationMs")), str(p.String("error")),
 			idText(p, "fallbackCandidateId"))
 	case "CommandAttemptFinished", "CommandFinished":
 		execRecord(r, fileID, ev)
 	}
+}
+
+// typedRow is where an event's typed row goes. Every typed table starts
+// with the same key, the event's file, line, run and time.
+type typedRow struct {
+	r      rows
+	fileID int32
+	line   int64
+	ev     *trace.Event
+}
+
+// add adds a row of t: the key, then vals. The row is made at its full
+// length at once, as there is one for most events.
+func (k typedRow) add(t query.Table, vals ...driver.Value) {
+	row := make([]driver.Value, 4, 4+len(vals))
+	row[0], row[1], row[2], row[3] = k.fileID, k.line, k.ev.RunID, k.ev.Time
+	k.r.add(t, append(row, vals...)...)
+}
+
+// providerRow adds a provider request's start or finish. A finish carries
+// no model: it is the model of the latest start for its run and provider
+// (see pairing).
+func providerRow(k typedRow, pair pairing) {
+	ev := k.ev
+	p := trace.ParsePayload(ev.Payload)
+	provider := p.String("provider")
+	if ev.Type == "ProviderRequestStarted" {
+		model := p.String("model")
+		if provider != nil {
+			pair[pairKey(ev.RunID, *provider)] = model
+		}
+		k.add(query.ProviderStarts, str(provider), str(model))
+		return
+	}
+	var model *string
+	if provider != nil {
+		model = pair[pairKey(ev.RunID, *provider)]
+	}
+	k.add(query.ProviderFinishes, str(provider), str(model), num(p.Number("durationMs")), boolean(p.Bool("success")),
+		num(p.Number("retries")), str(p.String("error")))
+}
+
+// patchRow adds a patch's application. The error's type and kind sit in
+// nested details; a failure that does not say success is not one.
+func patchRow(k typedRow) {
+	p := trace.ParsePayload(k.ev.Payload)
+	var errType, errKind *string
+	if d, ok := p.Object("details"); ok {
+		errType = d.String("type")
+		if dd, ok := d.Object("details"); ok {
+			errKind = dd.String("kind")
+		}
+	}
+	success := p.Bool("success")
+	if k.ev.Type == "PatchApplyFailed" && success == nil {
+		f := false
+		success = &f
+	}
+	k.add(query.PatchEvents, k.ev.Type, boolean(success), str(p.String("error")), str(errType), str(errKind))
+}
+
+// candidateRow adds an L3 candidate, with its patch's size when given.
+func candidateRow(k typedRow) {
+	p := trace.ParsePayload(k.ev.Payload)
+	var files, added, deleted *float64
+	if ps, ok := p.Object("patchStats"); ok {
+		files, added, deleted = ps.Number("filesChanged"), ps.Number("linesAdded"), ps.Number("linesDeleted")
+	}
+	k.add(query.L3Candidates, num(p.Number("iteration")), num(p.Number("candidateIndex")), boolean(p.Bool("valid")),
+		str(p.String("providerId")), num(p.Number("durationMs")), num(files), num(added), num(deleted))
+}
+
+// diagnosisRow adds a diagnosis. Its selected hypothesis is a string or
+// an object, kept as JSON text.
+func diagnosisRow(k typedRow) {
+	p := trace.ParsePayload(k.ev.Payload)
+	hyp := p.String("selectedHypothesis")
+	if hyp == nil {
+		if raw := p.Raw("selectedHypothesis"); len(raw) > 0 && raw[0] == '{' {
+			s := string(raw)
+			hyp = &s
+		}
+	}
+	k.add(query.Diagnoses, k.ev.Type, num(p.Number("iteration")), str(p.String("reason")), str(hyp))
 }
 
 // execRecord maps `orchstat exec`'s events to the record tables, so its

@@ -7,6 +7,14 @@
 // any instant the store holds either both or neither (DuckDB replays its
 // write-ahead log of committed transactions), and the next ingest resumes
 // from the committed offset.
+//
+// Read top-down: Run (memory.go) retries an ingest that ran out of memory
+// with a higher limit; runOnce is one attempt, in the steps of
+// pipeline.go: plan what to read (discover.go finds the sources, state.go
+// loads what earlier ingests recorded), read the sources on many
+// goroutines (read.go a file, lines.go a trace's lines, extract.go and
+// formats.go the rows they give), gather what was read into batches, and
+// commit them (writer.go).
 package ingest
 
 import (
@@ -17,21 +25,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/ingest/runfile"
-	"github.com/orchstat/orchstat/ingest/trace"
 	"github.com/orchstat/orchstat/query"
 )
 
@@ -155,60 +157,12 @@ type eventRow struct {
 // It also returns the work of the transactions that committed, which is
 // what stays in the store if it fails.
 func runOnce(ctx context.Context, st *query.Store, opts Options, limit int64) (*Result, tally, error) {
-	res := &Result{}
-	var prev map[string]*fileState
-	var maxID int32
-	var k known
-	loaded := make(chan error, 1)
-	go func() {
-		var err error
-		if prev, maxID, err = loadStates(ctx, st); err == nil {
-			k, err = loadKnown(ctx, st, prev)
-		}
-		loaded <- err
-	}()
-	// k, prev and maxID are only read after the loader has reported.
-	var sources []source
-	var errs []FileError
-	var lists []listing
-	var err error
-	if f := opts.Found; f != nil {
-		sources, errs, lists, err = f.sources, f.errs, f.lists, <-loaded
-	} else {
-		sources, errs, lists, err = discover(opts.Paths, opts.Format, func() (known, error) {
-			err := <-loaded
-			return k, err
-		}, opts.Now())
-	}
+	p, err := makePlan(ctx, st, opts)
 	if err != nil {
 		return nil, tally{}, err
 	}
-	res.Errors = append(res.Errors, errs...)
-	useStdin := false
-	for _, p := range opts.Paths {
-		useStdin = useStdin || p == "-"
-	}
-	if useStdin {
-		name := opts.StdinName
-		if name == "" {
-			name = "stdin"
-		}
-		sources = append(sources, source{path: stdinPath(name), kind: KindStdin, runDir: name})
-	}
-	// Known files keep their id; new ones get the next free ones.
-	mv := newMoves(prev)
-	var tasks []task
-	for _, s := range sources {
-		t := task{src: s, prev: prev[s.path], moves: mv}
-		if t.prev != nil {
-			t.id = t.prev.id
-		} else {
-			maxID++
-			t.id = maxID
-		}
-		tasks = append(tasks, t)
-	}
-	res.Files = len(tasks)
+	res := &Result{Files: len(p.tasks)}
+	res.Errors = append(res.Errors, p.errs...)
 
 	w, err := newWriter(ctx, st, opts)
 	if err != nil {
@@ -221,147 +175,36 @@ func runOnce(ctx context.Context, st *query.Store, opts Options, limit int64) (*
 		}
 	}
 
+	// The readers, this goroutine gathering their chunks into batches, and
+	// the committer run at once; a failed commit cancels ctx, which stops
+	// the readers.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// Twice as many workers as cores: when nothing changed, a worker's time
-	// is spent waiting on stat(2), and when files are read, the bounded
-	// channel below keeps memory flat whatever the count.
-	workers := opts.Workers
-	if workers <= 0 {
-		workers = 2 * runtime.GOMAXPROCS(0)
-	}
-	todo := make(chan task)
-	out := make(chan chunk, 4)
-	var wg sync.WaitGroup
 	var unchanged atomic.Int64
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for t := range todo {
-				send := func(c chunk) bool {
-					select {
-					case out <- c:
-						return true
-					case <-ctx.Done():
-						return false
-					}
-				}
-				var ok bool
-				if t.src.kind == KindStdin {
-					ok = readStream(t, opts.Stdin, send)
-				} else {
-					var skipped bool
-					skipped, ok = readFile(t, send)
-					if skipped {
-						unchanged.Add(1)
-					}
-				}
-				if !ok {
-					return
-				}
-			}
-		}()
-	}
-	go func() {
-		defer close(todo)
-		for _, t := range tasks {
-			select {
-			case todo <- t:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	go func() { wg.Wait(); close(out) }()
-
-	// Batches are committed on their own goroutine so parsing continues
-	// while DuckDB writes. The handoff is unbuffered: at most one batch is
-	// being filled while another commits, which bounds memory.
+	chunks := readAll(ctx, p.tasks, opts, &unchanged)
 	commits := make(chan *batch)
-	committed := make(chan error, 1)
-	go func() {
-		var err error
-		for b := range commits {
-			if err != nil {
-				continue // drain after a failure so the sender never blocks
-			}
-			if err = w.write(ctx, b); err != nil {
-				cancel()
-			}
-		}
-		if err == nil && ctx.Err() == nil {
-			err = w.commit(ctx)
-		}
-		res.Transactions = w.commits
-		committed <- err
-	}()
-	maxBytes, maxRows := opts.BatchBytes, opts.BatchRows
-	if maxBytes <= 0 {
-		maxBytes = defaultBatchBytes
-	}
-	if maxRows <= 0 {
-		maxRows = defaultBatchRows
-	}
-	b := newBatch(maxBytes, maxRows)
-	var prog Progress
-	prog.FilesTotal = len(tasks)
-	failed := 0 // sources that reported an error
-	for c := range out {
-		if c.err != nil {
-			res.Errors = append(res.Errors, *c.err)
-			failed++
-		}
-		if c.replace != "" {
-			res.Replaced = append(res.Replaced, Replacement{Path: c.state.path, Reason: c.replace})
-		}
-		if c.moved != "" {
-			res.Moved = append(res.Moved, Replacement{Path: c.state.path, Reason: "it was " + c.moved})
-		}
-		b.add(c)
-		res.Events += int64(len(c.events))
-		res.Quarantined += int64(len(c.rows[query.Quarantine.Name]))
-		res.Bytes += c.consumed
-		prog.Events, prog.Bytes = res.Events, res.Bytes
-		if c.last {
-			prog.FilesDone++
-		}
-		if b.full() {
-			commits <- b
-			b = newBatch(maxBytes, maxRows)
-		}
-		if opts.Progress != nil {
-			opts.Progress(prog)
-		}
+	committed := commitAll(ctx, cancel, w, commits)
+	g := newGather(res, opts)
+	for c := range chunks {
+		g.add(c, commits)
 	}
 	if ctx.Err() == nil {
 		// Directory listings are recorded last, once every file they list
 		// is committed: a listing recorded before its files would hide a
 		// file that a crash kept out of the store.
-		b.dirs = newListings(lists, k, res.Errors)
-		if !b.empty() || len(b.dirs) > 0 {
-			commits <- b
-		}
+		g.last(commits, newListings(p.lists, p.known, res.Errors))
 	}
 	close(commits)
-	if err := <-committed; err != nil {
+	err = <-committed
+	res.Transactions = w.commits
+	if err != nil {
 		return res, w.committed, err
 	}
 	if err := ctx.Err(); err != nil {
 		return res, w.committed, err
 	}
-	res.Unchanged = int(unchanged.Load())
-	res.Read = max(0, res.Files-res.Unchanged-failed)
-	// Only an ingest that recorded states can have tipped the balance, and
-	// counting them is a sizeable share of one that found nothing new.
-	if w.seq > w.firstSeq {
-		if err := st.CompactStates(ctx); err != nil {
-			return res, w.committed, err
-		}
-	}
-	prog.FilesDone = len(tasks)
-	if opts.Progress != nil {
-		opts.Progress(prog)
+	if err := g.settle(ctx, st, w, unchanged.Load()); err != nil {
+		return res, w.committed, err
 	}
 	sort.Slice(res.Errors, func(i, j int) bool { return res.Errors[i].Path < res.Errors[j].Path })
 	return res, w.committed, nil
@@ -417,370 +260,6 @@ func headHash(f io.ReaderAt, n int) (string, error) {
 	}
 	sum := sha256.Sum256(buf)
 	return hex.EncodeToString(sum[:]), nil
-}
-
-// readFile reads one source file from where the last ingest stopped. It
-// returns skipped when the file is unchanged, and ok=false when cancelled.
-func readFile(t task, send func(chunk) bool) (skipped, ok bool) {
-	fail := func(err error) (bool, bool) {
-		return false, send(chunk{err: &FileError{Path: t.src.path, Err: err}, last: true})
-	}
-	fi, err := os.Stat(t.src.path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) && t.prev != nil {
-			// Removed since last time: its rows stay, as the store is an
-			// index of what was seen.
-			return true, true
-		}
-		return fail(describeOpenErr(err))
-	}
-	if p := t.prev; p != nil && p.kind == t.src.kind && p.path == t.src.path && p.size == fi.Size() && p.mtime.Equal(truncMtime(fi.ModTime())) {
-		if dev, ino := statOf(fi); p.dev == dev && p.ino == ino {
-			return true, true
-		}
-	}
-	if !fi.Mode().IsRegular() {
-		// A pipe or device has no size to stop at and no second reading.
-		return fail(errors.New("not a regular file (use - to read a stream)"))
-	}
-	f, err := os.Open(t.src.path)
-	if err != nil {
-		return fail(describeOpenErr(err))
-	}
-	defer f.Close()
-	// What was opened is what is described, even if the path was replaced
-	// since the stat above.
-	if fi, err = f.Stat(); err != nil {
-		return fail(err)
-	}
-	cur := fileState{id: t.id, path: t.src.path, kind: t.src.kind, runDir: t.src.runDir, size: fi.Size(), mtime: truncMtime(fi.ModTime())}
-	cur.dev, cur.ino = statOf(fi)
-	if t.prev == nil && t.moves != nil {
-		if old := t.moves.adopt(f, cur); old != nil {
-			t.prev, cur.id = old, old.id
-			moved := chunk{state: *old, moved: old.path, rows: rows{}}
-			moved.state.path = cur.path
-			if !send(moved) {
-				return false, false
-			}
-		}
-	}
-	if t.src.kind != KindTrace {
-		return false, readRunFile(t, f, cur, send)
-	}
-	p := t.prev
-	replace := kindChange(p, t.src.kind)
-	if p != nil && replace == "" {
-		// Identity is the inode and the first bytes; the device number is
-		// not compared, as it can change across remounts and containers.
-		switch {
-		case p.ino != cur.ino:
-			replace = "the file was replaced (its inode changed)"
-		case cur.size < p.offset:
-			replace = fmt.Sprintf("the file shrank from %d to %d bytes", p.offset, cur.size)
-		case cur.size == p.size && !cur.mtime.Equal(p.mtime):
-			// Written to without growing: the bytes already read may have
-			// changed anywhere, and only reading them again can tell. A
-			// file that grew is taken as appended to (its head is checked
-			// below), as a trace is while its run goes on.
-			replace = "it was rewritten without changing size (its modification time changed), so it was read again"
-		case p.headLen > 0:
-			old, err := headHash(f, p.headLen)
-			if err != nil {
-				return fail(err)
-			}
-			if old != p.headHash {
-				replace = "its first bytes changed"
-			}
-		}
-	}
-	if p != nil && replace == "" {
-		cur.offset, cur.lines, cur.events, cur.quarantined = p.offset, p.lines, p.events, p.quarantined
-		cur.headLen, cur.headHash, cur.pairing = p.headLen, p.headHash, p.pairing
-	}
-	r := trace.NewReader(io.NewSectionReader(f, cur.offset, cur.size-cur.offset), cur.offset, cur.lines)
-	defer r.Close()
-	// The head hash covers only committed bytes, up to 4 KiB: a line still
-	// being written past the offset may change without the file changing.
-	head := func(s *fileState) error {
-		if n := int(min(s.offset, headSize)); n != s.headLen {
-			h, err := headHash(f, n)
-			if err != nil {
-				return err
-			}
-			s.headLen, s.headHash = n, h
-		}
-		return nil
-	}
-	return false, readLines(r, cur, replace, head, send)
-}
-
-// moves finds where a new path is a known file under a new name: a run
-// directory renamed, or a repository moved along with its store.
-type moves struct {
-	prev  map[string]*fileState
-	index sync.Once // byIno is built when a new path first appears
-	byIno map[uint64][]*fileState
-	taken sync.Map // file id -> true once a new path has adopted it
-}
-
-func newMoves(prev map[string]*fileState) *moves { return &moves{prev: prev} }
-
-// adopt returns the known file that cur is, if any: same kind and inode,
-// its old path gone, and the same committed first bytes (traces) or the
-// same size and mtime (run files).
-func (m *moves) adopt(f *os.File, cur fileState) *fileState {
-	m.index.Do(func() {
-		m.byIno = map[uint64][]*fileState{}
-		for _, s := range m.prev {
-			if s.kind != KindStdin {
-				m.byIno[s.ino] = append(m.byIno[s.ino], s)
-			}
-		}
-	})
-	for _, old := range m.byIno[cur.ino] {
-		if old.kind != cur.kind {
-			continue
-		}
-		if _, err := os.Lstat(old.path); !errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if cur.kind == KindTrace {
-			if cur.size < old.offset {
-				continue
-			}
-			if h, err := headHash(f, old.headLen); err != nil || h != old.headHash {
-				continue
-			}
-		} else if cur.size != old.size || !cur.mtime.Equal(old.mtime) {
-			continue
-		}
-		if _, taken := m.taken.LoadOrStore(old.id, true); !taken {
-			return old
-		}
-	}
-	return nil
-}
-
-func readStream(t task, in io.Reader, send func(chunk) bool) bool {
-	cur := fileState{id: t.id, path: t.src.path, kind: KindStdin, runDir: t.src.runDir}
-	replace := ""
-	if t.prev != nil {
-		replace = "standard input named " + strconv.Quote(t.src.runDir) + " was ingested again (use --stdin-name to keep both)"
-	}
-	if in == nil {
-		in = strings.NewReader("")
-	}
-	r := trace.NewStreamReader(in)
-	ok := readLines(r, cur, replace, nil, func(c chunk) bool {
-		c.state.size = c.state.offset
-		return send(c)
-	})
-	return ok
-}
-
-// readLines turns complete lines into chunks. Each chunk carries the file
-// state as of its last line, which is what makes partial commits safe.
-func readLines(r *trace.Reader, cur fileState, replace string, head func(*fileState) error, send func(chunk) bool) bool {
-	start := cur.offset
-	c := chunk{replace: replace, deleteOld: replace != "", rows: rows{}}
-	spans := map[string]*span{}
-	pair := decodePairing(cur.pairing)
-	// A chunk's payloads are gathered back to back and made one string
-	// when it is sent, which the events' payloads then share: a string per
-	// payload was a visible share of ingest time, in allocation and in the
-	// collector's work.
-	var arena []byte
-	var spansOf [][2]int
-	flush := func(last bool) bool {
-		if len(spansOf) > 0 {
-			all := string(arena)
-			for i, sp := range spansOf {
-				c.events[i].payload = all[sp[0]:sp[1]]
-			}
-			arena, spansOf = arena[:0], spansOf[:0]
-		}
-		cur.pairing = pair.encode()
-		for run, sp := range spans {
-			c.rows.add(query.RunSpans, cur.id, run, sp.first, sp.last, sp.events)
-		}
-		clear(spans)
-		cur.offset, cur.lines = r.Offset(), r.LineNum()
-		if head != nil {
-			if err := head(&cur); err != nil {
-				c.err = &FileError{Path: cur.path, Err: err}
-			}
-		}
-		c.state, c.last = cur, last
-		c.consumed = cur.offset - start
-		start = cur.offset
-		if !send(c) {
-			return false
-		}
-		c = chunk{rows: rows{}}
-		return true
-	}
-	for {
-		l, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return flush(true)
-		}
-		if err != nil {
-			// Keep what was read; the rest is retried next time.
-			if !flush(false) {
-				return false
-			}
-			return send(chunk{state: cur, err: &FileError{Path: cur.path, Err: err}, last: true, rows: rows{}})
-		}
-		if l.TooLong {
-			quarantineLen(c.rows, cur, l.Num, l.Offset, "", fmt.Sprintf("line longer than %d MiB", trace.MaxLine>>20), l.Bytes, l.Len)
-			cur.quarantined++
-		} else if !trace.Blank(l.Bytes) {
-			ev, perr := trace.Parse(l.Bytes)
-			if perr != nil {
-				quarantine(c.rows, cur, l.Num, l.Offset, perr.Field, perr.Error(), l.Bytes)
-				cur.quarantined++
-			} else {
-				var sv driver.Value
-				if ev.HasSchema && ev.SchemaVersion >= -1<<31 && ev.SchemaVersion < 1<<31 {
-					sv = int32(ev.SchemaVersion)
-				}
-				spansOf = append(spansOf, [2]int{len(arena), len(arena) + len(ev.Payload)})
-				arena = append(arena, ev.Payload...)
-				c.events = append(c.events, eventRow{line: l.Num, runID: ev.RunID, ts: ev.Time, typ: ev.Type, sv: sv})
-				if sp := spans[ev.RunID]; sp == nil {
-					spans[ev.RunID] = &span{first: ev.Time, last: ev.Time, events: 1}
-				} else {
-					sp.add(ev.Time)
-				}
-				c.payloadBytes += len(ev.Payload)
-				c.maxPayload = max(c.maxPayload, len(ev.Payload))
-				extractEvent(c.rows, pair, cur.id, l.Num, &ev)
-				cur.events++
-			}
-		}
-		if c.payloadBytes >= chunkBytes || len(c.events) >= chunkRows {
-			// Flushing mid-file records the offset after this line.
-			if !flush(false) {
-				return false
-			}
-		}
-	}
-}
-
-// span is one run's events within a chunk.
-type span struct {
-	first, last time.Time
-	events      int64
-}
-
-func (s *span) add(t time.Time) {
-	if t.Before(s.first) {
-		s.first = t
-	}
-	if t.After(s.last) {
-		s.last = t
-	}
-	s.events++
-}
-
-func quarantine(r rows, f fileState, line, offset int64, field, reason string, raw []byte) {
-	quarantineLen(r, f, line, offset, field, reason, raw, int64(len(raw)))
-}
-
-// quarantineLen is quarantine of a line of n bytes of which raw is the
-// start: raw_bytes is always the line's full length.
-func quarantineLen(r rows, f fileState, line, offset int64, field, reason string, raw []byte, n int64) {
-	if len(raw) > trace.MaxRaw {
-		raw = raw[:trace.MaxRaw]
-	}
-	var fieldV driver.Value
-	if field != "" {
-		fieldV = field
-	}
-	r.add(query.Quarantine, f.id, f.path, line, offset, fieldV, reason, strings.ToValidUTF8(string(raw), "\uFFFD"), n, nil)
-}
-
-// readRunFile parses a summary or verification report whole. Any change
-// replaces the file's rows: these files are rewritten, not appended to.
-// kindChange says why a file's rows go when it is now read as another
-// kind than before (ingest --format names it), "" when it is not.
-func kindChange(prev *fileState, kind string) string {
-	if prev == nil || prev.kind == kind {
-		return ""
-	}
-	return fmt.Sprintf("it was read as %s before and is now read as %s", kindName(prev.kind), kindName(kind))
-}
-
-// kindName names a source kind as users name formats.
-func kindName(kind string) string {
-	switch kind {
-	case KindTrace, KindStdin:
-		return "an orchestrator trace"
-	case KindSummary:
-		return "an orchestrator summary"
-	case KindVerification:
-		return "an orchestrator verification report"
-	}
-	return "a " + systemOf(kind) + " record (" + kind + ")"
-}
-
-func readRunFile(t task, f *os.File, cur fileState, send func(chunk) bool) bool {
-	c := chunk{state: cur, deleteOld: t.prev != nil, rows: rows{}, last: true, replace: kindChange(t.prev, t.src.kind)}
-	if cur.size > maxRunFile {
-		quarantine(c.rows, cur, 0, 0, "", fmt.Sprintf("file larger than %d MiB", maxRunFile>>20), nil)
-		c.state.quarantined = 1
-		return send(c)
-	}
-	b := make([]byte, cur.size)
-	n, err := io.ReadFull(f, b)
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		err = nil // it shrank since the stat: what is there is read
-	}
-	b = b[:n]
-	if err != nil {
-		return send(chunk{err: &FileError{Path: cur.path, Err: err}, last: true, rows: rows{}})
-	}
-	c.state.offset = int64(len(b))
-	c.consumed = int64(len(b))
-	var perr error
-	switch t.src.kind {
-	case KindSummary:
-		var s *runfile.Summary
-		if s, perr = runfile.ParseSummary(b); perr == nil {
-			runID := t.src.runDir
-			if s.RunID != nil && *s.RunID != "" {
-				runID = *s.RunID
-			}
-			summaryRows(c.rows, cur.id, runID, s, b)
-		}
-	case KindVerification:
-		var v *runfile.Verification
-		if v, perr = runfile.ParseVerification(cur.path, b); perr == nil {
-			verificationRows(c.rows, cur.id, t.src.runDir, baseName(cur.path), v, b)
-		}
-	default:
-		var set *records.Set
-		if set, perr = recordKinds[t.src.kind].parse(cur.path, b); perr == nil {
-			recordRows(c.rows, cur, set)
-			c.state.quarantined = int64(len(set.Problems))
-		}
-	}
-	if perr != nil {
-		var line, offset int64
-		field := ""
-		var re *runfile.Error
-		var rec *records.Error
-		if errors.As(perr, &rec) {
-			line, offset, field = int64(rec.Line), rec.Offset, rec.Field
-		}
-		if errors.As(perr, &re) {
-			line, offset = int64(re.Line), int64(re.Offset)
-		}
-		quarantine(c.rows, cur, line, offset, field, perr.Error(), b)
-		c.state.quarantined = 1
-	}
-	return send(c)
 }
 
 // parseBytes reads sizes like 64MB, 1GiB or 500000.

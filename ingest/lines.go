@@ -1,0 +1,170 @@
+package ingest
+
+import (
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/orchstat/orchstat/ingest/trace"
+	"github.com/orchstat/orchstat/query"
+)
+
+// readLines turns complete lines into chunks. Each chunk carries the file
+// state as of its last line, which is what makes partial commits safe.
+func readLines(r *trace.Reader, cur fileState, replace string, head func(*fileState) error, send func(chunk) bool) bool {
+	lr := &lineReader{
+		r: r, cur: cur, start: cur.offset, head: head, send: send,
+		c:     chunk{replace: replace, deleteOld: replace != "", rows: rows{}},
+		spans: map[string]*span{},
+		pair:  decodePairing(cur.pairing),
+	}
+	for {
+		l, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return lr.flush(true)
+		}
+		if err != nil {
+			// Keep what was read; the rest is retried next time.
+			if !lr.flush(false) {
+				return false
+			}
+			return send(chunk{state: lr.cur, err: &FileError{Path: lr.cur.path, Err: err}, last: true, rows: rows{}})
+		}
+		lr.line(l)
+		if lr.c.payloadBytes >= chunkBytes || len(lr.c.events) >= chunkRows {
+			// Flushing mid-file records the offset after this line.
+			if !lr.flush(false) {
+				return false
+			}
+		}
+	}
+}
+
+// lineReader is readLines' state: the chunk being filled and the file's
+// state as of the last line read.
+type lineReader struct {
+	r     *trace.Reader
+	cur   fileState
+	start int64 // the offset the chunk being filled starts at
+	c     chunk
+	spans map[string]*span // the chunk's runs
+	pair  pairing
+	// A chunk's payloads are gathered back to back and made one string
+	// when it is sent, which the events' payloads then share: a string per
+	// payload was a visible share of ingest time, in allocation and in the
+	// collector's work.
+	arena   []byte
+	spansOf [][2]int // each event's payload in arena
+	head    func(*fileState) error
+	send    func(chunk) bool
+}
+
+// line adds one line to the chunk: an event, a quarantined line, or
+// nothing for a blank one.
+func (lr *lineReader) line(l trace.Line) {
+	if l.TooLong {
+		quarantineLen(lr.c.rows, lr.cur, l.Num, l.Offset, "", fmt.Sprintf("line longer than %d MiB", trace.MaxLine>>20), l.Bytes, l.Len)
+		lr.cur.quarantined++
+		return
+	}
+	if trace.Blank(l.Bytes) {
+		return
+	}
+	ev, perr := trace.Parse(l.Bytes)
+	if perr != nil {
+		quarantine(lr.c.rows, lr.cur, l.Num, l.Offset, perr.Field, perr.Error(), l.Bytes)
+		lr.cur.quarantined++
+		return
+	}
+	lr.event(l.Num, &ev)
+}
+
+// event adds a parsed event: its events row, its run's span, and the
+// typed row of a metric-bearing event.
+func (lr *lineReader) event(line int64, ev *trace.Event) {
+	c := &lr.c
+	var sv driver.Value
+	if ev.HasSchema && ev.SchemaVersion >= -1<<31 && ev.SchemaVersion < 1<<31 {
+		sv = int32(ev.SchemaVersion)
+	}
+	lr.spansOf = append(lr.spansOf, [2]int{len(lr.arena), len(lr.arena) + len(ev.Payload)})
+	lr.arena = append(lr.arena, ev.Payload...)
+	c.events = append(c.events, eventRow{line: line, runID: ev.RunID, ts: ev.Time, typ: ev.Type, sv: sv})
+	if sp := lr.spans[ev.RunID]; sp == nil {
+		lr.spans[ev.RunID] = &span{first: ev.Time, last: ev.Time, events: 1}
+	} else {
+		sp.add(ev.Time)
+	}
+	c.payloadBytes += len(ev.Payload)
+	c.maxPayload = max(c.maxPayload, len(ev.Payload))
+	extractEvent(c.rows, lr.pair, lr.cur.id, line, ev)
+	lr.cur.events++
+}
+
+// flush sends the chunk with the file's state after the last line read,
+// and starts the next one. It returns false when cancelled.
+func (lr *lineReader) flush(last bool) bool {
+	c, cur := &lr.c, &lr.cur
+	if len(lr.spansOf) > 0 {
+		all := string(lr.arena)
+		for i, sp := range lr.spansOf {
+			c.events[i].payload = all[sp[0]:sp[1]]
+		}
+		lr.arena, lr.spansOf = lr.arena[:0], lr.spansOf[:0]
+	}
+	cur.pairing = lr.pair.encode()
+	for run, sp := range lr.spans {
+		c.rows.add(query.RunSpans, cur.id, run, sp.first, sp.last, sp.events)
+	}
+	clear(lr.spans)
+	cur.offset, cur.lines = lr.r.Offset(), lr.r.LineNum()
+	if lr.head != nil {
+		if err := lr.head(cur); err != nil {
+			c.err = &FileError{Path: cur.path, Err: err}
+		}
+	}
+	c.state, c.last = *cur, last
+	c.consumed = cur.offset - lr.start
+	lr.start = cur.offset
+	if !lr.send(*c) {
+		return false
+	}
+	lr.c = chunk{rows: rows{}}
+	return true
+}
+
+// span is one run's events within a chunk.
+type span struct {
+	first, last time.Time
+	events      int64
+}
+
+func (s *span) add(t time.Time) {
+	if t.Before(s.first) {
+		s.first = t
+	}
+	if t.After(s.last) {
+		s.last = t
+	}
+	s.events++
+}
+
+func quarantine(r rows, f fileState, line, offset int64, field, reason string, raw []byte) {
+	quarantineLen(r, f, line, offset, field, reason, raw, int64(len(raw)))
+}
+
+// quarantineLen is quarantine of a line of n bytes of which raw is the
+// start: raw_bytes is always the line's full length.
+func quarantineLen(r rows, f fileState, line, offset int64, field, reason string, raw []byte, n int64) {
+	if len(raw) > trace.MaxRaw {
+		raw = raw[:trace.MaxRaw]
+	}
+	var fieldV driver.Value
+	if field != "" {
+		fieldV = field
+	}
+	r.add(query.Quarantine, f.id, f.path, line, offset, fieldV, reason, strings.ToValidUTF8(string(raw), "\uFFFD"), n, nil)
+}
