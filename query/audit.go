@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/orchstat/orchstat/reports"
-	"github.com/orchstat/orchstat/rules/retry"
+	"github.com/orchstat/orchstat/rules/failure"
 )
 
 // auditStage is one row of seed 003's failure taxonomy: a stage of the
@@ -123,14 +123,14 @@ type auditRun struct {
 //     factory that stops at such a failure (seed 003, section 3) would
 //     not have run. They count even when one of them passed, as an F6
 //     run can after a passing filesystem fault ("nearly always").
-//   - A repeated attempt failed with the same signature (retry.Signature
+//   - A repeated attempt failed with the same signature (failure.Signature
 //     of its stage and error text) as the attempt before it. A run
 //     repeats when it has one.
 //   - An exception is a failed attempt at stage exception; it is
-//     transient or permanent by retry.ExceptionTransient of its text, and
-//     its class is retry.DefaultProvider's.
+//     transient or permanent by failure.ExceptionTransient of its text, and
+//     its class is failure.DefaultProvider's.
 //   - A command timeout is a failed attempt whose class is
-//     command_timeout (retry.ClassifyFactory: exit code -1 and
+//     command_timeout (failure.ClassifyFactory: exit code -1 and
 //     "[TIMEOUT]"), whatever stage the factory reported.
 //   - "Retried" counts failures another attempt of the run follows.
 func FactoryAudit(ctx context.Context, q Querier, f Filter) (*reports.FactoryAudit, error) {
@@ -286,17 +286,17 @@ func summarise(runs []auditRun) *reports.FactoryAudit {
 			if a.stage == exceptionStage {
 				kind := "permanent"
 				t := &permanent
-				if retry.ExceptionTransient(a.err) {
+				if failure.ExceptionTransient(a.err) {
 					kind, t = "transient", &transient
 				}
 				t.add(r.id, followed)
-				k := [2]string{string(retry.DefaultProvider.Classify(a.err)), kind}
+				k := [2]string{string(failure.DefaultProvider.Classify(a.err)), kind}
 				if excClass[k] == nil {
 					excClass[k] = &tally{}
 				}
 				excClass[k].add(r.id, followed)
 			}
-			if a.class == string(retry.ClassCommandTimeout) {
+			if a.class == string(failure.ClassCommandTimeout) {
 				timeout.add(r.id, followed)
 				get(timeouts, a.stage).add(r.id, followed)
 			}

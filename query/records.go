@@ -10,6 +10,7 @@ import (
 
 	"github.com/orchstat/orchstat/ingest/records"
 	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/rules/failure"
 	"github.com/orchstat/orchstat/rules/replay"
 	"github.com/orchstat/orchstat/rules/retry"
 )
@@ -291,7 +292,7 @@ func AttemptRuns(ctx context.Context, q querier, f Filter) (*RecordedRuns, error
 			unknown[[2]string{system, runID}] = true
 		}
 		r := &runs[len(runs)-1]
-		r.Attempts = append(r.Attempts, replay.RecordedAttempt{Passed: passed.Bool, Class: retry.Class(class),
+		r.Attempts = append(r.Attempts, replay.RecordedAttempt{Passed: passed.Bool, Class: failure.Class(class),
 			Signature: sig, Stage: stage, Message: msg})
 		out.Runs[system] = runs
 	}

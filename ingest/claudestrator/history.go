@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/rules/retry"
+	"github.com/orchstat/orchstat/rules/failure"
 )
 
 // stageColumns are the quality gates a loop reports, in the order a loop
@@ -255,7 +255,7 @@ func historyRun(set *records.Set, runID, task string, rows []*histRow, anyGate b
 			a.Passed = records.Bool(passed)
 			if !passed {
 				a.Error = excerpt(row.text)
-				a.Signature = retry.Signature(a.Stage, row.text)
+				a.Signature = failure.Signature(a.Stage, row.text)
 			}
 		}
 		seq := 0

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/rules/retry"
+	"github.com/orchstat/orchstat/rules/failure"
 )
 
 // issueDetail is an issue's Detail: its auto-retry fields typed, so that
@@ -204,7 +204,7 @@ func issueAttempts(set *records.Set, run *records.Run, e *entry, d issueDetail, 
 				// Only the latest failure is described.
 				a.Stage, a.Error = stage, excerpt(text)
 				if a.Signature == "" && (stage != "" || text != "") {
-					a.Signature = retry.Signature(stage, text)
+					a.Signature = failure.Signature(stage, text)
 				}
 				if i == n {
 					run.EndedStage = stage

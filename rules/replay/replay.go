@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/orchstat/orchstat/rules/failure"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
@@ -38,7 +39,7 @@ type Model struct {
 	// that attempts 1..k-1 failed with class c, by Kaplan–Meier under the
 	// assumption that an episode's failures keep their class. Beyond the
 	// last attempt observed, the last hazard carries on.
-	Hazard map[retry.Class][]float64
+	Hazard map[failure.Class][]float64
 	// Mix is the distribution of the classes retried in the record, for
 	// failures whose class is unrecorded.
 	Mix []ClassWeight
@@ -52,16 +53,16 @@ type Model struct {
 
 // ClassWeight is one class's share of the mix.
 type ClassWeight struct {
-	Class  retry.Class
+	Class  failure.Class
 	Weight float64
 }
 
 // Fit estimates a Model for provider episodes recorded under baseline.
 func Fit(eps []Episode, baseline *retry.Policy) *Model {
-	m := &Model{Hazard: map[retry.Class][]float64{}, L2Pass: fitL2(eps)}
+	m := &Model{Hazard: map[failure.Class][]float64{}, L2Pass: fitL2(eps)}
 	// The mix: final classes of failed episodes that the baseline retries,
 	// which is what an unnamed (retried) failure could have been.
-	counts := map[retry.Class]float64{}
+	counts := map[failure.Class]float64{}
 	var durs []time.Duration
 	for i := range eps {
 		e := &eps[i]
@@ -99,8 +100,8 @@ func Fit(eps []Episode, baseline *retry.Policy) *Model {
 	// class is its final one; a successful episode's earlier failures are
 	// spread over the mix.
 	type counter struct{ atRisk, events []float64 }
-	byClass := map[retry.Class]*counter{}
-	add := func(c retry.Class, w float64, attempts int, success bool) {
+	byClass := map[failure.Class]*counter{}
+	add := func(c failure.Class, w float64, attempts int, success bool) {
 		k := byClass[c]
 		if k == nil {
 			k = &counter{}
@@ -125,7 +126,7 @@ func Fit(eps []Episode, baseline *retry.Policy) *Model {
 		n := len(e.Attempts)
 		c := e.FinalClass()
 		if c == "" {
-			c = retry.ClassUnknown
+			c = failure.ClassUnknown
 		}
 		if !e.Success && baseline.Retriable[c] {
 			add(c, 1, n, false)
@@ -152,7 +153,7 @@ func Fit(eps []Episode, baseline *retry.Policy) *Model {
 }
 
 // hazard is the chance attempt k succeeds after failures of class c.
-func (m *Model) hazard(c retry.Class, k int) float64 {
+func (m *Model) hazard(c failure.Class, k int) float64 {
 	h := m.Hazard[c]
 	if len(h) == 0 {
 		return 0 // never retried in the record: assume it fails again
@@ -163,9 +164,9 @@ func (m *Model) hazard(c retry.Class, k int) float64 {
 	return h[len(h)-1]
 }
 
-func (m *Model) drawClass(r *rand.Rand) retry.Class {
+func (m *Model) drawClass(r *rand.Rand) failure.Class {
 	if len(m.Mix) == 0 {
-		return retry.ClassUnknown // a baseline that retries nothing explains no retry
+		return failure.ClassUnknown // a baseline that retries nothing explains no retry
 	}
 	x := r.Float64()
 	for _, cw := range m.Mix {
@@ -225,7 +226,7 @@ func (rp *Replayer) Provider(e *Episode, p *retry.Policy, tr *retry.Tracker, s *
 	n := len(e.Attempts)
 	final := e.FinalClass()
 	if final == "" && !e.Success {
-		final = retry.ClassUnknown
+		final = failure.ClassUnknown
 	}
 	// A request's failures are assumed to keep their class: a failed
 	// request's are its final one when the baseline retries that class.
@@ -233,8 +234,8 @@ func (rp *Replayer) Provider(e *Episode, p *retry.Policy, tr *retry.Tracker, s *
 	// baseline does not retry) the retried failures' class is drawn once
 	// from the mix.
 	persistent := !e.Success && rp.Baseline.Retriable[final]
-	var drawn retry.Class
-	classOf := func(k int) retry.Class {
+	var drawn failure.Class
+	classOf := func(k int) failure.Class {
 		if persistent || (!e.Success && k >= n) {
 			return final
 		}

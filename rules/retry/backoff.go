@@ -17,6 +17,7 @@ package retry
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -125,3 +126,6 @@ func (b Backoff) Delay(n int, r Rand) time.Duration {
 	}
 	return time.Duration(d)
 }
+
+// JitterNames lists the jitters by name, in the order of their values.
+func JitterNames() []string { return slices.Clone(jitterNames[:]) }
