@@ -12,7 +12,6 @@ import (
 	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/rules/failure"
 	"github.com/orchstat/orchstat/rules/replay"
-	"github.com/orchstat/orchstat/rules/retry"
 )
 
 // recordRunsAll renders record runs with their start, their own start
@@ -56,18 +55,14 @@ func (f Filter) recordScope(group string) (string, []any) {
 		group, recordRuns, cond, last), args
 }
 
-// deterministicClasses are the failure classes a retry cannot change, by
-// seed 003's audit: those the factory-audited preset does not retry. With
-// F8a, which has no class of its own but is told by its text
-// (isShlexFailure), they are what wasted_attempt_rate counts.
+// deterministicClasses are the failure classes a retry cannot change
+// (failure.DeterministicClasses), sorted. With F8a, which has no class of
+// its own but is told by its text (failure.ShlexFailure, shlexFailureSQL),
+// they are what wasted_attempt_rate counts.
 func deterministicClasses() []string {
-	audited, _ := retry.Preset("factory-audited")
-	factory, _ := retry.Preset("factory")
 	var out []string
-	for c := range factory.Retriable {
-		if !audited.Retriable[c] {
-			out = append(out, string(c))
-		}
+	for _, c := range failure.DeterministicClasses() {
+		out = append(out, string(c))
 	}
 	slices.Sort(out)
 	return out

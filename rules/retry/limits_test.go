@@ -454,6 +454,33 @@ func TestAdaptiveRecommend(t *testing.T) {
 			t.Errorf("Recommend(%s, %d, %q) with window %d = %q, want %q", tt.stage, tt.attempt, tt.history, tt.a.Window, got, tt.want)
 		}
 	}
+	// Advise says which case applied, on what numbers, and agrees with
+	// Recommend.
+	for _, tt := range []struct {
+		a       Adaptive
+		stage   string
+		attempt int
+		history string
+		want    Advice
+	}{
+		{a, "cass", 4, ".c.c.", Advice{Strategy: "abort-recommended", Rule: AdvicePastMaxRetries, Rate: 0.4, Failed: 2, Runs: 5}},
+		{a, "cass", 2, ".c.c.", Advice{Strategy: "simplify-prompt", Rule: AdviceStrategy, Rate: 0.4, Failed: 2, Runs: 5, Step: 2}},
+		{a, "cass", 3, "cc", Advice{Strategy: "simplify-prompt", Rule: AdviceStrategy, Rate: 1, Failed: 2, Runs: 2, Step: 2}},
+		{Adaptive{Window: 10, Threshold: 0.2, MaxRetries: 3, Strategies: map[string][]string{"cass": {}}}, "cass", 1, "ccc",
+			Advice{Strategy: "retry", Rule: AdviceNoStrategy, Rate: 1, Failed: 3, Runs: 3}},
+		{a, "cass", 1, "", Advice{Strategy: "retry", Rule: AdviceNoHistory}},
+		{a, "cass", 1, "..........ccc", Advice{Strategy: "reduce-stories", Rule: AdviceStrategy, Rate: 0.3, Failed: 3, Runs: 10, Step: 1}},
+		{a, "cass", 1, "cc........", Advice{Strategy: "retry", Rule: AdviceBelowThreshold, Rate: 0.2, Failed: 2, Runs: 10}},
+		{a, "cass", 0, "cccc", Advice{Strategy: "retry", Rule: AdviceStrategy, Rate: 1, Failed: 4, Runs: 4, Step: 1}},
+	} {
+		got := tt.a.Advise(tt.stage, tt.attempt, h(tt.history))
+		if got != tt.want {
+			t.Errorf("Advise(%s, %d, %q) = %+v, want %+v", tt.stage, tt.attempt, tt.history, got, tt.want)
+		}
+		if r := tt.a.Recommend(tt.stage, tt.attempt, h(tt.history)); r != got.Strategy {
+			t.Errorf("Advise(%s, %d, %q) says %s, Recommend %s", tt.stage, tt.attempt, tt.history, got.Strategy, r)
+		}
+	}
 	if r := a.FailureRate("cass", h(".c.c.")); r != 0.4 {
 		t.Errorf("FailureRate = %v, want 0.4", r)
 	}
