@@ -12,7 +12,9 @@
 //	{"maxRetries": 3, "windowSize": 10, "highFailureThreshold": 0.2,
 //	 "strategies": {"alex": ["simplify-prompt", "add-context"], ...}}
 //
-// It is pure Go: no DuckDB, no cobra.
+// The keys and the ranges of their values are ingest/orchestr8's, which
+// reads the same file into the store; this package adds only its own
+// bound on counts (maxCount). It is pure Go: no DuckDB, no cobra, no YAML.
 package adaptive
 
 import (

@@ -50,7 +50,7 @@ type Policy struct {
 	Adaptive *Adaptive
 
 	// TransientOnly lists retriable classes that are retried only when the
-	// failure's Message reads as transient (ExceptionTransient): seed
+	// failure's Message reads as transient (failure.ExceptionTransient): seed
 	// 003's audit retries the factory's "exception" stage for rate limits,
 	// timeouts, 5xx and network errors, not for a bad key or a missing
 	// module.
@@ -61,8 +61,8 @@ type Policy struct {
 	Classify []failure.Rule
 }
 
-// Classifier is the policy's classifier over defaults (DefaultProvider,
-// DefaultFactory): the policy's rules first, then the defaults'.
+// Classifier is the policy's classifier over defaults
+// (failure.DefaultProvider, failure.DefaultFactory): the policy's rules first, then the defaults'.
 func (p *Policy) Classifier(defaults failure.Classifier) failure.Classifier {
 	if len(p.Classify) == 0 {
 		return defaults

@@ -164,11 +164,12 @@ func factoryPreset() *Policy {
 
 // factoryAuditedPreset is the factory as seed 003's audit recommends: the
 // factory preset without retrying failures a retry cannot change.
-//   - preflight (F1, lines 49-77) and write_failed (F6, lines 202-228) are
-//     not retried: "Deterministic Failures That Are Retried" (lines
-//     282-288).
+//   - the deterministic classes (failure.DeterministicClasses: preflight,
+//     F1, and write_failed, F6) are not retried: "Deterministic Failures
+//     That Are Retried" (lines 282-288).
 //   - exception (F2, lines 79-111) is retried only when its text is
-//     transient (lines 89-98): TransientOnly, read by ExceptionTransient.
+//     transient (lines 89-98): TransientOnly, read by
+//     failure.ExceptionTransient.
 //   - acceptance_failed is still retried: its shlex sub-case (F8a) is
 //     deterministic, but its stage and text look like the retriable
 //     sub-cases (lines 250-278), so it cannot be told apart from the
