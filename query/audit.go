@@ -10,14 +10,31 @@ import (
 	"strings"
 
 	"github.com/orchstat/orchstat/reports"
-	"github.com/orchstat/orchstat/rules/retry"
+	"github.com/orchstat/orchstat/rules/failure"
 )
 
 // auditStage is one row of seed 003's failure taxonomy: a stage of the
 // factory's FailureBrief, the seed's id for it, and whether a retry from
 // SE can change the outcome.
 type auditStage struct {
-	id, stage, retry, classification string
+	id, stage string
+	// text is the error text that tells a sub-case of its stage apart
+	// (F8a), or "".
+	text string
+	// retry is the seed's verdict on a failure a retry may change. The
+	// "no" rows leave it empty: which failures are deterministic is
+	// rules/failure's to say (verdict).
+	retry          string
+	classification string
+}
+
+// verdict is the row's "retry helps": reports.RetryNo for a failure a
+// retry cannot change (failure.FactoryDeterministic), else the seed's.
+func (s *auditStage) verdict() string {
+	if failure.FactoryDeterministic(s.stage, s.text) {
+		return reports.RetryNo
+	}
+	return s.retry
 }
 
 // factoryTaxonomy is the audit's per-stage classification, the one table
@@ -25,54 +42,42 @@ type auditStage struct {
 // section 3.
 var factoryTaxonomy = []auditStage{
 	// Lines 49-77, 286: the filesystem is identical after rollback.
-	{"precondition failure", "preflight", reports.RetryNo, "deterministic failure retried"},
+	{"precondition failure", "preflight", "", "", "deterministic failure retried"},
 	// Lines 79-111: transient errors can pass on retry, permanent ones
 	// (bad key, missing model or package) cannot; see the exceptions.
-	{"model API error", "exception", reports.RetryDepends, "mixed: transient and permanent failures conflated"},
+	{"model API error", "exception", "", reports.RetryDepends, "mixed: transient and permanent failures conflated"},
 	// Lines 113-140: the LLM is stochastic; the corrective signal is weak.
-	{"unparseable model output", "llm_output_invalid", reports.RetryMaybe, "partially justified"},
+	{"unparseable model output", "llm_output_invalid", "", reports.RetryMaybe, "partially justified"},
 	// Lines 142-168.
-	{"write outside allowed files", "write_scope_violation", reports.RetryMaybe, "partially justified, but fragile"},
+	{"write outside allowed files", "write_scope_violation", "", reports.RetryMaybe, "partially justified, but fragile"},
 	// Lines 170-200: only if the LLM hallucinated the hash once.
-	{"stale file hash", "stale_context", reports.RetryMaybe, "partially justified"},
+	{"stale file hash", "stale_context", "", reports.RetryMaybe, "partially justified"},
 	// Lines 202-228, 287: the OS-level condition persists.
-	{"file-write failure", "write_failed", reports.RetryNo, "deterministic failure retried (nearly always)"},
+	{"file-write failure", "write_failed", "", "", "deterministic failure retried (nearly always)"},
 	// Lines 230-248: the intended retry case.
-	{"verification failure", "verify_failed", reports.RetryYes, "correctly retried"},
+	{"verification failure", "verify_failed", "", reports.RetryYes, "correctly retried"},
 	// Lines 250-280: postcondition and command failures.
-	{"acceptance failure", "acceptance_failed", reports.RetryYes, "correctly retried (mostly)"},
+	{"acceptance failure", "acceptance_failed", "", reports.RetryYes, "correctly retried (mostly)"},
 	// Lines 260-266, 288: the command string comes from the immutable
-	// work order; see isShlexFailure.
-	{"acceptance command does not parse", "acceptance_failed", reports.RetryNo, "deterministic failure retried (acceptance command does not parse)"},
+	// work order; see failure.ShlexFailure.
+	{"acceptance command does not parse", "acceptance_failed", failure.ShlexFailurePrefix, "", "deterministic failure retried (acceptance command does not parse)"},
 	// The older factory asked the LLM for a unified diff and failed when
 	// `git apply` refused it: the LLM's output was unusable, as in F3, and
 	// a new call writes a new diff.
-	{"", "patch_apply_failed", reports.RetryMaybe, "older factory versions; not among the audit's classes"},
+	{"", "patch_apply_failed", "", reports.RetryMaybe, "older factory versions; not among the audit's classes"},
 }
 
-// isShlexFailure tells F8a from the rest of acceptance_failed by the text
-// the factory writes when shlex cannot split the work order's acceptance
-// command (nodes_po.py: "Failed to parse acceptance command: <error>").
-// The brief's exit code is null then, as no command ran.
-func isShlexFailure(stage, errText string) bool {
-	return stage == "acceptance_failed" && strings.HasPrefix(strings.TrimSpace(errText), shlexFailurePrefix)
-}
-
-const shlexFailurePrefix = "Failed to parse acceptance command"
-
-// shlexFailureSQL is isShlexFailure over the attempts view's columns, for
-// the wasted_attempt_rate metric.
-var shlexFailureSQL = "(a.stage = 'acceptance_failed' AND starts_with(trim(coalesce(a.error, '')), " + quoteSQL(shlexFailurePrefix) + "))"
+// shlexFailureSQL is failure.ShlexFailure over the attempts view's
+// columns, for the wasted_attempt_rate metric.
+var shlexFailureSQL = "(a.stage = " + quoteSQL(failure.ShlexFailureStage) + " AND starts_with(trim(coalesce(a.error, '')), " + quoteSQL(failure.ShlexFailurePrefix) + "))"
 
 // taxonomyRow is the taxonomy row of a failure, or nil for a stage the
-// seed does not describe.
+// seed does not describe: a row whose text tells its sub-case when the
+// failure is that sub-case, else the stage's row.
 func taxonomyRow(stage, errText string) *auditStage {
-	id := ""
-	if isShlexFailure(stage, errText) {
-		id = "acceptance command does not parse"
-	}
+	sub := failure.ShlexFailure(stage, errText)
 	for i := range factoryTaxonomy {
-		if s := &factoryTaxonomy[i]; s.stage == stage && (id == "" && s.id != "acceptance command does not parse" || s.id == id) {
+		if s := &factoryTaxonomy[i]; s.stage == stage && (s.text != "") == sub {
 			return s
 		}
 	}
@@ -123,14 +128,14 @@ type auditRun struct {
 //     factory that stops at such a failure (seed 003, section 3) would
 //     not have run. They count even when one of them passed, as an F6
 //     run can after a passing filesystem fault ("nearly always").
-//   - A repeated attempt failed with the same signature (retry.Signature
+//   - A repeated attempt failed with the same signature (failure.Signature
 //     of its stage and error text) as the attempt before it. A run
 //     repeats when it has one.
 //   - An exception is a failed attempt at stage exception; it is
-//     transient or permanent by retry.ExceptionTransient of its text, and
-//     its class is retry.DefaultProvider's.
+//     transient or permanent by failure.ExceptionTransient of its text, and
+//     its class is failure.DefaultProvider's.
 //   - A command timeout is a failed attempt whose class is
-//     command_timeout (retry.ClassifyFactory: exit code -1 and
+//     command_timeout (failure.ClassifyFactory: exit code -1 and
 //     "[TIMEOUT]"), whatever stage the factory reported.
 //   - "Retried" counts failures another attempt of the run follows.
 func factoryAudit(ctx context.Context, q querier, f Filter) (*reports.FactoryAudit, error) {
@@ -240,89 +245,115 @@ func (t *tally) count() reports.AuditCount {
 
 // summarise applies FactoryAudit's definitions.
 func summarise(runs []auditRun) *reports.FactoryAudit {
-	out := &reports.FactoryAudit{}
-	stages := map[string]*tally{}      // by taxonomy id, or stage outside it
-	determ := map[string]*tally{}      // by taxonomy id
-	wasted := map[string]int64{}       // by taxonomy id
-	excClass := map[[2]string]*tally{} // by class and kind
-	timeouts := map[string]*tally{}    // by stage
-	var transient, permanent, timeout tally
-	get := func(m map[string]*tally, k string) *tally {
-		if m[k] == nil {
-			m[k] = &tally{}
-		}
-		return m[k]
+	s := auditSums{
+		out: &reports.FactoryAudit{}, stages: map[string]*tally{}, determ: map[string]*tally{},
+		wasted: map[string]int64{}, excClass: map[[2]string]*tally{}, timeouts: map[string]*tally{},
 	}
 	for _, r := range runs {
-		out.Runs++
-		out.Attempts += int64(len(r.attempts))
-		if len(r.attempts) > 1 {
-			out.RetriedRuns++
-		}
-		wastedFrom := -1
-		repeats := int64(0)
-		repeatStage := ""
-		for i, a := range r.attempts {
-			if !a.failed() {
-				continue
-			}
-			out.FailedAttempts++
-			followed := i < len(r.attempts)-1
-			row := taxonomyRow(a.stage, a.err)
-			get(stages, stageKey(row, a.stage)).add(r.id, followed)
-			if row != nil && row.retry == reports.RetryNo && followed {
-				get(determ, row.id).add(r.id, true)
-				if wastedFrom < 0 {
-					wastedFrom = i
-					wasted[row.id] += int64(len(r.attempts) - 1 - i)
-				}
-			}
-			if i > 0 && a.signature != "" && a.signature == r.attempts[i-1].signature {
-				if repeats == 0 {
-					repeatStage = a.stage
-				}
-				repeats++
-			}
-			if a.stage == exceptionStage {
-				kind := "permanent"
-				t := &permanent
-				if retry.ExceptionTransient(a.err) {
-					kind, t = "transient", &transient
-				}
-				t.add(r.id, followed)
-				k := [2]string{string(retry.DefaultProvider.Classify(a.err)), kind}
-				if excClass[k] == nil {
-					excClass[k] = &tally{}
-				}
-				excClass[k].add(r.id, followed)
-			}
-			if a.class == string(retry.ClassCommandTimeout) {
-				timeout.add(r.id, followed)
-				get(timeouts, a.stage).add(r.id, followed)
-			}
-		}
-		if wastedFrom >= 0 {
-			out.RetriedDeterministic.Runs++
-			out.RetriedDeterministic.WastedAttempts += int64(len(r.attempts) - 1 - wastedFrom)
-		}
-		if repeats > 0 {
-			rep := &out.RepeatedSignatures
-			rep.Runs++
-			rep.RepeatedAttempts += repeats
-			rep.Worst = append(rep.Worst, reports.AuditRepeatRun{RunID: r.id, Item: r.item, Stage: repeatStage,
-				Attempts: int64(len(r.attempts)), RepeatedAttempts: repeats})
-		}
+		s.run(r)
 	}
+	return s.finish()
+}
 
-	out.Stages = stageRows(stages)
-	for _, s := range factoryTaxonomy {
-		if s.retry != reports.RetryNo {
+// auditSums is the audit as it is summed up, run by run.
+type auditSums struct {
+	out                           *reports.FactoryAudit
+	stages                        map[string]*tally    // by taxonomy id, or stage outside it
+	determ                        map[string]*tally    // by taxonomy id
+	wasted                        map[string]int64     // by taxonomy id
+	excClass                      map[[2]string]*tally // by class and kind
+	timeouts                      map[string]*tally    // by stage
+	transient, permanent, timeout tally
+}
+
+// tallyOf is m[k], made when missing.
+func tallyOf(m map[string]*tally, k string) *tally {
+	if m[k] == nil {
+		m[k] = &tally{}
+	}
+	return m[k]
+}
+
+// run counts one run's attempts.
+func (s *auditSums) run(r auditRun) {
+	out := s.out
+	out.Runs++
+	out.Attempts += int64(len(r.attempts))
+	if len(r.attempts) > 1 {
+		out.RetriedRuns++
+	}
+	wastedFrom := -1
+	repeats := int64(0)
+	repeatStage := ""
+	for i, a := range r.attempts {
+		if !a.failed() {
 			continue
 		}
-		t := get(determ, s.id)
+		out.FailedAttempts++
+		followed := i < len(r.attempts)-1
+		row := taxonomyRow(a.stage, a.err)
+		tallyOf(s.stages, stageKey(row, a.stage)).add(r.id, followed)
+		if row != nil && row.verdict() == reports.RetryNo && followed {
+			tallyOf(s.determ, row.id).add(r.id, true)
+			if wastedFrom < 0 {
+				wastedFrom = i
+				s.wasted[row.id] += int64(len(r.attempts) - 1 - i)
+			}
+		}
+		if i > 0 && a.signature != "" && a.signature == r.attempts[i-1].signature {
+			if repeats == 0 {
+				repeatStage = a.stage
+			}
+			repeats++
+		}
+		s.failure(r.id, a, followed)
+	}
+	if wastedFrom >= 0 {
+		out.RetriedDeterministic.Runs++
+		out.RetriedDeterministic.WastedAttempts += int64(len(r.attempts) - 1 - wastedFrom)
+	}
+	if repeats > 0 {
+		rep := &out.RepeatedSignatures
+		rep.Runs++
+		rep.RepeatedAttempts += repeats
+		rep.Worst = append(rep.Worst, reports.AuditRepeatRun{RunID: r.id, Item: r.item, Stage: repeatStage,
+			Attempts: int64(len(r.attempts)), RepeatedAttempts: repeats})
+	}
+}
+
+// failure counts a failed attempt's exception and command timeout.
+func (s *auditSums) failure(run string, a auditAttempt, followed bool) {
+	if a.stage == exceptionStage {
+		kind := "permanent"
+		t := &s.permanent
+		if failure.ExceptionTransient(a.err) {
+			kind, t = "transient", &s.transient
+		}
+		t.add(run, followed)
+		k := [2]string{string(failure.DefaultProvider.Classify(a.err)), kind}
+		if s.excClass[k] == nil {
+			s.excClass[k] = &tally{}
+		}
+		s.excClass[k].add(run, followed)
+	}
+	if a.class == string(failure.ClassCommandTimeout) {
+		s.timeout.add(run, followed)
+		tallyOf(s.timeouts, a.stage).add(run, followed)
+	}
+}
+
+// finish turns the sums into the audit's tables.
+func (s *auditSums) finish() *reports.FactoryAudit {
+	out := s.out
+	out.Stages = stageRows(s.stages)
+	for _, row := range factoryTaxonomy {
+		if row.verdict() != reports.RetryNo {
+			continue
+		}
+		t := tallyOf(s.determ, row.id)
 		out.RetriedDeterministic.Failures += t.attempts
 		out.RetriedDeterministic.ByStage = append(out.RetriedDeterministic.ByStage, reports.AuditDeterministicRow{
-			Class: s.id, Stage: s.stage, Failures: t.attempts, Runs: int64(len(t.runs)), WastedAttempts: wasted[s.id]})
+			Class: row.id, Stage: row.stage, Failures: t.attempts, Runs: int64(len(t.runs)), WastedAttempts: s.wasted[row.id]})
 	}
 	slices.SortStableFunc(out.RepeatedSignatures.Worst, func(a, b reports.AuditRepeatRun) int {
 		return cmp.Or(cmp.Compare(b.RepeatedAttempts, a.RepeatedAttempts), cmp.Compare(a.RunID, b.RunID))
@@ -330,17 +361,17 @@ func summarise(runs []auditRun) *reports.FactoryAudit {
 	if len(out.RepeatedSignatures.Worst) > maxRepeatRuns {
 		out.RepeatedSignatures.Worst = out.RepeatedSignatures.Worst[:maxRepeatRuns]
 	}
-	out.Exceptions.Transient, out.Exceptions.Permanent = transient.count(), permanent.count()
-	for k, t := range excClass {
+	out.Exceptions.Transient, out.Exceptions.Permanent = s.transient.count(), s.permanent.count()
+	for k, t := range s.excClass {
 		out.Exceptions.ByClass = append(out.Exceptions.ByClass, reports.AuditExceptionClass{
 			Class: k[0], Transient: k[1] == "transient", Attempts: t.attempts, Runs: int64(len(t.runs))})
 	}
 	slices.SortFunc(out.Exceptions.ByClass, func(a, b reports.AuditExceptionClass) int {
 		return cmp.Or(cmp.Compare(b.Attempts, a.Attempts), cmp.Compare(a.Class, b.Class), cmp.Compare(exKind(a), exKind(b)))
 	})
-	out.CommandTimeouts.Total = timeout.count()
-	for _, s := range slices.Sorted(maps.Keys(timeouts)) {
-		out.CommandTimeouts.ByStage = append(out.CommandTimeouts.ByStage, reports.AuditTimeoutRow{Stage: s, Count: timeouts[s].count()})
+	out.CommandTimeouts.Total = s.timeout.count()
+	for _, st := range slices.Sorted(maps.Keys(s.timeouts)) {
+		out.CommandTimeouts.ByStage = append(out.CommandTimeouts.ByStage, reports.AuditTimeoutRow{Stage: st, Count: s.timeouts[st].count()})
 	}
 	nonNilAudit(out)
 	return out
@@ -372,7 +403,7 @@ func stageRows(m map[string]*tally) []reports.AuditStage {
 		return s
 	}
 	for _, s := range factoryTaxonomy {
-		out = append(out, row(s.id, s.stage, s.retry, s.classification, m[stageKey(&s, s.stage)]))
+		out = append(out, row(s.id, s.stage, s.verdict(), s.classification, m[stageKey(&s, s.stage)]))
 	}
 	var extra []reports.AuditStage
 	for k, t := range m {

@@ -15,7 +15,7 @@ import (
 	"github.com/orchstat/orchstat/ingest"
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/reports"
-	"github.com/orchstat/orchstat/rules/retry"
+	"github.com/orchstat/orchstat/rules/failure"
 )
 
 const (
@@ -369,7 +369,7 @@ func expectAudit(runs []realRun) *reports.FactoryAudit {
 				detRuns[id][r.id] = true
 			}
 			if prev := r.attempts[max(i-1, 0)]; i > 0 && prev.failed &&
-				retry.Signature(prev.stage, prev.excerpt) == retry.Signature(at.stage, at.excerpt) {
+				failure.Signature(prev.stage, prev.excerpt) == failure.Signature(at.stage, at.excerpt) {
 				if repeats == 0 {
 					firstRepeatStage = at.stage
 				}
@@ -377,7 +377,7 @@ func expectAudit(runs []realRun) *reports.FactoryAudit {
 			}
 			if at.stage == "exception" {
 				c, runsOf, kind := &permanent, pmRuns, "permanent"
-				if retry.ExceptionTransient(at.excerpt) {
+				if failure.ExceptionTransient(at.excerpt) {
 					c, runsOf, kind = &transient, trRuns, "transient"
 				}
 				c.Attempts++
@@ -385,7 +385,7 @@ func expectAudit(runs []realRun) *reports.FactoryAudit {
 				if followed {
 					c.Retried++
 				}
-				cls := string(retry.DefaultProvider.Classify(at.excerpt))
+				cls := string(failure.DefaultProvider.Classify(at.excerpt))
 				k := cls + "/" + kind
 				if classes[k] == nil {
 					classes[k] = &reports.AuditExceptionClass{Class: cls, Transient: kind == "transient"}

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchstat/orchstat/rules/failure"
 	"github.com/orchstat/orchstat/rules/replay"
-	"github.com/orchstat/orchstat/rules/retry"
 )
 
 // MaxRecordedRetries bounds the retries one provider request is taken to
@@ -40,7 +40,7 @@ const MaxRecordedRetries = 100
 // classify turns a failed request's last error text into its class; it is
 // called once per distinct text, so it must be a pure function. A nil
 // classify leaves classes empty.
-func episodes(ctx context.Context, q querier, f Filter, classify func(string) retry.Class) ([]replay.Episode, error) {
+func episodes(ctx context.Context, q querier, f Filter, classify func(string) failure.Class) ([]replay.Episode, error) {
 	l2, err := l2Episodes(ctx, q, f)
 	if err != nil {
 		return nil, err
@@ -190,7 +190,7 @@ ORDER BY pr.ts`
 // backoff sleeps between them.
 //
 // The result has room for extra more episodes.
-func providerEpisodes(ctx context.Context, q querier, f Filter, classify func(string) retry.Class, extra int) ([]replay.Episode, error) {
+func providerEpisodes(ctx context.Context, q querier, f Filter, classify func(string) failure.Class, extra int) ([]replay.Episode, error) {
 	cte, args := f.scope("''")
 	// The count sizes the result: growing a slice of a million episodes
 	// step by step costs more than the query. It is only a hint.
@@ -206,7 +206,7 @@ func providerEpisodes(ctx context.Context, q querier, f Filter, classify func(st
 		out:      make([]replay.Episode, 0, int(size)+extra),
 		slab:     make([]replay.Attempt, attempts),
 		names:    map[string]string{},
-		classes:  map[string]retry.Class{},
+		classes:  map[string]failure.Class{},
 	}
 	query := "WITH " + cte + fmt.Sprintf(providerEpisodesSQL, MaxRecordedRetries)
 	err = b.readRows(ctx, q, query, args)
@@ -230,11 +230,11 @@ type providerRow struct {
 }
 
 type providerBuilder struct {
-	classify func(string) retry.Class
+	classify func(string) failure.Class
 	out      []replay.Episode
 	slab     []replay.Attempt // episodes' attempts, allocated in blocks
 	names    map[string]string
-	classes  map[string]retry.Class
+	classes  map[string]failure.Class
 	buf      []byte
 }
 
@@ -554,11 +554,11 @@ func appendL2(out []replay.Episode, l *l2Loop) []replay.Episode {
 		switch {
 		case a.OK:
 		case it.applyFailed:
-			a.Class = retry.ClassPatchApplyFailed
+			a.Class = failure.ClassPatchApplyFailed
 		case it.repaired && strings.HasPrefix(it.patchPath, "none"):
-			a.Class = retry.ClassLLMOutputInvalid
+			a.Class = failure.ClassLLMOutputInvalid
 		case it.result == "failure" || it.passed.Valid:
-			a.Class = retry.ClassVerifyFailed
+			a.Class = failure.ClassVerifyFailed
 		}
 	}
 	e.Success = e.Attempts[len(e.Attempts)-1].OK
@@ -729,7 +729,7 @@ func (r *l3Reader) candidate(k stepKey, ts time.Time, valid bool, provider strin
 	}
 	att := replay.Attempt{Valid: valid}
 	if !att.Valid {
-		att.Class = retry.ClassLLMOutputInvalid
+		att.Class = failure.ClassLLMOutputInvalid
 	}
 	st.attempts = append(st.attempts, att)
 	switch {
@@ -771,7 +771,7 @@ func (r *l3Reader) patch(failed bool, ts time.Time, sig string) {
 			}
 		}
 		at := &st.attempts[i]
-		at.PatchApplyFailed, at.Class, at.Signature = true, retry.ClassPatchApplyFailed, sig
+		at.PatchApplyFailed, at.Class, at.Signature = true, failure.ClassPatchApplyFailed, sig
 	}
 	st.round = len(st.attempts)
 	st.end = later(st.end, ts)

@@ -22,8 +22,8 @@ import (
 
 	"github.com/orchstat/orchstat/ingest"
 	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/rules/failure"
 	"github.com/orchstat/orchstat/rules/replay"
-	"github.com/orchstat/orchstat/rules/retry"
 )
 
 // The expectations below come from the trace, summary and report files,
@@ -80,11 +80,11 @@ type classifyRecorder struct {
 	calls []string
 }
 
-func (c *classifyRecorder) classify(s string) retry.Class {
+func (c *classifyRecorder) classify(s string) failure.Class {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls = append(c.calls, s)
-	return retry.Class("c:" + s)
+	return failure.Class("c:" + s)
 }
 
 // plainQuerier hides everything but QueryContext.
@@ -184,7 +184,7 @@ func wantProvider(t *testing.T, st *query.Store, run string) []replay.Episode {
 			e.Attempts = make([]replay.Attempt, n)
 			e.Attempts[n-1].OK = p.Success
 			if !p.Success && p.Error != nil {
-				e.Attempts[n-1].Class = retry.Class("c:" + *p.Error)
+				e.Attempts[n-1].Class = failure.Class("c:" + *p.Error)
 			}
 			attempts[p.Provider] += n
 			total += n
@@ -423,12 +423,12 @@ func TestEpisodes(t *testing.T) {
 
 	t.Run("l2", func(t *testing.T) {
 		verify := func(sig string) replay.Attempt {
-			return replay.Attempt{Class: retry.ClassVerifyFailed, Signature: sig}
+			return replay.Attempt{Class: failure.ClassVerifyFailed, Signature: sig}
 		}
 		applyFailed := func(sig string) replay.Attempt {
-			return replay.Attempt{Class: retry.ClassPatchApplyFailed, Signature: sig, PatchApplyFailed: true}
+			return replay.Attempt{Class: failure.ClassPatchApplyFailed, Signature: sig, PatchApplyFailed: true}
 		}
-		noDiff := replay.Attempt{Class: retry.ClassLLMOutputInvalid}
+		noDiff := replay.Attempt{Class: failure.ClassLLMOutputInvalid}
 		pass := replay.Attempt{OK: true}
 		cut := replay.Attempt{} // begun, with no outcome recorded
 		l2 := func(run, start, end string, attempts ...replay.Attempt) replay.Episode {
@@ -488,11 +488,11 @@ func TestEpisodes(t *testing.T) {
 			if valid {
 				return replay.Attempt{Valid: true}
 			}
-			return replay.Attempt{Class: retry.ClassLLMOutputInvalid}
+			return replay.Attempt{Class: failure.ClassLLMOutputInvalid}
 		}
 		ok := func(a replay.Attempt) replay.Attempt { a.OK, a.Class = true, ""; return a }
 		failedApply := func(a replay.Attempt, run string, line int) replay.Attempt {
-			a.PatchApplyFailed, a.Class, a.Signature = true, retry.ClassPatchApplyFailed, applyError(t, run, line)
+			a.PatchApplyFailed, a.Class, a.Signature = true, failure.ClassPatchApplyFailed, applyError(t, run, line)
 			return a
 		}
 		l3 := func(run, step, provider, start, end string, success bool, attempts ...replay.Attempt) replay.Episode {
@@ -677,7 +677,7 @@ func BenchmarkEpisodes(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	classify := func(s string) retry.Class { return retry.Class(s[:3]) }
+	classify := func(s string) failure.Class { return failure.Class(s[:3]) }
 	for _, path := range []struct {
 		name string
 		q    query.Querier
@@ -713,11 +713,11 @@ func TestEpisodesAgreeWithMetrics(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			eps, err := st.Episodes(ctx, query.Filter{}, func(string) retry.Class { return retry.ClassUnknown })
+			eps, err := st.Episodes(ctx, query.Filter{}, func(string) failure.Class { return failure.ClassUnknown })
 			if err != nil {
 				t.Fatal(err)
 			}
-			viaSQL, err := query.EpisodesOn(ctx, plainQuerier{query.ConnOf(st)}, query.Filter{}, func(string) retry.Class { return retry.ClassUnknown })
+			viaSQL, err := query.EpisodesOn(ctx, plainQuerier{query.ConnOf(st)}, query.Filter{}, func(string) failure.Class { return failure.ClassUnknown })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -738,7 +738,7 @@ func TestEpisodesAgreeWithMetrics(t *testing.T) {
 					}
 					if !e.Success {
 						failed++
-						if e.FinalClass() != retry.ClassUnknown {
+						if e.FinalClass() != failure.ClassUnknown {
 							t.Errorf("%s: final class %q", e.ID, e.FinalClass())
 						}
 					}

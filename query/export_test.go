@@ -4,8 +4,8 @@ import (
 	"context"
 	"database/sql"
 
+	"github.com/orchstat/orchstat/rules/failure"
 	"github.com/orchstat/orchstat/rules/replay"
-	"github.com/orchstat/orchstat/rules/retry"
 )
 
 // Seams for query's external tests, compiled into its tests only.
@@ -19,6 +19,6 @@ func ConnOf(st *Store) *sql.Conn { return st.conn }
 
 // EpisodesOn is Episodes on any querier: a test can hide the driver behind
 // one to make Episodes read through database/sql instead of Arrow.
-func EpisodesOn(ctx context.Context, q Querier, f Filter, classify func(string) retry.Class) ([]replay.Episode, error) {
+func EpisodesOn(ctx context.Context, q Querier, f Filter, classify func(string) failure.Class) ([]replay.Episode, error) {
 	return episodes(ctx, q, f, classify)
 }

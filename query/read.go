@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/rules/failure"
 	"github.com/orchstat/orchstat/rules/replay"
 	"github.com/orchstat/orchstat/rules/retry"
 )
@@ -19,7 +20,7 @@ func (s *Store) FactoryAudit(ctx context.Context, f Filter) (*reports.FactoryAud
 }
 
 // Episodes reads the filtered runs' retry episodes, for replay; see episodes.
-func (s *Store) Episodes(ctx context.Context, f Filter, classify func(string) retry.Class) ([]replay.Episode, error) {
+func (s *Store) Episodes(ctx context.Context, f Filter, classify func(string) failure.Class) ([]replay.Episode, error) {
 	return episodes(ctx, s.conn, f, classify)
 }
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/orchstat/orchstat/ingest/records"
 	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/rules/failure"
 	"github.com/orchstat/orchstat/rules/replay"
-	"github.com/orchstat/orchstat/rules/retry"
 )
 
 // recordRunsAll renders record runs with their start, their own start
@@ -55,18 +55,14 @@ func (f Filter) recordScope(group string) (string, []any) {
 		group, recordRuns, cond, last), args
 }
 
-// deterministicClasses are the failure classes a retry cannot change, by
-// seed 003's audit: those the factory-audited preset does not retry. With
-// F8a, which has no class of its own but is told by its text
-// (isShlexFailure), they are what wasted_attempt_rate counts.
+// deterministicClasses are the failure classes a retry cannot change
+// (failure.DeterministicClasses), sorted. With F8a, which has no class of
+// its own but is told by its text (failure.ShlexFailure, shlexFailureSQL),
+// they are what wasted_attempt_rate counts.
 func deterministicClasses() []string {
-	audited, _ := retry.Preset("factory-audited")
-	factory, _ := retry.Preset("factory")
 	var out []string
-	for c := range factory.Retriable {
-		if !audited.Retriable[c] {
-			out = append(out, string(c))
-		}
+	for _, c := range failure.DeterministicClasses() {
+		out = append(out, string(c))
 	}
 	slices.Sort(out)
 	return out
@@ -291,7 +287,7 @@ func attemptRuns(ctx context.Context, q querier, f Filter) (*RecordedRuns, error
 			unknown[[2]string{system, runID}] = true
 		}
 		r := &runs[len(runs)-1]
-		r.Attempts = append(r.Attempts, replay.RecordedAttempt{Passed: passed.Bool, Class: retry.Class(class),
+		r.Attempts = append(r.Attempts, replay.RecordedAttempt{Passed: passed.Bool, Class: failure.Class(class),
 			Signature: sig, Stage: stage, Message: msg})
 		out.Runs[system] = runs
 	}

@@ -160,19 +160,15 @@ func recommendRun(ctx context.Context, o *recommendOptions) error {
 		r.Attempt, r.AttemptFrom = 1, "default"
 	}
 
-	// The rule is the retry core's: FailureRate and Recommend decide, and
-	// what is computed here only describes their inputs.
+	// The rule is the retry core's: Advise decides, and says on what
+	// numbers and by which case, which is all this reports.
 	a := cfg.Adaptive()
+	adv := a.Advise(o.Stage, r.Attempt, hist)
 	r.Runs, r.Window, r.Threshold, r.MaxRetries = len(hist), a.Window, a.Threshold, a.MaxRetries
-	r.FailureRate = a.FailureRate(o.Stage, hist)
-	r.Denominator = len(hist)
-	if a.Window > 0 {
-		r.Denominator = min(r.Denominator, a.Window)
-	}
-	r.Numerator = int(math.Round(r.FailureRate * float64(r.Denominator)))
-	r.Strategy = a.Recommend(o.Stage, r.Attempt, hist)
+	r.FailureRate, r.Numerator, r.Denominator = adv.Rate, adv.Failed, adv.Runs
+	r.Strategy = adv.Strategy
 	r.ShouldRetry = r.Strategy != retry.StrategyAbort // retry.js shouldRetry
-	r.Reason = explain(r, a, hist)
+	r.Reason = explain(r, adv, a, hist)
 	return renderRecommendation(o.g.io, r, o.Format)
 }
 
@@ -278,24 +274,23 @@ func stageHistory(ctx context.Context, o *recommendOptions, r *recommendation) (
 }
 
 // explain says which of rule 2's cases applied, and on what numbers.
-func explain(r recommendation, a retry.Adaptive, hist []retry.StageOutcome) string {
+func explain(r recommendation, adv retry.Advice, a retry.Adaptive, hist []retry.StageOutcome) string {
 	rate := fmt.Sprintf("%s failed in %d of the last %d runs (%s)", r.Stage, r.Numerator, r.Denominator, percent(r.FailureRate))
 	if r.Denominator == 1 {
 		rate = fmt.Sprintf("%s failed in %d of the 1 recorded run (%s)", r.Stage, r.Numerator, percent(r.FailureRate))
 	}
-	switch {
-	case r.Attempt > a.MaxRetries:
+	switch adv.Rule {
+	case retry.AdvicePastMaxRetries:
 		return fmt.Sprintf("attempt %d is past maxRetries %d: abort, or skip the stage (the choice stays yours)", r.Attempt, a.MaxRetries)
-	case len(hist) == 0:
+	case retry.AdviceNoHistory:
 		return "no recorded runs: a first failure gets a simple retry"
-	case r.FailureRate > a.Threshold:
+	case retry.AdviceNoStrategy:
+		return fmt.Sprintf("%s, above the %s threshold, but no strategy is configured for %s: simple retry", rate, percent(a.Threshold), r.Stage)
+	case retry.AdviceStrategy:
 		s := a.Strategies[r.Stage]
-		if len(s) == 0 {
-			return fmt.Sprintf("%s, above the %s threshold, but no strategy is configured for %s: simple retry", rate, percent(a.Threshold), r.Stage)
-		}
-		i := max(min(r.Attempt, len(s)), 1) // Recommend's index, from 1
-		return fmt.Sprintf("%s, above the %s threshold: strategy %d of %s's %s", rate, percent(a.Threshold), i, r.Stage, strings.Join(s, " -> "))
-	case r.Numerator == 0:
+		return fmt.Sprintf("%s, above the %s threshold: strategy %d of %s's %s", rate, percent(a.Threshold), adv.Step, r.Stage, strings.Join(s, " -> "))
+	}
+	if r.Numerator == 0 {
 		msg := fmt.Sprintf("no run among the last %d failed at %s: simple retry", r.Denominator, r.Stage)
 		if r.Denominator == 1 {
 			msg = fmt.Sprintf("the 1 recorded run did not fail at %s: simple retry", r.Stage)

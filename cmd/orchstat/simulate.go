@@ -14,8 +14,10 @@ import (
 
 	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/reports/render"
+	"github.com/orchstat/orchstat/rules/failure"
 	"github.com/orchstat/orchstat/rules/replay"
 	"github.com/orchstat/orchstat/rules/retry"
+	"github.com/orchstat/orchstat/rules/retry/policyfile"
 	"github.com/orchstat/orchstat/rules/yamlast"
 )
 
@@ -136,7 +138,7 @@ func loadPolicy(spec string) (*retry.Policy, error) {
 	data, err := yamlast.ReadFile(spec)
 	switch {
 	case err == nil:
-		return retry.ParsePolicy(spec, data)
+		return policyfile.Parse(spec, data)
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	case strings.ContainsAny(spec, "/."):
@@ -184,10 +186,10 @@ func quickPolicy(o *simulateOptions, base *retry.Policy) (*retry.Policy, error) 
 		name = append(name, "backoff "+o.Backoff)
 	}
 	for _, c := range o.NoRetry {
-		if !retry.Class(c).Known() {
+		if !failure.Class(c).Known() {
 			return nil, usageError{fmt.Errorf("--no-retry-class: unknown class %q (%s)", c, strings.Join(classNames(), ", "))}
 		}
-		delete(p.Retriable, retry.Class(c))
+		delete(p.Retriable, failure.Class(c))
 		name = append(name, "no retry of "+c)
 	}
 	p.Name = base.Name + " with " + strings.Join(name, ", ")
@@ -225,7 +227,7 @@ func quickBackoff(s string, base retry.Backoff) (retry.Backoff, error) {
 
 func classNames() []string {
 	var out []string
-	for _, c := range retry.AllClasses() {
+	for _, c := range failure.AllClasses() {
 		out = append(out, string(c))
 	}
 	return out
@@ -286,7 +288,7 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 		return interrupted(err)
 	}
 	// The baseline's classify rules name the recorded errors for every policy.
-	eps, err := st.Episodes(ctx, f, base.Classifier(retry.DefaultProvider).Classify)
+	eps, err := st.Episodes(ctx, f, base.Classifier(failure.DefaultProvider).Classify)
 	if err != nil {
 		return err
 	}

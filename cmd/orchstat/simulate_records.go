@@ -6,92 +6,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/orchstat/orchstat/ingest/records"
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/reports/render"
 	"github.com/orchstat/orchstat/rules/replay"
 	"github.com/orchstat/orchstat/rules/retry"
 )
-
-// systemReplay is how simulate replays one system's records.
-type systemReplay struct {
-	// baseline is the policy the records were made under, or a stand-in
-	// that retries as the record did.
-	baseline func() *retry.Policy
-	// check: the baseline is the system's own policy, so its replay must
-	// reproduce the record.
-	check bool
-	// defaults are compared when no policy is named: the questions the
-	// seeds ask of each system.
-	defaults func(base *retry.Policy) []*retry.Policy
-	// mismatch explains the usual reason a run does not reproduce.
-	mismatch string
-}
-
-func preset(name string) *retry.Policy {
-	p, err := retry.Preset(name)
-	if err != nil {
-		panic(err) // the names below are the core's own presets
-	}
-	return p
-}
-
-// asRecorded retries whatever failed, as often as the record shows: the
-// baseline of systems whose retries a person or an outer loop decided.
-func asRecorded() *retry.Policy {
-	p := preset("auto-retry")
-	p.Name, p.MaxRetries, p.MaxAttempts, p.SignatureHalt, p.GlobalCap = "as recorded", 1<<30, 0, 0, 0
-	return p
-}
-
-// variant is base changed by set, named for the change.
-func variant(base *retry.Policy, name string, set func(p *retry.Policy)) *retry.Policy {
-	p := base.Clone()
-	set(p)
-	p.Name = base.Name + " with " + name
-	return p
-}
-
-var systemReplays = map[string]systemReplay{
-	// Seed 003: what not retrying deterministic stages, halting on a
-	// repeated signature, and other attempt limits would have done.
-	records.Factory: {
-		baseline: func() *retry.Policy { return preset("factory") },
-		check:    true,
-		mismatch: "older run summaries do not record the max_attempts a run was made under; they are replayed " +
-			"under the preset's 5, so one that gave up after fewer failed attempts does not reproduce.",
-		defaults: func(base *retry.Policy) []*retry.Policy {
-			out := []*retry.Policy{preset("factory-audited"),
-				variant(base, "signature-halt 3", func(p *retry.Policy) { p.SignatureHalt = 3 })}
-			for _, n := range []int{2, 3, 5} {
-				out = append(out, variant(base, fmt.Sprintf("max-attempts %d", n), func(p *retry.Policy) {
-					p.MaxAttempts, p.MaxRetries = n, max(p.MaxRetries, n)
-				}))
-			}
-			return out
-		},
-	},
-	// Seed 002: the auto-retry caps (per issue 10, global 15, signature
-	// halt 3) against the loops as they ran.
-	records.Claudestrator: {
-		baseline: asRecorded,
-		defaults: func(*retry.Policy) []*retry.Policy { return []*retry.Policy{preset("auto-retry")} },
-	},
-	// Seed 004: the adaptive rule's maxRetries against the retries the
-	// user chose.
-	records.Orchestr8: {
-		baseline: asRecorded,
-		defaults: func(*retry.Policy) []*retry.Policy { return []*retry.Policy{preset("adaptive")} },
-	},
-	// Seed 001: exec decides with the retry handler; what if it did not
-	// retry at all?
-	records.Exec: {
-		baseline: func() *retry.Policy { return preset("retry-handler") },
-		check:    true,
-		defaults: func(*retry.Policy) []*retry.Policy { return []*retry.Policy{preset("none")} },
-	},
-}
 
 // systemSimulation is one system's replay, for output.
 type systemSimulation struct {
@@ -119,11 +39,11 @@ func simulateRecords(ctx context.Context, o *simulateOptions, recs *query.Record
 		if len(runs) == 0 {
 			continue
 		}
-		sr, ok := systemReplays[system]
+		sr, ok := replay.ForSystem(system)
 		if !ok {
 			continue
 		}
-		base := sr.baseline()
+		base := sr.Baseline
 		policies := named
 		q, err := quickPolicy(o, base)
 		if err != nil {
@@ -133,13 +53,13 @@ func simulateRecords(ctx context.Context, o *simulateOptions, recs *query.Record
 			policies = append(slices.Clone(policies), q)
 		}
 		if len(policies) == 0 {
-			policies = sr.defaults(base)
+			policies = sr.Defaults
 		}
-		res, err := replay.ReplayAttempts(ctx, runs, base, policies, sr.check)
+		res, err := replay.ReplayAttempts(ctx, runs, base, policies, sr.Check)
 		if err != nil {
 			return nil, err
 		}
-		ss := systemSimulation{System: system, Unknown: recs.Unknown[system], Baseline: res[0], Policies: res[1:], Hint: sr.mismatch, Verdicts: []string{}}
+		ss := systemSimulation{System: system, Unknown: recs.Unknown[system], Baseline: res[0], Policies: res[1:], Hint: sr.Mismatch, Verdicts: []string{}}
 		for _, r := range res[1:] {
 			ss.Verdicts = append(ss.Verdicts, replay.AttemptVerdict(res[0], r))
 		}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/rules/retry"
+	"github.com/orchstat/orchstat/rules/failure"
 )
 
 // stageColumns are the quality gates a loop reports, in the order a loop
@@ -55,6 +55,35 @@ type histRow struct {
 func ParseHistory(path string, b []byte) (*records.Set, error) {
 	r := csv.NewReader(bytes.NewReader(b))
 	r.FieldsPerRecord = -1
+	h, err := readHistoryHeader(r)
+	if err != nil {
+		return nil, err
+	}
+	set := &records.Set{}
+	h.set = set
+	order, groups := h.readRows(r)
+	for _, k := range order {
+		historyRun(set, k.run, k.task, h.latestLoops(k, groups[k]), h.anyGate)
+	}
+	sortProblems(set)
+	return set, nil
+}
+
+// histKey names a run: one task of one claudestrator run.
+type histKey struct{ run, task string }
+
+// histReader reads history.csv's rows by the header's column names.
+type histReader struct {
+	header  []string
+	col     map[string]int // lower-case name → index
+	hasLoop bool           // the file has a loop column
+	anyGate bool           // the file has a quality-gate column
+	set     *records.Set
+}
+
+// readHistoryHeader reads the header and checks that it names the
+// columns a run needs.
+func readHistoryHeader(r *csv.Reader) (*histReader, error) {
 	header, err := r.Read()
 	if err != nil {
 		msg := "no CSV header"
@@ -63,33 +92,35 @@ func ParseHistory(path string, b []byte) (*records.Set, error) {
 		}
 		return nil, &records.Error{Line: 1, Field: "run_id", Msg: msg + ": not a claudestrator history.csv"}
 	}
-	col := map[string]int{}
-	for i, h := range header {
+	h := &histReader{header: header, col: map[string]int{}}
+	for i, name := range header {
 		if i == 0 {
-			h = strings.TrimPrefix(h, "\ufeff")
+			name = strings.TrimPrefix(name, "\ufeff")
 		}
-		h = strings.ToLower(strings.TrimSpace(h))
-		if _, dup := col[h]; !dup && h != "" {
-			col[h] = i
+		name = strings.ToLower(strings.TrimSpace(name))
+		if _, dup := h.col[name]; !dup && name != "" {
+			h.col[name] = i
 		}
 	}
 	for _, need := range []string{"run_id", "task_id"} {
-		if _, ok := col[need]; !ok {
+		if _, ok := h.col[need]; !ok {
 			return nil, &records.Error{Line: 1, Field: need, Msg: "no " + need + " column: not a claudestrator history.csv"}
 		}
 	}
-	_, hasLoopCol := col["loop"]
-	anyGate := false
+	_, h.hasLoop = h.col["loop"]
 	for _, g := range stageColumns {
-		if _, ok := col[g.col]; ok {
-			anyGate = true
+		if _, ok := h.col[g.col]; ok {
+			h.anyGate = true
 		}
 	}
+	return h, nil
+}
 
-	set := &records.Set{}
-	type key struct{ run, task string }
-	var order []key
-	groups := map[key][]*histRow{}
+// readRows reads every row, grouped by run in the order runs first
+// appear. A row that cannot be read is a problem and is skipped.
+func (h *histReader) readRows(r *csv.Reader) ([]histKey, map[histKey][]*histRow) {
+	var order []histKey
+	groups := map[histKey][]*histRow{}
 	for {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
@@ -97,126 +128,142 @@ func ParseHistory(path string, b []byte) (*records.Set, error) {
 		}
 		var pe *csv.ParseError
 		if errors.As(err, &pe) {
-			field := ""
-			if len(rec) < len(header) {
-				field = strings.TrimSpace(header[len(rec)])
-			}
-			set.Problems = append(set.Problems, problem(pe.StartLine, field, pe.Err.Error()+"; row skipped"))
+			h.set.Problems = append(h.set.Problems, problem(pe.StartLine, h.missing(rec), pe.Err.Error()+"; row skipped"))
 			continue
 		}
 		if err != nil {
-			set.Problems = append(set.Problems, problem(0, "", err.Error()))
+			h.set.Problems = append(h.set.Problems, problem(0, "", err.Error()))
 			break
 		}
 		line, _ := r.FieldPos(0)
-		get := func(name string) string {
-			i, ok := col[name]
-			if !ok || i >= len(rec) {
-				return ""
-			}
-			return strings.TrimSpace(rec[i])
-		}
-		if len(rec) != len(header) {
-			field := ""
-			if len(rec) < len(header) {
-				field = strings.TrimSpace(header[len(rec)])
-			}
-			set.Problems = append(set.Problems, problem(line, field,
-				fmt.Sprintf("row has %d fields, the header %d; read by position as far as they go", len(rec), len(header))))
-		}
-		k := key{get("run_id"), get("task_id")}
-		if k.run == "" || k.task == "" {
-			field := "run_id"
-			if k.run != "" {
-				field = "task_id"
-			}
-			set.Problems = append(set.Problems, problem(line, field, "empty; row skipped"))
+		k, row, ok := h.row(rec, line)
+		if !ok {
 			continue
 		}
-		row := &histRow{line: line, raw: map[string]any{"line": line}}
-		for i, h := range header {
-			if i < len(rec) {
-				h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
-				if _, dup := row.raw[h]; !dup && h != "" {
-					row.raw[h] = rec[i]
-				}
-			}
-		}
-		if hasLoopCol {
-			n, present, ok := parseInt(get("loop"))
-			if !present || !ok || n == 0 {
-				set.Problems = append(set.Problems, problem(line, "loop", fmt.Sprintf("%q is not a loop number; row skipped", get("loop"))))
-				continue
-			}
-			row.loop, row.hasLoop = n, true
-		}
-		if s := get("timestamp"); s != "" && !isNull(s) {
-			if t, ok := parseTime(s); ok {
-				row.ts = &t
-			} else {
-				set.Problems = append(set.Problems, problem(line, "timestamp", fmt.Sprintf("%q is not a time", s)))
-			}
-		}
-		row.dur = number(set, line, "duration_sec", get("duration_sec"), 1000)
-		for gi, g := range stageColumns {
-			if i, ok := col[g.col]; ok && i < len(rec) {
-				row.gateIn[gi] = true
-			}
-			s := get(g.col)
-			v, known, ok := parseBool(s)
-			switch {
-			case !ok:
-				set.Problems = append(set.Problems, problem(line, g.col, fmt.Sprintf("%q is not true, false or N/A; read as unknown", s)))
-			case known:
-				row.gates[gi] = records.Bool(v)
-			}
-		}
-		for _, c := range failureColumns {
-			if s := get(c); s != "" && !isNull(s) {
-				row.text = s
-				break
-			}
-		}
-		if s := get("tokens"); s != "" {
-			row.tokens = number(set, line, "tokens", s, 1)
-		} else {
-			row.tokens = number(set, line, "total_tokens", get("total_tokens"), 1)
-		}
-		row.cost = number(set, line, "cost_usd", get("cost_usd"), 1)
 		if _, seen := groups[k]; !seen {
 			order = append(order, k)
 		}
 		groups[k] = append(groups[k], row)
 	}
+	return order, groups
+}
 
-	for _, k := range order {
-		rows := groups[k]
-		if hasLoopCol {
-			sort.SliceStable(rows, func(i, j int) bool { return rows[i].loop < rows[j].loop })
-			// A loop written twice: the later row is the newer word on it.
-			for i := 0; i+1 < len(rows); i++ {
-				if rows[i].loop == rows[i+1].loop {
-					first, second := rows[i], rows[i+1]
-					if first.line > second.line {
-						first, second = second, first
-						rows[i], rows[i+1] = first, second
-					}
-					first.superseded = true
-					set.Problems = append(set.Problems, problem(first.line, "loop",
-						fmt.Sprintf("loop %d of %s/%s is written again at line %d, which is kept", first.loop, k.run, k.task, second.line)))
-				}
-			}
-		}
-		kept := rows[:0:0]
-		for _, row := range rows {
-			if !row.superseded {
-				kept = append(kept, row)
-			}
-		}
-		historyRun(set, k.run, k.task, kept, anyGate)
+// missing is the header's name for the first field a short row lacks, or
+// "".
+func (h *histReader) missing(rec []string) string {
+	if len(rec) < len(h.header) {
+		return strings.TrimSpace(h.header[len(rec)])
 	}
-	sortProblems(set)
-	return set, nil
+	return ""
+}
+
+// row reads one row; false when it is skipped.
+func (h *histReader) row(rec []string, line int) (histKey, *histRow, bool) {
+	get := func(name string) string {
+		i, ok := h.col[name]
+		if !ok || i >= len(rec) {
+			return ""
+		}
+		return strings.TrimSpace(rec[i])
+	}
+	if len(rec) != len(h.header) {
+		h.set.Problems = append(h.set.Problems, problem(line, h.missing(rec),
+			fmt.Sprintf("row has %d fields, the header %d; read by position as far as they go", len(rec), len(h.header))))
+	}
+	k := histKey{get("run_id"), get("task_id")}
+	if k.run == "" || k.task == "" {
+		field := "run_id"
+		if k.run != "" {
+			field = "task_id"
+		}
+		h.set.Problems = append(h.set.Problems, problem(line, field, "empty; row skipped"))
+		return k, nil, false
+	}
+	row := &histRow{line: line, raw: map[string]any{"line": line}}
+	for i, name := range h.header {
+		if i < len(rec) {
+			name = strings.TrimSpace(strings.TrimPrefix(name, "\ufeff"))
+			if _, dup := row.raw[name]; !dup && name != "" {
+				row.raw[name] = rec[i]
+			}
+		}
+	}
+	if h.hasLoop {
+		n, present, ok := parseInt(get("loop"))
+		if !present || !ok || n == 0 {
+			h.set.Problems = append(h.set.Problems, problem(line, "loop", fmt.Sprintf("%q is not a loop number; row skipped", get("loop"))))
+			return k, nil, false
+		}
+		row.loop, row.hasLoop = n, true
+	}
+	h.values(row, rec, get)
+	return k, row, true
+}
+
+// values reads a row's time, duration, quality gates, failure text and
+// spend.
+func (h *histReader) values(row *histRow, rec []string, get func(string) string) {
+	set, line := h.set, row.line
+	if s := get("timestamp"); s != "" && !isNull(s) {
+		if t, ok := parseTime(s); ok {
+			row.ts = &t
+		} else {
+			set.Problems = append(set.Problems, problem(line, "timestamp", fmt.Sprintf("%q is not a time", s)))
+		}
+	}
+	row.dur = number(set, line, "duration_sec", get("duration_sec"), 1000)
+	for gi, g := range stageColumns {
+		if i, ok := h.col[g.col]; ok && i < len(rec) {
+			row.gateIn[gi] = true
+		}
+		s := get(g.col)
+		v, known, ok := parseBool(s)
+		switch {
+		case !ok:
+			set.Problems = append(set.Problems, problem(line, g.col, fmt.Sprintf("%q is not true, false or N/A; read as unknown", s)))
+		case known:
+			row.gates[gi] = records.Bool(v)
+		}
+	}
+	for _, c := range failureColumns {
+		if s := get(c); s != "" && !isNull(s) {
+			row.text = s
+			break
+		}
+	}
+	if s := get("tokens"); s != "" {
+		row.tokens = number(set, line, "tokens", s, 1)
+	} else {
+		row.tokens = number(set, line, "total_tokens", get("total_tokens"), 1)
+	}
+	row.cost = number(set, line, "cost_usd", get("cost_usd"), 1)
+}
+
+// latestLoops puts a run's rows in loop order and keeps, of a loop written
+// twice, the later row: the newer word on it.
+func (h *histReader) latestLoops(k histKey, rows []*histRow) []*histRow {
+	if h.hasLoop {
+		sort.SliceStable(rows, func(i, j int) bool { return rows[i].loop < rows[j].loop })
+		for i := 0; i+1 < len(rows); i++ {
+			if rows[i].loop == rows[i+1].loop {
+				first, second := rows[i], rows[i+1]
+				if first.line > second.line {
+					first, second = second, first
+					rows[i], rows[i+1] = first, second
+				}
+				first.superseded = true
+				h.set.Problems = append(h.set.Problems, problem(first.line, "loop",
+					fmt.Sprintf("loop %d of %s/%s is written again at line %d, which is kept", first.loop, k.run, k.task, second.line)))
+			}
+		}
+	}
+	kept := rows[:0:0]
+	for _, row := range rows {
+		if !row.superseded {
+			kept = append(kept, row)
+		}
+	}
+	return kept
 }
 
 // historyRun adds one task's run, its attempts and their stages.
@@ -255,7 +302,7 @@ func historyRun(set *records.Set, runID, task string, rows []*histRow, anyGate b
 			a.Passed = records.Bool(passed)
 			if !passed {
 				a.Error = excerpt(row.text)
-				a.Signature = retry.Signature(a.Stage, row.text)
+				a.Signature = failure.Signature(a.Stage, row.text)
 			}
 		}
 		seq := 0

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/rules/retry"
+	"github.com/orchstat/orchstat/rules/failure"
 )
 
 // gates is a loop's build, lint and tests results: T, F or - (N/A).
@@ -51,7 +51,7 @@ func TestParseHistoryWebshop(t *testing.T) {
 		a := records.Attempt{System: records.Claudestrator, RunID: batch + "/" + task, Item: task, Source: "history", Attempt: n,
 			TS: ts(at), Passed: passed, Stage: stage, DurationMS: ms(dur)}
 		if stage != "" {
-			a.Signature = retry.Signature(stage, "")
+			a.Signature = failure.Signature(stage, "")
 		}
 		return a
 	}
@@ -114,8 +114,8 @@ func TestParseHistoryReordered(t *testing.T) {
 			StartedAt: ts("2026-02-01T08:04:30Z"), FinishedAt: ts("2026-02-01T08:05:00Z"), Status: "success", Attempts: records.Int(1),
 			DurationMS: ms(30000)},
 	})
-	sig := retry.Signature("tests", text1)
-	if sig != retry.Signature("tests", text2) {
+	sig := failure.Signature("tests", text1)
+	if sig != failure.Signature("tests", text2) {
 		t.Error("failures that differ only in a number should share a signature")
 	}
 	compare(t, "attempts", normAttempts(set.Attempts), []records.Attempt{

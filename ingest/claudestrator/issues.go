@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/rules/retry"
+	"github.com/orchstat/orchstat/rules/failure"
 )
 
 // issueDetail is an issue's Detail: its auto-retry fields typed, so that
@@ -74,74 +74,16 @@ func ParseIssueQueue(path string, b []byte) (*records.Set, error) {
 }
 
 func issueRun(set *records.Set, proj string, e *entry) {
-	d := issueDetail{ID: e.id, Title: e.title, Line: e.line, Fields: e.fields.raw(), Sections: e.sections}
-	bad := func(f field, what string) {
-		set.Problems = append(set.Problems, problem(f.line, e.id+"."+f.key, fmt.Sprintf("%q is not %s", f.val, what)))
-	}
-	count := func(name string) (*int, bool) {
-		f, ok := e.fields.get(name)
-		if !ok {
-			return nil, true
-		}
-		n, present, valid := parseInt(f.val)
-		if !valid {
-			bad(f, "a count")
-			return nil, false
-		}
-		if !present {
-			return nil, true
-		}
-		return records.Int(n), true
-	}
-	flag := func(name string) *bool {
-		f, ok := e.fields.get(name)
-		if !ok {
-			return nil
-		}
-		v, known, valid := parseBool(f.val)
-		if !valid {
-			bad(f, "true or false")
-			return nil
-		}
-		if !known {
-			return nil
-		}
-		return records.Bool(v)
-	}
+	fr := issueFields{set: set, e: e}
+	d, retryCount, rcOK := fr.detail()
 	st, _ := e.fields.get("Status")
-	d.Status = statusWord(st.val)
-	d.AutoRetry = flag("Auto-Retry")
-	retryCount, rcOK := count("Retry-Count")
-	d.RetryCount = retryCount
-	d.MaxRetries, _ = count("Max-Retries")
-	d.SignatureRepeatCount, _ = count("Signature-Repeat-Count")
-	d.Loop, _ = count("Loop")
-	d.Halted = flag("Halted")
-	d.Blocking = flag("Blocking")
-	d.FailureSignature = cleanSignature(e.fields.value("Failure-Signature"))
-	d.PreviousSignatures = signatureList(e.fields.value("Previous-Signatures"))
-	d.HaltReason = e.fields.value("Halt-Reason")
-	d.SourceTask = strings.Trim(e.fields.value("Source Task", "Source-Task"), "`*")
-
 	run := records.Run{System: records.Claudestrator, RunID: scoped(proj, e.id), Item: e.id, Source: srcIssues,
 		Status: runStatus(d.Status), Verdict: strings.TrimSpace(st.val)}
 	if d.Halted != nil && *d.Halted {
 		run.Status = "halted"
 	}
-	when := func(names ...string) *time.Time {
-		f, ok := e.fields.get(names...)
-		if !ok || strings.TrimSpace(f.val) == "" || isNull(f.val) {
-			return nil
-		}
-		t, ok := parseTime(f.val)
-		if !ok {
-			bad(f, "a time")
-			return nil
-		}
-		return &t
-	}
-	run.StartedAt = when("Created")
-	run.FinishedAt = when("Completed", "Resolved", "Closed")
+	run.StartedAt = fr.when("Created")
+	run.FinishedAt = fr.when("Completed", "Resolved", "Closed")
 	if d.MaxRetries != nil {
 		run.MaxAttempts = records.Int(*d.MaxRetries + 1)
 	}
@@ -163,6 +105,89 @@ func issueRun(set *records.Set, proj string, e *entry) {
 	}
 	run.Detail, _ = json.Marshal(d)
 	set.Runs = append(set.Runs, run)
+}
+
+// issueFields reads an issue's fields, reporting a value it cannot read as
+// a problem.
+type issueFields struct {
+	set *records.Set
+	e   *entry
+}
+
+func (r issueFields) bad(f field, what string) {
+	r.set.Problems = append(r.set.Problems, problem(f.line, r.e.id+"."+f.key, fmt.Sprintf("%q is not %s", f.val, what)))
+}
+
+// detail reads the issue's auto-retry fields, and its Retry-Count with
+// whether that was readable.
+func (r issueFields) detail() (d issueDetail, retryCount *int, rcOK bool) {
+	e := r.e
+	d = issueDetail{ID: e.id, Title: e.title, Line: e.line, Fields: e.fields.raw(), Sections: e.sections}
+	st, _ := e.fields.get("Status")
+	d.Status = statusWord(st.val)
+	d.AutoRetry = r.flag("Auto-Retry")
+	retryCount, rcOK = r.count("Retry-Count")
+	d.RetryCount = retryCount
+	d.MaxRetries, _ = r.count("Max-Retries")
+	d.SignatureRepeatCount, _ = r.count("Signature-Repeat-Count")
+	d.Loop, _ = r.count("Loop")
+	d.Halted = r.flag("Halted")
+	d.Blocking = r.flag("Blocking")
+	d.FailureSignature = cleanSignature(e.fields.value("Failure-Signature"))
+	d.PreviousSignatures = signatureList(e.fields.value("Previous-Signatures"))
+	d.HaltReason = e.fields.value("Halt-Reason")
+	d.SourceTask = strings.Trim(e.fields.value("Source Task", "Source-Task"), "`*")
+	return d, retryCount, rcOK
+}
+
+// count reads a whole number; nil when absent or empty, and false when
+// unreadable.
+func (r issueFields) count(name string) (*int, bool) {
+	f, ok := r.e.fields.get(name)
+	if !ok {
+		return nil, true
+	}
+	n, present, valid := parseInt(f.val)
+	if !valid {
+		r.bad(f, "a count")
+		return nil, false
+	}
+	if !present {
+		return nil, true
+	}
+	return records.Int(n), true
+}
+
+// flag reads true or false; nil when absent or unknown.
+func (r issueFields) flag(name string) *bool {
+	f, ok := r.e.fields.get(name)
+	if !ok {
+		return nil
+	}
+	v, known, valid := parseBool(f.val)
+	if !valid {
+		r.bad(f, "true or false")
+		return nil
+	}
+	if !known {
+		return nil
+	}
+	return records.Bool(v)
+}
+
+// when reads the first of names the issue has as a time; nil when absent
+// or empty.
+func (r issueFields) when(names ...string) *time.Time {
+	f, ok := r.e.fields.get(names...)
+	if !ok || strings.TrimSpace(f.val) == "" || isNull(f.val) {
+		return nil
+	}
+	t, ok := parseTime(f.val)
+	if !ok {
+		r.bad(f, "a time")
+		return nil
+	}
+	return &t
 }
 
 // maxRebuilt bounds the attempts rebuilt for one issue, a hundred times
@@ -204,7 +229,7 @@ func issueAttempts(set *records.Set, run *records.Run, e *entry, d issueDetail, 
 				// Only the latest failure is described.
 				a.Stage, a.Error = stage, excerpt(text)
 				if a.Signature == "" && (stage != "" || text != "") {
-					a.Signature = retry.Signature(stage, text)
+					a.Signature = failure.Signature(stage, text)
 				}
 				if i == n {
 					run.EndedStage = stage

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/rules/retry"
+	"github.com/orchstat/orchstat/rules/failure"
 )
 
 func TestParseIssueQueueWebshop(t *testing.T) {
@@ -99,7 +99,7 @@ func TestParseIssueQueueBroken(t *testing.T) {
 		t.Errorf("garbled issue: %+v", r)
 	}
 	text := "Error: ECONNREFUSED 127.0.0.1:5432"
-	if n := len(set.Attempts); n != 3 || set.Attempts[2].Signature != retry.Signature("", text) || set.Attempts[2].Error != text ||
+	if n := len(set.Attempts); n != 3 || set.Attempts[2].Signature != failure.Signature("", text) || set.Attempts[2].Error != text ||
 		set.Attempts[0].Signature != "" {
 		t.Errorf("attempts: %+v", set.Attempts)
 	}

@@ -18,7 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/rules/retry"
+	"github.com/orchstat/orchstat/rules/failure"
 )
 
 // Sources, as stored in the source columns. attempt_runs prefers any
@@ -268,7 +268,7 @@ func readBrief(f *fields, n *node, p string) brief {
 	}
 }
 
-// class is the retry core's class of the failure. A verify or acceptance
+// class is the failure's class (rules/failure). A verify or acceptance
 // command that timed out says so in its stderr (seed 003, T2), given as
 // extra text when the record has it.
 func (b brief) class(stderr string) string {
@@ -276,17 +276,17 @@ func (b brief) class(stderr string) string {
 	if b.exit != nil {
 		exit = *b.exit
 	}
-	return string(retry.ClassifyFactory(b.stage, exit, b.excerpt+"\n"+stderr))
+	return string(failure.ClassifyFactory(b.stage, exit, b.excerpt+"\n"+stderr))
 }
 
-// signature is the failure's signature (retry.Signature over the stage
+// signature is the failure's signature (failure.Signature over the stage
 // and the excerpt). A brief that records neither has none: two failures
 // that say nothing are not known to be the same failure.
 func (b brief) signature() string {
 	if b.stage == "" && b.excerpt == "" {
 		return ""
 	}
-	return retry.Signature(b.stage, b.excerpt)
+	return failure.Signature(b.stage, b.excerpt)
 }
 
 var attemptDir = regexp.MustCompile(`^attempt_([0-9]+)$`)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/orchstat/orchstat/ingest/factory"
 	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/rules/retry"
+	"github.com/orchstat/orchstat/rules/failure"
 )
 
 const fixtures = "../../testdata/factory"
@@ -69,7 +69,7 @@ func timeText(p *time.Time) string {
 	return p.UTC().Format(time.RFC3339Nano)
 }
 
-func sig(stage, excerpt string) string { return retry.Signature(stage, excerpt)[:8] }
+func sig(stage, excerpt string) string { return failure.Signature(stage, excerpt)[:8] }
 
 type want struct {
 	err      string // the *records.Error's text, when the file is refused

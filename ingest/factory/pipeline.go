@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/rules/retry"
+	"github.com/orchstat/orchstat/rules/failure"
 )
 
 // The web pipeline (web/server/pipeline.py) plans work orders, then runs
@@ -254,7 +254,7 @@ func (p *pipelineLog) records() ([]records.Run, []records.Attempt) {
 			r := records.Attempt{System: records.Factory, RunID: run.RunID, Item: w.id, Source: SourceEvents, Attempt: a.n, TS: a.ts}
 			switch {
 			case a.n < last:
-				r.Passed, r.Class = records.Bool(false), string(retry.ClassUnknown)
+				r.Passed, r.Class = records.Bool(false), string(failure.ClassUnknown)
 			case st == "success":
 				r.Passed = records.Bool(true)
 			case st == "failure":

@@ -8,6 +8,41 @@ import (
 	"github.com/orchstat/orchstat/ingest/records"
 )
 
+// The keys of .claude/retry-config.json, spelled as orchestr8's retry.js
+// spells them (getDefaultConfig).
+const (
+	KeyMaxRetries = "maxRetries"
+	KeyWindowSize = "windowSize"
+	KeyThreshold  = "highFailureThreshold"
+	KeyStrategies = "strategies"
+)
+
+// ConfigRange is the values orchestr8's setConfigValue (retry.js) accepts
+// for a numeric key of the retry configuration.
+type ConfigRange struct {
+	Min, Max float64
+	Whole    bool // whole numbers only
+}
+
+// Allows reports whether f is within the range.
+func (r ConfigRange) Allows(f float64) bool {
+	if math.IsNaN(f) || f < r.Min || f > r.Max {
+		return false
+	}
+	return !r.Whole || f == math.Trunc(f) && !math.IsInf(f, 0)
+}
+
+// The limits of the retry configuration's values, as setConfigValue
+// checks them: maxRetries a whole number from 0, windowSize one from 1,
+// highFailureThreshold from 0 to 1. ParseConfig and rules/adaptive, which
+// reads and writes the file for recommend and retry-config, both check
+// with these.
+var (
+	MaxRetriesRange = ConfigRange{Min: 0, Max: math.Inf(1), Whole: true}
+	WindowSizeRange = ConfigRange{Min: 1, Max: math.Inf(1), Whole: true}
+	ThresholdRange  = ConfigRange{Min: 0, Max: 1}
+)
+
 // ParseConfig reads .claude/retry-config.json whole, as JSON with sorted
 // keys and no white space, so that two copies of one configuration store
 // the same text. Values retry.js's setConfigValue would refuse (maxRetries
@@ -39,33 +74,32 @@ func ParseConfig(path string, b []byte) (*records.Set, error) {
 	}
 	norm := bytes.TrimSpace(buf.Bytes())
 	p := &parser{b: b, set: &records.Set{}}
-	check := func(key string, ok func(float64) bool, want string) {
+	check := func(key string, r ConfigRange, want string) {
 		n := root.get(key)
 		if n == nil {
 			return
 		}
 		f, isNum := n.float()
-		if !isNum || !ok(f) {
+		if !isNum || !r.Allows(f) {
 			p.problem(n, key, "not "+want)
 		}
 	}
-	integer := func(f float64) bool { return f == math.Trunc(f) && !math.IsInf(f, 0) }
-	check("maxRetries", func(f float64) bool { return f >= 0 && integer(f) }, "a non-negative integer")
-	check("windowSize", func(f float64) bool { return f >= 1 && integer(f) }, "a positive integer")
-	check("highFailureThreshold", func(f float64) bool { return f >= 0 && f <= 1 }, "a number from 0 to 1")
-	if s := root.get("strategies"); s != nil {
+	check(KeyMaxRetries, MaxRetriesRange, "a non-negative integer")
+	check(KeyWindowSize, WindowSizeRange, "a positive integer")
+	check(KeyThreshold, ThresholdRange, "a number from 0 to 1")
+	if s := root.get(KeyStrategies); s != nil {
 		if s.kind != '{' {
-			p.problem(s, "strategies", "not an object of stage to strategies")
+			p.problem(s, KeyStrategies, "not an object of stage to strategies")
 		} else {
 			for i, stage := range s.keys {
 				list := s.vals[i]
 				if list.kind != '[' {
-					p.problem(list, "strategies."+stage, "not a list of strategy names")
+					p.problem(list, KeyStrategies+"."+stage, "not a list of strategy names")
 					continue
 				}
 				for _, x := range list.vals {
 					if x.kind != '"' {
-						p.problem(x, "strategies."+stage, "not a strategy name")
+						p.problem(x, KeyStrategies+"."+stage, "not a strategy name")
 					}
 				}
 			}

@@ -40,7 +40,7 @@ import (
 	"time"
 
 	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/rules/retry"
+	"github.com/orchstat/orchstat/rules/failure"
 )
 
 const source = "history"
@@ -309,7 +309,7 @@ func (p *parser) pipelineRun(i int, in *entryInfo) {
 		a := records.Attempt{System: records.Orchestr8, RunID: run.RunID, Item: slug, Source: source, Attempt: k,
 			Passed: records.Bool(false), Stage: retryStages[k-1]}
 		if a.Stage != "" {
-			a.Signature = retry.Signature(a.Stage, "")
+			a.Signature = failure.Signature(a.Stage, "")
 		}
 		if k == 1 {
 			a.TS = cmp.Or(started, finished)
@@ -342,7 +342,7 @@ func (p *parser) pipelineRun(i int, in *entryInfo) {
 		final.Stage = failedStage
 		final.Error = p.errorText(e, path, failedStage)
 		if final.Stage != "" || final.Error != "" {
-			final.Signature = retry.Signature(final.Stage, final.Error)
+			final.Signature = failure.Signature(final.Stage, final.Error)
 		}
 	}
 	p.set.Attempts = append(p.set.Attempts, final)
@@ -669,7 +669,7 @@ func (p *parser) emitBatch(j int, in *entryInfo) {
 				// The pipeline passed; merging its branch did not.
 				a.Passed, a.Stage = records.Bool(false), "merge"
 				run.EndedStage = "merge"
-				a.Signature = retry.Signature("merge", "")
+				a.Signature = failure.Signature("merge", "")
 			}
 			p.set.Attempts = append(p.set.Attempts, a)
 		}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/rules/retry"
+	"github.com/orchstat/orchstat/rules/failure"
 )
 
 const batch = "search+tagging+sharing+reminders@2026-02-24T09:00:00.000Z"
@@ -41,7 +41,7 @@ func TestParseHistoryNotesApp(t *testing.T) {
 			a.TS = ts(at)
 		}
 		if stage != "" {
-			a.Signature = retry.Signature(stage, "")
+			a.Signature = failure.Signature(stage, "")
 		}
 		return a
 	}
@@ -52,10 +52,10 @@ func TestParseHistoryNotesApp(t *testing.T) {
 	}
 	nigelErr := "Nigel: test plan references story-export-csv.md, which does not exist"
 	export1Last := att(export1, 3, "", no, "nigel")
-	export1Last.Error, export1Last.Signature = nigelErr, retry.Signature("nigel", nigelErr)
+	export1Last.Error, export1Last.Signature = nigelErr, failure.Signature("nigel", nigelErr)
 	implErr := "npm test: 3 failing (sync queue drains twice)"
 	offlineLast := att(offline, 3, "", no, "codey-implement")
-	offlineLast.Error, offlineLast.Signature = implErr, retry.Signature("codey-implement", implErr)
+	offlineLast.Error, offlineLast.Signature = implErr, failure.Signature("codey-implement", implErr)
 	compare(t, "attempts", set.Attempts, []records.Attempt{
 		only(userAuth, yes, ""),
 		// retryAttempts 2 says how many, not where: a failed pipeline

@@ -70,13 +70,13 @@ type Attempt struct {
 	Passed *bool
 	// Stage is where the attempt failed ("" when it passed).
 	Stage string
-	// Class is the retry core's class of the failure (rules/retry).
+	// Class is the failure's class (rules/failure).
 	Class    string
 	ExitCode *int
 	Command  string
 	// Error is the failure's text as recorded (an excerpt).
 	Error string
-	// Signature is retry.Signature over the stage and the error text: the
+	// Signature is failure.Signature over the stage and the error text: the
 	// same failure repeated has the same signature.
 	Signature  string
 	DurationMS *float64

@@ -12,7 +12,9 @@
 //	{"maxRetries": 3, "windowSize": 10, "highFailureThreshold": 0.2,
 //	 "strategies": {"alex": ["simplify-prompt", "add-context"], ...}}
 //
-// It is pure Go: no DuckDB, no cobra.
+// The keys and the ranges of their values are ingest/orchestr8's, which
+// reads the same file into the store; this package adds only its own
+// bound on counts (maxCount). It is pure Go: no DuckDB, no cobra, no YAML.
 package adaptive
 
 import (
@@ -32,8 +34,9 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/orchstat/orchstat/ingest/orchestr8"
+	"github.com/orchstat/orchstat/rules/internal/names"
 	"github.com/orchstat/orchstat/rules/retry"
-	"github.com/orchstat/orchstat/rules/yamlast"
 )
 
 // DefaultPath is where orchestr8 keeps the file, relative to the project
@@ -44,10 +47,10 @@ const DefaultPath = ".claude/retry-config.json"
 // getDefaultConfig). Seed 004 calls the threshold "highFailureThreshold"
 // in rule 2 (line 114), and so does the file.
 const (
-	KeyMaxRetries = "maxRetries"
-	KeyWindowSize = "windowSize"
-	KeyThreshold  = "highFailureThreshold"
-	KeyStrategies = "strategies"
+	KeyMaxRetries = orchestr8.KeyMaxRetries
+	KeyWindowSize = orchestr8.KeyWindowSize
+	KeyThreshold  = orchestr8.KeyThreshold
+	KeyStrategies = orchestr8.KeyStrategies
 )
 
 // Keys lists the top-level keys in the order orchestr8 writes them.
@@ -87,8 +90,9 @@ var Strategies = []string{"retry", "simplify-prompt", "reduce-stories", "simplif
 // of megabytes is not a configuration anyone wrote.
 const maxFile = 1 << 20
 
-// maxCount bounds maxRetries and windowSize so they fit any int and a
-// window never asks for more runs than a store could hold.
+// maxCount bounds maxRetries and windowSize, beyond orchestr8's own
+// limits (orchestr8.MaxRetriesRange, WindowSizeRange), so they fit any int
+// and a window never asks for more runs than a store could hold.
 const maxCount = math.MaxInt32
 
 // Config is the effective configuration: the file's values where they are
@@ -271,13 +275,13 @@ func Parse(path string, b []byte) (Config, []Warning) {
 	for _, m := range lastOf(top) {
 		switch m.key {
 		case KeyMaxRetries:
-			if n, ok := count(m.raw, 0); ok {
+			if n, ok := count(m.raw, orchestr8.MaxRetriesRange); ok {
 				c.MaxRetries, c.Defaulted[m.key] = n, false
 			} else {
 				warn(m.valOff, m.key, "must be a whole number from 0 up, got %s; using the default %d", show(m.raw), DefaultMaxRetries)
 			}
 		case KeyWindowSize:
-			if n, ok := count(m.raw, 1); ok {
+			if n, ok := count(m.raw, orchestr8.WindowSizeRange); ok {
 				c.WindowSize, c.Defaulted[m.key] = n, false
 			} else {
 				warn(m.valOff, m.key, "must be a whole number from 1 up, got %s; using the default %d", show(m.raw), DefaultWindowSize)
@@ -292,7 +296,7 @@ func Parse(path string, b []byte) (Config, []Warning) {
 			parseStrategies(&c, b, m, warn)
 		default:
 			warn(m.valOff, m.key, "is not a key orchestr8's retry configuration has%s (keys: %s); kept as it is",
-				yamlast.Suggest(m.key, Keys), strings.Join(Keys, ", "))
+				names.Suggest(m.key, Keys), strings.Join(Keys, ", "))
 			c.extra = append(c.extra, extraKey{m.key, m.raw})
 		}
 	}
@@ -324,7 +328,7 @@ func parseStrategies(c *Config, b []byte, m member, warn func(int, string, strin
 			continue
 		}
 		var items []json.RawMessage
-		var names []string
+		var list []string
 		ok := json.Unmarshal(s.raw, &items) == nil && items != nil
 		for _, it := range items {
 			var name string
@@ -332,7 +336,7 @@ func parseStrategies(c *Config, b []byte, m member, warn func(int, string, strin
 				ok = false
 				break
 			}
-			names = append(names, name)
+			list = append(list, name)
 		}
 		if !ok {
 			if d, has := defaultStrategies[s.key]; has {
@@ -345,18 +349,18 @@ func parseStrategies(c *Config, b []byte, m member, warn func(int, string, strin
 			}
 			continue
 		}
-		for i, name := range names {
+		for i, name := range list {
 			if !slices.Contains(Strategies, name) {
 				// Kept: this is what orchestr8 would recommend, though its
 				// applyStrategy changes nothing for a name it does not know.
 				warn(s.valOff, fmt.Sprintf("%s[%d]", field, i), "%q is not a strategy orchestr8 applies%s (strategies: %s); it is recommended as written and works as a simple retry",
-					name, yamlast.Suggest(name, Strategies), strings.Join(Strategies, ", "))
+					name, names.Suggest(name, Strategies), strings.Join(Strategies, ", "))
 			}
 		}
-		if names == nil {
-			names = []string{}
+		if list == nil {
+			list = []string{}
 		}
-		c.Strategies[s.key] = names
+		c.Strategies[s.key] = list
 		c.order = append(c.order, s.key)
 	}
 }
@@ -462,11 +466,12 @@ func show(raw json.RawMessage) string {
 	return s
 }
 
-// count reads a whole number >= least. JSON numbers are all doubles to
-// orchestr8, so 3.0 and 3e0 are 3; 3.5 is not a count of anything.
-func count(raw json.RawMessage, least int) (int, bool) {
+// count reads a whole number in r, up to maxCount. JSON numbers are all
+// doubles to orchestr8, so 3.0 and 3e0 are 3; 3.5 is not a count of
+// anything.
+func count(raw json.RawMessage, r orchestr8.ConfigRange) (int, bool) {
 	f, ok := number(raw)
-	if !ok || f != math.Trunc(f) || f < float64(least) || f > maxCount {
+	if !ok || !r.Allows(f) || f > maxCount {
 		return 0, false
 	}
 	return int(f), true
@@ -474,7 +479,7 @@ func count(raw json.RawMessage, least int) (int, bool) {
 
 func fraction(raw json.RawMessage) (float64, bool) {
 	f, ok := number(raw)
-	return f, ok && f >= 0 && f <= 1
+	return f, ok && orchestr8.ThresholdRange.Allows(f)
 }
 
 // number reads a JSON number, and only a number: orchestr8 compares with
@@ -506,14 +511,14 @@ func (c *Config) Set(key, value string) error {
 	v := strings.TrimSpace(value)
 	switch key {
 	case KeyMaxRetries, KeyWindowSize:
-		least := 0
+		r := orchestr8.MaxRetriesRange
 		if key == KeyWindowSize {
-			least = 1
+			r = orchestr8.WindowSizeRange
 		}
 		// As setConfigValue: a number that is an integer, so "3.0" is 3.
 		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f != math.Trunc(f) || f < float64(least) || f > maxCount {
-			return fmt.Errorf("%s must be a whole number from %d up, got %q", key, least, value)
+		if err != nil || !r.Allows(f) || f > maxCount {
+			return fmt.Errorf("%s must be a whole number from %d up, got %q", key, int(r.Min), value)
 		}
 		n := int(f)
 		if key == KeyMaxRetries {
@@ -526,7 +531,7 @@ func (c *Config) Set(key, value string) error {
 		if strings.HasSuffix(v, "%") {
 			f /= 100
 		}
-		if err != nil || math.IsNaN(f) || f < 0 || f > 1 {
+		if err != nil || !orchestr8.ThresholdRange.Allows(f) {
 			return fmt.Errorf("%s must be a number from 0 to 1 (or a percentage such as 20%%), got %q", key, value)
 		}
 		c.HighFailureThreshold = f
@@ -537,19 +542,19 @@ func (c *Config) Set(key, value string) error {
 		}
 		if !ok {
 			known := append(slices.Clone(Keys[:3]), KeyStrategies+"."+Stages[0])
-			return fmt.Errorf("unknown key %q%s (valid keys: %s)", key, yamlast.Suggest(key, known), SettableKeys())
+			return fmt.Errorf("unknown key %q%s (valid keys: %s)", key, names.Suggest(key, known), SettableKeys())
 		}
 		if _, has := c.Strategies[stage]; !has && !slices.Contains(Stages, stage) {
-			return fmt.Errorf("unknown stage %q%s (stages: %s)", stage, yamlast.Suggest(stage, c.knownStages()), strings.Join(c.knownStages(), ", "))
+			return fmt.Errorf("unknown stage %q%s (stages: %s)", stage, names.Suggest(stage, c.knownStages()), strings.Join(c.knownStages(), ", "))
 		}
-		names := []string{}
+		list := []string{}
 		if v != "" {
 			for _, s := range strings.Split(v, ",") {
 				s = strings.TrimSpace(s)
 				if !slices.Contains(Strategies, s) {
-					return fmt.Errorf("%s: unknown strategy %q%s (strategies: %s)", key, s, yamlast.Suggest(s, Strategies), strings.Join(Strategies, ", "))
+					return fmt.Errorf("%s: unknown strategy %q%s (strategies: %s)", key, s, names.Suggest(s, Strategies), strings.Join(Strategies, ", "))
 				}
-				names = append(names, s)
+				list = append(list, s)
 			}
 		}
 		if c.Strategies == nil {
@@ -558,7 +563,7 @@ func (c *Config) Set(key, value string) error {
 		if _, has := c.Strategies[stage]; !has {
 			c.order = append(c.order, stage)
 		}
-		c.Strategies[stage] = names
+		c.Strategies[stage] = list
 		if c.Defaulted != nil {
 			delete(c.Defaulted, key)
 			c.Defaulted[KeyStrategies] = false

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/orchstat/orchstat/rules/failure"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
@@ -30,7 +31,7 @@ type AttemptRun struct {
 // RecordedAttempt is one attempt as recorded.
 type RecordedAttempt struct {
 	Passed    bool
-	Class     retry.Class
+	Class     failure.Class
 	Signature string
 	// Stage is where it failed; it is also the operation whose limit
 	// applies (seed 001's test, build, review).

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orchstat/orchstat/rules/failure"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
@@ -20,7 +21,7 @@ func mustPreset(t *testing.T, name string) *retry.Policy {
 
 // fails is n failed attempts of one class and signature, then a pass when
 // pass is set.
-func fails(n int, class retry.Class, sig string, pass bool) []RecordedAttempt {
+func fails(n int, class failure.Class, sig string, pass bool) []RecordedAttempt {
 	var out []RecordedAttempt
 	for range n {
 		out = append(out, RecordedAttempt{Class: class, Signature: sig, Stage: string(class)})
@@ -39,11 +40,11 @@ func TestReplayAttempts(t *testing.T) {
 	max2.Name, max2.MaxAttempts = "max2", 2
 	runs := []AttemptRun{
 		// Passes at the 4th attempt after three identical failures.
-		{System: "factory", RunID: "a", Attempts: fails(3, retry.ClassVerifyFailed, "s", true)},
+		{System: "factory", RunID: "a", Attempts: fails(3, failure.ClassVerifyFailed, "s", true)},
 		// A precondition that can never hold, retried to the limit.
-		{System: "factory", RunID: "b", Attempts: fails(5, retry.ClassPreflight, "p", false)},
+		{System: "factory", RunID: "b", Attempts: fails(5, failure.ClassPreflight, "p", false)},
 		// Made under max_attempts 2, as its summary says.
-		{System: "factory", RunID: "c", MaxAttempts: 2, Attempts: fails(2, retry.ClassVerifyFailed, "", false)},
+		{System: "factory", RunID: "c", MaxAttempts: 2, Attempts: fails(2, failure.ClassVerifyFailed, "", false)},
 		// Passes first time.
 		{System: "factory", RunID: "d", Attempts: fails(0, "", "", true)},
 	}
@@ -77,13 +78,13 @@ func TestReplayAttemptsGlobalCapAndRecordBaseline(t *testing.T) {
 		// Each failure differs from the last, so no signature halts.
 		var as []RecordedAttempt
 		for i := range 5 {
-			as = append(as, RecordedAttempt{Class: retry.ClassLogicError, Signature: id + string(rune('a'+i))})
+			as = append(as, RecordedAttempt{Class: failure.ClassLogicError, Signature: id + string(rune('a'+i))})
 		}
 		as = append(as, RecordedAttempt{Passed: true})
 		runs = append(runs, AttemptRun{System: "claudestrator", RunID: id, Batch: "run-1", Attempts: as})
 	}
 	runs = append(runs, AttemptRun{System: "claudestrator", RunID: "other", Batch: "run-2",
-		Attempts: fails(2, retry.ClassLogicError, "x", false)})
+		Attempts: fails(2, failure.ClassLogicError, "x", false)})
 	base := mustPreset(t, "auto-retry")
 	base.Name, base.MaxRetries, base.MaxAttempts, base.SignatureHalt, base.GlobalCap = "as recorded", 1<<30, 0, 0, 0
 	got, err := ReplayAttempts(context.Background(), runs, base, []*retry.Policy{mustPreset(t, "auto-retry")}, false)
@@ -109,8 +110,8 @@ func TestReplayAttemptsGlobalCapAndRecordBaseline(t *testing.T) {
 // "retried past the record", and is named by the self-check.
 func TestReplayAttemptsBaselineIsTheRecord(t *testing.T) {
 	runs := []AttemptRun{
-		{System: "factory", RunID: "x", Attempts: fails(3, retry.ClassVerifyFailed, "", false)},
-		{System: "factory", RunID: "y", Attempts: fails(1, retry.ClassVerifyFailed, "", true)},
+		{System: "factory", RunID: "x", Attempts: fails(3, failure.ClassVerifyFailed, "", false)},
+		{System: "factory", RunID: "y", Attempts: fails(1, failure.ClassVerifyFailed, "", true)},
 	}
 	got, err := ReplayAttempts(context.Background(), runs, mustPreset(t, "factory"), []*retry.Policy{mustPreset(t, "factory")}, true)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orchstat/orchstat/rules/failure"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
@@ -18,7 +19,7 @@ func manyEpisodes(runs int) []Episode {
 	var eps []Episode
 	for r := range runs {
 		for i := range 10 {
-			e := ep(fmt.Sprintf("%d-%d", r, i), i%4, i%3 != 0, retry.ClassServer)
+			e := ep(fmt.Sprintf("%d-%d", r, i), i%4, i%3 != 0, failure.ClassServer)
 			e.Run = fmt.Sprintf("run-%d", r)
 			eps = append(eps, e)
 		}
@@ -30,7 +31,7 @@ func manyEpisodes(runs int) []Episode {
 func everything(name string) *retry.Policy {
 	p := orchestrator()
 	p.Name, p.MaxRetries = name, retry.MaxRetriesCap
-	for _, c := range retry.AllClasses() {
+	for _, c := range failure.AllClasses() {
 		p.Retriable[c] = true
 	}
 	return p
@@ -67,7 +68,7 @@ func TestSimulateStopsWhenCancelled(t *testing.T) {
 func TestReplayAttemptsStopsWhenCancelled(t *testing.T) {
 	var runs []AttemptRun
 	for i := range 200000 {
-		runs = append(runs, AttemptRun{System: "factory", RunID: fmt.Sprint(i), Attempts: fails(3, retry.ClassVerifyFailed, "s", true)})
+		runs = append(runs, AttemptRun{System: "factory", RunID: fmt.Sprint(i), Attempts: fails(3, failure.ClassVerifyFailed, "s", true)})
 	}
 	var policies []*retry.Policy
 	for i := range 50 {

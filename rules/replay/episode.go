@@ -6,7 +6,7 @@ package replay
 import (
 	"time"
 
-	"github.com/orchstat/orchstat/rules/retry"
+	"github.com/orchstat/orchstat/rules/failure"
 )
 
 // Kind is what an episode records.
@@ -29,7 +29,7 @@ type Attempt struct {
 	OK bool
 	// Class is the failure's class, "" when the record does not say (the
 	// orchestrator's traces keep only the last error of a request).
-	Class retry.Class
+	Class failure.Class
 	// Signature identifies the failure, so identical failures can halt a
 	// loop; "" when unknown.
 	Signature string
@@ -84,7 +84,7 @@ func (e *Episode) Retries() int { return max(len(e.Attempts)-1, 0) }
 
 // FinalClass is the class of the last failed attempt, "" when the episode
 // succeeded or the class is unknown.
-func (e *Episode) FinalClass() retry.Class {
+func (e *Episode) FinalClass() failure.Class {
 	if e.Success || len(e.Attempts) == 0 {
 		return ""
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/orchstat/orchstat/rules/failure"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
@@ -15,7 +16,7 @@ func l2Iterations(e *Episode) []retry.L2Iteration {
 	its = append(its, retry.L2Iteration{Signature: e.InitialSignature})
 	for _, a := range e.Attempts {
 		its = append(its, retry.L2Iteration{Signature: a.Signature, PatchApplyFailed: a.PatchApplyFailed, Passed: a.OK,
-			NoPatch: a.Class == retry.ClassLLMOutputInvalid})
+			NoPatch: a.Class == failure.ClassLLMOutputInvalid})
 	}
 	return its
 }

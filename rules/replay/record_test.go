@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orchstat/orchstat/rules/failure"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
@@ -32,11 +33,11 @@ func loop(id, initial string, end string, iters ...string) Episode {
 		case '+':
 			a.OK = true
 		case 'x':
-			a.Class = retry.ClassVerifyFailed
+			a.Class = failure.ClassVerifyFailed
 		case '!':
-			a.Class, a.PatchApplyFailed = retry.ClassPatchApplyFailed, true
+			a.Class, a.PatchApplyFailed = failure.ClassPatchApplyFailed, true
 		case '-':
-			a.Class = retry.ClassLLMOutputInvalid
+			a.Class = failure.ClassLLMOutputInvalid
 		}
 		e.Attempts = append(e.Attempts, a)
 	}

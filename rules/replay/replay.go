@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/orchstat/orchstat/rules/failure"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
@@ -38,7 +39,7 @@ type Model struct {
 	// that attempts 1..k-1 failed with class c, by Kaplan–Meier under the
 	// assumption that an episode's failures keep their class. Beyond the
 	// last attempt observed, the last hazard carries on.
-	Hazard map[retry.Class][]float64
+	Hazard map[failure.Class][]float64
 	// Mix is the distribution of the classes retried in the record, for
 	// failures whose class is unrecorded.
 	Mix []ClassWeight
@@ -52,7 +53,7 @@ type Model struct {
 
 // ClassWeight is one class's share of the mix.
 type ClassWeight struct {
-	Class  retry.Class
+	Class  failure.Class
 	Weight float64
 }
 
@@ -67,7 +68,7 @@ func Fit(eps []Episode, baseline *retry.Policy) *Model {
 // retries, which is what an unnamed (retried) failure could have been;
 // every retriable class alike when the record has none.
 func fitMix(eps []Episode, baseline *retry.Policy) []ClassWeight {
-	counts := map[retry.Class]float64{}
+	counts := map[failure.Class]float64{}
 	for i := range eps {
 		e := &eps[i]
 		if e.Kind != KindProvider {
@@ -116,9 +117,9 @@ func fitAttemptTime(eps []Episode, baseline *retry.Policy) time.Duration {
 // episodes that reached it; those that succeed at k are events. A failed
 // episode's class is its final one; a successful episode's earlier
 // failures are spread over the mix.
-func fitHazard(eps []Episode, baseline *retry.Policy, mix []ClassWeight) map[retry.Class][]float64 {
-	byClass := map[retry.Class]*survival{}
-	add := func(c retry.Class, w float64, attempts int, success bool) {
+func fitHazard(eps []Episode, baseline *retry.Policy, mix []ClassWeight) map[failure.Class][]float64 {
+	byClass := map[failure.Class]*survival{}
+	add := func(c failure.Class, w float64, attempts int, success bool) {
 		k := byClass[c]
 		if k == nil {
 			k = &survival{}
@@ -134,7 +135,7 @@ func fitHazard(eps []Episode, baseline *retry.Policy, mix []ClassWeight) map[ret
 		n := len(e.Attempts)
 		c := e.FinalClass()
 		if c == "" {
-			c = retry.ClassUnknown
+			c = failure.ClassUnknown
 		}
 		if !e.Success && baseline.Retriable[c] {
 			add(c, 1, n, false)
@@ -146,7 +147,7 @@ func fitHazard(eps []Episode, baseline *retry.Policy, mix []ClassWeight) map[ret
 			add(cw.Class, cw.Weight, n, e.Success)
 		}
 	}
-	hazard := map[retry.Class][]float64{}
+	hazard := map[failure.Class][]float64{}
 	for c, k := range byClass {
 		hazard[c] = k.hazard()
 	}
@@ -185,7 +186,7 @@ func (k *survival) hazard() []float64 {
 }
 
 // hazard is the chance attempt k succeeds after failures of class c.
-func (m *Model) hazard(c retry.Class, k int) float64 {
+func (m *Model) hazard(c failure.Class, k int) float64 {
 	h := m.Hazard[c]
 	if len(h) == 0 {
 		return 0 // never retried in the record: assume it fails again
@@ -196,9 +197,9 @@ func (m *Model) hazard(c retry.Class, k int) float64 {
 	return h[len(h)-1]
 }
 
-func (m *Model) drawClass(r *rand.Rand) retry.Class {
+func (m *Model) drawClass(r *rand.Rand) failure.Class {
 	if len(m.Mix) == 0 {
-		return retry.ClassUnknown // a baseline that retries nothing explains no retry
+		return failure.ClassUnknown // a baseline that retries nothing explains no retry
 	}
 	x := r.Float64()
 	for _, cw := range m.Mix {
@@ -258,7 +259,7 @@ func (rp *Replayer) Provider(e *Episode, p *retry.Policy, tr *retry.Tracker, s *
 	n := len(e.Attempts)
 	final := e.FinalClass()
 	if final == "" && !e.Success {
-		final = retry.ClassUnknown
+		final = failure.ClassUnknown
 	}
 	// A request's failures are assumed to keep their class: a failed
 	// request's are its final one when the baseline retries that class.
@@ -266,8 +267,8 @@ func (rp *Replayer) Provider(e *Episode, p *retry.Policy, tr *retry.Tracker, s *
 	// baseline does not retry) the retried failures' class is drawn once
 	// from the mix.
 	persistent := !e.Success && rp.Baseline.Retriable[final]
-	var drawn retry.Class
-	classOf := func(k int) retry.Class {
+	var drawn failure.Class
+	classOf := func(k int) failure.Class {
 		if persistent || (!e.Success && k >= n) {
 			return final
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orchstat/orchstat/rules/failure"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
@@ -15,12 +16,12 @@ import (
 // not depend on the presets.
 func orchestrator() *retry.Policy {
 	return &retry.Policy{Name: "baseline", MaxRetries: 3, Backoff: retry.Orchestrator,
-		Retriable: map[retry.Class]bool{retry.ClassRateLimit: true, retry.ClassTimeout: true, retry.ClassServer: true, retry.ClassNetwork: true}}
+		Retriable: map[failure.Class]bool{failure.ClassRateLimit: true, failure.ClassTimeout: true, failure.ClassServer: true, failure.ClassNetwork: true}}
 }
 
 // ep makes a provider episode: retries failed attempts, then success or a
 // final failure of class final.
-func ep(id string, retries int, success bool, final retry.Class) Episode {
+func ep(id string, retries int, success bool, final failure.Class) Episode {
 	e := Episode{Kind: KindProvider, ID: id, Run: "run-" + id, Success: success, Duration: time.Duration(retries+1) * time.Second}
 	for range retries {
 		e.Attempts = append(e.Attempts, Attempt{})
@@ -38,7 +39,7 @@ func ep(id string, retries int, success bool, final retry.Class) Episode {
 
 func corpus() []Episode {
 	var eps []Episode
-	add := func(n int, retries int, success bool, final retry.Class) {
+	add := func(n int, retries int, success bool, final failure.Class) {
 		for range n {
 			eps = append(eps, ep(fmt.Sprintf("%d", len(eps)), retries, success, final))
 		}
@@ -46,9 +47,9 @@ func corpus() []Episode {
 	add(60, 0, true, "")
 	add(20, 1, true, "")
 	add(10, 2, true, "")
-	add(4, 3, false, retry.ClassServer)    // exhausted
-	add(4, 3, false, retry.ClassRateLimit) // exhausted
-	add(2, 0, false, retry.ClassAuth)      // not retried
+	add(4, 3, false, failure.ClassServer)    // exhausted
+	add(4, 3, false, failure.ClassRateLimit) // exhausted
+	add(2, 0, false, failure.ClassAuth)      // not retried
 	return eps
 }
 
@@ -60,15 +61,15 @@ func TestFit(t *testing.T) {
 	}
 	// Server, attempt 2: at risk 4 (failed) + half of the 30 successes that
 	// retried = 19; events: half of 20 = 10.
-	h := m.Hazard[retry.ClassServer]
+	h := m.Hazard[failure.ClassServer]
 	want := []float64{0, 10.0 / 19, 5.0 / 9, 0}
 	for i := range want {
 		if math.Abs(h[i]-want[i]) > 1e-12 {
 			t.Errorf("hazard[%d] = %v, want %v", i, h[i], want[i])
 		}
 	}
-	if m.hazard(retry.ClassServer, 9) != 0 || m.hazard(retry.ClassAuth, 2) != 0 {
-		t.Errorf("beyond the data: %v %v", m.hazard(retry.ClassServer, 9), m.hazard(retry.ClassAuth, 2))
+	if m.hazard(failure.ClassServer, 9) != 0 || m.hazard(failure.ClassAuth, 2) != 0 {
+		t.Errorf("beyond the data: %v %v", m.hazard(failure.ClassServer, 9), m.hazard(failure.ClassAuth, 2))
 	}
 	if m.AttemptTime != time.Second {
 		t.Errorf("attempt time %v", m.AttemptTime)
@@ -86,12 +87,12 @@ func TestProviderReplay(t *testing.T) {
 	fewer.Name, fewer.MaxRetries = "fewer", 1
 	noRate := orchestrator()
 	noRate.Name = "no-rate-limit"
-	delete(noRate.Retriable, retry.ClassRateLimit)
+	delete(noRate.Retriable, failure.ClassRateLimit)
 	more := orchestrator()
 	more.Name, more.MaxRetries = "more", 6
 	allClasses := orchestrator()
 	allClasses.Name = "retry-auth"
-	allClasses.Retriable[retry.ClassAuth] = true
+	allClasses.Retriable[failure.ClassAuth] = true
 
 	tests := []struct {
 		name      string
@@ -102,14 +103,14 @@ func TestProviderReplay(t *testing.T) {
 		estimated bool
 	}{
 		{"baseline: success after 2 retries", ep("a", 2, true, ""), orchestrator(), true, 3, false},
-		{"baseline: exhausted", ep("b", 3, false, retry.ClassServer), orchestrator(), false, 4, false},
-		{"baseline: auth is final", ep("c", 0, false, retry.ClassAuth), orchestrator(), false, 1, false},
+		{"baseline: exhausted", ep("b", 3, false, failure.ClassServer), orchestrator(), false, 4, false},
+		{"baseline: auth is final", ep("c", 0, false, failure.ClassAuth), orchestrator(), false, 1, false},
 		{"fewer retries: the recorded prefix fails", ep("d", 2, true, ""), fewer, false, 2, false},
 		{"fewer retries: a first-try success stays", ep("e", 0, true, ""), fewer, true, 1, false},
-		{"a class never retried stops at once", ep("f", 3, false, retry.ClassRateLimit), noRate, false, 1, false},
+		{"a class never retried stops at once", ep("f", 3, false, failure.ClassRateLimit), noRate, false, 1, false},
 		{"an unnamed retried failure: estimated", ep("g", 1, true, ""), noRate, true, 2, true},
-		{"more retries after exhaustion: estimated", ep("h", 3, false, retry.ClassServer), more, false, 7, true},
-		{"retrying auth: no data, assumed to fail", ep("i", 0, false, retry.ClassAuth), allClasses, false, 4, true},
+		{"more retries after exhaustion: estimated", ep("h", 3, false, failure.ClassServer), more, false, 7, true},
+		{"retrying auth: no data, assumed to fail", ep("i", 0, false, failure.ClassAuth), allClasses, false, 4, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -185,13 +186,13 @@ func TestSimulate(t *testing.T) {
 // Retries ended by a failure the baseline does not retry: the retried
 // failures were of another class, and the baseline still reproduces it.
 func TestRetriesEndedByAFinalClass(t *testing.T) {
-	e := ep("z", 2, false, retry.ClassAuth)
+	e := ep("z", 2, false, failure.ClassAuth)
 	o := replayOne(t, e, orchestrator())
 	if o.Success || o.Attempts != 3 || o.Estimated {
 		t.Fatalf("baseline: %+v", o)
 	}
 	none := orchestrator()
-	none.Name, none.Retriable = "retry-nothing", map[retry.Class]bool{}
+	none.Name, none.Retriable = "retry-nothing", map[failure.Class]bool{}
 	if o := replayOne(t, e, none); o.Attempts != 1 || o.Estimated {
 		t.Fatalf("no retries: %+v", o)
 	}
@@ -200,7 +201,7 @@ func TestRetriesEndedByAFinalClass(t *testing.T) {
 // A baseline that retries nothing cannot explain recorded retries: the
 // replay says so (estimated) instead of failing.
 func TestBaselineWithoutRetries(t *testing.T) {
-	none := &retry.Policy{Name: "none", Retriable: map[retry.Class]bool{}}
+	none := &retry.Policy{Name: "none", Retriable: map[failure.Class]bool{}}
 	eps := corpus()
 	res := mustSimulate(t, eps, none, []*retry.Policy{orchestrator()}, Options{Seed: 1})
 	if res[0].Reproduced == res[0].Checked || res[1].Episodes != len(eps) {
@@ -215,7 +216,7 @@ func TestBaselineWithoutRetries(t *testing.T) {
 // steps; a step that succeeded restarts the count.
 func TestL3Diagnoses(t *testing.T) {
 	fail := func(sig string) Attempt {
-		return Attempt{PatchApplyFailed: true, Signature: sig, Class: retry.ClassPatchApplyFailed}
+		return Attempt{PatchApplyFailed: true, Signature: sig, Class: failure.ClassPatchApplyFailed}
 	}
 	step := func(run, id string, success bool, diagnoses int, as ...Attempt) Episode {
 		return Episode{Kind: KindL3, ID: run + "/l3/" + id, Run: run, Success: success, Attempts: as, Diagnoses: diagnoses}

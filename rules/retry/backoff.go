@@ -5,18 +5,19 @@
 //
 //   - Backoff: the schedules (the orchestrator's ±10%, AWS's full, equal
 //     and decorrelated jitter, constant, none).
-//   - Classifier: failure text to a Class, table-driven (DefaultProvider,
-//     DefaultFactory, ClassifyCommand); Signature for identical failures.
-//   - Policy and Tracker: the limits, failure by failure; ReplayL2,
-//     Cascade.Detect, Adaptive.Recommend and DiagnosisDue for the seeds'
+//   - Policy and Tracker: the limits, failure by failure, over the
+//     failure classes of rules/failure; ReplayL2, Cascade.Detect,
+//     Adaptive.Recommend (and Advise) and DiagnosisDue for the seeds'
 //     loops.
-//   - Preset and ParsePolicy: the seed systems' policies, and YAML files
-//     that compose and override them.
+//   - Preset: the seed systems' policies; Policy.Validate, the range
+//     checks. Policy files, YAML that composes and overrides a preset, are
+//     read by rules/retry/policyfile.
 package retry
 
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -125,3 +126,6 @@ func (b Backoff) Delay(n int, r Rand) time.Duration {
 	}
 	return time.Duration(d)
 }
+
+// JitterNames lists the jitters by name, in the order of their values.
+func JitterNames() []string { return slices.Clone(jitterNames[:]) }

@@ -35,19 +35,62 @@ type StageOutcome struct {
 // FailureRate is seed 004's rule 1: among the last Window runs (every run
 // when Window is 0), the share that failed at stage. No history is 0.
 func (a Adaptive) FailureRate(stage string, history []StageOutcome) float64 {
+	failed, runs := a.window(stage, history)
+	if runs == 0 {
+		return 0
+	}
+	return float64(failed) / float64(runs)
+}
+
+// window counts the last Window runs (every run when Window is 0) and
+// those among them that failed at stage.
+func (a Adaptive) window(stage string, history []StageOutcome) (failed, runs int) {
 	if a.Window > 0 && len(history) > a.Window {
 		history = history[len(history)-a.Window:]
 	}
-	if len(history) == 0 {
-		return 0
-	}
-	n := 0
 	for _, h := range history {
 		if h.Failed && h.Stage == stage {
-			n++
+			failed++
 		}
 	}
-	return float64(n) / float64(len(history))
+	return failed, len(history)
+}
+
+// AdviceRule is which of Recommend's cases gave the advice.
+type AdviceRule int
+
+const (
+	// AdvicePastMaxRetries: the attempt is past MaxRetries, so
+	// abort-recommended.
+	AdvicePastMaxRetries AdviceRule = iota
+	// AdviceStrategy: the failure rate is above Threshold, so the stage's
+	// strategy for the attempt (Advice.Step).
+	AdviceStrategy
+	// AdviceNoStrategy: the failure rate is above Threshold, but the stage
+	// has no strategies, so retry.
+	AdviceNoStrategy
+	// AdviceNoHistory: no run is recorded, so retry (the seed's First
+	// Failure case).
+	AdviceNoHistory
+	// AdviceBelowThreshold: the failure rate is not above Threshold, so
+	// retry.
+	AdviceBelowThreshold
+)
+
+// Advice is Recommend's answer with what it rests on, for whoever has to
+// explain it.
+type Advice struct {
+	Strategy string
+	Rule     AdviceRule
+	// Rate is FailureRate: Failed of the last Runs runs failed at the
+	// stage.
+	Rate         float64
+	Failed, Runs int
+	// Step is, with AdviceStrategy, the position from 1 in the stage's
+	// strategies that the attempt calls for: the attempt, or the last
+	// strategy once attempts outrun the list. Strategy is "retry" when
+	// that entry is empty or the attempt is below 1.
+	Step int
 }
 
 // Recommend is seed 004's rule 2, in its order, after attempt (1-based)
@@ -63,18 +106,31 @@ func (a Adaptive) FailureRate(stage string, history []StageOutcome) float64 {
 // case) unless rule 1 applies. This is the pipeline's own
 // recommendStrategy, attempt below 1 included: it gives "retry".
 func (a Adaptive) Recommend(stage string, attempt int, history []StageOutcome) string {
-	if attempt > a.MaxRetries {
-		return StrategyAbort
-	}
-	if a.FailureRate(stage, history) > a.Threshold {
-		s := a.Strategies[stage]
-		i := min(attempt-1, len(s)-1)
-		if i < 0 || s[i] == "" {
-			return StrategyRetry
+	return a.Advise(stage, attempt, history).Strategy
+}
+
+// Advise is Recommend, saying which case applied and on what numbers.
+func (a Adaptive) Advise(stage string, attempt int, history []StageOutcome) Advice {
+	adv := Advice{Strategy: StrategyRetry}
+	adv.Failed, adv.Runs = a.window(stage, history)
+	adv.Rate = a.FailureRate(stage, history)
+	switch s := a.Strategies[stage]; {
+	case attempt > a.MaxRetries:
+		adv.Strategy, adv.Rule = StrategyAbort, AdvicePastMaxRetries
+	case adv.Rate > a.Threshold && len(s) == 0:
+		adv.Rule = AdviceNoStrategy
+	case adv.Rate > a.Threshold:
+		adv.Rule = AdviceStrategy
+		adv.Step = max(min(attempt, len(s)), 1)
+		if i := min(attempt-1, len(s)-1); i >= 0 && s[i] != "" {
+			adv.Strategy = s[i]
 		}
-		return s[i]
+	case adv.Runs == 0:
+		adv.Rule = AdviceNoHistory
+	default:
+		adv.Rule = AdviceBelowThreshold
 	}
-	return StrategyRetry
+	return adv
 }
 
 // L2Iteration is what the record says of one L2 verification: its[0] is

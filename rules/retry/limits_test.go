@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/orchstat/orchstat/rules/failure"
 )
 
 // exhaust fails one item attempt after attempt until the tracker stops
@@ -53,51 +55,51 @@ func TestPresetBehaviour(t *testing.T) {
 		reason string
 	}{
 		// orchestrator (seed 000): 3 retries of the four transient classes, 1 s doubling.
-		{"orchestrator", Failure{Class: ClassRateLimit}, nil, secs(1, 2, 4), "max_retries"},
-		{"orchestrator", Failure{Class: ClassTimeout}, nil, secs(1, 2, 4), "max_retries"},
-		{"orchestrator", Failure{Class: ClassServer}, nil, secs(1, 2, 4), "max_retries"},
-		{"orchestrator", Failure{Class: ClassNetwork}, nil, secs(1, 2, 4), "max_retries"},
-		{"orchestrator", Failure{Class: ClassAuth}, nil, nil, "class"},
-		{"orchestrator", Failure{Class: ClassClient}, nil, nil, "class"},
-		{"orchestrator", Failure{Class: ClassAbort}, nil, nil, "class"},
-		{"orchestrator", Failure{Class: ClassUnknown}, nil, nil, "class"},
+		{"orchestrator", Failure{Class: failure.ClassRateLimit}, nil, secs(1, 2, 4), "max_retries"},
+		{"orchestrator", Failure{Class: failure.ClassTimeout}, nil, secs(1, 2, 4), "max_retries"},
+		{"orchestrator", Failure{Class: failure.ClassServer}, nil, secs(1, 2, 4), "max_retries"},
+		{"orchestrator", Failure{Class: failure.ClassNetwork}, nil, secs(1, 2, 4), "max_retries"},
+		{"orchestrator", Failure{Class: failure.ClassAuth}, nil, nil, "class"},
+		{"orchestrator", Failure{Class: failure.ClassClient}, nil, nil, "class"},
+		{"orchestrator", Failure{Class: failure.ClassAbort}, nil, nil, "class"},
+		{"orchestrator", Failure{Class: failure.ClassUnknown}, nil, nil, "class"},
 		{"orchestrator", Failure{}, nil, nil, "class"}, // no class is unknown
 		// retry-handler (seed 001): attempts test 3, review 2, build 1.
-		{"retry-handler", Failure{Class: ClassLogicError, Operation: "test"}, nil, secs(0, 0), "max_retries"},
-		{"retry-handler", Failure{Class: ClassLogicError, Operation: "review"}, nil, secs(0), "max_retries"},
-		{"retry-handler", Failure{Class: ClassLogicError, Operation: "build"}, nil, nil, "max_retries"},
-		{"retry-handler", Failure{Class: ClassCommandTimeout, Operation: "custom"}, nil, secs(0, 0), "max_retries"},
+		{"retry-handler", Failure{Class: failure.ClassLogicError, Operation: "test"}, nil, secs(0, 0), "max_retries"},
+		{"retry-handler", Failure{Class: failure.ClassLogicError, Operation: "review"}, nil, secs(0), "max_retries"},
+		{"retry-handler", Failure{Class: failure.ClassLogicError, Operation: "build"}, nil, nil, "max_retries"},
+		{"retry-handler", Failure{Class: failure.ClassCommandTimeout, Operation: "custom"}, nil, secs(0, 0), "max_retries"},
 		// auto-retry (seed 002): 10 retries, halted by 3 identical signatures.
-		{"auto-retry", Failure{Class: ClassUnknown}, distinct, make([]time.Duration, 10), "max_retries"},
-		{"auto-retry", Failure{Class: ClassUnknown}, func(int) string { return "same" }, secs(0, 0), "signature_halt"},
-		{"auto-retry", Failure{Class: ClassUnknown}, func(k int) string { return []string{"", "a", "b", "b", "b"}[min(k, 4)] }, secs(0, 0, 0), "signature_halt"},
+		{"auto-retry", Failure{Class: failure.ClassUnknown}, distinct, make([]time.Duration, 10), "max_retries"},
+		{"auto-retry", Failure{Class: failure.ClassUnknown}, func(int) string { return "same" }, secs(0, 0), "signature_halt"},
+		{"auto-retry", Failure{Class: failure.ClassUnknown}, func(k int) string { return []string{"", "a", "b", "b", "b"}[min(k, 4)] }, secs(0, 0, 0), "signature_halt"},
 		// factory (seed 003): 5 attempts of anything.
-		{"factory", Failure{Class: ClassVerifyFailed}, nil, make([]time.Duration, 4), "max_retries"},
-		{"factory", Failure{Class: ClassPreflight}, nil, make([]time.Duration, 4), "max_retries"},
-		{"factory", Failure{Class: ClassWriteFailed}, nil, make([]time.Duration, 4), "max_retries"},
-		{"factory", Failure{Class: ClassException, Message: "401 invalid api key"}, nil, make([]time.Duration, 4), "max_retries"},
+		{"factory", Failure{Class: failure.ClassVerifyFailed}, nil, make([]time.Duration, 4), "max_retries"},
+		{"factory", Failure{Class: failure.ClassPreflight}, nil, make([]time.Duration, 4), "max_retries"},
+		{"factory", Failure{Class: failure.ClassWriteFailed}, nil, make([]time.Duration, 4), "max_retries"},
+		{"factory", Failure{Class: failure.ClassException, Message: "401 invalid api key"}, nil, make([]time.Duration, 4), "max_retries"},
 		// factory-audited: deterministic stages and permanent exceptions stop at once.
-		{"factory-audited", Failure{Class: ClassPreflight}, nil, nil, "class"},
-		{"factory-audited", Failure{Class: ClassWriteFailed}, nil, nil, "class"},
-		{"factory-audited", Failure{Class: ClassException, Message: "AuthenticationError: 401 invalid api key"}, nil, nil, "class"},
-		{"factory-audited", Failure{Class: ClassException, Message: "ModuleNotFoundError: No module named 'openai'"}, nil, nil, "class"},
-		{"factory-audited", Failure{Class: ClassException, Message: ""}, nil, nil, "class"},
-		{"factory-audited", Failure{Class: ClassException, Message: "RateLimitError: Error code: 429"}, nil, make([]time.Duration, 4), "max_retries"},
-		{"factory-audited", Failure{Class: ClassException, Message: "APIConnectionError: Connection error."}, nil, make([]time.Duration, 4), "max_retries"},
-		{"factory-audited", Failure{Class: ClassVerifyFailed}, nil, make([]time.Duration, 4), "max_retries"},
-		{"factory-audited", Failure{Class: ClassAcceptanceFailed}, nil, make([]time.Duration, 4), "max_retries"},
-		{"factory-audited", Failure{Class: ClassCommandTimeout}, nil, make([]time.Duration, 4), "max_retries"},
-		{"factory-audited", Failure{Class: ClassLLMOutputInvalid}, nil, make([]time.Duration, 4), "max_retries"},
+		{"factory-audited", Failure{Class: failure.ClassPreflight}, nil, nil, "class"},
+		{"factory-audited", Failure{Class: failure.ClassWriteFailed}, nil, nil, "class"},
+		{"factory-audited", Failure{Class: failure.ClassException, Message: "AuthenticationError: 401 invalid api key"}, nil, nil, "class"},
+		{"factory-audited", Failure{Class: failure.ClassException, Message: "ModuleNotFoundError: No module named 'openai'"}, nil, nil, "class"},
+		{"factory-audited", Failure{Class: failure.ClassException, Message: ""}, nil, nil, "class"},
+		{"factory-audited", Failure{Class: failure.ClassException, Message: "RateLimitError: Error code: 429"}, nil, make([]time.Duration, 4), "max_retries"},
+		{"factory-audited", Failure{Class: failure.ClassException, Message: "APIConnectionError: Connection error."}, nil, make([]time.Duration, 4), "max_retries"},
+		{"factory-audited", Failure{Class: failure.ClassVerifyFailed}, nil, make([]time.Duration, 4), "max_retries"},
+		{"factory-audited", Failure{Class: failure.ClassAcceptanceFailed}, nil, make([]time.Duration, 4), "max_retries"},
+		{"factory-audited", Failure{Class: failure.ClassCommandTimeout}, nil, make([]time.Duration, 4), "max_retries"},
+		{"factory-audited", Failure{Class: failure.ClassLLMOutputInvalid}, nil, make([]time.Duration, 4), "max_retries"},
 		// adaptive (seed 004): 3 retries.
-		{"adaptive", Failure{Class: ClassUnknown, Operation: "cass"}, nil, secs(0, 0, 0), "max_retries"},
+		{"adaptive", Failure{Class: failure.ClassUnknown, Operation: "cass"}, nil, secs(0, 0, 0), "max_retries"},
 		// generic.
-		{"none", Failure{Class: ClassRateLimit}, nil, nil, "class"},
-		{"none", Failure{Class: ClassUnknown}, nil, nil, "class"},
-		{"aws-full", Failure{Class: ClassServer}, nil, secs(0.5, 1, 2), "max_retries"},
-		{"aws-equal", Failure{Class: ClassServer}, nil, secs(0.75, 1.5, 3), "max_retries"},
-		{"aws-decorrelated", Failure{Class: ClassServer}, nil, secs(2, 3.5, 5.75), "max_retries"},
-		{"aws-decorrelated", Failure{Class: ClassAuth}, nil, nil, "class"},
-		{"constant", Failure{Class: ClassServer}, nil, secs(1, 1, 1), "max_retries"},
+		{"none", Failure{Class: failure.ClassRateLimit}, nil, nil, "class"},
+		{"none", Failure{Class: failure.ClassUnknown}, nil, nil, "class"},
+		{"aws-full", Failure{Class: failure.ClassServer}, nil, secs(0.5, 1, 2), "max_retries"},
+		{"aws-equal", Failure{Class: failure.ClassServer}, nil, secs(0.75, 1.5, 3), "max_retries"},
+		{"aws-decorrelated", Failure{Class: failure.ClassServer}, nil, secs(2, 3.5, 5.75), "max_retries"},
+		{"aws-decorrelated", Failure{Class: failure.ClassAuth}, nil, nil, "class"},
+		{"constant", Failure{Class: failure.ClassServer}, nil, secs(1, 1, 1), "max_retries"},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s/%s/%s", tt.preset, tt.f.Class, tt.f.Operation), func(t *testing.T) {
@@ -120,7 +122,7 @@ func TestPresetBehaviour(t *testing.T) {
 func TestLimitPerOperation(t *testing.T) {
 	p := &Policy{Retriable: every(), MaxRetries: 5, PerOperation: map[string]int{"test": 3, "review": 2, "build": 1, "never": 0}}
 	for op, want := range map[string]int{"test": 3, "review": 2, "build": 1, "never": 0, "custom": 5, "": 5} {
-		waits, reason := exhaust(NewTracker(p, fixed(0)), Failure{Class: ClassLogicError, Operation: op}, nil)
+		waits, reason := exhaust(NewTracker(p, fixed(0)), Failure{Class: failure.ClassLogicError, Operation: op}, nil)
 		if len(waits) != want || reason != "max_retries" {
 			t.Errorf("operation %q: %d retries (%s), want %d", op, len(waits), reason, want)
 		}
@@ -141,7 +143,7 @@ func TestLimitMaxAttempts(t *testing.T) {
 		{11, 10, 10, "max_retries"},
 	} {
 		p := &Policy{Retriable: every(), MaxRetries: tt.maxRetries, MaxAttempts: tt.maxAttempts}
-		waits, reason := exhaust(NewTracker(p, fixed(0)), Failure{Class: ClassServer}, distinct)
+		waits, reason := exhaust(NewTracker(p, fixed(0)), Failure{Class: failure.ClassServer}, distinct)
 		if len(waits) != tt.retries || reason != tt.reason {
 			t.Errorf("MaxAttempts %d, MaxRetries %d: %d retries (%s), want %d (%s)", tt.maxAttempts, tt.maxRetries, len(waits), reason, tt.retries, tt.reason)
 		}
@@ -174,7 +176,7 @@ func TestLimitSignatureHalt(t *testing.T) {
 			if c == '.' {
 				sig = ""
 			}
-			if d := tr.Failed(Failure{Class: ClassUnknown, Attempt: k + 1, Signature: sig}); !d.Retry {
+			if d := tr.Failed(Failure{Class: failure.ClassUnknown, Attempt: k + 1, Signature: sig}); !d.Retry {
 				if d.Reason != "signature_halt" {
 					t.Errorf("%q: stopped by %s", tt.sigs, d.Reason)
 				}
@@ -205,7 +207,7 @@ func TestLimitGlobalCap(t *testing.T) {
 	var got []int
 	var reasons []string
 	for item := 0; item < 5; item++ {
-		waits, reason := exhaust(tr, Failure{Class: ClassServer}, nil)
+		waits, reason := exhaust(tr, Failure{Class: failure.ClassServer}, nil)
 		got, reasons = append(got, len(waits)), append(reasons, reason)
 	}
 	if want := []int{4, 4, 4, 3, 0}; !reflect.DeepEqual(got, want) {
@@ -218,14 +220,14 @@ func TestLimitGlobalCap(t *testing.T) {
 		t.Errorf("RunRetries %d", tr.RunRetries())
 	}
 	// A new tracker is a new run.
-	if waits, _ := exhaust(NewTracker(p, fixed(0)), Failure{Class: ClassServer}, nil); len(waits) != 4 {
+	if waits, _ := exhaust(NewTracker(p, fixed(0)), Failure{Class: failure.ClassServer}, nil); len(waits) != 4 {
 		t.Errorf("a new run starts capped: %d", len(waits))
 	}
 	// auto-retry's cap: 10 + 5.
 	ar, _ := Preset("auto-retry")
 	tr = NewTracker(ar, fixed(0))
-	a, _ := exhaust(tr, Failure{Class: ClassUnknown}, distinct)
-	b, reason := exhaust(tr, Failure{Class: ClassUnknown}, distinct)
+	a, _ := exhaust(tr, Failure{Class: failure.ClassUnknown}, distinct)
+	b, reason := exhaust(tr, Failure{Class: failure.ClassUnknown}, distinct)
 	if len(a) != 10 || len(b) != 5 || reason != "global_cap" {
 		t.Errorf("auto-retry: %d then %d retries (%s), want 10 then 5 (global_cap)", len(a), len(b), reason)
 	}
@@ -239,7 +241,7 @@ func TestLimitBudgetSteps(t *testing.T) {
 	if tr.Tokens() != 4 {
 		t.Fatalf("starts with %v tokens, want the full 4", tr.Tokens())
 	}
-	fail := func() bool { return tr.Failed(Failure{Class: ClassServer, Attempt: 1}).Retry }
+	fail := func() bool { return tr.Failed(Failure{Class: failure.ClassServer, Attempt: 1}).Retry }
 	steps := []struct {
 		op     string
 		retry  bool
@@ -271,12 +273,12 @@ func TestLimitBudgetSteps(t *testing.T) {
 	}
 	// Failures the policy never retries take no token; failures other
 	// limits stop still do.
-	p = &Policy{Retriable: map[Class]bool{ClassServer: true}, MaxRetries: 0, Budget: &Budget{MaxTokens: 10, Ratio: 0.1}}
+	p = &Policy{Retriable: map[failure.Class]bool{failure.ClassServer: true}, MaxRetries: 0, Budget: &Budget{MaxTokens: 10, Ratio: 0.1}}
 	tr = NewTracker(p, fixed(0))
-	if d := tr.Failed(Failure{Class: ClassAuth, Attempt: 1}); d.Reason != "class" || tr.Tokens() != 10 {
+	if d := tr.Failed(Failure{Class: failure.ClassAuth, Attempt: 1}); d.Reason != "class" || tr.Tokens() != 10 {
 		t.Errorf("non-retriable failure: %+v, %v tokens", d, tr.Tokens())
 	}
-	if d := tr.Failed(Failure{Class: ClassServer, Attempt: 1}); d.Reason != "max_retries" || tr.Tokens() != 9 {
+	if d := tr.Failed(Failure{Class: failure.ClassServer, Attempt: 1}); d.Reason != "max_retries" || tr.Tokens() != 9 {
 		t.Errorf("retriable failure stopped by max_retries: %+v, %v tokens", d, tr.Tokens())
 	}
 	if (&Tracker{Policy: &Policy{}}).Tokens() != 0 {
@@ -302,7 +304,7 @@ func TestLimitBudgetTenPercent(t *testing.T) {
 						tr.Success()
 						break
 					}
-					if !tr.Failed(Failure{Class: ClassServer, Attempt: k}).Retry {
+					if !tr.Failed(Failure{Class: failure.ClassServer, Attempt: k}).Retry {
 						break
 					}
 					retries++
@@ -379,14 +381,14 @@ func TestCascadeDetect(t *testing.T) {
 			t.Fatalf("cascade at item %d", i)
 		}
 	}
-	if d := tr.Failed(Failure{Class: ClassLogicError, Operation: "test", Attempt: 1}); !d.Retry {
+	if d := tr.Failed(Failure{Class: failure.ClassLogicError, Operation: "test", Attempt: 1}); !d.Retry {
 		t.Errorf("before the cascade: %+v", d)
 	}
 	if !tr.EndItem(true) || !tr.EndItem(false) || !tr.EndItem(false) || !tr.Cascaded() {
 		t.Error("the cascade did not fire or did not stay")
 	}
 	tr.StartItem()
-	if d := tr.Failed(Failure{Class: ClassLogicError, Operation: "test", Attempt: 1}); d.Retry || d.Reason != "cascade" {
+	if d := tr.Failed(Failure{Class: failure.ClassLogicError, Operation: "test", Attempt: 1}); d.Retry || d.Reason != "cascade" {
 		t.Errorf("after the cascade: %+v", d)
 	}
 	if NewTracker(&Policy{}, nil).EndItem(true) {
@@ -450,6 +452,33 @@ func TestAdaptiveRecommend(t *testing.T) {
 	} {
 		if got := tt.a.Recommend(tt.stage, tt.attempt, h(tt.history)); got != tt.want {
 			t.Errorf("Recommend(%s, %d, %q) with window %d = %q, want %q", tt.stage, tt.attempt, tt.history, tt.a.Window, got, tt.want)
+		}
+	}
+	// Advise says which case applied, on what numbers, and agrees with
+	// Recommend.
+	for _, tt := range []struct {
+		a       Adaptive
+		stage   string
+		attempt int
+		history string
+		want    Advice
+	}{
+		{a, "cass", 4, ".c.c.", Advice{Strategy: "abort-recommended", Rule: AdvicePastMaxRetries, Rate: 0.4, Failed: 2, Runs: 5}},
+		{a, "cass", 2, ".c.c.", Advice{Strategy: "simplify-prompt", Rule: AdviceStrategy, Rate: 0.4, Failed: 2, Runs: 5, Step: 2}},
+		{a, "cass", 3, "cc", Advice{Strategy: "simplify-prompt", Rule: AdviceStrategy, Rate: 1, Failed: 2, Runs: 2, Step: 2}},
+		{Adaptive{Window: 10, Threshold: 0.2, MaxRetries: 3, Strategies: map[string][]string{"cass": {}}}, "cass", 1, "ccc",
+			Advice{Strategy: "retry", Rule: AdviceNoStrategy, Rate: 1, Failed: 3, Runs: 3}},
+		{a, "cass", 1, "", Advice{Strategy: "retry", Rule: AdviceNoHistory}},
+		{a, "cass", 1, "..........ccc", Advice{Strategy: "reduce-stories", Rule: AdviceStrategy, Rate: 0.3, Failed: 3, Runs: 10, Step: 1}},
+		{a, "cass", 1, "cc........", Advice{Strategy: "retry", Rule: AdviceBelowThreshold, Rate: 0.2, Failed: 2, Runs: 10}},
+		{a, "cass", 0, "cccc", Advice{Strategy: "retry", Rule: AdviceStrategy, Rate: 1, Failed: 4, Runs: 4, Step: 1}},
+	} {
+		got := tt.a.Advise(tt.stage, tt.attempt, h(tt.history))
+		if got != tt.want {
+			t.Errorf("Advise(%s, %d, %q) = %+v, want %+v", tt.stage, tt.attempt, tt.history, got, tt.want)
+		}
+		if r := tt.a.Recommend(tt.stage, tt.attempt, h(tt.history)); r != got.Strategy {
+			t.Errorf("Advise(%s, %d, %q) says %s, Recommend %s", tt.stage, tt.attempt, tt.history, got.Strategy, r)
 		}
 	}
 	if r := a.FailureRate("cass", h(".c.c.")); r != 0.4 {
@@ -614,7 +643,7 @@ func TestDecisionOrder(t *testing.T) {
 		tr := NewTracker(p, fixed(0))
 		tr.EndItem(true)
 		tr.runRetries = 1
-		d := tr.Failed(Failure{Class: ClassServer, Attempt: 1, Signature: "s"})
+		d := tr.Failed(Failure{Class: failure.ClassServer, Attempt: 1, Signature: "s"})
 		if d.Retry != (s.want == "") || d.Reason != s.want {
 			t.Errorf("step %d: %+v, want %q", i, d, s.want)
 		}
@@ -625,11 +654,11 @@ func TestDecisionOrder(t *testing.T) {
 	}
 	// Attempt 0 counts as the first attempt.
 	tr := NewTracker(&Policy{Retriable: every(), MaxRetries: 0}, fixed(0))
-	if d := tr.Failed(Failure{Class: ClassServer}); d.Retry || d.Reason != "max_retries" {
+	if d := tr.Failed(Failure{Class: failure.ClassServer}); d.Retry || d.Reason != "max_retries" {
 		t.Errorf("attempt 0 under no retries: %+v", d)
 	}
 	tr = NewTracker(&Policy{Retriable: every(), MaxRetries: 1, Backoff: Backoff{Initial: time.Second, Factor: 2}}, fixed(0))
-	if d := tr.Failed(Failure{Class: ClassServer, Attempt: -3}); !d.Retry || d.Wait != time.Second {
+	if d := tr.Failed(Failure{Class: failure.ClassServer, Attempt: -3}); !d.Retry || d.Wait != time.Second {
 		t.Errorf("attempt -3: %+v", d)
 	}
 }
@@ -641,7 +670,7 @@ func TestTrackerSeededReplay(t *testing.T) {
 	p.GlobalCap = 40
 	p.Budget = &Budget{MaxTokens: 10, Ratio: 0.2}
 	p.SignatureHalt = 3
-	classes := AllClasses()
+	classes := failure.AllClasses()
 	run := func(seed uint64) []Decision {
 		tr := NewTracker(p, rand.New(rand.NewPCG(seed, 1)))
 		events := rand.New(rand.NewPCG(99, 99)) // the same failures each time

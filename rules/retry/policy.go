@@ -4,6 +4,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/orchstat/orchstat/rules/failure"
 )
 
 // Policy is a retry policy: when to retry, how long to wait, and when to
@@ -20,7 +22,7 @@ type Policy struct {
 	// Retriable lists the classes worth retrying. A failure whose class is
 	// not listed is final. ClassUnknown must be listed to retry failures
 	// that match no pattern.
-	Retriable map[Class]bool
+	Retriable map[failure.Class]bool
 
 	// MaxAttempts caps the attempts at one item across loops, the first
 	// attempt included: after attempt MaxAttempts fails there is no retry.
@@ -48,20 +50,20 @@ type Policy struct {
 	Adaptive *Adaptive
 
 	// TransientOnly lists retriable classes that are retried only when the
-	// failure's Message reads as transient (ExceptionTransient): seed
+	// failure's Message reads as transient (failure.ExceptionTransient): seed
 	// 003's audit retries the factory's "exception" stage for rate limits,
 	// timeouts, 5xx and network errors, not for a bad key or a missing
 	// module.
-	TransientOnly map[Class]bool
+	TransientOnly map[failure.Class]bool
 
 	// Classify holds the policy's own classification rules, tried before
 	// the defaults (see Classifier).
-	Classify []Rule
+	Classify []failure.Rule
 }
 
-// Classifier is the policy's classifier over defaults (DefaultProvider,
-// DefaultFactory): the policy's rules first, then the defaults'.
-func (p *Policy) Classifier(defaults Classifier) Classifier {
+// Classifier is the policy's classifier over defaults
+// (failure.DefaultProvider, failure.DefaultFactory): the policy's rules first, then the defaults'.
+func (p *Policy) Classifier(defaults failure.Classifier) failure.Classifier {
 	if len(p.Classify) == 0 {
 		return defaults
 	}
@@ -78,7 +80,7 @@ func (p *Policy) Clone() *Policy {
 	c.Retriable = maps.Clone(p.Retriable)
 	c.TransientOnly = maps.Clone(p.TransientOnly)
 	if p.Classify != nil {
-		c.Classify = make([]Rule, len(p.Classify))
+		c.Classify = make([]failure.Rule, len(p.Classify))
 		for i, r := range p.Classify {
 			r.Contains = slices.Clone(r.Contains)
 			r.Status = slices.Clone(r.Status)
@@ -141,7 +143,7 @@ type Adaptive struct {
 
 // Failure is one failed attempt, as a policy sees it.
 type Failure struct {
-	Class     Class
+	Class     failure.Class
 	Signature string
 	Operation string
 	// Attempt is the 1-based number of the attempt that failed; 0 counts
@@ -225,9 +227,9 @@ func (t *Tracker) Failed(f Failure) Decision {
 	t.lastSig = f.Signature
 	class := f.Class
 	if class == "" {
-		class = ClassUnknown
+		class = failure.ClassUnknown
 	}
-	if !p.Retriable[class] || p.TransientOnly[class] && !ExceptionTransient(f.Message) {
+	if !p.Retriable[class] || p.TransientOnly[class] && !failure.ExceptionTransient(f.Message) {
 		return Decision{Reason: "class"}
 	}
 	if p.Budget != nil {

@@ -5,7 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orchstat/orchstat/rules/yamlast"
+	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/rules/internal/names"
 )
 
 // The presets reproduce each seed system's policy. Line numbers are those
@@ -47,12 +48,12 @@ func Preset(name string) (*Policy, error) {
 			return p.make(), nil
 		}
 	}
-	names := PresetNames()
-	return nil, fmt.Errorf("unknown policy preset %q%s (%s)", name, yamlast.Suggest(name, names), strings.Join(names, ", "))
+	known := PresetNames()
+	return nil, fmt.Errorf("unknown policy preset %q%s (%s)", name, names.Suggest(name, known), strings.Join(known, ", "))
 }
 
-func classSet(cs ...Class) map[Class]bool {
-	m := make(map[Class]bool, len(cs))
+func classSet(cs ...failure.Class) map[failure.Class]bool {
+	m := make(map[failure.Class]bool, len(cs))
 	for _, c := range cs {
 		m[c] = true
 	}
@@ -61,7 +62,7 @@ func classSet(cs ...Class) map[Class]bool {
 
 // everyClass is the set of all classes, unknown included: the seed systems
 // that retry whatever failed.
-func everyClass() map[Class]bool { return classSet(allClasses...) }
+func everyClass() map[failure.Class]bool { return classSet(failure.AllClasses()...) }
 
 // orchestratorPreset is seed 000, the orchestrator:
 //   - Backoff (Orchestrator): initialDelayMs 1000, maxDelayMs 10000,
@@ -82,7 +83,7 @@ func orchestratorPreset() *Policy {
 		Name:             "orchestrator",
 		Backoff:          Orchestrator,
 		MaxRetries:       3,
-		Retriable:        classSet(ClassRateLimit, ClassTimeout, ClassServer, ClassNetwork),
+		Retriable:        classSet(failure.ClassRateLimit, failure.ClassTimeout, failure.ClassServer, failure.ClassNetwork),
 		MaxIterations:    5,
 		NonImprovingStop: 2,
 		Escalation:       Escalation{NonImproving: 2, PatchApplyFailures: 2, MaxEscalations: 1},
@@ -163,11 +164,12 @@ func factoryPreset() *Policy {
 
 // factoryAuditedPreset is the factory as seed 003's audit recommends: the
 // factory preset without retrying failures a retry cannot change.
-//   - preflight (F1, lines 49-77) and write_failed (F6, lines 202-228) are
-//     not retried: "Deterministic Failures That Are Retried" (lines
-//     282-288).
+//   - the deterministic classes (failure.DeterministicClasses: preflight,
+//     F1, and write_failed, F6) are not retried: "Deterministic Failures
+//     That Are Retried" (lines 282-288).
 //   - exception (F2, lines 79-111) is retried only when its text is
-//     transient (lines 89-98): TransientOnly, read by ExceptionTransient.
+//     transient (lines 89-98): TransientOnly, read by
+//     failure.ExceptionTransient.
 //   - acceptance_failed is still retried: its shlex sub-case (F8a) is
 //     deterministic, but its stage and text look like the retriable
 //     sub-cases (lines 250-278), so it cannot be told apart from the
@@ -177,9 +179,10 @@ func factoryPreset() *Policy {
 func factoryAuditedPreset() *Policy {
 	p := factoryPreset()
 	p.Name = "factory-audited"
-	delete(p.Retriable, ClassPreflight)
-	delete(p.Retriable, ClassWriteFailed)
-	p.TransientOnly = classSet(ClassException)
+	for _, c := range failure.DeterministicClasses() {
+		delete(p.Retriable, c)
+	}
+	p.TransientOnly = classSet(failure.ClassException)
 	return p
 }
 
@@ -256,6 +259,6 @@ func BackoffPreset(name string) (Backoff, error) {
 			return b.b, nil
 		}
 	}
-	names := BackoffNames()
-	return Backoff{}, fmt.Errorf("unknown backoff %q%s (%s)", name, yamlast.Suggest(name, names), strings.Join(names, ", "))
+	known := BackoffNames()
+	return Backoff{}, fmt.Errorf("unknown backoff %q%s (%s)", name, names.Suggest(name, known), strings.Join(known, ", "))
 }

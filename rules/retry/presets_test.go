@@ -5,24 +5,26 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orchstat/orchstat/rules/failure"
 )
 
-func every() map[Class]bool {
-	m := map[Class]bool{}
-	for _, c := range AllClasses() {
+func every() map[failure.Class]bool {
+	m := map[failure.Class]bool{}
+	for _, c := range failure.AllClasses() {
 		m[c] = true
 	}
 	return m
 }
 
-func without(m map[Class]bool, cs ...Class) map[Class]bool {
+func without(m map[failure.Class]bool, cs ...failure.Class) map[failure.Class]bool {
 	for _, c := range cs {
 		delete(m, c)
 	}
 	return m
 }
 
-var providerRetriable = map[Class]bool{ClassRateLimit: true, ClassTimeout: true, ClassServer: true, ClassNetwork: true}
+var providerRetriable = map[failure.Class]bool{failure.ClassRateLimit: true, failure.ClassTimeout: true, failure.ClassServer: true, failure.ClassNetwork: true}
 
 // Every field of every preset, written out.
 func TestPresetValues(t *testing.T) {
@@ -40,8 +42,8 @@ func TestPresetValues(t *testing.T) {
 		"auto-retry": {Name: "auto-retry", MaxRetries: 10, MaxAttempts: 11, SignatureHalt: 3, GlobalCap: 15, Retriable: every()},
 		"factory":    {Name: "factory", MaxRetries: 4, MaxAttempts: 5, Retriable: every()},
 		"factory-audited": {Name: "factory-audited", MaxRetries: 4, MaxAttempts: 5,
-			Retriable:     without(every(), ClassPreflight, ClassWriteFailed),
-			TransientOnly: map[Class]bool{ClassException: true}},
+			Retriable:     without(every(), failure.ClassPreflight, failure.ClassWriteFailed),
+			TransientOnly: map[failure.Class]bool{failure.ClassException: true}},
 		"adaptive": {Name: "adaptive", MaxRetries: 3, Retriable: every(), Adaptive: &Adaptive{Window: 10, Threshold: 0.2, MaxRetries: 3,
 			Strategies: map[string][]string{
 				"alex": {"simplify-prompt", "add-context"}, "cass": {"reduce-stories", "simplify-prompt"},
@@ -91,8 +93,8 @@ func TestPresetIsFresh(t *testing.T) {
 			a.PerOperation["test"] = 99
 		}
 		if a.Retriable != nil {
-			a.Retriable[ClassAuth] = !a.Retriable[ClassAuth]
-			delete(a.Retriable, ClassRateLimit)
+			a.Retriable[failure.ClassAuth] = !a.Retriable[failure.ClassAuth]
+			delete(a.Retriable, failure.ClassRateLimit)
 		}
 		if a.Cascade != nil {
 			a.Cascade.Threshold = 99
@@ -102,7 +104,7 @@ func TestPresetIsFresh(t *testing.T) {
 			a.Adaptive.Window = 99
 		}
 		if a.TransientOnly != nil {
-			a.TransientOnly[ClassServer] = true
+			a.TransientOnly[failure.ClassServer] = true
 		}
 		if after, _ := Preset(name); !reflect.DeepEqual(before, after) {
 			t.Errorf("Preset(%q) shares state with an earlier copy:\n%+v\n%+v", name, before, after)
@@ -152,8 +154,8 @@ func TestClone(t *testing.T) {
 	p.Budget = &Budget{MaxTokens: 10, Ratio: 0.1}
 	p.Cascade = &Cascade{Threshold: 3, Window: 5}
 	p.PerOperation = map[string]int{"test": 3}
-	p.TransientOnly = map[Class]bool{ClassException: true}
-	p.Classify = []Rule{{Class: ClassServer, Contains: []string{"x"}, Status: []string{"5xx"}, Equals: []string{"y"}}}
+	p.TransientOnly = map[failure.Class]bool{failure.ClassException: true}
+	p.Classify = []failure.Rule{{Class: failure.ClassServer, Contains: []string{"x"}, Status: []string{"5xx"}, Equals: []string{"y"}}}
 	c := p.Clone()
 	if !reflect.DeepEqual(p, c) {
 		t.Fatalf("Clone differs:\n%+v\n%+v", p, c)
@@ -161,15 +163,15 @@ func TestClone(t *testing.T) {
 	c.Budget.Ratio = 9
 	c.Cascade.Window = 9
 	c.PerOperation["test"] = 9
-	c.TransientOnly[ClassServer] = true
-	c.Retriable[ClassAuth] = false
+	c.TransientOnly[failure.ClassServer] = true
+	c.Retriable[failure.ClassAuth] = false
 	c.Classify[0].Contains[0] = "z"
 	c.Classify[0].Status[0] = "4xx"
 	c.Classify[0].Equals[0] = "z"
 	c.Adaptive.Strategies["cass"][0] = "z"
 	c.Adaptive.Threshold = 9
-	if p.Budget.Ratio == 9 || p.Cascade.Window == 9 || p.PerOperation["test"] == 9 || p.TransientOnly[ClassServer] ||
-		!p.Retriable[ClassAuth] || p.Classify[0].Contains[0] == "z" || p.Classify[0].Status[0] == "4xx" ||
+	if p.Budget.Ratio == 9 || p.Cascade.Window == 9 || p.PerOperation["test"] == 9 || p.TransientOnly[failure.ClassServer] ||
+		!p.Retriable[failure.ClassAuth] || p.Classify[0].Contains[0] == "z" || p.Classify[0].Status[0] == "4xx" ||
 		p.Classify[0].Equals[0] == "z" || p.Adaptive.Strategies["cass"][0] == "z" || p.Adaptive.Threshold == 9 {
 		t.Errorf("Clone shares state: %+v", p)
 	}
@@ -181,15 +183,15 @@ func TestClone(t *testing.T) {
 
 // policyClassifier is a policy's rules over the defaults.
 func TestPolicyClassifier(t *testing.T) {
-	p := &Policy{Classify: []Rule{{Class: ClassRateLimit, Contains: []string{"quota exceeded"}}}}
-	c := p.Classifier(DefaultProvider)
-	if got := c.Classify("Quota exceeded for today"); got != ClassRateLimit {
+	p := &Policy{Classify: []failure.Rule{{Class: failure.ClassRateLimit, Contains: []string{"quota exceeded"}}}}
+	c := p.Classifier(failure.DefaultProvider)
+	if got := c.Classify("Quota exceeded for today"); got != failure.ClassRateLimit {
 		t.Errorf("user rule: %s", got)
 	}
-	if got := c.Classify("503 Service Unavailable"); got != ClassServer {
+	if got := c.Classify("503 Service Unavailable"); got != failure.ClassServer {
 		t.Errorf("default rule: %s", got)
 	}
-	if got := (&Policy{}).Classifier(DefaultFactory).Classify("preflight"); got != ClassPreflight {
+	if got := (&Policy{}).Classifier(failure.DefaultFactory).Classify("preflight"); got != failure.ClassPreflight {
 		t.Errorf("no rules: %s", got)
 	}
 }

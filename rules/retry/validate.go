@@ -8,7 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orchstat/orchstat/rules/yamlast"
+	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/rules/internal/names"
 )
 
 // Problem is one thing wrong with a policy: where (a policy file's
@@ -81,151 +82,194 @@ const (
 	MaxWaitCap = 24 * time.Hour
 )
 
+// problems lists what Validate reports, group by group in the order a
+// policy file lists the fields.
 func (p *Policy) problems() []Problem {
-	var out []Problem
-	add := func(field, format string, args ...any) {
-		out = append(out, Problem{Field: field, Message: fmt.Sprintf(format, args...)})
-	}
-	within := func(field string, n, limit int) {
-		switch {
-		case n < 0:
-			add(field, "must not be negative, got %d", n)
-		case n > limit:
-			add(field, "must be at most %d, got %d", limit, n)
-		}
-	}
-	count := func(field string, n int) { within(field, n, MaxRetriesCap) }
-	count("max_retries", p.MaxRetries)
-	for _, op := range sortedKeys(p.PerOperation) {
-		if op == "" {
-			add("per_operation", "an operation needs a name")
-			continue
-		}
-		count("per_operation."+op, p.PerOperation[op])
-	}
-	count("max_attempts", p.MaxAttempts)
-	count("signature_halt", p.SignatureHalt)
-	within("global_cap", p.GlobalCap, MaxRunCap)
-	count("max_iterations", p.MaxIterations)
-	count("non_improving_stop", p.NonImprovingStop)
-	count("diagnosis_after", p.DiagnosisAfter)
-	count("escalation.non_improving", p.Escalation.NonImproving)
-	count("escalation.patch_apply_failures", p.Escalation.PatchApplyFailures)
-	count("escalation.max_escalations", p.Escalation.MaxEscalations)
-
-	b := p.Backoff
-	if b.Initial < 0 {
-		add("backoff.initial", "must not be negative, got %v", b.Initial)
-	} else if b.Initial > MaxWaitCap {
-		add("backoff.initial", "must be at most %v, got %v", MaxWaitCap, b.Initial)
-	}
-	if b.Max < 0 {
-		add("backoff.max", "must not be negative, got %v", b.Max)
-	} else if b.Max > MaxWaitCap {
-		add("backoff.max", "must be at most %v, got %v", MaxWaitCap, b.Max)
-	} else if b.Max > 0 && b.Max < b.Initial {
-		add("backoff.max", "%v is below backoff.initial %v", b.Max, b.Initial)
-	}
-	if math.IsNaN(b.Factor) || math.IsInf(b.Factor, 0) || b.Factor != 0 && b.Factor < 1 {
-		add("backoff.factor", "must be 1 or more (1 is a constant wait), got %v", b.Factor)
-	}
-	if b.Jitter < 0 || int(b.Jitter) >= len(jitterNames) {
-		add("backoff.jitter", "unknown jitter %v (%s)", b.Jitter, strings.Join(jitterNames[:], ", "))
-	}
-	if math.IsNaN(b.Spread) || b.Spread < 0 || b.Spread > 1 {
-		add("backoff.spread", "must be between 0 and 1, got %v", b.Spread)
-	}
-
-	for _, c := range sortedKeys(p.Retriable) {
-		if !c.Known() {
-			add("retriable", "unknown class %q%s", c, yamlast.Suggest(string(c), classNames()))
-		}
-	}
-	for _, c := range sortedKeys(p.TransientOnly) {
-		if !c.Known() {
-			add("transient_only", "unknown class %q%s", c, yamlast.Suggest(string(c), classNames()))
-		}
-	}
-
-	if bu := p.Budget; bu != nil {
-		if !(bu.MaxTokens > 0) || math.IsInf(bu.MaxTokens, 0) {
-			add("budget.max_tokens", "must be more than 0, got %v", bu.MaxTokens)
-		}
-		if !(bu.Ratio > 0) || math.IsInf(bu.Ratio, 0) {
-			add("budget.ratio", "must be more than 0, got %v", bu.Ratio)
-		}
-	}
-	if c := p.Cascade; c != nil {
-		switch {
-		case c.Threshold < 1:
-			add("cascade.threshold", "must be at least 1, got %d", c.Threshold)
-		case c.Threshold > MaxRunCap:
-			add("cascade.threshold", "must be at most %d, got %d", MaxRunCap, c.Threshold)
-		case c.Window < 0:
-			add("cascade.window", "must not be negative, got %d", c.Window)
-		case c.Window > MaxRunCap:
-			add("cascade.window", "must be at most %d, got %d", MaxRunCap, c.Window)
-		case c.Window > 0 && c.Threshold > c.Window:
-			add("cascade.threshold", "%d failures cannot fit in a window of %d items", c.Threshold, c.Window)
-		}
-	}
-	if a := p.Adaptive; a != nil {
-		within("adaptive.window", a.Window, MaxRunCap)
-		count("adaptive.max_retries", a.MaxRetries)
-		if math.IsNaN(a.Threshold) || a.Threshold < 0 || a.Threshold > 1 {
-			add("adaptive.threshold", "must be between 0 and 1, got %v", a.Threshold)
-		}
-		for _, stage := range sortedKeys(a.Strategies) {
-			if stage == "" {
-				add("adaptive.strategies", "a stage needs a name")
-			}
-			for i, s := range a.Strategies[stage] {
-				if strings.TrimSpace(s) == "" {
-					add("adaptive.strategies."+stage+"["+strconv.Itoa(i)+"]", "empty strategy")
-				}
-			}
-		}
-	}
+	var c checker
+	c.counts(p)
+	c.backoff(p.Backoff)
+	c.classes("retriable", p.Retriable)
+	c.classes("transient_only", p.TransientOnly)
+	c.budget(p.Budget)
+	c.cascade(p.Cascade)
+	c.adaptive(p.Adaptive)
 	for i, r := range p.Classify {
-		out = append(out, r.problems("classify["+strconv.Itoa(i)+"]")...)
+		c.rule("classify["+strconv.Itoa(i)+"]", r)
 	}
-	return out
+	return c.out
 }
 
-func (r Rule) problems(field string) []Problem {
-	var out []Problem
-	add := func(f, format string, args ...any) {
-		out = append(out, Problem{Field: f, Message: fmt.Sprintf(format, args...)})
+// checker collects problems.
+type checker struct{ out []Problem }
+
+func (c *checker) add(field, format string, args ...any) {
+	c.out = append(c.out, Problem{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// within checks a count from 0 to limit.
+func (c *checker) within(field string, n, limit int) {
+	switch {
+	case n < 0:
+		c.add(field, "must not be negative, got %d", n)
+	case n > limit:
+		c.add(field, "must be at most %d, got %d", limit, n)
 	}
+}
+
+// count checks a count of retries or of failures in a row.
+func (c *checker) count(field string, n int) { c.within(field, n, MaxRetriesCap) }
+
+// counts checks the limits on retries, attempts and the L2 loop.
+func (c *checker) counts(p *Policy) {
+	c.count("max_retries", p.MaxRetries)
+	for _, op := range sortedKeys(p.PerOperation) {
+		if op == "" {
+			c.add("per_operation", "an operation needs a name")
+			continue
+		}
+		c.count("per_operation."+op, p.PerOperation[op])
+	}
+	c.count("max_attempts", p.MaxAttempts)
+	c.count("signature_halt", p.SignatureHalt)
+	c.within("global_cap", p.GlobalCap, MaxRunCap)
+	c.count("max_iterations", p.MaxIterations)
+	c.count("non_improving_stop", p.NonImprovingStop)
+	c.count("diagnosis_after", p.DiagnosisAfter)
+	c.count("escalation.non_improving", p.Escalation.NonImproving)
+	c.count("escalation.patch_apply_failures", p.Escalation.PatchApplyFailures)
+	c.count("escalation.max_escalations", p.Escalation.MaxEscalations)
+}
+
+func (c *checker) backoff(b Backoff) {
+	if b.Initial < 0 {
+		c.add("backoff.initial", "must not be negative, got %v", b.Initial)
+	} else if b.Initial > MaxWaitCap {
+		c.add("backoff.initial", "must be at most %v, got %v", MaxWaitCap, b.Initial)
+	}
+	if b.Max < 0 {
+		c.add("backoff.max", "must not be negative, got %v", b.Max)
+	} else if b.Max > MaxWaitCap {
+		c.add("backoff.max", "must be at most %v, got %v", MaxWaitCap, b.Max)
+	} else if b.Max > 0 && b.Max < b.Initial {
+		c.add("backoff.max", "%v is below backoff.initial %v", b.Max, b.Initial)
+	}
+	if math.IsNaN(b.Factor) || math.IsInf(b.Factor, 0) || b.Factor != 0 && b.Factor < 1 {
+		c.add("backoff.factor", "must be 1 or more (1 is a constant wait), got %v", b.Factor)
+	}
+	if b.Jitter < 0 || int(b.Jitter) >= len(jitterNames) {
+		c.add("backoff.jitter", "unknown jitter %v (%s)", b.Jitter, strings.Join(jitterNames[:], ", "))
+	}
+	if math.IsNaN(b.Spread) || b.Spread < 0 || b.Spread > 1 {
+		c.add("backoff.spread", "must be between 0 and 1, got %v", b.Spread)
+	}
+}
+
+// classes checks a set of classes for names failure does not define.
+func (c *checker) classes(field string, set map[failure.Class]bool) {
+	for _, cl := range sortedKeys(set) {
+		if !cl.Known() {
+			c.add(field, "unknown class %q%s", cl, names.Suggest(string(cl), failure.ClassNames()))
+		}
+	}
+}
+
+func (c *checker) budget(bu *Budget) {
+	if bu == nil {
+		return
+	}
+	if !(bu.MaxTokens > 0) || math.IsInf(bu.MaxTokens, 0) {
+		c.add("budget.max_tokens", "must be more than 0, got %v", bu.MaxTokens)
+	}
+	if !(bu.Ratio > 0) || math.IsInf(bu.Ratio, 0) {
+		c.add("budget.ratio", "must be more than 0, got %v", bu.Ratio)
+	}
+}
+
+// cascade reports the first of its problems: the later checks assume the
+// earlier pass.
+func (c *checker) cascade(ca *Cascade) {
+	switch {
+	case ca == nil:
+	case ca.Threshold < 1:
+		c.add("cascade.threshold", "must be at least 1, got %d", ca.Threshold)
+	case ca.Threshold > MaxRunCap:
+		c.add("cascade.threshold", "must be at most %d, got %d", MaxRunCap, ca.Threshold)
+	case ca.Window < 0:
+		c.add("cascade.window", "must not be negative, got %d", ca.Window)
+	case ca.Window > MaxRunCap:
+		c.add("cascade.window", "must be at most %d, got %d", MaxRunCap, ca.Window)
+	case ca.Window > 0 && ca.Threshold > ca.Window:
+		c.add("cascade.threshold", "%d failures cannot fit in a window of %d items", ca.Threshold, ca.Window)
+	}
+}
+
+func (c *checker) adaptive(a *Adaptive) {
+	if a == nil {
+		return
+	}
+	c.within("adaptive.window", a.Window, MaxRunCap)
+	c.count("adaptive.max_retries", a.MaxRetries)
+	if math.IsNaN(a.Threshold) || a.Threshold < 0 || a.Threshold > 1 {
+		c.add("adaptive.threshold", "must be between 0 and 1, got %v", a.Threshold)
+	}
+	for _, stage := range sortedKeys(a.Strategies) {
+		if stage == "" {
+			c.add("adaptive.strategies", "a stage needs a name")
+		}
+		for i, s := range a.Strategies[stage] {
+			if strings.TrimSpace(s) == "" {
+				c.add("adaptive.strategies."+stage+"["+strconv.Itoa(i)+"]", "empty strategy")
+			}
+		}
+	}
+}
+
+// ValidateClassifier reports every rule of c that can never match as
+// written (an unknown class, no matcher, a bad status pattern, an invalid
+// expression) as a *PolicyError, or nil. A rule's field is spelled as a
+// policy file's classify list would place it.
+func ValidateClassifier(c failure.Classifier) error {
+	var ch checker
+	for i, r := range c.Rules {
+		ch.rule("classify["+strconv.Itoa(i)+"]", r)
+	}
+	if len(ch.out) > 0 {
+		return &PolicyError{Problems: ch.out}
+	}
+	return nil
+}
+
+// rule checks one classification rule.
+func (c *checker) rule(field string, r failure.Rule) {
+	classes := failure.ClassNames()
 	if r.Class == "" {
-		add(field+".class", "a rule needs a class (%s)", strings.Join(classNames(), ", "))
+		c.add(field+".class", "a rule needs a class (%s)", strings.Join(classes, ", "))
 	} else if !r.Class.Known() {
-		add(field+".class", "unknown class %q%s (%s)", r.Class, yamlast.Suggest(string(r.Class), classNames()), strings.Join(classNames(), ", "))
+		c.add(field+".class", "unknown class %q%s (%s)", r.Class, names.Suggest(string(r.Class), classes), strings.Join(classes, ", "))
 	}
 	if len(r.Contains) == 0 && r.Regexp == "" && len(r.Status) == 0 && len(r.Equals) == 0 {
-		add(field, "a rule needs contains, regexp, status or equals")
+		c.add(field, "a rule needs contains, regexp, status or equals")
 	}
 	for j, s := range r.Contains {
 		if s == "" {
-			add(field+".contains["+strconv.Itoa(j)+"]", "an empty string would match everything")
+			c.add(field+".contains["+strconv.Itoa(j)+"]", "an empty string would match everything")
 		}
 	}
 	for j, s := range r.Equals {
 		if strings.TrimSpace(s) == "" {
-			add(field+".equals["+strconv.Itoa(j)+"]", "an empty string matches only empty text")
+			c.add(field+".equals["+strconv.Itoa(j)+"]", "an empty string matches only empty text")
 		}
 	}
 	for j, s := range r.Status {
-		if !validStatus(s) {
-			add(field+".status["+strconv.Itoa(j)+"]", "%q is not a status like 429 or a class like 5xx", s)
+		if !failure.ValidStatus(s) {
+			c.add(field+".status["+strconv.Itoa(j)+"]", "%q is not a status like 429 or a class like 5xx", s)
 		}
 	}
 	if r.Regexp != "" {
-		if _, err := compileRule(r.Regexp); err != nil {
-			add(field+".regexp", "%v", err)
+		if _, err := failure.CompileRule(r.Regexp); err != nil {
+			c.add(field+".regexp", "%v", err)
 		}
 	}
-	return out
 }
 
 func sortedKeys[K ~string, V any](m map[K]V) []K {

@@ -22,6 +22,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/orchstat/orchstat/rules/failure"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
@@ -105,10 +106,10 @@ type Attempt struct {
 	ExitCode int
 	Signal   string // "SIGKILL"; "" when it exited
 	TimedOut bool
-	// Class is the retry core's class of the failure (ClassifyCommand); ""
+	// Class is the failure's class (failure.ClassifyCommand); ""
 	// when the attempt passed.
-	Class retry.Class
-	// Signature is retry.Signature over the op, the class and the stderr
+	Class failure.Class
+	// Signature is failure.Signature over the op, the class and the stderr
 	// tail: a failure repeated has the same one.
 	Signature  string
 	StderrTail string
@@ -324,10 +325,10 @@ func (s *Spec) attempt(ctx context.Context, path string, n int) (Attempt, error)
 	a.TimedOut = s.supervise(ctx, a.PID, done)
 	a.Duration = s.Now().Sub(a.Started)
 	a.ExitCode, a.Signal = exitStatus(cmd.ProcessState)
-	a.Class = retry.ClassifyCommand(a.ExitCode, a.TimedOut, a.Signal)
+	a.Class = failure.ClassifyCommand(a.ExitCode, a.TimedOut, a.Signal)
 	if !a.Passed() {
 		a.StderrTail = tail.String()
-		a.Signature = retry.Signature(s.Op, string(a.Class), a.StderrTail)
+		a.Signature = failure.Signature(s.Op, string(a.Class), a.StderrTail)
 	}
 	return a, nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orchstat/orchstat/rules/failure"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
@@ -201,7 +202,7 @@ func TestTimeoutKillsTheProcessGroup(t *testing.T) {
 			res := Run(context.Background(), s)
 			el := time.Since(start)
 			a := res.Last()
-			if res.Success || !a.TimedOut || a.Class != retry.ClassCommandTimeout || res.Status != StatusTimeout || res.Reason != "max_retries" {
+			if res.Success || !a.TimedOut || a.Class != failure.ClassCommandTimeout || res.Status != StatusTimeout || res.Reason != "max_retries" {
 				t.Fatalf("%+v", res)
 			}
 			if tc.kill && a.Signal != "SIGKILL" || !tc.kill && a.Signal != "SIGTERM" {
@@ -239,7 +240,7 @@ func TestKilledBySignal(t *testing.T) {
 	s, _, _, _ := spec(t, "build", preset(t, "retry-handler"), `echo dying >&2; kill -KILL $$`)
 	res := Run(context.Background(), s)
 	a := res.Last()
-	if a.Class != retry.ClassSignal || a.Signal != "SIGKILL" || a.ExitCode != -1 || res.Status != 137 || a.Error() != "killed by SIGKILL: dying" {
+	if a.Class != failure.ClassSignal || a.Signal != "SIGKILL" || a.ExitCode != -1 || res.Status != 137 || a.Error() != "killed by SIGKILL: dying" {
 		t.Fatalf("%+v", a)
 	}
 }
@@ -314,7 +315,7 @@ func TestStatusAndMaxAttempts(t *testing.T) {
 		a    Attempt
 		want int
 	}{
-		{Attempt{ExitCode: 0}, 0}, {Attempt{ExitCode: 3, Class: retry.ClassLogicError}, 3},
+		{Attempt{ExitCode: 0}, 0}, {Attempt{ExitCode: 3, Class: failure.ClassLogicError}, 3},
 		{Attempt{ExitCode: -1, Signal: "SIGTERM", TimedOut: true}, 124},
 		{Attempt{ExitCode: -1, Signal: "SIGSEGV"}, 139}, {Attempt{ExitCode: -1, Signal: "SIG40"}, 168},
 	} {

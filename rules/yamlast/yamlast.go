@@ -1,7 +1,8 @@
 // Package yamlast holds what orchstat's YAML file checkers share: a parse
 // that cannot panic, positions of AST nodes, anchors, and "did you mean"
-// suggestions. Rule files (package rules) and policy files (rules/retry)
-// both report problems at file:line:column through it.
+// suggestions. Rule files (package rules) and policy files
+// (rules/retry/policyfile) both report problems at file:line:column
+// through it.
 package yamlast
 
 import (
@@ -11,6 +12,8 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/orchstat/orchstat/rules/internal/names"
 )
 
 // Parse parses data, turning a panic in the parser into an error so a
@@ -91,43 +94,9 @@ func Pos(n ast.Node) (line, col int) {
 }
 
 // Suggest is "; did you mean "x"?" for the known name closest to got
-// (within two edits), or "".
-func Suggest(got string, known []string) string {
-	best, bestD := "", 3
-	for _, k := range known {
-		if d := Distance(got, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	if best == "" || best == got {
-		return ""
-	}
-	return fmt.Sprintf("; did you mean %q?", best)
-}
+// (within two edits), or "" (names.Suggest).
+func Suggest(got string, known []string) string { return names.Suggest(got, known) }
 
-// Distance is the Levenshtein distance between a and b in runes, for
-// names: past 64 runes either way it is 64, so a hostile name costs
-// little.
-func Distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	if len(ra) > 64 || len(rb) > 64 {
-		return 64
-	}
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
-}
+// Distance is the Levenshtein distance between a and b in runes, capped
+// at 64 (names.Distance).
+func Distance(a, b string) int { return names.Distance(a, b) }

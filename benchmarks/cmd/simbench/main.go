@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/orchstat/orchstat/rules/failure"
 	"github.com/orchstat/orchstat/rules/replay"
 	"github.com/orchstat/orchstat/rules/retry"
 )
@@ -33,7 +34,7 @@ func main() {
 		policy("max-retries 1", 1, retry.Orchestrator, nil),
 		policy("max-retries 5", 5, retry.Orchestrator, nil),
 		policy("max-retries 5, full jitter", 5, full, nil),
-		policy("no retry of rate_limit", 3, retry.Orchestrator, []retry.Class{retry.ClassRateLimit}),
+		policy("no retry of rate_limit", 3, retry.Orchestrator, []failure.Class{failure.ClassRateLimit}),
 		policy("constant 1s", 3, retry.Backoff{Initial: time.Second}, nil),
 		withBudget(policy("10% budget", 3, retry.Orchestrator, nil)),
 	}
@@ -54,9 +55,9 @@ func main() {
 	}
 }
 
-func policy(name string, maxRetries int, b retry.Backoff, noRetry []retry.Class) *retry.Policy {
-	p := &retry.Policy{Name: name, MaxRetries: maxRetries, Backoff: b, Retriable: map[retry.Class]bool{
-		retry.ClassRateLimit: true, retry.ClassTimeout: true, retry.ClassServer: true, retry.ClassNetwork: true}}
+func policy(name string, maxRetries int, b retry.Backoff, noRetry []failure.Class) *retry.Policy {
+	p := &retry.Policy{Name: name, MaxRetries: maxRetries, Backoff: b, Retriable: map[failure.Class]bool{
+		failure.ClassRateLimit: true, failure.ClassTimeout: true, failure.ClassServer: true, failure.ClassNetwork: true}}
 	for _, c := range noRetry {
 		delete(p.Retriable, c)
 	}
@@ -73,8 +74,8 @@ func withBudget(p *retry.Policy) *retry.Policy {
 // retriable), up to 3 retries.
 func episodes(n, runs int, seed uint64) []replay.Episode {
 	r := rand.New(rand.NewPCG(seed, 7))
-	retriable := []retry.Class{retry.ClassRateLimit, retry.ClassTimeout, retry.ClassServer, retry.ClassNetwork}
-	final := []retry.Class{retry.ClassAuth, retry.ClassClient}
+	retriable := []failure.Class{failure.ClassRateLimit, failure.ClassTimeout, failure.ClassServer, failure.ClassNetwork}
+	final := []failure.Class{failure.ClassAuth, failure.ClassClient}
 	eps := make([]replay.Episode, n)
 	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	for i := range eps {

@@ -1,4 +1,4 @@
-package retry
+package policyfile
 
 import (
 	"errors"
@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/rules/retry"
 )
 
 const briefExample = `name: fewer-retries
@@ -30,34 +33,35 @@ classify: [{class: rate_limit, contains: ["quota exceeded"]}]
 `
 
 func TestParsePolicyExample(t *testing.T) {
-	got, err := ParsePolicy("p.yaml", []byte(briefExample))
+	got, err := Parse("p.yaml", []byte(briefExample))
 	if err != nil {
 		t.Fatal(err)
 	}
-	strategies := adaptivePreset().Adaptive.Strategies
+	seed, _ := retry.Preset("adaptive")
+	strategies := seed.Adaptive.Strategies
 	strategies["implement"] = []string{"simplify-prompt", "incremental"}
-	want := &Policy{
+	want := &retry.Policy{
 		Name:             "fewer-retries",
-		Backoff:          Backoff{Initial: time.Second, Max: 10 * time.Second, Factor: 2, Jitter: JitterFull, Spread: 0.1},
+		Backoff:          retry.Backoff{Initial: time.Second, Max: 10 * time.Second, Factor: 2, Jitter: retry.JitterFull, Spread: 0.1},
 		MaxRetries:       5,
 		PerOperation:     map[string]int{"test": 3, "build": 1},
-		Retriable:        map[Class]bool{ClassServer: true, ClassNetwork: true},
+		Retriable:        map[failure.Class]bool{failure.ClassServer: true, failure.ClassNetwork: true},
 		MaxAttempts:      10,
 		SignatureHalt:    3,
 		GlobalCap:        15,
 		MaxIterations:    5,
 		NonImprovingStop: 2,
-		Escalation:       Escalation{NonImproving: 1, PatchApplyFailures: 2, MaxEscalations: 1},
+		Escalation:       retry.Escalation{NonImproving: 1, PatchApplyFailures: 2, MaxEscalations: 1},
 		DiagnosisAfter:   2,
-		Budget:           &Budget{MaxTokens: 10, Ratio: 0.1},
-		Cascade:          &Cascade{Threshold: 3, Window: 5},
-		Adaptive:         &Adaptive{Window: 10, Threshold: 0.2, MaxRetries: 3, Strategies: strategies},
-		Classify:         []Rule{{Class: ClassRateLimit, Contains: []string{"quota exceeded"}}},
+		Budget:           &retry.Budget{MaxTokens: 10, Ratio: 0.1},
+		Cascade:          &retry.Cascade{Threshold: 3, Window: 5},
+		Adaptive:         &retry.Adaptive{Window: 10, Threshold: 0.2, MaxRetries: 3, Strategies: strategies},
+		Classify:         []failure.Rule{{Class: failure.ClassRateLimit, Contains: []string{"quota exceeded"}}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got\n%+v\nwant\n%+v", got, want)
 	}
-	if c := got.Classifier(DefaultProvider).Classify("Quota exceeded for project x"); c != ClassRateLimit {
+	if c := got.Classifier(failure.DefaultProvider).Classify("Quota exceeded for project x"); c != failure.ClassRateLimit {
 		t.Errorf("the file's classify rule: %s", c)
 	}
 }
@@ -65,92 +69,109 @@ func TestParsePolicyExample(t *testing.T) {
 // What a file does not set keeps the preset's value; what it sets
 // replaces, merges or removes as documented.
 func TestParsePolicyCompose(t *testing.T) {
-	preset := func(name string) *Policy { p, _ := Preset(name); return p }
+	preset := func(name string) *retry.Policy { p, _ := retry.Preset(name); return p }
 	tests := []struct {
 		name string
 		path string
 		src  string
-		want func() *Policy
+		want func() *retry.Policy
 	}{
 		{"no extends starts from nothing", "dir/mine.yaml", "max_retries: 2\n",
-			func() *Policy { return &Policy{Name: "mine", MaxRetries: 2} }},
+			func() *retry.Policy { return &retry.Policy{Name: "mine", MaxRetries: 2} }},
 		{"name defaults to the file's", "x/fewer.yml", "extends: orchestrator\n",
-			func() *Policy { p := preset("orchestrator"); p.Name = "fewer"; return p }},
+			func() *retry.Policy { p := preset("orchestrator"); p.Name = "fewer"; return p }},
 		{"a partial backoff keeps the rest", "p.yaml", "extends: orchestrator\nbackoff: {max: 30s}\n",
-			func() *Policy { p := preset("orchestrator"); p.Name = "p"; p.Backoff.Max = 30 * time.Second; return p }},
-		{"a named backoff replaces it", "p.yaml", "extends: orchestrator\nbackoff: aws-decorrelated\n",
-			func() *Policy {
+			func() *retry.Policy {
 				p := preset("orchestrator")
 				p.Name = "p"
-				p.Backoff, _ = BackoffPreset("aws-decorrelated")
+				p.Backoff.Max = 30 * time.Second
+				return p
+			}},
+		{"a named backoff replaces it", "p.yaml", "extends: orchestrator\nbackoff: aws-decorrelated\n",
+			func() *retry.Policy {
+				p := preset("orchestrator")
+				p.Name = "p"
+				p.Backoff, _ = retry.BackoffPreset("aws-decorrelated")
 				return p
 			}},
 		{"proportional jitter takes 10%", "p.yaml", "backoff: {initial: 500ms, jitter: proportional}\n",
-			func() *Policy {
-				return &Policy{Name: "p", Backoff: Backoff{Initial: 500 * time.Millisecond, Jitter: JitterProportional, Spread: 0.1}}
+			func() *retry.Policy {
+				return &retry.Policy{Name: "p", Backoff: retry.Backoff{Initial: 500 * time.Millisecond, Jitter: retry.JitterProportional, Spread: 0.1}}
 			}},
 		{"an explicit spread stays", "p.yaml", "backoff: {initial: 500ms, jitter: proportional, spread: 0}\n",
-			func() *Policy {
-				return &Policy{Name: "p", Backoff: Backoff{Initial: 500 * time.Millisecond, Jitter: JitterProportional}}
+			func() *retry.Policy {
+				return &retry.Policy{Name: "p", Backoff: retry.Backoff{Initial: 500 * time.Millisecond, Jitter: retry.JitterProportional}}
 			}},
 		{"zero needs no unit", "p.yaml", "extends: orchestrator\nbackoff: {initial: 0, max: 0, factor: 1, jitter: none}\n",
-			func() *Policy {
+			func() *retry.Policy {
 				p := preset("orchestrator")
 				p.Name = "p"
-				p.Backoff = Backoff{Factor: 1, Spread: 0.1}
+				p.Backoff = retry.Backoff{Factor: 1, Spread: 0.1}
 				return p
 			}},
 		{"null removes a rule", "p.yaml", "extends: retry-handler\ncascade: ~\nbudget: null\nadaptive:\n",
-			func() *Policy { p := preset("retry-handler"); p.Name = "p"; p.Cascade = nil; return p }},
+			func() *retry.Policy { p := preset("retry-handler"); p.Name = "p"; p.Cascade = nil; return p }},
 		{"an empty section takes the seeds' values", "p.yaml", "budget: {}\ncascade: {}\nadaptive: {}\n",
-			func() *Policy {
-				return &Policy{Name: "p", Budget: &Budget{MaxTokens: 10, Ratio: 0.1}, Cascade: &Cascade{Threshold: 3, Window: 5},
+			func() *retry.Policy {
+				return &retry.Policy{Name: "p", Budget: &retry.Budget{MaxTokens: 10, Ratio: 0.1}, Cascade: &retry.Cascade{Threshold: 3, Window: 5},
 					Adaptive: preset("adaptive").Adaptive}
 			}},
 		{"a partial section keeps the preset's fields", "p.yaml", "extends: retry-handler\ncascade: {window: 10}\n",
-			func() *Policy { p := preset("retry-handler"); p.Name = "p"; p.Cascade.Window = 10; return p }},
+			func() *retry.Policy { p := preset("retry-handler"); p.Name = "p"; p.Cascade.Window = 10; return p }},
 		{"adaptive strategies replace the stages named", "p.yaml", "extends: adaptive\nadaptive: {threshold: 0.5, strategies: {cass: [x], deploy: []}}\n",
-			func() *Policy {
+			func() *retry.Policy {
 				p := preset("adaptive")
 				p.Name, p.Adaptive.Threshold = "p", 0.5
 				p.Adaptive.Strategies["cass"], p.Adaptive.Strategies["deploy"] = []string{"x"}, []string{}
 				return p
 			}},
 		{"per_operation merges", "p.yaml", "extends: retry-handler\nper_operation: {test: 5, lint: 1}\n",
-			func() *Policy {
+			func() *retry.Policy {
 				p := preset("retry-handler")
 				p.Name, p.PerOperation["test"], p.PerOperation["lint"] = "p", 5, 1
 				return p
 			}},
 		{"no_retry applies after retriable wherever it is written", "p.yaml", "no_retry: [server]\nretriable: [server, network]\n",
-			func() *Policy { return &Policy{Name: "p", Retriable: map[Class]bool{ClassNetwork: true}} }},
+			func() *retry.Policy {
+				return &retry.Policy{Name: "p", Retriable: map[failure.Class]bool{failure.ClassNetwork: true}}
+			}},
 		{"no_retry alone trims the preset's set", "p.yaml", "extends: orchestrator\nno_retry: [rate_limit, auth]\n",
-			func() *Policy {
+			func() *retry.Policy {
 				p := preset("orchestrator")
 				p.Name = "p"
-				delete(p.Retriable, ClassRateLimit)
+				delete(p.Retriable, failure.ClassRateLimit)
 				return p
 			}},
 		{"an empty list retries nothing", "p.yaml", "extends: orchestrator\nretriable: []\n",
-			func() *Policy { p := preset("orchestrator"); p.Name = "p"; p.Retriable = map[Class]bool{}; return p }},
+			func() *retry.Policy {
+				p := preset("orchestrator")
+				p.Name = "p"
+				p.Retriable = map[failure.Class]bool{}
+				return p
+			}},
 		{"transient_only", "p.yaml", "extends: factory\ntransient_only: [exception]\n",
-			func() *Policy {
+			func() *retry.Policy {
 				p := preset("factory")
-				p.Name, p.TransientOnly = "p", map[Class]bool{ClassException: true}
+				p.Name, p.TransientOnly = "p", map[failure.Class]bool{failure.ClassException: true}
 				return p
 			}},
 		{"escalation keeps the fields not set", "p.yaml", "extends: orchestrator\nescalation: {max_escalations: 0}\n",
-			func() *Policy { p := preset("orchestrator"); p.Name = "p"; p.Escalation.MaxEscalations = 0; return p }},
+			func() *retry.Policy {
+				p := preset("orchestrator")
+				p.Name = "p"
+				p.Escalation.MaxEscalations = 0
+				return p
+			}},
 		{"classify rules in every spelling", "p.yaml", `classify:
   - class: server
     status: [5xx, 418]
   - {class: client, status: 4xx}
   - {class: abort, contains: stop, equals: [halt], regexp: 'user\s+quit'}
 `,
-			func() *Policy {
-				return &Policy{Name: "p", Classify: []Rule{{Class: ClassServer, Status: []string{"5xx", "418"}},
-					{Class: ClassClient, Status: []string{"4xx"}},
-					{Class: ClassAbort, Contains: []string{"stop"}, Equals: []string{"halt"}, Regexp: `user\s+quit`}}}
+			func() *retry.Policy {
+				return &retry.Policy{Name: "p", Classify: []failure.Rule{{Class: failure.ClassServer, Status: []string{"5xx", "418"}},
+					{Class: failure.ClassClient, Status: []string{"4xx"}},
+					{Class: failure.ClassAbort, Contains: []string{"stop"}, Equals: []string{"halt"}, Regexp: `user\s+quit`}}}
 			}},
 		{"anchors, aliases and merge keys", "p.yaml", `x-ops: &ops {test: 4}
 per_operation: *ops
@@ -158,11 +179,11 @@ retriable: &r [server]
 transient_only: *r
 escalation: {<<: [{non_improving: 1}, {patch_apply_failures: 3}], non_improving: 2}
 `,
-			func() *Policy { return nil }}, // x-ops is an unknown key: see below
+			func() *retry.Policy { return nil }}, // x-ops is an unknown key: see below
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParsePolicy(tt.path, []byte(tt.src))
+			got, err := Parse(tt.path, []byte(tt.src))
 			want := tt.want()
 			if want == nil {
 				return
@@ -179,7 +200,7 @@ escalation: {<<: [{non_improving: 1}, {patch_apply_failures: 3}], non_improving:
 		})
 	}
 	// Aliases and merge keys, with the anchors in known keys.
-	got, err := ParsePolicy("p.yaml", []byte(`per_operation: &ops {test: 4}
+	got, err := Parse("p.yaml", []byte(`per_operation: &ops {test: 4}
 retriable: &r [server]
 transient_only: *r
 escalation: {<<: [{non_improving: 1}, {patch_apply_failures: 3}], non_improving: 2}
@@ -188,14 +209,14 @@ budget: {<<: {ratio: 0.5}}
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &Policy{Name: "p", PerOperation: map[string]int{"test": 4}, Retriable: map[Class]bool{ClassServer: true},
-		TransientOnly: map[Class]bool{ClassServer: true}, Escalation: Escalation{NonImproving: 2, PatchApplyFailures: 3},
-		Budget: &Budget{MaxTokens: 10, Ratio: 0.5}}
+	want := &retry.Policy{Name: "p", PerOperation: map[string]int{"test": 4}, Retriable: map[failure.Class]bool{failure.ClassServer: true},
+		TransientOnly: map[failure.Class]bool{failure.ClassServer: true}, Escalation: retry.Escalation{NonImproving: 2, PatchApplyFailures: 3},
+		Budget: &retry.Budget{MaxTokens: 10, Ratio: 0.5}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("aliases: got\n%+v\nwant\n%+v", got, want)
 	}
 	// Parsing does not touch the presets.
-	if p, _ := Preset("retry-handler"); p.PerOperation["test"] != 2 || p.Cascade.Window != 5 {
+	if p, _ := retry.Preset("retry-handler"); p.PerOperation["test"] != 2 || p.Cascade.Window != 5 {
 		t.Errorf("a policy file changed its preset: %+v", p)
 	}
 }
@@ -308,11 +329,11 @@ func TestParsePolicyProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.SplitN(tt.src, "\n", 2)[0], func(t *testing.T) {
-			p, err := ParsePolicy("p.yaml", []byte(tt.src))
+			p, err := Parse("p.yaml", []byte(tt.src))
 			if p != nil || err == nil {
 				t.Fatalf("no error; got %+v", p)
 			}
-			var pe *PolicyError
+			var pe *retry.PolicyError
 			if !errors.As(err, &pe) {
 				t.Fatalf("error %T, not a *PolicyError", err)
 			}
@@ -335,8 +356,8 @@ func TestParsePolicyTooManyProblems(t *testing.T) {
 	for i := range 300 {
 		fmt.Fprintf(&b, "k%d: 1\n", i)
 	}
-	_, err := ParsePolicy("p.yaml", []byte(b.String()))
-	var pe *PolicyError
+	_, err := Parse("p.yaml", []byte(b.String()))
+	var pe *retry.PolicyError
 	if !errors.As(err, &pe) {
 		t.Fatal(err)
 	}
@@ -347,7 +368,7 @@ func TestParsePolicyTooManyProblems(t *testing.T) {
 
 func TestParsePolicyTooLarge(t *testing.T) {
 	data := []byte("max_retries: 1\n# " + strings.Repeat("x", maxPolicyFile) + "\n")
-	_, err := ParsePolicy("p.yaml", data)
+	_, err := Parse("p.yaml", data)
 	if err == nil || !strings.Contains(err.Error(), "a policy file is at most 1048576 bytes") {
 		t.Errorf("error %v", err)
 	}
@@ -399,7 +420,7 @@ func TestParsePolicyAliasBombs(t *testing.T) {
 		name, src := tt.name, tt.src
 		t.Run(name, func(t *testing.T) {
 			start := time.Now()
-			_, err := ParsePolicy("bomb.yaml", []byte(src))
+			_, err := Parse("bomb.yaml", []byte(src))
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -427,8 +448,8 @@ func FuzzParsePolicy(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := ParsePolicy("f.yaml", data)
-		p2, err2 := ParsePolicy("f.yaml", data)
+		p, err := Parse("f.yaml", data)
+		p2, err2 := Parse("f.yaml", data)
 		if (err == nil) != (err2 == nil) || err != nil && err.Error() != err2.Error() || !reflect.DeepEqual(p, p2) {
 			t.Fatalf("not deterministic: %v / %v", err, err2)
 		}
@@ -436,7 +457,7 @@ func FuzzParsePolicy(f *testing.F) {
 			if p != nil {
 				t.Fatal("a policy and an error")
 			}
-			var pe *PolicyError
+			var pe *retry.PolicyError
 			if !errors.As(err, &pe) || len(pe.Problems) == 0 {
 				t.Fatalf("error %T %v", err, err)
 			}
@@ -453,16 +474,16 @@ func FuzzParsePolicy(f *testing.F) {
 		if err := p.Validate(); err != nil {
 			t.Fatalf("parsed a policy that does not validate: %v", err)
 		}
-		if err := p.Classifier(DefaultProvider).Validate(); err != nil {
+		if err := retry.ValidateClassifier(p.Classifier(failure.DefaultProvider)); err != nil {
 			t.Fatalf("parsed rules that do not validate: %v", err)
 		}
 		if !reflect.DeepEqual(p.Clone(), p) {
 			t.Fatal("Clone differs")
 		}
 		// The policy works.
-		tr := NewTracker(p, fixed(0.5))
+		tr := retry.NewTracker(p, fixed(0.5))
 		for k := 1; k <= 5; k++ {
-			d := tr.Failed(Failure{Class: ClassServer, Attempt: k, Signature: "s"})
+			d := tr.Failed(retry.Failure{Class: failure.ClassServer, Attempt: k, Signature: "s"})
 			if d.Wait < 0 {
 				t.Fatalf("negative wait %v", d.Wait)
 			}
@@ -470,6 +491,11 @@ func FuzzParsePolicy(f *testing.F) {
 				break
 			}
 		}
-		_ = ReplayL2(p, l2("A", "B!", "B", "C"))
+		_ = retry.ReplayL2(p, []retry.L2Iteration{{Signature: "A"}, {Signature: "B", PatchApplyFailed: true}, {Signature: "B"}, {Signature: "C"}})
 	})
 }
+
+// fixed is a Rand that always draws f.
+type fixed float64
+
+func (f fixed) Float64() float64 { return float64(f) }

@@ -1,21 +1,10 @@
-package retry
-
-import (
-	"fmt"
-	"maps"
-	"math"
-	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
-	"time"
-
-	"github.com/goccy/go-yaml/ast"
-
-	"github.com/orchstat/orchstat/rules/yamlast"
-)
-
-// A policy file is YAML that composes and overrides a preset:
+// Package policyfile reads retry policy files: YAML that composes and
+// overrides one of the retry engine's presets, reported problem by
+// problem at file:line:column. The engine (rules/retry) knows nothing of
+// the format; Policy.Validate's range checks run on the policy as
+// composed, and are placed where the file sets the field.
+//
+// A policy file looks like this:
 //
 //	name: fewer-retries                # default: the file's name without its extension
 //	extends: orchestrator              # a preset (PresetNames); default: none
@@ -50,6 +39,25 @@ import (
 // Durations are Go durations (500ms, 1s, 1m30s); counts are whole numbers
 // of 0 or more. classify rules (class, and contains, regexp, status or
 // equals) are tried before the defaults.
+package policyfile
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/rules/retry"
+	"github.com/orchstat/orchstat/rules/yamlast"
+)
 
 const (
 	maxPolicyFile = yamlast.MaxFileSize // bytes
@@ -63,14 +71,14 @@ var policyKeys = []string{"name", "extends", "max_retries", "backoff", "retriabl
 	"cascade", "escalation", "max_iterations", "non_improving_stop", "diagnosis_after", "adaptive",
 	"classify"}
 
-// ParsePolicy reads a policy file. path names it in problems. The error,
-// when there is one, is a *PolicyError listing every problem found, each
+// Parse reads a policy file. path names it in problems. The error, when
+// there is one, is a *retry.PolicyError listing every problem found, each
 // with the file, line, column and field.
-func ParsePolicy(path string, data []byte) (*Policy, error) {
+func Parse(path string, data []byte) (*retry.Policy, error) {
 	f := &pfile{path: path, pos: map[string]ast.Node{}, rd: yamlast.Reader{MaxWork: maxWork, MaxMerges: maxMerges}}
 	p := f.parse(data)
 	if len(f.problems) > 0 {
-		slices.SortStableFunc(f.problems, func(a, b Problem) int {
+		slices.SortStableFunc(f.problems, func(a, b retry.Problem) int {
 			if (a.Line == 0) != (b.Line == 0) {
 				if a.Line == 0 {
 					return 1
@@ -82,7 +90,7 @@ func ParsePolicy(path string, data []byte) (*Policy, error) {
 			}
 			return a.Column - b.Column
 		})
-		return nil, &PolicyError{Problems: f.problems}
+		return nil, &retry.PolicyError{Problems: f.problems}
 	}
 	return p, nil
 }
@@ -90,21 +98,45 @@ func ParsePolicy(path string, data []byte) (*Policy, error) {
 type pfile struct {
 	path     string
 	rd       yamlast.Reader
-	problems []Problem
+	problems []retry.Problem
 	pos      map[string]ast.Node // field → where the file sets it
 	doc      ast.Node
 	full     bool // too many problems: stop reporting
 }
 
-func (f *pfile) parse(data []byte) *Policy {
-	if len(data) > maxPolicyFile {
-		f.problems = append(f.problems, Problem{File: f.path, Message: fmt.Sprintf("a policy file is at most %d bytes; this is %d", maxPolicyFile, len(data))})
+// parse reads the file's keys over the preset it extends, then checks the
+// policy as composed. The keys are read in a fixed order, whatever the
+// file's: extends and name, the counts, backoff, the class sets, then the
+// other sections.
+func (f *pfile) parse(data []byte) *retry.Policy {
+	byKey, ok := f.top(data)
+	if !ok {
 		return nil
+	}
+	p := f.base(byKey)
+	f.counts(byKey, p)
+	if e, ok := byKey["backoff"]; ok {
+		f.backoff(e, &p.Backoff)
+	}
+	f.classSets(byKey, p)
+	f.sections(byKey, p)
+	f.check(p)
+	if len(f.problems) > 0 {
+		return nil
+	}
+	return p
+}
+
+// top reads the file's one document as a mapping of known keys.
+func (f *pfile) top(data []byte) (map[string]entry, bool) {
+	if len(data) > maxPolicyFile {
+		f.problems = append(f.problems, retry.Problem{File: f.path, Message: fmt.Sprintf("a policy file is at most %d bytes; this is %d", maxPolicyFile, len(data))})
+		return nil, false
 	}
 	yf, err := yamlast.Parse(data)
 	if err != nil {
 		f.yamlError(err)
-		return nil
+		return nil, false
 	}
 	var docs []*ast.DocumentNode
 	if yf != nil {
@@ -116,7 +148,7 @@ func (f *pfile) parse(data []byte) *Policy {
 	}
 	if len(docs) == 0 {
 		f.add(nil, "", "an empty policy file: write at least extends: <preset>")
-		return nil
+		return nil, false
 	}
 	for _, d := range docs[1:] {
 		f.add(d.Body, "", "a policy file holds one YAML document; this is another")
@@ -126,7 +158,7 @@ func (f *pfile) parse(data []byte) *Policy {
 	f.rd.Anchors = yamlast.Anchors(docs[0].Body)
 	top, ok := f.mapping(docs[0].Body, "", "a policy file is a mapping of keys such as extends and max_retries")
 	if !ok {
-		return nil
+		return nil, false
 	}
 	byKey := map[string]entry{}
 	for _, e := range top {
@@ -136,13 +168,18 @@ func (f *pfile) parse(data []byte) *Policy {
 		}
 		byKey[e.Key] = e
 	}
+	return byKey, true
+}
 
-	p := &Policy{}
+// base is the preset the file extends (none: the zero policy), named by
+// the file's name key or else the file's own name.
+func (f *pfile) base(byKey map[string]entry) *retry.Policy {
+	p := &retry.Policy{}
 	if e, ok := byKey["extends"]; ok {
 		if name, ok := f.str(e, "extends"); ok {
-			base, err := Preset(name)
+			base, err := retry.Preset(name)
 			if err != nil {
-				f.add(e.Raw, "extends", "unknown preset %q%s (%s)", name, yamlast.Suggest(name, PresetNames()), strings.Join(PresetNames(), ", "))
+				f.add(e.Raw, "extends", "unknown preset %q%s (%s)", name, yamlast.Suggest(name, retry.PresetNames()), strings.Join(retry.PresetNames(), ", "))
 			} else {
 				p = base
 			}
@@ -158,6 +195,11 @@ func (f *pfile) parse(data []byte) *Policy {
 			}
 		}
 	}
+	return p
+}
+
+// counts reads the top-level whole numbers.
+func (f *pfile) counts(byKey map[string]entry, p *retry.Policy) {
 	ints := []struct {
 		key string
 		dst *int
@@ -173,9 +215,12 @@ func (f *pfile) parse(data []byte) *Policy {
 			}
 		}
 	}
-	if e, ok := byKey["backoff"]; ok {
-		f.backoff(e, &p.Backoff)
-	}
+}
+
+// classSets reads which classes are retried: retriable replaces the
+// preset's set, no_retry then removes from it, transient_only replaces
+// the preset's.
+func (f *pfile) classSets(byKey map[string]entry, p *retry.Policy) {
 	if e, ok := byKey["retriable"]; ok {
 		if cs, ok := f.classes(e, "retriable"); ok {
 			p.Retriable = classSet(cs...)
@@ -194,6 +239,10 @@ func (f *pfile) parse(data []byte) *Policy {
 			p.TransientOnly = classSet(cs...)
 		}
 	}
+}
+
+// sections reads the mappings and lists that change a part of the policy.
+func (f *pfile) sections(byKey map[string]entry, p *retry.Policy) {
 	if e, ok := byKey["per_operation"]; ok {
 		f.perOperation(e, p)
 	}
@@ -214,15 +263,27 @@ func (f *pfile) parse(data []byte) *Policy {
 	if e, ok := byKey["classify"]; ok {
 		p.Classify = append(f.rules(e), p.Classify...)
 	}
-	// Range checks, on the policy as composed, placed where the file sets
-	// the field (or the closest enclosing key it sets).
-	for _, pr := range p.problems() {
+}
+
+// check runs the engine's range checks on the policy as composed, placing
+// each problem where the file sets the field (or the closest enclosing key
+// it sets).
+func (f *pfile) check(p *retry.Policy) {
+	var pe *retry.PolicyError
+	if !errors.As(p.Validate(), &pe) {
+		return
+	}
+	for _, pr := range pe.Problems {
 		f.add(f.position(pr.Field), pr.Field, "%s", pr.Message)
 	}
-	if len(f.problems) > 0 {
-		return nil
+}
+
+func classSet(cs ...failure.Class) map[failure.Class]bool {
+	m := make(map[failure.Class]bool, len(cs))
+	for _, c := range cs {
+		m[c] = true
 	}
-	return p
+	return m
 }
 
 // position is the node where the file sets field, or the nearest
@@ -246,7 +307,7 @@ func (f *pfile) position(field string) ast.Node {
 
 func (f *pfile) yamlError(err error) {
 	msg, line, col := yamlast.ErrorAt(err)
-	f.problems = append(f.problems, Problem{File: f.path, Line: line, Column: col, Message: msg})
+	f.problems = append(f.problems, retry.Problem{File: f.path, Line: line, Column: col, Message: msg})
 }
 
 // The document is read through a yamlast.Reader; these say it briefly.
@@ -266,10 +327,10 @@ func (f *pfile) add(n ast.Node, field, format string, args ...any) {
 	line, col := yamlast.Pos(n)
 	if len(f.problems) >= maxProblems {
 		f.full = true
-		f.problems = append(f.problems, Problem{File: f.path, Line: line, Column: col, Message: "too many problems; stopping here"})
+		f.problems = append(f.problems, retry.Problem{File: f.path, Line: line, Column: col, Message: "too many problems; stopping here"})
 		return
 	}
-	f.problems = append(f.problems, Problem{File: f.path, Line: line, Column: col, Field: field, Message: fmt.Sprintf(format, args...)})
+	f.problems = append(f.problems, retry.Problem{File: f.path, Line: line, Column: col, Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
 func isNull(n ast.Node) bool {
@@ -449,12 +510,12 @@ func (f *pfile) strings(e entry, field string) ([]string, bool) {
 }
 
 // classes reads a list of class names, reporting each that is unknown.
-func (f *pfile) classes(e entry, field string) ([]Class, bool) {
+func (f *pfile) classes(e entry, field string) ([]failure.Class, bool) {
 	vals, raws, ok := f.list(e, field)
 	if !ok {
 		return nil, false
 	}
-	var out []Class
+	var out []failure.Class
 	for i, v := range vals {
 		fi := field + "[" + strconv.Itoa(i) + "]"
 		s, isScalar := yamlast.Scalar(v)
@@ -462,11 +523,11 @@ func (f *pfile) classes(e entry, field string) ([]Class, bool) {
 		case !isScalar || !isStringNode(v):
 			f.add(orNode(raws[i], e.Raw), fi, "must be a class name, got %s", describe(v))
 			ok = false
-		case !Class(s).Known():
-			f.add(orNode(raws[i], e.Raw), fi, "unknown class %q%s (%s)", s, yamlast.Suggest(s, classNames()), strings.Join(classNames(), ", "))
+		case !failure.Class(s).Known():
+			f.add(orNode(raws[i], e.Raw), fi, "unknown class %q%s (%s)", s, yamlast.Suggest(s, failure.ClassNames()), strings.Join(failure.ClassNames(), ", "))
 			ok = false
 		default:
-			out = append(out, Class(s))
+			out = append(out, failure.Class(s))
 		}
 	}
 	return out, ok
@@ -492,20 +553,20 @@ func (f *pfile) ints(e entry, field string, dst map[string]*int, keys []string) 
 	}
 }
 
-func (f *pfile) backoff(e entry, b *Backoff) {
+func (f *pfile) backoff(e entry, b *retry.Backoff) {
 	f.pos["backoff"] = e.Raw
 	if name, ok := yamlast.Scalar(e.Value); ok && isStringNode(e.Value) {
-		nb, err := BackoffPreset(name)
+		nb, err := retry.BackoffPreset(name)
 		if err != nil {
 			f.add(e.Raw, "backoff", "unknown backoff %q%s (%s, or a mapping of initial, max, factor, jitter, spread)",
-				name, yamlast.Suggest(name, BackoffNames()), strings.Join(BackoffNames(), ", "))
+				name, yamlast.Suggest(name, retry.BackoffNames()), strings.Join(retry.BackoffNames(), ", "))
 			return
 		}
 		*b = nb
 		return
 	}
 	keys := []string{"initial", "max", "factor", "jitter", "spread"}
-	es, ok := f.mapping(e.Raw, "backoff", "backoff is a schedule's name ("+strings.Join(BackoffNames(), ", ")+") or a mapping of "+strings.Join(keys, ", "))
+	es, ok := f.mapping(e.Raw, "backoff", "backoff is a schedule's name ("+strings.Join(retry.BackoffNames(), ", ")+") or a mapping of "+strings.Join(keys, ", "))
 	if !ok {
 		return
 	}
@@ -532,24 +593,24 @@ func (f *pfile) backoff(e entry, b *Backoff) {
 			}
 		case "jitter":
 			if s, ok := f.str(k, fk); ok {
-				j := slices.Index(jitterNames[:], s)
+				j := slices.Index(retry.JitterNames(), s)
 				if j < 0 {
-					f.add(k.Raw, fk, "unknown jitter %q%s (%s)", s, yamlast.Suggest(s, jitterNames[:]), strings.Join(jitterNames[:], ", "))
+					f.add(k.Raw, fk, "unknown jitter %q%s (%s)", s, yamlast.Suggest(s, retry.JitterNames()), strings.Join(retry.JitterNames(), ", "))
 					continue
 				}
-				nb.Jitter = Jitter(j)
+				nb.Jitter = retry.Jitter(j)
 			}
 		default:
 			f.add(k.KeyNode, fk, "unknown key%s (allowed: %s)", yamlast.Suggest(k.Key, keys), strings.Join(keys, ", "))
 		}
 	}
-	if nb.Jitter == JitterProportional && !spreadSet && nb.Spread == 0 {
-		nb.Spread = Orchestrator.Spread
+	if nb.Jitter == retry.JitterProportional && !spreadSet && nb.Spread == 0 {
+		nb.Spread = retry.Orchestrator.Spread
 	}
 	*b = nb
 }
 
-func (f *pfile) perOperation(e entry, p *Policy) {
+func (f *pfile) perOperation(e entry, p *retry.Policy) {
 	f.pos["per_operation"] = e.Raw
 	es, ok := f.mapping(e.Raw, "per_operation", "per_operation is a mapping of operation: retries, such as {test: 3, build: 1}")
 	if !ok {
@@ -572,12 +633,12 @@ func (f *pfile) perOperation(e entry, p *Policy) {
 	p.PerOperation = ops
 }
 
-func (f *pfile) budget(e entry, base *Budget) *Budget {
+func (f *pfile) budget(e entry, base *retry.Budget) *retry.Budget {
 	f.pos["budget"] = e.Raw
 	if isNull(e.Value) {
 		return nil
 	}
-	b := Budget{MaxTokens: 10, Ratio: 0.1}
+	b := retry.Budget{MaxTokens: 10, Ratio: 0.1}
 	if base != nil {
 		b = *base
 	}
@@ -604,12 +665,12 @@ func (f *pfile) budget(e entry, base *Budget) *Budget {
 	return &b
 }
 
-func (f *pfile) cascade(e entry, base *Cascade) *Cascade {
+func (f *pfile) cascade(e entry, base *retry.Cascade) *retry.Cascade {
 	f.pos["cascade"] = e.Raw
 	if isNull(e.Value) {
 		return nil
 	}
-	c := Cascade{Threshold: 3, Window: 5}
+	c := retry.Cascade{Threshold: 3, Window: 5}
 	if base != nil {
 		c = *base
 	}
@@ -617,13 +678,14 @@ func (f *pfile) cascade(e entry, base *Cascade) *Cascade {
 	return &c
 }
 
-func (f *pfile) adaptive(e entry, base *Adaptive) *Adaptive {
+func (f *pfile) adaptive(e entry, base *retry.Adaptive) *retry.Adaptive {
 	f.pos["adaptive"] = e.Raw
 	if isNull(e.Value) {
 		return nil
 	}
 	if base == nil {
-		base = adaptivePreset().Adaptive
+		seed, _ := retry.Preset("adaptive")
+		base = seed.Adaptive
 	}
 	a := *base
 	keys := []string{"window", "threshold", "max_retries", "strategies"}
@@ -669,13 +731,13 @@ func (f *pfile) adaptive(e entry, base *Adaptive) *Adaptive {
 	return &a
 }
 
-func (f *pfile) rules(e entry) []Rule {
+func (f *pfile) rules(e entry) []failure.Rule {
 	vals, raws, ok := f.list(e, "classify")
 	if !ok {
 		return nil
 	}
 	keys := []string{"class", "contains", "regexp", "status", "equals"}
-	var out []Rule
+	var out []failure.Rule
 	for i := range vals {
 		field := "classify[" + strconv.Itoa(i) + "]"
 		f.pos[field] = raws[i]
@@ -683,18 +745,18 @@ func (f *pfile) rules(e entry) []Rule {
 		if !ok {
 			// Reported; a stand-in keeps later rules' indexes, which name
 			// them in problems. The policy is not returned.
-			out = append(out, Rule{Class: ClassUnknown, Equals: []string{"-"}})
+			out = append(out, failure.Rule{Class: failure.ClassUnknown, Equals: []string{"-"}})
 			continue
 		}
-		var r Rule
+		var r failure.Rule
 		for _, k := range es {
 			fk := field + "." + k.Key
 			switch k.Key {
 			case "class":
 				if s, ok := f.str(k, fk); ok {
-					r.Class = Class(s)
+					r.Class = failure.Class(s)
 				} else {
-					r.Class = ClassUnknown // reported; keep the rule's index
+					r.Class = failure.ClassUnknown // reported; keep the rule's index
 				}
 			case "contains":
 				r.Contains, _ = f.stringOrList(k, fk)

@@ -1,8 +1,7 @@
-package retry
+package failure
 
 import (
 	"encoding/hex"
-	"errors"
 	"strings"
 	"testing"
 )
@@ -300,34 +299,6 @@ func TestClassifierRules(t *testing.T) {
 	if len(DefaultProvider.Rules) == len(c.Rules) {
 		t.Errorf("With added no rules")
 	}
-	// Validate names the bad rules.
-	err := c.Validate()
-	var pe *PolicyError
-	if !errors.As(err, &pe) {
-		t.Fatalf("Validate = %v", err)
-	}
-	got := err.Error()
-	for _, want := range []string{"classify[5].regexp: error parsing regexp", "classify[6]: a rule needs contains, regexp, status or equals"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("Validate() = %q, missing %q", got, want)
-		}
-	}
-	if err := DefaultProvider.Validate(); err != nil {
-		t.Errorf("DefaultProvider: %v", err)
-	}
-	if err := DefaultFactory.Validate(); err != nil {
-		t.Errorf("DefaultFactory: %v", err)
-	}
-	bad := Classifier{Rules: []Rule{{Class: "rate_limt", Contains: []string{""}, Status: []string{"5xy", "600", "42"}, Equals: []string{" "}}, {Contains: []string{"x"}}}}
-	got = bad.Validate().Error()
-	for _, want := range []string{`classify[0].class: unknown class "rate_limt"; did you mean "rate_limit"?`,
-		"classify[0].contains[0]: an empty string would match everything",
-		`classify[0].status[0]: "5xy" is not a status`, `classify[0].status[1]: "600"`, `classify[0].status[2]: "42"`,
-		"classify[0].equals[0]", "classify[1].class: a rule needs a class"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("Validate() = %q, missing %q", got, want)
-		}
-	}
 }
 
 func TestStatusPatterns(t *testing.T) {
@@ -456,7 +427,7 @@ func FuzzClassify(f *testing.F) {
 	})
 }
 
-// go test ./rules/retry -run - -bench Classify -benchmem
+// go test ./rules/failure -run - -bench Classify -benchmem
 func BenchmarkClassify(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {

@@ -1,10 +1,12 @@
-package retry
+package policyfile
 
 import (
 	"errors"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/orchstat/orchstat/rules/retry"
 )
 
 // A policy file nested 20 KB or 200 KB deep (195 MB and 15 GB to parse)
@@ -17,9 +19,9 @@ func TestParsePolicyNestedTooDeep(t *testing.T) {
 	} {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		_, err := ParsePolicy("p.yaml", []byte(doc))
+		_, err := Parse("p.yaml", []byte(doc))
 		runtime.ReadMemStats(&after)
-		var pe *PolicyError
+		var pe *retry.PolicyError
 		if !errors.As(err, &pe) || len(pe.Problems) != 1 || pe.Problems[0].Line != 2 ||
 			!strings.Contains(pe.Problems[0].String(), "p.yaml:2:") || !strings.Contains(pe.Problems[0].Message, "nested too deep") {
 			t.Errorf("%d bytes: %v", len(doc), err)
@@ -54,19 +56,19 @@ func TestPolicyCaps(t *testing.T) {
 		{"backoff: {initial: 24h, max: 24h}", "backoff: {initial: 1s, max: 24h1s}", "backoff.max", "must be at most 24h0m0s, got 24h0m1s"},
 		{"backoff: {initial: 24h, max: 0s}", "backoff: {initial: 25h, max: 0s}", "backoff.initial", "must be at most 24h0m0s"},
 	} {
-		if _, err := ParsePolicy("p.yaml", []byte("extends: orchestrator\n"+tc.at+"\n")); err != nil {
+		if _, err := Parse("p.yaml", []byte("extends: orchestrator\n"+tc.at+"\n")); err != nil {
 			t.Errorf("%s refused: %v", tc.at, err)
 		}
-		_, err := ParsePolicy("p.yaml", []byte("extends: orchestrator\n"+tc.past+"\n"))
-		var pe *PolicyError
+		_, err := Parse("p.yaml", []byte("extends: orchestrator\n"+tc.past+"\n"))
+		var pe *retry.PolicyError
 		if !errors.As(err, &pe) || len(pe.Problems) != 1 || pe.Problems[0].Field != tc.field || pe.Problems[0].Line != 2 ||
 			!strings.Contains(pe.Problems[0].String(), tc.want) {
 			t.Errorf("%s: %v, want %s: %q", tc.past, err, tc.field, tc.want)
 		}
 	}
 	// The presets are within the caps.
-	for _, name := range PresetNames() {
-		p, err := Preset(name)
+	for _, name := range retry.PresetNames() {
+		p, err := retry.Preset(name)
 		if err != nil {
 			t.Fatal(err)
 		}
