@@ -57,10 +57,7 @@ receivers:
   - name: hook
     webhook: {url: %q}
 `, hook.URL)), 0o644)
-	saved := fixedNow
-	fixedNow = now
-	defer func() { fixedNow = saved }()
-	code, out, stderr := runCLI(t, "", "check", "--format", "json", "-q", "--db", filepath.Join(dir, "o.duckdb"), "--rules", rulesFile, runs)
+	code, out, stderr := runCLIAt(t, now, "", "check", "--format", "json", "-q", "--db", filepath.Join(dir, "o.duckdb"), "--rules", rulesFile, runs)
 	if code != checkCritical {
 		t.Fatalf("exit %d, want %d (a critical alert fires); stdout %s; stderr %s", code, checkCritical, out, stderr)
 	}
@@ -111,7 +108,7 @@ receivers:
     threshold: 0.9
     condition: value > threshold
 `), 0o644)
-	code, _, _ = runCLI(t, "", "check", "--format", "json", "-q", "--db", filepath.Join(dir, "o.duckdb"), "--rules", rulesFile, runs)
+	code, _, _ = runCLIAt(t, now, "", "check", "--format", "json", "-q", "--db", filepath.Join(dir, "o.duckdb"), "--rules", rulesFile, runs)
 	if code != checkUnknown {
 		t.Fatalf("exit %d, want %d", code, checkUnknown)
 	}

@@ -48,10 +48,13 @@ type checkOutput struct {
 
 func runCheck(t *testing.T, now time.Time, args ...string) (int, checkOutput) {
 	t.Helper()
-	saved := fixedNow
-	fixedNow = now
-	defer func() { fixedNow = saved }()
-	code, out, stderr := runCLI(t, "", append([]string{"check", "--format", "json", "-q"}, args...)...)
+	return runCheckWith(t, defaultDeps(), now, args...)
+}
+
+// runCheckWith is runCheck with the dependencies d.
+func runCheckWith(t *testing.T, d deps, now time.Time, args ...string) (int, checkOutput) {
+	t.Helper()
+	code, out, stderr := runCLIWith(t, now, d, "", append([]string{"check", "--format", "json", "-q"}, args...)...)
 	var co checkOutput
 	if err := json.Unmarshal([]byte(out), &co); err != nil {
 		t.Fatalf("exit %d, %v: %q %q", code, err, out, stderr)

@@ -15,13 +15,27 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/golden from the current output")
 
+// fixedNow is the clock of runCLI. No test changes it: one that needs
+// another time passes it (runCLIAt), so tests can run in parallel.
 var fixedNow = time.Date(2025, 11, 6, 0, 0, 0, 0, time.UTC)
 
 // runCLI runs orchstat in-process with buffers and a fixed clock.
 func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runCLIWith(t, fixedNow, defaultDeps(), stdin, args...)
+}
+
+// runCLIAt is runCLI with the clock at now.
+func runCLIAt(t *testing.T, now time.Time, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	return runCLIWith(t, now, defaultDeps(), stdin, args...)
+}
+
+// runCLIWith is runCLI with the clock at now and the dependencies d.
+func runCLIWith(t *testing.T, now time.Time, d deps, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(context.Background(), args, &IO{In: strings.NewReader(stdin), Out: &out, Err: &errb, Now: func() time.Time { return fixedNow }})
+	code = runWith(context.Background(), args, &IO{In: strings.NewReader(stdin), Out: &out, Err: &errb, Now: func() time.Time { return now }}, d)
 	return code, out.String(), errb.String()
 }
 

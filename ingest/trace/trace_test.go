@@ -319,3 +319,39 @@ func TestNestedTooDeep(t *testing.T) {
 		t.Fatalf("within the limit: %v", err)
 	}
 }
+
+// What the writer writes, the parser reads back as it was written, at
+// the millisecond the orchestrator writes.
+func TestWriterRoundTrip(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	w := NewWriter(&b, "r1")
+	at := time.Date(2026, 11, 21, 12, 0, 0, 416_900_000, time.FixedZone("x", 3600))
+	for _, tc := range []struct {
+		typ     string
+		payload any
+		want    string
+	}{
+		{"RunStarted", map[string]any{"goal": "a<b & c"}, `{"goal":"a<b & c"}`},
+		{"RunFinished", nil, `{}`},
+	} {
+		b.Reset()
+		if err := w.Write(at, tc.typ, tc.payload); err != nil {
+			t.Fatal(err)
+		}
+		line := b.Bytes()
+		if !bytes.HasSuffix(line, []byte("\n")) || bytes.Count(line, []byte("\n")) != 1 {
+			t.Fatalf("%q is not one line", line)
+		}
+		if !bytes.Contains(line, []byte(`"timestamp":"2026-11-21T11:00:00.416Z"`)) {
+			t.Errorf("%s: timestamp not in the orchestrator's layout", line)
+		}
+		ev, lerr := Parse(bytes.TrimSuffix(line, []byte("\n")))
+		if lerr != nil {
+			t.Fatalf("%s: %v", line, lerr)
+		}
+		if ev.Type != tc.typ || ev.RunID != "r1" || !ev.Time.Equal(at.Truncate(time.Millisecond)) || ev.SchemaVersion != SchemaVersion || string(ev.Payload) != tc.want {
+			t.Errorf("%s: parsed as %+v (payload %s)", line, ev, ev.Payload)
+		}
+	}
+}
