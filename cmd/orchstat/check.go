@@ -182,25 +182,15 @@ func scopeLabel(s reports.Scope) string {
 type checkPrint struct {
 	db    string
 	scope reports.Scope
-	rows  []checkRow
-	sent  []notifyRow
+	rows  []check.Row
+	sent  []check.Sent
 	code  int
 }
-
-var statusNames = check.StatusNames
-
-// checkRow is a row check prints, and notifyRow a notification it sent.
-type (
-	checkRow  = check.Row
-	notifyRow = check.Sent
-)
-
-var labelText = check.LabelText
 
 // reading is a row's value against its threshold as a person reads it:
 // "28.1% > 20%", or "numerator 3 >= 3" when the condition compares the
 // numerator.
-func reading(r checkRow) string {
+func reading(r check.Row) string {
 	v := render.MetricText(r.Metric, r.Value)
 	if r.Threshold == nil {
 		return v
@@ -221,7 +211,7 @@ func reading(r checkRow) string {
 }
 
 // counts is the numerator and denominator behind a ratio: "45/152".
-func counts(r checkRow) string {
+func counts(r check.Row) string {
 	if r.Denominator == nil {
 		return ""
 	}
@@ -232,12 +222,12 @@ func renderCheck(io *IO, out checkPrint, f render.Format, quiet bool) error {
 	rows, sent, code := out.rows, out.sent, out.code
 	if f == render.FormatJSON {
 		if rows == nil {
-			rows = []checkRow{}
+			rows = []check.Row{}
 		}
 		if sent == nil {
-			sent = []notifyRow{}
+			sent = []check.Sent{}
 		}
-		b, err := render.MarshalJSON(map[string]any{"status": statusNames[code], "exit_code": code, "database": out.db,
+		b, err := render.MarshalJSON(map[string]any{"status": check.StatusNames[code], "exit_code": code, "database": out.db,
 			"scope": out.scope, "alerts": rows, "notifications": sent})
 		if err != nil {
 			return err
@@ -274,8 +264,8 @@ func renderCheck(io *IO, out checkPrint, f render.Format, quiet bool) error {
 // the labels join the rule's name, the state shows this check's change,
 // and the counts join the value, so the table has few columns to fit.
 // Otherwise every field has its column.
-func checkTable(rows []checkRow, code int, width int) reports.Table {
-	t := reports.Table{Title: "orchstat check: " + statusNames[code], Width: width}
+func checkTable(rows []check.Row, code int, width int) reports.Table {
+	t := reports.Table{Title: "orchstat check: " + check.StatusNames[code], Width: width}
 	if width > 0 {
 		t.Columns = []string{"rule", "state", "value", "threshold", "since"}
 		for _, r := range rows {
@@ -295,7 +285,7 @@ func checkTable(rows []checkRow, code int, width int) reports.Table {
 				since = r.ActiveSince.UTC().Format("2006-01-02 15:04")
 			}
 			// A space before the labels lets a narrow column wrap there.
-			t.Rows = append(t.Rows, []any{strings.TrimSpace(r.Rule + " " + labelText(r.Labels)), state, value, thresholdCell(r), since})
+			t.Rows = append(t.Rows, []any{strings.TrimSpace(r.Rule + " " + check.LabelText(r.Labels)), state, value, thresholdCell(r), since})
 		}
 		return t
 	}
@@ -322,15 +312,15 @@ func checkTable(rows []checkRow, code int, width int) reports.Table {
 
 // checkCSV is the rows for programs: numbers at full precision, the
 // condition as the rule file has it.
-func checkCSV(rows []checkRow, code int) reports.Table {
-	t := reports.Table{Title: "orchstat check: " + statusNames[code],
+func checkCSV(rows []check.Row, code int) reports.Table {
+	t := reports.Table{Title: "orchstat check: " + check.StatusNames[code],
 		Columns: []string{"rule", "severity", "state", "labels", "metric", "value", "numerator", "denominator", "threshold", "condition", "active_since", "changed", "error"}}
 	for _, r := range rows {
 		var since any
 		if r.ActiveSince != nil {
 			since = *r.ActiveSince
 		}
-		t.Rows = append(t.Rows, []any{r.Rule, r.Severity, r.State, strings.TrimSuffix(strings.TrimPrefix(labelText(r.Labels), "{"), "}"), r.Metric,
+		t.Rows = append(t.Rows, []any{r.Rule, r.Severity, r.State, strings.TrimSuffix(strings.TrimPrefix(check.LabelText(r.Labels), "{"), "}"), r.Metric,
 			r.Value, r.Numerator, r.Denominator, r.Threshold, r.Condition, since, r.Changed, r.Error})
 	}
 	return t
@@ -338,7 +328,7 @@ func checkCSV(rows []checkRow, code int) reports.Table {
 
 // thresholdCell is a rule's threshold as its comparison, "> 20%"; nil
 // for a rule without one.
-func thresholdCell(r checkRow) any {
+func thresholdCell(r check.Row) any {
 	if r.Threshold == nil {
 		return nil
 	}
@@ -357,8 +347,8 @@ func countCell(v *float64) any {
 // renderQuiet is --quiet: nothing while nothing fires, else the
 // monitoring-plugin status line and one line per firing alert, so cron
 // mails only when there is something to act on.
-func renderQuiet(io *IO, rows []checkRow, code int) error {
-	var firing []checkRow
+func renderQuiet(io *IO, rows []check.Row, code int) error {
+	var firing []check.Row
 	for _, r := range rows {
 		if r.State == rules.StateFiring.String() {
 			firing = append(firing, r)
@@ -372,9 +362,9 @@ func renderQuiet(io *IO, rows []checkRow, code int) error {
 	if len(firing) == 1 {
 		noun = "alert"
 	}
-	fmt.Fprintf(&b, "%s - %d %s firing\n", statusNames[code], len(firing), noun)
+	fmt.Fprintf(&b, "%s - %d %s firing\n", check.StatusNames[code], len(firing), noun)
 	for _, r := range firing {
-		line := r.Rule + labelText(r.Labels) + " " + reading(r)
+		line := r.Rule + check.LabelText(r.Labels) + " " + reading(r)
 		if r.ActiveSince != nil {
 			line += " (active since " + r.ActiveSince.UTC().Format(time.RFC3339) + ")"
 		}

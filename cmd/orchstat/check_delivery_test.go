@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/rules/check"
 	"github.com/orchstat/orchstat/rules/notify"
 )
 
@@ -62,7 +63,7 @@ receivers:
 		t.Fatalf("exit %d, want %d (a critical alert fires); stdout %s; stderr %s", code, checkCritical, out, stderr)
 	}
 	var co struct {
-		Alerts []checkRow `json:"alerts"`
+		Alerts []check.Row `json:"alerts"`
 	}
 	if err := json.Unmarshal([]byte(out), &co); err != nil {
 		t.Fatal(err)

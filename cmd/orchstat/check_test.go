@@ -14,6 +14,8 @@ import (
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/orchstat/orchstat/rules/check"
 )
 
 // writeRequests writes a run with n provider requests of which retried
@@ -258,7 +260,7 @@ func TestCheckListsEveryRule(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	var doc struct {
-		Alerts []checkRow `json:"alerts"`
+		Alerts []check.Row `json:"alerts"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
@@ -267,7 +269,7 @@ func TestCheckListsEveryRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byRule := map[string]checkRow{}
+	byRule := map[string]check.Row{}
 	for _, a := range doc.Alerts {
 		byRule[a.Rule] = a
 	}
