@@ -27,6 +27,7 @@ import (
 // with its error, and the exit status is CRITICAL. Before, the first
 // failure made the whole check exit 3 with no alerts and no notification.
 func TestOneRuleFailureIsThatRules(t *testing.T) {
+	t.Parallel()
 	hook := newHookServer(t)
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
@@ -194,6 +195,7 @@ func fiveRules(t *testing.T, dir, url string, timeout string) string {
 // store's lock through its deliveries, so a hanging webhook (timeout 20 s)
 // kept a concurrent `report --no-ingest` waiting until it gave up.
 func TestDeliveryHoldsNoLock(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs real processes")
 	}
@@ -230,6 +232,7 @@ func TestDeliveryHoldsNoLock(t *testing.T) {
 // outcomes were saved only after every delivery, so the acknowledged ones
 // went out again.
 func TestKilledDeliveryResendsNothing(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills real processes")
 	}
@@ -284,6 +287,7 @@ func exitStatus(err error) int {
 // encoding it failed the whole check (exit 3), and report wrote the
 // strings "NaN" and "+Inf" where readers expect a number or null.
 func TestNonFiniteValuesAreNull(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)

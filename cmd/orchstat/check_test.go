@@ -76,6 +76,7 @@ func stateOf(co checkOutput, rule string) string {
 // State spans cron runs: pending, then firing (exit 1, a warning), then
 // resolved once healthy traces bring the rate down.
 func TestCheckAcrossRuns(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
 	db := filepath.Join(dir, "orchstat.duckdb")
@@ -132,6 +133,7 @@ func TestCheckAcrossRuns(t *testing.T) {
 }
 
 func TestCheckUnknown(t *testing.T) {
+	t.Parallel()
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(bad, []byte("rules:\n  - name: x\n    metric: nope\n    condition: value > 1\n"), 0o644)
 	code, _, stderr := runCLI(t, "", "--db", filepath.Join(t.TempDir(), "x.duckdb"), "check", "--no-ingest", "--rules", bad)
@@ -142,6 +144,7 @@ func TestCheckUnknown(t *testing.T) {
 
 // Seed 001's cascade: 3 failed runs among the last 5 fire at once, critical.
 func TestCheckCascade(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
@@ -162,6 +165,7 @@ func TestCheckCascade(t *testing.T) {
 // A rule split by provider, and a rule with its own query, each give one
 // alert per label set.
 func TestCheckByAndSQLRules(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
@@ -221,6 +225,7 @@ func writeCascade(t *testing.T, runs string, now time.Time) {
 // --quiet is for cron: nothing on a healthy system, and when something
 // fires the monitoring-plugin status line and one line per firing alert.
 func TestCheckQuiet(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	dir := t.TempDir()
 	healthy := filepath.Join(dir, "healthy")
@@ -250,6 +255,7 @@ func TestCheckQuiet(t *testing.T) {
 // Every rule is listed with its state, value, threshold and counts, the
 // inactive ones too, in the table and the JSON.
 func TestCheckListsEveryRule(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
@@ -310,6 +316,7 @@ func TestCheckListsEveryRule(t *testing.T) {
 
 // Inactive label sets of a split rule are listed with their labels.
 func TestCheckListsInactiveLabelSets(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
@@ -336,6 +343,7 @@ func displayWidth(s string) int { return twwidth.Width(s) }
 // At a terminal check's and report's tables fit 80 and 120 columns; --wide
 // and a pipe print them whole.
 func TestCheckFitsTerminal(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
@@ -394,6 +402,7 @@ func TestCheckFitsTerminal(t *testing.T) {
 
 // sql prints NULL as NULL, and the string '-' as -.
 func TestCheckSQLNull(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "o.duckdb")
 	if code, _, stderr := runCLI(t, "", "--db", db, "ingest", "-q", "../../testdata/runs"); code != 0 {
 		t.Fatalf("ingest: %s", stderr)
@@ -409,6 +418,7 @@ func TestCheckSQLNull(t *testing.T) {
 // A pending alert whose condition stops holding is listed as inactive,
 // with the change this check made.
 func TestCheckPendingBackToInactive(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	dir := t.TempDir()
 	runs, db := filepath.Join(dir, "runs"), filepath.Join(dir, "o.duckdb")

@@ -83,6 +83,7 @@ func TestReportGolden(t *testing.T) {
 }
 
 func TestReportFiltersAndJSONContract(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
 	runCLI(t, "", "--db", db, "ingest", "-q", "../../testdata/runs")
 	for _, tc := range []struct {
@@ -125,6 +126,7 @@ func TestReportFiltersAndJSONContract(t *testing.T) {
 }
 
 func TestSQLIsReadOnly(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
 	runCLI(t, "", "--db", db, "ingest", "-q", "../../testdata/runs")
 	code, out, _ := runCLI(t, "", "--db", db, "sql", "--format", "csv", "SELECT status, count(*) AS n FROM runs GROUP BY ALL ORDER BY status")
@@ -165,6 +167,7 @@ func countEvents(t *testing.T, db string) int {
 }
 
 func TestQuarantineAndIngestOutput(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
 	code, out, stderr := runCLI(t, "", "--db", db, "ingest", "../../testdata/runs")
 	if code != 0 || !strings.Contains(out, "ingested 974 events") || !strings.Contains(out, "15 lines quarantined") {
@@ -203,6 +206,7 @@ func TestStdinAndDefaultDB(t *testing.T) {
 }
 
 func TestDefaultDBNextToRuns(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"/repo/.orchestrator/runs":             "/repo/.orchestrator/orchstat.duckdb",
 		"/repo/.orchestrator/runs/123":         "/repo/.orchestrator/orchstat.duckdb",
@@ -216,6 +220,7 @@ func TestDefaultDBNextToRuns(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"report", "--format", "yaml"},
 		{"report", "--since", "last tuesday"},
@@ -239,6 +244,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestFlagsReachOptions(t *testing.T) {
+	t.Parallel()
 	var got *reportOptions
 	g := &globals{io: &IO{Now: time.Now}}
 	cmd := newReportCmd(g, func(_ context.Context, o *reportOptions) error { got = o; return nil })

@@ -15,6 +15,7 @@ import (
 
 // The shipped tests of the default rules pass, and cover every rule.
 func TestRulesTestShipped(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("../../testdata/rules/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no rule tests: %v", err)
@@ -70,6 +71,7 @@ func writeTestFile(t *testing.T, body string) string {
 // A wrong expectation fails with a diff naming the test and the time, and
 // --junit records it.
 func TestRulesTestFailureAndJUnit(t *testing.T) {
+	t.Parallel()
 	p := writeTestFile(t, wrongTests)
 	junit := filepath.Join(t.TempDir(), "junit.xml")
 	code, out, stderr := runCLI(t, "", "rules", "test", "--junit", junit, p)
@@ -116,6 +118,7 @@ func TestRulesTestFailureAndJUnit(t *testing.T) {
 
 // Unexpected alerts are shown too, and a traces directory works as input.
 func TestRulesTestUnexpectedAndTraces(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "tests.yaml")
 	os.WriteFile(p, []byte(`tests:
@@ -138,6 +141,7 @@ func TestRulesTestUnexpectedAndTraces(t *testing.T) {
 
 // Unreadable and invalid files, and no files, are usage errors (2).
 func TestRulesTestInvalid(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, body, want string
 	}{
@@ -214,6 +218,7 @@ func TestRulesTestHostileFiles(t *testing.T) {
 // between tests, instead of a new store (and schema) per test, which was
 // most of the 9.4 s the 29 shipped tests took.
 func TestRulesTestSharesStores(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob("../../testdata/rules/*.yaml")
 	var opened atomic.Int32
 	d := defaultDeps()
@@ -234,6 +239,7 @@ func TestRulesTestSharesStores(t *testing.T) {
 // TestRulesTestIsolated: on a shared store, a test sees none of the
 // events, alerts or state of the tests before it.
 func TestRulesTestIsolated(t *testing.T) {
+	t.Parallel()
 	d := defaultDeps()
 	d.ruleTestWorkers = 1
 	var b strings.Builder
