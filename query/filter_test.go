@@ -12,6 +12,7 @@ import (
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/check"
 )
 
 // writeFiles writes name -> content under dir and returns dir.
@@ -198,7 +199,7 @@ func TestUndatedRunsAndQueuedTasks(t *testing.T) {
 
 	// An alert rule's time window holds the runs that started in it: the
 	// files' modification time is no start.
-	s := query.NewSampler(st, mtime.Add(time.Hour))
+	s := check.NewSampler(st, mtime.Add(time.Hour))
 	day := rules.Window{Duration: 24 * time.Hour}
 	samples, err := s.Samples(ctx, &rules.Rule{Name: "records", Metric: "record_runs", Window: day})
 	if err != nil {

@@ -7,9 +7,6 @@ import (
 	"os"
 	"strings"
 	"time"
-
-	"github.com/orchstat/orchstat/rules"
-	"github.com/orchstat/orchstat/rules/notify"
 )
 
 // The notification queue. A notification is queued in the same
@@ -28,14 +25,23 @@ var (
 // log to query; undelivered ones are kept until delivered.
 const deliveredRetention = 7 * 24 * time.Hour
 
-// Queued is a notification waiting in the queue.
+// Queued is a notification waiting in the queue. Its message is kept as
+// the JSON the check queued, to be sent as it is.
 type Queued struct {
 	ID       int64
 	Receiver string
 	Reason   string
-	Message  notify.Message
+	Message  json.RawMessage
 	QueuedAt time.Time
 	Attempts int
+}
+
+// NotificationRow is a notification a check queues: its receiver, the
+// message's group key and status (firing or resolved), why it is sent,
+// and the message as JSON.
+type NotificationRow struct {
+	Receiver, GroupKey, Status, Reason string
+	Message                            json.RawMessage
 }
 
 // Delivery is the outcome of one check's attempts at a queued notification.
@@ -47,7 +53,7 @@ type Delivery struct {
 }
 
 // loadNotifyGroups reads when each group was last queued, keyed by
-// notify.Notification.Key.
+// receiver and group key joined by a NUL (notify.Notification.Key).
 func loadNotifyGroups(ctx context.Context, q querier) (map[string]time.Time, error) {
 	rs, err := q.QueryContext(ctx, `SELECT receiver, group_key, last_queued_at FROM notify_groups`)
 	if err != nil {
@@ -81,9 +87,7 @@ func pendingNotifications(ctx context.Context, q querier) ([]Queued, error) {
 		if err := rs.Scan(&n.ID, &n.Receiver, &n.Reason, &msg, &n.QueuedAt, &n.Attempts); err != nil {
 			return nil, fmt.Errorf("reading the notification queue: %w", err)
 		}
-		if err := json.Unmarshal([]byte(msg), &n.Message); err != nil {
-			return nil, fmt.Errorf("reading the notification queue: notification %d: %w", n.ID, err)
-		}
+		n.Message = json.RawMessage(msg)
 		n.QueuedAt = n.QueuedAt.UTC()
 		out = append(out, n)
 	}
@@ -93,7 +97,7 @@ func pendingNotifications(ctx context.Context, q querier) ([]Queued, error) {
 // SaveCheck saves a check's outcome in one checkpointed transaction: the
 // alerts (replacing the saved ones), the notifications their changes
 // queue, and when each group was last queued.
-func SaveCheck(ctx context.Context, st *Store, alerts []rules.Alert, queue []notify.Notification, groups map[string]time.Time, now time.Time) error {
+func SaveCheck(ctx context.Context, st *Store, alerts []AlertRow, queue []NotificationRow, groups map[string]time.Time, now time.Time) error {
 	return st.inTransaction(ctx, "saving alert state", func() error {
 		if err := saveAlerts(ctx, st, alerts); err != nil {
 			return err
@@ -112,12 +116,8 @@ func SaveCheck(ctx context.Context, st *Store, alerts []rules.Alert, queue []not
 			return err
 		}
 		for i, n := range queue {
-			msg, err := json.Marshal(n.Message)
-			if err != nil {
-				return err
-			}
 			if _, err := st.conn.ExecContext(ctx, `INSERT INTO notifications VALUES (?, ?, ?, ?, ?, ?, ?, 0, NULL, NULL, NULL)`,
-				next+int64(i), n.Receiver, n.Message.GroupKey, n.Message.Status, n.Reason, string(msg), now.UTC()); err != nil {
+				next+int64(i), n.Receiver, n.GroupKey, n.Status, n.Reason, string(n.Message), now.UTC()); err != nil {
 				return err
 			}
 		}

@@ -78,6 +78,7 @@ func TestCheckHostileRuleFiles(t *testing.T) {
 // A file of thousands of bad rules lists the first 100 problems and says
 // how many more there are, rather than printing a line for each.
 func TestCheckCapsProblems(t *testing.T) {
+	t.Parallel()
 	doc := "rules: [" + strings.TrimSuffix(strings.Repeat("a, ", 5000), ", ") + "]\n"
 	problems := Check("x.yaml", []byte(doc))
 	if len(problems) != maxProblems+1 || problems[maxProblems].Message != "4900 more problems not listed; fix these first" {
@@ -134,6 +135,7 @@ func TestConditionBudget(t *testing.T) {
 // Conditions as people write them are unchanged: arithmetic keeps its
 // types and errors at check time, text joins with +, reduce sums.
 func TestConditionsWithinBudget(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		cond string
 		want bool
@@ -174,6 +176,7 @@ func TestConditionsWithinBudget(t *testing.T) {
 // its bounds for every input (the issue's) or one that fails on every
 // input is a problem at its line, not a crash at the first check.
 func TestCheckRunsConditions(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ cond, want string }{
 		{`len(repeat(repeat("a", 100000), 100000)) > 0`, "x.yaml:6:16: rule \"r\": condition: builds more than 1048576 bytes (1 MiB) of text in one evaluation (on sample data: value 0, labels map[provider:sample])"},
 		{`value > 100 && len(1..int(value)) > 0`, "condition: builds more than 10000 items in ranges, lists and maps in one evaluation (on sample data: value 1e+06"},
@@ -211,6 +214,7 @@ func sqlRule(condition, template string) string {
 // labels present, values zero and not) and reports it at its line; call
 // and printf widths that would build gigabytes are refused too.
 func TestCheckRunsTemplates(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ template, want string }{
 		{"{{ index .Labels.provider 99 }}", `x.yaml:8:16: rule "r": annotations.summary: fails on sample data (value 0, labels map[provider:sample]): error calling index: index out of range: 99`},
 		{"{{ call .Labels }}", `x.yaml:8:20: rule "r": annotations.summary: call is not available: templates see no functions to call`},
@@ -283,6 +287,7 @@ func TestAnnotateBounded(t *testing.T) {
 // Evaluations of one rule may come from several goroutines; each has its
 // own budget.
 func TestConditionConcurrent(t *testing.T) {
+	t.Parallel()
 	f, err := Parse("x.yaml", []byte(ruleFile(`len(repeat("ab", 300000)) > 0`)))
 	if err != nil {
 		t.Fatal(err)
@@ -314,6 +319,7 @@ func TestConditionConcurrent(t *testing.T) {
 // Every builtin the text budget wraps is one of expr's: a new version
 // that renamed one would leave it unbounded.
 func TestTextBuiltinsExist(t *testing.T) {
+	t.Parallel()
 	for _, name := range append(textBuiltins, disabledInConditions...) {
 		if _, ok := builtin.Index[name]; !ok {
 			t.Errorf("expr has no builtin %q", name)

@@ -17,6 +17,7 @@ func rule(fields ...string) string {
 }
 
 func TestCheckProblems(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, yaml string
 		at         string // line:column of the problem
@@ -89,6 +90,7 @@ func TestCheckProblems(t *testing.T) {
 }
 
 func TestCheckReportsEveryProblem(t *testing.T) {
+	t.Parallel()
 	yaml := `rulez: 1
 rules:
   - name: a
@@ -120,6 +122,7 @@ rules:
 }
 
 func TestProblemString(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		p    Problem
 		want string
@@ -135,6 +138,7 @@ func TestProblemString(t *testing.T) {
 }
 
 func TestCheckGoodFiles(t *testing.T) {
+	t.Parallel()
 	th := func(v float64) *float64 { return &v }
 	for _, tc := range []struct {
 		name, yaml string
@@ -229,6 +233,7 @@ rules:
 func f64(v float64) *float64 { return &v }
 
 func TestAnnotate(t *testing.T) {
+	t.Parallel()
 	f, err := Parse("alerts.yaml", orchstat.DefaultAlerts)
 	if err != nil {
 		t.Fatal(err)
@@ -243,6 +248,7 @@ func TestAnnotate(t *testing.T) {
 }
 
 func TestDefaultAlertsPassCheck(t *testing.T) {
+	t.Parallel()
 	if problems := Check("alerts.yaml", orchstat.DefaultAlerts); len(problems) > 0 {
 		t.Fatalf("the built-in alerts.yaml has problems: %v", problems)
 	}
@@ -272,6 +278,7 @@ func TestDefaultAlertsPassCheck(t *testing.T) {
 }
 
 func TestCheckEmptyFiles(t *testing.T) {
+	t.Parallel()
 	for _, y := range []string{"", "# only a comment\n", "rules:\n", "rules: []\n"} {
 		if problems := Check("x.yaml", []byte(y)); len(problems) > 0 {
 			t.Errorf("%q: %v", y, problems)
@@ -316,6 +323,7 @@ func FuzzCheck(f *testing.F) {
 // Aliased merge keys grow exponentially with the file; the checker stops
 // at a bound instead of hanging.
 func TestMergeBomb(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString("a0: &a0 {x: 1}\n")
 	for i := 1; i <= 8; i++ {

@@ -261,68 +261,7 @@ func (c *checker) receiverKind(r *Receiver, field string, e entry) {
 			c.add(kv.KeyNode, "", f, "unknown field%s (fields: %s)", yamlast.Suggest(kv.Key, keys), strings.Join(keys, ", "))
 			continue
 		}
-		switch kv.Key {
-		case "url":
-			s, ok := yamlast.Scalar(kv.Value)
-			if !ok || !isString(kv.Value) {
-				c.add(kv.Raw, "", f, "must be a URL string")
-				continue
-			}
-			if msg := checkURL(s); msg != "" {
-				c.add(kv.Raw, "", f, "%s", msg)
-				continue
-			}
-			r.URL = s
-		case "headers":
-			r.Headers = c.stringMap("", f, kv)
-			for _, he := range entriesQuiet(c, kv.Value) {
-				if !headerNameRe.MatchString(he.Key) {
-					c.add(he.KeyNode, "", f+"."+he.Key, "is not a valid HTTP header name")
-				}
-				if v, ok := r.Headers[he.Key]; ok {
-					if msg := checkEnvRefs(v); msg != "" {
-						c.add(he.Raw, "", f+"."+he.Key, "%s", msg)
-					}
-				}
-			}
-		case "timeout", "alert_ttl":
-			s, ok := yamlast.Scalar(kv.Value)
-			d, err := parseDuration(s)
-			switch {
-			case !ok:
-				c.add(kv.Raw, "", f, "must be a duration, such as 10s")
-			case err != nil:
-				c.add(kv.Raw, "", f, "%v", err)
-			case d <= 0:
-				c.add(kv.Raw, "", f, "must be longer than 0")
-			case kv.Key == "timeout":
-				r.Timeout = d
-			default:
-				r.AlertTTL = d
-			}
-		case "argv":
-			seq, ok := kv.Value.(*ast.SequenceNode)
-			if !ok || len(seq.Values) == 0 {
-				c.add(kv.Raw, "", f, "must be a non-empty list: the program, then its arguments")
-				continue
-			}
-			for i, item := range seq.Values {
-				s, ok := yamlast.Scalar(c.resolve(item))
-				if !ok {
-					c.add(item, "", fmt.Sprintf("%s[%d]", f, i), "must be a string")
-					continue
-				}
-				if i == 0 && strings.TrimSpace(s) == "" {
-					c.add(item, "", fmt.Sprintf("%s[%d]", f, i), "must name the program to run")
-					continue
-				}
-				if msg := checkEnvRefs(s); msg != "" {
-					c.add(item, "", fmt.Sprintf("%s[%d]", f, i), "%s", msg)
-					continue
-				}
-				r.Argv = append(r.Argv, s)
-			}
-		}
+		c.receiverField(r, f, kv)
 	}
 	switch {
 	case r.Kind == KindCommand && !have["argv"]:
@@ -330,6 +269,81 @@ func (c *checker) receiverKind(r *Receiver, field string, e entry) {
 	case r.Kind != KindCommand && !have["url"]:
 		c.add(e.KeyNode, "", field, "url is required")
 	}
+}
+
+// receiverField checks one of a receiver's fields (f names it) and sets
+// it.
+func (c *checker) receiverField(r *Receiver, f string, kv entry) {
+	switch kv.Key {
+	case "url":
+		s, ok := yamlast.Scalar(kv.Value)
+		if !ok || !isString(kv.Value) {
+			c.add(kv.Raw, "", f, "must be a URL string")
+			return
+		}
+		if msg := checkURL(s); msg != "" {
+			c.add(kv.Raw, "", f, "%s", msg)
+			return
+		}
+		r.URL = s
+	case "headers":
+		r.Headers = c.stringMap("", f, kv)
+		for _, he := range entriesQuiet(c, kv.Value) {
+			if !headerNameRe.MatchString(he.Key) {
+				c.add(he.KeyNode, "", f+"."+he.Key, "is not a valid HTTP header name")
+			}
+			if v, ok := r.Headers[he.Key]; ok {
+				if msg := checkEnvRefs(v); msg != "" {
+					c.add(he.Raw, "", f+"."+he.Key, "%s", msg)
+				}
+			}
+		}
+	case "timeout", "alert_ttl":
+		s, ok := yamlast.Scalar(kv.Value)
+		d, err := parseDuration(s)
+		switch {
+		case !ok:
+			c.add(kv.Raw, "", f, "must be a duration, such as 10s")
+		case err != nil:
+			c.add(kv.Raw, "", f, "%v", err)
+		case d <= 0:
+			c.add(kv.Raw, "", f, "must be longer than 0")
+		case kv.Key == "timeout":
+			r.Timeout = d
+		default:
+			r.AlertTTL = d
+		}
+	case "argv":
+		r.Argv = c.argv(f, kv)
+	}
+}
+
+// argv checks a command receiver's argv: the program, then its
+// arguments. It returns the strings that are valid.
+func (c *checker) argv(f string, kv entry) []string {
+	seq, ok := kv.Value.(*ast.SequenceNode)
+	if !ok || len(seq.Values) == 0 {
+		c.add(kv.Raw, "", f, "must be a non-empty list: the program, then its arguments")
+		return nil
+	}
+	var argv []string
+	for i, item := range seq.Values {
+		at := fmt.Sprintf("%s[%d]", f, i)
+		s, ok := yamlast.Scalar(c.resolve(item))
+		switch {
+		case !ok:
+			c.add(item, "", at, "must be a string")
+		case i == 0 && strings.TrimSpace(s) == "":
+			c.add(item, "", at, "must name the program to run")
+		default:
+			if msg := checkEnvRefs(s); msg != "" {
+				c.add(item, "", at, "%s", msg)
+				continue
+			}
+			argv = append(argv, s)
+		}
+	}
+	return argv
 }
 
 // checkURL checks an http(s) URL, with any ${NAME} standing for a value.
@@ -417,73 +431,7 @@ func (c *checker) route(n, raw ast.Node, field string, refs *[]entry, depth int,
 		if (kv.Key == "match" || kv.Key == "match_re") && matchKey == nil {
 			matchKey = &kv
 		}
-		switch kv.Key {
-		case "receiver":
-			s, ok := yamlast.Scalar(kv.Value)
-			if !ok || s == "" {
-				c.add(kv.Raw, "", f, "must be a receiver's name")
-				continue
-			}
-			r.Receiver = s
-			kv.Key = f
-			*refs = append(*refs, kv)
-		case "group_by":
-			seq, ok := kv.Value.(*ast.SequenceNode)
-			if !ok {
-				c.add(kv.Raw, "", f, "must be a list of labels, such as [alertname, provider]")
-				continue
-			}
-			r.GroupBy = []string{}
-			for _, item := range seq.Values {
-				l, ok := yamlast.Scalar(c.resolve(item))
-				if !ok || (l != "..." && !labelNameRe.MatchString(l)) {
-					c.add(item, "", f, "a label is a name of letters, digits and underscores, or ... for all labels")
-					continue
-				}
-				r.GroupBy = append(r.GroupBy, l)
-			}
-		case "repeat_interval":
-			s, ok := yamlast.Scalar(kv.Value)
-			d, err := parseDuration(s)
-			switch {
-			case !ok:
-				c.add(kv.Raw, "", f, "must be a duration, such as 4h")
-			case err != nil:
-				c.add(kv.Raw, "", f, "%v", err)
-			default:
-				r.RepeatInterval = d
-			}
-		case "match":
-			r.Match = c.stringMap("", f, kv)
-		case "match_re":
-			m := c.stringMap("", f, kv)
-			r.MatchRE = map[string]*regexp.Regexp{}
-			for _, me := range entriesQuiet(c, kv.Value) {
-				v, ok := m[me.Key]
-				if !ok {
-					continue
-				}
-				// Compiled as written first, so that an error shows the
-				// user's expression rather than the anchored one.
-				_, err := regexp.Compile(v)
-				var re *regexp.Regexp
-				if err == nil {
-					re, err = regexp.Compile("^(?:" + v + ")$")
-				}
-				if err != nil {
-					c.add(me.Raw, "", f+"."+me.Key, "%v", err)
-					continue
-				}
-				r.MatchRE[me.Key] = re
-			}
-		case "continue":
-			b, ok := kv.Value.(*ast.BoolNode)
-			if !ok {
-				c.add(kv.Raw, "", f, "must be true or false")
-				continue
-			}
-			r.Continue = b.Value
-		case "routes":
+		if kv.Key == "routes" {
 			seq, ok := kv.Value.(*ast.SequenceNode)
 			if !ok {
 				c.add(kv.Raw, "", f, "must be a list of routes")
@@ -494,12 +442,94 @@ func (c *checker) route(n, raw ast.Node, field string, refs *[]entry, depth int,
 					r.Routes = append(r.Routes, ch)
 				}
 			}
-		default:
-			c.add(kv.KeyNode, "", f, "unknown field%s (fields: %s)", yamlast.Suggest(kv.Key, routeKeys), strings.Join(routeKeys, ", "))
+			continue
 		}
+		c.routeField(r, f, kv, refs)
 	}
 	if depth == 0 && (len(r.Match) > 0 || len(r.MatchRE) > 0) {
 		c.add(matchKey.KeyNode, "", field+"."+matchKey.Key, "the top-level route takes every alert; put %s in its routes", matchKey.Key)
 	}
 	return r
+}
+
+// routeField checks one of a route's fields other than its routes (f
+// names it) and sets it. A receiver's name goes to refs, to be checked
+// once every receiver is known.
+func (c *checker) routeField(r *Route, f string, kv entry, refs *[]entry) {
+	switch kv.Key {
+	case "receiver":
+		s, ok := yamlast.Scalar(kv.Value)
+		if !ok || s == "" {
+			c.add(kv.Raw, "", f, "must be a receiver's name")
+			return
+		}
+		r.Receiver = s
+		kv.Key = f
+		*refs = append(*refs, kv)
+	case "group_by":
+		seq, ok := kv.Value.(*ast.SequenceNode)
+		if !ok {
+			c.add(kv.Raw, "", f, "must be a list of labels, such as [alertname, provider]")
+			return
+		}
+		r.GroupBy = []string{}
+		for _, item := range seq.Values {
+			l, ok := yamlast.Scalar(c.resolve(item))
+			if !ok || (l != "..." && !labelNameRe.MatchString(l)) {
+				c.add(item, "", f, "a label is a name of letters, digits and underscores, or ... for all labels")
+				continue
+			}
+			r.GroupBy = append(r.GroupBy, l)
+		}
+	case "repeat_interval":
+		s, ok := yamlast.Scalar(kv.Value)
+		d, err := parseDuration(s)
+		switch {
+		case !ok:
+			c.add(kv.Raw, "", f, "must be a duration, such as 4h")
+		case err != nil:
+			c.add(kv.Raw, "", f, "%v", err)
+		default:
+			r.RepeatInterval = d
+		}
+	case "match":
+		r.Match = c.stringMap("", f, kv)
+	case "match_re":
+		r.MatchRE = c.matchRE(f, kv)
+	case "continue":
+		b, ok := kv.Value.(*ast.BoolNode)
+		if !ok {
+			c.add(kv.Raw, "", f, "must be true or false")
+			return
+		}
+		r.Continue = b.Value
+	default:
+		c.add(kv.KeyNode, "", f, "unknown field%s (fields: %s)", yamlast.Suggest(kv.Key, routeKeys), strings.Join(routeKeys, ", "))
+	}
+}
+
+// matchRE checks a route's match_re, label names to regular expressions
+// that must match the whole value, and compiles the valid ones.
+func (c *checker) matchRE(f string, kv entry) map[string]*regexp.Regexp {
+	m := c.stringMap("", f, kv)
+	out := map[string]*regexp.Regexp{}
+	for _, me := range entriesQuiet(c, kv.Value) {
+		v, ok := m[me.Key]
+		if !ok {
+			continue
+		}
+		// Compiled as written first, so that an error shows the user's
+		// expression rather than the anchored one.
+		_, err := regexp.Compile(v)
+		var re *regexp.Regexp
+		if err == nil {
+			re, err = regexp.Compile("^(?:" + v + ")$")
+		}
+		if err != nil {
+			c.add(me.Raw, "", f+"."+me.Key, "%v", err)
+			continue
+		}
+		out[me.Key] = re
+	}
+	return out
 }

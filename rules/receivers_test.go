@@ -54,6 +54,7 @@ func show(v any) string {
 }
 
 func TestReceiversParse(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, yaml    string
 		wantReceivers []*Receiver
@@ -153,6 +154,7 @@ route:
 }
 
 func TestReceiverProblems(t *testing.T) {
+	t.Parallel()
 	// Most cases start with one good receiver, ops, on lines 1-3.
 	const ops = "receivers:\n  - name: ops\n    webhook: {url: \"https://hooks.example.com\"}\n"
 	deepField := "route" + strings.Repeat(".routes[0]", 17)
@@ -284,6 +286,7 @@ route:
 }
 
 func TestRouteLeaves(t *testing.T) {
+	t.Parallel()
 	f, err := Parse("x.yaml", []byte(`receivers:
   - name: default
     webhook: {url: "https://a.example.com"}
@@ -373,6 +376,7 @@ route:
 }
 
 func TestExpandEnv(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"TOKEN": "s3cret", "HOST": "example.com", "EMPTY": ""}
 	lookup := func(k string) (string, bool) {
 		v, ok := env[k]

@@ -541,18 +541,7 @@ func (c *checker) rule(index int, raw ast.Node, names map[string]int) *Rule {
 	}
 	// The name first, so that every other problem can say whose it is.
 	if e, ok := fields["name"]; ok {
-		name, ok := yamlast.Scalar(e.Value)
-		switch {
-		case !ok || strings.TrimSpace(name) == "":
-			c.add(e.Raw, "", "name", "must be a non-empty string")
-		case names[name] > 0:
-			line, col := yamlast.Pos(e.Raw)
-			c.addAt(line, col, name, "name", "duplicate name; the first rule with it is at line %d", names[name])
-			r.Name = name
-		default:
-			r.Name = name
-			names[name], _ = yamlast.Pos(e.Raw)
-		}
+		r.Name = c.ruleName(e, names)
 	} else {
 		c.add(raw, "", "", "name is required (rule %d has none)", index)
 	}
@@ -562,7 +551,54 @@ func (c *checker) rule(index int, raw ast.Node, names map[string]int) *Rule {
 			c.add(e.KeyNode, rn, e.Key, "unknown field%s (fields: %s)", yamlast.Suggest(e.Key, ruleKeys), strings.Join(ruleKeys, ", "))
 		}
 	}
+	_, hasSQL := fields["sql"]
+	c.source(r, raw, fields)
+	if e, ok := fields["by"]; ok {
+		r.By = c.by(rn, e, r.Metric, hasSQL)
+	}
+	if e, ok := fields["window"]; ok {
+		r.Window = c.window(rn, e)
+	}
+	if e, ok := fields["threshold"]; ok {
+		r.Threshold = c.threshold(rn, e)
+	}
+	if e, ok := fields["condition"]; ok {
+		r.Condition, r.cond = c.condition(rn, e, r.Threshold, r.By, hasSQL)
+	} else {
+		c.add(raw, rn, "", "condition is required")
+	}
+	c.alerting(r, fields)
+	if e, ok := fields["annotations"]; ok {
+		r.Annotations = c.stringMap(rn, "annotations", e)
+		r.templates = c.templates(rn, e, r.Threshold, r.By, hasSQL)
+	}
+	if c.count() > before {
+		return nil
+	}
+	return r
+}
 
+// ruleName checks a rule's name, unique among the names seen so far
+// (names holds the line of each), and returns it; "" when it is none.
+func (c *checker) ruleName(e entry, names map[string]int) string {
+	name, ok := yamlast.Scalar(e.Value)
+	switch {
+	case !ok || strings.TrimSpace(name) == "":
+		c.add(e.Raw, "", "name", "must be a non-empty string")
+		return ""
+	case names[name] > 0:
+		line, col := yamlast.Pos(e.Raw)
+		c.addAt(line, col, name, "name", "duplicate name; the first rule with it is at line %d", names[name])
+	default:
+		names[name], _ = yamlast.Pos(e.Raw)
+	}
+	return name
+}
+
+// source checks what a rule evaluates, a metric or its own sql, one of
+// the two, and sets it.
+func (c *checker) source(r *Rule, raw ast.Node, fields map[string]entry) {
+	rn := r.Name
 	metric, hasMetric := fields["metric"]
 	sqlE, hasSQL := fields["sql"]
 	switch {
@@ -583,37 +619,34 @@ func (c *checker) rule(index int, raw ast.Node, names map[string]int) *Rule {
 	case hasSQL:
 		r.SQL = c.sql(rn, sqlE)
 	}
+}
 
-	if e, ok := fields["by"]; ok {
-		r.By = c.by(rn, e, r.Metric, hasSQL)
-	}
-	if e, ok := fields["window"]; ok {
-		r.Window = c.window(rn, e)
-	}
-	if e, ok := fields["threshold"]; ok {
-		var f float64
-		switch v := e.Value.(type) {
-		case *ast.FloatNode:
-			f = v.Value
-		case *ast.IntegerNode:
-			switch x := v.Value.(type) {
-			case int64:
-				f = float64(x)
-			case uint64:
-				f = float64(x)
-			}
-		default:
-			c.add(e.Raw, rn, "threshold", "must be a number, such as 0.20 or 3")
+// threshold checks a rule's threshold, a number; nil when it is none.
+func (c *checker) threshold(rn string, e entry) *float64 {
+	var f float64
+	switch v := e.Value.(type) {
+	case *ast.FloatNode:
+		f = v.Value
+	case *ast.IntegerNode:
+		switch x := v.Value.(type) {
+		case int64:
+			f = float64(x)
+		case uint64:
+			f = float64(x)
 		}
-		if _, ok := e.Value.(*ast.FloatNode); ok || isInt(e.Value) {
-			r.Threshold = &f
-		}
+	default:
+		c.add(e.Raw, rn, "threshold", "must be a number, such as 0.20 or 3")
 	}
-	if e, ok := fields["condition"]; ok {
-		r.Condition, r.cond = c.condition(rn, e, r.Threshold, r.By, hasSQL)
-	} else {
-		c.add(raw, rn, "", "condition is required")
+	if _, ok := e.Value.(*ast.FloatNode); ok || isInt(e.Value) {
+		return &f
 	}
+	return nil
+}
+
+// alerting checks and sets how a rule's alerts behave once its condition
+// holds: for, keep_firing_for, severity and labels.
+func (c *checker) alerting(r *Rule, fields map[string]entry) {
+	rn := r.Name
 	if e, ok := fields["for"]; ok {
 		r.For = c.hold(rn, e)
 	}
@@ -647,14 +680,6 @@ func (c *checker) rule(index int, raw ast.Node, names map[string]int) *Rule {
 			}
 		}
 	}
-	if e, ok := fields["annotations"]; ok {
-		r.Annotations = c.stringMap(rn, "annotations", e)
-		r.templates = c.templates(rn, e, r.Threshold, r.By, hasSQL)
-	}
-	if c.count() > before {
-		return nil
-	}
-	return r
 }
 
 // entriesQuiet reads a mapping already checked, without reporting again.

@@ -10,6 +10,7 @@ import (
 func f(v float64) *float64 { return &v }
 
 func TestDefaultRules(t *testing.T) {
+	t.Parallel()
 	file, err := Parse("alerts.yaml", orchstat.DefaultAlerts)
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +50,7 @@ func TestDefaultRules(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ yaml, want string }{
 		{"rules:\n  - name: a\n    metric: runs\n    condition: value >\n", "condition"},
 		{"rules:\n  - name: a\n    metric: runs\n    condition: value + 1\n", "condition"},

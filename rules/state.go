@@ -202,17 +202,56 @@ func Fingerprint(rule string, labels map[string]string) string {
 // Eval is pure: it never reads the clock, and the same inputs give the same
 // outputs. now should not go backwards between evaluations.
 func Eval(spec Spec, prev []Alert, obs []Observation, noData bool, now time.Time) (next []Alert, changes []Transition) {
-	retention := spec.ResolvedRetention
-	if retention <= 0 {
-		retention = DefaultResolvedRetention
-	}
 	if !noData && len(obs) > 0 {
 		noData = !slices.ContainsFunc(obs, func(o Observation) bool { return o.Sample.Value != nil })
 	}
+	cur, from := current(spec, prev)
+	if noData {
+		for _, a := range cur {
+			a.NoData = true
+			a.LastEvalAt = now
+		}
+		return collect(cur, from)
+	}
+	// This evaluation's observation per fingerprint.
+	seen := make(map[string]Observation, len(obs))
+	for _, o := range obs {
+		fp := Fingerprint(spec.Rule, o.Sample.Labels)
+		old, ok := seen[fp]
+		if !ok || better(o, old) {
+			seen[fp] = o
+		}
+	}
+	holding(spec, cur, from, seen, now)
+	for fp, a := range cur {
+		a.LastEvalAt = now
+		o, ok := seen[fp]
+		if ok && o.Sample.Value == nil {
+			a.NoData = true
+			continue
+		}
+		a.NoData = false
+		if ok {
+			a.Value = clonef(o.Sample.Value)
+			a.Numerator = clonef(o.Sample.Numerator)
+			a.Denominator = clonef(o.Sample.Denominator)
+			if o.Holds {
+				continue // handled by holding
+			}
+		}
+		if notHolding(spec, a, now) {
+			delete(cur, fp)
+			delete(from, fp)
+		}
+	}
+	return collect(cur, from)
+}
 
-	// Current alerts by fingerprint, copied so prev is never modified.
-	cur := make(map[string]*Alert, len(prev))
-	from := make(map[string]State, len(prev))
+// current is the alerts of the last evaluation by fingerprint, copied so
+// prev is never modified, with the state each was in.
+func current(spec Spec, prev []Alert) (cur map[string]*Alert, from map[string]State) {
+	cur = make(map[string]*Alert, len(prev))
+	from = make(map[string]State, len(prev))
 	for _, p := range prev {
 		fp := Fingerprint(spec.Rule, p.Labels)
 		if _, dup := cur[fp]; dup {
@@ -225,26 +264,12 @@ func Eval(spec Spec, prev []Alert, obs []Observation, noData bool, now time.Time
 		cur[fp] = &a
 		from[fp] = p.State
 	}
+	return cur, from
+}
 
-	if noData {
-		for _, a := range cur {
-			a.NoData = true
-			a.LastEvalAt = now
-		}
-		return collect(cur, from)
-	}
-
-	// This evaluation's observation per fingerprint.
-	seen := make(map[string]Observation, len(obs))
-	for _, o := range obs {
-		fp := Fingerprint(spec.Rule, o.Sample.Labels)
-		old, ok := seen[fp]
-		if !ok || better(o, old) {
-			seen[fp] = o
-		}
-	}
-
-	// Label sets the condition holds for: refresh or start alerts.
+// holding refreshes or starts the alerts of the label sets the condition
+// holds for, and fires those that have held long enough.
+func holding(spec Spec, cur map[string]*Alert, from map[string]State, seen map[string]Observation, now time.Time) {
 	for fp, o := range seen {
 		if o.Sample.Value == nil || !o.Holds {
 			continue
@@ -276,44 +301,31 @@ func Eval(spec Spec, prev []Alert, obs []Observation, noData bool, now time.Time
 			a.FiredAt = time.Time{}
 		}
 	}
+}
 
-	for fp, a := range cur {
-		a.LastEvalAt = now
-		o, ok := seen[fp]
-		if ok && o.Sample.Value == nil {
-			a.NoData = true
-			continue
+// notHolding advances an alert whose condition does not hold (with data)
+// at now, and reports whether it is to be forgotten: a resolution
+// reported for long enough.
+func notHolding(spec Spec, a *Alert, now time.Time) (forget bool) {
+	switch a.State {
+	case StatePending, StateInactive:
+		a.State = StateInactive
+	case StateFiring:
+		if a.KeepFiringSince.IsZero() {
+			a.KeepFiringSince = now
 		}
-		a.NoData = false
-		if ok {
-			a.Value = clonef(o.Sample.Value)
-			a.Numerator = clonef(o.Sample.Numerator)
-			a.Denominator = clonef(o.Sample.Denominator)
-			if o.Holds {
-				continue // handled above
-			}
+		if now.Sub(a.KeepFiringSince) >= spec.KeepFiringFor {
+			a.State = StateResolved
+			a.ResolvedAt = now
 		}
-		// The condition does not hold for this label set.
-		switch a.State {
-		case StatePending, StateInactive:
-			a.State = StateInactive
-		case StateFiring:
-			if a.KeepFiringSince.IsZero() {
-				a.KeepFiringSince = now
-			}
-			if now.Sub(a.KeepFiringSince) >= spec.KeepFiringFor {
-				a.State = StateResolved
-				a.ResolvedAt = now
-			}
-		case StateResolved:
-			if now.Sub(a.ResolvedAt) >= retention {
-				// Its resolution has been reported long enough: forget it.
-				delete(cur, fp)
-				delete(from, fp)
-			}
+	case StateResolved:
+		retention := spec.ResolvedRetention
+		if retention <= 0 {
+			retention = DefaultResolvedRetention
 		}
+		return now.Sub(a.ResolvedAt) >= retention
 	}
-	return collect(cur, from)
+	return false
 }
 
 // better reports whether o should replace old as its label set's

@@ -78,6 +78,7 @@ func describe(t *testing.T, next []Alert, changes []Transition) string {
 // cronInterval from time.Unix(0, 0), and lists what each check yields, in
 // the manner of Prometheus' TestKeepFiringFor.
 func TestEvalSteps(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		spec Spec
@@ -260,6 +261,7 @@ func run(t *testing.T, spec Spec, in string) [][]Alert {
 func at(step int) time.Time { return baseTime.Add(time.Duration(step) * cronInterval) }
 
 func TestEvalTimestamps(t *testing.T) {
+	t.Parallel()
 	spec := Spec{Rule: "r", For: Hold{Duration: 5 * time.Minute}, KeepFiringFor: 5 * time.Minute}
 	steps := run(t, spec, "HHH..HHN")
 	one := func(i int) Alert {
@@ -304,6 +306,7 @@ func TestEvalTimestamps(t *testing.T) {
 }
 
 func TestEvalForRaised(t *testing.T) {
+	t.Parallel()
 	spec := Spec{Rule: "r", For: Hold{Duration: 5 * time.Minute}}
 	obs, _ := obsFor(t, 'H', 1)
 	alerts, _ := Eval(spec, nil, obs, false, at(0))
@@ -346,6 +349,7 @@ func TestEvalForRaised(t *testing.T) {
 }
 
 func TestEvalForZeroOneTransition(t *testing.T) {
+	t.Parallel()
 	obs, _ := obsFor(t, 'H', 1)
 	next, changes := Eval(Spec{Rule: "r"}, nil, obs, false, baseTime)
 	if len(next) != 1 || next[0].State != StateFiring || !next[0].ActiveAt.Equal(baseTime) || !next[0].FiredAt.Equal(baseTime) {
@@ -358,6 +362,7 @@ func TestEvalForZeroOneTransition(t *testing.T) {
 }
 
 func TestEvalLabelSets(t *testing.T) {
+	t.Parallel()
 	spec := Spec{Rule: "retry_rate", For: Hold{Checks: 2}}
 	lbl := func(p string) map[string]string { return map[string]string{"provider": p} }
 	obs := func(holds ...string) []Observation {
@@ -403,6 +408,7 @@ func TestEvalLabelSets(t *testing.T) {
 }
 
 func TestEvalDuplicateObservations(t *testing.T) {
+	t.Parallel()
 	l := map[string]string{"provider": "a"}
 	obs := func(v *float64, holds bool) Observation {
 		return Observation{Sample: Sample{Value: v, Labels: l}, Holds: holds}
@@ -432,6 +438,7 @@ func TestEvalDuplicateObservations(t *testing.T) {
 }
 
 func TestEvalAllSamplesWithoutValueIsNoData(t *testing.T) {
+	t.Parallel()
 	spec := Spec{Rule: "r"}
 	obs, _ := obsFor(t, 'H', 1)
 	prev, _ := Eval(spec, nil, obs, false, baseTime)
@@ -445,6 +452,7 @@ func TestEvalAllSamplesWithoutValueIsNoData(t *testing.T) {
 }
 
 func TestEvalDoesNotModifyPrev(t *testing.T) {
+	t.Parallel()
 	spec := Spec{Rule: "r", KeepFiringFor: time.Minute}
 	obs, _ := obsFor(t, 'H', 1)
 	prev, _ := Eval(spec, nil, obs, false, baseTime)
@@ -464,6 +472,7 @@ func TestEvalDoesNotModifyPrev(t *testing.T) {
 }
 
 func TestFingerprint(t *testing.T) {
+	t.Parallel()
 	// Values computed independently (FNV-1a 64 over name 0xff value 0xff,
 	// sorted by name), as Prometheus' model.LabelSet.Fingerprint does.
 	cases := []struct {
@@ -504,6 +513,7 @@ func TestFingerprint(t *testing.T) {
 }
 
 func TestStateString(t *testing.T) {
+	t.Parallel()
 	for s, want := range map[State]string{StateInactive: "inactive", StatePending: "pending", StateFiring: "firing", StateResolved: "resolved", State(9): "State(9)"} {
 		if got := s.String(); got != want {
 			t.Errorf("%d.String() = %q, want %q", int(s), got, want)

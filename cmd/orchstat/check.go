@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,28 +13,36 @@ import (
 	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/reports/render"
 	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/check"
 	"github.com/orchstat/orchstat/rules/notify"
 )
 
-// check speaks the monitoring-plugin convention, so cron wrappers and
-// Nagios-style checkers can branch on it.
+// check speaks the monitoring-plugin convention (see check.OK).
 const (
-	checkOK       = 0
-	checkWarning  = 1
-	checkCritical = 2
-	checkUnknown  = 3
+	checkOK       = check.OK
+	checkWarning  = check.Warning
+	checkCritical = check.Critical
+	checkUnknown  = check.Unknown
 )
 
+// checkOptions are check's flags and what it takes from outside.
 type checkOptions struct {
 	g *globals
 	ingestFirst
 	Format   string
 	Rules    string
 	Textfile string
+
+	IO *IO
+	// Open opens a store for writing; NewSender makes the notification
+	// sender.
+	Open      func(ctx context.Context, path string) (*query.Store, error)
+	NewSender func(now func() time.Time) *notify.Sender
 }
 
 func newCheckCmd(g *globals, runF func(context.Context, *checkOptions) error) *cobra.Command {
-	o := &checkOptions{g: g}
+	o := &checkOptions{g: g, IO: g.io, NewSender: g.deps.newSender,
+		Open: func(ctx context.Context, path string) (*query.Store, error) { return g.open(ctx, path, false) }}
 	cmd := &cobra.Command{
 		Use:   "check [PATH...]",
 		Short: "Evaluate the alert rules, keeping alert state between runs (for cron)",
@@ -101,7 +108,7 @@ an unreadable store, ...).`,
 func checkRun(ctx context.Context, o *checkOptions) error {
 	code, err := evaluate(ctx, o)
 	if err != nil {
-		fmt.Fprintf(o.g.io.Err, "orchstat: UNKNOWN: %v\n", err)
+		fmt.Fprintf(o.IO.Err, "orchstat: UNKNOWN: %v\n", err)
 		return silentError{checkUnknown}
 	}
 	if code != checkOK {
@@ -112,7 +119,7 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 
 func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 	format, _ := render.ParseFormat(o.Format)
-	now := o.g.io.Now().UTC()
+	now := o.IO.Now().UTC()
 	rf, err := loadRules(o.Rules)
 	if err != nil {
 		return 0, err
@@ -122,67 +129,43 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer func() {
-		if st != nil {
-			st.Close()
-		}
-	}()
 	if unread {
+		st.Close()
 		return 0, fmt.Errorf("some files could not be read (named above)")
-	}
-	prev, err := query.LoadAlerts(ctx, st)
-	if err != nil {
-		return 0, err
 	}
 	// --quiet prints tables as status lines, which do not show the scope.
 	shown := !o.Quiet || format == render.FormatJSON || format == render.FormatCSV
 	scope, paths, err := o.scopeOf(ctx, st, shown)
 	if err != nil {
+		st.Close()
 		return 0, err
 	}
-	prev, others := splitScope(prev, scopeLabel(scope))
-	ev := evalRules(ctx, st, rf, prev, now, paths, scopeLabel(scope))
-	// Alerts of other scopes are neither evaluated nor resolved here; they
-	// are kept as they are.
-	ev.alerts = append(ev.alerts, others...)
-	for _, f := range ev.failures {
-		fmt.Fprintf(o.g.io.Err, "orchstat: rule %s: %v\n", f.rule, f.err)
-	}
-	rows, prom, code := ev.rows, ev.prom, ev.code
-	groups, err := st.LoadNotifyGroups(ctx)
+	res, err := check.Run(ctx, check.Options{Store: st, Open: o.Open, Rules: rf, Now: now, Clock: o.IO.Now,
+		Paths: paths, Scope: scopeLabel(scope), Sender: o.NewSender(o.IO.Now), LockTimeout: o.g.lockTimeout,
+		Warn: func(msg string) { fmt.Fprintf(o.IO.Err, "orchstat: %s\n", msg) }})
 	if err != nil {
 		return 0, err
-	}
-	queue, refresh := notify.Plan(rf.Route, rf.Receivers, ev.notify, groups, now)
-	if err := query.SaveCheck(ctx, st, ev.alerts, queue, groups, now); err != nil {
-		return 0, err
-	}
-	pending, err := st.CountPending(ctx)
-	if err != nil {
-		return 0, err
-	}
-	// Receivers can take as long as their timeouts, so the store is let go
-	// before delivering: nobody waits on a slow webhook to read or write it.
-	db := st.Path
-	st.Close()
-	st = nil
-	var sent []notifyRow
-	kept := pending
-	if pending > 0 || len(refresh) > 0 {
-		if sent, kept, err = deliver(ctx, o, db, rf, refresh, now); err != nil {
-			return 0, err
-		}
 	}
 	if o.Textfile != "" {
-		prom = append(prom,
-			render.PromSample{Name: "notifications_queued", Help: "Notifications not yet delivered, kept for the next check.", Value: float64(kept)},
-			render.PromSample{Name: "check_timestamp_seconds", Help: "When orchstat check last evaluated the rules.", Value: float64(now.UnixMilli()) / 1000},
-			render.PromSample{Name: "check_status", Help: "orchstat check's exit status: 0 OK, 1 warning, 2 critical, 3 unknown (a rule failed).", Value: float64(code)})
-		if err := render.WriteTextfile(o.Textfile, prom); err != nil {
+		if err := writeCheckTextfile(o.Textfile, res, now); err != nil {
 			return 0, err
 		}
 	}
-	return code, renderCheck(o.g.io, checkPrint{db: db, scope: scope, rows: rows, sent: sent, code: code}, format, o.Quiet)
+	return res.Code, renderCheck(o.IO, checkPrint{db: res.DB, scope: scope, rows: res.Rows, sent: res.Sent, code: res.Code}, format, o.Quiet)
+}
+
+// writeCheckTextfile writes the check's metrics and alert states for
+// node_exporter's textfile collector.
+func writeCheckTextfile(path string, res check.Result, now time.Time) error {
+	prom := make([]render.PromSample, 0, len(res.Gauges)+3)
+	for _, g := range res.Gauges {
+		prom = append(prom, render.PromSample{Name: g.Name, Help: g.Help, Labels: g.Labels, Value: g.Value})
+	}
+	prom = append(prom,
+		render.PromSample{Name: "notifications_queued", Help: "Notifications not yet delivered, kept for the next check.", Value: float64(res.Kept)},
+		render.PromSample{Name: "check_timestamp_seconds", Help: "When orchstat check last evaluated the rules.", Value: float64(now.UnixMilli()) / 1000},
+		render.PromSample{Name: "check_status", Help: "orchstat check's exit status: 0 OK, 1 warning, 2 critical, 3 unknown (a rule failed).", Value: float64(res.Code)})
+	return render.WriteTextfile(path, prom)
 }
 
 // scopeLabel is the scope label of a check's alerts: its paths when they
@@ -195,204 +178,19 @@ func scopeLabel(s reports.Scope) string {
 	return strings.Join(s.Paths, ",")
 }
 
-// splitScope parts the stored alerts into this check's scope's (whose
-// scope label is scope, "" for the whole store) and the others'.
-func splitScope(prev map[string][]rules.Alert, scope string) (mine map[string][]rules.Alert, others []rules.Alert) {
-	mine = map[string][]rules.Alert{}
-	for rule, alerts := range prev {
-		for _, a := range alerts {
-			if a.Labels["scope"] == scope {
-				mine[rule] = append(mine[rule], a)
-			} else {
-				others = append(others, a)
-			}
-		}
-	}
-	return mine, others
-}
-
 // checkPrint is what check prints.
 type checkPrint struct {
 	db    string
 	scope reports.Scope
-	rows  []checkRow
-	sent  []notifyRow
+	rows  []check.Row
+	sent  []check.Sent
 	code  int
-}
-
-// newSender makes the notification sender; tests replace it to fix the
-// clock, randomness and sleeps.
-var newSender = func(now func() time.Time) *notify.Sender {
-	s := notify.NewSender("orchstat/" + version)
-	s.Now = now
-	return s
-}
-
-// deliver sends the queued notifications and this check's Alertmanager
-// refreshes, and returns how each went, with the number still queued.
-// It holds no lock on the store while receivers answer: as one
-// delivering check at a time, it reads the queue, lets the store go, and
-// journals each outcome as it comes (see query.FoldDeliveries), so a
-// check killed mid-delivery never has an acknowledged notification sent
-// again. Failures are reported on stderr, with no secrets.
-func deliver(ctx context.Context, o *checkOptions, db string, rf *rules.File, refresh []notify.Notification, now time.Time) ([]notifyRow, int, error) {
-	release, err := query.LockDeliveries(ctx, db, o.g.lockTimeout)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer release()
-	st, err := o.g.open(ctx, db, false)
-	if err != nil {
-		return nil, 0, err
-	}
-	err = query.FoldDeliveries(ctx, st, now)
-	var pending []query.Queued
-	if err == nil {
-		pending, err = st.PendingNotifications(ctx)
-	}
-	st.Close()
-	if err != nil {
-		return nil, 0, err
-	}
-	items := make([]notify.Item, 0, len(pending)+len(refresh))
-	queuedAt := map[int64]time.Time{}
-	for _, p := range pending {
-		items = append(items, notify.Item{ID: p.ID, Receiver: p.Receiver, Reason: p.Reason, Message: p.Message})
-		queuedAt[p.ID] = p.QueuedAt
-	}
-	for _, n := range refresh {
-		items = append(items, notify.Item{Receiver: n.Receiver, Reason: n.Reason, Message: n.Message})
-	}
-	if len(items) == 0 {
-		return nil, 0, nil
-	}
-	journal, err := query.OpenDeliveryJournal(db)
-	if err != nil {
-		return nil, 0, err
-	}
-	var journalErr error
-	results := newSender(o.g.io.Now).Flush(ctx, rf.Receivers, items, func(r notify.Result) {
-		if r.ID == 0 || journalErr != nil {
-			return
-		}
-		d := query.Delivery{ID: r.ID, Attempts: r.Attempts, At: o.g.io.Now().UTC()}
-		if r.Err != nil {
-			d.Err = r.Err.Error()
-		}
-		journalErr = journal.Record(d)
-	})
-	journal.Close()
-	var rows []notifyRow
-	kept := 0
-	for _, r := range results {
-		row := notifyRow{Receiver: r.Receiver, Status: r.Message.Status, Reason: r.Reason, Group: r.Message.GroupKey,
-			Alerts: len(r.Message.Alerts), Attempts: r.Attempts, Delivered: r.Err == nil}
-		if t, ok := queuedAt[r.ID]; ok && t.Before(now.Truncate(time.Microsecond)) {
-			row.QueuedAt = &t
-		}
-		if r.Err != nil {
-			row.Error = r.Err.Error()
-			what := "kept for the next check"
-			if r.ID == 0 {
-				what = "not sent; the next check sends it again"
-			} else {
-				kept++
-			}
-			fmt.Fprintf(o.g.io.Err, "orchstat: notification (%s, %s) %s: %v\n", r.Message.Status, r.Message.GroupKey, what, r.Err)
-		}
-		rows = append(rows, row)
-	}
-	if journalErr != nil {
-		return rows, kept, journalErr
-	}
-	st, err = o.g.open(ctx, db, false)
-	if err != nil {
-		return rows, kept, fmt.Errorf("%w (the deliveries are journaled; the next check records them)", err)
-	}
-	defer st.Close()
-	return rows, kept, query.FoldDeliveries(ctx, st, now)
-}
-
-// notifyRow is one notification check delivered or tried to.
-type notifyRow struct {
-	Receiver  string     `json:"receiver"`
-	Status    string     `json:"status"` // the message's: firing or resolved
-	Reason    string     `json:"reason"` // change, repeat or refresh
-	Group     string     `json:"group"`
-	Alerts    int        `json:"alerts"`
-	Attempts  int        `json:"attempts"`
-	Delivered bool       `json:"delivered"`
-	Error     string     `json:"error,omitempty"`
-	QueuedAt  *time.Time `json:"queued_at,omitempty"` // set for notifications queued by an earlier check
-}
-
-// ruleSamples turns one evaluated sample into gauges labelled with the rule,
-// its metric and the sample's labels; values that do not exist are left out.
-func ruleSamples(r *rules.Rule, s rules.Sample) []render.PromSample {
-	metric := r.Metric
-	if r.SQL != "" {
-		metric = "sql"
-	}
-	labels := map[string]string{"rule": r.Name, "metric": metric}
-	for k, v := range s.Labels {
-		labels[k] = v
-	}
-	var out []render.PromSample
-	for _, g := range []struct {
-		name, help string
-		v          *float64
-	}{
-		{"rule_value", "The value of a rule's metric over its window.", s.Value},
-		{"rule_numerator", "The numerator behind a ratio rule's value.", s.Numerator},
-		{"rule_denominator", "The denominator behind a ratio rule's value.", s.Denominator},
-	} {
-		if g.v != nil {
-			out = append(out, render.PromSample{Name: g.name, Help: g.help, Labels: labels, Value: *g.v})
-		}
-	}
-	return out
-}
-
-// checkRow is one alert, one label set whose condition does not hold
-// (inactive), or one rule without data, as check prints it. Every rule
-// has at least one row, so a reader sees how close each is to firing.
-type checkRow struct {
-	Rule        string            `json:"rule"`
-	Severity    string            `json:"severity"`
-	State       string            `json:"state"` // inactive, pending, firing, resolved, no data or error
-	Labels      map[string]string `json:"labels,omitempty"`
-	Metric      string            `json:"metric"` // the rule's metric; "sql" for a rule with its own query
-	Value       *float64          `json:"value"`
-	Numerator   *float64          `json:"numerator,omitempty"`
-	Denominator *float64          `json:"denominator,omitempty"`
-	Threshold   *float64          `json:"threshold"`
-	Condition   string            `json:"condition"`
-	ActiveSince *time.Time        `json:"active_since,omitempty"`
-	Changed     string            `json:"changed,omitempty"` // this check's transition, as from→to
-	NoData      bool              `json:"no_data,omitempty"`
-	Error       string            `json:"error,omitempty"` // the rule could not be evaluated or annotated
-}
-
-var statusNames = map[int]string{checkOK: "OK", checkWarning: "WARNING", checkCritical: "CRITICAL", checkUnknown: "UNKNOWN"}
-
-// labelText is a label set as Prometheus writes one, {a="x",b="y"},
-// sorted by name; empty for no labels.
-func labelText(labels map[string]string) string {
-	if len(labels) == 0 {
-		return ""
-	}
-	var parts []string
-	for k, v := range labels {
-		parts = append(parts, k+"="+strconv.Quote(v))
-	}
-	sort.Strings(parts)
-	return "{" + strings.Join(parts, ",") + "}"
 }
 
 // reading is a row's value against its threshold as a person reads it:
 // "28.1% > 20%", or "numerator 3 >= 3" when the condition compares the
 // numerator.
-func (r checkRow) reading() string {
+func reading(r check.Row) string {
 	v := render.MetricText(r.Metric, r.Value)
 	if r.Threshold == nil {
 		return v
@@ -413,7 +211,7 @@ func (r checkRow) reading() string {
 }
 
 // counts is the numerator and denominator behind a ratio: "45/152".
-func (r checkRow) counts() string {
+func counts(r check.Row) string {
 	if r.Denominator == nil {
 		return ""
 	}
@@ -424,12 +222,12 @@ func renderCheck(io *IO, out checkPrint, f render.Format, quiet bool) error {
 	rows, sent, code := out.rows, out.sent, out.code
 	if f == render.FormatJSON {
 		if rows == nil {
-			rows = []checkRow{}
+			rows = []check.Row{}
 		}
 		if sent == nil {
-			sent = []notifyRow{}
+			sent = []check.Sent{}
 		}
-		b, err := render.MarshalJSON(map[string]any{"status": statusNames[code], "exit_code": code, "database": out.db,
+		b, err := render.MarshalJSON(map[string]any{"status": check.StatusNames[code], "exit_code": code, "database": out.db,
 			"scope": out.scope, "alerts": rows, "notifications": sent})
 		if err != nil {
 			return err
@@ -466,8 +264,8 @@ func renderCheck(io *IO, out checkPrint, f render.Format, quiet bool) error {
 // the labels join the rule's name, the state shows this check's change,
 // and the counts join the value, so the table has few columns to fit.
 // Otherwise every field has its column.
-func checkTable(rows []checkRow, code int, width int) reports.Table {
-	t := reports.Table{Title: "orchstat check: " + statusNames[code], Width: width}
+func checkTable(rows []check.Row, code int, width int) reports.Table {
+	t := reports.Table{Title: "orchstat check: " + check.StatusNames[code], Width: width}
 	if width > 0 {
 		t.Columns = []string{"rule", "state", "value", "threshold", "since"}
 		for _, r := range rows {
@@ -479,7 +277,7 @@ func checkTable(rows []checkRow, code int, width int) reports.Table {
 				state += " (no data)"
 			}
 			value := render.MetricText(r.Metric, r.Value)
-			if c := r.counts(); c != "" {
+			if c := counts(r); c != "" {
 				value += " (" + c + ")"
 			}
 			var since any
@@ -487,7 +285,7 @@ func checkTable(rows []checkRow, code int, width int) reports.Table {
 				since = r.ActiveSince.UTC().Format("2006-01-02 15:04")
 			}
 			// A space before the labels lets a narrow column wrap there.
-			t.Rows = append(t.Rows, []any{strings.TrimSpace(r.Rule + " " + labelText(r.Labels)), state, value, thresholdCell(r), since})
+			t.Rows = append(t.Rows, []any{strings.TrimSpace(r.Rule + " " + check.LabelText(r.Labels)), state, value, thresholdCell(r), since})
 		}
 		return t
 	}
@@ -514,15 +312,15 @@ func checkTable(rows []checkRow, code int, width int) reports.Table {
 
 // checkCSV is the rows for programs: numbers at full precision, the
 // condition as the rule file has it.
-func checkCSV(rows []checkRow, code int) reports.Table {
-	t := reports.Table{Title: "orchstat check: " + statusNames[code],
+func checkCSV(rows []check.Row, code int) reports.Table {
+	t := reports.Table{Title: "orchstat check: " + check.StatusNames[code],
 		Columns: []string{"rule", "severity", "state", "labels", "metric", "value", "numerator", "denominator", "threshold", "condition", "active_since", "changed", "error"}}
 	for _, r := range rows {
 		var since any
 		if r.ActiveSince != nil {
 			since = *r.ActiveSince
 		}
-		t.Rows = append(t.Rows, []any{r.Rule, r.Severity, r.State, strings.TrimSuffix(strings.TrimPrefix(labelText(r.Labels), "{"), "}"), r.Metric,
+		t.Rows = append(t.Rows, []any{r.Rule, r.Severity, r.State, strings.TrimSuffix(strings.TrimPrefix(check.LabelText(r.Labels), "{"), "}"), r.Metric,
 			r.Value, r.Numerator, r.Denominator, r.Threshold, r.Condition, since, r.Changed, r.Error})
 	}
 	return t
@@ -530,7 +328,7 @@ func checkCSV(rows []checkRow, code int) reports.Table {
 
 // thresholdCell is a rule's threshold as its comparison, "> 20%"; nil
 // for a rule without one.
-func thresholdCell(r checkRow) any {
+func thresholdCell(r check.Row) any {
 	if r.Threshold == nil {
 		return nil
 	}
@@ -549,8 +347,8 @@ func countCell(v *float64) any {
 // renderQuiet is --quiet: nothing while nothing fires, else the
 // monitoring-plugin status line and one line per firing alert, so cron
 // mails only when there is something to act on.
-func renderQuiet(io *IO, rows []checkRow, code int) error {
-	var firing []checkRow
+func renderQuiet(io *IO, rows []check.Row, code int) error {
+	var firing []check.Row
 	for _, r := range rows {
 		if r.State == rules.StateFiring.String() {
 			firing = append(firing, r)
@@ -564,9 +362,9 @@ func renderQuiet(io *IO, rows []checkRow, code int) error {
 	if len(firing) == 1 {
 		noun = "alert"
 	}
-	fmt.Fprintf(&b, "%s - %d %s firing\n", statusNames[code], len(firing), noun)
+	fmt.Fprintf(&b, "%s - %d %s firing\n", check.StatusNames[code], len(firing), noun)
 	for _, r := range firing {
-		line := r.Rule + labelText(r.Labels) + " " + r.reading()
+		line := r.Rule + check.LabelText(r.Labels) + " " + reading(r)
 		if r.ActiveSince != nil {
 			line += " (active since " + r.ActiveSince.UTC().Format(time.RFC3339) + ")"
 		}
@@ -574,193 +372,4 @@ func renderQuiet(io *IO, rows []checkRow, code int) error {
 	}
 	_, err := fmt.Fprint(io.Out, b.String())
 	return err
-}
-
-// evaluation is one evaluation of every rule.
-type evaluation struct {
-	alerts   []rules.Alert
-	rows     []checkRow
-	prom     []render.PromSample
-	code     int // the exit status it calls for
-	notify   []notify.Evaluated
-	failures []ruleFailure
-}
-
-// ruleFailure is a rule that could not be evaluated, or whose annotations
-// could not be rendered.
-type ruleFailure struct {
-	rule string
-	err  error
-}
-
-// evalRules evaluates every rule at now, advancing the alerts of the last
-// evaluation. It reads the store and nothing else.
-//
-// A rule's failure is that rule's: the other rules are evaluated, shown
-// and notified as usual. A rule whose samples or condition fail keeps its
-// alerts as they were; one whose annotations fail still advances its
-// alerts and notifies, with the error in place of its annotations, so a
-// firing alert is never hidden by a typo in its template. The exit status
-// is CRITICAL when a critical alert fires, else UNKNOWN when a rule
-// failed, else WARNING or OK.
-// evalRules evaluates every rule over the runs found under paths (the
-// whole store when empty), labelling each alert scope=label when label is
-// set (see scopeLabel), so a scoped check's alerts are other alerts than
-// the whole store's, with their own state.
-func evalRules(ctx context.Context, st *query.Store, rf *rules.File, prev map[string][]rules.Alert, now time.Time, paths []string, label string) evaluation {
-	var ev evaluation
-	code := checkOK
-	var all []rules.Alert
-	var rows []checkRow
-	var prom []render.PromSample
-	sampler := query.NewSampler(st, now)
-	sampler.Paths = paths
-	fail := func(r *rules.Rule, err error) {
-		ev.failures = append(ev.failures, ruleFailure{rule: r.Name, err: err})
-	}
-	for _, r := range rf.Rules {
-		samples, obs, noData, err := observe(ctx, sampler, r, label)
-		if err != nil {
-			fail(r, err)
-			all = append(all, prev[r.Name]...)
-			row := ruleRow(r, "error")
-			row.Error = err.Error()
-			rows = append(rows, row)
-			continue
-		}
-		for _, s := range samples {
-			prom = append(prom, ruleSamples(r, s)...)
-		}
-		spec := rules.Spec{Rule: r.Name, For: r.For, KeepFiringFor: r.KeepFiringFor}
-		next, changes := rules.Eval(spec, prev[r.Name], obs, noData, now)
-		all = append(all, next...)
-		changed := map[string]rules.Transition{}
-		for _, c := range changes {
-			changed[c.Alert.Fingerprint] = c
-		}
-		if noData {
-			rows = append(rows, ruleRow(r, "no data"))
-		}
-		annotateFailed := false
-		for _, a := range next {
-			row := ruleRow(r, a.State.String())
-			row.Labels, row.Value, row.Numerator, row.Denominator, row.NoData = a.Labels, a.Value, a.Numerator, a.Denominator, a.NoData
-			if !a.ActiveAt.IsZero() {
-				t := a.ActiveAt
-				row.ActiveSince = &t
-			}
-			c, ok := changed[a.Fingerprint]
-			if ok {
-				row.Changed = c.From.String() + "→" + c.To.String()
-			}
-			if a.State == rules.StateFiring || a.State == rules.StateResolved {
-				ann, err := r.Annotate(rules.Sample{Value: a.Value, Numerator: a.Numerator, Denominator: a.Denominator, Labels: a.Labels})
-				if err != nil {
-					if !annotateFailed {
-						fail(r, err)
-						annotateFailed = true
-					}
-					row.Error = err.Error()
-					ann = map[string]string{"annotation_error": err.Error()}
-				}
-				ev.notify = append(ev.notify, notify.Evaluated{Rule: r, Alert: a, Annotations: ann,
-					Changed: ok && (c.To == rules.StateResolved || c.From != rules.StateFiring)})
-			}
-			rows = append(rows, row)
-			if a.State != rules.StateInactive {
-				l := map[string]string{"alertname": r.Name, "alertstate": a.State.String(), "severity": r.Severity}
-				for k, v := range a.Labels {
-					l[k] = v
-				}
-				prom = append(prom, render.PromSample{Name: "alerts", Help: "Alerts that are pending, firing or recently resolved, one series each (value 1).", Labels: l, Value: 1})
-			}
-			if a.State == rules.StateFiring {
-				switch r.Severity {
-				case "critical":
-					code = max(code, checkCritical)
-				case "warning":
-					code = max(code, checkWarning)
-				}
-			}
-		}
-		if !noData {
-			rows = append(rows, inactiveRows(r, obs, next, changed)...)
-		}
-	}
-	if len(ev.failures) > 0 && code != checkCritical {
-		code = checkUnknown
-	}
-	ev.alerts, ev.rows, ev.prom, ev.code = all, rows, prom, code
-	return ev
-}
-
-// ruleRow is a row of rule r in state, with what every row of it shows.
-func ruleRow(r *rules.Rule, state string) checkRow {
-	metric := r.Metric
-	if r.SQL != "" {
-		metric = "sql"
-	}
-	return checkRow{Rule: r.Name, Severity: r.Severity, State: state, Metric: metric, Threshold: r.Threshold, Condition: r.Condition}
-}
-
-// inactiveRows are the label sets of r's observations that have no alert:
-// their condition does not hold, and rules.Eval keeps no state for them.
-// They are listed with their values so a reader sees how close they are
-// to firing; a label set seen twice is listed once, with a value if any.
-// A pending alert that stopped holding shows its change (pending→inactive).
-func inactiveRows(r *rules.Rule, obs []rules.Observation, alerts []rules.Alert, changed map[string]rules.Transition) []checkRow {
-	active := map[string]bool{}
-	for _, a := range alerts {
-		active[a.Fingerprint] = true
-	}
-	seen := map[string]int{}
-	var rows []checkRow
-	for _, o := range obs {
-		fp := rules.Fingerprint(r.Name, o.Sample.Labels)
-		if active[fp] {
-			continue
-		}
-		row := ruleRow(r, rules.StateInactive.String())
-		row.Labels, row.Value, row.Numerator, row.Denominator = o.Sample.Labels, o.Sample.Value, o.Sample.Numerator, o.Sample.Denominator
-		row.NoData = o.Sample.Value == nil
-		if c, ok := changed[fp]; ok {
-			row.Changed = c.From.String() + "→" + c.To.String()
-		}
-		if i, ok := seen[fp]; ok {
-			if rows[i].Value == nil && row.Value != nil {
-				rows[i] = row
-			}
-			continue
-		}
-		seen[fp] = len(rows)
-		rows = append(rows, row)
-	}
-	sort.SliceStable(rows, func(i, j int) bool { return labelText(rows[i].Labels) < labelText(rows[j].Labels) })
-	return rows
-}
-
-// observe takes a rule's samples and decides where its condition holds.
-func observe(ctx context.Context, sampler *query.Sampler, r *rules.Rule, scope string) (samples []rules.Sample, obs []rules.Observation, noData bool, err error) {
-	samples, err = sampler.Samples(ctx, r)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	noData = true
-	for i, s := range samples {
-		if scope != "" {
-			labels := map[string]string{"scope": scope}
-			for k, v := range s.Labels {
-				labels[k] = v
-			}
-			s.Labels = labels
-			samples[i] = s
-		}
-		holds, err := r.Holds(s)
-		if err != nil {
-			return nil, nil, false, err
-		}
-		noData = noData && s.Value == nil
-		obs = append(obs, rules.Observation{Sample: s, Holds: holds})
-	}
-	return samples, obs, noData, nil
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/rules/check"
 	"github.com/orchstat/orchstat/rules/notify"
 )
 
@@ -26,6 +27,7 @@ import (
 // with its error, and the exit status is CRITICAL. Before, the first
 // failure made the whole check exit 3 with no alerts and no notification.
 func TestOneRuleFailureIsThatRules(t *testing.T) {
+	t.Parallel()
 	hook := newHookServer(t)
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
@@ -57,15 +59,12 @@ receivers:
   - name: hook
     webhook: {url: %q}
 `, hook.URL)), 0o644)
-	saved := fixedNow
-	fixedNow = now
-	defer func() { fixedNow = saved }()
-	code, out, stderr := runCLI(t, "", "check", "--format", "json", "-q", "--db", filepath.Join(dir, "o.duckdb"), "--rules", rulesFile, runs)
+	code, out, stderr := runCLIAt(t, now, "", "check", "--format", "json", "-q", "--db", filepath.Join(dir, "o.duckdb"), "--rules", rulesFile, runs)
 	if code != checkCritical {
 		t.Fatalf("exit %d, want %d (a critical alert fires); stdout %s; stderr %s", code, checkCritical, out, stderr)
 	}
 	var co struct {
-		Alerts []checkRow `json:"alerts"`
+		Alerts []check.Row `json:"alerts"`
 	}
 	if err := json.Unmarshal([]byte(out), &co); err != nil {
 		t.Fatal(err)
@@ -111,7 +110,7 @@ receivers:
     threshold: 0.9
     condition: value > threshold
 `), 0o644)
-	code, _, _ = runCLI(t, "", "check", "--format", "json", "-q", "--db", filepath.Join(dir, "o.duckdb"), "--rules", rulesFile, runs)
+	code, _, _ = runCLIAt(t, now, "", "check", "--format", "json", "-q", "--db", filepath.Join(dir, "o.duckdb"), "--rules", rulesFile, runs)
 	if code != checkUnknown {
 		t.Fatalf("exit %d, want %d", code, checkUnknown)
 	}
@@ -196,6 +195,7 @@ func fiveRules(t *testing.T, dir, url string, timeout string) string {
 // store's lock through its deliveries, so a hanging webhook (timeout 20 s)
 // kept a concurrent `report --no-ingest` waiting until it gave up.
 func TestDeliveryHoldsNoLock(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs real processes")
 	}
@@ -232,6 +232,7 @@ func TestDeliveryHoldsNoLock(t *testing.T) {
 // outcomes were saved only after every delivery, so the acknowledged ones
 // went out again.
 func TestKilledDeliveryResendsNothing(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills real processes")
 	}
@@ -286,6 +287,7 @@ func exitStatus(err error) int {
 // encoding it failed the whole check (exit 3), and report wrote the
 // strings "NaN" and "+Inf" where readers expect a number or null.
 func TestNonFiniteValuesAreNull(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)

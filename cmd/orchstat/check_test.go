@@ -14,6 +14,8 @@ import (
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/orchstat/orchstat/rules/check"
 )
 
 // writeRequests writes a run with n provider requests of which retried
@@ -48,10 +50,13 @@ type checkOutput struct {
 
 func runCheck(t *testing.T, now time.Time, args ...string) (int, checkOutput) {
 	t.Helper()
-	saved := fixedNow
-	fixedNow = now
-	defer func() { fixedNow = saved }()
-	code, out, stderr := runCLI(t, "", append([]string{"check", "--format", "json", "-q"}, args...)...)
+	return runCheckWith(t, defaultDeps(), now, args...)
+}
+
+// runCheckWith is runCheck with the dependencies d.
+func runCheckWith(t *testing.T, d deps, now time.Time, args ...string) (int, checkOutput) {
+	t.Helper()
+	code, out, stderr := runCLIWith(t, now, d, "", append([]string{"check", "--format", "json", "-q"}, args...)...)
 	var co checkOutput
 	if err := json.Unmarshal([]byte(out), &co); err != nil {
 		t.Fatalf("exit %d, %v: %q %q", code, err, out, stderr)
@@ -71,6 +76,7 @@ func stateOf(co checkOutput, rule string) string {
 // State spans cron runs: pending, then firing (exit 1, a warning), then
 // resolved once healthy traces bring the rate down.
 func TestCheckAcrossRuns(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
 	db := filepath.Join(dir, "orchstat.duckdb")
@@ -127,6 +133,7 @@ func TestCheckAcrossRuns(t *testing.T) {
 }
 
 func TestCheckUnknown(t *testing.T) {
+	t.Parallel()
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(bad, []byte("rules:\n  - name: x\n    metric: nope\n    condition: value > 1\n"), 0o644)
 	code, _, stderr := runCLI(t, "", "--db", filepath.Join(t.TempDir(), "x.duckdb"), "check", "--no-ingest", "--rules", bad)
@@ -137,6 +144,7 @@ func TestCheckUnknown(t *testing.T) {
 
 // Seed 001's cascade: 3 failed runs among the last 5 fire at once, critical.
 func TestCheckCascade(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
@@ -157,6 +165,7 @@ func TestCheckCascade(t *testing.T) {
 // A rule split by provider, and a rule with its own query, each give one
 // alert per label set.
 func TestCheckByAndSQLRules(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
@@ -216,6 +225,7 @@ func writeCascade(t *testing.T, runs string, now time.Time) {
 // --quiet is for cron: nothing on a healthy system, and when something
 // fires the monitoring-plugin status line and one line per firing alert.
 func TestCheckQuiet(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	dir := t.TempDir()
 	healthy := filepath.Join(dir, "healthy")
@@ -245,6 +255,7 @@ func TestCheckQuiet(t *testing.T) {
 // Every rule is listed with its state, value, threshold and counts, the
 // inactive ones too, in the table and the JSON.
 func TestCheckListsEveryRule(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
@@ -255,7 +266,7 @@ func TestCheckListsEveryRule(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	var doc struct {
-		Alerts []checkRow `json:"alerts"`
+		Alerts []check.Row `json:"alerts"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
@@ -264,7 +275,7 @@ func TestCheckListsEveryRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byRule := map[string]checkRow{}
+	byRule := map[string]check.Row{}
 	for _, a := range doc.Alerts {
 		byRule[a.Rule] = a
 	}
@@ -305,6 +316,7 @@ func TestCheckListsEveryRule(t *testing.T) {
 
 // Inactive label sets of a split rule are listed with their labels.
 func TestCheckListsInactiveLabelSets(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
@@ -331,6 +343,7 @@ func displayWidth(s string) int { return twwidth.Width(s) }
 // At a terminal check's and report's tables fit 80 and 120 columns; --wide
 // and a pipe print them whole.
 func TestCheckFitsTerminal(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
@@ -389,6 +402,7 @@ func TestCheckFitsTerminal(t *testing.T) {
 
 // sql prints NULL as NULL, and the string '-' as -.
 func TestCheckSQLNull(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "o.duckdb")
 	if code, _, stderr := runCLI(t, "", "--db", db, "ingest", "-q", "../../testdata/runs"); code != 0 {
 		t.Fatalf("ingest: %s", stderr)
@@ -404,6 +418,7 @@ func TestCheckSQLNull(t *testing.T) {
 // A pending alert whose condition stops holding is listed as inactive,
 // with the change this check made.
 func TestCheckPendingBackToInactive(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	dir := t.TempDir()
 	runs, db := filepath.Join(dir, "runs"), filepath.Join(dir, "o.duckdb")

@@ -15,13 +15,27 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/golden from the current output")
 
+// fixedNow is the clock of runCLI. No test changes it: one that needs
+// another time passes it (runCLIAt), so tests can run in parallel.
 var fixedNow = time.Date(2025, 11, 6, 0, 0, 0, 0, time.UTC)
 
 // runCLI runs orchstat in-process with buffers and a fixed clock.
 func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runCLIWith(t, fixedNow, defaultDeps(), stdin, args...)
+}
+
+// runCLIAt is runCLI with the clock at now.
+func runCLIAt(t *testing.T, now time.Time, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	return runCLIWith(t, now, defaultDeps(), stdin, args...)
+}
+
+// runCLIWith is runCLI with the clock at now and the dependencies d.
+func runCLIWith(t *testing.T, now time.Time, d deps, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(context.Background(), args, &IO{In: strings.NewReader(stdin), Out: &out, Err: &errb, Now: func() time.Time { return fixedNow }})
+	code = runWith(context.Background(), args, &IO{In: strings.NewReader(stdin), Out: &out, Err: &errb, Now: func() time.Time { return now }}, d)
 	return code, out.String(), errb.String()
 }
 
@@ -69,6 +83,7 @@ func TestReportGolden(t *testing.T) {
 }
 
 func TestReportFiltersAndJSONContract(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
 	runCLI(t, "", "--db", db, "ingest", "-q", "../../testdata/runs")
 	for _, tc := range []struct {
@@ -111,6 +126,7 @@ func TestReportFiltersAndJSONContract(t *testing.T) {
 }
 
 func TestSQLIsReadOnly(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
 	runCLI(t, "", "--db", db, "ingest", "-q", "../../testdata/runs")
 	code, out, _ := runCLI(t, "", "--db", db, "sql", "--format", "csv", "SELECT status, count(*) AS n FROM runs GROUP BY ALL ORDER BY status")
@@ -151,6 +167,7 @@ func countEvents(t *testing.T, db string) int {
 }
 
 func TestQuarantineAndIngestOutput(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
 	code, out, stderr := runCLI(t, "", "--db", db, "ingest", "../../testdata/runs")
 	if code != 0 || !strings.Contains(out, "ingested 974 events") || !strings.Contains(out, "15 lines quarantined") {
@@ -189,6 +206,7 @@ func TestStdinAndDefaultDB(t *testing.T) {
 }
 
 func TestDefaultDBNextToRuns(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"/repo/.orchestrator/runs":             "/repo/.orchestrator/orchstat.duckdb",
 		"/repo/.orchestrator/runs/123":         "/repo/.orchestrator/orchstat.duckdb",
@@ -202,6 +220,7 @@ func TestDefaultDBNextToRuns(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"report", "--format", "yaml"},
 		{"report", "--since", "last tuesday"},
@@ -225,6 +244,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestFlagsReachOptions(t *testing.T) {
+	t.Parallel()
 	var got *reportOptions
 	g := &globals{io: &IO{Now: time.Now}}
 	cmd := newReportCmd(g, func(_ context.Context, o *reportOptions) error { got = o; return nil })

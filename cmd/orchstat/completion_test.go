@@ -24,6 +24,7 @@ func complete(t *testing.T, args ...string) ([]string, string) {
 // TestCompletion: flag values complete. Before, every flag completed file
 // names, the shell's default.
 func TestCompletion(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args      []string
 		want      []string

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orchstat/orchstat/ingest/trace"
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/rules/retry"
 	"github.com/orchstat/orchstat/rules/runner"
@@ -390,27 +390,12 @@ func (e *execution) warnTrace(err error) {
 	}
 }
 
-// event appends one line in one write: with O_APPEND, concurrent writers
-// to the same trace (an orchestrator, another exec) never interleave
-// within it.
+// event appends one line to the trace (in one write: see trace.Writer).
 func (e *execution) event(at time.Time, typ string, payload map[string]any) {
 	if e.trace == nil || e.traceErr != nil {
 		return
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(struct {
-		Type          string         `json:"type"`
-		SchemaVersion int            `json:"schemaVersion"`
-		Timestamp     string         `json:"timestamp"`
-		RunID         string         `json:"runId"`
-		Payload       map[string]any `json:"payload"`
-	}{typ, 1, at.UTC().Format("2006-01-02T15:04:05.000Z"), e.runID, payload}); err != nil {
-		e.warnTrace(err)
-		return
-	}
-	if _, err := e.trace.Write(b.Bytes()); err != nil {
+	if err := trace.NewWriter(e.trace, e.runID).Write(at, typ, payload); err != nil {
 		e.warnTrace(err)
 	}
 }

@@ -74,6 +74,7 @@ func alive(pid int) bool {
 // command that kept the report pipe open would keep the supervisor
 // waiting for it.
 func TestCommandsInheritNoSupervisorPipes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cmd := runOrchstat("exec", "--runs-dir", filepath.Join(dir, "runs"), "--",
 		"sh", "-c", `for f in 3 4; do if [ -e /proc/$$/fd/$f ]; then echo "fd $f: $(readlink /proc/$$/fd/$f)"; fi; done`)
@@ -91,6 +92,7 @@ func TestCommandsInheritNoSupervisorPipes(t *testing.T) {
 // recorded for cascade detection like any other. Before, DuckDB refused
 // it and the invocation went uncounted.
 func TestExecArgumentsThatAreNotUTF8(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cmd := runOrchstat("exec", "--runs-dir", filepath.Join(dir, "runs"), "--", "true", "caf\xe9")
 	cmd.Dir = dir

@@ -140,6 +140,7 @@ func requireProcesses(t *testing.T) {
 // The command's output reaches orchstat's stdout and stderr byte for
 // byte; with -q and --result, orchstat adds nothing to either.
 func TestExecStreamsByteExact(t *testing.T) {
+	t.Parallel()
 	requireProcesses(t)
 	for _, code := range []int{0, 7} {
 		t.Run(fmt.Sprint("exit ", code), func(t *testing.T) {
@@ -171,6 +172,7 @@ func TestExecStreamsByteExact(t *testing.T) {
 // Output passes through while the command runs, not when it ends: the
 // command waits for the test to see its first line.
 func TestExecStreamsWhileRunning(t *testing.T) {
+	t.Parallel()
 	requireProcesses(t)
 	for _, stream := range []string{"stdout", "stderr"} {
 		t.Run(stream, func(t *testing.T) {
@@ -219,6 +221,7 @@ func TestExecStreamsWhileRunning(t *testing.T) {
 // A flaky command passes on its third attempt; its attempts land in the
 // trace and, ingested, in report and in the attempts view.
 func TestExecFlakyThenIngested(t *testing.T) {
+	t.Parallel()
 	requireProcesses(t)
 	e := newExecEnv(t)
 	o := e.run(t, nil, "--op", "test", "--", "sh", "-c",
@@ -302,6 +305,7 @@ func TestExecFlakyThenIngested(t *testing.T) {
 // Seed 001 retries a test twice whatever failed (line 84); with a policy
 // that halts on the second identical signature, exec stops there.
 func TestExecDeterministicFailure(t *testing.T) {
+	t.Parallel()
 	requireProcesses(t)
 	e := newExecEnv(t)
 	script := `echo "FAIL: TestLogin at 2026-11-01T10:00:00.123Z (pid $$)" >&2; exit 3`
@@ -339,6 +343,7 @@ func TestExecDeterministicFailure(t *testing.T) {
 }
 
 func TestExecSlowWithinTimeout(t *testing.T) {
+	t.Parallel()
 	requireProcesses(t)
 	e := newExecEnv(t)
 	o := e.run(t, nil, "-q", "--op", "build", "--timeout", "30s", "--", "sh", "-c", "sleep 0.3; echo slow")
@@ -350,6 +355,7 @@ func TestExecSlowWithinTimeout(t *testing.T) {
 // A hanging command is killed at its timeout, with what it started, and
 // exec exits 124 as timeout(1) does.
 func TestExecHangingKilled(t *testing.T) {
+	t.Parallel()
 	requireProcesses(t)
 	e := newExecEnv(t)
 	start := time.Now()
@@ -397,6 +403,7 @@ func processAlive(pid int) bool {
 }
 
 func TestExecKilledBySignal(t *testing.T) {
+	t.Parallel()
 	requireProcesses(t)
 	e := newExecEnv(t)
 	o := e.run(t, nil, "-q", "--op", "build", "--", "sh", "-c", "echo segfault >&2; kill -SEGV $$")
@@ -411,6 +418,7 @@ func TestExecKilledBySignal(t *testing.T) {
 // unrelated commands are not counted: three unrelated failures made every
 // later exec exit 81 (issue 11).
 func TestExecCascadeAcrossInvocations(t *testing.T) {
+	t.Parallel()
 	requireProcesses(t)
 	e := newExecEnv(t)
 	// Three unrelated failures, then a fourth command: no cascade.
@@ -482,6 +490,7 @@ func TestExecCascadeAcrossInvocations(t *testing.T) {
 
 // A store held by another process costs the cascade, never the command.
 func TestExecStoreLocked(t *testing.T) {
+	t.Parallel()
 	requireProcesses(t)
 	e := newExecEnv(t)
 	if o := e.run(t, nil, "-q", "--", "true"); o.code != 0 {
@@ -501,6 +510,7 @@ func TestExecStoreLocked(t *testing.T) {
 // --run-id joins a run exec did not start: no RunStarted or RunFinished of
 // its own, and each invocation is its own record run under it.
 func TestExecAppendsToARun(t *testing.T) {
+	t.Parallel()
 	requireProcesses(t)
 	e := newExecEnv(t)
 	run := "1765432100123"
@@ -538,6 +548,7 @@ func TestExecAppendsToARun(t *testing.T) {
 // the retries; the run is cancelled, not failed, and not counted for
 // cascades.
 func TestExecInterrupted(t *testing.T) {
+	t.Parallel()
 	requireProcesses(t)
 	e := newExecEnv(t)
 	cmd := runOrchstat(e.args("-q", "--op", "test", "--", "sh", "-c", "echo $$ > pid; echo started; sleep 1000")...)
@@ -582,6 +593,7 @@ func TestExecInterrupted(t *testing.T) {
 }
 
 func TestExecResultToStdout(t *testing.T) {
+	t.Parallel()
 	requireProcesses(t)
 	e := newExecEnv(t)
 	o := e.run(t, nil, "-q", "--result", "-", "--", "sh", "-c", "echo out")
@@ -594,6 +606,7 @@ func TestExecResultToStdout(t *testing.T) {
 // A command that is not there is 127, as in a shell, and nothing is
 // recorded.
 func TestExecNotFound(t *testing.T) {
+	t.Parallel()
 	requireProcesses(t)
 	e := newExecEnv(t)
 	o := e.run(t, nil, "--", "orchstat-no-such-command")
@@ -642,6 +655,7 @@ func exitCodeOf(err error) int {
 // The waits between attempts are the policy's backoff, taken through the
 // injected sleeper, and the trace's times are the injected clock's.
 func TestExecBackoffInjected(t *testing.T) {
+	t.Parallel()
 	requireProcesses(t)
 	e := newExecEnv(t)
 	policy := filepath.Join(e.dir, "slow.yaml")
@@ -687,6 +701,7 @@ func TestExecBackoffInjected(t *testing.T) {
 // Every invalid invocation is a usage error, found before anything runs:
 // no command, no trace, no store.
 func TestExecUsageErrors(t *testing.T) {
+	t.Parallel()
 	e := newExecEnv(t)
 	badPolicy := filepath.Join(e.dir, "bad.yaml")
 	os.WriteFile(badPolicy, []byte("extends: retry-handler\nmax_retries: many\n"), 0o644)

@@ -14,6 +14,7 @@ import (
 )
 
 func TestFilterSinceNotBeforeUntilIsAUsageError(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
 	runCLI(t, "", "--db", db, "ingest", "-q", "../../testdata/runs")
 	tests := []struct {
@@ -40,6 +41,7 @@ func TestFilterSinceNotBeforeUntilIsAUsageError(t *testing.T) {
 // A filter value that names nothing in the store is warned about, with the
 // nearest known value; one that names something, in any case, is not.
 func TestFilterWarnsWhenNothingMatches(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
 	runCLI(t, "", "--db", db, "ingest", "-q", "../../testdata/runs")
 	runsOf := func(out string) float64 {
@@ -92,6 +94,7 @@ func TestFilterWarnsWhenNothingMatches(t *testing.T) {
 }
 
 func TestFilterClosest(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		s     string
 		known []string
@@ -141,6 +144,7 @@ func TestFilterClosest(t *testing.T) {
 // a window after every recorded start holds no run, and the overview
 // counts the undated runs and the queued tasks.
 func TestReportUndatedRealData(t *testing.T) {
+	t.Parallel()
 	claude := filepath.Join(harness, "..", "claudestrator")
 	if _, err := os.Stat(harness); err != nil {
 		t.Skip("../shared/testdata-external is absent")

@@ -12,6 +12,7 @@ import (
 // sequence is printed escaped, as the tables print it, so it cannot drive
 // the user's terminal.
 func TestIngestMessagesEscapeNames(t *testing.T) {
+	t.Parallel()
 	runs := filepath.Join(t.TempDir(), "runs")
 	run := filepath.Join(runs, "r\x1b[2J\x1b[31mred")
 	os.MkdirAll(run, 0o755)
@@ -33,6 +34,7 @@ func TestIngestMessagesEscapeNames(t *testing.T) {
 // TestNamedSymlinkLoop: a PATH that is a symbolic link loop is called one,
 // not "does not exist".
 func TestNamedSymlinkLoop(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	loop := filepath.Join(dir, "loop")
 	os.Symlink(loop, loop)

@@ -66,15 +66,17 @@ func (h *hookServer) take() []string {
 	return out
 }
 
-// noSleep makes retries immediate, so failing receivers cost no time.
-func noSleep(t *testing.T) {
-	saved := newSender
-	newSender = func(now func() time.Time) *notify.Sender {
-		s := saved(now)
+// noSleep is the dependencies with retries immediate, so failing
+// receivers cost no time.
+func noSleep() deps {
+	d := defaultDeps()
+	real := d.newSender
+	d.newSender = func(now func() time.Time) *notify.Sender {
+		s := real(now)
 		s.Sleep = func(context.Context, time.Duration) error { return nil }
 		return s
 	}
-	t.Cleanup(func() { newSender = saved })
+	return d
 }
 
 func writeRules(t *testing.T, dir, extra string) string {
@@ -100,7 +102,8 @@ func writeRules(t *testing.T, dir, extra string) string {
 // Across cron runs: pending notifies nothing, firing notifies once,
 // staying firing is silent, and the resolution notifies once.
 func TestNotifyOncePerTransition(t *testing.T) {
-	noSleep(t)
+	t.Parallel()
+	d := noSleep()
 	hook := newHookServer(t)
 	dir := t.TempDir()
 	runs, db := filepath.Join(dir, "runs"), filepath.Join(dir, "o.duckdb")
@@ -124,7 +127,7 @@ func TestNotifyOncePerTransition(t *testing.T) {
 		if s.good > 0 {
 			writeRequests(t, runs, "good", now.Add(s.at), s.good, 0)
 		}
-		_, co := runCheck(t, now.Add(s.at), "--db", db, "--rules", rf, runs)
+		_, co := runCheckWith(t, d, now.Add(s.at), "--db", db, "--rules", rf, runs)
 		if got := stateOf(co, "retry_rate_high"); got != s.state {
 			t.Fatalf("check %d: state %q, want %q", i, got, s.state)
 		}
@@ -137,7 +140,8 @@ func TestNotifyOncePerTransition(t *testing.T) {
 // A receiver that is down keeps its notifications in the store; the next
 // check delivers them, in order, and then nothing more.
 func TestNotifyQueueSurvivesOutage(t *testing.T) {
-	noSleep(t)
+	t.Parallel()
+	d := noSleep()
 	hook := newHookServer(t)
 	hook.down = true
 	dir := t.TempDir()
@@ -151,12 +155,9 @@ route:
 `, hook.URL))
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	writeRequests(t, runs, "bad", now, 30, 12)
-	runCheck(t, now, "--db", db, "--rules", rf, runs)
+	runCheckWith(t, d, now, "--db", db, "--rules", rf, runs)
 
-	saved := fixedNow
-	fixedNow = now.Add(5 * time.Minute)
-	code, out, stderr := runCLI(t, "", "check", "--db", db, "--rules", rf, runs)
-	fixedNow = saved
+	code, out, stderr := runCLIWith(t, now.Add(5*time.Minute), d, "", "check", "--db", db, "--rules", rf, runs)
 	if code != 1 || !strings.Contains(stderr, `kept for the next check: receiver "hook"`) || !strings.Contains(stderr, "503") ||
 		!strings.Contains(out, "Notifications") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
@@ -167,17 +168,17 @@ route:
 	// Resolve while the receiver is still down: this check tries the firing
 	// notification 3 more times and holds the resolution back behind it.
 	writeRequests(t, runs, "good", now.Add(10*time.Minute), 300, 0)
-	_, co := runCheck(t, now.Add(10*time.Minute), "--db", db, "--rules", rf, runs)
+	_, co := runCheckWith(t, d, now.Add(10*time.Minute), "--db", db, "--rules", rf, runs)
 	if stateOf(co, "retry_rate_high") != "resolved firing→resolved" {
 		t.Fatalf("%+v", co)
 	}
 
 	hook.down = false
-	_, co = runCheck(t, now.Add(15*time.Minute), "--db", db, "--rules", rf, runs)
+	_, co = runCheckWith(t, d, now.Add(15*time.Minute), "--db", db, "--rules", rf, runs)
 	if got := fmt.Sprint(hook.take()); got != "[firing(firing) resolved(resolved)]" {
 		t.Fatalf("after the outage: %s", got)
 	}
-	runCheck(t, now.Add(20*time.Minute), "--db", db, "--rules", rf, runs)
+	runCheckWith(t, d, now.Add(20*time.Minute), "--db", db, "--rules", rf, runs)
 	if got := hook.take(); len(got) != 0 {
 		t.Fatalf("delivered twice: %s", got)
 	}
@@ -191,7 +192,8 @@ route:
 
 // repeat_interval re-sends a group that keeps firing.
 func TestNotifyRepeatInterval(t *testing.T) {
-	noSleep(t)
+	t.Parallel()
+	d := noSleep()
 	hook := newHookServer(t)
 	dir := t.TempDir()
 	runs, db := filepath.Join(dir, "runs"), filepath.Join(dir, "o.duckdb")
@@ -200,7 +202,7 @@ func TestNotifyRepeatInterval(t *testing.T) {
 	writeRequests(t, runs, "bad", now, 30, 12)
 	var sent []string
 	for _, at := range []time.Duration{0, 5, 30, 64, 65, 90, 125} {
-		runCheck(t, now.Add(at*time.Minute), "--db", db, "--rules", rf, runs)
+		runCheckWith(t, d, now.Add(at*time.Minute), "--db", db, "--rules", rf, runs)
 		for _, m := range hook.take() {
 			sent = append(sent, fmt.Sprintf("%d:%s", at, m))
 		}

@@ -10,6 +10,7 @@ import (
 )
 
 func TestProgress(t *testing.T) {
+	t.Parallel()
 	now := time.Unix(0, 0)
 	clock := func() time.Time { return now }
 	var buf bytes.Buffer
@@ -39,6 +40,7 @@ func TestProgress(t *testing.T) {
 
 // Off a terminal, and with --quiet, nothing but the summary is printed.
 func TestNoProgressOffTerminal(t *testing.T) {
+	t.Parallel()
 	db := t.TempDir() + "/o.duckdb"
 	_, _, stderr := runCLI(t, "", "--db", db, "ingest", "../../testdata/runs")
 	if strings.Contains(stderr, "\r") {

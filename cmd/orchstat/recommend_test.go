@@ -128,6 +128,7 @@ func recommendJSONOut(t *testing.T, args ...string) recommendJSON {
 }
 
 func TestRecommendNoHistory(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, ".claude", "retry-config.json")
 	db := filepath.Join(dir, "none.duckdb")
@@ -156,6 +157,7 @@ func TestRecommendNoHistory(t *testing.T) {
 }
 
 func TestRecommendByFailureRateAndAttempt(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "retry-config.json") // missing: the defaults
 	db := filepath.Join(dir, "s.duckdb")
@@ -226,6 +228,7 @@ func TestRecommendByFailureRateAndAttempt(t *testing.T) {
 }
 
 func TestRecommendItemAttempts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "s.duckdb")
 	cfg := filepath.Join(dir, "retry-config.json")
@@ -261,6 +264,7 @@ func TestRecommendItemAttempts(t *testing.T) {
 }
 
 func TestRecommendCorruptConfig(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "s.duckdb")
 	seedHistory(t, db, runsFailing(10, "cass", 2, 5, 8)...)
@@ -295,6 +299,7 @@ func TestRecommendCorruptConfig(t *testing.T) {
 // so and answers from the rest of the store. This needs only that ingest
 // quarantines such a file, which it does with or without the parser.
 func TestRecommendCorruptHistory(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "s.duckdb")
 	proj := filepath.Join(dir, "proj")
@@ -335,6 +340,7 @@ const orchestr8History = `[
 
 // TestRecommendIngestsHistory needs ingest/orchestr8's parser.
 func TestRecommendIngestsHistory(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "s.duckdb")
 	proj := filepath.Join(dir, "proj")
@@ -357,6 +363,7 @@ func TestRecommendIngestsHistory(t *testing.T) {
 // TestRecommendDefaultsToHistoryBesideConfig: with no PATH, the history
 // beside the configuration is ingested. Needs ingest/orchestr8's parser.
 func TestRecommendDefaultsToHistoryBesideConfig(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "s.duckdb")
 	cfg := filepath.Join(dir, "proj", ".claude", "retry-config.json")
@@ -369,6 +376,7 @@ func TestRecommendDefaultsToHistoryBesideConfig(t *testing.T) {
 }
 
 func TestRecommendUsage(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "s.duckdb")
 	for _, tc := range []struct {
 		args []string
@@ -396,6 +404,7 @@ func TestRecommendUsage(t *testing.T) {
 // stages. Before, `--stage verfy` answered "retry" with exit 0, and
 // `--stage verify` saw none of the runs that failed at verify_failed.
 func TestRecommendStageNames(t *testing.T) {
+	t.Parallel()
 	audit, err := filepath.Abs("../../testdata/factory/audit")
 	if err != nil {
 		t.Fatal(err)

@@ -33,6 +33,7 @@ func showJSON(t *testing.T, cfg string) retryConfigJSON {
 }
 
 func TestRetryConfigShowDefaults(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join(t.TempDir(), ".claude", "retry-config.json")
 	code, out, stderr := runCLI(t, "", "retry-config", "--config", cfg)
 	want := "Retry configuration: " + cfg + " (no file: the defaults)\n\n" +
@@ -59,6 +60,7 @@ func TestRetryConfigShowDefaults(t *testing.T) {
 }
 
 func TestRetryConfigSetShowResetRoundTrip(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join(t.TempDir(), ".claude", "retry-config.json")
 	for _, tc := range []struct{ key, value, printed string }{
 		{"maxRetries", "5", "Set maxRetries = 5 in " + cfg + "\n"},
@@ -115,6 +117,7 @@ func TestRetryConfigSetShowResetRoundTrip(t *testing.T) {
 }
 
 func TestRetryConfigBadKeyOrValue(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join(t.TempDir(), "retry-config.json")
 	for _, tc := range []struct {
 		args []string
@@ -144,6 +147,7 @@ func TestRetryConfigBadKeyOrValue(t *testing.T) {
 }
 
 func TestRetryConfigCorrupt(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join(t.TempDir(), "retry-config.json")
 	os.WriteFile(cfg, []byte("{\n  \"maxRetries\": 4,\n  \"windowSize\": -2,\n  \"strategies\": {\"cass\": \"x\"}\n}\n"), 0o644)
 	code, out, stderr := runCLI(t, "", "retry-config", "--config", cfg)

@@ -60,6 +60,7 @@ type globals struct {
 	db          string
 	lockTimeout time.Duration
 	cpuProfile  string
+	deps        deps
 }
 
 // usageError marks errors that should print usage and exit 2.
@@ -91,7 +92,12 @@ func mainWith(args []string, in io.Reader, out, errw io.Writer, report func(key,
 }
 
 func run(ctx context.Context, args []string, io *IO) int {
-	root := newRootCmd(io)
+	return runWith(ctx, args, io, defaultDeps())
+}
+
+// runWith is run with the dependencies deps instead of the real ones.
+func runWith(ctx context.Context, args []string, io *IO, deps deps) int {
+	root := newRootCmdWith(io, deps)
 	root.SetArgs(args)
 	root.SetIn(io.In)
 	root.SetOut(io.Out)
@@ -132,8 +138,10 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	}
 }
 
-func newRootCmd(io *IO) *cobra.Command {
-	g := &globals{io: io}
+func newRootCmd(io *IO) *cobra.Command { return newRootCmdWith(io, defaultDeps()) }
+
+func newRootCmdWith(io *IO, deps deps) *cobra.Command {
+	g := &globals{io: io, deps: deps}
 	root := &cobra.Command{
 		Use:   "orchstat",
 		Short: "Retry, escalation and diagnosis statistics for LLM orchestrator runs",

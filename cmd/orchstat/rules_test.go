@@ -9,6 +9,7 @@ import (
 )
 
 func TestRulesCheck(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.yaml")
 	bad := filepath.Join(dir, "bad.yaml")
@@ -125,6 +126,7 @@ func TestHostileRuleFiles(t *testing.T) {
 // (or ran out of memory) at every check; rules check now finds them, at
 // their line.
 func TestRulesCheckRunsConditionsAndTemplates(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "alerts.yaml")
 	os.WriteFile(p, []byte(`rules:
   - name: bomb
@@ -163,6 +165,7 @@ func TestRulesCheckRunsConditionsAndTemplates(t *testing.T) {
 // is an error of the rule at report time, with the rule's name, not an
 // out-of-memory crash.
 func TestReportConditionPastItsBudget(t *testing.T) {
+	t.Parallel()
 	runs, _ := filepath.Abs("../../testdata/runs")
 	dir := t.TempDir()
 	db := filepath.Join(dir, "o.duckdb")

@@ -11,11 +11,11 @@ import (
 	"testing"
 
 	"github.com/orchstat/orchstat/query"
-	"github.com/orchstat/orchstat/rules"
 )
 
 // The shipped tests of the default rules pass, and cover every rule.
 func TestRulesTestShipped(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("../../testdata/rules/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no rule tests: %v", err)
@@ -71,6 +71,7 @@ func writeTestFile(t *testing.T, body string) string {
 // A wrong expectation fails with a diff naming the test and the time, and
 // --junit records it.
 func TestRulesTestFailureAndJUnit(t *testing.T) {
+	t.Parallel()
 	p := writeTestFile(t, wrongTests)
 	junit := filepath.Join(t.TempDir(), "junit.xml")
 	code, out, stderr := runCLI(t, "", "rules", "test", "--junit", junit, p)
@@ -117,6 +118,7 @@ func TestRulesTestFailureAndJUnit(t *testing.T) {
 
 // Unexpected alerts are shown too, and a traces directory works as input.
 func TestRulesTestUnexpectedAndTraces(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "tests.yaml")
 	os.WriteFile(p, []byte(`tests:
@@ -139,6 +141,7 @@ func TestRulesTestUnexpectedAndTraces(t *testing.T) {
 
 // Unreadable and invalid files, and no files, are usage errors (2).
 func TestRulesTestInvalid(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, body, want string
 	}{
@@ -215,29 +218,30 @@ func TestRulesTestHostileFiles(t *testing.T) {
 // between tests, instead of a new store (and schema) per test, which was
 // most of the 9.4 s the 29 shipped tests took.
 func TestRulesTestSharesStores(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob("../../testdata/rules/*.yaml")
 	var opened atomic.Int32
-	open := openTestStore
-	t.Cleanup(func() { openTestStore = open })
-	openTestStore = func(ctx context.Context, path string) (*query.Store, error) {
+	d := defaultDeps()
+	open := d.openTestStore
+	d.openTestStore = func(ctx context.Context, path string) (*query.Store, error) {
 		opened.Add(1)
 		return open(ctx, path)
 	}
-	code, out, stderr := runCLI(t, "", append([]string{"rules", "test"}, files...)...)
+	code, out, stderr := runCLIWith(t, fixedNow, d, "", append([]string{"rules", "test"}, files...)...)
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s%s", code, out, stderr)
 	}
-	if n := int(opened.Load()); n == 0 || n > ruleTestWorkers {
-		t.Errorf("%d stores opened for %d test files, want 1 to %d (one per worker)", n, len(files), ruleTestWorkers)
+	if n := int(opened.Load()); n == 0 || n > d.ruleTestWorkers {
+		t.Errorf("%d stores opened for %d test files, want 1 to %d (one per worker)", n, len(files), d.ruleTestWorkers)
 	}
 }
 
 // TestRulesTestIsolated: on a shared store, a test sees none of the
 // events, alerts or state of the tests before it.
 func TestRulesTestIsolated(t *testing.T) {
-	workers := ruleTestWorkers
-	t.Cleanup(func() { ruleTestWorkers = workers })
-	ruleTestWorkers = 1
+	t.Parallel()
+	d := defaultDeps()
+	d.ruleTestWorkers = 1
 	var b strings.Builder
 	b.WriteString("tests:\n")
 	for i := range 3 {
@@ -260,36 +264,8 @@ func TestRulesTestIsolated(t *testing.T) {
         alerts: []
 `, i, i, i, i, i, i)
 	}
-	code, out, stderr := runCLI(t, "", "rules", "test", writeTestFile(t, b.String()))
+	code, out, stderr := runCLIWith(t, fixedNow, d, "", "rules", "test", writeTestFile(t, b.String()))
 	if code != 0 || !strings.Contains(out, "6 tests, OK") {
 		t.Fatalf("exit %d:\n%s%s", code, out, stderr)
-	}
-}
-
-// A rule test evaluates only the rules its evaluations name, unless one
-// names none; what it asserts is the same either way.
-func TestTestedRules(t *testing.T) {
-	rf := &rules.File{Path: "x.yaml", Rules: []*rules.Rule{{Name: "a"}, {Name: "b"}, {Name: "c"}}}
-	names := func(f *rules.File) string {
-		var out []string
-		for _, r := range f.Rules {
-			out = append(out, r.Name)
-		}
-		return strings.Join(out, ",")
-	}
-	for _, tt := range []struct {
-		evals []ruleTestEval
-		want  string
-	}{
-		{[]ruleTestEval{{Rules: []string{"c"}}, {Rules: []string{"a"}}}, "a,c"},
-		{[]ruleTestEval{{Rules: []string{"b"}}, {}}, "a,b,c"},
-		{nil, ""},
-	} {
-		if got := names(testedRules(rf, tt.evals)); got != tt.want {
-			t.Errorf("%+v: %s, want %s", tt.evals, got, tt.want)
-		}
-	}
-	if len(rf.Rules) != 3 {
-		t.Errorf("the rule file itself changed: %s", names(rf))
 	}
 }

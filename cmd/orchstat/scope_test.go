@@ -150,6 +150,7 @@ func TestStoreLivesBesideTheData(t *testing.T) {
 
 // --db creates no directory; the default creates only its .orchestrator.
 func TestDBCreatesNoDirectory(t *testing.T) {
+	t.Parallel()
 	top := t.TempDir()
 	runs := writeRuns(t, filepath.Join(top, "runs"), "r", 1)
 	missing := filepath.Join(top, "nonexistent", "dir", "x.duckdb")
@@ -165,6 +166,7 @@ func TestDBCreatesNoDirectory(t *testing.T) {
 // Nothing to read is an error naming the path and what was looked for,
 // and leaves no store behind.
 func TestNothingToReadIsAnError(t *testing.T) {
+	t.Parallel()
 	top := t.TempDir()
 	empty := filepath.Join(top, "empty")
 	notraces := filepath.Join(top, "notraces", "x")
@@ -213,6 +215,7 @@ func TestNothingToReadIsAnError(t *testing.T) {
 // A file read as the wrong format is read again when named with the right
 // one, and forget removes a file's rows, state and quarantined lines.
 func TestWrongFormatIsReadAgain(t *testing.T) {
+	t.Parallel()
 	top := t.TempDir()
 	src, err := os.ReadFile("../../testdata/rules/records/wasted/ok1/run_summary.json")
 	if err != nil {

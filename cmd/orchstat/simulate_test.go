@@ -62,6 +62,7 @@ func runSimulate(t *testing.T, args ...string) simOutput {
 // reproduces every recorded outcome; fewer retries lose requests exactly;
 // more retries are estimated.
 func TestSimulateGenerated(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := tracegen.DefaultConfig()
 	cfg.Runs = 150
@@ -98,6 +99,7 @@ func TestSimulateGenerated(t *testing.T) {
 // orchestrator's l2.ts would not; the self-check names it instead of
 // hiding it.
 func TestSimulateSelfCheckNamesMismatches(t *testing.T) {
+	t.Parallel()
 	runs, _ := filepath.Abs("../../testdata/runs")
 	db := filepath.Join(t.TempDir(), "o.duckdb")
 	so := runSimulate(t, "--db", db, runs, "--policy", "none")
@@ -116,6 +118,7 @@ func TestSimulateSelfCheckNamesMismatches(t *testing.T) {
 }
 
 func TestSimulateUsage(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "o.duckdb")
 	// A store without other systems' records: with nothing to replay by
 	// default, simulate needs a policy named.
@@ -141,6 +144,7 @@ func TestSimulateUsage(t *testing.T) {
 
 // A bad policy file is an error (1) naming the file, line, column and field.
 func TestSimulateBadPolicyFile(t *testing.T) {
+	t.Parallel()
 	pf := filepath.Join(t.TempDir(), "p.yaml")
 	os.WriteFile(pf, []byte("name: x\nbackoff: {jitter: fulll}\n"), 0o644)
 	code, _, stderr := runCLI(t, "", "simulate", "--db", filepath.Join(t.TempDir(), "o.duckdb"), "--no-ingest", "--policy", pf)
@@ -153,6 +157,7 @@ func TestSimulateBadPolicyFile(t *testing.T) {
 // refused before any work: flags as usage errors (2), a policy file's
 // fields at their line (1), with the caps themselves accepted.
 func TestSimulateLimits(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "o.duckdb")
 	runs, _ := filepath.Abs("../../testdata/runs")
@@ -247,6 +252,7 @@ func TestSimulateInterrupted(t *testing.T) {
 // by seed, the table said 0 estimated where the JSON said 2, and aws-full
 // showed -11.1 pp).
 func TestSimulateBaselineIsTheRecord(t *testing.T) {
+	t.Parallel()
 	runs, _ := filepath.Abs("../../testdata/runs")
 	db := filepath.Join(t.TempDir(), "o.duckdb")
 	if code, _, stderr := runCLI(t, "", "ingest", "--db", db, "-q", runs); code != 0 {
@@ -321,6 +327,7 @@ func squeeze(s string) string {
 // past the record), and the self-check gives three numbers, naming the
 // loops not reproduced and those not checkable, with why.
 func TestSimulateWithoutReports(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src, _ := filepath.Abs("../../testdata/runs")
 	if err := os.CopyFS(filepath.Join(dir, "runs"), os.DirFS(src)); err != nil {
@@ -370,6 +377,7 @@ func TestSimulateWithoutReports(t *testing.T) {
 // "runs that fail" dropped from 8 to 1 under factory-audited with nothing
 // saved and no run changed).
 func TestSimulateFactoryUnknown(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat(harness); err != nil {
 		t.Skip("../shared/testdata-external is absent")
 	}

@@ -82,33 +82,64 @@ func supervise(args []string, stderr io.Writer) (code int, ok bool) {
 	if os.Getenv(supervisedEnv) != "" || os.Getenv(noSupervisor) == "1" {
 		return 0, false
 	}
+	c, ok := startChild(args)
+	if !ok {
+		return 0, false
+	}
+	rep := c.wait()
+	code, crashed := outcome(c.cmd.ProcessState, rep)
+	if !crashed {
+		c.removeCrash()
+		return code, true
+	}
+	defer c.removeCrash()
+	return explainCrash(stderr, c, rep), true
+}
+
+// child is the supervised orchstat: the command, the read end of its
+// reports' pipe, and the unnamed file its crash output goes to (nil
+// without one).
+type child struct {
+	cmd     *exec.Cmd
+	reports *os.File
+	crash   *os.File
+	sigs    chan os.Signal
+}
+
+func (c *child) removeCrash() {
+	if c.crash != nil {
+		c.crash.Close()
+	}
+}
+
+// startChild starts orchstat with args as a child that reports to this
+// process, and forwards the signals this process gets to it; ok is false
+// when it could not be started.
+func startChild(args []string) (c *child, ok bool) {
 	exe, err := os.Executable()
 	if err != nil {
-		return 0, false
+		return nil, false
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
-		return 0, false
+		return nil, false
 	}
+	c = &child{reports: r}
 	// The runtime's crash output also goes to a file that has no name
 	// until there is a crash to keep, so a supervisor killed with -9
 	// leaves nothing behind. Without one (a full /tmp, say) the report
 	// goes to standard error alone.
-	crash, _ := os.CreateTemp("", "orchstat-crash-*.txt")
-	if crash != nil {
-		os.Remove(crash.Name())
-	}
-	removeCrash := func() {
-		if crash != nil {
-			crash.Close()
-		}
+	c.crash, _ = os.CreateTemp("", "orchstat-crash-*.txt")
+	if c.crash != nil {
+		os.Remove(c.crash.Name())
 	}
 	cmd := exec.Command(exe, args...)
+	c.cmd = cmd
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{w} // fd 3
 	fds := strconv.Itoa(reportFD)
-	if crash != nil {
-		cmd.ExtraFiles = append(cmd.ExtraFiles, crash) // fd 4
+	if c.crash != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, c.crash) // fd 4
 		fds = withCrashFile
 	}
 	cmd.Env = append(os.Environ(), supervisedEnv+"="+fds)
@@ -116,44 +147,49 @@ func supervise(args []string, stderr io.Writer) (code int, ok bool) {
 	// The child's parent-death signal fires when the thread that started
 	// it exits, so this goroutine keeps its thread to the end.
 	runtime.LockOSThread()
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	c.sigs = make(chan os.Signal, 4)
+	signal.Notify(c.sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	if err := cmd.Start(); err != nil {
-		signal.Stop(sigs)
+		signal.Stop(c.sigs)
 		r.Close()
 		w.Close()
-		removeCrash()
-		return 0, false
+		c.removeCrash()
+		return nil, false
 	}
 	w.Close()
 	// Signals sent to this process are meant for orchstat; a terminal's
 	// Ctrl-C reaches both, and the child takes a repeat in its stride.
 	go func() {
-		for s := range sigs {
+		for s := range c.sigs {
 			cmd.Process.Signal(s)
 		}
 	}()
+	return c, true
+}
+
+// wait waits for the child to end and returns what it reported.
+func (c *child) wait() childReport {
 	reports := make(chan childReport, 1)
-	go func() { reports <- readReports(r) }()
-	cmd.Wait() // how it ended is read from ProcessState
-	signal.Stop(sigs)
-	close(sigs)
+	go func() { reports <- readReports(c.reports) }()
+	c.cmd.Wait() // how it ended is read from ProcessState
+	signal.Stop(c.sigs)
+	close(c.sigs)
 	// The child's reports end when its end of the pipe closes, at its
 	// exit; should anything it started still hold it, stop reading.
 	var rep childReport
 	select {
 	case rep = <-reports:
 	case <-time.After(time.Second):
-		r.Close()
+		c.reports.Close()
 		rep = <-reports
 	}
-	r.Close()
+	c.reports.Close()
+	return rep
+}
 
-	code, crashed := outcome(cmd.ProcessState, rep)
-	if !crashed {
-		removeCrash()
-		return code, true
-	}
+// explainCrash tells the user that the child crashed, and why when it is
+// a full disk, and returns the status to exit with.
+func explainCrash(stderr io.Writer, c *child, rep childReport) int {
 	if rep.store != "" {
 		query.RemoveStaleTemp(rep.store)
 	}
@@ -161,8 +197,7 @@ func supervise(args []string, stderr io.Writer) (code int, ok bool) {
 	if rep.command != "" {
 		what = "orchstat " + rep.command
 	}
-	defer removeCrash()
-	code = exitCrash
+	code := exitCrash
 	if rep.command == "check" {
 		code = checkUnknown
 	}
@@ -176,16 +211,16 @@ func supervise(args []string, stderr io.Writer) (code int, ok bool) {
 			if rep.command != "check" {
 				code = exitError
 			}
-			return code, true
+			return code
 		}
 	}
 	saved := ""
-	if name := keepCrashReport(crash); name != "" {
+	if name := keepCrashReport(c.crash); name != "" {
 		saved = " The crash report is in " + name + "."
 	}
 	fmt.Fprintf(stderr, "orchstat: internal error: %s crashed (%s); this is a bug in orchstat, not in your data.%s "+
-		"Nothing committed to the store is lost.\n", what, describeDeath(cmd.ProcessState), saved)
-	return code, true
+		"Nothing committed to the store is lost.\n", what, describeDeath(c.cmd.ProcessState), saved)
+	return code
 }
 
 // keepCrashReport copies what the runtime wrote to the unnamed crash file

@@ -14,6 +14,7 @@ import (
 // zone, which is the machine's unless orchstat sets it. A query must select
 // the same runs wherever the machine is.
 func TestTimesAreUTCInEveryZone(t *testing.T) {
+	t.Parallel()
 	runs, err := filepath.Abs("../../testdata/runs")
 	if err != nil {
 		t.Fatal(err)

@@ -38,17 +38,52 @@ func (e *LineError) Error() string {
 // Parse validates one line (without its newline) and returns the event.
 func Parse(line []byte) (Event, *LineError) {
 	var ev Event
+	raw, le := scanEnvelope(line)
+	if le != nil {
+		return ev, le
+	}
+	if ev.Type, le = requiredString("type", raw.typ, raw.typSeen, true); le != nil {
+		return ev, le
+	}
+	if ev.RunID, le = requiredString("runId", raw.run, raw.runSeen, true); le != nil {
+		return ev, le
+	}
+	if ev.Time, le = eventTime(raw.ts, raw.tsSeen); le != nil {
+		return ev, le
+	}
+	if len(raw.payload) == 0 {
+		return ev, &LineError{Field: "payload", Reason: "missing"}
+	}
+	if raw.payload[0] != '{' {
+		return ev, &LineError{Field: "payload", Reason: "not a JSON object"}
+	}
+	ev.Payload = raw.payload
+	if n, ok := integer(raw.sv); ok {
+		ev.SchemaVersion, ev.HasSchema = n, true
+	}
+	return ev, nil
+}
+
+// rawEnvelope holds the raw values of a line's top-level keys, aliasing
+// the line, and which of the required ones were seen.
+type rawEnvelope struct {
+	typ, run, ts, sv, payload []byte
+	typSeen, runSeen, tsSeen  bool
+}
+
+// scanEnvelope checks that a line is one JSON object and picks out its
+// envelope's values.
+func scanEnvelope(line []byte) (rawEnvelope, *LineError) {
+	var raw rawEnvelope
 	if !utf8.Valid(line) {
-		return ev, &LineError{Reason: "invalid UTF-8"}
+		return raw, &LineError{Reason: "invalid UTF-8"}
 	}
 	s := scanner{b: line}
 	s.ws()
 	if s.i >= len(line) {
-		return ev, &LineError{Reason: "not JSON: empty"}
+		return raw, &LineError{Reason: "not JSON: empty"}
 	}
 	isObject := line[s.i] == '{'
-	var typ, run, ts, sv, payload []byte
-	var typSeen, runSeen, tsSeen bool
 	var err error
 	if isObject {
 		err = s.object(func(key []byte, esc bool, start int) {
@@ -59,15 +94,15 @@ func Parse(line []byte) (Event, *LineError) {
 			v := line[start:s.i]
 			switch k {
 			case "type":
-				typ, typSeen = v, true
+				raw.typ, raw.typSeen = v, true
 			case "runId":
-				run, runSeen = v, true
+				raw.run, raw.runSeen = v, true
 			case "timestamp":
-				ts, tsSeen = v, true
+				raw.ts, raw.tsSeen = v, true
 			case "schemaVersion":
-				sv = v
+				raw.sv = v
 			case "payload":
-				payload = v
+				raw.payload = v
 			}
 		})
 	} else {
@@ -80,43 +115,31 @@ func Parse(line []byte) (Event, *LineError) {
 		}
 	}
 	if err != nil {
-		return ev, &LineError{Reason: "not JSON: " + (&SyntaxError{Offset: s.i, Deep: err == errTooDeep}).Error()}
+		return raw, &LineError{Reason: "not JSON: " + (&SyntaxError{Offset: s.i, Deep: err == errTooDeep}).Error()}
 	}
 	if !isObject {
-		return ev, &LineError{Reason: "not a JSON object"}
+		return raw, &LineError{Reason: "not a JSON object"}
 	}
-	var le *LineError
-	if ev.Type, le = requiredString("type", typ, typSeen, true); le != nil {
-		return ev, le
+	return raw, nil
+}
+
+// eventTime reads the timestamp, a string of an RFC 3339 time in the
+// years 1 to 9999.
+func eventTime(raw []byte, seen bool) (time.Time, *LineError) {
+	text, le := requiredString("timestamp", raw, seen, false)
+	if le != nil {
+		return time.Time{}, le
 	}
-	if ev.RunID, le = requiredString("runId", run, runSeen, true); le != nil {
-		return ev, le
-	}
-	var tsText string
-	if tsText, le = requiredString("timestamp", ts, tsSeen, false); le != nil {
-		return ev, le
-	}
-	t, perr := ParseTime(tsText)
-	if perr != nil {
-		return ev, &LineError{Field: "timestamp", Reason: fmt.Sprintf("unparsable timestamp %q", clip(tsText, 64))}
+	t, err := ParseTime(text)
+	if err != nil {
+		return time.Time{}, &LineError{Field: "timestamp", Reason: fmt.Sprintf("unparsable timestamp %q", clip(text, 64))}
 	}
 	if y := t.Year(); y < 1 || y > 9999 {
-		return ev, &LineError{Field: "timestamp", Reason: fmt.Sprintf("timestamp %q is outside the years 1 to 9999 (UTC)", clip(tsText, 64))}
+		return time.Time{}, &LineError{Field: "timestamp", Reason: fmt.Sprintf("timestamp %q is outside the years 1 to 9999 (UTC)", clip(text, 64))}
 	}
 	// The store keeps microseconds; truncating here keeps every comparison
 	// (time filters, a run's start) the same in Go and in SQL.
-	ev.Time = t.Truncate(time.Microsecond)
-	if len(payload) == 0 {
-		return ev, &LineError{Field: "payload", Reason: "missing"}
-	}
-	if payload[0] != '{' {
-		return ev, &LineError{Field: "payload", Reason: "not a JSON object"}
-	}
-	ev.Payload = payload
-	if n, ok := integer(sv); ok {
-		ev.SchemaVersion, ev.HasSchema = n, true
-	}
-	return ev, nil
+	return t.Truncate(time.Microsecond), nil
 }
 
 func requiredString(field string, raw []byte, seen, nonEmpty bool) (string, *LineError) {

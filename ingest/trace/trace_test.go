@@ -15,6 +15,7 @@ import (
 )
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	ok := func(typ, run, ts string) Event {
 		tt, _ := time.Parse(time.RFC3339Nano, ts)
 		return Event{Type: typ, RunID: run, Time: tt.UTC(), SchemaVersion: 1, HasSchema: true}
@@ -78,6 +79,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestFastTimeAgreesWithTimeParse(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{
 		"2026-01-29T17:48:11.416Z", "2024-02-29T00:00:00.000Z", "2023-02-29T00:00:00.000Z",
 		"2026-04-31T00:00:00.000Z", "2026-01-29T24:00:00.000Z", "2026-01-29T23:60:00.000Z",
@@ -108,6 +110,7 @@ func readAll(t *testing.T, r *Reader) []Line {
 }
 
 func TestReader(t *testing.T) {
+	t.Parallel()
 	in := "\xEF\xBB\xBFa\r\n\nbb\n  \ncc\r\npartial"
 	r := NewReader(iotest.OneByteReader(strings.NewReader(in)), 0, 0)
 	lines := readAll(t, r)
@@ -132,6 +135,7 @@ func TestReader(t *testing.T) {
 }
 
 func TestStreamReaderKeepsTheFinalLine(t *testing.T) {
+	t.Parallel()
 	r := NewStreamReader(strings.NewReader("a\nb"))
 	lines := readAll(t, r)
 	if len(lines) != 2 || string(lines[1].Bytes) != "b" || r.Offset() != 3 {
@@ -140,6 +144,7 @@ func TestStreamReaderKeepsTheFinalLine(t *testing.T) {
 }
 
 func TestReaderLongLines(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 300)
 	in := "short\n" + long + "\n" + "ok\n" + long
 	r := NewReader(strings.NewReader(in), 0, 0)
@@ -161,6 +166,7 @@ func TestReaderLongLines(t *testing.T) {
 }
 
 func TestPayload(t *testing.T) {
+	t.Parallel()
 	p := ParsePayload([]byte(`{"retries":2,"success":false,"provider":"a\"b","retries":"3","valid":true,"n":null,"o":{"k":1.5}}`))
 	if p.Number("retries") != nil {
 		t.Error("last duplicate (a string) should win: retries is not a number")
@@ -184,6 +190,7 @@ func TestPayload(t *testing.T) {
 }
 
 func TestRealTraces(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob("../../../shared/testdata-external/orchestrator/runs/*/trace.jsonl")
 	if len(files) == 0 {
 		t.Skip("../shared/testdata-external is absent")
@@ -280,6 +287,7 @@ func FuzzReader(f *testing.F) {
 // the MaxRaw bytes kept of it, so quarantine.raw_bytes is the line's
 // length as documented (a 100 MB line was stored with raw_bytes 65536).
 func TestTooLongLineLength(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 3*MaxRaw+17)
 	for _, stream := range []bool{false, true} {
 		in := "short\n" + long + "\nafter\n"
@@ -304,6 +312,7 @@ func TestTooLongLineLength(t *testing.T) {
 // TestNestedTooDeep: JSON nested past 10,000 levels is reported as such,
 // not as a syntax error somewhere in it.
 func TestNestedTooDeep(t *testing.T) {
+	t.Parallel()
 	deep := strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1)
 	line := `{"type":"X","schemaVersion":1,"timestamp":"2026-01-01T00:00:00Z","runId":"r","payload":{"a":` + deep + `}}`
 	_, err := Parse([]byte(line))
@@ -317,5 +326,41 @@ func TestNestedTooDeep(t *testing.T) {
 	ok := strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1)
 	if _, _, err := ParseObject([]byte(`{"a":` + ok + `}`)); err != nil {
 		t.Fatalf("within the limit: %v", err)
+	}
+}
+
+// What the writer writes, the parser reads back as it was written, at
+// the millisecond the orchestrator writes.
+func TestWriterRoundTrip(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	w := NewWriter(&b, "r1")
+	at := time.Date(2026, 11, 21, 12, 0, 0, 416_900_000, time.FixedZone("x", 3600))
+	for _, tc := range []struct {
+		typ     string
+		payload any
+		want    string
+	}{
+		{"RunStarted", map[string]any{"goal": "a<b & c"}, `{"goal":"a<b & c"}`},
+		{"RunFinished", nil, `{}`},
+	} {
+		b.Reset()
+		if err := w.Write(at, tc.typ, tc.payload); err != nil {
+			t.Fatal(err)
+		}
+		line := b.Bytes()
+		if !bytes.HasSuffix(line, []byte("\n")) || bytes.Count(line, []byte("\n")) != 1 {
+			t.Fatalf("%q is not one line", line)
+		}
+		if !bytes.Contains(line, []byte(`"timestamp":"2026-11-21T11:00:00.416Z"`)) {
+			t.Errorf("%s: timestamp not in the orchestrator's layout", line)
+		}
+		ev, lerr := Parse(bytes.TrimSuffix(line, []byte("\n")))
+		if lerr != nil {
+			t.Fatalf("%s: %v", line, lerr)
+		}
+		if ev.Type != tc.typ || ev.RunID != "r1" || !ev.Time.Equal(at.Truncate(time.Millisecond)) || ev.SchemaVersion != SchemaVersion || string(ev.Payload) != tc.want {
+			t.Errorf("%s: parsed as %+v (payload %s)", line, ev, ev.Payload)
+		}
 	}
 }

@@ -41,6 +41,7 @@ func summary(ns []Notification) string {
 }
 
 func TestPlan(t *testing.T) {
+	t.Parallel()
 	hook := &rules.Receiver{Name: "hook", Kind: rules.KindWebhook, SendResolved: true}
 	quiet := &rules.Receiver{Name: "quiet", Kind: rules.KindWebhook}
 	am := &rules.Receiver{Name: "am", Kind: rules.KindAlertmanager}
@@ -140,6 +141,7 @@ func sorted(s []string) []string { return slices.Sorted(slices.Values(s)) }
 
 // The payload is Alertmanager's webhook format, version 4.
 func TestMessageShape(t *testing.T) {
+	t.Parallel()
 	r := rule("a", "warning")
 	e1 := firing(r, true, map[string]string{"provider": "x"})
 	e2 := resolved(r, map[string]string{"provider": "y"})

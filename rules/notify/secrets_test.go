@@ -86,6 +86,7 @@ func echoServer(t *testing.T) string {
 // the Basic header Go builds from user info) is masked in the error that
 // orchstat prints and stores as notifications.last_error.
 func TestSecretsInEchoedRequests(t *testing.T) {
+	t.Parallel()
 	base := echoServer(t)
 	env := map[string]string{
 		"TOKEN": "tok/en+Zx9=",
@@ -126,6 +127,7 @@ func TestSecretsInEchoedRequests(t *testing.T) {
 // TestCommandArgumentsNeverShown: a command receiver's arguments, literal
 // or from the environment, are masked when the program prints them.
 func TestCommandArgumentsNeverShown(t *testing.T) {
+	t.Parallel()
 	script := filepath.Join(t.TempDir(), "notify.sh")
 	os.WriteFile(script, []byte("#!/bin/sh\necho \"usage error: $0 $*\" >&2\nprintf '%s\\n' \"$@\" | sed 's/^/arg: /' >&2\nexit 3\n"), 0o755)
 	s, _ := testSender(map[string]string{"SECRET": "env-secret-77"})

@@ -73,6 +73,7 @@ func testMessage() Message {
 }
 
 func TestWebhook(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t, 200)
 	s, _ := testSender(map[string]string{"TOKEN": "tok-123"})
 	r := &rules.Receiver{Name: "hook", Kind: rules.KindWebhook, URL: srv.URL + "/hook?key=${TOKEN}", Timeout: time.Second,
@@ -106,6 +107,7 @@ func TestWebhook(t *testing.T) {
 }
 
 func TestAlertmanagerPayload(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t, 200)
 	s, _ := testSender(nil)
 	r := &rules.Receiver{Name: "am", Kind: rules.KindAlertmanager, URL: srv.URL + "/", Timeout: time.Second, AlertTTL: time.Hour}
@@ -130,6 +132,7 @@ func TestAlertmanagerPayload(t *testing.T) {
 }
 
 func TestRetries(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		statuses []int
@@ -170,6 +173,7 @@ func fmtDurations(ds []time.Duration) string {
 }
 
 func TestTimeout(t *testing.T) {
+	t.Parallel()
 	block := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -192,6 +196,7 @@ func TestTimeout(t *testing.T) {
 // No secret reaches an error: not from the URL's credentials or query, a
 // header, the environment, or a server that echoes them back.
 func TestSecretsNeverInErrors(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t, 401)
 	srv.reply = "echo: hunter2-token and Bearer hdr-secret-9 then pw-secret-7"
 	env := map[string]string{"TOKEN": "hunter2-token"}
@@ -228,6 +233,7 @@ func TestSecretsNeverInErrors(t *testing.T) {
 }
 
 func TestCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "got.json")
 	s, _ := testSender(map[string]string{"OUT": out})
@@ -259,6 +265,7 @@ func TestCommand(t *testing.T) {
 // Flush keeps each receiver's order: after a failure its later
 // notifications are held back, while other receivers go on.
 func TestFlushOrder(t *testing.T) {
+	t.Parallel()
 	bad, good := newServer(t, 500), newServer(t, 200)
 	s, _ := testSender(nil)
 	s.Attempts = 1
@@ -293,6 +300,7 @@ func TestFlushOrder(t *testing.T) {
 // A URL may come whole from the environment; it is checked when sent and
 // never shown.
 func TestURLFromEnvironment(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t, 200)
 	if _, err := rules.Parse("r.yaml", []byte("receivers:\n  - name: hook\n    webhook: {url: \"${HOOK_URL}\"}\n")); err != nil {
 		t.Fatal(err)

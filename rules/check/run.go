@@ -1,0 +1,111 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/notify"
+)
+
+// Options are what a check needs: the store, the rules, the instant, and
+// the way to the receivers.
+type Options struct {
+	// Store is the store, open for writing; Run closes it.
+	Store *query.Store
+	// Open opens the store at a path for writing, to record deliveries.
+	Open  func(ctx context.Context, path string) (*query.Store, error)
+	Rules *rules.File
+	// Now is the instant of the check; Clock times deliveries.
+	Now   time.Time
+	Clock func() time.Time
+	// Paths keeps the rules to the runs found under them (none: every
+	// run), and Scope labels the alerts of such a check (see Evaluate).
+	Paths []string
+	Scope string
+	// Sender delivers the notifications.
+	Sender *notify.Sender
+	// LockTimeout is how long to wait for another check delivering.
+	LockTimeout time.Duration
+	// Warn is told what went wrong without stopping the check: a rule
+	// that failed, a notification not delivered.
+	Warn func(msg string)
+}
+
+// Result is a check's outcome.
+type Result struct {
+	// DB is the store's path.
+	DB string
+	Evaluation
+	// Sent is the notifications delivered or tried.
+	Sent []Sent
+	// Kept is how many notifications stay queued for the next check.
+	Kept int
+}
+
+// Run checks the store: it evaluates every rule from the alerts the last
+// check saved, saves the alerts and the notifications their changes queue
+// in one transaction, lets the store go, and delivers what is queued.
+// Alerts of other scopes are neither evaluated nor resolved; they are kept
+// as they are.
+func Run(ctx context.Context, o Options) (Result, error) {
+	st := o.Store
+	defer func() {
+		if st != nil {
+			st.Close()
+		}
+	}()
+	saved, err := loadAlerts(ctx, st)
+	if err != nil {
+		return Result{}, err
+	}
+	prev, others := splitScope(saved, o.Scope)
+	sampler := NewSampler(st, o.Now)
+	sampler.Paths = o.Paths
+	res := Result{DB: st.Path, Evaluation: Evaluate(ctx, sampler, o.Rules, prev, o.Now, o.Scope)}
+	res.Alerts = append(res.Alerts, others...)
+	for _, f := range res.Failures {
+		o.Warn(fmt.Sprintf("rule %s: %v", f.Rule, f.Err))
+	}
+	refresh, pending, err := save(ctx, st, o, res.Evaluation)
+	if err != nil {
+		return Result{}, err
+	}
+	// Receivers can take as long as their timeouts, so the store is let go
+	// before delivering: nobody waits on a slow webhook to read or write it.
+	st.Close()
+	st = nil
+	res.Kept = pending
+	if pending > 0 || len(refresh) > 0 {
+		if res.Sent, res.Kept, err = deliver(ctx, o, res.DB, refresh); err != nil {
+			return Result{}, err
+		}
+	}
+	return res, nil
+}
+
+// save saves the evaluation's alerts and queues its notifications, and
+// returns the Alertmanager refreshes to send and how many notifications
+// wait in the queue.
+func save(ctx context.Context, st *query.Store, o Options, ev Evaluation) (refresh []notify.Notification, pending int, err error) {
+	groups, err := st.LoadNotifyGroups(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	queue, refresh := notify.Plan(o.Rules.Route, o.Rules.Receivers, ev.Notify, groups, o.Now)
+	alerts, err := alertRows(ev.Alerts)
+	if err != nil {
+		return nil, 0, err
+	}
+	rows, err := notificationRows(queue)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := query.SaveCheck(ctx, st, alerts, rows, groups, o.Now); err != nil {
+		return nil, 0, err
+	}
+	pending, err = st.CountPending(ctx)
+	return refresh, pending, err
+}

@@ -1,0 +1,111 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/rules"
+)
+
+// StoreSampler is the rules.Sampler of a check: it reads the rules'
+// metrics from the store as of one instant. Rules over the same window
+// share one computation of the metrics, which is most of a check's time
+// on a large store.
+type StoreSampler struct {
+	// Paths, when set, keeps every rule's window to the runs found under
+	// them (check PATH...).
+	Paths   []string
+	st      *query.Store
+	now     time.Time
+	metrics map[sampleKey]reports.Metrics
+}
+
+// sampleKey is what one computation of metrics serves: the rules over a
+// window whose metrics are the traces', or the records'. Computing only
+// the family a rule names halves a check over a store of one kind.
+type sampleKey struct {
+	window  rules.Window
+	records bool
+}
+
+// NewSampler returns a sampler reading st as of now.
+func NewSampler(st *query.Store, now time.Time) *StoreSampler {
+	return &StoreSampler{st: st, now: now, metrics: map[sampleKey]reports.Metrics{}}
+}
+
+// Samples computes a rule's metric over its window, one sample per label
+// set. An empty result means no data.
+func (s *StoreSampler) Samples(ctx context.Context, r *rules.Rule) ([]rules.Sample, error) {
+	if r.SQL != "" {
+		// The rule's own query chooses its data; window does not apply.
+		series, err := s.st.SQLSeries(ctx, r.SQL)
+		return samplesOf(series), err
+	}
+	f := windowFilter(r.Window, s.now)
+	f.Paths = s.Paths
+	if len(r.By) > 0 {
+		return s.split(ctx, r, f)
+	}
+	key := sampleKey{r.Window, reports.RecordMetric(r.Metric)}
+	m, cached := s.metrics[key]
+	if !cached {
+		var err error
+		if m, err = s.st.WindowMetrics(ctx, f, key.records); err != nil {
+			return nil, err
+		}
+		s.metrics[key] = m
+	}
+	v, ok := m[r.Metric]
+	if !ok {
+		return nil, fmt.Errorf("rule %q: unknown metric %q", r.Name, r.Metric)
+	}
+	return []rules.Sample{{Value: v.Value, Numerator: v.Numerator, Denominator: v.Denominator, Labels: map[string]string{}}}, nil
+}
+
+// split computes a rule's metric split by its labels: a record metric by
+// system, a provider_* metric by provider and/or model.
+func (s *StoreSampler) split(ctx context.Context, r *rules.Rule, f query.Filter) ([]rules.Sample, error) {
+	if !reports.RecordMetric(r.Metric) {
+		series, err := s.st.ProviderSeries(ctx, f, r.Metric, r.By)
+		if err != nil {
+			return nil, fmt.Errorf("rule %q: %w", r.Name, err)
+		}
+		return samplesOf(series), nil
+	}
+	if len(r.By) != 1 || r.By[0] != "system" {
+		return nil, fmt.Errorf("rule %q: %s can be split by system only", r.Name, r.Metric)
+	}
+	if ok, err := s.st.HasRecords(ctx); err != nil || !ok {
+		return nil, err // no system, no sample: no data
+	}
+	series, err := s.st.SystemSeries(ctx, f, r.Metric)
+	if err != nil {
+		return nil, fmt.Errorf("rule %q: %w", r.Name, err)
+	}
+	return samplesOf(series), nil
+}
+
+// windowFilter turns a rule's window into the runs it covers: those that
+// started in the last Duration, or the last Runs runs to start.
+func windowFilter(w rules.Window, now time.Time) query.Filter {
+	var f query.Filter
+	switch {
+	case w.Duration > 0:
+		since := now.Add(-w.Duration)
+		f.Since = &since
+	case w.Runs > 0:
+		f.Last = w.Runs
+	}
+	return f
+}
+
+func samplesOf(series []query.Series) []rules.Sample {
+	var out []rules.Sample
+	for _, s := range series {
+		out = append(out, rules.Sample{Value: s.Value, Numerator: s.Numerator, Denominator: s.Denominator, Labels: s.Labels})
+	}
+	return out
+}

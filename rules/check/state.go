@@ -1,0 +1,96 @@
+package check
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/notify"
+)
+
+// loadAlerts reads the alerts saved by the last check, by rule.
+func loadAlerts(ctx context.Context, st *query.Store) (map[string][]rules.Alert, error) {
+	saved, err := query.LoadAlerts(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]rules.Alert{}
+	for _, s := range saved {
+		a := rules.Alert{Rule: s.Rule, Fingerprint: s.Fingerprint, Labels: s.Labels,
+			ActiveAt: s.ActiveAt, FiredAt: s.FiredAt, ResolvedAt: s.ResolvedAt, LastEvalAt: s.LastEvalAt, KeepFiringSince: s.KeepFiringSince,
+			Checks: s.Checks, Value: s.Value, Numerator: s.Numerator, Denominator: s.Denominator, NoData: s.NoData}
+		if err := a.State.UnmarshalText([]byte(s.State)); err != nil {
+			return nil, fmt.Errorf("reading alert state: %w", err)
+		}
+		out[a.Rule] = append(out[a.Rule], a)
+	}
+	return out, nil
+}
+
+// alertRows are alerts as the store keeps them.
+func alertRows(alerts []rules.Alert) ([]query.AlertRow, error) {
+	out := make([]query.AlertRow, 0, len(alerts))
+	for _, a := range alerts {
+		state, err := a.State.MarshalText()
+		if err != nil {
+			return nil, fmt.Errorf("saving alert state: %w", err)
+		}
+		out = append(out, query.AlertRow{Rule: a.Rule, Fingerprint: a.Fingerprint, Labels: a.Labels, State: string(state),
+			ActiveAt: a.ActiveAt, FiredAt: a.FiredAt, ResolvedAt: a.ResolvedAt, LastEvalAt: a.LastEvalAt, KeepFiringSince: a.KeepFiringSince,
+			Checks: a.Checks, Value: a.Value, Numerator: a.Numerator, Denominator: a.Denominator, NoData: a.NoData})
+	}
+	return out, nil
+}
+
+// notificationRows are queued notifications as the store keeps them.
+func notificationRows(queue []notify.Notification) ([]query.NotificationRow, error) {
+	out := make([]query.NotificationRow, 0, len(queue))
+	for _, n := range queue {
+		msg, err := json.Marshal(n.Message)
+		if err != nil {
+			return nil, fmt.Errorf("saving alert state: %w", err)
+		}
+		out = append(out, query.NotificationRow{Receiver: n.Receiver, GroupKey: n.Message.GroupKey, Status: n.Message.Status,
+			Reason: n.Reason, Message: msg})
+	}
+	return out, nil
+}
+
+// pendingItems reads the undelivered notifications, oldest first, as
+// items to send, with when each was queued.
+func pendingItems(ctx context.Context, st *query.Store) ([]notify.Item, map[int64]time.Time, error) {
+	pending, err := st.PendingNotifications(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	items := make([]notify.Item, 0, len(pending))
+	queuedAt := map[int64]time.Time{}
+	for _, p := range pending {
+		it := notify.Item{ID: p.ID, Receiver: p.Receiver, Reason: p.Reason}
+		if err := json.Unmarshal(p.Message, &it.Message); err != nil {
+			return nil, nil, fmt.Errorf("reading the notification queue: notification %d: %w", p.ID, err)
+		}
+		items = append(items, it)
+		queuedAt[p.ID] = p.QueuedAt
+	}
+	return items, queuedAt, nil
+}
+
+// splitScope parts the stored alerts into this check's scope's (whose
+// scope label is scope, "" for the whole store) and the others'.
+func splitScope(prev map[string][]rules.Alert, scope string) (mine map[string][]rules.Alert, others []rules.Alert) {
+	mine = map[string][]rules.Alert{}
+	for rule, alerts := range prev {
+		for _, a := range alerts {
+			if a.Labels["scope"] == scope {
+				mine[rule] = append(mine[rule], a)
+			} else {
+				others = append(others, a)
+			}
+		}
+	}
+	return mine, others
+}
