@@ -44,12 +44,14 @@ var schemaDocOrder = []relationDoc{
 	{name: "notifications", note: "Nothing is dropped while undelivered; delivered notifications are kept for 7 days. See [receivers.md](receivers.md)."},
 	{name: "notify_groups"},
 	{name: "record_runs", note: "Other systems' records: the factory, claudestrator, orchestr8 and `orchstat exec`. See [ingest.md](ingest.md)."},
-	{name: "record_attempts"}, {name: "record_stages"}, {name: "record_configs"},
+	{name: "record_attempts"},
+	{name: "record_stages", note: "A stage is the factory's write or one of its verify and acceptance commands, claudestrator's build, lint or tests, or an orchestr8 agent."},
+	{name: "record_configs"},
 	{name: "attempt_runs", view: true, holds: "one row per record run, once",
 		note: "Several files may describe one run (a factory summary and its failure briefs, or a copied directory). The row comes from one source, anything before failure briefs, then the newest file."},
 	{name: "attempts", view: true, holds: "one row per record attempt, once, from the source `attempt_runs` chose (the newest file of it)"},
 	{name: "attempt_stages", view: true, holds: "one row per stage an attempt ran, once, from the source `attempt_runs` chose"},
-	{name: "exec_invocations"},
+	{name: "exec_invocations", note: "What `orchstat exec` remembers between invocations for its cascade detection (see [simulate.md](simulate.md)); not derived from a file."},
 	{name: "meta", holds: "the store's own settings: `schema_version`, `schema_hash`, and `ingest_memory_limit` (the DuckDB memory limit the last ingest needed)"},
 }
 
