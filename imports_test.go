@@ -28,8 +28,13 @@ var pure = []string{
 	"rules/retry",
 	"rules/replay",
 	"rules/adaptive",
-	"rules/runner",
+	"rules/retry/runner",
+	"rules/retry/policyfile",
+	"rules/retry/awssim",
 	"rules/notify",
+	"rules/yamlast",
+	"rules/internal/names",
+	"reports/reference",
 }
 
 // noYAML are the packages that read JSON or decide retries: a YAML parser

@@ -19,7 +19,7 @@ import (
 	"github.com/orchstat/orchstat/ingest/trace"
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/rules/retry"
-	"github.com/orchstat/orchstat/rules/runner"
+	"github.com/orchstat/orchstat/rules/retry/runner"
 )
 
 // execOps are seed 001's operations (line 20).

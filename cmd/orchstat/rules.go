@@ -15,7 +15,7 @@ func newRulesCmd(g *globals) *cobra.Command {
 		Use:   "rules",
 		Short: "Work with alert rule files",
 		Long: `Work with alert rule files such as alerts.yaml. The rule file format is
-described in the README under "Rule file format".`,
+described in docs/rules.md.`,
 		Example: `  orchstat rules check alerts.yaml`,
 		Args:    usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {

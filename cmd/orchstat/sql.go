@@ -36,7 +36,7 @@ DESCRIBE, SHOW, SUMMARIZE, or EXPLAIN of one), as DuckDB's own parser reads
 it; anything else is refused before it runs. The store is opened read-only
 with external access disabled, and the query reads a snapshot of the store,
 so a long query keeps no other orchstat waiting. It is stopped after
---timeout. The tables and views are documented in the README; start with
+--timeout. The tables and views are documented in docs/schema.md; start with
 events, runs and provider_requests.
 
 The query is the argument, or the contents of --file FILE, or standard input
