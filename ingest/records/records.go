@@ -113,6 +113,9 @@ type Set struct {
 	Attempts []Attempt
 	Stages   []Stage
 	Configs  []Config
+	// Calls and CallAttempts are agents' model calls (see Call).
+	Calls        []Call
+	CallAttempts []CallAttempt
 	// Problems are records skipped or read only in part. Ingest
 	// quarantines each with its line and field and stores the rest.
 	Problems []Error
