@@ -95,6 +95,17 @@ var (
 	RecordStages = Table{"record_stages", "one row per stage a record attempt ran", cols(
 		"file_id INTEGER, system VARCHAR, run_id VARCHAR, item VARCHAR, source VARCHAR, attempt INTEGER, seq INTEGER, stage VARCHAR, passed BOOLEAN, " +
 			"exit_code INTEGER, command VARCHAR, duration_ms DOUBLE, tokens DOUBLE, cost_usd DOUBLE, feedback VARCHAR")}
+	// Calls and CallAttempts hold agents' model calls (records.Call):
+	// OpenTelemetry GenAI spans and logs, Claude Code transcripts, Codex
+	// rollouts.
+	Calls = Table{"calls", "one row per logical model call an agent made", cols(
+		"file_id INTEGER, system VARCHAR, run_id VARCHAR, session VARCHAR, call_id VARCHAR, source VARCHAR, line BIGINT, ts TIMESTAMP, " +
+			"duration_ms DOUBLE, provider VARCHAR, model VARCHAR, operation VARCHAR, success BOOLEAN, error VARCHAR, error_type VARCHAR, " +
+			"status_code INTEGER, attempts INTEGER, evidence VARCHAR, backoff_ms DOUBLE, input_tokens DOUBLE, output_tokens DOUBLE, cost_usd DOUBLE, " +
+			"failed_input_tokens DOUBLE, failed_output_tokens DOUBLE, failed_cost_usd DOUBLE")}
+	CallAttempts = Table{"call_attempts", "one row per attempt of a call, where the record shows attempts one by one", cols(
+		"file_id INTEGER, system VARCHAR, run_id VARCHAR, call_id VARCHAR, source VARCHAR, attempt INTEGER, ts TIMESTAMP, duration_ms DOUBLE, " +
+			"success BOOLEAN, status_code INTEGER, error VARCHAR, backoff_ms DOUBLE, input_tokens DOUBLE, output_tokens DOUBLE, cost_usd DOUBLE")}
 	RecordConfigs = Table{"record_configs", "retry configuration files, such as orchestr8's retry-config.json", cols(
 		"file_id INTEGER, system VARCHAR, config VARCHAR")}
 	// FileStates is append-only: each commit adds a row per file it touched
@@ -113,7 +124,7 @@ var DirStates = Table{"dir_states", "run directories as last listed", cols("seq 
 // they are replaced.
 var FileTables = []Table{Events, RunSpans, RunEvents, Escalations, ProviderSelections, ProviderStarts, ProviderFinishes,
 	L2Events, PatchEvents, VerificationEvents, Steps, L3Candidates, Diagnoses, JudgeCalls, Quarantine, Summaries,
-	SummaryCosts, VerificationReports, RecordRuns, RecordAttempts, RecordStages, RecordConfigs}
+	SummaryCosts, VerificationReports, RecordRuns, RecordAttempts, RecordStages, RecordConfigs, Calls, CallAttempts}
 
 // ExecInvocations is what `orchstat exec` remembers between invocations,
 // for seed 001's cascade detection. It is not derived from a file.

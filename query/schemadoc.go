@@ -47,6 +47,8 @@ var schemaDocOrder = []relationDoc{
 	{name: "record_attempts"},
 	{name: "record_stages", note: "A stage is the factory's write or one of its verify and acceptance commands, claudestrator's build, lint or tests, or an orchestr8 agent."},
 	{name: "record_configs"},
+	{name: "calls", note: "Agents' records: OpenTelemetry GenAI spans and logs, Claude Code transcripts and Codex rollouts; see [formats/](formats/otlp.md). `attempts` is NULL when the record does not show them, never 0."},
+	{name: "call_attempts"},
 	{name: "attempt_runs", view: true, holds: "one row per record run, once",
 		note: "Several files may describe one run (a factory summary and its failure briefs, or a copied directory). The row comes from one source, anything before failure briefs, then the newest file."},
 	{name: "attempts", view: true, holds: "one row per record attempt, once, from the source `attempt_runs` chose (the newest file of it)"},
@@ -85,6 +87,13 @@ var columnNotes = map[string]string{
 	"record_attempts.class":              "the retry core's failure class",
 	"record_stages.passed":               "NULL: not applicable",
 	"record_configs.config":              "JSON",
+	"calls.session":                      "the conversation or session the run belongs to",
+	"calls.line":                         "the file line the call was read from (its last)",
+	"calls.attempts":                     "first attempt included; NULL: unknown",
+	"calls.evidence":                     "where `attempts` comes from: `http_spans`, `span_events`, `siblings`, `attribute`, `transcript` or `none`",
+	"calls.backoff_ms":                   "time waiting between attempts, recorded or derived from the attempts' times; NULL: unknown",
+	"calls.failed_input_tokens":          "tokens of the call's failed attempts, apart from its successful one",
+	"call_attempts.backoff_ms":           "the wait after this attempt, before the next",
 	"exec_invocations.dir":               "NULL for invocations recorded before it existed; they count for no command's cascade",
 }
 
