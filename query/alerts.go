@@ -47,14 +47,17 @@ type Series struct {
 var providerLabels = map[string]string{"provider": "coalesce(p.provider, '')", "model": "p.model"}
 
 // WindowMetrics computes the metrics of the runs f selects: the records'
-// metrics when records is set, else the traces'.
+// and agents' calls' metrics when records is set, else the traces'.
 func (st *Store) WindowMetrics(ctx context.Context, f Filter, records bool) (reports.Metrics, error) {
 	q := st.conn
 	if !records {
 		return traceMetrics(ctx, q, f)
 	}
 	m := reports.Metrics{}
-	return m, recordMetrics(ctx, q, f, m)
+	if err := recordMetrics(ctx, q, f, m); err != nil {
+		return nil, err
+	}
+	return m, callMetrics(ctx, q, f, m)
 }
 
 // ProviderSeries splits a provider_* metric of the runs f selects by the

@@ -240,6 +240,7 @@ func EmptyMetrics() reports.Metrics {
 		m[n] = ratio(0, 0)
 	}
 	maps.Copy(m, emptyRecordMetrics())
+	maps.Copy(m, emptyCallMetrics())
 	return m
 }
 
@@ -311,6 +312,7 @@ func reportParts(f Filter) (*reports.Report, []part) {
 		func(ctx context.Context, q querier) error { return byProvider(ctx, q, f, b) },
 		func(ctx context.Context, q querier) error { return candidateValidity(ctx, q, f, b) },
 		func(ctx context.Context, q querier) error { return systemsAndAudit(ctx, q, f, r) },
+		func(ctx context.Context, q querier) error { return callsSection(ctx, q, f, &r.Calls) },
 	}
 }
 
@@ -326,6 +328,9 @@ func allAndByDay(ctx context.Context, q querier, f Filter, r *reports.Report) er
 	}
 	r.Metrics = overall(m)
 	if err := recordMetrics(ctx, q, f, r.Metrics); err != nil {
+		return err
+	}
+	if err := callMetrics(ctx, q, f, r.Metrics); err != nil {
 		return err
 	}
 	r.Breakdowns.ByDay = []reports.DayRow{}

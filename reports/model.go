@@ -39,7 +39,7 @@ var MetricNames = append([]string{
 	"candidate_validity_rate",
 	// Beyond METRICS.md, documented in the README.
 	"failed_runs",
-}, RecordMetricNames...)
+}, append(RecordMetricNames, CallMetricNames...)...)
 
 // RecordMetricNames are the metrics of the other systems' runs (factory,
 // claudestrator, orchestr8, exec), from their records, which alert rules
@@ -55,6 +55,26 @@ var RecordMetricNames = []string{
 
 // RecordMetric reports whether a metric is one of RecordMetricNames.
 func RecordMetric(name string) bool { return slices.Contains(RecordMetricNames, name) }
+
+// CallMetricNames are the metrics of agents' model calls (OpenTelemetry
+// GenAI, Claude Code, Codex): logical calls, not attempts, with the calls
+// whose attempts the record does not show counted apart rather than as
+// calls that took one attempt. Alert rules can split them by system, or
+// by provider and model.
+var CallMetricNames = []string{
+	"calls",
+	"call_retry_rate",
+	"call_failure_rate",
+	"call_retries_total",
+	"attempts_per_call",
+	"calls_attempts_unknown",
+	"call_backoff_seconds",
+	"failed_attempt_tokens",
+	"failed_attempt_cost_usd",
+}
+
+// CallMetric reports whether a metric is one of CallMetricNames.
+func CallMetric(name string) bool { return slices.Contains(CallMetricNames, name) }
 
 // Metrics maps a metric name to its value.
 type Metrics map[string]Metric
@@ -73,6 +93,8 @@ type Report struct {
 	// Systems is the other systems' runs (factory, claudestrator,
 	// orchestr8, exec), from their records, in scope.
 	Systems Systems `json:"systems"`
+	// Calls is agents' model calls in scope.
+	Calls Calls `json:"calls"`
 	// FactoryAudit is seed 003's audit of the factory's runs in scope, nil
 	// when there are none.
 	FactoryAudit *FactoryAudit `json:"factory_audit"`
@@ -98,6 +120,36 @@ type SystemRow struct {
 	FirstRun       *time.Time `json:"first_run"`
 	LastRun        *time.Time `json:"last_run"`
 	Metrics        Metrics    `json:"metrics"`
+}
+
+// Calls summarises agents' model calls: by system, and by system,
+// provider and model.
+type Calls struct {
+	BySystem []CallRow `json:"by_system"`
+	ByModel  []CallRow `json:"by_provider_model"`
+}
+
+// CallRow is the calls of one system, or of one provider and model of a
+// system. Attempts, Retried and RetriesTotal count only the calls whose
+// attempts the record shows (WithAttempts); Evidence says how many calls
+// each kind of evidence covers ("http_spans 3, none 2"). Sums are nil
+// when no call of the row records them.
+type CallRow struct {
+	System        string   `json:"system"`
+	Provider      *string  `json:"provider,omitempty"`
+	Model         *string  `json:"model,omitempty"`
+	Calls         int64    `json:"calls"`
+	Failed        int64    `json:"failed"`
+	WithAttempts  int64    `json:"with_attempts"`
+	Attempts      int64    `json:"attempts"`
+	Retried       int64    `json:"retried"`
+	Evidence      string   `json:"evidence"`
+	BackoffMS     *float64 `json:"backoff_ms"`
+	Tokens        *float64 `json:"tokens"`
+	FailedTokens  *float64 `json:"failed_attempt_tokens"`
+	CostUSD       *float64 `json:"cost_usd"`
+	FailedCostUSD *float64 `json:"failed_attempt_cost_usd"`
+	Metrics       Metrics  `json:"metrics"`
 }
 
 // StageFailureRow counts failed attempts by the stage they failed at.

@@ -340,6 +340,7 @@ var (
 		"keep_firing_for", "severity", "labels", "annotations"}
 	severities     = []string{"info", "warning", "critical"}
 	providerLabels = []string{"provider", "model"}
+	callLabels     = []string{"system", "provider", "model"}
 )
 
 var (
@@ -734,8 +735,13 @@ func (c *checker) by(rn string, e entry, metric string, isSQL bool) []string {
 			if l != "system" {
 				c.add(item, rn, "by", "unknown label %q for %s; record metrics group by system", l, metric)
 			}
+		case reports.CallMetric(metric):
+			if !slices.Contains(callLabels, l) {
+				c.add(item, rn, "by", "unknown label %q for %s; call metrics group by system, provider and model", l, metric)
+				continue
+			}
 		case !strings.HasPrefix(metric, "provider_"):
-			c.add(item, rn, "by", "metric %s has no labels to group by; only provider_* metrics can, by provider and model, and record metrics, by system", metric)
+			c.add(item, rn, "by", "metric %s has no labels to group by; only provider_* metrics can, by provider and model, call metrics, by system, provider and model, and record metrics, by system", metric)
 			continue
 		case !slices.Contains(providerLabels, l):
 			c.add(item, rn, "by", "unknown label %q for %s; provider_* metrics group by provider and model", l, metric)

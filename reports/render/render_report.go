@@ -98,6 +98,7 @@ var averageMetrics = map[string]bool{
 	"avg_repair_iterations":        true,
 	"diagnoses_per_l3_run":         true,
 	"judge_invocations_per_l3_run": true,
+	"attempts_per_call":            true,
 }
 
 // isRate reports whether the metric is a share shown as a percentage.
@@ -299,6 +300,8 @@ func jsonReport(r *reports.Report) reports.Report {
 	b.CandidateValidity = nonNil(b.CandidateValidity)
 	c.Systems.BySystem = nonNil(c.Systems.BySystem)
 	c.Systems.StageFailures = nonNil(c.Systems.StageFailures)
+	c.Calls.BySystem = nonNil(c.Calls.BySystem)
+	c.Calls.ByModel = nonNil(c.Calls.ByModel)
 	c.Systems.Stages = nonNil(c.Systems.Stages)
 	return c
 }

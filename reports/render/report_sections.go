@@ -34,6 +34,7 @@ func reportSections(r *reports.Report, width int) []section {
 		validityTable.section(b.CandidateValidity),
 	}
 	s = append(s, systemSections(r.Systems)...)
+	s = append(s, callSections(r.Calls)...)
 	s = append(s, auditSections(r.FactoryAudit)...)
 	return append(s, thresholdTable.section(r.Thresholds))
 }
@@ -94,13 +95,13 @@ func metricsSection(r *reports.Report, width int) section {
 		columns: []string{"metric", "value", "numerator", "denominator", "threshold"},
 		numeric: []bool{false, true, true, true, false},
 	}}
-	noRecords := !hasRecords(r)
+	noRecords, noCalls := !hasRecords(r), len(r.Calls.BySystem) == 0
 	for _, n := range metricOrder(names) {
 		m, ok := r.Metrics[n]
 		if ok {
 			s.csv = append(s.csv, csvRow{"", field{n, m}})
 		}
-		if noRecords && reports.RecordMetric(n) {
+		if noRecords && reports.RecordMetric(n) || noCalls && reports.CallMetric(n) {
 			continue
 		}
 		s.grid.rows = append(s.grid.rows, []string{
@@ -143,8 +144,8 @@ var providerTable = rowTable[reports.ProviderRow]{
 }
 
 // dayTable has a grid column for each metric some day carries, but for the
-// other systems' (days are orchestrator runs' days; record metrics are not
-// split by day); the CSV has each day's own metrics.
+// other systems' and agents' (days are orchestrator runs' days; record
+// and call metrics are not split by day); the CSV has each day's own metrics.
 func dayTable(days []reports.DayRow) rowTable[reports.DayRow] {
 	var names []string
 	for _, d := range days {
@@ -157,7 +158,8 @@ func dayTable(days []reports.DayRow) rowTable[reports.DayRow] {
 			return presentMetrics(d.Metrics, metricOrder(metricNames(d.Metrics)))
 		},
 	}
-	for _, n := range slices.DeleteFunc(metricOrder(names), reports.RecordMetric) {
+	notByDay := func(n string) bool { return reports.RecordMetric(n) || reports.CallMetric(n) }
+	for _, n := range slices.DeleteFunc(metricOrder(names), notByDay) {
 		t.columns = append(t.columns, column[reports.DayRow]{name: n, numeric: true,
 			text: func(d reports.DayRow) string { return MetricText(n, d.Metrics[n].Value) }})
 	}

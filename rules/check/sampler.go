@@ -49,7 +49,7 @@ func (s *StoreSampler) Samples(ctx context.Context, r *rules.Rule) ([]rules.Samp
 	if len(r.By) > 0 {
 		return s.split(ctx, r, f)
 	}
-	key := sampleKey{r.Window, reports.RecordMetric(r.Metric)}
+	key := sampleKey{r.Window, reports.RecordMetric(r.Metric) || reports.CallMetric(r.Metric)}
 	m, cached := s.metrics[key]
 	if !cached {
 		var err error
@@ -65,9 +65,17 @@ func (s *StoreSampler) Samples(ctx context.Context, r *rules.Rule) ([]rules.Samp
 	return []rules.Sample{{Value: v.Value, Numerator: v.Numerator, Denominator: v.Denominator, Labels: map[string]string{}}}, nil
 }
 
-// split computes a rule's metric split by its labels: a record metric by
+// split computes a rule's metric split by its labels: a call metric by
+// system, provider and/or model, a record metric by
 // system, a provider_* metric by provider and/or model.
 func (s *StoreSampler) split(ctx context.Context, r *rules.Rule, f query.Filter) ([]rules.Sample, error) {
+	if reports.CallMetric(r.Metric) {
+		series, err := s.st.CallSeries(ctx, f, r.Metric, r.By)
+		if err != nil {
+			return nil, fmt.Errorf("rule %q: %w", r.Name, err)
+		}
+		return samplesOf(series), nil
+	}
 	if !reports.RecordMetric(r.Metric) {
 		series, err := s.st.ProviderSeries(ctx, f, r.Metric, r.By)
 		if err != nil {

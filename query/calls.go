@@ -1,0 +1,207 @@
+package query
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/orchstat/orchstat/reports"
+)
+
+// Agents' model calls (the calls table) are read through their runs: a
+// call is in scope when its record run is, so time windows, --last, run
+// ids and paths select calls as they select the other systems' runs. A
+// provider filter, which selects no record run, selects the calls of that
+// provider instead.
+
+// callScope renders the CTE "cs" of the calls in scope, with grp the
+// group expression over a call c.
+func (f Filter) callScope(group string) (string, []any) {
+	g := f
+	g.Provider = ""
+	cte, args := g.recordScope("NULL")
+	cond := "true"
+	if f.Provider != "" {
+		cond = "lower(c.provider) = lower(?)"
+		args = append(args, f.Provider)
+	}
+	return cte + `,
+cs AS (SELECT ` + group + ` AS grp, c.* FROM calls c JOIN rs USING (system, run_id) WHERE ` + cond + `)`, args
+}
+
+// callAggregates are the sums one group of calls makes, in the order
+// callRow scans them.
+const callAggregates = `count(*),
+  count(*) FILTER (WHERE success = false),
+  count(*) FILTER (WHERE success IS NOT NULL),
+  count(attempts),
+  coalesce(sum(attempts), 0),
+  count(*) FILTER (WHERE attempts > 1),
+  sum(backoff_ms),
+  sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) FILTER (WHERE input_tokens IS NOT NULL OR output_tokens IS NOT NULL),
+  sum(coalesce(failed_input_tokens, 0) + coalesce(failed_output_tokens, 0)) FILTER (WHERE failed_input_tokens IS NOT NULL OR failed_output_tokens IS NOT NULL),
+  sum(cost_usd),
+  sum(failed_cost_usd)`
+
+// evidenceCounts renders, per group, how many calls each evidence covers.
+const evidenceCounts = `SELECT grp, string_agg(evidence || ' ' || n, ', ' ORDER BY n DESC, evidence) FROM (
+  SELECT grp, coalesce(evidence, 'none') AS evidence, count(*) AS n FROM cs GROUP BY ALL) GROUP BY grp`
+
+// scanCallRow reads a group's key columns (lead), callAggregates and its
+// evidence counts into a row, and computes its metrics.
+func scanCallRow(rs *sql.Rows, lead []any, row *reports.CallRow) error {
+	var known float64
+	var evidence sql.NullString
+	var backoff, tokens, failedTokens, cost, failedCost sql.NullFloat64
+	dest := append(lead, &row.Calls, &row.Failed, &known, &row.WithAttempts, &row.Attempts, &row.Retried,
+		&backoff, &tokens, &failedTokens, &cost, &failedCost, &evidence)
+	if err := rs.Scan(dest...); err != nil {
+		return err
+	}
+	row.Evidence = evidence.String
+	row.BackoffMS, row.Tokens, row.FailedTokens = floatPtr(backoff), floatPtr(tokens), floatPtr(failedTokens)
+	row.CostUSD, row.FailedCostUSD = floatPtr(cost), floatPtr(failedCost)
+	row.Metrics = callMetricsOf(row, known)
+	return nil
+}
+
+// callMetricsOf computes CallMetricNames from a group's sums; known is
+// how many of its calls say whether they succeeded.
+func callMetricsOf(row *reports.CallRow, known float64) reports.Metrics {
+	withAttempts := float64(row.WithAttempts)
+	m := reports.Metrics{
+		"calls":                   count(float64(row.Calls)),
+		"call_retry_rate":         ratio(float64(row.Retried), withAttempts),
+		"call_failure_rate":       ratio(float64(row.Failed), known),
+		"call_retries_total":      count(float64(row.Attempts) - withAttempts),
+		"attempts_per_call":       ratio(float64(row.Attempts), withAttempts),
+		"calls_attempts_unknown":  count(float64(row.Calls) - withAttempts),
+		"call_backoff_seconds":    {},
+		"failed_attempt_tokens":   {Value: row.FailedTokens},
+		"failed_attempt_cost_usd": {Value: row.FailedCostUSD},
+	}
+	if row.BackoffMS != nil {
+		m["call_backoff_seconds"] = count(*row.BackoffMS / 1000)
+	}
+	return m
+}
+
+func floatPtr(v sql.NullFloat64) *float64 {
+	if !v.Valid {
+		return nil
+	}
+	return &v.Float64
+}
+
+// hasCalls reports whether the store holds any agent's model call.
+func hasCalls(ctx context.Context, q querier) (bool, error) {
+	var n int64
+	err := eachRow(ctx, q, "looking for calls", `SELECT count(*) FROM (SELECT 1 FROM calls LIMIT 1)`, nil,
+		func(rs *sql.Rows) error { return rs.Scan(&n) })
+	return n > 0, err
+}
+
+// callGroups computes a CallRow per group of the calls f selects,
+// grouped by the calls table's columns keys (system, provider, model),
+// with each group's key values in keys' order ("" for NULL).
+func callGroups(ctx context.Context, q querier, f Filter, keys ...string) ([][]string, []reports.CallRow, error) {
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = "coalesce(" + k + ", '')"
+	}
+	cols := strings.Join(parts, ", ")
+	cte, args := f.callScope("concat_ws(chr(0), " + cols + ")")
+	query := "WITH " + cte + ", ev(grp, evidence) AS (" + evidenceCounts + `)
+SELECT ` + cols + `, ` + callAggregates + `, any_value(ev.evidence)
+FROM cs LEFT JOIN ev USING (grp) GROUP BY ` + cols + ` ORDER BY ` + cols
+	var labels [][]string
+	var out []reports.CallRow
+	err := eachRow(ctx, q, "computing agents' calls", query, args, func(rs *sql.Rows) error {
+		vals := make([]string, len(keys))
+		lead := make([]any, len(keys))
+		for i := range vals {
+			lead[i] = &vals[i]
+		}
+		var row reports.CallRow
+		if err := scanCallRow(rs, lead, &row); err != nil {
+			return err
+		}
+		labels, out = append(labels, vals), append(out, row)
+		return nil
+	})
+	return labels, out, err
+}
+
+// emptyCallMetrics are the call metrics of no call.
+func emptyCallMetrics() reports.Metrics { return callMetricsOf(&reports.CallRow{}, 0) }
+
+// callMetrics adds the call metrics over f to m.
+func callMetrics(ctx context.Context, q querier, f Filter, m reports.Metrics) error {
+	maps.Copy(m, emptyCallMetrics())
+	if ok, err := hasCalls(ctx, q); err != nil || !ok {
+		return err
+	}
+	_, rows, err := callGroups(ctx, q, f, "'all'")
+	if err == nil && len(rows) == 1 {
+		maps.Copy(m, rows[0].Metrics)
+	}
+	return err
+}
+
+// callsSection fills the report's calls section.
+func callsSection(ctx context.Context, q querier, f Filter, out *reports.Calls) error {
+	out.BySystem, out.ByModel = []reports.CallRow{}, []reports.CallRow{}
+	if ok, err := hasCalls(ctx, q); err != nil || !ok {
+		return err
+	}
+	keys, rows, err := callGroups(ctx, q, f, "system")
+	if err != nil {
+		return err
+	}
+	for i := range rows {
+		rows[i].System = keys[i][0]
+	}
+	out.BySystem = rows
+	keys, rows, err = callGroups(ctx, q, f, "system", "provider", "model")
+	if err != nil {
+		return err
+	}
+	for i := range rows {
+		p, m := keys[i][1], keys[i][2]
+		rows[i].System, rows[i].Provider, rows[i].Model = keys[i][0], &p, &m
+	}
+	out.ByModel = rows
+	return nil
+}
+
+// callLabels are the labels a call metric can be split by.
+var callLabels = []string{"system", "provider", "model"}
+
+// CallSeries splits a call metric of the calls f selects by the labels by
+// names (system, provider and/or model).
+func (st *Store) CallSeries(ctx context.Context, f Filter, metric string, by []string) ([]Series, error) {
+	for _, l := range by {
+		if !slices.Contains(callLabels, l) {
+			return nil, fmt.Errorf("%s cannot be split by %q (only by %s)", metric, l, strings.Join(callLabels, ", "))
+		}
+	}
+	if ok, err := hasCalls(ctx, st.conn); err != nil || !ok {
+		return nil, err // no call, no sample: no data
+	}
+	keys, rows, err := callGroups(ctx, st.conn, f, by...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Series, 0, len(rows))
+	for i, r := range rows {
+		s := Series{Labels: map[string]string{}, Metric: r.Metrics[metric]}
+		for j, l := range by {
+			s.Labels[l] = keys[i][j]
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
