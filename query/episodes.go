@@ -36,6 +36,8 @@ const MaxRecordedRetries = 100
 //     l2Episodes.
 //   - replay.KindL3, one per (run, L3 step) with CandidateGenerated rows, ID
 //     "<run>/l3/<step>". See l3Episodes.
+//   - replay.KindProvider again, one per agent call whose attempts the
+//     record shows, ID "<system>:<run>/<file_id>:<call>". See callEpisodes.
 //
 // classify turns a failed request's last error text into its class; it is
 // called once per distinct text, so it must be a pure function. A nil
@@ -58,7 +60,7 @@ func episodes(ctx context.Context, q querier, f Filter, classify func(string) fa
 	if err != nil {
 		return nil, err
 	}
-	return mergeInto(out, loops), nil
+	return withCalls(ctx, q, f, classify, mergeInto(out, loops))
 }
 
 // initialSignatures sets each L2 loop's InitialSignature from its run's
