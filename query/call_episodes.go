@@ -22,7 +22,7 @@ ae AS (
   FROM call_attempts a WHERE a.file_id IN (SELECT file_id FROM cs) GROUP BY ALL)
 SELECT cs.system, coalesce(cs.run_id, ''), cs.file_id::BIGINT, coalesce(cs.call_id, ''), cs.line::BIGINT, cs.ts,
   cs.provider, cs.model, cs.operation, cs.duration_ms, cs.success, least(cs.attempts, %d)::INTEGER, cs.error,
-  coalesce(cs.cost_usd, 0) + coalesce(cs.failed_cost_usd, 0), ae.errors
+  coalesce(cs.cost_usd, 0) + coalesce(cs.failed_cost_usd, 0), coalesce(ae.errors, []::VARCHAR[])
 FROM cs LEFT JOIN ae ON ae.file_id = cs.file_id AND ae.call_id = cs.call_id
 WHERE cs.attempts >= 1 AND cs.ts IS NOT NULL
 ORDER BY cs.ts, cs.file_id, cs.line`
