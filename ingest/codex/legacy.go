@@ -10,7 +10,8 @@ import (
 // bare header {id, timestamp, instructions, cwd?, originator?,
 // cli_version?, git?}, and the rest are {"record_type":"state"} markers
 // and bare response items, mostly without timestamps and never with a
-// token count or the model. Only the header is read: it gives the run.
+// token count or the model. The header gives the run and the tool calls
+// are counted; the other lines are ignored.
 
 // legacyHeader says whether a first line is a legacy header: an object
 // with an id and a timestamp and no envelope.
@@ -40,7 +41,7 @@ func (r *rollout) readLegacy(lines []line) {
 			r.set.Problems = append(r.set.Problems, *perr)
 			continue
 		}
-		r.count(i == 0)
+		r.count(i == 0 || r.legacyToolCall(top))
 	}
 }
 
@@ -57,4 +58,14 @@ func (r *rollout) readHeader(l line, top map[string]json.RawMessage) *records.Er
 	}
 	r.meta, r.started = m, &ts
 	return nil
+}
+
+// legacyToolCall counts a bare tool-call item.
+func (r *rollout) legacyToolCall(top map[string]json.RawMessage) bool {
+	var typ string
+	if json.Unmarshal(top["type"], &typ) != nil || !isToolCall(typ) {
+		return false
+	}
+	r.toolCalls++
+	return true
 }

@@ -17,17 +17,17 @@ type rollout struct {
 	legacy    bool
 	envelopes int // lines shaped as {timestamp, type, payload}
 
-	meta            *sessionMeta
-	started, last   *time.Time
-	model           string
-	models          []string
-	turns, aborted  int
-	lastAborted     bool
-	toolCalls       int
-	prevTotal       *usage
-	tokens          *float64
-	pending         []failure // stream errors awaiting the response they delay
-	used, ignored   int
+	meta           *sessionMeta
+	started, last  *time.Time
+	model          string
+	models         []string
+	turns, aborted int
+	lastAborted    bool
+	toolCalls      int
+	prevTotal      *usage
+	tokens         *float64
+	pending        []failure // stream errors awaiting the response they delay
+	used, ignored  int
 }
 
 // sessionMeta is the session_meta payload (and the legacy header, whose
@@ -118,8 +118,7 @@ func (r *rollout) handle(l line, env envelope) (use bool, perr *records.Error) {
 		if perr := decodePayload(l, env.payload, &it); perr != nil {
 			return false, perr
 		}
-		switch it.Type {
-		case "function_call", "custom_tool_call", "local_shell_call":
+		if isToolCall(it.Type) {
 			r.toolCalls++
 			return true, nil
 		}
@@ -198,4 +197,9 @@ func (r *rollout) finish() {
 		run.FinishedAt = r.last
 	}
 	r.set.Runs = []records.Run{run}
+}
+
+// isToolCall says whether a response item is the model calling a tool.
+func isToolCall(typ string) bool {
+	return typ == "function_call" || typ == "custom_tool_call" || typ == "local_shell_call"
 }
