@@ -191,10 +191,15 @@ func readFailure(l line, env envelope) (failure, *records.Error) {
 		}
 		slices.Sort(keys)
 		f.errType = excerpt(keys[0])
+		// The app server's copy of the type spells it httpStatusCode.
 		var v struct {
 			Status *float64 `json:"http_status_code"`
+			Camel  *float64 `json:"httpStatusCode"`
 		}
-		if json.Unmarshal(obj[keys[0]], &v) == nil && v.Status != nil {
+		if json.Unmarshal(obj[keys[0]], &v) == nil && v.Status == nil {
+			v.Status = v.Camel
+		}
+		if v.Status != nil {
 			if s := *v.Status; s >= 100 && s <= 999 && s == float64(int(s)) {
 				f.status = records.Int(int(s))
 			}
