@@ -136,7 +136,7 @@ func decodeAt(l line, raw json.RawMessage, field string, v any) *records.Error {
 		} else if te.Field != "" {
 			field = te.Field
 		}
-		return l.problem(field, "want "+kindName(te.Type.Kind())+", got "+te.Value)
+		return l.problem(field, "want "+kindName(te.Type.Kind())+", got "+excerpt(te.Value))
 	}
 	return l.problem(field, excerpt(err.Error()))
 }
