@@ -1,0 +1,163 @@
+package codex
+
+import (
+	"testing"
+
+	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/ingest/records/recordstest"
+)
+
+// want is everything a fixture should give.
+type want struct {
+	run      records.Run
+	detail   string
+	calls    []records.Call
+	attempts []records.CallAttempt
+	problems []records.Error
+}
+
+// call fills what every call of a fixture shares.
+func call(run, provider, model string, c records.Call) records.Call {
+	c.System, c.RunID, c.Session, c.Source, c.Provider, c.Model, c.Operation = records.Codex, run, run, Source, provider, model, "chat"
+	if c.Evidence == "" {
+		c.Evidence = records.EvidenceNone
+	}
+	return c
+}
+
+func attempt(run, callID string, a records.CallAttempt) records.CallAttempt {
+	a.System, a.RunID, a.CallID, a.Source = records.Codex, run, callID, Source
+	return a
+}
+
+const (
+	normalID  = "0199c0de-1111-7222-8333-444455556666"
+	retriesID = "0199c0de-aaaa-7bbb-8ccc-dddddddddddd"
+	badID     = "0199c0de-bbbb-7ccc-8ddd-eeeeeeeeeeee"
+	legacyID  = "5973b6c0-94b8-487b-a530-2aeb6098ae0e"
+)
+
+func TestParseRollout(t *testing.T) {
+	tests := []struct {
+		name, path, file string
+		want             want
+	}{
+		{"normal session", sessions + "rollout-2026-05-13T09-00-00-" + normalID + ".jsonl", "normal.jsonl", normalWant()},
+		{"stream errors and errors", "/home/u/.codex/archived_sessions/rollout-2026-05-14T10-00-00-" + retriesID + ".jsonl", "retries.jsonl", retriesWant()},
+		{"bad lines", sessions + "rollout-2026-05-15T08-00-00-" + badID + ".jsonl", "bad.jsonl", badWant()},
+		{"legacy", sessions + "rollout-2025-05-07T17-24-21-" + legacyID + ".jsonl", "legacy.jsonl", legacyWant()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			set := parse(t, tt.path, tt.file)
+			run := set.Runs[0]
+			if string(run.Detail) != tt.want.detail {
+				t.Errorf("detail:\n got %s\nwant %s", run.Detail, tt.want.detail)
+			}
+			run.Detail = nil
+			recordstest.Compare(t, "run", run, tt.want.run)
+			recordstest.Compare(t, "calls", set.Calls, tt.want.calls)
+			recordstest.Compare(t, "attempts", set.CallAttempts, tt.want.attempts)
+			recordstest.Compare(t, "problems", set.Problems, tt.want.problems)
+		})
+	}
+}
+
+func normalWant() want {
+	c := func(model string, cc records.Call) records.Call { return call(normalID, "openai", model, cc) }
+	return want{
+		run: records.Run{System: records.Codex, RunID: normalID, Source: Source, Batch: normalID,
+			StartedAt: ts("2026-05-13T09:00:00Z"), FinishedAt: ts("2026-05-13T09:02:03Z"),
+			Status: "unfinished", Tokens: num(5300)},
+		detail: `{"format":"rollout","cwd":"/w/proj","originator":"codex_cli_rs","cli_version":"0.58.0","source":"cli","model_provider":"openai","models":["gpt-5-codex","gpt-5.2-codex"],"tool_calls":3,"turns":3,"turn_aborted":1,"last_turn_aborted":true,"lines":{"read":26,"used":12,"ignored":14,"problems":0}}`,
+		calls: []records.Call{
+			// line 10 repeats line 8's total: not a response.
+			c("gpt-5-codex", records.Call{CallID: "line:8", Line: 8, TS: ts("2026-05-13T09:00:04.2Z"), Success: yes, InputTokens: num(1000), OutputTokens: num(125)}),
+			c("gpt-5-codex", records.Call{CallID: "line:13", Line: 13, TS: ts("2026-05-13T09:00:15.02Z"), Success: yes, InputTokens: num(1300), OutputTokens: num(75)}),
+			// No last_token_usage: the difference of the totals.
+			c("gpt-5.2-codex", records.Call{CallID: "line:17", Line: 17, TS: ts("2026-05-13T09:01:05.1Z"), Success: yes, InputTokens: num(1500), OutputTokens: num(60)}),
+			c("gpt-5.2-codex", records.Call{CallID: "line:20", Line: 20, TS: ts("2026-05-13T09:01:12Z"), Success: yes, InputTokens: num(1200), OutputTokens: num(40)}),
+		},
+	}
+}
+
+func retriesWant() want {
+	c := func(cc records.Call) records.Call { return call(retriesID, "openai", "gpt-5-codex", cc) }
+	a := func(callID string, aa records.CallAttempt) records.CallAttempt { return attempt(retriesID, callID, aa) }
+	return want{
+		run: records.Run{System: records.Codex, RunID: retriesID, Source: Source, Batch: retriesID,
+			StartedAt: ts("2026-05-14T10:00:00Z"), FinishedAt: ts("2026-05-14T10:04:00Z"),
+			Status: "unfinished", Tokens: num(1790)},
+		detail: `{"format":"rollout","cwd":"/w/app","originator":"codex_vscode","cli_version":"0.60.1","source":"vscode","model_provider":"openai","models":["gpt-5-codex"],"tool_calls":0,"turns":4,"turn_aborted":1,"last_turn_aborted":false,"lines":{"read":15,"used":15,"ignored":0,"problems":0}}`,
+		calls: []records.Call{
+			c(records.Call{CallID: "line:5", Line: 5, TS: ts("2026-05-14T10:00:03Z"), Success: yes,
+				Error: "Reconnecting... 2/5", ErrorType: "response_stream_connection_failed",
+				Attempts: records.Int(3), Evidence: records.EvidenceTranscript, InputTokens: num(800), OutputTokens: num(50)}),
+			// An error with no stream error before it: failed, attempts unknown.
+			c(records.Call{CallID: "line:6", Line: 6, TS: ts("2026-05-14T10:00:12Z"), Success: no,
+				Error: "unexpected status 500 Internal Server Error", ErrorType: "internal_server_error"}),
+			c(records.Call{CallID: "line:9", Line: 9, TS: ts("2026-05-14T10:01:02Z"), Success: no,
+				Error: "stream disconnected before completion: idle timeout waiting for SSE", ErrorType: "response_stream_disconnected",
+				StatusCode: records.Int(503), Attempts: records.Int(2), Evidence: records.EvidenceTranscript}),
+			// The turn was aborted while reconnecting: the outcome is unknown.
+			c(records.Call{CallID: "line:11", Line: 11, TS: ts("2026-05-14T10:02:02Z"),
+				Error: "Reconnecting... 1/5", ErrorType: "other", Attempts: records.Int(2), Evidence: records.EvidenceTranscript}),
+			c(records.Call{CallID: "line:14", Line: 14, TS: ts("2026-05-14T10:03:04Z"), Success: yes, InputTokens: num(900), OutputTokens: num(40)}),
+			// The file ends while reconnecting.
+			c(records.Call{CallID: "line:15", Line: 15, TS: ts("2026-05-14T10:04:00Z"),
+				Error: "Reconnecting... 1/5", ErrorType: "http_connection_failed", StatusCode: records.Int(429),
+				Attempts: records.Int(2), Evidence: records.EvidenceTranscript}),
+		},
+		attempts: []records.CallAttempt{
+			a("line:5", records.CallAttempt{Attempt: 1, TS: ts("2026-05-14T10:00:03Z"), Success: no, Error: "Reconnecting... 1/5"}),
+			a("line:5", records.CallAttempt{Attempt: 2, TS: ts("2026-05-14T10:00:05Z"), Success: no, StatusCode: records.Int(502), Error: "Reconnecting... 2/5"}),
+			a("line:5", records.CallAttempt{Attempt: 3, TS: ts("2026-05-14T10:00:09Z"), Success: yes, InputTokens: num(800), OutputTokens: num(50)}),
+			a("line:9", records.CallAttempt{Attempt: 1, TS: ts("2026-05-14T10:01:02Z"), Success: no, Error: "Reconnecting... 1/5"}),
+			a("line:9", records.CallAttempt{Attempt: 2, TS: ts("2026-05-14T10:01:30Z"), Success: no, StatusCode: records.Int(503),
+				Error: "stream disconnected before completion: idle timeout waiting for SSE"}),
+			a("line:11", records.CallAttempt{Attempt: 1, TS: ts("2026-05-14T10:02:02Z"), Success: no, Error: "Reconnecting... 1/5"}),
+			a("line:15", records.CallAttempt{Attempt: 1, TS: ts("2026-05-14T10:04:00Z"), Success: no, StatusCode: records.Int(429), Error: "Reconnecting... 1/5"}),
+		},
+	}
+}
+
+func badWant() want {
+	p := func(line int, off int64, field, msg string) records.Error {
+		return records.Error{Line: line, Offset: off, Field: field, Msg: msg}
+	}
+	return want{
+		// session_meta has no id: the file name's UUID names the run.
+		run: records.Run{System: records.Codex, RunID: badID, Source: Source, Batch: badID,
+			StartedAt: ts("2026-05-15T08:00:01Z"), FinishedAt: ts("2026-05-15T08:00:10Z"),
+			Status: "unfinished", Tokens: num(15)},
+		detail: `{"format":"rollout","cwd":"/w/x","originator":"codex_exec","cli_version":"0.61.0","source":"exec","models":["gpt-5"],"tool_calls":0,"turns":1,"turn_aborted":0,"last_turn_aborted":false,"lines":{"read":16,"used":3,"ignored":1,"problems":12}}`,
+		calls: []records.Call{
+			call(badID, "", "gpt-5", records.Call{CallID: "line:11", Line: 11, TS: ts("2026-05-15T06:00:05.5Z"), Success: yes, InputTokens: num(12), OutputTokens: num(3)}),
+		},
+		problems: []records.Error{
+			p(1, 0, "type", "first line: want session_meta, got turn_context"),
+			p(4, 237, "", "not JSON: unexpected end of JSON input"),
+			p(5, 303, "", "want a JSON object, got [1,2]"),
+			p(6, 309, "timestamp", "not an RFC 3339 time: yesterday"),
+			p(7, 404, "timestamp", "missing"),
+			p(8, 475, "payload.info.total_token_usage.input_tokens", "want a number, got string"),
+			p(12, 973, "payload.type", "missing"),
+			p(13, 1053, "payload", "missing"),
+			p(14, 1074, "type", "missing"),
+			p(15, 1124, "payload.info.total_token_usage", "missing"),
+			p(16, 1250, "payload", "want an object, got string"),
+			p(17, 1321, "", "want a JSON object, got null"),
+		},
+	}
+}
+
+func legacyWant() want {
+	return want{
+		run: records.Run{System: records.Codex, RunID: legacyID, Source: Source, Batch: legacyID,
+			StartedAt: ts("2025-05-07T17:24:21.123Z"), Status: "unfinished"},
+		detail: `{"format":"legacy","models":[],"tool_calls":1,"turns":0,"turn_aborted":0,"last_turn_aborted":false,"lines":{"read":9,"used":2,"ignored":6,"problems":1}}`,
+		problems: []records.Error{
+			{Line: 9, Offset: 701, Field: "", Msg: "not JSON: unexpected end of JSON input"},
+		},
+	}
+}

@@ -1,0 +1,55 @@
+package codex
+
+import (
+	"encoding/json"
+)
+
+// runDetail is the run's Detail: what the session says about itself, and
+// how every line of the file was accounted for.
+type runDetail struct {
+	Format          string          `json:"format"`
+	Cwd             string          `json:"cwd,omitempty"`
+	Originator      string          `json:"originator,omitempty"`
+	CLIVersion      string          `json:"cli_version,omitempty"`
+	Source          json.RawMessage `json:"source,omitempty"`
+	ModelProvider   string          `json:"model_provider,omitempty"`
+	Models          []string        `json:"models"`
+	ToolCalls       int             `json:"tool_calls"`
+	Turns           int             `json:"turns"`
+	TurnAborted     int             `json:"turn_aborted"`
+	LastTurnAborted bool            `json:"last_turn_aborted"`
+	Lines           lineCounts      `json:"lines"`
+}
+
+// lineCounts: read = used + ignored + problems.
+type lineCounts struct {
+	Read     int `json:"read"`
+	Used     int `json:"used"`
+	Ignored  int `json:"ignored"`
+	Problems int `json:"problems"`
+}
+
+func (r *rollout) detail() []byte {
+	d := runDetail{Format: "rollout", Models: r.models, ToolCalls: r.toolCalls, Turns: r.turns,
+		TurnAborted: r.aborted, LastTurnAborted: r.lastAborted,
+		Lines: lineCounts{Read: r.used + r.ignored + len(r.set.Problems), Used: r.used,
+			Ignored: r.ignored, Problems: len(r.set.Problems)}}
+	if r.legacy {
+		d.Format = "legacy"
+	}
+	if d.Models == nil {
+		d.Models = []string{}
+	}
+	if m := r.meta; m != nil {
+		d.Cwd, d.Originator, d.CLIVersion = m.Cwd, m.Originator, m.CLIVersion
+		d.ModelProvider = r.provider()
+		if len(m.Source) > 0 && string(m.Source) != "null" && len(m.Source) <= 4*maxExcerpt {
+			d.Source = m.Source
+		}
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		return nil
+	}
+	return b
+}

@@ -1,0 +1,71 @@
+package codex
+
+import (
+	"encoding/json"
+
+	"github.com/orchstat/orchstat/ingest/records"
+)
+
+// Rollouts written before mid-2025 have no envelope: the first line is a
+// bare header {id, timestamp, instructions, cwd?, originator?,
+// cli_version?, git?}, and the rest are {"record_type":"state"} markers
+// and bare response items, mostly without timestamps and never with a
+// token count or the model. The header gives the run and the tool calls
+// are counted; the other lines are ignored.
+
+// legacyHeader says whether a first line is a legacy header: an object
+// with an id and a timestamp and no envelope.
+func legacyHeader(b []byte) bool {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(b, &top) != nil {
+		return false
+	}
+	_, typ := top["type"]
+	_, payload := top["payload"]
+	_, marker := top["record_type"]
+	var id string
+	_, ts := top["timestamp"]
+	return !typ && !payload && !marker && ts && json.Unmarshal(top["id"], &id) == nil && id != ""
+}
+
+// readLegacy reads a legacy file: its header, and every other line that
+// is a JSON object ignored.
+func (r *rollout) readLegacy(lines []line) {
+	r.legacy = true
+	for i, l := range lines {
+		top, perr := object(l)
+		if perr == nil && i == 0 {
+			perr = r.readHeader(l, top)
+		}
+		if perr != nil {
+			r.set.Problems = append(r.set.Problems, *perr)
+			continue
+		}
+		r.count(i == 0 || r.legacyToolCall(top))
+	}
+}
+
+// readHeader reads a legacy header; a timestamp that does not parse makes
+// it a problem, and the run is then named by the file alone.
+func (r *rollout) readHeader(l line, top map[string]json.RawMessage) *records.Error {
+	ts, perr := parseTime(l, "timestamp", top["timestamp"])
+	if perr != nil {
+		return perr
+	}
+	m := &sessionMeta{}
+	if perr := decodeAt(l, l.b, "", m); perr != nil {
+		return perr
+	}
+	r.meta, r.started = m, &ts
+	return nil
+}
+
+// legacyToolCall counts a bare tool-call item.
+func (r *rollout) legacyToolCall(top map[string]json.RawMessage) bool {
+	var typ string
+	if json.Unmarshal(top["type"], &typ) != nil || !isToolCall(typ) {
+		return false
+	}
+	r.toolCalls++
+	return true
+}
