@@ -445,8 +445,10 @@ type FileError struct {
 
 func (e FileError) Error() string { return fmt.Sprintf("%s: %v", e.Path, e.Err) }
 
+const stdinPrefix = "<stdin:"
+
 func stdinPath(name string) string {
-	return "<stdin:" + strings.TrimSpace(name) + ">"
+	return stdinPrefix + strings.TrimSpace(name) + ">"
 }
 
 // Found is what discovery found for paths without a store (Find).

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/orchstat/orchstat/ingest/claudestrator"
+	"github.com/orchstat/orchstat/ingest/codex"
 	"github.com/orchstat/orchstat/ingest/factory"
 	"github.com/orchstat/orchstat/ingest/orchestr8"
 	"github.com/orchstat/orchstat/ingest/records"
@@ -31,11 +32,14 @@ const (
 	KindClaudeIssues   = "claudestrator_issues"
 	KindO8History      = "orchestr8_history"
 	KindO8Config       = "orchestr8_config"
+	KindCodexRollout   = "codex_rollout" // sessions/YYYY/MM/DD/rollout-*.jsonl
 )
 
 // Formats are what --format names. "auto" detects each file's format by
 // its name and place; "orchestrator" is the trace format of EVENTS.md.
-var Formats = []string{"auto", "orchestrator", records.Factory, records.Claudestrator, records.Orchestr8}
+// Agents' formats are named as their users know them: "otlp" for the
+// OpenTelemetry file exporter's JSON, whose rows' system is "otel".
+var Formats = []string{"auto", "orchestrator", records.Factory, records.Claudestrator, records.Orchestr8, records.Codex}
 
 type recordFormat struct {
 	system string
@@ -53,6 +57,7 @@ var recordKinds = map[string]recordFormat{
 	KindClaudeIssues:   {records.Claudestrator, claudestrator.ParseIssueQueue},
 	KindO8History:      {records.Orchestr8, orchestr8.ParseHistory},
 	KindO8Config:       {records.Orchestr8, orchestr8.ParseConfig},
+	KindCodexRollout:   {records.Codex, codex.ParseRollout},
 }
 
 // systemOf is the system a source kind belongs to: "orchestrator" for
@@ -94,6 +99,9 @@ func recordKind(path string) (string, bool) {
 		return KindO8History, true
 	case "retry-config.json":
 		return KindO8Config, true
+	}
+	if codex.IsRolloutPath(path) {
+		return KindCodexRollout, true
 	}
 	return "", false
 }
@@ -138,6 +146,8 @@ func sniffKind(format, path string) (string, bool) {
 			return KindO8Config, true
 		}
 		return KindO8History, true
+	case records.Codex:
+		return KindCodexRollout, codex.Sniff(head)
 	}
 	return "", false
 }

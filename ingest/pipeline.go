@@ -4,9 +4,11 @@ import (
 	"context"
 	"io"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/orchstat/orchstat/ingest/records"
 	"github.com/orchstat/orchstat/query"
 )
 
@@ -80,6 +82,11 @@ func makePlan(ctx context.Context, st *query.Store, opts Options) (*plan, error)
 	return &plan{tasks: newTasks(sources, e), errs: errs, lists: lists, known: e.known}, nil
 }
 
+// streamKinds are the kinds standard input is read as in the formats
+// that are one kind of file: agents' records. Any other format reads it
+// as an orchestrator trace.
+var streamKinds = map[string]string{records.Codex: KindCodexRollout}
+
 // stdinSource is the source standard input is read as, when a path is "-".
 func stdinSource(opts Options) (source, bool) {
 	for _, p := range opts.Paths {
@@ -88,7 +95,11 @@ func stdinSource(opts Options) (source, bool) {
 			if name == "" {
 				name = "stdin"
 			}
-			return source{path: stdinPath(name), kind: KindStdin, runDir: name}, true
+			kind := KindStdin
+			if k, ok := streamKinds[opts.Format]; ok {
+				kind = k
+			}
+			return source{path: stdinPath(name), kind: kind, runDir: name}, true
 		}
 	}
 	return source{}, false
@@ -167,6 +178,9 @@ func readAll(ctx context.Context, tasks []task, opts Options, unchanged *atomic.
 func readTask(t task, stdin io.Reader, send func(chunk) bool, unchanged *atomic.Int64) bool {
 	if t.src.kind == KindStdin {
 		return readStream(t, stdin, send)
+	}
+	if strings.HasPrefix(t.src.path, stdinPrefix) {
+		return readWholeStream(t, stdin, send)
 	}
 	skipped, ok := readFile(t, send)
 	if skipped {

@@ -242,21 +242,56 @@ func kindName(kind string) string {
 // record file whole. Any change replaces the file's rows: these files are
 // rewritten, not appended to.
 func readRunFile(t task, f *os.File, cur fileState, send func(chunk) bool) bool {
-	c := chunk{state: cur, deleteOld: t.prev != nil, rows: rows{}, last: true, replace: kindChange(t.prev, t.src.kind)}
 	if cur.size > maxRunFile {
-		quarantine(c.rows, cur, 0, 0, "", fmt.Sprintf("file larger than %d MiB", maxRunFile>>20), nil)
-		c.state.quarantined = 1
-		return send(c)
+		return send(tooLarge(t, cur))
 	}
 	b := make([]byte, cur.size)
 	n, err := io.ReadFull(f, b)
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		err = nil // it shrank since the stat: what is there is read
 	}
-	b = b[:n]
 	if err != nil {
 		return send(chunk{err: &FileError{Path: cur.path, Err: err}, last: true, rows: rows{}})
 	}
+	return send(parseRunFile(t, cur, b[:n], kindChange(t.prev, t.src.kind)))
+}
+
+// readWholeStream reads standard input named in an agent's format whole,
+// as a file of that format: its records are grouped across lines, so the
+// stream is parsed once it ends. Ingested again under the same name, it
+// replaces what was read under that name.
+func readWholeStream(t task, in io.Reader, send func(chunk) bool) bool {
+	cur := fileState{id: t.id, path: t.src.path, kind: t.src.kind, runDir: t.src.runDir}
+	if in == nil {
+		in = strings.NewReader("")
+	}
+	b, err := io.ReadAll(io.LimitReader(in, maxRunFile+1))
+	if err != nil {
+		return send(chunk{err: &FileError{Path: cur.path, Err: err}, last: true, rows: rows{}})
+	}
+	cur.size = int64(len(b))
+	if cur.size > maxRunFile {
+		return send(tooLarge(t, cur))
+	}
+	replace := ""
+	if t.prev != nil {
+		replace = "standard input named " + strconv.Quote(t.src.runDir) + " was ingested again (use --stdin-name to keep both)"
+	}
+	return send(parseRunFile(t, cur, b, replace))
+}
+
+// tooLarge is the chunk of a run file too large to read whole.
+func tooLarge(t task, cur fileState) chunk {
+	c := chunk{state: cur, deleteOld: t.prev != nil, rows: rows{}, last: true, replace: kindChange(t.prev, t.src.kind)}
+	quarantine(c.rows, cur, 0, 0, "", fmt.Sprintf("file larger than %d MiB", maxRunFile>>20), nil)
+	c.state.quarantined = 1
+	return c
+}
+
+// parseRunFile is the chunk of a run file's content b: its rows, or the
+// whole file quarantined when it cannot be read at all.
+func parseRunFile(t task, cur fileState, b []byte, replace string) chunk {
+	c := chunk{state: cur, deleteOld: t.prev != nil, rows: rows{}, last: true, replace: replace}
 	c.state.offset = int64(len(b))
 	c.consumed = int64(len(b))
 	problems, perr := runFileRows(c.rows, t.src, cur, b)
@@ -275,7 +310,7 @@ func readRunFile(t task, f *os.File, cur fileState, send func(chunk) bool) bool 
 		quarantine(c.rows, cur, line, offset, field, perr.Error(), b)
 		c.state.quarantined = 1
 	}
-	return send(c)
+	return c
 }
 
 // runFileRows parses the run file b by its kind and adds its rows. It

@@ -35,12 +35,15 @@ func callCommon() []column[reports.CallRow] {
 		numCol("backoff", func(r reports.CallRow) *float64 { return r.BackoffMS }, durationText),
 		numCol("failed_attempt_tokens", func(r reports.CallRow) *float64 { return r.FailedTokens }, countPtrText),
 		numCol("failed_attempt_cost", func(r reports.CallRow) *float64 { return r.FailedCostUSD }, costText),
-		csvCol("with_attempts", func(r reports.CallRow) any { return r.WithAttempts }),
-		csvCol("attempts", func(r reports.CallRow) any { return r.Attempts }),
-		csvCol("tokens", func(r reports.CallRow) any { return r.Tokens }),
-		csvCol("cost_usd", func(r reports.CallRow) any { return r.CostUSD }),
 		textCol("evidence", func(r reports.CallRow) string { return r.Evidence }),
 	}
+}
+
+// callMore are a row's CSV-only values, then its metrics.
+func callMore(r reports.CallRow) []field {
+	return append([]field{
+		{"with_attempts", r.WithAttempts}, {"attempts", r.Attempts}, {"tokens", r.Tokens}, {"cost_usd", r.CostUSD},
+	}, presentMetrics(r.Metrics, reports.CallMetricNames)...)
 }
 
 // callMetricCol shows a call metric in the grid only: the CSV writes all
@@ -55,7 +58,7 @@ var callSystemTable = rowTable[reports.CallRow]{
 	columns: append([]column[reports.CallRow]{
 		keyCol("system", func(r reports.CallRow) string { return r.System }),
 	}, callCommon()...),
-	more: func(r reports.CallRow) []field { return presentMetrics(r.Metrics, reports.CallMetricNames) },
+	more: callMore,
 }
 
 var callModelTable = rowTable[reports.CallRow]{
@@ -68,5 +71,5 @@ var callModelTable = rowTable[reports.CallRow]{
 		keyCol("provider", func(r reports.CallRow) string { return stringPtrText(r.Provider) }),
 		keyCol("model", func(r reports.CallRow) string { return stringPtrText(r.Model) }),
 	}, callCommon()...),
-	more: func(r reports.CallRow) []field { return presentMetrics(r.Metrics, reports.CallMetricNames) },
+	more: callMore,
 }
