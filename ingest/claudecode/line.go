@@ -78,8 +78,11 @@ func decodeLine(b []byte, n int) (*entry, lineKind, *fieldError) {
 		return nil, lineBlank, nil
 	}
 	var r rawLine
-	if t[0] != '{' || json.Unmarshal(t, &r) != nil {
+	if t[0] != '{' {
 		return nil, lineProblem, &fieldError{"", "not a JSON object: " + excerpt(string(t))}
+	}
+	if json.Unmarshal(t, &r) != nil {
+		return nil, lineProblem, &fieldError{"", "not valid JSON: " + excerpt(string(t))}
 	}
 	typ, ferr := str(r.Type, "type")
 	if ferr != nil {
