@@ -84,44 +84,57 @@ func TestRealTranscripts(t *testing.T) {
 		t.Skip("no .jsonl under " + realData)
 	}
 	for _, p := range files {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
+		checkAccounted(t, p)
+	}
+}
+
+// The fixtures hold to the same counts.
+func TestFixturesAccounted(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.jsonl")
+	for _, p := range append(files, filepath.Join("testdata", subagentFixture)) {
+		checkAccounted(t, p)
+	}
+}
+
+func checkAccounted(t *testing.T, p string) {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := countLines(b)
+	set, tl, err := parse(p, b)
+	if err != nil {
+		t.Errorf("%s: %v", p, err)
+		return
+	}
+	checkSet(t, set, nil)
+	if tl.used+tl.ignored+tl.problems != want.lines || tl.ignored != want.ignored || tl.problems < want.undecodable {
+		t.Errorf("%s: %d lines, %d ignored, %d undecodable; parser: %+v", p, want.lines, want.ignored, want.undecodable, tl)
+	}
+	if len(set.Problems) > 0 {
+		t.Logf("%s: %d problems, first %+v", p, len(set.Problems), set.Problems[0])
+	}
+	var ok, finalFailures, failedAttempts, finalAttempts int
+	for _, c := range set.Calls {
+		if *c.Success {
+			ok++
+		} else if want.failureLines[c.Line] {
+			finalFailures++
 		}
-		want := countLines(b)
-		set, tl, err := parse(p, b)
-		if err != nil {
-			t.Errorf("%s: %v", p, err)
-			continue
+	}
+	for _, a := range set.CallAttempts {
+		if !*a.Success {
+			failedAttempts++
 		}
-		checkSet(t, set, nil)
-		if tl.used+tl.ignored+tl.problems != want.lines || tl.ignored != want.ignored || tl.problems < want.undecodable {
-			t.Errorf("%s: %d lines, %d ignored, %d undecodable; parser: %+v", p, want.lines, want.ignored, want.undecodable, tl)
+	}
+	for _, c := range set.Calls {
+		if !*c.Success && want.failureLines[c.Line] && c.Attempts != nil {
+			finalAttempts++
 		}
-		if len(set.Problems) > 0 {
-			t.Logf("%s: %d problems, first %+v", p, len(set.Problems), set.Problems[0])
-		}
-		var ok, finalFailures, failedAttempts, finalAttempts int
-		for _, c := range set.Calls {
-			if *c.Success {
-				ok++
-			} else if want.failureLines[c.Line] {
-				finalFailures++
-			}
-		}
-		for _, a := range set.CallAttempts {
-			if !*a.Success {
-				failedAttempts++
-			}
-		}
-		for _, c := range set.Calls {
-			if !*c.Success && want.failureLines[c.Line] && c.Attempts != nil {
-				finalAttempts++
-			}
-		}
-		if tl.problems == want.undecodable && (ok != want.responses || finalFailures != want.failures || failedAttempts-finalAttempts != want.retries) {
-			t.Errorf("%s: %d responses, %d final failures, %d retried attempts; want %d, %d, %d",
-				p, ok, finalFailures, failedAttempts-finalAttempts, want.responses, want.failures, want.retries)
-		}
+	}
+	if tl.problems == want.undecodable && (ok != want.responses || finalFailures != want.failures || failedAttempts-finalAttempts != want.retries) {
+		t.Errorf("%s: %d responses, %d final failures, %d retried attempts; want %d, %d, %d",
+			p, ok, finalFailures, failedAttempts-finalAttempts, want.responses, want.failures, want.retries)
 	}
 }
