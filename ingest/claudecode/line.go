@@ -79,10 +79,10 @@ func decodeLine(b []byte, n int) (*entry, lineKind, *fieldError) {
 	}
 	var r rawLine
 	if t[0] != '{' {
-		return nil, lineProblem, &fieldError{"", "not a JSON object: " + excerpt(string(t))}
+		return nil, lineProblem, &fieldError{"", "not a JSON object: " + cut(string(t), 120)}
 	}
 	if json.Unmarshal(t, &r) != nil {
-		return nil, lineProblem, &fieldError{"", "not valid JSON: " + excerpt(string(t))}
+		return nil, lineProblem, &fieldError{"", "not valid JSON: " + cut(string(t), 120)}
 	}
 	typ, ferr := str(r.Type, "type")
 	if ferr != nil {
