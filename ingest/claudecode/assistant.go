@@ -1,0 +1,140 @@
+package claudecode
+
+import (
+	"encoding/json"
+)
+
+// assistant is what an assistant line says about the model response it
+// is part of.
+type assistant struct {
+	msgID, model string
+	usage        *usage
+	// failed is isApiErrorMessage: Claude Code's own message that the
+	// request failed for good (retries exhausted, or not retryable).
+	failed   bool
+	status   *int   // apiErrorStatus
+	category string // the failure's error category ("rate_limit", ...)
+	text     string // the first text block: "API Error: ..." on failures
+	toolUses []string
+	cost     *float64 // costUSD, written by older versions
+}
+
+// usage is the Anthropic Messages API usage block.
+type usage struct{ input, output, cacheCreate, cacheRead float64 }
+
+type rawMessage struct {
+	ID      json.RawMessage `json:"id"`
+	Model   json.RawMessage `json:"model"`
+	Content json.RawMessage `json:"content"`
+	Usage   json.RawMessage `json:"usage"`
+}
+
+type rawUsage struct {
+	Input       json.RawMessage `json:"input_tokens"`
+	Output      json.RawMessage `json:"output_tokens"`
+	CacheCreate json.RawMessage `json:"cache_creation_input_tokens"`
+	CacheRead   json.RawMessage `json:"cache_read_input_tokens"`
+}
+
+type rawBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+	ID   string `json:"id"`
+}
+
+func readAssistant(r *rawLine) (*assistant, *fieldError) {
+	a := &assistant{}
+	var m rawMessage
+	present, ok := object(r.Message, &m)
+	if !present {
+		return nil, &fieldError{"message", "no message"}
+	}
+	if !ok {
+		return nil, &fieldError{"message", "not an object"}
+	}
+	var err *fieldError
+	if a.msgID, err = str(m.ID, "message.id"); err != nil {
+		return nil, err
+	}
+	if a.model, err = str(m.Model, "message.model"); err != nil {
+		return nil, err
+	}
+	if a.usage, err = readUsage(m.Usage); err != nil {
+		return nil, err
+	}
+	if a.failed, err = boolean(r.IsAPIErrorMessage, "isApiErrorMessage"); err != nil {
+		return nil, err
+	}
+	if a.status, err = count(r.APIErrorStatus, "apiErrorStatus"); err != nil {
+		return nil, err
+	}
+	if a.cost, err = number(r.CostUSD, "costUSD"); err != nil {
+		return nil, err
+	}
+	// The category and the content are text for people: read when they
+	// have the expected shape, never a reason to drop the line.
+	a.category = lenientString(r.Error)
+	a.readContent(m.Content)
+	return a, nil
+}
+
+func readUsage(raw json.RawMessage) (*usage, *fieldError) {
+	var ru rawUsage
+	present, ok := object(raw, &ru)
+	if !present {
+		return nil, nil
+	}
+	if !ok {
+		return nil, &fieldError{"message.usage", "not an object"}
+	}
+	u := &usage{}
+	parts := []struct {
+		dst   *float64
+		raw   json.RawMessage
+		field string
+	}{
+		{&u.input, ru.Input, "input_tokens"}, {&u.output, ru.Output, "output_tokens"},
+		{&u.cacheCreate, ru.CacheCreate, "cache_creation_input_tokens"},
+		{&u.cacheRead, ru.CacheRead, "cache_read_input_tokens"},
+	}
+	for _, p := range parts {
+		v, err := number(p.raw, "message.usage."+p.field)
+		if err != nil {
+			return nil, err
+		}
+		if v != nil {
+			*p.dst = *v
+		}
+	}
+	return u, nil
+}
+
+// readContent keeps the first text block and the tool_use ids.
+func (a *assistant) readContent(raw json.RawMessage) {
+	if absent(raw) {
+		return
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		a.text = s
+		return
+	}
+	var blocks []json.RawMessage
+	if json.Unmarshal(raw, &blocks) != nil {
+		return
+	}
+	for _, b := range blocks {
+		var bl rawBlock
+		if json.Unmarshal(b, &bl) != nil {
+			continue
+		}
+		switch bl.Type {
+		case "text":
+			if a.text == "" {
+				a.text = bl.Text
+			}
+		case "tool_use":
+			a.toolUses = append(a.toolUses, bl.ID)
+		}
+	}
+}
