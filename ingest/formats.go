@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchstat/orchstat/ingest/claudecode"
 	"github.com/orchstat/orchstat/ingest/claudestrator"
 	"github.com/orchstat/orchstat/ingest/codex"
 	"github.com/orchstat/orchstat/ingest/factory"
@@ -32,14 +33,15 @@ const (
 	KindClaudeIssues   = "claudestrator_issues"
 	KindO8History      = "orchestr8_history"
 	KindO8Config       = "orchestr8_config"
-	KindCodexRollout   = "codex_rollout" // sessions/YYYY/MM/DD/rollout-*.jsonl
+	KindCodexRollout   = "codex_rollout"          // sessions/YYYY/MM/DD/rollout-*.jsonl
+	KindClaudeCode     = "claude_code_transcript" // projects/<dir>/<session>.jsonl and its sub-agents'
 )
 
 // Formats are what --format names. "auto" detects each file's format by
 // its name and place; "orchestrator" is the trace format of EVENTS.md.
 // Agents' formats are named as their users know them: "otlp" for the
 // OpenTelemetry file exporter's JSON, whose rows' system is "otel".
-var Formats = []string{"auto", "orchestrator", records.Factory, records.Claudestrator, records.Orchestr8, records.Codex}
+var Formats = []string{"auto", "orchestrator", records.Factory, records.Claudestrator, records.Orchestr8, records.ClaudeCode, records.Codex}
 
 type recordFormat struct {
 	system string
@@ -58,6 +60,7 @@ var recordKinds = map[string]recordFormat{
 	KindO8History:      {records.Orchestr8, orchestr8.ParseHistory},
 	KindO8Config:       {records.Orchestr8, orchestr8.ParseConfig},
 	KindCodexRollout:   {records.Codex, codex.ParseRollout},
+	KindClaudeCode:     {records.ClaudeCode, claudecode.ParseTranscript},
 }
 
 // systemOf is the system a source kind belongs to: "orchestrator" for
@@ -100,8 +103,11 @@ func recordKind(path string) (string, bool) {
 	case "retry-config.json":
 		return KindO8Config, true
 	}
-	if codex.IsRolloutPath(path) {
+	switch {
+	case codex.IsRolloutPath(path):
 		return KindCodexRollout, true
+	case claudecode.IsTranscriptPath(path):
+		return KindClaudeCode, true
 	}
 	return "", false
 }
@@ -148,6 +154,8 @@ func sniffKind(format, path string) (string, bool) {
 		return KindO8History, true
 	case records.Codex:
 		return KindCodexRollout, codex.Sniff(head)
+	case records.ClaudeCode:
+		return KindClaudeCode, claudecode.Sniff(head)
 	}
 	return "", false
 }
@@ -219,7 +227,7 @@ func walkRecords(root string, allow func(kind string) bool, add func(source)) er
 }
 
 // recordRows adds a record set's rows.
-func recordRows(r rows, f fileState, set *records.Set) {
+func recordRows(r rows, f fileState, set *records.Set, b []byte) {
 	id := f.id
 	for _, x := range set.Runs {
 		r.add(query.RecordRuns, id, x.System, x.RunID, text(x.Item), text(x.Source), text(x.Batch), when(x.StartedAt), when(x.FinishedAt),
@@ -240,8 +248,21 @@ func recordRows(r rows, f fileState, set *records.Set) {
 	}
 	callRows(r, id, set)
 	for _, p := range set.Problems {
-		quarantine(r, f, int64(p.Line), p.Offset, p.Field, p.Msg, nil)
+		quarantine(r, f, int64(p.Line), p.Offset, p.Field, p.Msg, problemLine(b, p))
 	}
+}
+
+// problemLine is the text of the line a problem is on, when the format
+// has lines and says where it starts; nil otherwise.
+func problemLine(b []byte, p records.Error) []byte {
+	if p.Line <= 0 || p.Offset < 0 || p.Offset >= int64(len(b)) || p.Offset > 0 && b[p.Offset-1] != '\n' {
+		return nil
+	}
+	line := b[p.Offset:]
+	if i := bytes.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	return bytes.TrimSuffix(line, []byte("\r"))
 }
 
 // callRows adds a record set's agent calls and their attempts.

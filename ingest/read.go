@@ -339,7 +339,7 @@ func runFileRows(r rows, src source, cur fileState, b []byte) (problems int64, e
 		if err != nil {
 			return 0, err
 		}
-		recordRows(r, cur, set)
+		recordRows(r, cur, set, b)
 		return int64(len(set.Problems)), nil
 	}
 	return 0, nil
