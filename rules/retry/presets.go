@@ -23,6 +23,8 @@ var presets = []struct {
 	{"factory", factoryPreset},
 	{"factory-audited", factoryAuditedPreset},
 	{"adaptive", adaptivePreset},
+	{"claude-code", claudeCodePreset},
+	{"codex", codexPreset},
 	{"none", nonePreset},
 	{"aws-full", func() *Policy { return backoffVariant("aws-full") }},
 	{"aws-equal", func() *Policy { return backoffVariant("aws-equal") }},
@@ -88,6 +90,35 @@ func orchestratorPreset() *Policy {
 		NonImprovingStop: 2,
 		Escalation:       Escalation{NonImproving: 2, PatchApplyFailures: 2, MaxEscalations: 1},
 		DiagnosisAfter:   2,
+	}
+}
+
+// claudeCodePreset is Claude Code's API retries, as its transcripts show
+// them (docs/formats/claude-code.md): up to 10 retries (maxRetries, the
+// CLAUDE_CODE_MAX_RETRIES default), 500 ms doubling with jitter, capped at
+// 32 s, for rate limits, overload (529) and other server errors, timeouts
+// and network errors. The transcripts record the delay each retry waited
+// (retryInMs), which the replay does not need: this is the policy the
+// record is replayed against, not a claim about every version.
+func claudeCodePreset() *Policy {
+	return &Policy{
+		Name:       "claude-code",
+		Backoff:    Backoff{Initial: 500 * time.Millisecond, Max: 32 * time.Second, Factor: 2, Jitter: JitterProportional, Spread: 0.25},
+		MaxRetries: 10,
+		Retriable:  classSet(failure.ClassRateLimit, failure.ClassTimeout, failure.ClassServer, failure.ClassNetwork),
+	}
+}
+
+// codexPreset is Codex CLI's request retries (request_max_retries 4, so
+// five attempts; 200 ms doubling, ±10%), for the same transient classes.
+// Its rollouts record no retries (docs/formats/codex.md); its OpenTelemetry
+// events do.
+func codexPreset() *Policy {
+	return &Policy{
+		Name:       "codex",
+		Backoff:    Backoff{Initial: 200 * time.Millisecond, Factor: 2, Jitter: JitterProportional, Spread: 0.1},
+		MaxRetries: 4,
+		Retriable:  classSet(failure.ClassRateLimit, failure.ClassTimeout, failure.ClassServer, failure.ClassNetwork),
 	}
 }
 

@@ -49,6 +49,10 @@ func TestPresetValues(t *testing.T) {
 				"alex": {"simplify-prompt", "add-context"}, "cass": {"reduce-stories", "simplify-prompt"},
 				"nigel": {"simplify-tests", "add-context"}, "codey-plan": {"add-context", "simplify-prompt"},
 				"codey-implement": {"incremental", "rollback"}}}},
+		"claude-code": {Name: "claude-code", MaxRetries: 10, Retriable: providerRetriable,
+			Backoff: Backoff{Initial: 500 * ms, Max: 32 * s, Factor: 2, Jitter: JitterProportional, Spread: 0.25}},
+		"codex": {Name: "codex", MaxRetries: 4, Retriable: providerRetriable,
+			Backoff: Backoff{Initial: 200 * ms, Factor: 2, Jitter: JitterProportional, Spread: 0.1}},
 		"none": {Name: "none"},
 		"aws-full": l2(Policy{Name: "aws-full", MaxRetries: 3, Retriable: providerRetriable,
 			Backoff: Backoff{Initial: s, Max: 10 * s, Factor: 2, Jitter: JitterFull}}),
@@ -117,7 +121,7 @@ func TestPresetUnknown(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error")
 	}
-	want := `unknown policy preset "orchestrater"; did you mean "orchestrator"? (orchestrator, retry-handler, auto-retry, factory, factory-audited, adaptive, none, aws-full, aws-equal, aws-decorrelated, constant)`
+	want := `unknown policy preset "orchestrater"; did you mean "orchestrator"? (orchestrator, retry-handler, auto-retry, factory, factory-audited, adaptive, claude-code, codex, none, aws-full, aws-equal, aws-decorrelated, constant)`
 	if err.Error() != want {
 		t.Errorf("error %q\nwant %q", err, want)
 	}

@@ -312,7 +312,7 @@ func TestParsePolicyProblems(t *testing.T) {
 			`p.yaml:1:16: per_operation: per_operation is a mapping of operation: retries, such as {test: 3, build: 1}`}},
 		{"max_retries: 1\nmax_retries: 2\n", []string{`p.yaml:2:1: YAML: mapping key "max_retries" already defined at [1:1]`}},
 		{"extends: orchestrater\nname: \"\"\n", []string{
-			`p.yaml:1:10: extends: unknown preset "orchestrater"; did you mean "orchestrator"? (orchestrator, retry-handler, auto-retry, factory, factory-audited, adaptive, none, aws-full, aws-equal, aws-decorrelated, constant)`,
+			`p.yaml:1:10: extends: unknown preset "orchestrater"; did you mean "orchestrator"? (orchestrator, retry-handler, auto-retry, factory, factory-audited, adaptive, claude-code, codex, none, aws-full, aws-equal, aws-decorrelated, constant)`,
 			`p.yaml:2:7: name: must not be empty`}},
 		{"extends: [orchestrator]\nname: 3\n", []string{
 			`p.yaml:1:10: extends: must be a string, got a list`,
