@@ -1,6 +1,8 @@
 package otlp
 
 import (
+	"strings"
+
 	"github.com/orchstat/orchstat/ingest/records"
 )
 
@@ -36,7 +38,18 @@ func (es *events) claudeCalls(set *records.Set) {
 			continue
 		}
 		a := e.attrs()
-		k := str(a, "session.id") + "\x00" + str(a, "prompt.id") + "\x00" + str(a, "model") + "\x00" + str(a, "query_source")
+		req := str(a, "session.id") + "\x00" + str(a, "prompt.id") + "\x00" + str(a, "model") + "\x00"
+		k := req + str(a, "query_source")
+		if e.name == "api_retries_exhausted" && open[k] == nil {
+			// Its attributes list no query_source: take the latest open
+			// request of the session, prompt and model.
+			for i := len(order) - 1; i >= 0; i-- {
+				if o := order[i]; strings.HasPrefix(o.k, req) && open[o.k] == o.g {
+					k = o.k
+					break
+				}
+			}
+		}
 		g := open[k]
 		if g == nil {
 			g = &claudeGroup{}
