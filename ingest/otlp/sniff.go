@@ -37,13 +37,13 @@ func Sniff(head []byte) bool {
 			}
 		}
 	}
-	for k := range topKeys {
-		if bytes.Contains(head, []byte(`"`+k+`"`)) {
-			return true
-		}
-	}
-	return false
+	return topKeyAnywhere.Match(head)
 }
+
+// topKeyAnywhere finds a top-level key later in the head (an unknown
+// field may come first); a quote in a JSON string is escaped, so only
+// keys match.
+var topKeyAnywhere = regexp.MustCompile(`"resource_?(Spans|Logs|Metrics|spans|logs|metrics)"\s*:`)
 
 // isOneObject tells whether the whole file is one JSON object.
 func isOneObject(b []byte) bool {
