@@ -54,7 +54,7 @@ func (t *traceIndex) baseCall(c *callSpan) records.Call {
 	start, end := when(s.StartTimestamp()), when(s.EndTimestamp())
 	call := records.Call{
 		System: records.OTel, RunID: t.runOf(s), Session: t.session(s),
-		CallID: s.id, Source: sourceSpan, Line: s.line,
+		CallID: t.key(s), Source: sourceSpan, Line: s.line,
 		TS: start, DurationMS: msBetween(start, end),
 		Provider:   provider(str(a, "gen_ai.provider.name", "gen_ai.system", "ai.model.provider")),
 		Model:      str(a, "gen_ai.request.model", "gen_ai.response.model", "ai.model.id", "model"),
@@ -96,8 +96,8 @@ func (t *traceIndex) callStatus(s *span) *int {
 
 // runOf is the nearest invoke_agent ancestor's id, else the trace id.
 func (t *traceIndex) runOf(s *span) string {
-	if a := t.ancestor(s, isAgent); a != nil {
-		return a.id
+	if a := t.ancestor(s, t.agents, isAgent); a != nil {
+		return t.key(a)
 	}
 	return s.trace
 }
@@ -109,7 +109,7 @@ func (t *traceIndex) session(s *span) string {
 	if v := str(s.Attributes(), keys...); v != "" {
 		return v
 	}
-	if a := t.ancestor(s, func(p *span) bool { return str(p.Attributes(), keys...) != "" }); a != nil {
+	if a := t.ancestor(s, t.sessions, func(p *span) bool { return str(p.Attributes(), keys...) != "" }); a != nil {
 		return str(a.Attributes(), keys...)
 	}
 	return ""

@@ -1,8 +1,6 @@
 package otlp
 
 import (
-	"strings"
-
 	"github.com/orchstat/orchstat/ingest/records"
 )
 
@@ -29,6 +27,7 @@ func (es *events) claudeCalls(set *records.Set) {
 		g *claudeGroup
 	}
 	var order []keyed
+	latest := map[string]string{} // session, prompt, model -> latest group key
 	closeGroup := func(k string) {
 		es.claudeCall(set, open[k])
 		delete(open, k)
@@ -40,21 +39,17 @@ func (es *events) claudeCalls(set *records.Set) {
 		a := e.attrs()
 		req := str(a, "session.id") + "\x00" + str(a, "prompt.id") + "\x00" + str(a, "model") + "\x00"
 		k := req + str(a, "query_source")
-		if e.name == "api_retries_exhausted" && open[k] == nil {
+		if e.name == "api_retries_exhausted" && open[k] == nil && open[latest[req]] != nil {
 			// Its attributes list no query_source: take the latest open
 			// request of the session, prompt and model.
-			for i := len(order) - 1; i >= 0; i-- {
-				if o := order[i]; strings.HasPrefix(o.k, req) && open[o.k] == o.g {
-					k = o.k
-					break
-				}
-			}
+			k = latest[req]
 		}
 		g := open[k]
 		if g == nil {
 			g = &claudeGroup{}
 			open[k] = g
 			order = append(order, keyed{k, g})
+			latest[req] = k
 		}
 		switch e.name {
 		case "api_error":

@@ -13,6 +13,7 @@ func (es *events) runs(set *records.Set, calls []records.Call) {
 	for _, r := range set.Runs {
 		have[r.RunID] = true
 	}
+	seen := es.sessions()
 	tally := map[string]*runTally{}
 	var order []string
 	for i := range calls {
@@ -33,8 +34,12 @@ func (es *events) runs(set *records.Set, calls []records.Call) {
 		if t.last.Source == sourceCodex {
 			agent = codex
 		}
-		first, last := es.bounds(agent, id)
-		d := runDetail{Agent: agent, Scope: es.scope(agent, id), Calls: t.calls, FailedCalls: t.failedCalls}
+		b := seen[agent+"\x00"+id]
+		if b == nil {
+			b = &sessionSeen{}
+		}
+		first, last := b.first, b.last
+		d := runDetail{Agent: agent, Scope: b.scope, Calls: t.calls, FailedCalls: t.failedCalls}
 		set.Runs = append(set.Runs, records.Run{System: records.OTel, RunID: id, Source: t.last.Source,
 			Batch: t.last.Session, StartedAt: first, FinishedAt: last, Status: t.status(),
 			DurationMS: msBetween(first, last), Tokens: t.tokens, CostUSD: t.cost, Detail: d.json()})
@@ -50,28 +55,32 @@ func sessionOf(e *event) string {
 	return runKey(e.agent, str(e.attrs(), key))
 }
 
-// bounds are the times of a session's first and last events.
-func (es *events) bounds(agent, id string) (first, last *time.Time) {
-	for _, e := range es.list {
-		if e.agent != agent || e.ts == nil || sessionOf(e) != id {
-			continue
-		}
-		if first == nil || e.ts.Before(*first) {
-			first = e.ts
-		}
-		if last == nil || e.ts.After(*last) {
-			last = e.ts
-		}
-	}
-	return first, last
+// sessionSeen is what a session's events show: the first and last event
+// times and the first event's scope.
+type sessionSeen struct {
+	first, last *time.Time
+	scope       string
 }
 
-// scope is the instrumentation scope of a session's first event.
-func (es *events) scope(agent, id string) string {
+// sessions sees every event once, by agent and session.
+func (es *events) sessions() map[string]*sessionSeen {
+	out := map[string]*sessionSeen{}
 	for _, e := range es.list {
-		if e.agent == agent && sessionOf(e) == id {
-			return e.scope
+		k := e.agent + "\x00" + sessionOf(e)
+		b := out[k]
+		if b == nil {
+			b = &sessionSeen{scope: e.scope}
+			out[k] = b
+		}
+		if e.ts == nil {
+			continue
+		}
+		if b.first == nil || e.ts.Before(*b.first) {
+			b.first = e.ts
+		}
+		if b.last == nil || e.ts.After(*b.last) {
+			b.last = e.ts
 		}
 	}
-	return ""
+	return out
 }

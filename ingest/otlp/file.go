@@ -126,6 +126,9 @@ func (f *file) build() *records.Set {
 	t.calls(set)
 	t.runs(set)
 	events := readEvents(f.logs)
+	for _, c := range set.Calls {
+		events.used[c.CallID]++
+	}
 	events.calls(set)
 	set.Problems = append(f.problems, set.Problems...)
 	return set

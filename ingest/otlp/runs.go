@@ -79,10 +79,11 @@ func (t *traceIndex) runs(set *records.Set) {
 			}
 		}
 	}
+	t.measure()
 	traces := map[string]bool{}
 	for _, s := range t.spans {
 		if isAgent(s) {
-			set.Runs = append(set.Runs, t.agentRun(s, get(s.id)))
+			set.Runs = append(set.Runs, t.agentRun(s, get(t.key(s))))
 		} else if _, ok := callOperation(s); ok && t.runOf(s) == s.trace && !traces[s.trace] {
 			traces[s.trace] = true
 			set.Runs = append(set.Runs, t.traceRun(s.trace, get(s.trace)))
@@ -102,14 +103,14 @@ func (t *traceIndex) agentRun(s *span, r *runTally) records.Run {
 	}
 	d := runDetail{Scope: s.scope, TraceID: s.trace, AgentID: str(a, "gen_ai.agent.id"),
 		Calls: r.calls, FailedCalls: r.failedCalls, ToolCalls: r.tools, FailedToolCalls: r.failedTools}
-	if p := t.ancestor(s, isAgent); p != nil {
-		d.ParentRun = p.id
+	if p := t.ancestor(s, t.agents, isAgent); p != nil {
+		d.ParentRun = t.key(p)
 	}
 	tokens := add(inputTokens(a), outputTokens(a))
 	if tokens == nil {
 		tokens = r.tokens
 	}
-	return records.Run{System: records.OTel, RunID: s.id, Item: str(a, "gen_ai.agent.name"),
+	return records.Run{System: records.OTel, RunID: t.key(s), Item: str(a, "gen_ai.agent.name"),
 		Source: sourceSpan, Batch: t.session(s), StartedAt: start, FinishedAt: end, Status: status,
 		DurationMS: msBetween(start, end), Tokens: tokens, CostUSD: r.cost, Detail: d.json()}
 }
@@ -117,24 +118,38 @@ func (t *traceIndex) agentRun(s *span, r *runTally) records.Run {
 // traceRun is a trace's calls taken as one run: it spans the trace's
 // spans in the file and ends as its last call.
 func (t *traceIndex) traceRun(trace string, r *runTally) records.Run {
-	var first, last pcommon.Timestamp
-	scope, batch := "", ""
-	for _, s := range t.spans {
-		if s.trace != trace {
-			continue
-		}
-		if ts := s.StartTimestamp(); ts != 0 && (first == 0 || ts < first) {
-			first = ts
-		}
-		last = max(last, s.EndTimestamp())
-		if _, ok := callOperation(s); ok && scope == "" {
-			scope, batch = s.scope, t.session(s)
-		}
-	}
-	d := runDetail{Scope: scope, TraceID: trace, Calls: r.calls, FailedCalls: r.failedCalls,
+	b := t.bounds[trace]
+	d := runDetail{Scope: b.scope, TraceID: trace, Calls: r.calls, FailedCalls: r.failedCalls,
 		ToolCalls: r.tools, FailedToolCalls: r.failedTools}
-	st, en := when(first), when(last)
-	return records.Run{System: records.OTel, RunID: trace, Source: sourceSpan, Batch: batch,
+	st, en := when(b.first), when(b.last)
+	return records.Run{System: records.OTel, RunID: trace, Source: sourceSpan, Batch: b.session,
 		StartedAt: st, FinishedAt: en, Status: r.status(), DurationMS: msBetween(st, en),
 		Tokens: r.tokens, CostUSD: r.cost, Detail: d.json()}
+}
+
+// traceBounds is what a trace run shows of its trace: its first start and
+// last end in the file, and its first call's scope and session.
+type traceBounds struct {
+	first, last    pcommon.Timestamp
+	scope, session string
+	hasCall        bool
+}
+
+// measure fills t.bounds in one pass over the spans.
+func (t *traceIndex) measure() {
+	t.bounds = map[string]*traceBounds{}
+	for _, s := range t.spans {
+		b := t.bounds[s.trace]
+		if b == nil {
+			b = &traceBounds{}
+			t.bounds[s.trace] = b
+		}
+		if ts := s.StartTimestamp(); ts != 0 && (b.first == 0 || ts < b.first) {
+			b.first = ts
+		}
+		b.last = max(b.last, s.EndTimestamp())
+		if _, ok := callOperation(s); ok && !b.hasCall {
+			b.hasCall, b.scope, b.session = true, s.scope, t.session(s)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"unicode/utf8"
 )
 
 // Top-level keys of the three OTLP data messages, in the lowerCamelCase
@@ -97,5 +98,9 @@ func excerpt(s string) string {
 	if len(s) <= 200 {
 		return s
 	}
-	return s[:197] + "..."
+	cut := 197
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }

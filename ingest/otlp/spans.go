@@ -15,13 +15,19 @@ var modelOps = map[string]bool{
 // traceIndex holds a file's spans by id and by parent.
 type traceIndex struct {
 	spans    []*span
+	agents   map[*span]*span // nearest invoke_agent ancestor, once known
+	sessions map[*span]*span // nearest ancestor with a conversation id
+	bounds   map[string]*traceBounds
+	idCount  map[string]int // spans per span id, across traces
 	byID     map[string]*span
 	children map[string][]*span // by trace + parent id, in start order
 }
 
 func newTraceIndex(spans []*span) *traceIndex {
-	t := &traceIndex{spans: spans, byID: map[string]*span{}, children: map[string][]*span{}}
+	t := &traceIndex{spans: spans, byID: map[string]*span{}, children: map[string][]*span{},
+		agents: map[*span]*span{}, sessions: map[*span]*span{}, idCount: map[string]int{}}
 	for _, s := range spans {
+		t.idCount[s.id]++
 		t.byID[s.trace+s.id] = s
 		if s.parent != "" {
 			t.children[s.trace+s.parent] = append(t.children[s.trace+s.parent], s)
@@ -31,6 +37,15 @@ func newTraceIndex(spans []*span) *traceIndex {
 		byStart(kids)
 	}
 	return t
+}
+
+// key names a span in call and run ids: its span id, qualified by its
+// trace id when another trace in the file has a span of the same id.
+func (t *traceIndex) key(s *span) string {
+	if t.idCount[s.id] > 1 {
+		return s.trace + ":" + s.id
+	}
+	return s.id
 }
 
 // byStart orders spans by start time, then as read.
@@ -45,15 +60,30 @@ func (t *traceIndex) parentOf(s *span) *span {
 	return t.byID[s.trace+s.parent]
 }
 
-// ancestor returns the nearest ancestor for which ok holds. Parent links
-// within a file cannot cycle in valid data; depth bounds bad data.
-func (t *traceIndex) ancestor(s *span, ok func(*span) bool) *span {
-	for p, n := t.parentOf(s), 0; p != nil && n < len(t.spans); p, n = t.parentOf(p), n+1 {
+// ancestor returns the nearest ancestor for which ok holds, remembering
+// answers in memo so that deep trees stay linear. Parent links within a
+// file cannot cycle in valid data; a cycle in bad data ends the walk.
+func (t *traceIndex) ancestor(s *span, memo map[*span]*span, ok func(*span) bool) *span {
+	var path []*span
+	seen := map[*span]bool{s: true}
+	var found *span
+	for p := t.parentOf(s); p != nil && !seen[p]; p = t.parentOf(p) {
 		if ok(p) {
-			return p
+			found = p
+			break
 		}
+		if a, done := memo[p]; done {
+			found = a
+			break
+		}
+		seen[p] = true
+		path = append(path, p)
 	}
-	return nil
+	memo[s] = found
+	for _, p := range path {
+		memo[p] = found
+	}
+	return found
 }
 
 func operation(s *span) string { return str(s.Attributes(), "gen_ai.operation.name") }
