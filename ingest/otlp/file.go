@@ -38,8 +38,8 @@ type logRec struct {
 	plog.LogRecord
 }
 
-func (f *file) problem(line int, field, msg string) {
-	f.problems = append(f.problems, records.Error{Line: line, Field: field, Msg: excerpt(msg)})
+func (f *file) problem(line int, offset int64, field, msg string) {
+	f.problems = append(f.problems, records.Error{Line: line, Offset: offset, Field: field, Msg: excerpt(msg)})
 }
 
 // readLine reads one record and returns its kind, or 0 when it is a
@@ -47,29 +47,30 @@ func (f *file) problem(line int, field, msg string) {
 func (f *file) readLine(r record) int {
 	kind, key, why := sniffLine(r.text)
 	if why != "" {
-		f.problem(r.line, key, why)
+		f.problem(r.line, r.offset, key, why)
 		return 0
 	}
 	switch kind {
 	case kindTraces:
 		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(r.text)
 		if err != nil {
-			f.problem(r.line, key, "traces: "+err.Error())
+			f.problem(r.line, r.offset, key, "traces: "+err.Error())
 			return 0
 		}
-		f.addTraces(r.line, td)
+		f.addTraces(r, td)
 	case kindLogs:
 		ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(r.text)
 		if err != nil {
-			f.problem(r.line, key, "logs: "+err.Error())
+			f.problem(r.line, r.offset, key, "logs: "+err.Error())
 			return 0
 		}
-		f.addLogs(r.line, ld)
+		f.addLogs(r, ld)
 	}
 	return kind
 }
 
-func (f *file) addTraces(line int, td ptrace.Traces) {
+func (f *file) addTraces(r record, td ptrace.Traces) {
+	line := r.line
 	if f.seen == nil {
 		f.seen = map[string]bool{}
 	}
@@ -83,7 +84,7 @@ func (f *file) addTraces(line int, td ptrace.Traces) {
 				field := fmt.Sprintf("resourceSpans[%d].scopeSpans[%d].spans[%d]", i, j, k)
 				s := &span{line: line, field: field, scope: ss.Scope().Name(), Span: sp}
 				if sp.TraceID().IsEmpty() || sp.SpanID().IsEmpty() {
-					f.problem(line, field+".spanId", "span without traceId or spanId")
+					f.problem(line, r.offset, field+".spanId", "span without traceId or spanId")
 					continue
 				}
 				s.trace, s.id = sp.TraceID().String(), sp.SpanID().String()
@@ -91,7 +92,7 @@ func (f *file) addTraces(line int, td ptrace.Traces) {
 					s.parent = sp.ParentSpanID().String()
 				}
 				if f.seen[s.trace+s.id] {
-					f.problem(line, field+".spanId", "span "+s.id+" of trace "+s.trace+" seen before; first kept")
+					f.problem(line, r.offset, field+".spanId", "span "+s.id+" of trace "+s.trace+" seen before; first kept")
 					continue
 				}
 				f.seen[s.trace+s.id] = true
@@ -101,7 +102,8 @@ func (f *file) addTraces(line int, td ptrace.Traces) {
 	}
 }
 
-func (f *file) addLogs(line int, ld plog.Logs) {
+func (f *file) addLogs(r record, ld plog.Logs) {
+	line := r.line
 	n := 0
 	rls := ld.ResourceLogs()
 	for i := range rls.Len() {

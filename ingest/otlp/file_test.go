@@ -1,6 +1,7 @@
 package otlp
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -64,6 +65,13 @@ func TestBadLines(t *testing.T) {
 		"span without traceId or spanId",
 	})
 	compare(t, "calls", len(set.Calls), 1)
+	b, err := os.ReadFile("testdata/bad_lines.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(bytes.IndexByte(b, '\n') + 1); set.Problems[0].Offset != want {
+		t.Errorf("line 2 at offset %d, want %d", set.Problems[0].Offset, want)
+	}
 }
 
 func TestWholeFile(t *testing.T) {
@@ -76,7 +84,7 @@ func TestWholeFile(t *testing.T) {
 		{"empty", "", ""},
 		{"blank lines", "\n \n", ""},
 		{"proto", string(lengthPrefixed), "format"},
-		{"zstd", "\x28\xb5\x2f\xfd\x00\x58", "format"},
+		{"zstd", "\x28\xb5\x2f\xfd\xa4\xb8\xc9\xd2\xe3\xf4", "format"},
 		{"other JSON", `{"type":"user","sessionId":"s"}` + "\n", "resourceSpans"},
 		{"text", "hello\nworld\n", "resourceSpans"},
 		{"metrics only", `{"resourceMetrics":[]}`, ""},

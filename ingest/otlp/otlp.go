@@ -26,6 +26,7 @@ package otlp
 
 import (
 	"bytes"
+	"unicode/utf8"
 
 	"github.com/orchstat/orchstat/ingest/records"
 )
@@ -87,18 +88,24 @@ func parse(b []byte) (*records.Set, stats, error) {
 // merely does not start with an object.
 func looksBinary(b []byte) bool {
 	head := b[:min(len(b), 64)]
-	for _, c := range head {
-		if c < 0x20 && c != '\n' && c != '\r' && c != '\t' {
+	for len(head) > 0 {
+		r, size := utf8.DecodeRune(head)
+		if r == utf8.RuneError && size == 1 && len(head) >= utf8.UTFMax {
+			return true // not UTF-8: zstd's magic, protobuf varints
+		}
+		if r < 0x20 && r != '\n' && r != '\r' && r != '\t' {
 			return true
 		}
+		head = head[size:]
 	}
 	return false
 }
 
-// record is one JSON object and the line it starts on.
+// record is one JSON object, the line it starts on and its byte offset.
 type record struct {
-	line int
-	text []byte
+	line   int
+	offset int64
+	text   []byte
 }
 
 // splitRecords returns the file's non-blank lines, or the whole file as
@@ -108,16 +115,19 @@ func splitRecords(b []byte) []record {
 	if isOneObject(b) {
 		trimmed := bytes.TrimLeft(b, " \t\r\n")
 		line := 1 + bytes.Count(b[:len(b)-len(trimmed)], []byte("\n"))
-		return []record{{line, bytes.TrimSpace(trimmed)}}
+		return []record{{line, int64(len(b) - len(trimmed)), bytes.TrimSpace(trimmed)}}
 	}
 	var out []record
+	var offset int64
 	for i, ln := range bytes.Split(b, []byte("\n")) {
+		at := offset
+		offset += int64(len(ln)) + 1
 		ln = bytes.TrimSpace(ln)
 		if i == 0 {
 			ln = bytes.TrimPrefix(ln, []byte("\ufeff"))
 		}
 		if len(ln) > 0 {
-			out = append(out, record{i + 1, ln})
+			out = append(out, record{i + 1, at, ln})
 		}
 	}
 	return out

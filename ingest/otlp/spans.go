@@ -117,7 +117,8 @@ func isVercelCall(name string) bool {
 func isAgent(s *span) bool { return operation(s) == "invoke_agent" }
 
 func isTool(s *span) bool {
-	return operation(s) == "execute_tool" || strings.HasPrefix(s.Name(), "execute_tool ")
+	return operation(s) == "execute_tool" || strings.HasPrefix(s.Name(), "execute_tool ") ||
+		s.Name() == "claude_code.tool" // Claude Code's beta traces
 }
 
 // isHTTP tells an HTTP client span by its attributes (current names and
