@@ -2,13 +2,16 @@
 // exporter output (JSON lines, one TracesData, LogsData or MetricsData
 // object per line, traces and logs possibly interleaved in one file) and
 // single OTLP/HTTP JSON payloads (one object, possibly pretty-printed).
+// Parse reads a file; Sniff tells such a file by its first bytes.
 //
 // What maps to what:
 //   - GenAI model-call spans (gen_ai.operation.name chat, generate_content,
 //     text_completion, embeddings; Claude Code's claude_code.llm_request;
-//     Vercel AI SDK ai.*.doGenerate/doStream) become records.Call rows,
-//     with attempts when the trace shows them: child HTTP client spans,
-//     retry span events, an attempt attribute, or failed sibling spans.
+//     Vercel AI SDK ai.*.doGenerate/doStream) become records.Call rows.
+//     Their attempts come from the first of: child HTTP client spans
+//     (http_spans), retry span events (span_events), an attempt attribute
+//     (attribute), failed sibling spans of the same parent and model
+//     (siblings); else they are unknown (none).
 //   - invoke_agent spans become records.Run rows (nested ones are
 //     sub-agents); traces with model calls but no invoke_agent span get
 //     one run per trace id. execute_tool spans are counted per run.
@@ -21,7 +24,8 @@
 // attribute, so a call span with no HTTP children, retry events or
 // attempt attribute has unknown attempts (never "no retries"); backoff is
 // only ever a gap between attempt spans, or recorded by the framework;
-// failed attempts' tokens are known only for sibling spans.
+// failed attempts' tokens are known only for sibling spans; log events
+// record no backoff, and Claude Code's may merge parallel requests.
 package otlp
 
 import (
