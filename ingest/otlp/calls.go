@@ -1,0 +1,169 @@
+package otlp
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/orchstat/orchstat/ingest/records"
+)
+
+// Sources of call rows, so users can tell spans from either agent's
+// events.
+const (
+	sourceSpan       = "span"
+	sourceClaudeCode = "claude_code_event"
+	sourceCodex      = "codex_event"
+)
+
+// callSpan is a model-call span and what it shows of its own attempts.
+type callSpan struct {
+	*span
+	op  string
+	idx int // order in the file
+	ev  evidence
+}
+
+// evidence is what one span shows of its attempts; kind is a
+// records.Evidence* value.
+type evidence struct {
+	kind     string
+	attempts *int
+	backoff  *float64
+	http     []*span
+}
+
+// calls maps the file's model-call spans to calls and attempts.
+func (t *traceIndex) calls(set *records.Set) {
+	var cs []*callSpan
+	for _, s := range t.spans {
+		if op, ok := callOperation(s); ok {
+			cs = append(cs, &callSpan{span: s, op: op, idx: len(cs), ev: t.ownEvidence(s)})
+		}
+	}
+	for _, g := range siblingGroups(cs) {
+		if len(g) == 1 {
+			t.singleCall(set, g[0])
+		} else {
+			t.siblingCall(set, g)
+		}
+	}
+}
+
+// baseCall is what a call span says of itself.
+func (t *traceIndex) baseCall(c *callSpan) records.Call {
+	s, a := c.span, c.Attributes()
+	start, end := when(s.StartTimestamp()), when(s.EndTimestamp())
+	call := records.Call{
+		System: records.OTel, RunID: t.runOf(s), Session: t.session(s),
+		CallID: t.key(s), Source: sourceSpan, Line: s.line,
+		TS: start, DurationMS: msBetween(start, end),
+		Provider:   provider(str(a, "gen_ai.provider.name", "gen_ai.system", "ai.model.provider")),
+		Model:      str(a, "gen_ai.request.model", "gen_ai.response.model", "ai.model.id", "model"),
+		Operation:  c.op,
+		Success:    records.Bool(!failed(s)),
+		StatusCode: t.callStatus(s),
+		Evidence:   records.EvidenceNone,
+	}
+	if failed(s) {
+		call.Error, call.ErrorType = errorText(s), errorType(s)
+	}
+	call.InputTokens, call.OutputTokens = inputTokens(a), outputTokens(a)
+	return call
+}
+
+func inputTokens(a pcommon.Map) *float64 {
+	return numPtr(a, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens",
+		"ai.usage.inputTokens", "ai.usage.promptTokens", "input_tokens")
+}
+
+func outputTokens(a pcommon.Map) *float64 {
+	return numPtr(a, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
+		"ai.usage.outputTokens", "ai.usage.completionTokens", "output_tokens")
+}
+
+// callStatus is the span's own HTTP status, else its last HTTP child's.
+func (t *traceIndex) callStatus(s *span) *int {
+	if c := statusCode(s); c != nil {
+		return c
+	}
+	kids := t.httpChildren(s)
+	for i := len(kids) - 1; i >= 0; i-- {
+		if c := statusCode(kids[i]); c != nil {
+			return c
+		}
+	}
+	return nil
+}
+
+// runOf is the nearest invoke_agent ancestor's id, else the trace id.
+func (t *traceIndex) runOf(s *span) string {
+	if a := t.ancestor(s, t.agents, isAgent); a != nil {
+		return t.key(a)
+	}
+	return s.trace
+}
+
+// session is the conversation id of the span or its nearest ancestor
+// that has one.
+func (t *traceIndex) session(s *span) string {
+	keys := []string{"gen_ai.conversation.id", "session.id"}
+	if v := str(s.Attributes(), keys...); v != "" {
+		return v
+	}
+	if a := t.ancestor(s, t.sessions, func(p *span) bool { return str(p.Attributes(), keys...) != "" }); a != nil {
+		return str(a.Attributes(), keys...)
+	}
+	return ""
+}
+
+// singleCall adds one span's call, with the attempts its own evidence
+// shows.
+func (t *traceIndex) singleCall(set *records.Set, c *callSpan) {
+	call := t.baseCall(c)
+	call.Evidence, call.Attempts, call.BackoffMS = c.ev.kind, c.ev.attempts, c.ev.backoff
+	set.Calls = append(set.Calls, call)
+	for i, k := range c.ev.http {
+		start, end := when(k.StartTimestamp()), when(k.EndTimestamp())
+		code := statusCode(k)
+		att := records.CallAttempt{System: records.OTel, RunID: call.RunID, CallID: call.CallID,
+			Source: sourceSpan, Attempt: i + 1, TS: start, DurationMS: msBetween(start, end),
+			Success: records.Bool(!httpFailed(k)), StatusCode: code}
+		if httpFailed(k) {
+			att.Error = httpError(k)
+		}
+		if i+1 < len(c.ev.http) {
+			att.BackoffMS = gap(k, c.ev.http[i+1])
+		}
+		set.CallAttempts = append(set.CallAttempts, att)
+	}
+}
+
+func httpFailed(s *span) bool {
+	c := statusCode(s)
+	return failed(s) || c != nil && *c >= 400
+}
+
+func httpError(s *span) string {
+	if e := errorText(s); e != "" {
+		return e
+	}
+	if e := errorType(s); e != "" {
+		return e
+	}
+	if c := s.Attributes(); has(c, "http.response.status_code", "http.status_code") {
+		return "HTTP " + str(c, "http.response.status_code", "http.status_code")
+	}
+	return ""
+}
+
+// gap is the time between a's end and b's start: the wait before the
+// next attempt, an estimate that includes any client-side work.
+func gap(a, b *span) *float64 {
+	end, start := when(a.EndTimestamp()), when(b.StartTimestamp())
+	if end == nil || start == nil {
+		return nil
+	}
+	if start.Before(*end) {
+		return records.Float(0)
+	}
+	return msBetween(end, start)
+}

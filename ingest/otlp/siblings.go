@@ -1,0 +1,40 @@
+package otlp
+
+import "github.com/orchstat/orchstat/ingest/records"
+
+// siblingCall adds one logical call made of sibling attempt spans, g in
+// start order: the call is named by its first span and ends as its last.
+func (t *traceIndex) siblingCall(set *records.Set, g []*callSpan) {
+	first, last := g[0], g[len(g)-1]
+	call := t.baseCall(first)
+	end := t.baseCall(last)
+	call.Line, call.Success, call.Error, call.ErrorType, call.StatusCode =
+		end.Line, end.Success, end.Error, end.ErrorType, end.StatusCode
+	call.DurationMS = msBetween(call.TS, when(last.EndTimestamp()))
+	call.Evidence, call.Attempts = records.EvidenceSiblings, records.Int(len(g))
+	call.InputTokens, call.OutputTokens = nil, nil
+	backoff := 0.0
+	for i, c := range g {
+		a := t.baseCall(c)
+		ok := !failed(c.span)
+		if ok {
+			call.InputTokens, call.OutputTokens = a.InputTokens, a.OutputTokens
+		} else {
+			call.FailedInputTokens = add(call.FailedInputTokens, a.InputTokens)
+			call.FailedOutputTokens = add(call.FailedOutputTokens, a.OutputTokens)
+		}
+		att := records.CallAttempt{System: records.OTel, RunID: call.RunID, CallID: call.CallID,
+			Source: sourceSpan, Attempt: i + 1, TS: a.TS, DurationMS: a.DurationMS,
+			Success: records.Bool(ok), StatusCode: a.StatusCode, Error: a.Error,
+			InputTokens: a.InputTokens, OutputTokens: a.OutputTokens}
+		if i+1 < len(g) {
+			att.BackoffMS = gap(c.span, g[i+1].span)
+			if att.BackoffMS != nil {
+				backoff += *att.BackoffMS
+			}
+		}
+		set.CallAttempts = append(set.CallAttempts, att)
+	}
+	call.BackoffMS = &backoff
+	set.Calls = append(set.Calls, call)
+}
