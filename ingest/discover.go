@@ -65,6 +65,7 @@ func discover(paths []string, format string, getKnown func() (known, error), now
 	if format == "auto" {
 		format = ""
 	}
+	format = formatSystem(format)
 	d := &discovery{format: format, seen: map[string]bool{}}
 	for _, p := range paths {
 		if p != "-" {

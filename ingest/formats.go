@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/orchstat/orchstat/ingest/codex"
 	"github.com/orchstat/orchstat/ingest/factory"
 	"github.com/orchstat/orchstat/ingest/orchestr8"
+	"github.com/orchstat/orchstat/ingest/otlp"
 	"github.com/orchstat/orchstat/ingest/records"
 	"github.com/orchstat/orchstat/query"
 )
@@ -35,13 +37,25 @@ const (
 	KindO8Config       = "orchestr8_config"
 	KindCodexRollout   = "codex_rollout"          // sessions/YYYY/MM/DD/rollout-*.jsonl
 	KindClaudeCode     = "claude_code_transcript" // projects/<dir>/<session>.jsonl and its sub-agents'
+	KindOTLP           = "otlp"                   // the OpenTelemetry Collector file exporter's JSON, or an OTLP/HTTP JSON payload
 )
+
+// FormatOTLP names OpenTelemetry's format; its rows' system is records.OTel.
+const FormatOTLP = "otlp"
+
+// formatSystem is the system whose records a format names.
+func formatSystem(format string) string {
+	if format == FormatOTLP {
+		return records.OTel
+	}
+	return format
+}
 
 // Formats are what --format names. "auto" detects each file's format by
 // its name and place; "orchestrator" is the trace format of EVENTS.md.
 // Agents' formats are named as their users know them: "otlp" for the
 // OpenTelemetry file exporter's JSON, whose rows' system is "otel".
-var Formats = []string{"auto", "orchestrator", records.Factory, records.Claudestrator, records.Orchestr8, records.ClaudeCode, records.Codex}
+var Formats = []string{"auto", "orchestrator", records.Factory, records.Claudestrator, records.Orchestr8, FormatOTLP, records.ClaudeCode, records.Codex}
 
 type recordFormat struct {
 	system string
@@ -61,6 +75,7 @@ var recordKinds = map[string]recordFormat{
 	KindO8Config:       {records.Orchestr8, orchestr8.ParseConfig},
 	KindCodexRollout:   {records.Codex, codex.ParseRollout},
 	KindClaudeCode:     {records.ClaudeCode, claudecode.ParseTranscript},
+	KindOTLP:           {records.OTel, otlp.Parse},
 }
 
 // systemOf is the system a source kind belongs to: "orchestrator" for
@@ -156,8 +171,28 @@ func sniffKind(format, path string) (string, bool) {
 		return KindCodexRollout, codex.Sniff(head)
 	case records.ClaudeCode:
 		return KindClaudeCode, claudecode.Sniff(head)
+	case records.OTel:
+		return KindOTLP, otlp.Sniff(head)
 	}
 	return "", false
+}
+
+// isOTLPFile reports whether a JSON file the walk meets is OpenTelemetry's,
+// by its first bytes: the Collector's file exporter writes to any name.
+func isOTLPFile(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".json", ".jsonl", ".ndjson":
+	default:
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, _ := io.ReadFull(f, head)
+	return otlp.Sniff(head[:n])
 }
 
 // probeRecords finds the record files at the places the systems keep
@@ -217,6 +252,8 @@ func walkRecords(root string, allow func(kind string) bool, add func(source)) er
 		}
 		if k, ok := recordKind(p); ok && allow(k) {
 			add(source{path: p, kind: k, runDir: filepath.Base(filepath.Dir(p))})
+		} else if !ok && allow(KindOTLP) && isOTLPFile(p) {
+			add(source{path: p, kind: KindOTLP, runDir: filepath.Base(filepath.Dir(p))})
 		}
 		return nil
 	})

@@ -85,7 +85,7 @@ func makePlan(ctx context.Context, st *query.Store, opts Options) (*plan, error)
 // streamKinds are the kinds standard input is read as in the formats
 // that are one kind of file: agents' records. Any other format reads it
 // as an orchestrator trace.
-var streamKinds = map[string]string{records.Codex: KindCodexRollout, records.ClaudeCode: KindClaudeCode}
+var streamKinds = map[string]string{records.Codex: KindCodexRollout, records.ClaudeCode: KindClaudeCode, FormatOTLP: KindOTLP}
 
 // stdinSource is the source standard input is read as, when a path is "-".
 func stdinSource(opts Options) (source, bool) {
