@@ -102,6 +102,7 @@ type Result struct {
 	Read         int // sources read: neither unchanged nor failed
 	Unchanged    int // skipped because nothing changed
 	Events       int64
+	Calls        int64 // agents' model calls read (rows of query.Calls)
 	Quarantined  int64
 	Bytes        int64
 	Transactions int

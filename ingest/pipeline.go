@@ -255,6 +255,7 @@ func (g *gather) add(c chunk, commits chan<- *batch) {
 	}
 	g.b.add(c)
 	res.Events += int64(len(c.events))
+	res.Calls += int64(len(c.rows[query.Calls.Name]))
 	res.Quarantined += int64(len(c.rows[query.Quarantine.Name]))
 	res.Bytes += c.consumed
 	g.prog.Events, g.prog.Bytes = res.Events, res.Bytes

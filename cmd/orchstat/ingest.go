@@ -158,8 +158,12 @@ func doIngest(ctx context.Context, g *globals, st *query.Store, paths []string, 
 }
 
 func printIngest(io *IO, db string, r *ingest.Result) {
-	fmt.Fprintf(io.Out, "ingested %d events (%s) from %d of %d files into %s; %d unchanged; %d lines quarantined",
-		r.Events, humanBytes(r.Bytes), r.Read, r.Files, render.EscapeControls(db), r.Unchanged, r.Quarantined)
+	calls := ""
+	if r.Calls > 0 {
+		calls = fmt.Sprintf(" and %d model calls", r.Calls)
+	}
+	fmt.Fprintf(io.Out, "ingested %d events%s (%s) from %d of %d files into %s; %d unchanged; %d lines quarantined",
+		r.Events, calls, humanBytes(r.Bytes), r.Read, r.Files, render.EscapeControls(db), r.Unchanged, r.Quarantined)
 	if r.Quarantined > 0 {
 		fmt.Fprintf(io.Out, " (see orchstat --db %s quarantine)", render.EscapeControls(db))
 	}
@@ -228,7 +232,7 @@ func nothingToRead(paths []string, format, outcome string) error {
 	for i, p := range paths {
 		named[i] = render.EscapeControls(p)
 	}
-	what := "no orchestrator runs (trace.jsonl, summary.json or verification reports in run folders) and no factory, claudestrator or orchestr8 records"
+	what := "no orchestrator runs (trace.jsonl, summary.json or verification reports in run folders) and no factory, claudestrator, orchestr8, OpenTelemetry, Claude Code or Codex records"
 	if format != "" && format != "auto" {
 		what = "no " + format + " records (--format auto looks for every kind)"
 	}

@@ -11,7 +11,7 @@ import (
 
 // realData holds OTLP JSON captured from real agents, when present; the
 // test skips without it.
-const realData = "../../../shared/testdata-external/otlp"
+const realData = "../../../shared/testdata-external/otel-genai"
 
 // Every line of every real file is used, ignored as metrics, or a
 // Problem; the counts are taken from the raw lines here, not from the
