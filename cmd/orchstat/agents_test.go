@@ -218,19 +218,23 @@ func TestOTLPFromStandardInput(t *testing.T) {
 	type span struct {
 		id, parent, op string
 		http           bool
-		start, end     float64
+		start, end     int64
 	}
 	var spans []span
 	for _, line := range jsonLines(t, src, "http_retries.jsonl") {
-		for _, rs := range line["resourceSpans"].([]any) {
-			for _, ss := range rs.(map[string]any)["scopeSpans"].([]any) {
-				for _, sp := range ss.(map[string]any)["spans"].([]any) {
+		rss, _ := line["resourceSpans"].([]any)
+		for _, rs := range rss {
+			sss, _ := rs.(map[string]any)["scopeSpans"].([]any)
+			for _, ss := range sss {
+				sps, _ := ss.(map[string]any)["spans"].([]any)
+				for _, sp := range sps {
 					s := sp.(map[string]any)
 					x := span{id: s["spanId"].(string)}
 					x.parent, _ = s["parentSpanId"].(string)
-					x.start, _ = strconv.ParseFloat(s["startTimeUnixNano"].(string), 64)
-					x.end, _ = strconv.ParseFloat(s["endTimeUnixNano"].(string), 64)
-					for _, a := range s["attributes"].([]any) {
+					x.start, _ = strconv.ParseInt(s["startTimeUnixNano"].(string), 10, 64)
+					x.end, _ = strconv.ParseInt(s["endTimeUnixNano"].(string), 10, 64)
+					attrs, _ := s["attributes"].([]any)
+					for _, a := range attrs {
 						kv := a.(map[string]any)
 						v := kv["value"].(map[string]any)
 						switch kv["key"] {
@@ -266,7 +270,7 @@ func TestOTLPFromStandardInput(t *testing.T) {
 			retried++
 		}
 		for i := 1; i < len(children); i++ {
-			backoffMS += (children[i].start - children[i-1].end) / 1e6
+			backoffMS += float64(children[i].start-children[i-1].end) / 1e6
 		}
 	}
 	db := filepath.Join(t.TempDir(), "ot.duckdb")
