@@ -20,44 +20,52 @@ func callSections(c reports.Calls) []section {
 	return out
 }
 
-// callCommon are the columns both call tables show after their keys.
-func callCommon() []column[reports.CallRow] {
+// callCounts are the columns both call tables show after their keys.
+func callCounts() []column[reports.CallRow] {
 	return []column[reports.CallRow]{
 		intCol("calls", func(r reports.CallRow) int64 { return r.Calls }),
 		intCol("failed", func(r reports.CallRow) int64 { return r.Failed }),
 		intCol("retried", func(r reports.CallRow) int64 { return r.Retried }),
 		intCol("unknown", func(r reports.CallRow) int64 { return r.Calls - r.WithAttempts }),
-		callMetricCol("retry_rate", "call_retry_rate"),
-		callMetricCol("failure_rate", "call_failure_rate"),
-		{name: "attempts_per_call", numeric: true, text: func(r reports.CallRow) string {
-			return MetricText("attempts_per_call", r.Metrics["attempts_per_call"].Value)
-		}},
-		numCol("backoff", func(r reports.CallRow) *float64 { return r.BackoffMS }, durationText),
-		numCol("failed_attempt_tokens", func(r reports.CallRow) *float64 { return r.FailedTokens }, countPtrText),
-		numCol("failed_attempt_cost", func(r reports.CallRow) *float64 { return r.FailedCostUSD }, costText),
-		textCol("evidence", func(r reports.CallRow) string { return r.Evidence }),
+		callGridCol("retry_rate", func(r reports.CallRow) string { return rateText(r.Metrics["call_retry_rate"]) }),
+		callGridCol("failure_rate", func(r reports.CallRow) string { return rateText(r.Metrics["call_failure_rate"]) }),
 	}
 }
 
-// callMore are a row's CSV-only values, then its metrics.
-func callMore(r reports.CallRow) []field {
-	return append([]field{
-		{"with_attempts", r.WithAttempts}, {"attempts", r.Attempts}, {"tokens", r.Tokens}, {"cost_usd", r.CostUSD},
-	}, presentMetrics(r.Metrics, reports.CallMetricNames)...)
+// callDetail are the columns only the by-system grid shows, so that the
+// by-model one fits a terminal; the CSV has them for both (callMore).
+func callDetail() []column[reports.CallRow] {
+	return []column[reports.CallRow]{
+		callGridCol("attempts_per_call", func(r reports.CallRow) string {
+			return MetricText("attempts_per_call", r.Metrics["attempts_per_call"].Value)
+		}),
+		callGridCol("backoff", func(r reports.CallRow) string { return durationText(r.BackoffMS) }),
+		callGridCol("failed_attempt_tokens", func(r reports.CallRow) string { return countPtrText(r.FailedTokens) }),
+		callGridCol("failed_attempt_cost", func(r reports.CallRow) string { return costText(r.FailedCostUSD) }),
+		{name: "evidence", text: func(r reports.CallRow) string { return r.Evidence }},
+	}
 }
 
-// callMetricCol shows a call metric in the grid only: the CSV writes all
-// of them after the counts.
-func callMetricCol(name, metric string) column[reports.CallRow] {
-	return column[reports.CallRow]{name: name, numeric: true,
-		text: func(r reports.CallRow) string { return rateText(r.Metrics[metric]) }}
+// callGridCol is a numeric column of the grid only: the CSV writes the
+// value with the others in callMore.
+func callGridCol(name string, text func(reports.CallRow) string) column[reports.CallRow] {
+	return column[reports.CallRow]{name: name, numeric: true, text: text}
+}
+
+// callMore are a row's values beyond its counts, then its metrics, for
+// the CSV.
+func callMore(r reports.CallRow) []field {
+	return append([]field{
+		{"with_attempts", r.WithAttempts}, {"attempts", r.Attempts}, {"backoff_ms", r.BackoffMS},
+		{"tokens", r.Tokens}, {"cost_usd", r.CostUSD}, {"evidence", r.Evidence},
+	}, presentMetrics(r.Metrics, reports.CallMetricNames[1:])...) // calls is a column already
 }
 
 var callSystemTable = rowTable[reports.CallRow]{
 	name: "calls", title: "Agents' model calls", key: func(r reports.CallRow) string { return r.System },
-	columns: append([]column[reports.CallRow]{
+	columns: append(append([]column[reports.CallRow]{
 		keyCol("system", func(r reports.CallRow) string { return r.System }),
-	}, callCommon()...),
+	}, callCounts()...), callDetail()...),
 	more: callMore,
 }
 
@@ -70,6 +78,6 @@ var callModelTable = rowTable[reports.CallRow]{
 		keyCol("system", func(r reports.CallRow) string { return r.System }),
 		keyCol("provider", func(r reports.CallRow) string { return stringPtrText(r.Provider) }),
 		keyCol("model", func(r reports.CallRow) string { return stringPtrText(r.Model) }),
-	}, callCommon()...),
+	}, callCounts()...),
 	more: callMore,
 }
