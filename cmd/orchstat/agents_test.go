@@ -176,6 +176,19 @@ func TestClaudeCodeReportCheckSimulate(t *testing.T) {
 	if want := "baseline reproduces " + n + " of " + n + " episodes"; !strings.HasPrefix(sim.SelfCheck, want) {
 		t.Errorf("self check %q, want it to start %q", sim.SelfCheck, want)
 	}
+
+	// Without --baseline, Claude Code's calls alone are replayed against
+	// Claude Code's policy.
+	_, out, _ = runCLI(t, "", "simulate", "--db", db, "--no-ingest", "--max-retries", "1", "--format", "json")
+	var auto struct {
+		Baseline struct{ Policy string } `json:"baseline"`
+	}
+	if err := json.Unmarshal([]byte(out), &auto); err != nil {
+		t.Fatal(err)
+	}
+	if auto.Baseline.Policy != "claude-code" {
+		t.Errorf("baseline without --baseline = %q, want claude-code", auto.Baseline.Policy)
+	}
 }
 
 func TestCodexReportSaysRetriesAreUnknown(t *testing.T) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -46,7 +47,8 @@ func newSimulateCmd(g *globals, runF func(context.Context, *simulateOptions) err
 		Use:   "simulate [PATH...]",
 		Short: "Replay recorded failures under other retry policies: what if?",
 		Long: `Replay every recorded provider request under the baseline policy (the
-orchestrator's, by default) and under each --policy, with the same retry
+orchestrator's by default; Claude Code's or Codex's when the requests are
+all that agent's calls) and under each --policy, with the same retry
 core that decides retries live, and compare success, attempts, wasted
 retries, time in backoff, time to resolution, halts and cost.
 
@@ -101,7 +103,7 @@ constant) or a policy file. The quick flags --max-retries, --backoff and
 	o.ingestFirst.flags(cmd, "simulate on the store as it is, without ingesting first")
 	addFilterFlags(cmd, &o.Since, &o.Until, &o.Runs, &o.Provider)
 	f.StringVarP(&o.Format, "format", "f", "table", "output format: table, markdown, json or csv")
-	f.StringVar(&o.Baseline, "baseline", "orchestrator", "the policy the records were made under: a preset or a policy file")
+	f.StringVar(&o.Baseline, "baseline", "", "the policy the records were made under: a preset or a policy file (default: orchestrator, or claude-code or codex for that agent's calls alone)")
 	f.StringArrayVar(&o.Policies, "policy", nil, "a policy to compare: a preset or a policy file (repeatable)")
 	f.IntVar(&o.MaxRetries, "max-retries", 0, "quick policy: the baseline with this many retries")
 	f.IntVar(&o.MaxAttempts, "max-attempts", 0, "quick policy: the baseline with at most this many attempts at an item")
@@ -240,31 +242,9 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 	if err != nil {
 		return err
 	}
-	base, err := loadPolicy(o.Baseline)
+	base, named, q, err := loadPolicies(o, cmp.Or(o.Baseline, "orchestrator"))
 	if err != nil {
 		return err
-	}
-	var policies []*retry.Policy
-	for _, spec := range o.Policies {
-		p, err := loadPolicy(spec)
-		if err != nil {
-			return err
-		}
-		policies = append(policies, p)
-	}
-	q, err := quickPolicy(o, base)
-	if err != nil {
-		return err
-	}
-	if q != nil {
-		policies = append(policies, q)
-	}
-	seen := map[string]bool{base.Name: true}
-	for _, p := range policies {
-		if seen[p.Name] {
-			return usageError{fmt.Errorf("two policies are named %q; give one file a different name", p.Name)}
-		}
-		seen[p.Name] = true
 	}
 	st, unread, err := o.ingestFirst.open(ctx, o.g, false)
 	if err != nil {
@@ -279,11 +259,7 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 	if err != nil {
 		return err
 	}
-	named := policies
-	if q != nil {
-		named = policies[:len(policies)-1] // each system has its own baseline to change
-	}
-	systems, err := simulateRecords(ctx, o, recs, named)
+	systems, err := simulateRecords(ctx, o, recs, named) // each system has its own baseline to change
 	if err != nil {
 		return interrupted(err)
 	}
@@ -291,6 +267,15 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 	eps, err := st.Episodes(ctx, f, base.Classifier(failure.DefaultProvider).Classify)
 	if err != nil {
 		return err
+	}
+	if name := agentBaseline(eps); o.Baseline == "" && name != "" {
+		if base, named, q, err = loadPolicies(o, name); err != nil {
+			return err
+		}
+	}
+	policies := named
+	if q != nil {
+		policies = append(slices.Clip(named), q)
 	}
 	var res []replay.Result
 	switch {
@@ -309,6 +294,59 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 		return silentError{1}
 	}
 	return nil
+}
+
+// loadPolicies reads the baseline, the policies --policy names, and the
+// quick flags' policy (nil without quick flags), which changes the
+// baseline. Two policies of one name are a usage error.
+func loadPolicies(o *simulateOptions, baseline string) (base *retry.Policy, named []*retry.Policy, quick *retry.Policy, err error) {
+	if base, err = loadPolicy(baseline); err != nil {
+		return nil, nil, nil, err
+	}
+	for _, spec := range o.Policies {
+		p, err := loadPolicy(spec)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		named = append(named, p)
+	}
+	if quick, err = quickPolicy(o, base); err != nil {
+		return nil, nil, nil, err
+	}
+	seen := map[string]bool{base.Name: true}
+	for _, p := range append(slices.Clip(named), quick) {
+		if p == nil {
+			continue
+		}
+		if seen[p.Name] {
+			return nil, nil, nil, usageError{fmt.Errorf("two policies are named %q; give one file a different name", p.Name)}
+		}
+		seen[p.Name] = true
+	}
+	return base, named, quick, nil
+}
+
+// agentBaseline is the preset of the agent whose calls are all the
+// provider requests to replay ("claude-code", "codex"), or "" when they
+// are the orchestrator's, several systems', or an agent's without a
+// preset of its own. Without --baseline, an agent's calls are replayed
+// against its own policy, so that the baseline reproduces the record.
+func agentBaseline(eps []replay.Episode) string {
+	system := ""
+	for _, e := range eps {
+		if e.Kind != replay.KindProvider {
+			continue
+		}
+		s, _, ok := strings.Cut(e.ID, ":")
+		if !ok || strings.Contains(s, "/") || system != "" && s != system {
+			return ""
+		}
+		system = s
+	}
+	if _, err := retry.Preset(system); err != nil || system == "" {
+		return ""
+	}
+	return system
 }
 
 // interrupted says so when err is Ctrl-C's (or SIGTERM's) cancellation.
