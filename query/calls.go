@@ -17,6 +17,16 @@ import (
 // provider filter, which selects no record run, selects the calls of that
 // provider instead.
 
+// callsOnce is every call once: a call copied into another file (a
+// Claude Code sub-agent's file replaying its parent's messages, a
+// resumed session, a copied collector file) has the same system,
+// session and call id there. It counts once, in the session's own run
+// when one copy is there (as Claude Code's parent, not the sub-agent
+// that replayed it), else from the file read first.
+const callsOnce = `SELECT * FROM calls
+  QUALIFY call_id IS NULL OR row_number() OVER (
+    PARTITION BY system, session, call_id ORDER BY run_id IS DISTINCT FROM session, file_id, line) = 1`
+
 // callScope renders the CTE "cs" of the calls in scope, with grp the
 // group expression over a call c.
 func (f Filter) callScope(group string) (string, []any) {
@@ -29,7 +39,7 @@ func (f Filter) callScope(group string) (string, []any) {
 		args = append(args, f.Provider)
 	}
 	return cte + `,
-cs AS (SELECT ` + group + ` AS grp, c.* FROM calls c JOIN rs USING (system, run_id) WHERE ` + cond + `)`, args
+cs AS (SELECT ` + group + ` AS grp, c.* FROM (` + callsOnce + `) c JOIN rs USING (system, run_id) WHERE ` + cond + `)`, args
 }
 
 // callAggregates are the sums one group of calls makes, in the order

@@ -200,3 +200,46 @@ func metricText(m reports.Metric) string {
 	}
 	return strconv.FormatFloat(*m.Numerator, 'f', -1, 64) + "/" + strconv.FormatFloat(*m.Denominator, 'f', -1, 64)
 }
+
+// TestCallCopiesCountOnce: a sub-agent's file that replays its parent's
+// message holds the same call again; it counts once, in the parent's run.
+func TestCallCopiesCountOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := query.Open(ctx, filepath.Join(t.TempDir(), "c.duckdb"), query.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	tx, err := st.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	for _, r := range []struct {
+		file int
+		run  string
+	}{{2, "s1/agent-a"}, {1, "s1"}} {
+		if err := tx.Exec(ctx, `INSERT INTO record_runs (file_id, system, run_id, batch, started_at, status) VALUES (?, 'claude-code', ?, 's1', ?, 'success')`,
+			r.file, r.run, at); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Exec(ctx, `INSERT INTO calls (file_id, system, run_id, session, call_id, line, ts, provider, model, success, attempts, evidence)
+			VALUES (?, 'claude-code', ?, 's1', 'msg_01', 1, ?, 'anthropic', 'claude-sonnet-4-5', true, 2, 'transcript')`, r.file, r.run, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r, err := st.Report(ctx, query.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMetric(t, r.Metrics, "calls", 1, 0, 0)
+	r, err = st.Report(ctx, query.Filter{Runs: []string{"s1/agent-a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMetric(t, r.Metrics, "calls", 0, 0, 0)
+}

@@ -155,15 +155,18 @@ func (g *grouper) flush() {
 	}
 }
 
-// id names a call within its file: the request id, else the message id,
+// id names a call within its file: the message id, else the request id,
 // else the first line's uuid, else its line number.
 func (c *call) id() string {
 	if f := c.final(); f != nil {
-		if f.requestID != "" {
-			return f.requestID
-		}
+		// The message id first: a sub-agent's file can replay its parent's
+		// messages under new request ids, and the store counts a message
+		// once by its id (the calls_once view).
 		if f.asst.msgID != "" {
 			return f.asst.msgID
+		}
+		if f.requestID != "" {
+			return f.requestID
 		}
 	}
 	if u := c.first().uuid; u != "" {
