@@ -43,7 +43,7 @@ cs AS (SELECT ` + group + ` AS grp, c.* FROM (` + callsOnce + `) c JOIN rs USING
 }
 
 // callAggregates are the sums one group of calls makes, in the order
-// callRow scans them.
+// scanCallRow reads them.
 const callAggregates = `count(*),
   count(*) FILTER (WHERE success = false),
   count(*) FILTER (WHERE success IS NOT NULL),
