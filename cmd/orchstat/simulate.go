@@ -189,7 +189,7 @@ func quickPolicy(o *simulateOptions, base *retry.Policy) (*retry.Policy, error) 
 	}
 	for _, c := range o.NoRetry {
 		if !failure.Class(c).Known() {
-			return nil, usageError{fmt.Errorf("--no-retry-class: unknown class %q (%s)", c, strings.Join(classNames(), ", "))}
+			return nil, usageError{fmt.Errorf("--no-retry-class: unknown class %q (%s)", c, strings.Join(failure.ClassNames(), ", "))}
 		}
 		delete(p.Retriable, failure.Class(c))
 		name = append(name, "no retry of "+c)
@@ -225,14 +225,6 @@ func quickBackoff(s string, base retry.Backoff) (retry.Backoff, error) {
 		b.Factor = 2
 	}
 	return b, nil
-}
-
-func classNames() []string {
-	var out []string
-	for _, c := range failure.AllClasses() {
-		out = append(out, string(c))
-	}
-	return out
 }
 
 func simulateRun(ctx context.Context, o *simulateOptions) error {
