@@ -26,6 +26,13 @@ described in docs/rules.md.`,
 	return cmd
 }
 
+// rulesCheckOptions are rules check's: the files to check (none: the
+// built-in alerts.yaml) and where to report.
+type rulesCheckOptions struct {
+	IO    *IO
+	Files []string
+}
+
 func newRulesCheckCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "check [FILE...]",
@@ -50,12 +57,13 @@ be read, 2 on usage errors.`,
   # Check your own files before passing one to report --rules
   orchstat rules check alerts.yaml team/*.yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return rulesCheckRun(g.io, args)
+			return rulesCheckRun(&rulesCheckOptions{IO: g.io, Files: args})
 		},
 	}
 }
 
-func rulesCheckRun(io *IO, files []string) error {
+func rulesCheckRun(o *rulesCheckOptions) error {
+	io, files := o.IO, o.Files
 	type input struct {
 		name string
 		data []byte
