@@ -244,7 +244,9 @@ var systemTable = rowTable[reports.SystemRow]{
 		{name: "last_run", text: func(r reports.SystemRow) string { return timePtrText(r.LastRun) },
 			value: func(r reports.SystemRow) any { return r.LastRun }},
 	},
-	more: func(r reports.SystemRow) []field { return presentMetrics(r.Metrics, metricOrder(metricNames(r.Metrics))) },
+	more: func(r reports.SystemRow) []field {
+		return presentMetrics(r.Metrics, metricOrder(metricNames(r.Metrics)))
+	},
 }
 
 // systemMetricCol shows a system's record metric in the grid only: the
