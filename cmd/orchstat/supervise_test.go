@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -206,7 +207,14 @@ func TestInterruptStopsABlockedCommand(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	time.Sleep(300 * time.Millisecond)
+	// Signalled before it blocks, ingest stops on its context instead
+	// (exit 1), which is not what this test is about: wait for the read.
+	for !readingStdin(child) {
+		if time.Now().After(deadline) {
+			t.Fatal("ingest never blocked reading standard input")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	cmd.Process.Signal(os.Interrupt)
 	if got := exitCode(t, cmd); got != 130 {
 		t.Fatalf("exit %d, want 130; stderr:\n%s", got, stderr)
@@ -214,6 +222,31 @@ func TestInterruptStopsABlockedCommand(t *testing.T) {
 	if !strings.Contains(stderr.String(), "after interrupt; stopped") {
 		t.Fatalf("stderr:\n%s", stderr)
 	}
+}
+
+// readingStdin reports whether a thread of process pid is blocked in
+// read(2) on file descriptor 0, from /proc/PID/task/TID/syscall (the
+// syscall number, then its arguments). Where that cannot be read, it
+// answers true after a pause, as the test did before it looked.
+func readingStdin(pid int) bool {
+	read := map[string]string{"amd64": "0", "arm64": "63"}[runtime.GOARCH]
+	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/syscall", pid))
+	seen := false
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		seen = true
+		if fields := strings.Fields(string(b)); len(fields) > 1 && fields[0] == read && fields[1] == "0x0" {
+			return true
+		}
+	}
+	if !seen || read == "" {
+		time.Sleep(300 * time.Millisecond)
+		return true
+	}
+	return false
 }
 
 // holdsFile reports whether process pid has path open.
