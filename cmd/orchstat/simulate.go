@@ -249,7 +249,7 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 	}
 	recs, err := st.AttemptRuns(ctx, f)
 	if err != nil {
-		return err
+		return interrupted(err)
 	}
 	systems, err := simulateRecords(ctx, o, recs, named) // each system has its own baseline to change
 	if err != nil {
@@ -258,7 +258,7 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 	// The baseline's classify rules name the recorded errors for every policy.
 	eps, err := st.Episodes(ctx, f, base.Classifier(failure.DefaultProvider).Classify)
 	if err != nil {
-		return err
+		return interrupted(err)
 	}
 	if name := agentBaseline(eps); o.Baseline == "" && name != "" {
 		if base, named, q, err = loadPolicies(o, name); err != nil {
