@@ -359,7 +359,7 @@ func TestExecHangingKilled(t *testing.T) {
 	requireProcesses(t)
 	e := newExecEnv(t)
 	start := time.Now()
-	o := e.run(t, nil, "-q", "--op", "build", "--timeout", "200ms", "--kill-after", "2s", "--",
+	o := e.run(t, nil, "-q", "--op", "build", "--timeout", "1500ms", "--kill-after", "2s", "--",
 		"sh", "-c", "sleep 1000 & echo $! > grandchild; echo started; wait")
 	if o.code != 124 || o.result.Class != "command_timeout" || o.result.ExitCode != 124 || o.result.Success || string(o.stdout) != "started\n" {
 		t.Fatalf("exit %d, %q, %+v\n%s", o.code, o.stdout, o.result, o.stderr)
