@@ -38,7 +38,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/orchstat/orchstat/ingest/records"
 )
@@ -142,17 +141,7 @@ func build(set *records.Set, path string, entries []*entry) {
 }
 
 // excerpt cuts text to maxExcerpt bytes without splitting a character.
-func excerpt(s string) string { return cut(strings.TrimSpace(s), maxExcerpt) }
-
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
+func excerpt(s string) string { return records.Excerpt(s, maxExcerpt) }
 
 // stem is a file's name without its extension.
 func stem(path string) string {

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/orchstat/orchstat/ingest/records"
 )
 
 // Transcript lines are decoded into json.RawMessage fields first, so that a
@@ -85,7 +87,7 @@ func timestamp(raw json.RawMessage, field string) (*time.Time, *fieldError) {
 	}
 	t, perr := time.Parse(time.RFC3339Nano, s)
 	if perr != nil {
-		return nil, &fieldError{field, "not an ISO-8601 time: " + cut(strconv.Quote(s), 60)}
+		return nil, &fieldError{field, "not an ISO-8601 time: " + records.Cut(strconv.Quote(s), 60)}
 	}
 	t = t.UTC()
 	return &t, nil

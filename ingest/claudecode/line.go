@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"time"
+
+	"github.com/orchstat/orchstat/ingest/records"
 )
 
 // rawLine is a transcript line's top-level fields that the parser reads.
@@ -79,10 +81,10 @@ func decodeLine(b []byte, n int) (*entry, lineKind, *fieldError) {
 	}
 	var r rawLine
 	if t[0] != '{' {
-		return nil, lineProblem, &fieldError{"", "not a JSON object: " + cut(string(t), 120)}
+		return nil, lineProblem, &fieldError{"", "not a JSON object: " + records.Cut(string(t), 120)}
 	}
 	if json.Unmarshal(t, &r) != nil {
-		return nil, lineProblem, &fieldError{"", "not valid JSON: " + cut(string(t), 120)}
+		return nil, lineProblem, &fieldError{"", "not valid JSON: " + records.Cut(string(t), 120)}
 	}
 	typ, ferr := str(r.Type, "type")
 	if ferr != nil {

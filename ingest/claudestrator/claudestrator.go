@@ -33,7 +33,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/orchstat/orchstat/ingest/records"
 )
@@ -106,18 +105,7 @@ func parseInt(s string) (n int, present, ok bool) {
 }
 
 // excerpt cuts failure text to maxExcerpt bytes.
-func excerpt(s string) string { return cut(strings.TrimSpace(s), maxExcerpt) }
-
-// cut shortens s to at most n bytes without splitting a character.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
+func excerpt(s string) string { return records.Excerpt(s, maxExcerpt) }
 
 // statusWord normalises a status as the agents write it ("completed",
 // "`in_progress`", "In Progress", "pending ✅") to one lower-case word.

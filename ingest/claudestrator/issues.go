@@ -340,7 +340,7 @@ func firstLine(s string) string {
 	for _, l := range strings.Split(s, "\n") {
 		l = strings.TrimSpace(listMarker.ReplaceAllString(l, ""))
 		if l != "" {
-			return cut(l, 200)
+			return records.Cut(l, 200)
 		}
 	}
 	return ""

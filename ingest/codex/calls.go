@@ -134,8 +134,8 @@ func (r *rollout) closePending() {
 }
 
 func (r *rollout) newCall(l line, ts time.Time) records.Call {
-	return records.Call{System: records.Codex, CallID: fmt.Sprintf("line:%d", l.no), Source: Source,
-		Line: l.no, TS: &ts, Provider: r.provider(), Model: r.model, Operation: "chat",
+	return records.Call{System: records.Codex, CallID: fmt.Sprintf("line:%d", l.No), Source: Source,
+		Line: l.No, TS: &ts, Provider: r.provider(), Model: r.model, Operation: "chat",
 		Evidence: records.EvidenceNone}
 }
 

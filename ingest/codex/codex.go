@@ -50,10 +50,10 @@ func ParseRollout(path string, b []byte) (*records.Set, error) {
 	if len(lines) == 0 {
 		return r.set, nil
 	}
-	if legacyHeader(lines[0].b) {
+	if legacyHeader(lines[0].B) {
 		r.readLegacy(lines)
 	} else if r.readCurrent(lines); r.envelopes == 0 {
-		return nil, &records.Error{Line: lines[0].no, Offset: lines[0].off, Field: "type",
+		return nil, &records.Error{Line: lines[0].No, Offset: lines[0].Off, Field: "type",
 			Msg: "not a Codex rollout: no line is {timestamp, type, payload}"}
 	}
 	r.finish()
@@ -91,14 +91,4 @@ func isUUID(s string) bool {
 }
 
 // excerpt trims s to maxExcerpt bytes without splitting a character.
-func excerpt(s string) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= maxExcerpt {
-		return s
-	}
-	cut := maxExcerpt
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut]
-}
+func excerpt(s string) string { return records.Excerpt(s, maxExcerpt) }

@@ -53,7 +53,7 @@ func (r *rollout) readHeader(l line, top map[string]json.RawMessage) *records.Er
 		return perr
 	}
 	m := &sessionMeta{}
-	if perr := decodeAt(l, l.b, "", m); perr != nil {
+	if perr := decodeAt(l, l.B, "", m); perr != nil {
 		return perr
 	}
 	r.meta, r.started = m, &ts

@@ -1,7 +1,6 @@
 package codex
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -11,37 +10,16 @@ import (
 	"github.com/orchstat/orchstat/ingest/records"
 )
 
-var bom = []byte{0xEF, 0xBB, 0xBF}
+// line is one non-blank line of a rollout (records.Line), with the
+// problem and decoding methods this package reads lines with.
+type line records.Line
 
-// line is one non-blank line of a file: its 1-based number, the offset of
-// its first byte, and its text without the line ending.
-type line struct {
-	no  int
-	off int64
-	b   []byte
-}
-
-// splitLines cuts b into its non-blank lines. Blank lines hold no record,
-// so they are neither read nor counted.
+// splitLines cuts b into its non-blank lines.
 func splitLines(b []byte) []line {
-	var out []line
-	var off int64
-	if bytes.HasPrefix(b, bom) {
-		b, off = b[len(bom):], int64(len(bom))
-	}
-	for no := 1; len(b) > 0; no++ {
-		raw := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			raw, b = b[:i], b[i+1:]
-		} else {
-			b = nil
-		}
-		start := off
-		off += int64(len(raw)) + 1
-		raw = bytes.TrimSuffix(raw, []byte{'\r'})
-		if len(bytes.TrimSpace(raw)) > 0 {
-			out = append(out, line{no: no, off: start, b: raw})
-		}
+	ls := records.Lines(b)
+	out := make([]line, len(ls))
+	for i, l := range ls {
+		out[i] = line(l)
 	}
 	return out
 }
@@ -55,19 +33,19 @@ type envelope struct {
 
 // problem locates a message at a line.
 func (l line) problem(field, msg string) *records.Error {
-	return &records.Error{Line: l.no, Offset: l.off, Field: field, Msg: msg}
+	return &records.Error{Line: l.No, Offset: l.Off, Field: field, Msg: msg}
 }
 
 // object decodes a line as a JSON object.
 func object(l line) (map[string]json.RawMessage, *records.Error) {
 	var top map[string]json.RawMessage
-	if err := json.Unmarshal(l.b, &top); err != nil || top == nil {
+	if err := json.Unmarshal(l.B, &top); err != nil || top == nil {
 		var se *json.SyntaxError
 		switch {
 		case errors.As(err, &se):
 			return nil, l.problem("", "not JSON: "+excerpt(se.Error()))
 		default:
-			return nil, l.problem("", "want a JSON object, got "+excerpt(string(l.b)))
+			return nil, l.problem("", "want a JSON object, got "+excerpt(string(l.B)))
 		}
 	}
 	return top, nil

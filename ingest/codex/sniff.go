@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"path"
 	"strings"
+
+	"github.com/orchstat/orchstat/ingest/records"
 )
 
 // Sniff says whether head, the first bytes of a file, starts like a
@@ -13,7 +15,7 @@ import (
 // A session_meta line can be long (it carries the agent's instructions),
 // so head may end inside it: the keys read before the cut decide.
 func Sniff(head []byte) bool {
-	head = bytes.TrimPrefix(head, bom)
+	head = bytes.TrimPrefix(head, []byte(records.BOM))
 	if i := bytes.IndexByte(head, '\n'); i >= 0 {
 		head = head[:i]
 	}

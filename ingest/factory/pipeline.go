@@ -40,32 +40,15 @@ func ParseEvents(path string, b []byte) (*records.Set, error) {
 	}
 	p := &pipelineLog{id: pipeline, wos: map[string]*workOrder{}}
 	set := &records.Set{}
-	lines, good := 0, 0
-	var off int64
-	if bytes.HasPrefix(b, bom) {
-		b, off = b[len(bom):], int64(len(bom))
-	}
-	for no := 1; len(b) > 0; no++ {
-		raw := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			raw, b = b[:i], b[i+1:]
-		} else {
-			b = nil
-		}
-		start := off
-		off += int64(len(raw)) + 1
-		raw = bytes.TrimSuffix(raw, []byte{'\r'})
-		if len(bytes.TrimSpace(raw)) == 0 {
-			continue
-		}
-		lines++
-		if err := p.line(text{b: raw, line: no, base: start}); err != nil {
+	lines, good := records.Lines(b), 0
+	for _, l := range lines {
+		if err := p.line(text{b: l.B, line: l.No, base: l.Off}); err != nil {
 			set.Problems = append(set.Problems, *err)
 			continue
 		}
 		good++
 	}
-	if lines > 0 && good == 0 {
+	if len(lines) > 0 && good == 0 {
 		first := set.Problems[0]
 		return nil, &first
 	}

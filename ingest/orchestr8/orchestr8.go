@@ -527,18 +527,8 @@ func (p *parser) errorText(e *node, path, failedStage string) string {
 	return ""
 }
 
-func excerpt(s string) string {
-	s = strings.TrimSpace(s)
-	const max = 2000
-	if len(s) <= max {
-		return s
-	}
-	n := max
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
-}
+// excerpt keeps a record's text to 2,000 bytes.
+func excerpt(s string) string { return records.Excerpt(s, 2000) }
 
 // batchRuns pairs a batch's features with the entries merged from their
 // worktrees: the closest earlier entry of the same slug that started

@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
-	"unicode/utf8"
+
+	"github.com/orchstat/orchstat/ingest/records"
 )
 
 // Top-level keys of the three OTLP data messages, in the lowerCamelCase
@@ -98,9 +99,5 @@ func excerpt(s string) string {
 	if len(s) <= 200 {
 		return s
 	}
-	cut := 197
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
+	return records.Cut(s, 197) + "..."
 }
