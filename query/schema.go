@@ -239,9 +239,23 @@ var views = []string{
 	LEFT JOIN run_dirs d ON d.dir = regexp_replace(f.path, '/[^/]*$', '')`,
 }
 
+// What export remembers of each lake it wrote to (see lakeexport.go): a
+// lake is named by its location, and a store may export to several.
+var (
+	LakeExports = Table{"lake_exports", "each export that wrote to a lake", cols(
+		"lake VARCHAR, runner VARCHAR, export_seq BIGINT, started_at TIMESTAMP, finished_at TIMESTAMP, files BIGINT, partitions BIGINT, rows BIGINT, bytes BIGINT")}
+	LakeFileMarks = Table{"lake_files", "the version (file_states seq) of each source file a lake holds", cols(
+		"lake VARCHAR, runner VARCHAR, file_id INTEGER, seq BIGINT")}
+	LakeParts = Table{"lake_parts", "the lake partitions each exported source file's rows are in", cols(
+		"lake VARCHAR, runner VARCHAR, tbl VARCHAR, system VARCHAR, day DATE, file_id INTEGER")}
+	LakePending = Table{"lake_pending", "the partitions an unfinished export may have replaced", cols(
+		"lake VARCHAR, runner VARCHAR, tbl VARCHAR, system VARCHAR, day DATE")}
+)
+
 func tableStatements() []string {
 	stmts := []string{`CREATE TABLE IF NOT EXISTS meta (key VARCHAR, value VARCHAR)`, FileStates.ddl(), DirStates.ddl(), AlertState.ddl(),
 		Notifications.ddl(), NotifyGroups.ddl(), ExecInvocations.ddl(),
+		LakeExports.ddl(), LakeFileMarks.ddl(), LakeParts.ddl(), LakePending.ddl(),
 		// A store made before exec_invocations had its dir column: CREATE
 		// TABLE IF NOT EXISTS leaves the table as it was. Its rows have no
 		// directory, so they count for no command's cascade.

@@ -54,6 +54,7 @@ type Store struct {
 	snapshot  *snapshot
 	dsn       string
 	readOnly  bool
+	memory    bool // a lake's rows, held in memory (OpenLake)
 }
 
 // LockError reports that another process kept the database locked.
@@ -405,8 +406,8 @@ func (s *Store) migrate(ctx context.Context, readOnly, asIs bool) error {
 			return rollback(err)
 		}
 	}
-	// meta is rewritten whole; it is tiny and changes only on upgrades.
-	if _, err := s.conn.ExecContext(ctx, `DELETE FROM meta`); err != nil {
+	// The schema's keys are rewritten; others (the store's id) are kept.
+	if _, err := s.conn.ExecContext(ctx, `DELETE FROM meta WHERE key IN ('schema_version', 'schema_hash')`); err != nil {
 		return rollback(err)
 	}
 	if _, err := s.conn.ExecContext(ctx, `INSERT INTO meta VALUES ('schema_version', ?), ('schema_hash', ?)`,
@@ -515,6 +516,9 @@ func (s *Store) Reopen(ctx context.Context) error {
 func (s *Store) Checkpoint(ctx context.Context) error {
 	if _, err := s.conn.ExecContext(ctx, "CHECKPOINT"); err != nil {
 		return fmt.Errorf("checkpointing %s: %w", s.Path, cleanDuckErr(err))
+	}
+	if s.memory {
+		return nil
 	}
 	if err := os.Remove(s.Path + ".writing"); err != nil && !os.IsNotExist(err) {
 		return err

@@ -96,6 +96,7 @@ an unreadable store, ...).`,
 	}
 	f := cmd.Flags()
 	o.ingestFirst.flags(cmd, "evaluate the store as it is, without ingesting first")
+	o.ingestFirst.lakeFlag(cmd)
 	f.StringVarP(&o.Format, "format", "f", "table", "output format: table, markdown, json or csv")
 	f.StringVar(&o.Rules, "rules", "", "rule file (default: the built-in alerts.yaml)")
 	f.StringVar(&o.Textfile, "textfile", "", "also write the evaluated metrics and alert states here, for node_exporter's textfile collector")
@@ -123,6 +124,9 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 	rf, err := loadRules(o.Rules)
 	if err != nil {
 		return 0, err
+	}
+	if o.Lake != "" {
+		return evaluateLake(ctx, o, rf, format, now)
 	}
 	// check always writes (its alert state), so the store opens read-write.
 	st, unread, err := o.ingestFirst.open(ctx, o.g, true)
@@ -152,6 +156,36 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 		}
 	}
 	return res.Code, renderCheck(o.IO, checkPrint{db: res.DB, scope: scope, rows: res.Rows, sent: res.Sent, code: res.Code}, format, o.Quiet)
+}
+
+// evaluateLake checks a lake's rows. The alerts and the notifications
+// they queue are kept in the store (--db), under the scope "lake
+// LOCATION", so a later check knows how long an alert has been pending and
+// what was sent, and a check of the store's own runs keeps its alerts.
+func evaluateLake(ctx context.Context, o *checkOptions, rf *rules.File, format render.Format, now time.Time) (int, error) {
+	data, err := o.openLake(ctx, o.g)
+	if err != nil {
+		return 0, err
+	}
+	st, err := o.g.open(ctx, o.g.dbPath(nil), false)
+	if err != nil {
+		data.Close()
+		return 0, err
+	}
+	scope := "lake " + data.Path
+	res, err := check.Run(ctx, check.Options{Store: st, Data: data, Open: o.Open, Rules: rf, Now: now, Clock: o.IO.Now,
+		Scope: scope, Sender: o.NewSender(o.IO.Now), LockTimeout: o.g.lockTimeout,
+		Warn: func(msg string) { fmt.Fprintf(o.IO.Err, "orchstat: %s\n", msg) }})
+	if err != nil {
+		return 0, err
+	}
+	if o.Textfile != "" {
+		if err := writeCheckTextfile(o.Textfile, res, now); err != nil {
+			return 0, err
+		}
+	}
+	shown := reports.Scope{Paths: []string{scope}}
+	return res.Code, renderCheck(o.IO, checkPrint{db: data.Path, scope: shown, rows: res.Rows, sent: res.Sent, code: res.Code}, format, o.Quiet)
 }
 
 // writeCheckTextfile writes the check's metrics and alert states for

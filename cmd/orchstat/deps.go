@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/query/lake"
 	"github.com/orchstat/orchstat/rules/notify"
 )
 
@@ -23,6 +24,9 @@ type deps struct {
 	// connection, so running a few side by side uses the cores one test
 	// leaves idle.
 	ruleTestWorkers int
+	// lake is how commands open lakes: tests point S3 at a local server
+	// and the cache at a temporary folder.
+	lake lake.Options
 }
 
 func defaultDeps() deps {

@@ -13,6 +13,7 @@ import (
 	"github.com/orchstat/orchstat"
 	"github.com/orchstat/orchstat/ingest"
 	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/query/lake"
 	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/reports/render"
 	"github.com/orchstat/orchstat/rules"
@@ -76,6 +77,7 @@ Exit status 1 means the report is printed but some file could not be read
 	}
 	f := cmd.Flags()
 	o.ingestFirst.flags(cmd, "report on the store as it is, without ingesting first")
+	o.ingestFirst.lakeFlag(cmd)
 	addFilterFlags(cmd, &o.Since, &o.Until, &o.Runs, &o.Provider)
 	f.StringVarP(&o.Format, "format", "f", "table", "output format: table, markdown, json or csv")
 	f.StringVar(&o.Rules, "rules", "", "alert rules whose thresholds are marked (default: the built-in alerts.yaml)")
@@ -154,6 +156,28 @@ type ingestFirst struct {
 	Quiet     bool
 	StdinName string
 	Tuning    tuning
+	// Lake, when set, is read instead of the store (see lakeFlag), within
+	// Window when the command has a time filter.
+	Lake   string
+	Window query.LakeOptions
+}
+
+// lakeFlag adds --lake, for the commands that can read a lake.
+func (i *ingestFirst) lakeFlag(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&i.Lake, "lake", "", "read this Parquet lake (a directory, or s3://bucket/prefix) instead of the store; see docs/lake.md")
+}
+
+// openLake loads the lake into a store in memory.
+func (i *ingestFirst) openLake(ctx context.Context, g *globals) (*query.Store, error) {
+	if len(i.Paths) > 0 {
+		return nil, usageError{fmt.Errorf("--lake reads the runners' exports; PATH arguments name local files: give one or the other")}
+	}
+	lk, err := lake.Open(ctx, i.Lake, g.deps.lake)
+	if err != nil {
+		return nil, err
+	}
+	st, _, err := query.OpenLake(ctx, lk, i.Window)
+	return st, err
 }
 
 func (i *ingestFirst) flags(cmd *cobra.Command, noIngestHelp string) {
@@ -208,6 +232,10 @@ func (i *ingestFirst) narrow(ctx context.Context, g *globals, st *query.Store, f
 // or an ingest runs. Named PATHs with nothing to read are an error, and
 // no store is created for them.
 func (i *ingestFirst) open(ctx context.Context, g *globals, write bool) (*query.Store, bool, error) {
+	if i.Lake != "" {
+		st, err := i.openLake(ctx, g)
+		return st, false, err
+	}
 	paths := i.Paths
 	if i.NoIngest {
 		st, err := g.open(ctx, g.dbPath(paths), !write)
@@ -263,6 +291,7 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 	if err != nil {
 		return err
 	}
+	o.Window = query.LakeOptions{Since: f.Since, Until: f.Until}
 	st, unread, err := o.ingestFirst.open(ctx, o.g, false)
 	if err != nil {
 		return err
@@ -278,6 +307,9 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 	}
 	r.GeneratedAt = now
 	r.Database = o.g.dbPath(o.Paths)
+	if o.Lake != "" {
+		r.Database = st.Path
+	}
 	r.Scope = scope
 	if r.Thresholds, err = thresholds(o.g.io, rf, r.Metrics); err != nil {
 		return err

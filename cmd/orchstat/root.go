@@ -197,6 +197,7 @@ whole store with no PATH or --all.`,
 	root.AddCommand(newRecommendCmd(g, nil))
 	root.AddCommand(newRetryConfigCmd(g))
 	root.AddCommand(newForgetCmd(g))
+	root.AddCommand(newExportCmd(g))
 	root.AddCommand(newGenDocsCmd())
 	registerCompletions(root)
 	return root

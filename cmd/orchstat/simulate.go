@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/reports/render"
 	"github.com/orchstat/orchstat/rules/failure"
@@ -101,6 +102,7 @@ constant) or a policy file. The quick flags --max-retries, --backoff and
 	}
 	f := cmd.Flags()
 	o.ingestFirst.flags(cmd, "simulate on the store as it is, without ingesting first")
+	o.ingestFirst.lakeFlag(cmd)
 	addFilterFlags(cmd, &o.Since, &o.Until, &o.Runs, &o.Provider)
 	f.StringVarP(&o.Format, "format", "f", "table", "output format: table, markdown, json or csv")
 	f.StringVar(&o.Baseline, "baseline", "", "the policy the records were made under: a preset or a policy file (default: orchestrator, or claude-code or codex for that agent's calls alone)")
@@ -238,6 +240,7 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 	if err != nil {
 		return err
 	}
+	o.Window = query.LakeOptions{Since: f.Since, Until: f.Until}
 	st, unread, err := o.ingestFirst.open(ctx, o.g, false)
 	if err != nil {
 		return err

@@ -15,6 +15,10 @@ import (
 type Options struct {
 	// Store is the store, open for writing; Run closes it.
 	Store *query.Store
+	// Data, when set, is what the rules read instead of Store, which then
+	// keeps only the alerts and notifications: a lake's rows (see
+	// query.OpenLake), held in memory. Run closes it.
+	Data *query.Store
 	// Open opens the store at a path for writing, to record deliveries.
 	Open  func(ctx context.Context, path string) (*query.Store, error)
 	Rules *rules.File
@@ -57,12 +61,17 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			st.Close()
 		}
 	}()
+	data := st
+	if o.Data != nil {
+		data = o.Data
+		defer o.Data.Close()
+	}
 	saved, err := loadAlerts(ctx, st)
 	if err != nil {
 		return Result{}, err
 	}
 	prev, others := splitScope(saved, o.Scope)
-	sampler := NewSampler(st, o.Now)
+	sampler := NewSampler(data, o.Now)
 	sampler.Paths = o.Paths
 	res := Result{DB: st.Path, Evaluation: Evaluate(ctx, sampler, o.Rules, prev, o.Now, o.Scope)}
 	res.Alerts = append(res.Alerts, others...)

@@ -1,0 +1,346 @@
+package query
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/orchstat/orchstat/query/lake"
+)
+
+// LakeOptions narrow what OpenLake reads.
+type LakeOptions struct {
+	// Since and Until, when set, keep the orchestrator's event tables to
+	// the partitions that hold runs starting in [Since, Until): the
+	// report's time window. Runs outside it may be read too; the report's
+	// own filter still applies.
+	Since, Until *time.Time
+}
+
+// LakeRead is what OpenLake read.
+type LakeRead struct {
+	Runners     []string
+	Files       int // lake files read
+	FilesPruned int // lake files the time window left unread
+	SourceFiles int // source files the runners ingested
+}
+
+// lakeObject is one lake file, with its partition.
+type lakeObject struct {
+	lake.Object
+	system, day, runner string
+}
+
+// prunable are the tables whose partitions a time window can skip: the
+// orchestrator's event tables, each of whose rows belongs to a run that
+// run_spans places in its file. The others are read whole; they are small.
+var prunable = map[string]bool{}
+
+func init() {
+	for _, t := range []Table{RunEvents, Escalations, ProviderSelections, ProviderStarts, ProviderFinishes, L2Events,
+		PatchEvents, VerificationEvents, Steps, L3Candidates, Diagnoses, JudgeCalls} {
+		prunable[t.Name] = true
+	}
+}
+
+// OpenLake loads a lake into a store in memory, as one store holding every
+// runner's rows would hold them, so reports, checks and simulations run on
+// it unchanged. Each runner's file ids are renumbered (ordered by runner,
+// then id) and its paths prefixed with "runner:". The events table, the
+// trace lines' payloads, is not read: no report needs it.
+func OpenLake(ctx context.Context, lk lake.Lake, o LakeOptions) (*Store, LakeRead, error) {
+	var got LakeRead
+	objs, err := listLake(ctx, lk)
+	if err != nil {
+		return nil, got, err
+	}
+	st, err := openMemory(ctx, lk.Location())
+	if err != nil {
+		return nil, got, err
+	}
+	l := &lakeLoad{st: st, lk: lk, read: &got}
+	if err := l.load(ctx, objs, o); err != nil {
+		st.Close()
+		return nil, got, err
+	}
+	return st, got, nil
+}
+
+// listLake lists every table's files, after checking the lake's version.
+func listLake(ctx context.Context, lk lake.Lake) (map[string][]lakeObject, error) {
+	meta, err := lk.List(ctx, "_orchstat/lake.json")
+	if err != nil {
+		return nil, err
+	}
+	if len(meta) == 0 {
+		return nil, fmt.Errorf("lake %s holds no export (no _orchstat/lake.json): run orchstat export --lake %s on a runner first", lk.Location(), lk.Location())
+	}
+	paths, err := lk.Local(ctx, meta[:1])
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(paths[0])
+	if err != nil {
+		return nil, err
+	}
+	var v struct {
+		Version int `json:"orchstat_lake_version"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, fmt.Errorf("lake %s: _orchstat/lake.json: %w", lk.Location(), err)
+	}
+	if v.Version > LakeVersion {
+		return nil, fmt.Errorf("lake %s has version %d, newer than this orchstat reads (%d); upgrade orchstat", lk.Location(), v.Version, LakeVersion)
+	}
+	out := map[string][]lakeObject{}
+	for _, t := range LakeTables() {
+		list, err := lk.List(ctx, t.Name+"/")
+		if err != nil {
+			return nil, err
+		}
+		for _, ob := range list {
+			if p, ok := parseLakeKey(t.Name, ob); ok {
+				out[t.Name] = append(out[t.Name], p)
+			}
+		}
+	}
+	return out, nil
+}
+
+// parseLakeKey reads a lake file's partition from its key; other files
+// (a user's notes, a Spark _SUCCESS) are not the lake's and are skipped.
+func parseLakeKey(table string, ob lake.Object) (lakeObject, bool) {
+	seg := strings.Split(ob.Key, "/")
+	if len(seg) != 5 || seg[0] != table || !strings.HasSuffix(seg[4], ".parquet") {
+		return lakeObject{}, false
+	}
+	o := lakeObject{Object: ob}
+	for i, dst := range []*string{&o.system, &o.day, &o.runner} {
+		k, v, ok := strings.Cut(seg[i+1], "=")
+		if !ok || k != [...]string{"system", "day", "runner"}[i] {
+			return lakeObject{}, false
+		}
+		*dst = v
+	}
+	return o, true
+}
+
+// openMemory opens a store in memory, named name in messages.
+func openMemory(ctx context.Context, name string) (*Store, error) {
+	connector, err := NewConnector("")
+	if err != nil {
+		return nil, err
+	}
+	db := sql.OpenDB(connector)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, cleanDuckErr(err)
+	}
+	st := &Store{Path: name, db: db, conn: conn, memory: true}
+	if err := st.migrate(ctx, false, false); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+// lakeLoad is one OpenLake on its way.
+type lakeLoad struct {
+	st   *Store
+	lk   lake.Lake
+	read *LakeRead
+}
+
+func (l *lakeLoad) load(ctx context.Context, objs map[string][]lakeObject, o LakeOptions) error {
+	if err := l.loadFiles(ctx, objs[LakeFiles.Name]); err != nil {
+		return err
+	}
+	for _, t := range FileTables {
+		if t.Name == Events.Name || prunable[t.Name] {
+			continue
+		}
+		if err := l.loadTable(ctx, t, objs[t.Name]); err != nil {
+			return err
+		}
+	}
+	keep, err := l.windowPartitions(ctx, o)
+	if err != nil {
+		return err
+	}
+	for _, t := range FileTables {
+		if !prunable[t.Name] {
+			continue
+		}
+		var in []lakeObject
+		for _, ob := range objs[t.Name] {
+			if keep == nil || keep[ob.runner+"/"+ob.day] {
+				in = append(in, ob)
+			} else {
+				l.read.FilesPruned++
+			}
+		}
+		if err := l.loadTable(ctx, t, in); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readParquet renders DuckDB's reader over local files of the lake.
+func readParquet(paths []string) string {
+	q := make([]string, len(paths))
+	for i, p := range paths {
+		q[i] = quoteSQL(p)
+	}
+	return `read_parquet([` + strings.Join(q, ", ") + `], hive_partitioning = true, union_by_name = true,
+		hive_types = {'system': VARCHAR, 'day': DATE, 'runner': VARCHAR})`
+}
+
+func (l *lakeLoad) local(ctx context.Context, objs []lakeObject) ([]string, error) {
+	plain := make([]lake.Object, len(objs))
+	for i, o := range objs {
+		plain[i] = o.Object
+	}
+	l.read.Files += len(objs)
+	return l.lk.Local(ctx, plain)
+}
+
+// loadFiles reads the runners' files tables, numbers every (runner,
+// file_id) anew in lake_ids, and stores them as file states.
+func (l *lakeLoad) loadFiles(ctx context.Context, objs []lakeObject) error {
+	if err := l.st.exec(ctx, `CREATE TEMP TABLE lake_ids (runner VARCHAR, file_id INTEGER, new_id INTEGER, day DATE)`); err != nil {
+		return err
+	}
+	if len(objs) == 0 {
+		return nil
+	}
+	paths, err := l.local(ctx, objs)
+	if err != nil {
+		return err
+	}
+	// A file that moved to another day is in two partitions while its
+	// runner replaces them; its latest state wins.
+	src := `(SELECT * FROM ` + readParquet(paths) + ` QUALIFY row_number() OVER (PARTITION BY runner, file_id ORDER BY state_seq DESC) = 1)`
+	if err := l.st.exec(ctx, `INSERT INTO lake_ids SELECT runner, file_id, row_number() OVER (ORDER BY runner, file_id), day FROM `+src); err != nil {
+		return fmt.Errorf("reading lake %s's files table: %w", l.lk.Location(), err)
+	}
+	if err := l.st.exec(ctx, `INSERT INTO file_states (seq, file_id, path, kind, run_dir, size, mtime, byte_offset, lines, events, quarantined, ingested_at)
+		SELECT i.new_id, i.new_id, f.runner || ':' || f.path, f.kind, f.run_dir, f.size, f.mtime, f.byte_offset, f.lines, f.events, f.quarantined, f.ingested_at
+		FROM `+src+` f JOIN lake_ids i USING (runner, file_id)`); err != nil {
+		return fmt.Errorf("reading lake %s's files table: %w", l.lk.Location(), err)
+	}
+	rs, err := l.st.conn.QueryContext(ctx, `SELECT DISTINCT runner FROM lake_ids ORDER BY 1`)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var r string
+		if err := rs.Scan(&r); err != nil {
+			return err
+		}
+		l.read.Runners = append(l.read.Runners, r)
+	}
+	return l.st.conn.QueryRowContext(ctx, `SELECT count(*) FROM lake_ids`).Scan(&l.read.SourceFiles)
+}
+
+// loadTable inserts the rows of t's files, with their file ids renumbered.
+// A column the files lack (written by an older orchstat) is NULL.
+func (l *lakeLoad) loadTable(ctx context.Context, t Table, objs []lakeObject) error {
+	if len(objs) == 0 {
+		return nil
+	}
+	paths, err := l.local(ctx, objs)
+	if err != nil {
+		return err
+	}
+	src := readParquet(paths)
+	have := map[string]bool{}
+	rs, err := l.st.conn.QueryContext(ctx, `SELECT column_name FROM (DESCRIBE SELECT * FROM `+src+`)`)
+	if err != nil {
+		return fmt.Errorf("reading lake %s's %s table: %w", l.lk.Location(), t.Name, cleanDuckErr(err))
+	}
+	for rs.Next() {
+		var c string
+		if err := rs.Scan(&c); err != nil {
+			rs.Close()
+			return err
+		}
+		have[c] = true
+	}
+	rs.Close()
+	var cs []string
+	for _, c := range t.Columns {
+		switch {
+		case c.Name == "file_id":
+			cs = append(cs, "i.new_id")
+		case have[c.Name]:
+			cs = append(cs, "p."+c.Name)
+		default:
+			cs = append(cs, "NULL::"+c.Type)
+		}
+	}
+	if err := l.st.exec(ctx, fmt.Sprintf(`INSERT INTO %s SELECT %s FROM %s p JOIN lake_ids i ON i.runner = p.runner AND i.file_id = p.file_id`,
+		t.Name, strings.Join(cs, ", "), src)); err != nil {
+		return fmt.Errorf("reading lake %s's %s table: %w", l.lk.Location(), t.Name, err)
+	}
+	return nil
+}
+
+// windowPartitions returns the (runner/day) partitions that hold the
+// files of runs starting in the window, or nil for all of them. A run
+// starts at its earliest event in any file, so run_spans, read whole,
+// decides; each of its files' rows are in its file's day.
+func (l *lakeLoad) windowPartitions(ctx context.Context, o LakeOptions) (map[string]bool, error) {
+	if o.Since == nil && o.Until == nil {
+		return nil, nil
+	}
+	var where []string
+	var args []any
+	if o.Since != nil {
+		where = append(where, "start >= ?")
+		args = append(args, o.Since.UTC())
+	}
+	if o.Until != nil {
+		where = append(where, "start < ?")
+		args = append(args, o.Until.UTC())
+	}
+	rs, err := l.st.conn.QueryContext(ctx, `SELECT DISTINCT i.runner, strftime(i.day, '%Y-%m-%d')
+		FROM run_spans s JOIN lake_ids i ON i.new_id = s.file_id
+		WHERE s.run_id IN (SELECT run_id FROM (SELECT run_id, min(first_ts) AS start FROM run_spans GROUP BY run_id) WHERE `+
+		strings.Join(where, " AND ")+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	keep := map[string]bool{}
+	for rs.Next() {
+		var r, d string
+		if err := rs.Scan(&r, &d); err != nil {
+			return nil, err
+		}
+		keep[r+"/"+d] = true
+	}
+	return keep, rs.Err()
+}
+
+func (s *Store) exec(ctx context.Context, q string, args ...any) error {
+	_, err := s.conn.ExecContext(ctx, q, args...)
+	return cleanDuckErr(err)
+}
+
+// sortedKeys is for messages that list a map's keys.
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
