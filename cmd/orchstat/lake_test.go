@@ -1,0 +1,260 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// lakeRunner is one runner's machine in the lake tests: its runs folder,
+// the record files it ingests besides, and its store.
+type lakeRunner struct {
+	name, runs, db string
+	otlp           []string // read with --format otlp
+	records        []string
+}
+
+// writeLakeRun writes an orchestrator run that starts on day (days after
+// 2026-11-01) and makes reqs provider requests, every third retried.
+func writeLakeRun(t *testing.T, runs, id string, day, reqs int) {
+	t.Helper()
+	start := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC).AddDate(0, 0, day).Add(time.Duration(len(id)*97%600) * time.Second)
+	var b strings.Builder
+	at := func(i int) string {
+		return start.Add(time.Duration(i) * time.Second).Format("2006-01-02T15:04:05.000Z")
+	}
+	ev := func(i int, typ, payload string) {
+		fmt.Fprintf(&b, `{"type":%q,"schemaVersion":1,"timestamp":%q,"runId":%q,"payload":%s}`+"\n", typ, at(i), id, payload)
+	}
+	ev(0, "RunStarted", `{"taskId":"t"}`)
+	provider := []string{"anthropic", "openai"}[day%2]
+	for r := range reqs {
+		ev(1+2*r, "ProviderRequestStarted", fmt.Sprintf(`{"provider":%q,"model":"m%d"}`, provider, r%2))
+		ev(2+2*r, "ProviderRequestFinished", fmt.Sprintf(`{"provider":%q,"durationMs":12,"success":%v,"retries":%d}`, provider, r%5 != 4, (r%3)/2))
+	}
+	status := []string{"success", "failure"}[(day+reqs)%2]
+	ev(2*reqs+1, "RunFinished", fmt.Sprintf(`{"status":%q}`, status))
+	dir := filepath.Join(runs, id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "trace.jsonl"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(b.String()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func abs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// newLakeRunners makes two runners: a holds the bundled runs and runs of
+// days 0-9; b holds runs of days 5-14, factory and claudestrator records
+// and OpenTelemetry calls.
+func newLakeRunners(t *testing.T) (a, b *lakeRunner) {
+	dir := t.TempDir()
+	a = &lakeRunner{name: "runner-a", runs: filepath.Join(dir, "a", "runs"), db: filepath.Join(dir, "a.duckdb")}
+	b = &lakeRunner{name: "runner-b", runs: filepath.Join(dir, "b", "runs"), db: filepath.Join(dir, "b.duckdb"),
+		otlp:    []string{abs(t, "../../ingest/otlp/testdata/http_retries.jsonl"), abs(t, "../../ingest/otlp/testdata/agents.jsonl")},
+		records: []string{abs(t, "../../testdata/factory/audit"), abs(t, "../../testdata/claudestrator/webshop")}}
+	copyTree(t, abs(t, "../../testdata/runs"), a.runs)
+	for i := range 30 {
+		writeLakeRun(t, a.runs, fmt.Sprintf("a%03d", i), i/3, 1+i%4)
+		writeLakeRun(t, b.runs, fmt.Sprintf("b%03d", i), 5+i/3, 2+i%3)
+	}
+	writeLakeRun(t, b.runs, "b-alone", 30, 2) // the only run of its day
+	return a, b
+}
+
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ingestInto ingests the runner's files into db.
+func (r *lakeRunner) ingestInto(t *testing.T, db string) {
+	t.Helper()
+	for _, args := range [][]string{
+		append([]string{"--db", db, "ingest", "--quiet", r.runs}, r.records...),
+		append([]string{"--db", db, "ingest", "--quiet", "--format", "otlp"}, r.otlp...),
+	} {
+		if len(args) == 6 && args[4] == "--format" {
+			continue // no OpenTelemetry files
+		}
+		if code, _, stderr := runCLI(t, "", args...); code != 0 && code != 1 {
+			t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+		}
+	}
+}
+
+func (r *lakeRunner) export(t *testing.T, lake string) string {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, "", "--db", r.db, "export", "--no-ingest", "--lake", lake, "--runner", r.name)
+	if code != 0 {
+		t.Fatalf("export %s: exit %d\n%s%s", r.name, code, stdout, stderr)
+	}
+	return stdout
+}
+
+// lakeReportJSON is a report's JSON less what names the store and the time.
+func lakeReportJSON(t *testing.T, args ...string) map[string]any {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, "", append(args, "--format", "json")...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(stdout), &m); err != nil {
+		t.Fatalf("%v: %v\n%s", args, err, stdout)
+	}
+	delete(m, "generated_at")
+	delete(m, "database")
+	return m
+}
+
+// sameJSON fails the test, naming the first keys that differ, unless a
+// and b are equal.
+func sameJSON(t *testing.T, what string, a, b map[string]any) {
+	t.Helper()
+	if reflect.DeepEqual(a, b) {
+		return
+	}
+	var diff []string
+	for k := range a {
+		if !reflect.DeepEqual(a[k], b[k]) {
+			ja, _ := json.Marshal(a[k])
+			jb, _ := json.Marshal(b[k])
+			diff = append(diff, fmt.Sprintf("%s:\n  store %s\n  lake  %s", k, cut(string(ja)), cut(string(jb))))
+		}
+	}
+	sort.Strings(diff)
+	t.Fatalf("%s: the lake's report differs from the union store's:\n%s", what, strings.Join(diff, "\n"))
+}
+
+func cut(s string) string {
+	if len(s) > 600 {
+		return s[:600] + "…"
+	}
+	return s
+}
+
+// lakeFiles lists the lake's files with their sizes and times, to see what
+// an export rewrote.
+func lakeFiles(t *testing.T, lake string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.WalkDir(lake, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(lake, p)
+		out[rel] = fmt.Sprintf("%d %d", fi.Size(), fi.ModTime().UnixNano())
+		return nil
+	})
+	return out
+}
+
+// TestLakeEqualsUnionStore is issue 15's "done when": two runners export
+// to one lake at once, and the lake's report equals that of one store
+// holding both runners' files, whole and in a time window; a second
+// export writes nothing; and after the runners' files change (a new run,
+// a grown trace, a forgotten folder), the next exports bring the lake
+// level again.
+func TestLakeEqualsUnionStore(t *testing.T) {
+	t.Parallel()
+	a, b := newLakeRunners(t)
+	lake := filepath.Join(t.TempDir(), "lake")
+	union := filepath.Join(t.TempDir(), "union.duckdb")
+	for _, r := range []*lakeRunner{a, b} {
+		r.ingestInto(t, r.db)
+		r.ingestInto(t, union)
+	}
+	var wg sync.WaitGroup
+	for _, r := range []*lakeRunner{a, b} {
+		wg.Go(func() { r.export(t, lake) })
+	}
+	wg.Wait()
+	compare := func(stage string) {
+		t.Helper()
+		for _, args := range [][]string{nil, {"--since", "2026-11-08"}, {"--since", "2026-11-03", "--until", "2026-11-06"}, {"--provider", "openai"}} {
+			want := lakeReportJSON(t, append([]string{"--db", union, "report", "--no-ingest"}, args...)...)
+			got := lakeReportJSON(t, append([]string{"report", "--lake", lake}, args...)...)
+			sameJSON(t, fmt.Sprintf("%s, report %v", stage, args), want, got)
+		}
+	}
+	compare("first export")
+
+	before := lakeFiles(t, lake)
+	if out := a.export(t, lake); !strings.HasPrefix(out, "nothing new to export") {
+		t.Errorf("second export: %q", out)
+	}
+	if after := lakeFiles(t, lake); !reflect.DeepEqual(before, after) {
+		t.Errorf("an export with nothing new changed the lake")
+	}
+
+	// Changes: a new run on a new day, a grown trace, and two folders gone, one the only
+	// run of its day.
+	writeLakeRun(t, a.runs, "a-new", 20, 3)
+	writeLakeRun(t, a.runs, "a004", 1, 2)
+	for _, db := range []string{a.db, union} {
+		a.ingestInto(t, db)
+	}
+	for _, run := range []string{"b007", "b-alone"} {
+		for _, db := range []string{b.db, union} {
+			if code, _, stderr := runCLI(t, "", "--db", db, "forget", filepath.Join(b.runs, run)); code != 0 {
+				t.Fatalf("forget: %s", stderr)
+			}
+		}
+		os.RemoveAll(filepath.Join(b.runs, run))
+	}
+	mid := lakeFiles(t, lake)
+	for _, r := range []*lakeRunner{a, b} {
+		r.export(t, lake)
+	}
+	rewritten := 0
+	for k, v := range lakeFiles(t, lake) {
+		if mid[k] != v {
+			rewritten++
+		}
+	}
+	if rewritten == 0 || rewritten >= len(mid)/2 {
+		t.Errorf("the second round of exports rewrote %d of %d files; want some, and few", rewritten, len(mid))
+	}
+	compare("after changes")
+}
