@@ -136,6 +136,9 @@ func parseS3(location string) (bucket, prefix string, err error) {
 }
 
 func (l *s3Lake) Location() string {
+	if l.prefix == "" {
+		return "s3://" + l.bucket
+	}
 	return "s3://" + l.bucket + "/" + strings.TrimSuffix(l.prefix, "/")
 }
 
