@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -39,6 +40,9 @@ func lakeCacheDir(root, endpoint, bucket, prefix string) (string, error) {
 	}
 	return d, nil
 }
+
+// errKey refuses a key or name that localKey refuses.
+var errKey = errors.New("not a plain relative path: no empty, . or .. segment, no leading or trailing /, no backslash")
 
 // localKey reports whether key stays inside the folder it is joined to: a
 // lake's listing is others' data, and must not write outside the cache.
@@ -118,7 +122,7 @@ func (l *s3Lake) Local(ctx context.Context, objs []Object) ([]string, error) {
 	var need []int
 	for i, o := range objs {
 		if !localKey(o.Key) {
-			return nil, fmt.Errorf("caching %s: the key leaves the lake's folder", l.url(o.Key))
+			return nil, fmt.Errorf("caching %s: %w", l.url(o.Key), errKey)
 		}
 		out[i] = l.objPath(o.Key)
 		if c, ok := idx[o.Key]; ok && c.ETag == o.ETag && c.Size == o.Size && sizeIs(out[i], o.Size) {

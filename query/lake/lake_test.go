@@ -2,6 +2,7 @@ package lake
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -217,6 +218,32 @@ func TestLakeStaging(t *testing.T) {
 			}
 			if objs, err := l.List(context.Background(), ""); err != nil || len(objs) != 0 {
 				t.Errorf("staging shows in the lake: %q, %v", listed(objs), err)
+			}
+		})
+	}
+}
+
+// TestLakeBadKeys checks that keys and staging names cannot leave the
+// lake: "../.." as a staging name would clear the lake's parent.
+func TestLakeBadKeys(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			l := b.open(t)
+			src := writeStaged(t, l, "f.parquet", "x")
+			for _, key := range []string{"", "../x", "../..", "/abs", "a//b", "a/./b", "a/", `a\b`} {
+				if err := l.Put(ctx, key, src); !errors.Is(err, errKey) {
+					t.Errorf("Put(%q) = %v, want errKey", key, err)
+				}
+				if _, err := l.Create(ctx, key, []byte("x")); !errors.Is(err, errKey) {
+					t.Errorf("Create(%q) = %v, want errKey", key, err)
+				}
+				if _, err := l.Staging(ctx, key); !errors.Is(err, errKey) {
+					t.Errorf("Staging(%q) = %v, want errKey", key, err)
+				}
+			}
+			if _, err := os.Stat(src); err != nil {
+				t.Errorf("a refused call removed %s: %v", src, err)
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -72,6 +73,12 @@ func newS3Client(ctx context.Context, getenv func(string) string) (*s3.Client, e
 	if p := getenv("AWS_PROFILE"); p != "" {
 		opts = append(opts, config.WithSharedConfigProfile(p))
 	}
+	if f := getenv("AWS_CONFIG_FILE"); f != "" {
+		opts = append(opts, config.WithSharedConfigFiles([]string{f}))
+	}
+	if f := getenv("AWS_SHARED_CREDENTIALS_FILE"); f != "" {
+		opts = append(opts, config.WithSharedCredentialsFiles([]string{f}))
+	}
 	if id, secret := getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY"); id != "" && secret != "" {
 		opts = append(opts, config.WithCredentialsProvider(
 			credentials.NewStaticCredentialsProvider(id, secret, getenv("AWS_SESSION_TOKEN"))))
@@ -85,6 +92,9 @@ func newS3Client(ctx context.Context, getenv func(string) string) (*s3.Client, e
 		cfg.Region = "us-east-1"
 	}
 	endpoint := firstEnv(getenv, "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
+	if strings.EqualFold(getenv("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"), "true") {
+		endpoint = ""
+	}
 	return s3.NewFromConfig(cfg, func(o *s3.Options) {
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
@@ -196,6 +206,9 @@ func under(key, prefix string) bool {
 // Put uploads src in one PutObject, which S3 makes visible whole or not at
 // all, then removes it.
 func (l *s3Lake) Put(ctx context.Context, key, src string) error {
+	if !localKey(key) {
+		return fmt.Errorf("publishing %s: %w", l.url(key), errKey)
+	}
 	f, err := os.Open(src)
 	if err != nil {
 		return fmt.Errorf("publishing %s: %w", l.url(key), err)
@@ -231,6 +244,9 @@ func (l *s3Lake) Put(ctx context.Context, key, src string) error {
 // before either writes, when the last write wins and both think they
 // created. On AWS S3, MinIO and gofakes3 the condition closes it.
 func (l *s3Lake) Create(ctx context.Context, key string, data []byte) ([]byte, error) {
+	if !localKey(key) {
+		return nil, fmt.Errorf("creating %s: %w", l.url(key), errKey)
+	}
 	if got, ok, err := l.get(ctx, key); err != nil || ok {
 		return got, err
 	}
@@ -245,9 +261,9 @@ func (l *s3Lake) Create(ctx context.Context, key string, data []byte) ([]byte, e
 		switch {
 		case err == nil:
 			return nil, nil
-		case isCode(err, 409, "ConditionalRequestConflict") && try == 0:
+		case isCode(err, "ConditionalRequestConflict") && try == 0:
 			continue // a concurrent write to key: S3 asks for a retry
-		case isCode(err, 412, "PreconditionFailed"):
+		case isCode(err, "PreconditionFailed"):
 			got, ok, err := l.get(ctx, key)
 			if err == nil && !ok {
 				err = errors.New("it exists, then it did not")
@@ -262,7 +278,7 @@ func (l *s3Lake) Create(ctx context.Context, key string, data []byte) ([]byte, e
 func (l *s3Lake) get(ctx context.Context, key string) (data []byte, ok bool, err error) {
 	out, err := l.cl.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(l.bucket), Key: aws.String(l.prefix + key)})
 	if err != nil {
-		if isCode(err, 404, "NoSuchKey") {
+		if isCode(err, "NoSuchKey", "NotFound") {
 			return nil, false, nil
 		}
 		return nil, false, fmt.Errorf("reading %s: %w", l.url(key), err)
@@ -279,7 +295,7 @@ func (l *s3Lake) get(ctx context.Context, key string) (data []byte, ok bool, err
 // written beside the cache.
 func (l *s3Lake) Staging(ctx context.Context, name string) (string, error) {
 	if !localKey(name) {
-		return "", fmt.Errorf("staging folder %q: not a plain relative name", name)
+		return "", fmt.Errorf("staging folder %q: %w", name, errKey)
 	}
 	p := filepath.Join(l.cacheDir, "staging", filepath.FromSlash(name))
 	if err := os.RemoveAll(p); err != nil {
@@ -291,13 +307,11 @@ func (l *s3Lake) Staging(ctx context.Context, name string) (string, error) {
 	return p, nil
 }
 
-// isCode reports whether err is an S3 answer with the given HTTP status
-// or error code: servers disagree on which they fill in.
-func isCode(err error, status int, code string) bool {
+// isCode reports whether err is an S3 answer with one of codes. The SDK
+// names an answer with no body by its HTTP status ("NotFound",
+// "PreconditionFailed"), so a status need not be checked apart; and a
+// status alone would confuse NoSuchBucket with NoSuchKey.
+func isCode(err error, codes ...string) bool {
 	var ae smithy.APIError
-	if errors.As(err, &ae) && ae.ErrorCode() == code {
-		return true
-	}
-	var he interface{ HTTPStatusCode() int }
-	return errors.As(err, &he) && he.HTTPStatusCode() == status
+	return errors.As(err, &ae) && slices.Contains(codes, ae.ErrorCode())
 }
