@@ -351,7 +351,9 @@ func TestS3Config(t *testing.T) {
 }
 
 // TestS3ProcessEnv checks that with no Getenv the process's environment
-// is read: endpoint, credentials and region.
+// is read: endpoint, credentials and region; and, with a Getenv that hides
+// the endpoint, that the SDK reads it from the process itself and path
+// style follows.
 func TestS3ProcessEnv(t *testing.T) {
 	f := newFakeS3(t, "bkt")
 	for k, v := range map[string]string{"AWS_ENDPOINT_URL_S3": f.url, "AWS_ACCESS_KEY_ID": testKeyID,
@@ -359,15 +361,52 @@ func TestS3ProcessEnv(t *testing.T) {
 		"AWS_CONFIG_FILE": filepath.Join(t.TempDir(), "none"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(t.TempDir(), "none")} {
 		t.Setenv(k, v)
 	}
-	l, err := Open(context.Background(), "s3://bkt/p", Options{CacheDir: t.TempDir()})
+	hide := func(k string) string {
+		if strings.HasPrefix(k, "AWS_ENDPOINT_URL") {
+			return ""
+		}
+		return os.Getenv(k)
+	}
+	for _, getenv := range []func(string) string{nil, hide} {
+		l, err := Open(context.Background(), "s3://bkt/p", Options{CacheDir: t.TempDir(), Getenv: getenv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := fmt.Sprint("k", getenv == nil)
+		if _, err := l.Create(context.Background(), key, []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.cl.HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("p/" + key)}); err != nil {
+			t.Errorf("the object is not on the fake server: %v", err)
+		}
+	}
+}
+
+// TestS3SharedFiles checks a profile of the shared files naming region,
+// endpoint and keys, with no AWS_* variable but the files' names.
+func TestS3SharedFiles(t *testing.T) {
+	f := newFakeS3(t, "bkt")
+	d := t.TempDir()
+	cfg, creds := filepath.Join(d, "config"), filepath.Join(d, "credentials")
+	write := func(p, s string) {
+		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(cfg, "[profile lake]\nregion = eu-north-1\nendpoint_url = "+f.url+"\n")
+	write(creds, "[lake]\naws_access_key_id = "+testKeyID+"\naws_secret_access_key = "+testSecret+"\n")
+	env := map[string]string{"AWS_PROFILE": "lake", "AWS_CONFIG_FILE": cfg, "AWS_SHARED_CREDENTIALS_FILE": creds}
+	l, err := Open(context.Background(), "s3://bkt/p", Options{CacheDir: t.TempDir(),
+		Getenv: func(k string) string { return env[k] }})
 	if err != nil {
 		t.Fatal(err)
 	}
+	o := l.(*s3Lake).cl.Options()
+	if o.Region != "eu-north-1" || !o.UsePathStyle || aws.ToString(o.BaseEndpoint) != f.url {
+		t.Errorf("region %q, path style %v, endpoint %q", o.Region, o.UsePathStyle, aws.ToString(o.BaseEndpoint))
+	}
 	if _, err := l.Create(context.Background(), "k", []byte("v")); err != nil {
 		t.Fatal(err)
-	}
-	if _, err := f.cl.HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("p/k")}); err != nil {
-		t.Errorf("the object is not on the fake server: %v", err)
 	}
 }
 
