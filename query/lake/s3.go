@@ -242,7 +242,7 @@ func (l *s3Lake) Put(ctx context.Context, key, src string) error {
 // servers (s3rver) ignore the condition and overwrite, so the object is
 // read first: that narrows the race there to two creators both reading
 // before either writes, when the last write wins and both think they
-// created. On AWS S3, MinIO and gofakes3 the condition closes it.
+// created. AWS S3 documents the condition, and gofakes3 keeps it (tested).
 func (l *s3Lake) Create(ctx context.Context, key string, data []byte) ([]byte, error) {
 	if !localKey(key) {
 		return nil, fmt.Errorf("creating %s: %w", l.url(key), errKey)
@@ -266,7 +266,7 @@ func (l *s3Lake) Create(ctx context.Context, key string, data []byte) ([]byte, e
 		case isCode(err, "PreconditionFailed"):
 			got, ok, err := l.get(ctx, key)
 			if err == nil && !ok {
-				err = errors.New("it exists, then it did not")
+				err = fmt.Errorf("creating %s: S3 said it exists, then that it does not", l.url(key))
 			}
 			return got, err
 		}
