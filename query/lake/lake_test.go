@@ -82,6 +82,7 @@ func TestLakePutList(t *testing.T) {
 				{"events/system=a", "events/system=a/date=1/part-0.parquet:2"},
 				{"events/system=a/date=1/part-0.parquet", "events/system=a/date=1/part-0.parquet:2"},
 				{"_schema", "_schema/v1.json:2"},
+				{"_schema/v1.json", "_schema/v1.json:2"},
 				{"ev", ""},
 				{"missing", ""},
 			} {
