@@ -89,6 +89,9 @@ func (d *dir) Local(ctx context.Context, objs []Object) ([]string, error) {
 // Put syncs src, renames it into place, and syncs the folder, so the file
 // is whole under its name even after a power cut, not only a kill.
 func (d *dir) Put(ctx context.Context, key, src string) error {
+	if !localKey(key) {
+		return fmt.Errorf("publishing %q in %s: %w", key, d.root, errKey)
+	}
 	dst := d.path(key)
 	if err := syncFile(src); err != nil {
 		return fmt.Errorf("publishing %s: %w", dst, err)
@@ -105,6 +108,9 @@ func (d *dir) Put(ctx context.Context, key, src string) error {
 // Create links a finished temporary file to key: link(2) fails when the
 // name exists, so two runners cannot both create it.
 func (d *dir) Create(ctx context.Context, key string, data []byte) ([]byte, error) {
+	if !localKey(key) {
+		return nil, fmt.Errorf("creating %q in %s: %w", key, d.root, errKey)
+	}
 	dst := d.path(key)
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", dst, err)
@@ -137,7 +143,12 @@ func (d *dir) Create(ctx context.Context, key string, data []byte) ([]byte, erro
 	return nil, syncDir(filepath.Dir(dst))
 }
 
+// Staging refuses a name with "..": RemoveAll would then clear a folder
+// outside _staging, the lake itself with "../..".
 func (d *dir) Staging(ctx context.Context, name string) (string, error) {
+	if !localKey(name) {
+		return "", fmt.Errorf("staging folder %q: %w", name, errKey)
+	}
 	p := filepath.Join(d.root, "_staging", name)
 	if err := os.RemoveAll(p); err != nil {
 		return "", fmt.Errorf("clearing staging folder %s: %w", p, err)
