@@ -38,6 +38,7 @@ var pure = []string{
 	"rules/yamlast",
 	"rules/internal/names",
 	"reports/reference",
+	"query/lake",
 }
 
 // noYAML are the packages that read JSON or decide retries: a YAML parser

@@ -26,8 +26,9 @@ type Object struct {
 type Lake interface {
 	// Location names the lake as the user did, without credentials.
 	Location() string
-	// List returns the objects whose keys start with prefix, sorted by
-	// key. A prefix with nothing under it is not an error.
+	// List returns the objects at or below prefix, a folder ("events/")
+	// or one key, sorted by key. A prefix with nothing there is not an
+	// error.
 	List(ctx context.Context, prefix string) ([]Object, error)
 	// Local returns, for each object, a local file holding its content,
 	// for DuckDB to read. A remote lake downloads into its cache only the
