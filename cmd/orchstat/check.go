@@ -173,6 +173,12 @@ func evaluateLake(ctx context.Context, o *checkOptions, rf *rules.File, format r
 		return 0, err
 	}
 	scope := "lake " + data.Path
+	runs, err := data.ScopeOf(ctx, nil)
+	if err != nil {
+		data.Close()
+		st.Close()
+		return 0, err
+	}
 	res, err := check.Run(ctx, check.Options{Store: st, Data: data, Open: o.Open, Rules: rf, Now: now, Clock: o.IO.Now,
 		Scope: scope, Sender: o.NewSender(o.IO.Now), LockTimeout: o.g.lockTimeout,
 		Warn: func(msg string) { fmt.Fprintf(o.IO.Err, "orchstat: %s\n", msg) }})
@@ -184,8 +190,7 @@ func evaluateLake(ctx context.Context, o *checkOptions, rf *rules.File, format r
 			return 0, err
 		}
 	}
-	shown := reports.Scope{Paths: []string{scope}}
-	return res.Code, renderCheck(o.IO, checkPrint{db: data.Path, scope: shown, rows: res.Rows, sent: res.Sent, code: res.Code}, format, o.Quiet)
+	return res.Code, renderCheck(o.IO, checkPrint{db: scope, scope: runs, rows: res.Rows, sent: res.Sent, code: res.Code}, format, o.Quiet)
 }
 
 // writeCheckTextfile writes the check's metrics and alert states for
