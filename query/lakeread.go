@@ -20,6 +20,9 @@ type LakeOptions struct {
 	// report's time window. Runs outside it may be read too; the report's
 	// own filter still applies.
 	Since, Until *time.Time
+	// Events reads the events table too, the trace lines' payloads, which
+	// no report needs but users' SQL (a rule's sql) may.
+	Events bool
 }
 
 // LakeRead is what OpenLake read.

@@ -163,6 +163,7 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 // LOCATION", so a later check knows how long an alert has been pending and
 // what was sent, and a check of the store's own runs keeps its alerts.
 func evaluateLake(ctx context.Context, o *checkOptions, rf *rules.File, format render.Format, now time.Time) (int, error) {
+	o.Window = rulesWindow(rf, now)
 	data, err := o.openLake(ctx, o.g)
 	if err != nil {
 		return 0, err
@@ -191,6 +192,24 @@ func evaluateLake(ctx context.Context, o *checkOptions, rf *rules.File, format r
 		}
 	}
 	return res.Code, renderCheck(o.IO, checkPrint{db: scope, scope: runs, rows: res.Rows, sent: res.Sent, code: res.Code}, format, o.Quiet)
+}
+
+// rulesWindow is the time window every rule's runs start in, so a check
+// reads only the lake partitions they are in: from the longest window
+// back. A rule over the last N runs may need any run, so then it is all.
+func rulesWindow(rf *rules.File, now time.Time) query.LakeOptions {
+	var longest time.Duration
+	for _, r := range rf.Rules {
+		if r.Window.Duration <= 0 {
+			return query.LakeOptions{}
+		}
+		longest = max(longest, r.Window.Duration)
+	}
+	if longest == 0 {
+		return query.LakeOptions{}
+	}
+	since := now.Add(-longest)
+	return query.LakeOptions{Since: &since}
 }
 
 // writeCheckTextfile writes the check's metrics and alert states for

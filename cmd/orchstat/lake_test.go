@@ -142,6 +142,12 @@ func (r *lakeRunner) export(t *testing.T, lake string) string {
 // lakeReportJSON is a report's JSON less what names the store and the time.
 func lakeReportJSON(t *testing.T, args ...string) map[string]any {
 	t.Helper()
+	return lakeReportJSONCmd(t, args...)
+}
+
+// lakeReportJSONCmd is lakeReportJSON for any command that prints JSON.
+func lakeReportJSONCmd(t *testing.T, args ...string) map[string]any {
+	t.Helper()
 	code, stdout, stderr := runCLI(t, "", append(args, "--format", "json")...)
 	if code != 0 {
 		t.Fatalf("%v: exit %d\n%s", args, code, stderr)
@@ -476,4 +482,69 @@ func moveRun(t *testing.T, runs, id string, day int) {
 		t.Fatal(err)
 	}
 	writeLakeRun(t, runs, id, day, 2)
+}
+
+// check and simulate read the lake as they read the union store: the same
+// alerts, the same replays. check keeps its alert state in the store, so
+// a rule's for: count runs across checks of the lake.
+func TestLakeCheckAndSimulate(t *testing.T) {
+	t.Parallel()
+	a, b := newLakeRunners(t)
+	dir := t.TempDir()
+	lake, union, state := filepath.Join(dir, "lake"), filepath.Join(dir, "union.duckdb"), filepath.Join(dir, "state.duckdb")
+	for _, r := range []*lakeRunner{a, b} {
+		r.ingestInto(t, r.db)
+		r.ingestInto(t, union)
+		r.export(t, lake)
+	}
+	rules := filepath.Join(dir, "rules.yaml")
+	os.WriteFile(rules, []byte(`rules:
+  - name: retries
+    metric: provider_retry_rate
+    window: 60d
+    threshold: 0.01
+    condition: value > threshold
+    for: 2
+    severity: critical
+`), 0o644)
+	now := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	check := func(at time.Time, args ...string) (int, string) {
+		code, stdout, stderr := runCLIAt(t, at, "", append([]string{"check", "--rules", rules, "--format", "json"}, args...)...)
+		if code == checkUnknown {
+			t.Fatalf("check %v: %s%s", args, stdout, stderr)
+		}
+		return code, stdout
+	}
+	wantCode, want := check(now, "--db", union, "--no-ingest")
+	gotCode, got := check(now, "--db", state, "--lake", lake)
+	if gotCode != wantCode || alertStates(t, got) != alertStates(t, want) {
+		t.Errorf("check of the lake: exit %d, %s; of the union store: exit %d, %s", gotCode, alertStates(t, got), wantCode, alertStates(t, want))
+	}
+	if code, out := check(now.Add(2*time.Hour), "--db", state, "--lake", lake); code != checkCritical || !strings.Contains(alertStates(t, out), "firing") {
+		t.Errorf("the second check should fire from the state kept in --db: exit %d, %s", code, alertStates(t, out))
+	}
+
+	sim := func(args ...string) map[string]any {
+		return lakeReportJSONCmd(t, append([]string{"simulate", "--max-retries", "1", "--seed", "7"}, args...)...)
+	}
+	sameJSON(t, "simulate", sim("--db", union, "--no-ingest"), sim("--lake", lake))
+}
+
+// alertStates lists a check's alerts as rule=state, from its JSON.
+func alertStates(t *testing.T, out string) string {
+	t.Helper()
+	var v struct {
+		Alerts []struct {
+			Rule  string `json:"rule"`
+			State string `json:"state"`
+		} `json:"alerts"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var s []string
+	for _, a := range v.Alerts {
+		s = append(s, a.Rule+"="+a.State)
+	}
+	return strings.Join(s, " ")
 }
