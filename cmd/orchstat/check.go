@@ -196,10 +196,15 @@ func evaluateLake(ctx context.Context, o *checkOptions, rf *rules.File, format r
 
 // rulesWindow is the time window every rule's runs start in, so a check
 // reads only the lake partitions they are in: from the longest window
-// back. A rule over the last N runs may need any run, so then it is all.
+// back. A rule over the last N runs may need any run, and a rule's own SQL
+// any table, so then it is all.
 func rulesWindow(rf *rules.File, now time.Time) query.LakeOptions {
 	var longest time.Duration
 	for _, r := range rf.Rules {
+		if r.SQL != "" {
+			// A rule's own SQL may read any table, over any time.
+			return query.LakeOptions{Events: true}
+		}
 		if r.Window.Duration <= 0 {
 			return query.LakeOptions{}
 		}
