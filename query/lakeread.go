@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -20,9 +21,11 @@ type LakeOptions struct {
 	// report's time window. Runs outside it may be read too; the report's
 	// own filter still applies.
 	Since, Until *time.Time
-	// Events reads the events table too, the trace lines' payloads, which
-	// no report needs but users' SQL (a rule's sql) may.
-	Events bool
+	// All reads every column of every table, for users' SQL (a rule's
+	// sql). Otherwise what no report reads is left out: the events table
+	// (the trace lines' payloads) and the whole-file copies of summaries
+	// and verification reports (raw), which are most of the lake's bytes.
+	All bool
 }
 
 // LakeRead is what OpenLake read.
@@ -56,7 +59,7 @@ func init() {
 // runner's rows would hold them, so reports, checks and simulations run on
 // it unchanged. Each runner's file ids are renumbered (ordered by runner,
 // then id) and its paths prefixed with "runner:". The events table, the
-// trace lines' payloads, is read only when asked (LakeOptions.Events).
+// trace lines' payloads, is read only when asked (LakeOptions.All).
 func OpenLake(ctx context.Context, lk lake.Lake, o LakeOptions) (*Store, LakeRead, error) {
 	var got LakeRead
 	objs, err := listLake(ctx, lk)
@@ -147,9 +150,13 @@ func openMemory(ctx context.Context, name string) (*Store, error) {
 		return nil, cleanDuckErr(err)
 	}
 	st := &Store{Path: name, db: db, conn: conn, memory: true}
-	if err := st.migrate(ctx, false, false); err != nil {
-		st.Close()
-		return nil, err
+	// A new database needs only the DDL: none of migrate's checks of an
+	// older store's tables, and no checkpoint.
+	for _, q := range schemaStatements() {
+		if err := st.exec(ctx, q); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("creating the lake's tables in memory: %w", err)
+		}
 	}
 	return st, nil
 }
@@ -161,39 +168,70 @@ type lakeLoad struct {
 	read *LakeRead
 }
 
+// load reads the files table, then the tables that decide the time
+// window, then the window's partitions of the rest. Tables load side by
+// side, one connection each, as most of the work is opening many small
+// files.
 func (l *lakeLoad) load(ctx context.Context, objs map[string][]lakeObject, o LakeOptions) error {
 	if err := l.loadFiles(ctx, objs[LakeFiles.Name]); err != nil {
 		return err
 	}
+	first := map[string][]lakeObject{}
 	for _, t := range FileTables {
-		if t.Name == Events.Name || prunable[t.Name] {
-			continue
+		if t.Name != Events.Name && !prunable[t.Name] {
+			first[t.Name] = objs[t.Name]
 		}
-		if err := l.loadTable(ctx, t, objs[t.Name]); err != nil {
-			return err
-		}
+	}
+	if err := l.loadTables(ctx, first, o); err != nil {
+		return err
 	}
 	keep, err := l.windowPartitions(ctx, o)
 	if err != nil {
 		return err
 	}
+	rest := map[string][]lakeObject{}
 	for _, t := range FileTables {
-		if !prunable[t.Name] && !(t.Name == Events.Name && o.Events) {
+		if !prunable[t.Name] && !(t.Name == Events.Name && o.All) {
 			continue
 		}
-		var in []lakeObject
 		for _, ob := range objs[t.Name] {
 			if keep == nil || keep[ob.runner+"/"+ob.day] {
-				in = append(in, ob)
+				rest[t.Name] = append(rest[t.Name], ob)
 			} else {
 				l.read.FilesPruned++
 			}
 		}
-		if err := l.loadTable(ctx, t, in); err != nil {
-			return err
+	}
+	return l.loadTables(ctx, rest, o)
+}
+
+// loadTables fetches the tables' files (a remote lake downloads them all
+// at once), then loads the tables side by side.
+func (l *lakeLoad) loadTables(ctx context.Context, objs map[string][]lakeObject, o LakeOptions) error {
+	var all []lakeObject
+	var names []string
+	for _, t := range FileTables {
+		if len(objs[t.Name]) > 0 {
+			all = append(all, objs[t.Name]...)
+			names = append(names, t.Name)
 		}
 	}
-	return nil
+	paths, err := l.local(ctx, all)
+	if err != nil {
+		return err
+	}
+	var parts []part
+	for _, t := range FileTables {
+		n := len(objs[t.Name])
+		if n == 0 {
+			continue
+		}
+		t, mine := t, paths[:n]
+		paths = paths[n:]
+		// runParts hands each part a connection of its own (runOn).
+		parts = append(parts, func(ctx context.Context, q querier) error { return l.loadTable(ctx, q.(*sql.Conn), t, mine, o.All) })
+	}
+	return runParts(ctx, l.st.db, min(runtime.NumCPU(), len(parts)), parts)
 }
 
 // readParquet renders DuckDB's reader over local files of the lake.
@@ -218,7 +256,7 @@ func (l *lakeLoad) local(ctx context.Context, objs []lakeObject) ([]string, erro
 // loadFiles reads the runners' files tables, numbers every (runner,
 // file_id) anew in lake_ids, and stores them as file states.
 func (l *lakeLoad) loadFiles(ctx context.Context, objs []lakeObject) error {
-	if err := l.st.exec(ctx, `CREATE TEMP TABLE lake_ids (runner VARCHAR, file_id INTEGER, new_id INTEGER, day DATE)`); err != nil {
+	if err := l.st.exec(ctx, `CREATE TABLE lake_ids (runner VARCHAR, file_id INTEGER, new_id INTEGER, day DATE)`); err != nil {
 		return err
 	}
 	if len(objs) == 0 {
@@ -256,17 +294,20 @@ func (l *lakeLoad) loadFiles(ctx context.Context, objs []lakeObject) error {
 
 // loadTable inserts the rows of t's files, with their file ids renumbered.
 // A column the files lack (written by an older orchstat) is NULL.
-func (l *lakeLoad) loadTable(ctx context.Context, t Table, objs []lakeObject) error {
-	if len(objs) == 0 {
-		return nil
+func (l *lakeLoad) loadTable(ctx context.Context, c *sql.Conn, t Table, paths []string, all bool) error {
+	src := readParquet(paths)
+	var skip map[string]bool
+	if !all {
+		skip = unreported[t.Name]
 	}
-	paths, err := l.local(ctx, objs)
-	if err != nil {
+	err := l.insert(ctx, c, t, src, nil, skip)
+	if err == nil || !strings.Contains(err.Error(), "Binder Error") {
 		return err
 	}
-	src := readParquet(paths)
+	// Files of an older orchstat lack a column: only then is it worth
+	// reading every footer once more to learn which.
 	have := map[string]bool{}
-	rs, err := l.st.conn.QueryContext(ctx, `SELECT column_name FROM (DESCRIBE SELECT * FROM `+src+`)`)
+	rs, err := c.QueryContext(ctx, `SELECT column_name FROM (DESCRIBE SELECT * FROM `+src+`)`)
 	if err != nil {
 		return fmt.Errorf("reading lake %s's %s table: %w", l.lk.Location(), t.Name, cleanDuckErr(err))
 	}
@@ -279,20 +320,35 @@ func (l *lakeLoad) loadTable(ctx context.Context, t Table, objs []lakeObject) er
 		have[c] = true
 	}
 	rs.Close()
+	return l.insert(ctx, c, t, src, have, skip)
+}
+
+// unreported are the columns no report reads, by table.
+var unreported = map[string]map[string]bool{
+	Summaries.Name:           {"raw": true},
+	VerificationReports.Name: {"raw": true},
+}
+
+// insert copies t's rows from src, the lake's files, renumbering file ids;
+// a column not in have (when set), or in skip, is NULL.
+func (l *lakeLoad) insert(ctx context.Context, c *sql.Conn, t Table, src string, have, skip map[string]bool) error {
 	var cs []string
-	for _, c := range t.Columns {
+	for _, col := range t.Columns {
 		switch {
-		case c.Name == "file_id":
+		case col.Name == "file_id":
 			cs = append(cs, "i.new_id")
-		case have[c.Name]:
-			cs = append(cs, "p."+c.Name)
+		case skip[col.Name]:
+			cs = append(cs, "NULL::"+col.Type)
+		case have == nil || have[col.Name]:
+			cs = append(cs, "p."+col.Name)
 		default:
-			cs = append(cs, "NULL::"+c.Type)
+			cs = append(cs, "NULL::"+col.Type)
 		}
 	}
-	if err := l.st.exec(ctx, fmt.Sprintf(`INSERT INTO %s SELECT %s FROM %s p JOIN lake_ids i ON i.runner = p.runner AND i.file_id = p.file_id`,
-		t.Name, strings.Join(cs, ", "), src)); err != nil {
-		return fmt.Errorf("reading lake %s's %s table: %w", l.lk.Location(), t.Name, err)
+	_, err := c.ExecContext(ctx, fmt.Sprintf(`INSERT INTO %s SELECT %s FROM %s p JOIN lake_ids i ON i.runner = p.runner AND i.file_id = p.file_id`,
+		t.Name, strings.Join(cs, ", "), src))
+	if err != nil {
+		return fmt.Errorf("reading lake %s's %s table: %w", l.lk.Location(), t.Name, cleanDuckErr(err))
 	}
 	return nil
 }

@@ -203,7 +203,7 @@ func rulesWindow(rf *rules.File, now time.Time) query.LakeOptions {
 	for _, r := range rf.Rules {
 		if r.SQL != "" {
 			// A rule's own SQL may read any table, over any time.
-			return query.LakeOptions{Events: true}
+			return query.LakeOptions{All: true}
 		}
 		if r.Window.Duration <= 0 {
 			return query.LakeOptions{}
