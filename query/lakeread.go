@@ -20,6 +20,9 @@ type LakeOptions struct {
 	// report's time window. Runs outside it may be read too; the report's
 	// own filter still applies.
 	Since, Until *time.Time
+	// Events reads the events table too, the trace lines' payloads, which
+	// no report needs but users' SQL (a rule's sql) may.
+	Events bool
 }
 
 // LakeRead is what OpenLake read.
@@ -37,8 +40,9 @@ type lakeObject struct {
 }
 
 // prunable are the tables whose partitions a time window can skip: the
-// orchestrator's event tables, each of whose rows belongs to a run that
-// run_spans places in its file. The others are read whole; they are small.
+// orchestrator's event tables (and events, when read), each of whose rows
+// belongs to a run that run_spans places in its file. The others are read
+// whole; they are small.
 var prunable = map[string]bool{}
 
 func init() {
@@ -52,7 +56,7 @@ func init() {
 // runner's rows would hold them, so reports, checks and simulations run on
 // it unchanged. Each runner's file ids are renumbered (ordered by runner,
 // then id) and its paths prefixed with "runner:". The events table, the
-// trace lines' payloads, is not read: no report needs it.
+// trace lines' payloads, is read only when asked (LakeOptions.Events).
 func OpenLake(ctx context.Context, lk lake.Lake, o LakeOptions) (*Store, LakeRead, error) {
 	var got LakeRead
 	objs, err := listLake(ctx, lk)
@@ -174,7 +178,7 @@ func (l *lakeLoad) load(ctx context.Context, objs map[string][]lakeObject, o Lak
 		return err
 	}
 	for _, t := range FileTables {
-		if !prunable[t.Name] {
+		if !prunable[t.Name] && !(t.Name == Events.Name && o.Events) {
 			continue
 		}
 		var in []lakeObject

@@ -54,7 +54,10 @@ var schemaDocOrder = []relationDoc{
 	{name: "attempts", view: true, holds: "one row per record attempt, once, from the source `attempt_runs` chose (the newest file of it)"},
 	{name: "attempt_stages", view: true, holds: "one row per stage an attempt ran, once, from the source `attempt_runs` chose"},
 	{name: "exec_invocations", note: "What `orchstat exec` remembers between invocations for its cascade detection (see [simulate.md](simulate.md)); not derived from a file."},
-	{name: "meta", holds: "the store's own settings: `schema_version`, `schema_hash`, and `ingest_memory_limit` (the DuckDB memory limit the last ingest needed)"},
+	{name: "lake_exports", note: "What `orchstat export` remembers of each lake it writes to, by the lake's location and the runner (see [lake.md](lake.md)); the latest row of a lake and runner is its last export."},
+	{name: "lake_files"}, {name: "lake_parts"},
+	{name: "lake_pending", note: "Written before an export replaces any lake file and cleared when it ends, so the next export rewrites every partition a killed one may have touched."},
+	{name: "meta", holds: "the store's own settings: `schema_version`, `schema_hash`, `ingest_memory_limit` (the DuckDB memory limit the last ingest needed) and `store_id` (names the store in the lakes it exports to)"},
 }
 
 // columnNotes says what a column's name and type do not. Keys are
@@ -100,7 +103,7 @@ var columnNotes = map[string]string{
 // documentedTables are the tables orchstat defines, by name.
 func documentedTables() map[string]Table {
 	m := map[string]Table{}
-	for _, t := range append([]Table{FileStates, DirStates, AlertState, Notifications, NotifyGroups, ExecInvocations}, FileTables...) {
+	for _, t := range append([]Table{FileStates, DirStates, AlertState, Notifications, NotifyGroups, ExecInvocations, LakeExports, LakeFileMarks, LakeParts, LakePending}, FileTables...) {
 		m[t.Name] = t
 	}
 	return m

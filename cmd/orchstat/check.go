@@ -163,6 +163,7 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 // LOCATION", so a later check knows how long an alert has been pending and
 // what was sent, and a check of the store's own runs keeps its alerts.
 func evaluateLake(ctx context.Context, o *checkOptions, rf *rules.File, format render.Format, now time.Time) (int, error) {
+	o.Window = rulesWindow(rf, now)
 	data, err := o.openLake(ctx, o.g)
 	if err != nil {
 		return 0, err
@@ -173,6 +174,12 @@ func evaluateLake(ctx context.Context, o *checkOptions, rf *rules.File, format r
 		return 0, err
 	}
 	scope := "lake " + data.Path
+	runs, err := data.ScopeOf(ctx, nil)
+	if err != nil {
+		data.Close()
+		st.Close()
+		return 0, err
+	}
 	res, err := check.Run(ctx, check.Options{Store: st, Data: data, Open: o.Open, Rules: rf, Now: now, Clock: o.IO.Now,
 		Scope: scope, Sender: o.NewSender(o.IO.Now), LockTimeout: o.g.lockTimeout,
 		Warn: func(msg string) { fmt.Fprintf(o.IO.Err, "orchstat: %s\n", msg) }})
@@ -184,8 +191,30 @@ func evaluateLake(ctx context.Context, o *checkOptions, rf *rules.File, format r
 			return 0, err
 		}
 	}
-	shown := reports.Scope{Paths: []string{scope}}
-	return res.Code, renderCheck(o.IO, checkPrint{db: data.Path, scope: shown, rows: res.Rows, sent: res.Sent, code: res.Code}, format, o.Quiet)
+	return res.Code, renderCheck(o.IO, checkPrint{db: scope, scope: runs, rows: res.Rows, sent: res.Sent, code: res.Code}, format, o.Quiet)
+}
+
+// rulesWindow is the time window every rule's runs start in, so a check
+// reads only the lake partitions they are in: from the longest window
+// back. A rule over the last N runs may need any run, and a rule's own SQL
+// any table, so then it is all.
+func rulesWindow(rf *rules.File, now time.Time) query.LakeOptions {
+	var longest time.Duration
+	for _, r := range rf.Rules {
+		if r.SQL != "" {
+			// A rule's own SQL may read any table, over any time.
+			return query.LakeOptions{Events: true}
+		}
+		if r.Window.Duration <= 0 {
+			return query.LakeOptions{}
+		}
+		longest = max(longest, r.Window.Duration)
+	}
+	if longest == 0 {
+		return query.LakeOptions{}
+	}
+	since := now.Add(-longest)
+	return query.LakeOptions{Since: &since}
 }
 
 // writeCheckTextfile writes the check's metrics and alert states for

@@ -3,14 +3,25 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/query/lake"
 )
 
 // lakeRunner is one runner's machine in the lake tests: its runs folder,
@@ -130,6 +141,12 @@ func (r *lakeRunner) export(t *testing.T, lake string) string {
 
 // lakeReportJSON is a report's JSON less what names the store and the time.
 func lakeReportJSON(t *testing.T, args ...string) map[string]any {
+	t.Helper()
+	return lakeReportJSONCmd(t, args...)
+}
+
+// lakeReportJSONCmd is lakeReportJSON for any command that prints JSON.
+func lakeReportJSONCmd(t *testing.T, args ...string) map[string]any {
 	t.Helper()
 	code, stdout, stderr := runCLI(t, "", append(args, "--format", "json")...)
 	if code != 0 {
@@ -257,4 +274,277 @@ func TestLakeEqualsUnionStore(t *testing.T) {
 		t.Errorf("the second round of exports rewrote %d of %d files; want some, and few", rewritten, len(mid))
 	}
 	compare("after changes")
+}
+
+// storeCounts counts each lake table's rows in a store, with orchstat sql.
+func storeCounts(t *testing.T, db string) map[string]int64 {
+	t.Helper()
+	var parts []string
+	for _, tb := range query.LakeTables() {
+		parts = append(parts, fmt.Sprintf("SELECT '%s' AS t, count(*) AS n FROM %s", tb.Name, tb.Name))
+	}
+	code, stdout, stderr := runCLI(t, "", "--db", db, "sql", "--format", "csv", strings.Join(parts, " UNION ALL "))
+	if code != 0 {
+		t.Fatalf("sql: %s", stderr)
+	}
+	out := map[string]int64{}
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n")[1:] {
+		name, n, _ := strings.Cut(line, ",")
+		var v int64
+		fmt.Sscan(n, &v)
+		if v > 0 {
+			out[name] = v
+		}
+	}
+	return out
+}
+
+// parquetCounts reads every lake file with arrow-go's Parquet reader, not
+// DuckDB's: each must be a whole Parquet file of its table's documented
+// columns and the lake's version, and the rows of each table are summed.
+func parquetCounts(t *testing.T, lake string) map[string]int64 {
+	t.Helper()
+	want := map[string][]string{}
+	for _, tb := range query.LakeTables() {
+		for _, c := range tb.Columns {
+			if c.Name != "system" {
+				want[tb.Name] = append(want[tb.Name], c.Name)
+			}
+		}
+	}
+	out := map[string]int64{}
+	err := filepath.WalkDir(lake, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".parquet") {
+			return err
+		}
+		rel, _ := filepath.Rel(lake, p)
+		table := strings.Split(filepath.ToSlash(rel), "/")[0]
+		if strings.HasPrefix(table, "_") {
+			t.Errorf("%s: a Parquet file outside the tables", rel)
+			return nil
+		}
+		r, err := file.OpenParquetFile(p, false)
+		if err != nil {
+			t.Errorf("%s: %v", rel, err)
+			return nil
+		}
+		defer r.Close()
+		md := r.MetaData()
+		var cols []string
+		for i := range md.Schema.NumColumns() {
+			cols = append(cols, md.Schema.Column(i).Name())
+		}
+		if !reflect.DeepEqual(cols, want[table]) {
+			t.Errorf("%s: columns %v, want %v", rel, cols, want[table])
+		}
+		if v := md.KeyValueMetadata().FindValue("orchstat_lake_version"); v == nil || *v != fmt.Sprint(query.LakeVersion) {
+			t.Errorf("%s: orchstat_lake_version %v", rel, v)
+		}
+		if r.NumRows() > 0 {
+			out[table] += r.NumRows()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// The lake holds each table's rows once, as a second Parquet reader sees
+// them.
+func TestLakeReadByArrow(t *testing.T) {
+	t.Parallel()
+	a, b := newLakeRunners(t)
+	lake := filepath.Join(t.TempDir(), "lake")
+	union := filepath.Join(t.TempDir(), "union.duckdb")
+	for _, r := range []*lakeRunner{a, b} {
+		r.ingestInto(t, r.db)
+		r.ingestInto(t, union)
+		r.export(t, lake)
+	}
+	if got, want := parquetCounts(t, lake), storeCounts(t, union); !reflect.DeepEqual(got, want) {
+		t.Errorf("rows per table in the lake %v, in the union store %v", got, want)
+	}
+}
+
+// S3: two runners export to a real S3 implementation (gofakes3, in
+// process, over HTTP), the lake's report equals the union store's, and a
+// second report downloads nothing: its cache holds every file by ETag.
+func TestLakeS3(t *testing.T) {
+	t.Parallel()
+	var gets, puts atomic.Int64
+	h := gofakes3.New(s3mem.New(), gofakes3.WithAutoBucket(true)).Server()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodGet && strings.Count(strings.Trim(r.URL.Path, "/"), "/") > 0:
+			gets.Add(1)
+		case r.Method == http.MethodPut:
+			puts.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	const secret = "s3cr3t-never-printed"
+	env := map[string]string{"AWS_ENDPOINT_URL_S3": srv.URL, "AWS_ACCESS_KEY_ID": "AKIATEST", "AWS_SECRET_ACCESS_KEY": secret, "AWS_REGION": "eu-west-1"}
+	d := defaultDeps()
+	d.lake = lake.Options{CacheDir: t.TempDir(), Getenv: func(k string) string { return env[k] }}
+	run := func(args ...string) string {
+		t.Helper()
+		code, stdout, stderr := runCLIWith(t, fixedNow, d, "", args...)
+		if code != 0 || strings.Contains(stdout+stderr, secret) {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, stdout, stderr)
+		}
+		return stdout
+	}
+	a, b := newLakeRunners(t)
+	union := filepath.Join(t.TempDir(), "union.duckdb")
+	const loc = "s3://team-lake/orchstat"
+	for _, r := range []*lakeRunner{a, b} {
+		r.ingestInto(t, r.db)
+		r.ingestInto(t, union)
+		run("--db", r.db, "export", "--no-ingest", "--lake", loc, "--runner", r.name)
+	}
+	report := func() map[string]any {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(run("report", "--lake", loc, "--format", "json")), &m); err != nil {
+			t.Fatal(err)
+		}
+		delete(m, "generated_at")
+		delete(m, "database")
+		return m
+	}
+	want := lakeReportJSON(t, "--db", union, "report", "--no-ingest")
+	sameJSON(t, "s3", want, report())
+	gets.Store(0)
+	puts.Store(0)
+	sameJSON(t, "s3, from the cache", want, report())
+	if n := gets.Load(); n != 0 {
+		t.Errorf("a second report downloaded %d files; want none", n)
+	}
+	if out := run("--db", a.db, "export", "--no-ingest", "--lake", loc, "--runner", a.name); !strings.HasPrefix(out, "nothing new") || puts.Load() != 0 {
+		t.Errorf("a second export put %d objects: %s", puts.Load(), out)
+	}
+}
+
+// An export killed at any point leaves a lake every reader can read, and
+// the next export completes its work: no row lost, none twice. Between the
+// kill and the next export a trace moves to another day once more, so
+// only the partitions the killed export recorded as pending lead the next
+// one to the copy it may have published.
+func TestLakeExportKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills real processes; skipped with -short")
+	}
+	t.Parallel()
+	for _, point := range []string{"planned:1", "staged:1", "published-one:1", "published:1"} {
+		t.Run(point, func(t *testing.T) {
+			a, _ := newLakeRunners(t)
+			writeLakeRun(t, a.runs, "a-solo", 25, 2)
+			lake := filepath.Join(t.TempDir(), "lake")
+			a.ingestInto(t, a.db)
+			a.export(t, lake)
+
+			// A new run, a grown trace, a trace rewritten to another day,
+			// and the only run of a day gone.
+			writeLakeRun(t, a.runs, "a-new", 20, 3)
+			writeLakeRun(t, a.runs, "a005", 1, 2)
+			moveRun(t, a.runs, "a004", 12)
+			os.RemoveAll(filepath.Join(a.runs, "a-solo"))
+			runCLI(t, "", "--db", a.db, "forget", filepath.Join(a.runs, "a-solo"))
+			a.ingestInto(t, a.db)
+
+			cmd := runOrchstat("--db", a.db, "export", "--no-ingest", "--lake", lake, "--runner", a.name)
+			cmd.Env = append(cmd.Env, "ORCHSTAT_TEST_CRASH="+point)
+			out, err := cmd.CombinedOutput()
+			if cmd.ProcessState.ExitCode() != 128+int(syscall.SIGKILL) {
+				t.Fatalf("export was not killed at %s: %v\n%s", point, err, out)
+			}
+			if code, _, stderr := runCLI(t, "", "report", "--lake", lake); code != 0 {
+				t.Fatalf("the lake cannot be read after the kill: %s", stderr)
+			}
+
+			moveRun(t, a.runs, "a004", 14)
+			a.ingestInto(t, a.db)
+			a.export(t, lake)
+			sameJSON(t, point, lakeReportJSON(t, "--db", a.db, "report", "--no-ingest"), lakeReportJSON(t, "report", "--lake", lake))
+			if got, want := parquetCounts(t, lake), storeCounts(t, a.db); !reflect.DeepEqual(got, want) {
+				t.Errorf("rows per table in the lake %v, in the store %v", got, want)
+			}
+		})
+	}
+}
+
+// moveRun rewrites a run's trace so that it starts on another day.
+func moveRun(t *testing.T, runs, id string, day int) {
+	t.Helper()
+	if err := os.Remove(filepath.Join(runs, id, "trace.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	writeLakeRun(t, runs, id, day, 2)
+}
+
+// check and simulate read the lake as they read the union store: the same
+// alerts, the same replays. check keeps its alert state in the store, so
+// a rule's for: count runs across checks of the lake.
+func TestLakeCheckAndSimulate(t *testing.T) {
+	t.Parallel()
+	a, b := newLakeRunners(t)
+	dir := t.TempDir()
+	lake, union, state := filepath.Join(dir, "lake"), filepath.Join(dir, "union.duckdb"), filepath.Join(dir, "state.duckdb")
+	for _, r := range []*lakeRunner{a, b} {
+		r.ingestInto(t, r.db)
+		r.ingestInto(t, union)
+		r.export(t, lake)
+	}
+	rules := filepath.Join(dir, "rules.yaml")
+	os.WriteFile(rules, []byte(`rules:
+  - name: retries
+    metric: provider_retry_rate
+    window: 60d
+    threshold: 0.01
+    condition: value > threshold
+    for: 2
+    severity: critical
+`), 0o644)
+	now := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	check := func(at time.Time, args ...string) (int, string) {
+		code, stdout, stderr := runCLIAt(t, at, "", append([]string{"check", "--rules", rules, "--format", "json"}, args...)...)
+		if code == checkUnknown {
+			t.Fatalf("check %v: %s%s", args, stdout, stderr)
+		}
+		return code, stdout
+	}
+	wantCode, want := check(now, "--db", union, "--no-ingest")
+	gotCode, got := check(now, "--db", state, "--lake", lake)
+	if gotCode != wantCode || alertStates(t, got) != alertStates(t, want) {
+		t.Errorf("check of the lake: exit %d, %s; of the union store: exit %d, %s", gotCode, alertStates(t, got), wantCode, alertStates(t, want))
+	}
+	if code, out := check(now.Add(2*time.Hour), "--db", state, "--lake", lake); code != checkCritical || !strings.Contains(alertStates(t, out), "firing") {
+		t.Errorf("the second check should fire from the state kept in --db: exit %d, %s", code, alertStates(t, out))
+	}
+
+	sim := func(args ...string) map[string]any {
+		return lakeReportJSONCmd(t, append([]string{"simulate", "--max-retries", "1", "--seed", "7"}, args...)...)
+	}
+	sameJSON(t, "simulate", sim("--db", union, "--no-ingest"), sim("--lake", lake))
+}
+
+// alertStates lists a check's alerts as rule=state, from its JSON.
+func alertStates(t *testing.T, out string) string {
+	t.Helper()
+	var v struct {
+		Alerts []struct {
+			Rule  string `json:"rule"`
+			State string `json:"state"`
+		} `json:"alerts"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var s []string
+	for _, a := range v.Alerts {
+		s = append(s, a.Rule+"="+a.State)
+	}
+	return strings.Join(s, " ")
 }

@@ -308,7 +308,7 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 	r.GeneratedAt = now
 	r.Database = o.g.dbPath(o.Paths)
 	if o.Lake != "" {
-		r.Database = st.Path
+		r.Database = "lake " + st.Path
 	}
 	r.Scope = scope
 	if r.Thresholds, err = thresholds(o.g.io, rf, r.Metrics); err != nil {

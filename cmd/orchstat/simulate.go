@@ -282,7 +282,7 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 	case len(systems) == 0:
 		return usageError{errors.New("name a policy to compare: --policy NAME|FILE, or a quick flag such as --max-retries 5")}
 	}
-	if err := renderSimulation(o.g.io, simScope{st.Path, scope}, res, systems, format); err != nil {
+	if err := renderSimulation(o.g.io, simScope{simDB(o, st), scope}, res, systems, format); err != nil {
 		return err
 	}
 	if unread {
@@ -585,4 +585,12 @@ func cell(m replay.Metric, unit string, estimated bool) string {
 		s += " est."
 	}
 	return s
+}
+
+// simDB names what a simulation read: the store, or a lake.
+func simDB(o *simulateOptions, st *query.Store) string {
+	if o.Lake != "" {
+		return "lake " + st.Path
+	}
+	return st.Path
 }
