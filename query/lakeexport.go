@@ -91,7 +91,13 @@ func (s *Store) ExportLake(ctx context.Context, lk lake.Lake, o ExportOptions) (
 	}
 	hook("published")
 	out.Partitions = len(staged)
-	return out, e.mark(ctx, started, o.Now().UTC(), out)
+	if err := e.mark(ctx, started, o.Now().UTC(), out); err != nil {
+		return out, err
+	}
+	// What is left in staging are empty folders. The lake's _staging
+	// stays: another runner may be making its own folder in it.
+	os.RemoveAll(e.staging)
+	return out, nil
 }
 
 // claimRunner makes sure no other store exports as this runner: two stores
@@ -146,6 +152,7 @@ type export struct {
 	s            *Store
 	lk           lake.Lake
 	lake, runner string
+	staging      string // the folder files are written in before Put
 }
 
 func (e *export) exec(ctx context.Context, q string, args ...any) error {
@@ -292,6 +299,7 @@ func (e *export) stage(ctx context.Context, dirty []partition, out *Exported) ([
 	if err != nil {
 		return nil, err
 	}
+	e.staging = dir
 	byTable := map[string][]partition{}
 	for _, p := range dirty {
 		byTable[p.table] = append(byTable[p.table], p)

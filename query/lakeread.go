@@ -337,6 +337,8 @@ func (l *lakeLoad) insert(ctx context.Context, c *sql.Conn, t Table, src string,
 		switch {
 		case col.Name == "file_id":
 			cs = append(cs, "i.new_id")
+		case t.Name == Quarantine.Name && col.Name == "path":
+			cs = append(cs, "p.runner || ':' || p.path")
 		case skip[col.Name]:
 			cs = append(cs, "NULL::"+col.Type)
 		case have == nil || have[col.Name]:

@@ -60,6 +60,9 @@ environment variables and files, and are never printed.`,
 		},
 	}
 	o.ingestFirst.flags(cmd, "export the store as it is, without ingesting first")
+	// PATHs only say what to ingest first: export always writes the
+	// whole store, so --all means nothing here.
+	cmd.Flags().MarkHidden("all")
 	cmd.Flags().StringVar(&o.Lake, "lake", "", "the lake: a directory, or s3://bucket/prefix")
 	cmd.Flags().StringVar(&o.Runner, "runner", "", "this runner's id in the lake (default: the host name)")
 	return cmd
@@ -91,9 +94,11 @@ func exportRun(ctx context.Context, o *exportOptions) error {
 		return err
 	}
 	where := render.EscapeControls(res.Lake)
-	if res.Partitions == 0 {
+	switch {
+	case o.Quiet:
+	case res.Partitions == 0:
 		fmt.Fprintf(o.g.io.Out, "nothing new to export to %s as runner %s\n", where, runner)
-	} else {
+	default:
 		fmt.Fprintf(o.g.io.Out, "exported the changes of %d source files to %s as runner %s: %d partition files, %d rows, %s\n",
 			res.Files, where, runner, res.Partitions, res.Rows, humanBytes(res.Bytes))
 	}

@@ -24,7 +24,23 @@ func openDir(location string) (*dir, error) {
 	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
 		return nil, fmt.Errorf("lake %s is a file, not a directory", location)
 	}
-	return &dir{root: abs}, nil
+	return &dir{root: resolve(abs)}, nil
+}
+
+// resolve follows symbolic links in the part of p that exists, so one lake
+// has one name however it is reached: the store keys what it exported by
+// that name, and a second name would look like a new, empty lake.
+func resolve(p string) string {
+	rest := ""
+	for dir := p; ; dir = filepath.Dir(dir) {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if dir == filepath.Dir(dir) {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
 }
 
 func (d *dir) Location() string { return d.root }
