@@ -268,14 +268,18 @@ func (l *lakeLoad) loadFiles(ctx context.Context, objs []lakeObject) error {
 	}
 	// A file that moved to another day is in two partitions while its
 	// runner replaces them; its latest state wins.
-	src := `(SELECT * FROM ` + readParquet(paths) + ` QUALIFY row_number() OVER (PARTITION BY runner, file_id ORDER BY state_seq DESC) = 1)`
-	if err := l.st.exec(ctx, `INSERT INTO lake_ids SELECT runner, file_id, row_number() OVER (ORDER BY runner, file_id), day FROM `+src); err != nil {
-		return fmt.Errorf("reading lake %s's files table: %w", l.lk.Location(), err)
-	}
-	if err := l.st.exec(ctx, `INSERT INTO file_states (seq, file_id, path, kind, run_dir, size, mtime, byte_offset, lines, events, quarantined, ingested_at)
+	for _, q := range []string{
+		`CREATE TEMP TABLE lake_files_in AS SELECT * FROM ` + readParquet(paths) +
+			` QUALIFY row_number() OVER (PARTITION BY runner, file_id ORDER BY state_seq DESC) = 1`,
+		`INSERT INTO lake_ids SELECT runner, file_id, row_number() OVER (ORDER BY runner, file_id), day FROM lake_files_in`,
+		`INSERT INTO file_states (seq, file_id, path, kind, run_dir, size, mtime, byte_offset, lines, events, quarantined, ingested_at)
 		SELECT i.new_id, i.new_id, f.runner || ':' || f.path, f.kind, f.run_dir, f.size, f.mtime, f.byte_offset, f.lines, f.events, f.quarantined, f.ingested_at
-		FROM `+src+` f JOIN lake_ids i USING (runner, file_id)`); err != nil {
-		return fmt.Errorf("reading lake %s's files table: %w", l.lk.Location(), err)
+		FROM lake_files_in f JOIN lake_ids i USING (runner, file_id)`,
+		`DROP TABLE lake_files_in`,
+	} {
+		if err := l.st.exec(ctx, q); err != nil {
+			return fmt.Errorf("reading lake %s's files table: %w", l.lk.Location(), err)
+		}
 	}
 	rs, err := l.st.conn.QueryContext(ctx, `SELECT DISTINCT runner FROM lake_ids ORDER BY 1`)
 	if err != nil {
@@ -323,10 +327,12 @@ func (l *lakeLoad) loadTable(ctx context.Context, c *sql.Conn, t Table, paths []
 	return l.insert(ctx, c, t, src, have, skip)
 }
 
-// unreported are the columns no report reads, by table.
+// unreported are the columns no report, check or simulation reads, by
+// table: long JSON texts, most of what reading them costs.
 var unreported = map[string]map[string]bool{
-	Summaries.Name:           {"raw": true},
-	VerificationReports.Name: {"raw": true},
+	Summaries.Name:           {"raw": true, "goal": true, "failed_checks": true},
+	VerificationReports.Name: {"raw": true, "checks": true, "failed_checks": true, "failure_summary": true},
+	RecordStages.Name:        {"feedback": true},
 }
 
 // insert copies t's rows from src, the lake's files, renumbering file ids;
