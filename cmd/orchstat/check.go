@@ -173,7 +173,7 @@ func evaluateLake(ctx context.Context, o *checkOptions, rf *rules.File, format r
 		data.Close()
 		return 0, err
 	}
-	scope := "lake " + data.Path
+	scope := "lake " + o.lakeName
 	runs, err := data.ScopeOf(ctx, nil)
 	if err != nil {
 		data.Close()

@@ -145,10 +145,31 @@ func lakeReportJSON(t *testing.T, args ...string) map[string]any {
 	return lakeReportJSONCmd(t, args...)
 }
 
+// lakeDeps are the dependencies of the lake tests' commands: one cache
+// folder per test, in its temporary folder, so a test's reads of a lake
+// after the first update its replica, as a user's would.
+func lakeDeps(t *testing.T) deps {
+	lakeCaches.Lock()
+	defer lakeCaches.Unlock()
+	dir, ok := lakeCaches.m[t]
+	if !ok {
+		dir = t.TempDir()
+		lakeCaches.m[t] = dir
+	}
+	d := defaultDeps()
+	d.lake.CacheDir = dir
+	return d
+}
+
+var lakeCaches = struct {
+	sync.Mutex
+	m map[*testing.T]string
+}{m: map[*testing.T]string{}}
+
 // lakeReportJSONCmd is lakeReportJSON for any command that prints JSON.
 func lakeReportJSONCmd(t *testing.T, args ...string) map[string]any {
 	t.Helper()
-	code, stdout, stderr := runCLI(t, "", append(args, "--format", "json")...)
+	code, stdout, stderr := runCLIWith(t, fixedNow, lakeDeps(t), "", append(args, "--format", "json")...)
 	if code != 0 {
 		t.Fatalf("%v: exit %d\n%s", args, code, stderr)
 	}
@@ -460,7 +481,7 @@ func TestLakeExportKilled(t *testing.T) {
 			if cmd.ProcessState.ExitCode() != 128+int(syscall.SIGKILL) {
 				t.Fatalf("export was not killed at %s: %v\n%s", point, err, out)
 			}
-			if code, _, stderr := runCLI(t, "", "report", "--lake", lake); code != 0 {
+			if code, _, stderr := runCLIWith(t, fixedNow, lakeDeps(t), "", "report", "--lake", lake); code != 0 {
 				t.Fatalf("the lake cannot be read after the kill: %s", stderr)
 			}
 
@@ -509,7 +530,7 @@ func TestLakeCheckAndSimulate(t *testing.T) {
 `), 0o644)
 	now := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
 	check := func(at time.Time, args ...string) (int, string) {
-		code, stdout, stderr := runCLIAt(t, at, "", append([]string{"check", "--rules", rules, "--format", "json"}, args...)...)
+		code, stdout, stderr := runCLIWith(t, at, lakeDeps(t), "", append([]string{"check", "--rules", rules, "--format", "json"}, args...)...)
 		if code == checkUnknown {
 			t.Fatalf("check %v: %s%s", args, stdout, stderr)
 		}

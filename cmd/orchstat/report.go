@@ -160,6 +160,8 @@ type ingestFirst struct {
 	// Window when the command has a time filter.
 	Lake   string
 	Window query.LakeOptions
+	// lakeName is the lake's location as the lake names itself, once read.
+	lakeName string
 }
 
 // lakeFlag adds --lake, for the commands that can read a lake.
@@ -176,7 +178,14 @@ func (i *ingestFirst) openLake(ctx context.Context, g *globals) (*query.Store, e
 	if err != nil {
 		return nil, err
 	}
-	st, _, err := query.OpenLake(ctx, lk, i.Window)
+	i.lakeName = lk.Location()
+	o := i.Window
+	o.LockTimeout = g.lockTimeout
+	// Without a cache folder the lake is read whole, into memory.
+	if o.Replica, err = lake.ReplicaPath(g.deps.lake, lk.Location()); err != nil {
+		fmt.Fprintf(g.io.Err, "orchstat: %v; reading the whole lake into memory\n", err)
+	}
+	st, _, err := query.OpenLake(ctx, lk, o)
 	return st, err
 }
 
@@ -308,7 +317,7 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 	r.GeneratedAt = now
 	r.Database = o.g.dbPath(o.Paths)
 	if o.Lake != "" {
-		r.Database = "lake " + st.Path
+		r.Database = "lake " + o.lakeName
 	}
 	r.Scope = scope
 	if r.Thresholds, err = thresholds(o.g.io, rf, r.Metrics); err != nil {

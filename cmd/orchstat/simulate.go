@@ -590,7 +590,7 @@ func cell(m replay.Metric, unit string, estimated bool) string {
 // simDB names what a simulation read: the store, or a lake.
 func simDB(o *simulateOptions, st *query.Store) string {
 	if o.Lake != "" {
-		return "lake " + st.Path
+		return "lake " + o.lakeName
 	}
 	return st.Path
 }

@@ -41,6 +41,31 @@ func lakeCacheDir(root, endpoint, bucket, prefix string) (string, error) {
 	return d, nil
 }
 
+// ReplicaPath is where the rows of the lake at location are kept between
+// reads (see query.OpenLake), in the cache folder.
+func ReplicaPath(o Options, location string) (string, error) {
+	root := o.CacheDir
+	if root == "" {
+		u, err := os.UserCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("no cache folder: %w", err)
+		}
+		root = filepath.Join(u, "orchstat", "lake")
+	}
+	dir := filepath.Join(root, "replicas")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("making cache folder: %w", err)
+	}
+	name := []byte(filepath.Base(location))
+	for i, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			name[i] = '_'
+		}
+	}
+	h := sha256.Sum256([]byte(location))
+	return filepath.Join(dir, string(name)+"-"+hex.EncodeToString(h[:6])+".duckdb"), nil
+}
+
 // errKey refuses a key or name that localKey refuses.
 var errKey = errors.New("not a plain relative path: no empty, . or .. segment, no leading or trailing /, no backslash")
 
