@@ -320,6 +320,7 @@ func (l *lakeSync) insert(ctx context.Context, t Table, src string, have, skip m
 	}
 	return nil
 }
+
 // windowPartitions returns the (runner/day) partitions that hold the
 // files of runs starting in the window, or nil for all of them. A run
 // starts at its earliest event in any file, so run_spans, read whole,
@@ -356,4 +357,3 @@ func (l *lakeSync) windowPartitions(ctx context.Context, o LakeOptions) (map[str
 	}
 	return keep, rs.Err()
 }
-

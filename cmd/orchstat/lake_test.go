@@ -250,7 +250,9 @@ func TestLakeEqualsUnionStore(t *testing.T) {
 	wg.Wait()
 	compare := func(stage string) {
 		t.Helper()
-		for _, args := range [][]string{nil, {"--since", "2026-11-08"}, {"--since", "2026-11-03", "--until", "2026-11-06"}, {"--provider", "openai"}} {
+		// A window first: the replica then holds the window's partitions,
+		// and the whole report after it loads the rest.
+		for _, args := range [][]string{{"--since", "2026-11-08"}, nil, {"--since", "2026-11-03", "--until", "2026-11-06"}, {"--provider", "openai"}} {
 			want := lakeReportJSON(t, append([]string{"--db", union, "report", "--no-ingest"}, args...)...)
 			got := lakeReportJSON(t, append([]string{"report", "--lake", lake}, args...)...)
 			sameJSON(t, fmt.Sprintf("%s, report %v", stage, args), want, got)
