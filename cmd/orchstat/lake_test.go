@@ -428,17 +428,26 @@ func TestLakeS3(t *testing.T) {
 		r.ingestInto(t, union)
 		run("--db", r.db, "export", "--no-ingest", "--lake", loc, "--runner", r.name)
 	}
-	report := func() map[string]any {
+	report := func(args ...string) map[string]any {
 		var m map[string]any
-		if err := json.Unmarshal([]byte(run("report", "--lake", loc, "--format", "json")), &m); err != nil {
+		if err := json.Unmarshal([]byte(run(append([]string{"report", "--lake", loc, "--format", "json"}, args...)...)), &m); err != nil {
 			t.Fatal(err)
 		}
 		delete(m, "generated_at")
 		delete(m, "database")
 		return m
 	}
+	// A window downloads only the partitions it needs; the whole report
+	// then downloads the rest.
+	gets.Store(0)
+	sameJSON(t, "s3 --since", lakeReportJSON(t, "--db", union, "report", "--no-ingest", "--since", "2026-11-12"), report("--since", "2026-11-12"))
+	windowed := gets.Load()
+	gets.Store(0)
 	want := lakeReportJSON(t, "--db", union, "report", "--no-ingest")
 	sameJSON(t, "s3", want, report())
+	if rest := gets.Load(); windowed == 0 || rest == 0 {
+		t.Errorf("the window's report downloaded %d files, the whole report %d more; want some of each", windowed, rest)
+	}
 	gets.Store(0)
 	puts.Store(0)
 	sameJSON(t, "s3, from the cache", want, report())
