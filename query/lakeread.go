@@ -61,9 +61,9 @@ func init() {
 	}
 }
 
-// OpenLake loads a lake into a store in memory, as one store holding every
-// runner's rows would hold them, so reports, checks and simulations run on
-// it unchanged. Each runner's file ids are renumbered (ordered by runner,
+// OpenLake loads a lake into a store, its replica (LakeOptions.Replica) or
+// one in memory, as one store holding every runner's rows would hold them,
+// so reports, checks and simulations run on it unchanged. Each runner's file ids are renumbered (ordered by runner,
 // then id) and its paths prefixed with "runner:". The events table, the
 // trace lines' payloads, is read only when asked (LakeOptions.All).
 func OpenLake(ctx context.Context, lk lake.Lake, o LakeOptions) (*Store, LakeRead, error) {
