@@ -225,6 +225,8 @@ envs=()
 [[ ${#envs[@]} -gt 0 ]] && repro="${envs[*]} $repro"
 
 mkdir -p "$(dirname "$RESULTS")"
+# benchmarks/lake.sh's section is its own: kept as it is.
+lake_section=$(awk '/^<!-- lake:/,/^<!-- \/lake -->/' "$RESULTS" 2>/dev/null || true)
 {
 	echo "# orchstat benchmark results"
 	echo
@@ -295,6 +297,10 @@ mkdir -p "$(dirname "$RESULTS")"
 	echo '```'
 	jq -r --arg W "$W" --arg C "$CORPUS" '.results[] | "\(.name): \(.command)" | gsub($C; "$C") | gsub($W; "$W")' "$W/results.json"
 	echo '```'
+	if [[ -n $lake_section ]]; then
+		echo
+		echo "$lake_section"
+	fi
 } >"$RESULTS"
 
 log "wrote $RESULTS"
