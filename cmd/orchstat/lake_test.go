@@ -580,3 +580,23 @@ func alertStates(t *testing.T, out string) string {
 	}
 	return strings.Join(s, " ")
 }
+
+// Two stores exporting as one runner would replace each other's files:
+// the second is refused, naming the first, and the lake is unchanged.
+func TestLakeRunnerClaimed(t *testing.T) {
+	t.Parallel()
+	a, b := newLakeRunners(t)
+	lake := filepath.Join(t.TempDir(), "lake")
+	a.ingestInto(t, a.db)
+	b.ingestInto(t, b.db)
+	b.name = a.name
+	a.export(t, lake)
+	before := lakeFiles(t, lake)
+	code, _, stderr := runCLI(t, "", "--db", b.db, "export", "--no-ingest", "--lake", lake, "--runner", b.name)
+	if code != 1 || !strings.Contains(stderr, `runner "runner-a" is already exported by another store (`+a.db) {
+		t.Errorf("exit %d, %s", code, stderr)
+	}
+	if after := lakeFiles(t, lake); !reflect.DeepEqual(before, after) {
+		t.Errorf("the refused export changed the lake")
+	}
+}
