@@ -150,12 +150,17 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	return res.Code, finishCheck(o, res, now, checkPrint{db: res.DB, scope: scope, rows: res.Rows, sent: res.Sent, code: res.Code}, format)
+}
+
+// finishCheck writes the textfile, if asked, and prints the check.
+func finishCheck(o *checkOptions, res check.Result, now time.Time, p checkPrint, format render.Format) error {
 	if o.Textfile != "" {
 		if err := writeCheckTextfile(o.Textfile, res, now); err != nil {
-			return 0, err
+			return err
 		}
 	}
-	return res.Code, renderCheck(o.IO, checkPrint{db: res.DB, scope: scope, rows: res.Rows, sent: res.Sent, code: res.Code}, format, o.Quiet)
+	return renderCheck(o.IO, p, format, o.Quiet)
 }
 
 // evaluateLake checks a lake's rows. The alerts and the notifications
@@ -186,12 +191,7 @@ func evaluateLake(ctx context.Context, o *checkOptions, rf *rules.File, format r
 	if err != nil {
 		return 0, err
 	}
-	if o.Textfile != "" {
-		if err := writeCheckTextfile(o.Textfile, res, now); err != nil {
-			return 0, err
-		}
-	}
-	return res.Code, renderCheck(o.IO, checkPrint{db: scope, scope: runs, rows: res.Rows, sent: res.Sent, code: res.Code}, format, o.Quiet)
+	return res.Code, finishCheck(o, res, now, checkPrint{db: scope, scope: runs, rows: res.Rows, sent: res.Sent, code: res.Code}, format)
 }
 
 // rulesWindow is the time window every rule's runs start in, so a check
