@@ -1,0 +1,754 @@
+package main
+
+// The HTML pages of report and simulate (issue 16), loaded from disk in a
+// real headless Chromium: they must make no network request and log no
+// error, their numbers must read back from the rendered DOM as the JSON
+// output gives them, and they must fit a 400-pixel window and print on A4.
+// CI installs Debian's chromium (.ci/run) and there the tests must not skip.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	_ "image/jpeg"
+	_ "image/png"
+	"maps"
+	"math"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// browserTimeout bounds each test's browser, so that a hung Chromium fails
+// the test instead of hanging the suite.
+const browserTimeout = 90 * time.Second
+
+// shotWidths are the viewport widths the pages are shot at: a desktop
+// window and a narrow phone-sized one. The height is shotHeight.
+var shotWidths = []int64{1280, 400}
+
+const shotHeight = 900
+
+// chromiumPath is the browser to drive: $ORCHSTAT_CHROMIUM, else chromium
+// (Debian's name) or chromium-browser on PATH; "" when there is none.
+func chromiumPath() string {
+	if p := os.Getenv("ORCHSTAT_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// needChromium returns the browser's path, or skips the test under -short
+// or when there is no browser. With CI set a missing browser fails the
+// test instead: CI installs it, and a skip there would hide a broken page.
+func needChromium(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("browser test: skipped under -short")
+	}
+	p := chromiumPath()
+	if p == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("no Chromium: CI is set, so the browser test must run (.ci/run installs Debian's chromium; or set ORCHSTAT_CHROMIUM)")
+		}
+		t.Skip("no Chromium on PATH and ORCHSTAT_CHROMIUM unset: apt-get install chromium to run the browser test")
+	}
+	return p
+}
+
+// startBrowser starts a headless Chromium for the test and returns its
+// context; the browser is killed when the test ends or browserTimeout
+// passes.
+func startBrowser(t *testing.T, exe string) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), browserTimeout)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe),
+		chromedp.Headless,
+		// CI runs as root, where Chromium refuses to start sandboxed.
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
+	t.Cleanup(func() {
+		cancelBrowser()
+		cancelAlloc()
+		cancel()
+	})
+	// Start it now, so that a browser that cannot start says so here.
+	if err := chromedp.Do(browserCtx); err != nil {
+		t.Fatalf("starting %s: %v", exe, err)
+	}
+	return browserCtx
+}
+
+// screenshotDir is where screenshots go: $ORCHSTAT_SCREENSHOTS (made if
+// missing) so that a person or CI can keep them, else a directory removed
+// with the test.
+func screenshotDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("ORCHSTAT_SCREENSHOTS")
+	if dir == "" {
+		return t.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// finding is one thing a page did that a self-contained, error-free page
+// must not do.
+type finding struct {
+	Kind   string // console, exception, log or request
+	Detail string
+}
+
+func (f finding) String() string { return f.Kind + ": " + f.Detail }
+
+// pageResult is what the browser made of a page. The harness returns it
+// rather than failing, so that a test can also assert that a bad page is
+// caught.
+type pageResult struct {
+	Findings []finding
+	// Elements holds the data-* attributes (names without "data-") of
+	// every element carrying numbers, in document order.
+	Elements []map[string]string
+	// ScrollWidth is the document's scrollWidth at each viewport width.
+	ScrollWidth map[int64]int64
+	// Shots holds the screenshot files by viewport width.
+	Shots map[int64]string
+	PDF   []byte
+}
+
+// recorder collects a tab's findings from its events.
+type recorder struct {
+	pageURL string
+	mu      sync.Mutex
+	found   []finding
+}
+
+// listen runs in the tab's event loop, in the order Chrome sent the
+// events, so it only records; it must not run commands.
+func (r *recorder) listen(ev any) {
+	switch ev := ev.(type) {
+	case *cdpruntime.EventConsoleAPICalled:
+		switch ev.Type {
+		case cdpruntime.ConsoleAPICalledTypeError, cdpruntime.ConsoleAPICalledTypeWarning, cdpruntime.ConsoleAPICalledTypeAssert:
+			r.add("console", fmt.Sprintf("console.%s(%s)", ev.Type, remoteArgs(ev.Args)))
+		}
+	case *cdpruntime.EventExceptionThrown:
+		r.add("exception", exceptionText(ev.ExceptionDetails))
+	case *cdplog.EventEntryAdded:
+		if e := ev.Entry; e != nil && e.Level == cdplog.EntryLevelError {
+			r.add("log", strings.TrimSpace(fmt.Sprintf("%s: %s %s", e.Source, e.Text, e.URL)))
+		}
+	case *network.EventRequestWillBeSent:
+		if ev.Request != nil && !r.ownURL(ev.Request.URL) {
+			r.add("request", ev.Request.URL)
+		}
+	}
+}
+
+func (r *recorder) add(kind, detail string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.found = append(r.found, finding{kind, detail})
+}
+
+func (r *recorder) findings() []finding {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.found)
+}
+
+// ownURL reports whether a request stays inside the page: the page itself
+// (a fragment aside) or an inline data: or about: URL.
+func (r *recorder) ownURL(u string) bool {
+	if strings.HasPrefix(u, "data:") || strings.HasPrefix(u, "about:") {
+		return true
+	}
+	base, _, _ := strings.Cut(u, "#")
+	return base == r.pageURL
+}
+
+func remoteArgs(args []*cdpruntime.RemoteObject) string {
+	var parts []string
+	for _, a := range args {
+		switch {
+		case a == nil:
+		case len(a.Value) > 0:
+			parts = append(parts, string(a.Value))
+		default:
+			parts = append(parts, a.Description)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func exceptionText(d *cdpruntime.ExceptionDetails) string {
+	if d == nil {
+		return "(no details)"
+	}
+	s := d.Text
+	if d.Exception != nil && d.Exception.Description != "" {
+		s += " " + d.Exception.Description
+	}
+	return fmt.Sprintf("%s (%s:%d:%d)", s, d.URL, d.LineNumber+1, d.ColumnNumber+1)
+}
+
+// collectJS reads every element that carries numbers by the page
+// contract into a JSON array of its data-* attributes.
+const collectJS = `JSON.stringify(Array.from(
+  document.querySelectorAll('[data-metric],[data-overview],[data-provider],[data-policy],[data-day]'),
+  function (e) {
+    var o = {};
+    for (var i = 0; i < e.attributes.length; i++) {
+      var a = e.attributes[i];
+      if (a.name.indexOf('data-') === 0) o[a.name.slice(5)] = a.value;
+    }
+    return o;
+  }))`
+
+// inspectPage opens the page file in a new tab of the browser, records
+// what it does, reads its numbers, shoots it at each of shotWidths into
+// shotDir as name-WIDTH.png, and prints it to an A4 PDF.
+func inspectPage(t *testing.T, browserCtx context.Context, file, shotDir, name string) (pageResult, error) {
+	t.Helper()
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return pageResult{}, err
+	}
+	rec := &recorder{pageURL: (&url.URL{Scheme: "file", Path: abs}).String()}
+	ctx, cancel := chromedp.NewContext(browserCtx, chromedp.WithListener(rec.listen))
+	defer cancel()
+	res := pageResult{ScrollWidth: map[int64]int64{}, Shots: map[int64]string{}}
+	if err := chromedp.Do(ctx,
+		chromedp.EmulateViewport(shotWidths[0], shotHeight),
+		chromedp.Navigate(rec.pageURL),
+	); err != nil {
+		return res, fmt.Errorf("loading %s: %w", rec.pageURL, err)
+	}
+	raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](collectJS))
+	if err != nil {
+		return res, fmt.Errorf("reading the numbers of %s: %w", file, err)
+	}
+	if err := json.Unmarshal([]byte(raw), &res.Elements); err != nil {
+		return res, fmt.Errorf("reading the numbers of %s: %w", file, err)
+	}
+	for _, w := range shotWidths {
+		sw, shot, err := shootAt(ctx, w)
+		if err != nil {
+			return res, fmt.Errorf("%s at %d px: %w", file, w, err)
+		}
+		path := filepath.Join(shotDir, fmt.Sprintf("%s-%d.png", name, w))
+		if err := os.WriteFile(path, shot, 0o644); err != nil {
+			return res, err
+		}
+		t.Logf("screenshot of %s at %d px: %s", name, w, path)
+		res.ScrollWidth[w], res.Shots[w] = sw, path
+	}
+	if res.PDF, err = chromedp.Run(ctx, chromedp.PrintToPDF(chromedp.PDFPaper(chromedp.PaperA4))); err != nil {
+		return res, fmt.Errorf("printing %s: %w", file, err)
+	}
+	// The listener saw every event sent before the last reply (it runs in
+	// order in the tab's loop), so the findings are complete here.
+	res.Findings = rec.findings()
+	return res, nil
+}
+
+// shootAt resizes the viewport to width and returns the document's
+// scrollWidth and a full-page PNG screenshot.
+func shootAt(ctx context.Context, width int64) (int64, []byte, error) {
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, shotHeight)); err != nil {
+		return 0, nil, err
+	}
+	sw, err := chromedp.Run(ctx, chromedp.Evaluate[int64](`document.documentElement.scrollWidth`))
+	if err != nil {
+		return 0, nil, err
+	}
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	return sw, shot, err
+}
+
+// checkClean fails the test on any finding, on a page wider than its
+// window, on a screenshot that is not an image of the window's width, and
+// on a print that is not a PDF.
+func checkClean(t *testing.T, res pageResult) {
+	t.Helper()
+	for _, f := range res.Findings {
+		t.Errorf("page %s", f)
+	}
+	for _, w := range shotWidths {
+		// One pixel of slack for subpixel rounding; wide tables must
+		// scroll inside their own wrapper, not widen the page.
+		if sw := res.ScrollWidth[w]; sw > w+1 {
+			t.Errorf("at %d px the page is %d px wide: something overflows horizontally", w, sw)
+		}
+		b, err := os.ReadFile(res.Shots[w])
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		cfg, format, err := image.DecodeConfig(bytes.NewReader(b))
+		switch {
+		case err != nil:
+			t.Errorf("screenshot %s: %v", res.Shots[w], err)
+		case int64(cfg.Width) != w:
+			t.Errorf("screenshot %s: %s %dx%d, want %d px wide", res.Shots[w], format, cfg.Width, cfg.Height, w)
+		}
+	}
+	if !bytes.HasPrefix(res.PDF, []byte("%PDF-")) {
+		t.Errorf("printing on A4 gave %d bytes that are not a PDF", len(res.PDF))
+	}
+}
+
+// numberText is a number as the page contract writes it: FormatFloat 'g',
+// -1, and "" for none.
+func numberText(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*v, 'g', -1, 64)
+}
+
+// sameNumber reports whether an attribute (has: present at all) shows
+// want. The text should match exactly; a number written another way
+// ("1000000" for "1e+06") passes within 1e-12 relative.
+func sameNumber(text string, has bool, want *float64) bool {
+	if want == nil {
+		return !has || text == ""
+	}
+	if !has {
+		return false
+	}
+	if text == numberText(want) {
+		return true
+	}
+	got, err := strconv.ParseFloat(text, 64)
+	if err != nil {
+		return false
+	}
+	return math.Abs(got-*want) <= 1e-12*math.Max(math.Abs(got), math.Abs(*want))
+}
+
+// checkAttrs compares the named attributes of a page element with the
+// JSON's numbers, and says where each differs.
+func checkAttrs(where string, e map[string]string, want map[string]*float64) []string {
+	var bad []string
+	for _, attr := range slices.Sorted(maps.Keys(want)) {
+		text, has := e[attr]
+		if !sameNumber(text, has, want[attr]) {
+			shown := strconv.Quote(text)
+			if !has {
+				shown = "no data-" + attr
+			}
+			bad = append(bad, fmt.Sprintf("%s: data-%s is %s, JSON has %q", where, attr, shown, numberText(want[attr])))
+		}
+	}
+	return bad
+}
+
+// jsonMetric is a metric as report --format json writes it: counts carry
+// only a value, ratios a numerator and denominator too.
+type jsonMetric struct {
+	Value       *float64 `json:"value"`
+	Numerator   *float64 `json:"numerator"`
+	Denominator *float64 `json:"denominator"`
+}
+
+func (m jsonMetric) attrs() map[string]*float64 {
+	return map[string]*float64{"value": m.Value, "numerator": m.Numerator, "denominator": m.Denominator}
+}
+
+// reportNumbers is the part of report --format json the page contract
+// covers.
+type reportNumbers struct {
+	Overview   map[string]json.RawMessage `json:"overview"`
+	Metrics    map[string]jsonMetric      `json:"metrics"`
+	Breakdowns struct {
+		ByProvider []map[string]json.RawMessage `json:"by_provider"`
+		ByDay      []struct {
+			Day     string                `json:"day"`
+			Metrics map[string]jsonMetric `json:"metrics"`
+		} `json:"by_day"`
+	} `json:"breakdowns"`
+}
+
+// compareReport compares the numbers read from a report page with report
+// --format json's (raw), and lists each difference, and each metric, day
+// and provider row of the JSON that the page does not show.
+func compareReport(elems []map[string]string, raw []byte) []string {
+	var want reportNumbers
+	if err := json.Unmarshal(raw, &want); err != nil {
+		return []string{"report JSON: " + err.Error()}
+	}
+	days := map[string]map[string]jsonMetric{}
+	for _, d := range want.Breakdowns.ByDay {
+		days[d.Day] = d.Metrics
+	}
+	providers := map[string]map[string]json.RawMessage{}
+	for _, p := range want.Breakdowns.ByProvider {
+		providers[rawString(p["provider"])+" / "+rawString(p["model"])] = p
+	}
+	seen := map[string]bool{}
+	var bad []string
+	for i, e := range elems {
+		where := describeElement(i, e)
+		switch {
+		case hasAttr(e, "policy"):
+			bad = append(bad, where+": a simulate figure on a report page")
+		case hasAttr(e, "provider"):
+			bad = append(bad, checkProviderElement(where, e, providers, seen)...)
+		case hasAttr(e, "day"):
+			m, ok := days[e["day"]][e["metric"]]
+			if !ok {
+				bad = append(bad, where+": no such day and metric in the JSON's breakdowns.by_day")
+				continue
+			}
+			seen["day "+e["day"]] = true
+			bad = append(bad, checkAttrs(where, e, m.attrs())...)
+		case hasAttr(e, "overview"):
+			bad = append(bad, checkOverviewElement(where, e, want.Overview)...)
+		default:
+			m, ok := want.Metrics[e["metric"]]
+			if !ok {
+				bad = append(bad, where+": no such metric in the JSON's metrics")
+				continue
+			}
+			seen["metric "+e["metric"]] = true
+			bad = append(bad, checkAttrs(where, e, m.attrs())...)
+		}
+	}
+	var need []string
+	for name := range want.Metrics {
+		need = append(need, "metric "+name)
+	}
+	for day := range days {
+		need = append(need, "day "+day)
+	}
+	for key := range providers {
+		need = append(need, "provider "+key)
+	}
+	return append(bad, missing(need, seen)...)
+}
+
+// missing lists, sorted, what the JSON has and the page never showed.
+func missing(need []string, seen map[string]bool) []string {
+	var bad []string
+	for _, n := range slices.Sorted(slices.Values(need)) {
+		if !seen[n] {
+			bad = append(bad, "the page never shows "+n)
+		}
+	}
+	return bad
+}
+
+// checkProviderElement compares an element of a by-provider row: its
+// requests, and the row's metric it names, if any.
+func checkProviderElement(where string, e map[string]string, providers map[string]map[string]json.RawMessage, seen map[string]bool) []string {
+	key := e["provider"] + " / " + e["model"]
+	row, ok := providers[key]
+	if !ok {
+		return []string{where + ": no such provider and model in the JSON's breakdowns.by_provider"}
+	}
+	var bad []string
+	if text, has := e["requests"]; has {
+		seen["provider "+key] = true
+		if !sameNumber(text, true, rawNumber(row["requests"])) {
+			bad = append(bad, fmt.Sprintf("%s: data-requests is %q, JSON has %s", where, text, row["requests"]))
+		}
+	}
+	if name, has := e["metric"]; has {
+		m, ok := rawMetric(row[name])
+		if !ok {
+			return append(bad, fmt.Sprintf("%s: the JSON's row has no number %q", where, name))
+		}
+		bad = append(bad, checkAttrs(where, e, m.attrs())...)
+	}
+	return bad
+}
+
+// checkOverviewElement compares an overview figure: a number, or text
+// such as a timestamp, which must match exactly.
+func checkOverviewElement(where string, e map[string]string, overview map[string]json.RawMessage) []string {
+	raw, ok := overview[e["overview"]]
+	if !ok {
+		return []string{where + ": no such field in the JSON's overview"}
+	}
+	if bytes.HasPrefix(bytes.TrimSpace(raw), []byte(`"`)) {
+		if got := e["value"]; got != rawString(raw) {
+			return []string{fmt.Sprintf("%s: data-value is %q, JSON has %s", where, got, raw)}
+		}
+		return nil
+	}
+	return checkAttrs(where, e, map[string]*float64{"value": rawNumber(raw)})
+}
+
+// rawMetric reads a JSON metric object, or a bare number as a value.
+func rawMetric(raw json.RawMessage) (jsonMetric, bool) {
+	var m jsonMetric
+	if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+		return m, json.Unmarshal(raw, &m) == nil
+	}
+	if len(raw) == 0 {
+		return m, false
+	}
+	m.Value = rawNumber(raw)
+	return m, m.Value != nil || string(bytes.TrimSpace(raw)) == "null"
+}
+
+// rawNumber is a JSON number, or nil for null or anything else.
+func rawNumber(raw json.RawMessage) *float64 {
+	var v *float64
+	if json.Unmarshal(raw, &v) != nil {
+		return nil
+	}
+	return v
+}
+
+func rawString(raw json.RawMessage) string {
+	var s string
+	json.Unmarshal(raw, &s)
+	return s
+}
+
+func hasAttr(e map[string]string, name string) bool {
+	_, ok := e[name]
+	return ok
+}
+
+// describeElement names a page element by its position and data-*
+// attributes, for messages.
+func describeElement(i int, e map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(e)) {
+		parts = append(parts, fmt.Sprintf("data-%s=%q", k, e[k]))
+	}
+	return fmt.Sprintf("element %d [%s]", i, strings.Join(parts, " "))
+}
+
+// simMetric is a simulate figure: a value and its 95% interval.
+type simMetric struct {
+	Value *float64 `json:"value"`
+	Lo    *float64 `json:"lo"`
+	Hi    *float64 `json:"hi"`
+}
+
+func (m simMetric) attrs() map[string]*float64 {
+	return map[string]*float64{"value": m.Value, "low": m.Lo, "high": m.Hi}
+}
+
+// simulateFigures reads simulate --format json's baseline and policies
+// into figures by policy name and metric; a metric is any field that is an
+// object with a value, lo and hi.
+func simulateFigures(raw []byte) (map[string]map[string]simMetric, error) {
+	var out struct {
+		Baseline map[string]json.RawMessage   `json:"baseline"`
+		Policies []map[string]json.RawMessage `json:"policies"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, err
+	}
+	if out.Baseline == nil {
+		return nil, fmt.Errorf("simulate JSON has no baseline")
+	}
+	figures := map[string]map[string]simMetric{}
+	for _, row := range append([]map[string]json.RawMessage{out.Baseline}, out.Policies...) {
+		policy := rawString(row["policy"])
+		figures[policy] = map[string]simMetric{}
+		for name, v := range row {
+			var m simMetric
+			if !bytes.HasPrefix(bytes.TrimSpace(v), []byte("{")) || json.Unmarshal(v, &m) != nil {
+				continue
+			}
+			if m.Value != nil && m.Lo != nil && m.Hi != nil {
+				figures[policy][name] = m
+			}
+		}
+	}
+	return figures, nil
+}
+
+// compareSimulate compares the figures read from a simulate page with
+// simulate --format json's (raw), and lists each difference and each
+// policy's metric that the page does not show.
+func compareSimulate(elems []map[string]string, raw []byte) []string {
+	figures, err := simulateFigures(raw)
+	if err != nil {
+		return []string{"simulate JSON: " + err.Error()}
+	}
+	seen := map[string]bool{}
+	var bad []string
+	for i, e := range elems {
+		where := describeElement(i, e)
+		m, ok := figures[e["policy"]][e["metric"]]
+		switch {
+		case !hasAttr(e, "policy") || !hasAttr(e, "metric"):
+			bad = append(bad, where+": a simulate figure needs data-policy and data-metric")
+		case !ok:
+			bad = append(bad, where+": no such policy and metric in the JSON")
+		default:
+			seen[e["policy"]+" / "+e["metric"]] = true
+			bad = append(bad, checkAttrs(where, e, m.attrs())...)
+		}
+	}
+	var need []string
+	for policy, ms := range figures {
+		for name := range ms {
+			need = append(need, policy+" / "+name)
+		}
+	}
+	return append(bad, missing(need, seen)...)
+}
+
+// TestBrowserHarnessOnFixture runs the harness on hand-written pages: a
+// clean one in the page contract must pass, and one that fetches, logs,
+// throws and overflows must be caught on each count, as must a JSON whose
+// numbers the page does not show.
+func TestBrowserHarnessOnFixture(t *testing.T) {
+	exe := needChromium(t)
+	want, err := os.ReadFile("testdata/browser/fixture.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := startBrowser(t, exe)
+	dir := screenshotDir(t)
+	t.Run("clean", func(t *testing.T) {
+		res, err := inspectPage(t, ctx, "testdata/browser/fixture.html", dir, "fixture")
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkClean(t, res)
+		for _, p := range compareReport(res.Elements, want) {
+			t.Error(p)
+		}
+		// A number that differs, and a metric the page lacks.
+		tampered := strings.Replace(string(want), `"value": 0.35714285714285715`, `"value": 0.4`, 1)
+		tampered = strings.Replace(tampered, `"metrics": {`, `"metrics": {"ghost_rate": {"value": 1, "numerator": 1, "denominator": 1},`, 1)
+		problems := compareReport(res.Elements, []byte(tampered))
+		for _, needle := range []string{`data-day="2025-11-03"`, "never shows metric ghost_rate"} {
+			if !slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, needle) }) {
+				t.Errorf("comparing with a tampered JSON: no problem mentions %q; problems: %q", needle, problems)
+			}
+		}
+	})
+	t.Run("bad", func(t *testing.T) {
+		res, err := inspectPage(t, ctx, "testdata/browser/fixture-bad.html", dir, "fixture-bad")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("findings: %q", res.Findings)
+		for _, w := range []finding{
+			{"request", "http://127.0.0.1:9/x.png"},
+			{"console", `console.error("x")`},
+		} {
+			if !slices.Contains(res.Findings, w) {
+				t.Errorf("the harness did not report %s", w)
+			}
+		}
+		if !slices.ContainsFunc(res.Findings, func(f finding) bool {
+			return f.Kind == "exception" && strings.Contains(f.Detail, "boom")
+		}) {
+			t.Error("the harness did not report the uncaught exception")
+		}
+		if sw := res.ScrollWidth[400]; sw <= 401 {
+			t.Errorf("at 400 px the page's scrollWidth is %d; the 1000-pixel block should overflow", sw)
+		}
+	})
+}
+
+// htmlAndJSON runs orchstat with args (a command and its flags) with
+// --format json and --format html, and returns the path of the page and
+// the JSON. Until --format html is wired (issue 16) the test skips.
+func htmlAndJSON(t *testing.T, name string, args ...string) (page string, jsonOut []byte) {
+	t.Helper()
+	code, out, stderr := runCLI(t, "", append(args, "--format", "json")...)
+	if code != 0 {
+		t.Fatalf("%s --format json: exit %d: %s", strings.Join(args, " "), code, stderr)
+	}
+	jsonOut = []byte(out)
+	code, out, stderr = runCLI(t, "", append(args, "--format", "html")...)
+	if code != 0 && strings.Contains(stderr, `unknown format "html"`) {
+		// TODO(issue 16): drop this guard once the commands take --format html.
+		t.Skipf("%s does not take --format html yet: %s", args[2], strings.TrimSpace(stderr))
+	}
+	if code != 0 {
+		t.Fatalf("%s --format html: exit %d: %s", strings.Join(args, " "), code, stderr)
+	}
+	page = filepath.Join(t.TempDir(), name+".html")
+	if err := os.WriteFile(page, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return page, jsonOut
+}
+
+// bundledStore ingests ../../testdata/runs into a new store and returns
+// its path.
+func bundledStore(t *testing.T) string {
+	t.Helper()
+	runs, err := filepath.Abs("../../testdata/runs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
+	if code, _, stderr := runCLI(t, "", "--db", db, "ingest", "-q", runs); code != 0 {
+		t.Fatalf("ingest exit %d: %s", code, stderr)
+	}
+	return db
+}
+
+// TestBrowserReport loads report --format html of the bundled runs in
+// Chromium and reads its numbers back against report --format json.
+func TestBrowserReport(t *testing.T) {
+	exe := needChromium(t)
+	db := bundledStore(t)
+	page, want := htmlAndJSON(t, "report", "--db", db, "report", "--no-ingest")
+	res, err := inspectPage(t, startBrowser(t, exe), page, screenshotDir(t), "report")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, res)
+	t.Logf("%d elements carry numbers", len(res.Elements))
+	for _, p := range compareReport(res.Elements, want) {
+		t.Error(p)
+	}
+}
+
+// TestBrowserSimulate loads simulate --format html of the bundled runs
+// (the baseline against one quick policy) in Chromium and reads its
+// figures and intervals back against simulate --format json.
+func TestBrowserSimulate(t *testing.T) {
+	exe := needChromium(t)
+	db := bundledStore(t)
+	page, want := htmlAndJSON(t, "simulate", "--db", db, "simulate", "--no-ingest", "--max-retries", "1", "--seed", "7")
+	res, err := inspectPage(t, startBrowser(t, exe), page, screenshotDir(t), "simulate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, res)
+	t.Logf("%d elements carry numbers", len(res.Elements))
+	for _, p := range compareSimulate(res.Elements, want) {
+		t.Error(p)
+	}
+}
