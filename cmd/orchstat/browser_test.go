@@ -58,8 +58,9 @@ func chromiumPath() string {
 }
 
 // needChromium returns the browser's path, or skips the test under -short
-// or when there is no browser. With CI set a missing browser fails the
-// test instead: CI installs it, and a skip there would hide a broken page.
+// or when there is no browser. With CI or ORCHSTAT_REQUIRE_CHROMIUM=1 set
+// (.ci/run sets it) a missing browser fails the test instead: CI installs
+// it, and a skip there would hide a broken page.
 func needChromium(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
@@ -67,8 +68,8 @@ func needChromium(t *testing.T) string {
 	}
 	p := chromiumPath()
 	if p == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("no Chromium: CI is set, so the browser test must run (.ci/run installs Debian's chromium; or set ORCHSTAT_CHROMIUM)")
+		if os.Getenv("CI") != "" || os.Getenv("ORCHSTAT_REQUIRE_CHROMIUM") == "1" {
+			t.Fatal("no Chromium, and CI or ORCHSTAT_REQUIRE_CHROMIUM=1 is set, so the browser test must run (.ci/run installs Debian's chromium; or set ORCHSTAT_CHROMIUM)")
 		}
 		t.Skip("no Chromium on PATH and ORCHSTAT_CHROMIUM unset: apt-get install chromium to run the browser test")
 	}
@@ -134,8 +135,9 @@ type pageResult struct {
 	// Elements holds the data-* attributes (names without "data-") of
 	// every element carrying numbers, in document order.
 	Elements []map[string]string
-	// ScrollWidth is the document's scrollWidth at each viewport width.
-	ScrollWidth map[int64]int64
+	// ScrollWidth and ScrollHeight are the document's at each viewport
+	// width.
+	ScrollWidth, ScrollHeight map[int64]int64
 	// Shots holds the screenshot files by viewport width.
 	Shots map[int64]string
 	PDF   []byte
@@ -242,7 +244,7 @@ func inspectPage(t *testing.T, browserCtx context.Context, file, shotDir, name s
 	rec := &recorder{pageURL: (&url.URL{Scheme: "file", Path: abs}).String()}
 	ctx, cancel := chromedp.NewContext(browserCtx, chromedp.WithListener(rec.listen))
 	defer cancel()
-	res := pageResult{ScrollWidth: map[int64]int64{}, Shots: map[int64]string{}}
+	res := pageResult{ScrollWidth: map[int64]int64{}, ScrollHeight: map[int64]int64{}, Shots: map[int64]string{}}
 	if err := chromedp.Do(ctx,
 		chromedp.EmulateViewport(shotWidths[0], shotHeight),
 		chromedp.Navigate(rec.pageURL),
@@ -257,7 +259,7 @@ func inspectPage(t *testing.T, browserCtx context.Context, file, shotDir, name s
 		return res, fmt.Errorf("reading the numbers of %s: %w", file, err)
 	}
 	for _, w := range shotWidths {
-		sw, shot, err := shootAt(ctx, w)
+		size, shot, err := shootAt(ctx, w)
 		if err != nil {
 			return res, fmt.Errorf("%s at %d px: %w", file, w, err)
 		}
@@ -266,7 +268,7 @@ func inspectPage(t *testing.T, browserCtx context.Context, file, shotDir, name s
 			return res, err
 		}
 		t.Logf("screenshot of %s at %d px: %s", name, w, path)
-		res.ScrollWidth[w], res.Shots[w] = sw, path
+		res.ScrollWidth[w], res.ScrollHeight[w], res.Shots[w] = size[0], size[1], path
 	}
 	if res.PDF, err = chromedp.Run(ctx, chromedp.PrintToPDF(chromedp.PDFPaper(chromedp.PaperA4))); err != nil {
 		return res, fmt.Errorf("printing %s: %w", file, err)
@@ -278,17 +280,18 @@ func inspectPage(t *testing.T, browserCtx context.Context, file, shotDir, name s
 }
 
 // shootAt resizes the viewport to width and returns the document's
-// scrollWidth and a full-page PNG screenshot.
-func shootAt(ctx context.Context, width int64) (int64, []byte, error) {
+// scrollWidth and scrollHeight, and a full-page PNG screenshot.
+func shootAt(ctx context.Context, width int64) ([]int64, []byte, error) {
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, shotHeight)); err != nil {
-		return 0, nil, err
+		return nil, nil, err
 	}
-	sw, err := chromedp.Run(ctx, chromedp.Evaluate[int64](`document.documentElement.scrollWidth`))
+	size, err := chromedp.Run(ctx, chromedp.Evaluate[[]int64](
+		`[document.documentElement.scrollWidth, document.documentElement.scrollHeight]`))
 	if err != nil {
-		return 0, nil, err
+		return nil, nil, err
 	}
 	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	return sw, shot, err
+	return size, shot, err
 }
 
 // checkClean fails the test on any finding, on a page wider than its
@@ -314,8 +317,9 @@ func checkClean(t *testing.T, res pageResult) {
 		switch {
 		case err != nil:
 			t.Errorf("screenshot %s: %v", res.Shots[w], err)
-		case int64(cfg.Width) != w:
-			t.Errorf("screenshot %s: %s %dx%d, want %d px wide", res.Shots[w], format, cfg.Width, cfg.Height, w)
+		case int64(cfg.Width) != w || int64(cfg.Height) < res.ScrollHeight[w]:
+			t.Errorf("screenshot %s: %s %dx%d, want %d px wide and the page's %d px high",
+				res.Shots[w], format, cfg.Width, cfg.Height, w, res.ScrollHeight[w])
 		}
 	}
 	if !bytes.HasPrefix(res.PDF, []byte("%PDF-")) {
