@@ -692,17 +692,14 @@ func htmlAndJSON(t *testing.T, name string, args ...string) (page string, jsonOu
 		t.Fatalf("%s --format json: exit %d: %s", strings.Join(args, " "), code, stderr)
 	}
 	jsonOut = []byte(out)
-	code, out, stderr = runCLI(t, "", append(args, "--format", "html")...)
+	page = filepath.Join(t.TempDir(), name+".html")
+	code, _, stderr = runCLI(t, "", append(args, "--format", "html", "-o", page)...)
 	if code != 0 && strings.Contains(stderr, `unknown format "html"`) {
 		// TODO(issue 16): drop this guard once the commands take --format html.
 		t.Skipf("%s does not take --format html yet: %s", args[2], strings.TrimSpace(stderr))
 	}
 	if code != 0 {
-		t.Fatalf("%s --format html: exit %d: %s", strings.Join(args, " "), code, stderr)
-	}
-	page = filepath.Join(t.TempDir(), name+".html")
-	if err := os.WriteFile(page, []byte(out), 0o644); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s --format html -o %s: exit %d: %s", strings.Join(args, " "), page, code, stderr)
 	}
 	return page, jsonOut
 }
