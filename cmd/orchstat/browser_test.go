@@ -586,19 +586,43 @@ func (m simMetric) attrs() map[string]*float64 {
 
 // simulateFigures reads simulate --format json's baseline and policies
 // into figures by policy name and metric; a metric is any field that is an
-// object with a value, lo and hi.
-func simulateFigures(raw []byte) (map[string]map[string]simMetric, error) {
+// object with a value, lo and hi. shown reports whether the page must
+// show a metric: as simulate's table, cost only when some episode
+// recorded one, the L2 loops' figures only when there are loops, and the
+// L3 diagnoses only when runs had L3 steps.
+func simulateFigures(raw []byte) (figures map[string]map[string]simMetric, shown func(string) bool, err error) {
 	var out struct {
 		Baseline map[string]json.RawMessage   `json:"baseline"`
 		Policies []map[string]json.RawMessage `json:"policies"`
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if out.Baseline == nil {
-		return nil, fmt.Errorf("simulate JSON has no baseline")
+		return nil, nil, fmt.Errorf("simulate JSON has no baseline")
 	}
-	figures := map[string]map[string]simMetric{}
+	var base struct {
+		HasCost bool `json:"has_cost"`
+		L2Loops int  `json:"l2_loops"`
+		L3Runs  int  `json:"l3_runs"`
+	}
+	if err := json.Unmarshal(raw, &struct {
+		Baseline any `json:"baseline"`
+	}{&base}); err != nil {
+		return nil, nil, err
+	}
+	shown = func(name string) bool {
+		switch name {
+		case "cost_usd":
+			return base.HasCost
+		case "l2_success_rate", "l2_iterations", "escalations", "l2_non_improving_stops":
+			return base.L2Loops > 0
+		case "diagnoses":
+			return base.L3Runs > 0
+		}
+		return true
+	}
+	figures = map[string]map[string]simMetric{}
 	for _, row := range append([]map[string]json.RawMessage{out.Baseline}, out.Policies...) {
 		policy := rawString(row["policy"])
 		figures[policy] = map[string]simMetric{}
@@ -612,14 +636,15 @@ func simulateFigures(raw []byte) (map[string]map[string]simMetric, error) {
 			}
 		}
 	}
-	return figures, nil
+	return figures, shown, nil
 }
 
 // compareSimulate compares the figures read from a simulate page with
 // simulate --format json's (raw), and lists each difference and each
-// policy's metric that the page does not show.
+// policy's metric (that simulateFigures says it shows) that the page does
+// not show.
 func compareSimulate(elems []map[string]string, raw []byte) []string {
-	figures, err := simulateFigures(raw)
+	figures, shown, err := simulateFigures(raw)
 	if err != nil {
 		return []string{"simulate JSON: " + err.Error()}
 	}
@@ -641,7 +666,9 @@ func compareSimulate(elems []map[string]string, raw []byte) []string {
 	var need []string
 	for policy, ms := range figures {
 		for name := range ms {
-			need = append(need, policy+" / "+name)
+			if shown(name) {
+				need = append(need, policy+" / "+name)
+			}
 		}
 	}
 	return append(bad, missing(need, seen)...)
@@ -779,5 +806,37 @@ func TestBrowserSimulate(t *testing.T) {
 	t.Logf("%d elements carry numbers", len(res.Elements))
 	for _, p := range compareSimulate(res.Elements, want) {
 		t.Error(p)
+	}
+}
+
+// TestBrowserCompareSimulate checks the simulate comparison without a
+// browser: a wrong interval end, a figure without its policy, and a
+// figure the page lacks are caught; a cost the run never recorded need
+// not show.
+func TestBrowserCompareSimulate(t *testing.T) {
+	raw := []byte(`{
+	  "baseline": {"policy": "orchestrator", "has_cost": false, "l2_loops": 0, "l3_runs": 0,
+	    "success_rate": {"value": 0.9, "lo": 0.9, "hi": 0.9, "exact": true},
+	    "attempts": {"value": 120, "lo": 120, "hi": 120, "exact": true},
+	    "cost_usd": {"value": 0, "lo": 0, "hi": 0, "exact": true}},
+	  "policies": [{"policy": "orchestrator with max-retries 1",
+	    "success_rate": {"value": 0.8, "lo": 0.7, "hi": 0.85, "exact": false},
+	    "attempts": {"value": 100, "lo": 95, "hi": 104, "exact": false},
+	    "cost_usd": {"value": 0, "lo": 0, "hi": 0, "exact": true},
+	    "diff_from_baseline": {"success_rate": {"value": -0.1, "lo": -0.2, "hi": -0.05, "exact": false}}}]}`)
+	page := []map[string]string{
+		{"policy": "orchestrator", "metric": "success_rate", "value": "0.9", "low": "0.9", "high": "0.9"},
+		{"policy": "orchestrator", "metric": "attempts", "value": "120", "low": "120", "high": "120"},
+		{"policy": "orchestrator with max-retries 1", "metric": "success_rate", "value": "0.8", "low": "0.7", "high": "0.86"},
+		{"metric": "attempts", "value": "100"},
+	}
+	problems := compareSimulate(page, raw)
+	want := []string{
+		`element 2 [data-high="0.86" data-low="0.7" data-metric="success_rate" data-policy="orchestrator with max-retries 1" data-value="0.8"]: data-high is "0.86", JSON has "0.85"`,
+		`element 3 [data-metric="attempts" data-value="100"]: a simulate figure needs data-policy and data-metric`,
+		"the page never shows orchestrator with max-retries 1 / attempts",
+	}
+	if !slices.Equal(problems, want) {
+		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(problems, "\n"), strings.Join(want, "\n"))
 	}
 }
