@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -434,7 +435,9 @@ func runsSQL() string {
 			SELECT 1, row_number() OVER (ORDER BY repair_iterations DESC, run_id) AS n, *
 			FROM w WHERE repair_iterations IS NOT NULL QUALIFY n <= ` + top + `)
 		SELECT o.*, l.list, l.run_id, l.started_at, l.status, l.provider_requests, l.provider_retries,
-		  l.repair_iterations, l.escalated, l.stop_reason
+		  l.repair_iterations, l.escalated, l.stop_reason,
+		  (SELECT arg_min(f.path, f.file_id) FROM run_spans t JOIN files f USING (file_id)
+		   WHERE t.run_id = l.run_id AND f.kind = 'trace')
 		FROM o LEFT JOIN l ON true ORDER BY l.list, l.n`
 }
 
@@ -445,12 +448,12 @@ func overviewAndWorst(ctx context.Context, q querier, f Filter, r *reports.Repor
 	err := withScope(ctx, q, f, "computing the overview and worst runs", runsSQL(), func(rs *sql.Rows) error {
 		var first, last, started sql.NullTime
 		var list, requests sql.NullInt64
-		var id, status, stop sql.NullString
+		var id, status, stop, trace sql.NullString
 		var retries, iters sql.NullFloat64
 		var escalated sql.NullBool
 		if err := rs.Scan(&o.Runs, &o.Success, &o.Failure, &o.Cancelled, &o.Unfinished, &o.OtherStatus,
 			&first, &last, &o.Events, &o.Quarantined,
-			&list, &id, &started, &status, &requests, &retries, &iters, &escalated, &stop); err != nil {
+			&list, &id, &started, &status, &requests, &retries, &iters, &escalated, &stop, &trace); err != nil {
 			return err
 		}
 		o.FirstEvent, o.LastEvent = utcPtr(first), utcPtr(last)
@@ -458,7 +461,8 @@ func overviewAndWorst(ctx context.Context, q querier, f Filter, r *reports.Repor
 			return nil
 		}
 		run := reports.RunRow{RunID: id.String, StartedAt: started.Time.UTC(), Status: status.String,
-			ProviderRequests: requests.Int64, ProviderRetries: retries.Float64, Escalated: escalated.Bool}
+			ProviderRequests: requests.Int64, ProviderRetries: retries.Float64, Escalated: escalated.Bool,
+			Trace: ReadString(trace.String)}
 		if iters.Valid {
 			run.RepairIterations = &iters.Float64
 		}
@@ -502,9 +506,29 @@ func reasons(ctx context.Context, q querier, f Filter, b *reports.Breakdowns) er
 		count(*), count(DISTINCT run_id) FROM escalations e JOIN s USING (run_id)`); err != nil {
 		return err
 	}
-	b.JudgeReasons, err = counts(`SELECT coalesce(j.reason, '(none)'), count(*), count(DISTINCT run_id)
-		FROM judge_calls j JOIN s USING (run_id) WHERE j.type = 'JudgeInvoked'`)
-	return err
+	if b.JudgeReasons, err = counts(`SELECT coalesce(j.reason, '(none)'), count(*), count(DISTINCT run_id)
+		FROM judge_calls j JOIN s USING (run_id) WHERE j.type = 'JudgeInvoked'`); err != nil {
+		return err
+	}
+	return repairIterations(ctx, q, f, b)
+}
+
+// repairIterations counts the runs of each number of repair iterations,
+// as the runs view counts a run's: its highest RepairAttempted iteration.
+func repairIterations(ctx context.Context, q querier, f Filter, b *reports.Breakdowns) error {
+	b.RepairIterations = []reports.CountRow{}
+	return withScope(ctx, q, f, "computing breakdowns", `SELECT it, count(*) FROM (
+		  SELECT max(e.iteration) FILTER (WHERE e.type = 'RepairAttempted') AS it FROM l2_events e JOIN s USING (run_id) GROUP BY run_id)
+		WHERE it IS NOT NULL GROUP BY 1 ORDER BY 1`, func(rs *sql.Rows) error {
+		var it float64
+		c := reports.CountRow{}
+		if err := rs.Scan(&it, &c.Count); err != nil {
+			return err
+		}
+		c.Key, c.Runs = strconv.FormatFloat(it, 'g', -1, 64), c.Count
+		b.RepairIterations = append(b.RepairIterations, c)
+		return nil
+	})
 }
 
 func candidateValidity(ctx context.Context, q querier, f Filter, b *reports.Breakdowns) error {

@@ -235,6 +235,9 @@ type Breakdowns struct {
 	ByDay             []DayRow      `json:"by_day"`
 	WorstByRetries    []RunRow      `json:"worst_runs_by_retries"`
 	WorstByIterations []RunRow      `json:"worst_runs_by_iterations"`
+	// RepairIterations counts the runs of each number of L2 repair
+	// iterations (Key "1", "2", ...), in that order.
+	RepairIterations  []CountRow    `json:"repair_iterations"`
 	StopReasons       []CountRow    `json:"stop_reasons"`
 	EscalationReasons []CountRow    `json:"escalation_reasons"`
 	JudgeReasons      []CountRow    `json:"judge_reasons"`
@@ -270,6 +273,10 @@ type RunRow struct {
 	RepairIterations *float64  `json:"repair_iterations"`
 	Escalated        bool      `json:"escalated"`
 	StopReason       *string   `json:"stop_reason"`
+	// Trace is the path of the run's trace file as the store names it, ""
+	// when it has none; pages link to it. It is not in the JSON, whose
+	// numbers must not depend on where the files were read.
+	Trace string `json:"-"`
 }
 
 // CountRow counts events by a reason.

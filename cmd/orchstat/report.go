@@ -28,6 +28,7 @@ type reportOptions struct {
 	Provider string
 	Format   string
 	Rules    string
+	Output   string
 }
 
 func newReportCmd(g *globals, runF func(context.Context, *reportOptions) error) *cobra.Command {
@@ -81,6 +82,7 @@ Exit status 1 means the report is printed but some file could not be read
 	addFilterFlags(cmd, &o.Since, &o.Until, &o.Runs, &o.Provider)
 	f.StringVarP(&o.Format, "format", "f", "table", "output format: table, markdown, json or csv")
 	f.StringVar(&o.Rules, "rules", "", "alert rules whose thresholds are marked (default: the built-in alerts.yaml)")
+	addOutputFlag(cmd, &o.Output)
 	addWideFlag(cmd, g.io)
 	return cmd
 }
@@ -323,7 +325,8 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 	if r.Thresholds, err = thresholds(o.g.io, rf, r.Metrics); err != nil {
 		return err
 	}
-	if err := render.RenderWidth(o.g.io.Out, r, format, o.g.io.OutWidth); err != nil {
+	err = withOutput(o.g.io, o.Output, func(io *IO) error { return render.RenderWidth(io.Out, r, format, io.OutWidth) })
+	if err != nil {
 		return err
 	}
 	if unread {

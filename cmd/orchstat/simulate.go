@@ -30,6 +30,7 @@ type simulateOptions struct {
 	Runs         []string
 	Provider     string
 	Format       string
+	Output       string
 
 	Baseline      string
 	Policies      []string
@@ -105,6 +106,7 @@ constant) or a policy file. The quick flags --max-retries, --backoff and
 	o.ingestFirst.lakeFlag(cmd)
 	addFilterFlags(cmd, &o.Since, &o.Until, &o.Runs, &o.Provider)
 	f.StringVarP(&o.Format, "format", "f", "table", "output format: table, markdown, json or csv")
+	addOutputFlag(cmd, &o.Output)
 	f.StringVar(&o.Baseline, "baseline", "", "the policy the records were made under: a preset or a policy file (default: orchestrator, or claude-code or codex for that agent's calls alone)")
 	f.StringArrayVar(&o.Policies, "policy", nil, "a policy to compare: a preset or a policy file (repeatable)")
 	f.IntVar(&o.MaxRetries, "max-retries", 0, "quick policy: the baseline with this many retries")
@@ -282,7 +284,9 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 	case len(systems) == 0:
 		return usageError{errors.New("name a policy to compare: --policy NAME|FILE, or a quick flag such as --max-retries 5")}
 	}
-	if err := renderSimulation(o.g.io, simScope{simDB(o, st), scope}, res, systems, format); err != nil {
+	where := simScope{simDB(o, st), scope}
+	err = withOutput(o.g.io, o.Output, func(io *IO) error { return renderSimulation(io, where, res, systems, format) })
+	if err != nil {
 		return err
 	}
 	if unread {

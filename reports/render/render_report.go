@@ -298,6 +298,7 @@ func jsonReport(r *reports.Report) reports.Report {
 	b.ByDay = nonNil(b.ByDay)
 	b.WorstByRetries = utcRuns(b.WorstByRetries)
 	b.WorstByIterations = utcRuns(b.WorstByIterations)
+	b.RepairIterations = nonNil(b.RepairIterations)
 	b.StopReasons = nonNil(b.StopReasons)
 	b.EscalationReasons = nonNil(b.EscalationReasons)
 	b.JudgeReasons = nonNil(b.JudgeReasons)
