@@ -15,8 +15,8 @@ type Threshold struct {
 	Below bool
 }
 
-// crossed reports whether v crosses the threshold.
-func (t Threshold) crossed(v float64) bool {
+// Crossed reports whether v crosses the threshold.
+func (t Threshold) Crossed(v float64) bool {
 	if t.Below {
 		return v < t.Value
 	}
@@ -148,7 +148,7 @@ func (l Line) addCrossings(p *canvas) {
 	for _, s := range l.Series {
 		xys = append(xys, points(s.Values, func(v float64) bool {
 			for _, t := range l.Thresholds {
-				if t.crossed(v) {
+				if t.Crossed(v) {
 					return true
 				}
 			}
