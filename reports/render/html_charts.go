@@ -54,7 +54,8 @@ func value(m reports.Metric) float64 {
 }
 
 // dayFigures chart the day metrics, each with the alert thresholds of
-// its rules whose condition compares the value itself.
+// its rules whose condition compares the value itself (the section says
+// what they mean: thresholdNote).
 func dayFigures(r *reports.Report) []htmlFigure {
 	days := r.Breakdowns.ByDay
 	if len(days) == 0 {
@@ -73,11 +74,7 @@ func dayFigures(r *reports.Report) []htmlFigure {
 				line.Thresholds = append(line.Thresholds, th)
 			}
 		}
-		f := figure(dc.title, line, dayChartTable(dc.metric, days, line.Thresholds))
-		if len(line.Thresholds) > 0 {
-			f.Note = thresholdNote
-		}
-		figs = append(figs, f)
+		figs = append(figs, figure(dc.title, line, dayChartTable(dc.metric, days, line.Thresholds)))
 	}
 	return figs
 }

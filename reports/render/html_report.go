@@ -61,6 +61,9 @@ func reportHTMLSection(r *reports.Report, s section) htmlSection {
 	case "failures_by_stage":
 		figs = stageFigures(r.Systems.StageFailures)
 	}
+	if s.name == "by_day" && len(figs) > 0 && hasDayThreshold(r.Thresholds) {
+		out.Blocks = append(out.Blocks, htmlBlock{Text: thresholdNote})
+	}
 	if len(figs) > 0 {
 		out.Blocks = append(out.Blocks, htmlBlock{Figures: figs})
 	}
@@ -167,4 +170,16 @@ func traceURL(path string) template.URL {
 		p = "/" + p // C:/x on Windows
 	}
 	return template.URL((&url.URL{Scheme: "file", Path: p}).String())
+}
+
+// hasDayThreshold reports whether a day chart draws a threshold.
+func hasDayThreshold(ts []reports.Threshold) bool {
+	for _, t := range ts {
+		for _, dc := range dayCharts {
+			if _, ok := chartThreshold(t); ok && t.Metric == dc.metric {
+				return true
+			}
+		}
+	}
+	return false
 }

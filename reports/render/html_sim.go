@@ -257,8 +257,11 @@ func (p SimulationPage) notes() []htmlSection {
 		if n.count == 0 {
 			continue
 		}
-		t := &htmlTable{Caption: fmt.Sprintf("%d episodes; the first %d listed", n.count, len(n.list)),
-			Head: []htmlHead{{Text: "episode"}, {Text: "reason"}}}
+		caption := fmt.Sprintf("%d episodes", n.count)
+		if len(n.list) < n.count {
+			caption += fmt.Sprintf(", the first %d listed", len(n.list))
+		}
+		t := &htmlTable{Caption: caption, None: "None listed.", Head: []htmlHead{{Text: "episode"}, {Text: "reason"}}}
 		for _, e := range n.list {
 			t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{{Text: escapeControls(e.ID)}, {Text: escapeControls(e.Reason)}}})
 		}

@@ -71,7 +71,7 @@ table { border-collapse: collapse; font-size: .875rem; font-variant-numeric: tab
 caption { text-align: left; font-weight: 600; padding: .2rem 0; }
 th, td { border: 1px solid #bbb; padding: .15rem .5rem; text-align: left; vertical-align: top; }
 thead th { background: #e8e8e8; }
-tbody th { font-weight: normal; overflow-wrap: anywhere; min-width: 6rem; }
+tbody th { font-weight: normal; white-space: nowrap; }
 .n { text-align: right; white-space: nowrap; }
 .figs { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 24rem), 1fr)); gap: 1rem 1.5rem; margin: .5rem 0 1rem; }
 figure { margin: 0; min-width: 0; break-inside: avoid; page-break-inside: avoid; }

@@ -100,8 +100,8 @@ type legendEntry struct {
 func newPlot() *canvas {
 	p := plot.New()
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
-		a.Label.TextStyle.Font = font.From(sans, 9)
-		a.Tick.Label.Font = font.From(sans, 8)
+		a.Label.TextStyle.Font = font.From(sans, tickFont)
+		a.Tick.Label.Font = font.From(sans, tickFont)
 	}
 	return &canvas{Plot: p}
 }
@@ -114,10 +114,14 @@ func (c *canvas) addLegend(name string, thumbs ...plot.Thumbnailer) {
 // Legend layout, in points: two columns when every name fits half the
 // width.
 const (
-	legendLine  = 11
+	legendLine  = 12
 	legendThumb = 16
-	legendFont  = 8
+	legendFont  = 9
 )
+
+// tickFont is the size of the axes' text, in points: 10 pixels or more
+// at any width from 400 pixels up.
+const tickFont = 9
 
 // legendColumns splits the legend into the columns it is drawn in.
 func (c *canvas) legendColumns() [][]legendEntry {
@@ -170,8 +174,9 @@ func (c *canvas) render(height vg.Length, title string) ([]byte, error) {
 	}
 	svg := vgsvg.New(Width, height+lh)
 	dc := draw.New(svg)
-	// The top tick's label reaches above the plot: leave it room.
-	c.Draw(draw.Crop(dc, 0, 0, 0, -lh-legendFont/2))
+	// The top and rightmost ticks' labels reach beyond the plot: leave
+	// them room.
+	c.Draw(draw.Crop(dc, 0, -tickFont*1.5, 0, -lh-tickFont/2))
 	drawLegend(draw.Crop(dc, 0, 0, height, 0), cols)
 	var buf bytes.Buffer
 	if _, err := svg.WriteTo(&buf); err != nil {
@@ -184,14 +189,20 @@ func (c *canvas) render(height vg.Length, title string) ([]byte, error) {
 // a comment, fixed sizes in points and namespace URLs.
 var svgStart = regexp.MustCompile(`(?s)\A.*?<svg\b[^>]*>`)
 
-// fontFamily is how vgsvg names a font: only its family.
-var fontFamily = regexp.MustCompile(`font-family:([^;"]*)`)
+// textFont is how vgsvg styles each text: its face, spelled out, and
+// its size. Only Liberation Sans at its defaults is drawn here, so the
+// face is said once, on the root, where the texts inherit it.
+var textFont = regexp.MustCompile(`font-family:Liberation Sans;font-variant:normal;font-weight:normal;font-style:normal;`)
+
+// rootFont is the charts' face, with generic fallbacks so that a machine
+// without Liberation Sans still draws the text in a similar one.
+const rootFont = "Liberation Sans, Arial, Helvetica, sans-serif"
 
 // fragment turns vgsvg's standalone document into an inline element:
 // a root that scales (viewBox, width 100%), is an image to assistive
 // technology, has a title, and names nothing outside the page (HTML's
-// parser puts <svg> in the SVG namespace without xmlns). Fonts get
-// generic fallbacks so a machine without Liberation still draws text.
+// parser puts <svg> in the SVG namespace without xmlns). The face is
+// named once, on the root (see textFont).
 func fragment(doc []byte, w, h float64, title string) ([]byte, error) {
 	loc := svgStart.FindIndex(doc)
 	if loc == nil {
@@ -199,9 +210,12 @@ func fragment(doc []byte, w, h float64, title string) ([]byte, error) {
 	}
 	t := html.EscapeString(Label(title, 300))
 	var buf bytes.Buffer
-	fmt.Fprintf(&buf, `<svg viewBox="0 0 %s %s" width="100%%" role="img" aria-label="%s" class="chart">`+"\n<title>%s</title>\n",
-		num(w), num(h), t, t)
-	body := fontFamily.ReplaceAll(doc[loc[1]:], []byte(`font-family:$1,Arial,Helvetica,sans-serif`))
+	fmt.Fprintf(&buf, `<svg viewBox="0 0 %s %s" width="100%%" role="img" aria-label="%s" class="chart" font-family="%s">`+"\n<title>%s</title>\n",
+		num(w), num(h), t, rootFont, t)
+	body := textFont.ReplaceAll(doc[loc[1]:], nil)
+	if bytes.Contains(body, []byte("font-family")) {
+		return nil, errors.New("chart: text in a face other than Liberation Sans")
+	}
 	buf.Write(bytes.TrimLeft(body, "\n"))
 	if bytes.Contains(buf.Bytes(), []byte("http")) || bytes.Contains(buf.Bytes(), []byte("url(")) {
 		return nil, errors.New("chart: SVG names an outside resource")
@@ -272,7 +286,7 @@ func valueRange(values []float64) (lo, hi float64) {
 // spanRange is the range a value axis must show for points compared
 // with each other (not bars, which start at 0): the values' span with a
 // margin, never below 0 when no value is, never empty.
-func spanRange(values []float64) (lo, hi float64) {
+func spanRange(values []float64, percent bool) (lo, hi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, v := range values {
 		if finite(v) {
@@ -281,7 +295,14 @@ func spanRange(values []float64) (lo, hi float64) {
 	}
 	d := hi - lo
 	if d == 0 {
-		d = math.Max(math.Abs(hi)*0.2, 0.01)
+		// One value: a span around it, of a whole unit when it is 0
+		// (or a few points of a share).
+		d = math.Abs(hi) * 0.2
+		if d == 0 && percent {
+			d = 0.05
+		} else if d == 0 {
+			d = 1
+		}
 	}
 	floor := math.Inf(-1)
 	if lo >= 0 {

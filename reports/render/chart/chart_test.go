@@ -41,7 +41,7 @@ func chartElements(t *testing.T, svg []byte) map[string]int {
 func chartCheck(t *testing.T, name string, svg []byte, title string) map[string]int {
 	t.Helper()
 	s := string(svg)
-	if !strings.HasPrefix(s, `<svg viewBox="0 0 320 `) || !strings.Contains(s[:200], `width="100%" role="img" aria-label="`+title+`"`) {
+	if !strings.HasPrefix(s, `<svg viewBox="0 0 320 `) || !strings.Contains(s[:300], `width="100%" role="img" aria-label="`+title+`"`) {
 		t.Errorf("root element = %.200s", s)
 	}
 	if !strings.Contains(s, "<title>"+title+"</title>") {
@@ -52,8 +52,8 @@ func chartCheck(t *testing.T, name string, svg []byte, title string) map[string]
 			t.Errorf("SVG holds %q", bad)
 		}
 	}
-	if !strings.Contains(s, "font-family:Liberation Sans,Arial,Helvetica,sans-serif") {
-		t.Error("text has no generic font fallback")
+	if !strings.Contains(s[:300], `font-family="Liberation Sans, Arial, Helvetica, sans-serif"`) || strings.Count(s, "font-family") != 1 {
+		t.Error("the face is not named once, on the root, with generic fallbacks")
 	}
 	counts := chartElements(t, svg)
 	if counts["svg"] != 1 || counts["title"] != 1 {

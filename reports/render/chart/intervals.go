@@ -47,7 +47,7 @@ func (c Intervals) SVG() ([]byte, error) {
 		return nil, ErrNoData
 	}
 	p := newPlot()
-	p.Y.Min, p.Y.Max = spanRange(all)
+	p.Y.Min, p.Y.Max = spanRange(all, c.Percent)
 	p.Y.Tick.Marker = valueTicks(c.Percent)
 	p.X.Min, p.X.Max = -0.5, float64(len(c.Categories))-0.5
 	p.X.Tick.Marker = categoryTicks(c.Categories, 8)
