@@ -43,7 +43,7 @@ func reportHTMLSection(r *reports.Report, s section) htmlSection {
 	case "overview":
 		markOverview(t, overviewFields(r))
 	case "metrics":
-		markMetrics(t, s.grid, r.Metrics)
+		t = metricsTable(r)
 	case "by_provider":
 		markProviders(t, b.ByProvider)
 		figs = providerFigures(b.ByProvider)
@@ -104,14 +104,29 @@ func markOverview(t *htmlTable, fields []field) {
 	}
 }
 
-// markMetrics marks the value of each metric the report carries; a row
-// whose metric only a threshold names is left bare.
-func markMetrics(t *htmlTable, g *grid, ms reports.Metrics) {
+// metricsTable is the metrics section's table with every metric the
+// report carries, marked, and those only a threshold names, bare. The
+// table format leaves out the other systems' and the calls' metrics when
+// the scope has none, to fit a terminal; the page keeps them, so that it
+// holds every number the JSON does.
+func metricsTable(r *reports.Report) *htmlTable {
+	names := metricNames(r.Metrics)
+	for _, t := range r.Thresholds {
+		names = append(names, t.Metric)
+	}
+	g := metricsSection(r, 0).grid
+	g.rows = nil
+	for _, n := range metricOrder(names) {
+		m := r.Metrics[n]
+		g.rows = append(g.rows, []string{n, MetricText(n, m.Value), partText(m.Numerator), partText(m.Denominator), thresholdsText(r.Thresholds, n, false)})
+	}
+	t := gridTable(*g)
 	for i, row := range g.rows {
-		if m, ok := ms[row[0]]; ok {
+		if m, ok := r.Metrics[row[0]]; ok {
 			t.Rows[i].Cells[1].Data = append([]dataAttr{{"metric", row[0]}}, metricData(m)...)
 		}
 	}
+	return t
 }
 
 // markProviders marks each provider row and its two rates; the rows are

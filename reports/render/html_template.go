@@ -37,8 +37,8 @@ const pageHTML = `<!DOCTYPE html>
 {{define "figure"}}<figure>
 <figcaption>{{.Caption}}{{with .Note}} <span class="note">{{.}}</span>{{end}}</figcaption>
 {{if .Empty}}<p class="none">{{.Empty}}</p>
-{{else}}{{.SVG}}{{end}}{{with .Table}}<details><summary>Data table</summary>
-{{template "table" .}}</details>
+{{else}}{{.SVG}}{{end}}{{if .Table}}<details><summary>Data table<span class="vh"> of {{.Caption}}</span></summary>
+{{template "table" .Table}}</details>
 {{end}}</figure>
 {{end}}
 {{define "table"}}{{if .Rows}}<div class="wrap"><table>
@@ -81,6 +81,7 @@ svg.chart { display: block; width: 100%; height: auto; max-width: 40rem; }
 details { font-size: .875rem; margin-top: .3rem; }
 summary { cursor: pointer; }
 .none { font-style: italic; color: #333; }
+.vh { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 @media print {
   @page { size: A4; margin: 15mm; }
   body { font-size: 9pt; max-width: none; padding: 0; }

@@ -208,6 +208,24 @@ func TestHTMLNumbersContract(t *testing.T) {
 	}
 }
 
+// TestHTMLMetricsTheTableLeavesOut checks that the page has the other
+// systems' and calls' metrics even when the scope has none, which the
+// table format leaves out to fit a terminal.
+func TestHTMLMetricsTheTableLeavesOut(t *testing.T) {
+	r := renderTestReport()
+	r.Metrics["record_failure_rate"] = renderRatio(0, 0)
+	r.Metrics["calls"] = renderCount(0)
+	page := htmlRender(t, r)
+	for _, want := range []string{
+		`data-metric="record_failure_rate" data-value="" data-numerator="0" data-denominator="0"`,
+		`data-metric="calls" data-value="0" data-numerator="" data-denominator=""`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+}
+
 func stringOr(s *string, or string) string {
 	if s == nil {
 		return or
