@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/reports/render/chart"
@@ -223,7 +224,7 @@ func (p SimulationPage) charts() []htmlFigure {
 			t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{{Text: name}, {Text: simText(replay.Metric{Value: m.Value, Exact: true}, f.percent, false, false), Numeric: true},
 				{Text: low, Numeric: true}, {Text: high, Numeric: true}, {Text: estText(est)}}})
 		}
-		figs = append(figs, figure(f.label, c, t))
+		figs = append(figs, figure(strings.ToUpper(f.label[:1])+f.label[1:], c, t))
 	}
 	return figs
 }

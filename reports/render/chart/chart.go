@@ -114,7 +114,8 @@ func (c *canvas) addLegend(name string, thumbs ...plot.Thumbnailer) {
 // Legend layout, in points: two columns when every name fits half the
 // width.
 const (
-	legendLine  = 12
+	legendLine  = 14 // an entry's text and legendPad
+	legendPad   = 3
 	legendThumb = 16
 	legendFont  = 9
 )
@@ -145,6 +146,7 @@ func drawLegend(area draw.Canvas, cols [][]legendEntry) {
 		l := plot.NewLegend()
 		l.TextStyle.Font = font.From(sans, legendFont)
 		l.ThumbnailWidth = legendThumb
+		l.Padding = legendPad
 		l.Top, l.Left = true, true
 		for _, e := range col {
 			l.Add(e.name, e.thumbs...)
