@@ -1,5 +1,5 @@
-// Package render draws the reports model as a table, Markdown, JSON or
-// CSV, and writes Prometheus textfiles. It does no I/O besides writing the
+// Package render draws the reports model as a table, Markdown, JSON, CSV
+// or an HTML page, and writes Prometheus textfiles. It does no I/O besides writing the
 // output.
 package render
 
@@ -32,16 +32,18 @@ import (
 type Format string
 
 // The formats. FormatTable is the default for humans; JSON and CSV are for
-// programs and keep full precision.
+// programs and keep full precision; HTML is one self-contained page with
+// charts (see html.go).
 const (
 	FormatTable    Format = "table"
 	FormatMarkdown Format = "markdown"
 	FormatJSON     Format = "json"
 	FormatCSV      Format = "csv"
+	FormatHTML     Format = "html"
 )
 
 // Formats lists every Format in the order help text shows them.
-var Formats = []Format{FormatTable, FormatMarkdown, FormatJSON, FormatCSV}
+var Formats = []Format{FormatTable, FormatMarkdown, FormatJSON, FormatCSV, FormatHTML}
 
 // ParseFormat returns the Format named s, or an error listing the valid ones.
 func ParseFormat(s string) (Format, error) {
@@ -86,6 +88,8 @@ func RenderWidth(w io.Writer, r *reports.Report, f Format, width int) error {
 		err = writeJSON(&buf, jsonReport(r))
 	case FormatCSV:
 		err = writeReportCSV(&buf, r)
+	case FormatHTML:
+		err = writeReportHTML(&buf, r)
 	default:
 		_, err = ParseFormat(string(f))
 	}
@@ -106,6 +110,7 @@ func RenderWidth(w io.Writer, r *reports.Report, f Format, width int) error {
 //     (JSON has no such numbers).
 //   - csv: a header of the column names, then one record per row; nil is an
 //     empty field.
+//   - html: a page holding the table, cells as in csv, nil as in table.
 //
 // In every format:
 //   - []byte shows as text when it is valid UTF-8 and as 0x-hex otherwise, so
@@ -162,6 +167,8 @@ func RenderTable(w io.Writer, t reports.Table, f Format) error {
 		}
 		cw.Flush()
 		err = cw.Error()
+	case FormatHTML:
+		err = writeTableHTML(&buf, t, rows)
 	default:
 		_, err = ParseFormat(string(f))
 	}
