@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
@@ -140,7 +141,12 @@ type pageResult struct {
 	ScrollWidth, ScrollHeight map[int64]int64
 	// Shots holds the screenshot files by viewport width.
 	Shots map[int64]string
-	PDF   []byte
+	// Grey is a screenshot at the first width as someone who sees no
+	// colour would: for a person to check that the charts still read.
+	Grey string
+	// PrintClipped lists what print would cut off at A4's width.
+	PrintClipped []string
+	PDF          []byte
 }
 
 // recorder collects a tab's findings from its events.
@@ -234,7 +240,7 @@ const collectJS = `JSON.stringify(Array.from(
 
 // inspectPage opens the page file in a new tab of the browser, records
 // what it does, reads its numbers, shoots it at each of shotWidths into
-// shotDir as name-WIDTH.png, and prints it to an A4 PDF.
+// shotDir as name-WIDTH.png, and prints it on A4 to name.pdf there.
 func inspectPage(t *testing.T, browserCtx context.Context, file, shotDir, name string) (pageResult, error) {
 	t.Helper()
 	abs, err := filepath.Abs(file)
@@ -270,9 +276,21 @@ func inspectPage(t *testing.T, browserCtx context.Context, file, shotDir, name s
 		t.Logf("screenshot of %s at %d px: %s", name, w, path)
 		res.ScrollWidth[w], res.ScrollHeight[w], res.Shots[w] = size[0], size[1], path
 	}
+	if res.Grey, err = shootGrey(ctx, shotDir, name); err != nil {
+		return res, fmt.Errorf("%s in greyscale: %w", file, err)
+	}
+	t.Logf("screenshot of %s in greyscale: %s", name, res.Grey)
+	if res.PrintClipped, err = printClipped(ctx); err != nil {
+		return res, fmt.Errorf("%s as printed: %w", file, err)
+	}
 	if res.PDF, err = chromedp.Run(ctx, chromedp.PrintToPDF(chromedp.PDFPaper(chromedp.PaperA4))); err != nil {
 		return res, fmt.Errorf("printing %s: %w", file, err)
 	}
+	pdf := filepath.Join(shotDir, name+".pdf")
+	if err := os.WriteFile(pdf, res.PDF, 0o644); err != nil {
+		return res, err
+	}
+	t.Logf("%s printed on A4: %s", name, pdf)
 	// The listener saw every event sent before the last reply (it runs in
 	// order in the tab's loop), so the findings are complete here.
 	res.Findings = rec.findings()
@@ -294,9 +312,73 @@ func shootAt(ctx context.Context, width int64) ([]int64, []byte, error) {
 	return size, shot, err
 }
 
+// shootGrey takes a full-page screenshot at the first of shotWidths with
+// Chrome's achromatopsia emulation (no colour vision) into shotDir as
+// name-WIDTH-grey.png, and turns the emulation off again.
+func shootGrey(ctx context.Context, shotDir, name string) (string, error) {
+	grey := func(kind emulation.SetEmulatedVisionDeficiencyType) error {
+		_, err := chromedp.Call(ctx, emulation.SetEmulatedVisionDeficiency, emulation.SetEmulatedVisionDeficiencyParams{Type: kind})
+		return err
+	}
+	if err := grey(emulation.SetEmulatedVisionDeficiencyTypeAchromatopsia); err != nil {
+		return "", err
+	}
+	defer grey(emulation.SetEmulatedVisionDeficiencyTypeNone)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(shotWidths[0], shotHeight)); err != nil {
+		return "", err
+	}
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(shotDir, fmt.Sprintf("%s-%d-grey.png", name, shotWidths[0]))
+	return path, os.WriteFile(path, shot, 0o644)
+}
+
+// a4Width is the width in CSS pixels that printing on A4 lays a page out
+// in: 8.27 inches less Chrome's default 1 cm margins, at 96 per inch.
+const a4Width = 718
+
+// clippedJS lists the HTML elements that cut off their content sideways
+// (a scroll wrapper cannot scroll on paper) and a document wider than the
+// window, each with the heading of its section.
+const clippedJS = `(function () {
+  var out = [], d = document.documentElement;
+  function where(e) {
+    var s = e.closest('section, details, figure') || document.body;
+    var h = s.querySelector('h1, h2, h3, summary, figcaption');
+    return e.tagName.toLowerCase() + (e.className ? '.' + e.className : '') +
+      (h ? ' under "' + h.textContent.trim().slice(0, 60) + '"' : '');
+  }
+  if (d.scrollWidth > d.clientWidth + 1) out.push('the page: ' + d.scrollWidth + ' px wide in ' + d.clientWidth);
+  document.querySelectorAll('body *').forEach(function (e) {
+    if (!(e instanceof HTMLElement)) return;
+    if (getComputedStyle(e).overflowX === 'visible') return;
+    if (e.scrollWidth > e.clientWidth + 1) out.push(where(e) + ': ' + e.scrollWidth + ' px wide in ' + e.clientWidth);
+  });
+  return out;
+})()`
+
+// printClipped lays the page out as printed on A4 (print media, A4's
+// width) and lists what would be cut off; then it restores the screen.
+func printClipped(ctx context.Context) ([]string, error) {
+	media := func(m string) error {
+		_, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Media: m})
+		return err
+	}
+	if err := media("print"); err != nil {
+		return nil, err
+	}
+	defer media("")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(a4Width, shotHeight)); err != nil {
+		return nil, err
+	}
+	return chromedp.Run(ctx, chromedp.Evaluate[[]string](clippedJS))
+}
+
 // checkClean fails the test on any finding, on a page wider than its
-// window, on a screenshot that is not an image of the window's width, and
-// on a print that is not a PDF.
+// window, on a screenshot that is not an image of the window's width, on
+// anything printing would cut off, and on a print that is not a PDF.
 func checkClean(t *testing.T, res pageResult) {
 	t.Helper()
 	for _, f := range res.Findings {
@@ -321,6 +403,9 @@ func checkClean(t *testing.T, res pageResult) {
 			t.Errorf("screenshot %s: %s %dx%d, want %d px wide and the page's %d px high",
 				res.Shots[w], format, cfg.Width, cfg.Height, w, res.ScrollHeight[w])
 		}
+	}
+	for _, c := range res.PrintClipped {
+		t.Errorf("printed on A4, %s: the rest is cut off", c)
 	}
 	if !bytes.HasPrefix(res.PDF, []byte("%PDF-")) {
 		t.Errorf("printing on A4 gave %d bytes that are not a PDF", len(res.PDF))
@@ -707,6 +792,9 @@ func TestBrowserHarnessOnFixture(t *testing.T) {
 		}
 		if sw := res.ScrollWidth[400]; sw <= 401 {
 			t.Errorf("at 400 px the page's scrollWidth is %d; the 1000-pixel block should overflow", sw)
+		}
+		if len(res.PrintClipped) == 0 {
+			t.Error("the harness did not report that printing on A4 cuts off the 1000-pixel block")
 		}
 	})
 }
