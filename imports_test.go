@@ -39,6 +39,7 @@ var pure = []string{
 	"rules/internal/names",
 	"reports/reference",
 	"query/lake",
+	"reports/render/chart",
 }
 
 // noYAML are the packages that read JSON or decide retries: a YAML parser

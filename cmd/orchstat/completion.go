@@ -54,8 +54,12 @@ func flagValues(c *cobra.Command, f *pflag.Flag) completionFunc {
 		case "text":
 			return fixed("text", "json")
 		}
+		formats := render.Formats
+		if c.Name() == "report" || c.Name() == "simulate" {
+			formats = render.PageFormats
+		}
 		var names []string
-		for _, fm := range render.Formats {
+		for _, fm := range formats {
 			names = append(names, string(fm))
 		}
 		return fixed(names...)

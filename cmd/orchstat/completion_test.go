@@ -30,7 +30,9 @@ func TestCompletion(t *testing.T) {
 		want      []string
 		directive string
 	}{
-		{[]string{"report", "--format", ""}, []string{"table", "markdown", "json", "csv"}, ":4"},
+		{[]string{"report", "--format", ""}, []string{"table", "markdown", "json", "csv", "html"}, ":4"},
+		{[]string{"simulate", "--format", ""}, []string{"table", "markdown", "json", "csv", "html"}, ":4"},
+		{[]string{"check", "--format", ""}, []string{"table", "markdown", "json", "csv"}, ":4"},
 		{[]string{"sql", "-f", ""}, []string{"table", "markdown", "json", "csv"}, ":4"},
 		{[]string{"recommend", "--format", ""}, []string{"text", "json"}, ":4"},
 		{[]string{"retry-config", "show", "--format", ""}, []string{"text", "json"}, ":4"},

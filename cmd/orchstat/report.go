@@ -67,7 +67,7 @@ Exit status 1 means the report is printed but some file could not be read
   orchstat report testdata/runs --format markdown`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args
-			if _, err := render.ParseFormat(o.Format); err != nil {
+			if _, err := render.ParsePageFormat(o.Format); err != nil {
 				return usageError{err}
 			}
 			if runF != nil {
@@ -80,7 +80,7 @@ Exit status 1 means the report is printed but some file could not be read
 	o.ingestFirst.flags(cmd, "report on the store as it is, without ingesting first")
 	o.ingestFirst.lakeFlag(cmd)
 	addFilterFlags(cmd, &o.Since, &o.Until, &o.Runs, &o.Provider)
-	f.StringVarP(&o.Format, "format", "f", "table", "output format: table, markdown, json or csv")
+	f.StringVarP(&o.Format, "format", "f", "table", "output format: table, markdown, json, csv or html (one page with charts; see -o)")
 	f.StringVar(&o.Rules, "rules", "", "alert rules whose thresholds are marked (default: the built-in alerts.yaml)")
 	addOutputFlag(cmd, &o.Output)
 	addWideFlag(cmd, g.io)
@@ -292,7 +292,7 @@ func (i *ingestFirst) open(ctx context.Context, g *globals, write bool) (*query.
 }
 
 func reportRun(ctx context.Context, o *reportOptions) error {
-	format, _ := render.ParseFormat(o.Format)
+	format, _ := render.ParsePageFormat(o.Format)
 	now := o.g.io.Now().UTC()
 	f, err := buildFilter(now, o.Since, o.Until, o.Runs, o.Provider)
 	if err != nil {

@@ -86,7 +86,7 @@ constant) or a policy file. The quick flags --max-retries, --backoff and
   orchstat simulate --policy aws-decorrelated --policy my-policy.yaml --format json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args
-			if _, err := render.ParseFormat(o.Format); err != nil {
+			if _, err := render.ParsePageFormat(o.Format); err != nil {
 				return usageError{err}
 			}
 			if !cmd.Flags().Changed("max-retries") {
@@ -105,7 +105,7 @@ constant) or a policy file. The quick flags --max-retries, --backoff and
 	o.ingestFirst.flags(cmd, "simulate on the store as it is, without ingesting first")
 	o.ingestFirst.lakeFlag(cmd)
 	addFilterFlags(cmd, &o.Since, &o.Until, &o.Runs, &o.Provider)
-	f.StringVarP(&o.Format, "format", "f", "table", "output format: table, markdown, json or csv")
+	f.StringVarP(&o.Format, "format", "f", "table", "output format: table, markdown, json, csv or html (one page with charts; see -o)")
 	addOutputFlag(cmd, &o.Output)
 	f.StringVar(&o.Baseline, "baseline", "", "the policy the records were made under: a preset or a policy file (default: orchestrator, or claude-code or codex for that agent's calls alone)")
 	f.StringArrayVar(&o.Policies, "policy", nil, "a policy to compare: a preset or a policy file (repeatable)")
@@ -232,7 +232,7 @@ func quickBackoff(s string, base retry.Backoff) (retry.Backoff, error) {
 }
 
 func simulateRun(ctx context.Context, o *simulateOptions) error {
-	format, _ := render.ParseFormat(o.Format)
+	format, _ := render.ParsePageFormat(o.Format)
 	now := o.g.io.Now().UTC()
 	f, err := buildFilter(now, o.Since, o.Until, o.Runs, o.Provider)
 	if err != nil {
@@ -375,6 +375,9 @@ func renderSimulation(io *IO, where simScope, res []replay.Result, systems []sys
 		}
 		_, err = io.Out.Write(b)
 		return err
+	}
+	if f == render.FormatHTML {
+		return simulationPage(io, where, res, systems)
 	}
 	if f != render.FormatCSV {
 		fmt.Fprintln(io.Out, render.ScopeText(where.db, where.scope, io.OutWidth))
@@ -597,4 +600,21 @@ func simDB(o *simulateOptions, st *query.Store) string {
 		return "lake " + o.lakeName
 	}
 	return st.Path
+}
+
+// simulationPage writes the HTML page of the provider-request replay.
+// Other systems' replays are not on it yet: they are asked for in the
+// table formats.
+func simulationPage(io *IO, where simScope, res []replay.Result, systems []systemSimulation) error {
+	if len(res) == 0 {
+		return fmt.Errorf("--format html draws the replay of provider requests, and the scope holds none; use --format table for other systems' records")
+	}
+	var verdicts []string
+	for _, r := range res[1:] {
+		verdicts = append(verdicts, replay.Verdict(res[0], r))
+	}
+	if len(systems) > 0 {
+		fmt.Fprintf(io.Err, "orchstat: the page leaves out the replay of %d other systems' records; --format table shows them\n", len(systems))
+	}
+	return render.SimulationHTML(io.Out, render.SimulationPage{DB: where.db, Scope: where.scope, Baseline: res[0], Policies: res[1:], Verdicts: verdicts})
 }

@@ -42,18 +42,28 @@ const (
 	FormatHTML     Format = "html"
 )
 
-// Formats lists every Format in the order help text shows them.
-var Formats = []Format{FormatTable, FormatMarkdown, FormatJSON, FormatCSV, FormatHTML}
+// Formats lists the formats of every command that prints tables, in the
+// order help text shows them.
+var Formats = []Format{FormatTable, FormatMarkdown, FormatJSON, FormatCSV}
+
+// PageFormats are Formats and HTML: the formats of report and simulate,
+// whose output is a document worth a page of charts.
+var PageFormats = append(Formats[:len(Formats):len(Formats)], FormatHTML)
 
 // ParseFormat returns the Format named s, or an error listing the valid ones.
-func ParseFormat(s string) (Format, error) {
-	for _, f := range Formats {
+func ParseFormat(s string) (Format, error) { return parseFormat(s, Formats) }
+
+// ParsePageFormat is ParseFormat for report and simulate (PageFormats).
+func ParsePageFormat(s string) (Format, error) { return parseFormat(s, PageFormats) }
+
+func parseFormat(s string, valid []Format) (Format, error) {
+	for _, f := range valid {
 		if string(f) == s {
 			return f, nil
 		}
 	}
-	names := make([]string, len(Formats))
-	for i, f := range Formats {
+	names := make([]string, len(valid))
+	for i, f := range valid {
 		names[i] = string(f)
 	}
 	return "", fmt.Errorf("unknown format %q: valid formats are %s", s, strings.Join(names, ", "))

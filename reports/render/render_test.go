@@ -141,7 +141,7 @@ func renderGolden(t *testing.T, name string, got []byte) {
 }
 
 func TestRenderGolden(t *testing.T) {
-	for _, f := range Formats {
+	for _, f := range PageFormats {
 		t.Run(string(f), func(t *testing.T) {
 			r := renderTestReport()
 			var buf bytes.Buffer
@@ -227,7 +227,7 @@ func TestRenderJSONShape(t *testing.T) {
 }
 
 func TestRenderEmptyReport(t *testing.T) {
-	for _, f := range Formats {
+	for _, f := range PageFormats {
 		t.Run(string(f), func(t *testing.T) {
 			var buf bytes.Buffer
 			if err := Render(&buf, &reports.Report{}, f); err != nil {
@@ -521,7 +521,7 @@ func renderCSVField(t *testing.T, out []byte, section, key, metric string, col i
 func renderAll(t *testing.T, r *reports.Report) map[Format][]byte {
 	t.Helper()
 	out := map[Format][]byte{}
-	for _, f := range Formats {
+	for _, f := range PageFormats {
 		var buf bytes.Buffer
 		if err := Render(&buf, r, f); err != nil {
 			t.Fatalf("Render(%s): %v", f, err)
@@ -682,7 +682,7 @@ func TestRenderOutOfRangeTimes(t *testing.T) {
 			}
 
 			tbl := reports.Table{Columns: []string{"at"}, Rows: [][]any{{tt.at}, {[]any{tt.at}}}}
-			for _, f := range Formats {
+			for _, f := range PageFormats {
 				var buf bytes.Buffer
 				if err := RenderTable(&buf, tbl, f); err != nil {
 					t.Fatalf("RenderTable(%s): %v", f, err)
