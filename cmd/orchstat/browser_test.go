@@ -335,13 +335,38 @@ func shootGrey(ctx context.Context, shotDir, name string) (string, error) {
 	return path, os.WriteFile(path, shot, 0o644)
 }
 
-// a4Width is the width in CSS pixels that printing on A4 lays a page out
-// in: 8.27 inches less Chrome's default 1 cm margins, at 96 per inch.
-const a4Width = 718
+// printWidthJS is the width in CSS pixels that printing on A4 lays the
+// page out in: 210 mm less the side margins of the page's @page rules
+// (print honours them), or of Chrome's default 1 cm.
+const printWidthJS = `(function () {
+  var left = '1cm', right = '1cm';
+  function walk(rules) {
+    for (var i = 0; i < rules.length; i++) {
+      var r = rules[i];
+      if (r instanceof CSSPageRule) {
+        if (r.style.marginLeft) left = r.style.marginLeft;
+        if (r.style.marginRight) right = r.style.marginRight;
+      } else if (r.cssRules) {
+        walk(r.cssRules);
+      }
+    }
+  }
+  for (var i = 0; i < document.styleSheets.length; i++) walk(document.styleSheets[i].cssRules);
+  function px(len) {
+    var e = document.createElement('div');
+    e.style.cssText = 'position:absolute;width:' + len;
+    document.body.appendChild(e);
+    var w = e.getBoundingClientRect().width;
+    e.remove();
+    return w;
+  }
+  return Math.floor(px('210mm') - px(left) - px(right));
+})()`
 
 // clippedJS lists the HTML elements that cut off their content sideways
-// (a scroll wrapper cannot scroll on paper) and a document wider than the
-// window, each with the heading of its section.
+// (a scroll wrapper cannot scroll on paper), a document wider than the
+// window, and the outermost elements that stick out of it, each with the
+// heading of its section.
 const clippedJS = `(function () {
   var out = [], d = document.documentElement;
   function where(e) {
@@ -350,17 +375,24 @@ const clippedJS = `(function () {
     return e.tagName.toLowerCase() + (e.className ? '.' + e.className : '') +
       (h ? ' under "' + h.textContent.trim().slice(0, 60) + '"' : '');
   }
-  if (d.scrollWidth > d.clientWidth + 1) out.push('the page: ' + d.scrollWidth + ' px wide in ' + d.clientWidth);
+  var right = d.clientWidth + 1;
+  if (d.scrollWidth > right) out.push('the page: ' + d.scrollWidth + ' px wide in ' + d.clientWidth);
   document.querySelectorAll('body *').forEach(function (e) {
     if (!(e instanceof HTMLElement)) return;
-    if (getComputedStyle(e).overflowX === 'visible') return;
-    if (e.scrollWidth > e.clientWidth + 1) out.push(where(e) + ': ' + e.scrollWidth + ' px wide in ' + e.clientWidth);
+    var p = e.parentElement;
+    if (e.getBoundingClientRect().right > right && p.getBoundingClientRect().right <= right) {
+      out.push(where(e) + ': reaches ' + Math.round(e.getBoundingClientRect().right) + ' px of ' + d.clientWidth);
+    }
+    if (getComputedStyle(e).overflowX !== 'visible' && e.scrollWidth > e.clientWidth + 1) {
+      out.push(where(e) + ': ' + e.scrollWidth + ' px wide in ' + e.clientWidth);
+    }
   });
   return out;
 })()`
 
-// printClipped lays the page out as printed on A4 (print media, A4's
-// width) and lists what would be cut off; then it restores the screen.
+// printClipped lays the page out as printed on A4 (print media, the
+// width between A4's margins) and lists what would be cut off; then it
+// restores the screen.
 func printClipped(ctx context.Context) ([]string, error) {
 	media := func(m string) error {
 		_, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Media: m})
@@ -370,7 +402,11 @@ func printClipped(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	defer media("")
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(a4Width, shotHeight)); err != nil {
+	width, err := chromedp.Run(ctx, chromedp.Evaluate[int64](printWidthJS))
+	if err != nil {
+		return nil, err
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, shotHeight)); err != nil {
 		return nil, err
 	}
 	return chromedp.Run(ctx, chromedp.Evaluate[[]string](clippedJS))
