@@ -836,8 +836,8 @@ func TestBrowserHarnessOnFixture(t *testing.T) {
 }
 
 // htmlAndJSON runs orchstat with args (a command and its flags) with
-// --format json and --format html, and returns the path of the page and
-// the JSON. Until --format html is wired (issue 16) the test skips.
+// --format json and with --format html -o, and returns the path of the
+// page and the JSON.
 func htmlAndJSON(t *testing.T, name string, args ...string) (page string, jsonOut []byte) {
 	t.Helper()
 	code, out, stderr := runCLI(t, "", append(args, "--format", "json")...)
@@ -847,10 +847,6 @@ func htmlAndJSON(t *testing.T, name string, args ...string) (page string, jsonOu
 	jsonOut = []byte(out)
 	page = filepath.Join(t.TempDir(), name+".html")
 	code, _, stderr = runCLI(t, "", append(args, "--format", "html", "-o", page)...)
-	if code != 0 && strings.Contains(stderr, `unknown format "html"`) {
-		// TODO(issue 16): drop this guard once the commands take --format html.
-		t.Skipf("%s does not take --format html yet: %s", args[2], strings.TrimSpace(stderr))
-	}
 	if code != 0 {
 		t.Fatalf("%s --format html -o %s: exit %d: %s", strings.Join(args, " "), page, code, stderr)
 	}
