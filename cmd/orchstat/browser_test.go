@@ -146,7 +146,10 @@ type pageResult struct {
 	Grey string
 	// PrintClipped lists what print would cut off at A4's width.
 	PrintClipped []string
-	PDF          []byte
+	// Unexplained lists the charts without a name for screen readers or
+	// without their data table in their figure.
+	Unexplained []string
+	PDF         []byte
 }
 
 // recorder collects a tab's findings from its events.
@@ -238,6 +241,22 @@ const collectJS = `JSON.stringify(Array.from(
     return o;
   }))`
 
+// chartsJS lists the charts (outermost SVGs) that a screen reader cannot
+// name (role="img" with an aria-label or a <title>) or whose <figure> does
+// not hold their data table, as issue 16 asks of every chart.
+const chartsJS = `(function () {
+  var out = [];
+  document.querySelectorAll('svg').forEach(function (s, i) {
+    if (s.parentElement.closest('svg')) return;
+    var name = s.getAttribute('aria-label') || (s.querySelector(':scope > title') || {}).textContent || '';
+    var what = 'chart ' + (i + 1) + (name ? ' "' + name.trim().slice(0, 60) + '"' : '');
+    if (s.getAttribute('role') !== 'img' || !name.trim()) out.push(what + ': no role="img" with an aria-label or a <title>');
+    var f = s.closest('figure');
+    if (!f || !f.querySelector('table')) out.push(what + ': no data table in its <figure>');
+  });
+  return out;
+})()`
+
 // inspectPage opens the page file in a new tab of the browser, records
 // what it does, reads its numbers, shoots it at each of shotWidths into
 // shotDir as name-WIDTH.png, and prints it on A4 to name.pdf there.
@@ -256,6 +275,9 @@ func inspectPage(t *testing.T, browserCtx context.Context, file, shotDir, name s
 		chromedp.Navigate(rec.pageURL),
 	); err != nil {
 		return res, fmt.Errorf("loading %s: %w", rec.pageURL, err)
+	}
+	if res.Unexplained, err = chromedp.Run(ctx, chromedp.Evaluate[[]string](chartsJS)); err != nil {
+		return res, fmt.Errorf("reading the charts of %s: %w", file, err)
 	}
 	raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](collectJS))
 	if err != nil {
@@ -414,7 +436,8 @@ func printClipped(ctx context.Context) ([]string, error) {
 
 // checkClean fails the test on any finding, on a page wider than its
 // window, on a screenshot that is not an image of the window's width, on
-// anything printing would cut off, and on a print that is not a PDF.
+// anything printing would cut off, on a chart without a name or a data
+// table, and on a print that is not a PDF.
 func checkClean(t *testing.T, res pageResult) {
 	t.Helper()
 	for _, f := range res.Findings {
@@ -442,6 +465,9 @@ func checkClean(t *testing.T, res pageResult) {
 	}
 	for _, c := range res.PrintClipped {
 		t.Errorf("printed on A4, %s: the rest is cut off", c)
+	}
+	for _, c := range res.Unexplained {
+		t.Errorf("%s", c)
 	}
 	if !bytes.HasPrefix(res.PDF, []byte("%PDF-")) {
 		t.Errorf("printing on A4 gave %d bytes that are not a PDF", len(res.PDF))
@@ -831,6 +857,10 @@ func TestBrowserHarnessOnFixture(t *testing.T) {
 		}
 		if len(res.PrintClipped) == 0 {
 			t.Error("the harness did not report that printing on A4 cuts off the 1000-pixel block")
+		}
+		wantCharts := []string{`chart 1: no role="img" with an aria-label or a <title>`, "chart 1: no data table in its <figure>"}
+		if !slices.Equal(res.Unexplained, wantCharts) {
+			t.Errorf("charts reported %q, want %q", res.Unexplained, wantCharts)
 		}
 	})
 }
