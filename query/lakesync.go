@@ -147,11 +147,13 @@ func (l *lakeSync) syncTable(ctx context.Context, t Table, want []lakeObject, al
 	if err := l.exec(ctx, `DELETE FROM lake_paths`); err != nil {
 		return err
 	}
+	pairs := make([]string, len(paths))
 	for i, p := range paths {
-		if err := l.exec(ctx, `INSERT INTO lake_paths VALUES (?, ?)`, p, fetch[i].Key); err != nil {
-			return err
-		}
+		pairs[i] = "(" + quoteSQL(p) + ", " + quoteSQL(fetch[i].Key) + ")"
 		l.loaded[fetch[i].Key] = loadedKey{fetch[i].ETag, all}
+	}
+	if err := l.exec(ctx, `INSERT INTO lake_paths VALUES `+strings.Join(pairs, ", ")); err != nil {
+		return err
 	}
 	if t.Name == LakeFiles.Name {
 		err = l.insertFiles(ctx, paths)
@@ -244,7 +246,7 @@ func readParquetNamed(paths []string) string {
 // insertRows reads t's files, renumbering file ids. A column the files
 // lack (written by an older orchstat) is NULL.
 func (l *lakeSync) insertRows(ctx context.Context, t Table, paths []string, all bool) error {
-	src := readParquetNamed(paths)
+	src := readParquet(paths)
 	var skip map[string]bool
 	if !all {
 		skip = unreported[t.Name]
@@ -299,20 +301,18 @@ func (l *lakeSync) insert(ctx context.Context, t Table, src string, have, skip m
 			cs = append(cs, "NULL::"+col.Type)
 		}
 	}
-	for i, col := range t.Columns {
-		cs[i] += " AS " + col.Name
-	}
 	sys := "NULL"
 	if hasSystem(t) {
 		sys = "p.system"
 	}
+	// The rows are read once, whole; the ids each file brought, from the
+	// file_id column alone (a Parquet reader reads only the columns asked).
 	for _, q := range []string{
-		fmt.Sprintf(`CREATE OR REPLACE TEMP TABLE lake_chunk AS SELECT %s, m.key AS lake_key, %s AS lake_system
+		fmt.Sprintf(`INSERT INTO %s SELECT %s FROM %s p JOIN lake_ids i ON i.runner = p.runner AND i.file_id = p.file_id`,
+			t.Name, strings.Join(cs, ", "), src),
+		fmt.Sprintf(`INSERT INTO lake_loaded_ids SELECT DISTINCT m.key, i.new_id, %s
 			FROM %s p JOIN lake_ids i ON i.runner = p.runner AND i.file_id = p.file_id JOIN lake_paths m ON m.path = p.filename`,
-			strings.Join(cs, ", "), sys, src),
-		fmt.Sprintf(`INSERT INTO %s SELECT * EXCLUDE (lake_key, lake_system) FROM lake_chunk`, t.Name),
-		`INSERT INTO lake_loaded_ids SELECT DISTINCT lake_key, file_id, lake_system FROM lake_chunk`,
-		`DROP TABLE lake_chunk`,
+			sys, strings.Replace(src, "hive_partitioning = true,", "hive_partitioning = true, filename = true,", 1)),
 	} {
 		if _, err := l.st.conn.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("reading lake %s's %s table: %w", l.lk.Location(), t.Name, cleanDuckErr(err))

@@ -57,12 +57,15 @@ func TestReportGolden(t *testing.T) {
 	if code, _, stderr := runCLI(t, "", "--db", db, "ingest", "-q", runs); code != 0 {
 		t.Fatalf("ingest exit %d: %s", code, stderr)
 	}
-	for _, format := range []string{"table", "markdown", "json", "csv"} {
+	for _, format := range []string{"table", "markdown", "json", "csv", "html"} {
 		t.Run(format, func(t *testing.T) {
 			code, out, stderr := runCLI(t, "", "--db", db, "report", "--no-ingest", "--format", format)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
+			// The page links the worst runs' traces by their absolute
+			// paths, which depend on where the repository is.
+			out = strings.ReplaceAll(out, runs, "/RUNS")
 			golden := filepath.Join(goldenDir, "report."+format)
 			if *update {
 				os.MkdirAll(filepath.Dir(golden), 0o755)
@@ -79,6 +82,40 @@ func TestReportGolden(t *testing.T) {
 					format, golden, lineDiff(string(want), out))
 			}
 		})
+	}
+}
+
+// The simulation page of the bundled runs, against its golden file.
+func TestSimulateHTMLGolden(t *testing.T) {
+	runs, err := filepath.Abs("../../testdata/runs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, err := filepath.Abs("../../testdata/golden/simulate.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	defer os.Chdir(wd)
+	tmp := t.TempDir()
+	os.Chdir(tmp)
+	code, out, stderr := runCLI(t, "", "--db", "orchstat.duckdb", "simulate", runs, "--quiet",
+		"--max-retries", "5", "--policy", "auto-retry", "--seed", "1", "--format", "html")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	out = strings.ReplaceAll(strings.ReplaceAll(out, runs, "/RUNS"), tmp, "/TMP")
+	if *update {
+		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/orchstat -run Golden -update to create it)", err)
+	}
+	if out != string(want) {
+		t.Errorf("simulate --format html differs from %s (go test ./cmd/orchstat -run Golden -update rewrites it):\n%s", golden, lineDiff(string(want), out))
 	}
 }
 

@@ -89,7 +89,10 @@ summary { cursor: pointer; }
   h2, h3 { break-after: avoid; page-break-after: avoid; }
   .figs { grid-template-columns: 1fr 1fr; }
   .wrap { overflow: visible; }
-  table { font-size: 7pt; }
+  /* Paper does not scroll: a wide table shrinks to the page and its
+     cells wrap, long names and numbers included. */
+  table { font-size: 7pt; width: 100%; table-layout: fixed; }
+  th, td, tbody th, .n { white-space: normal; overflow-wrap: anywhere; padding: .1rem .2rem; }
   tr { break-inside: avoid; }
   details::details-content { content-visibility: visible; display: block; }
   a { color: inherit; }
