@@ -3,7 +3,8 @@ package main
 // The HTML pages of report and simulate (issue 16), loaded from disk in a
 // real headless Chromium: they must make no network request and log no
 // error, their numbers must read back from the rendered DOM as the JSON
-// output gives them, and they must fit a 400-pixel window and print on A4.
+// output gives them, they must fit a 400-pixel window and print on A4
+// with nothing cut off, and every chart needs a name and its data table.
 // CI installs Debian's chromium (.ci/run) and there the tests must not skip.
 
 import (
