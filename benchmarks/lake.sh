@@ -121,7 +121,7 @@ section=$(
 	echo "<!-- lake: written by benchmarks/lake.sh; run.sh keeps it -->"
 	echo "## The lake (issue 15)"
 	echo
-	echo "Reproduce: \`bash benchmarks/lake.sh\` (from the repository root; about 5 minutes). Written on $(date -u +%Y-%m-%dT%H:%M:%SZ) from commit $commit, on the corpus above ($n_runs runs)."
+	echo "Reproduce: \`bash benchmarks/lake.sh\` (from the repository root; about 10 minutes). Written on $(date -u +%Y-%m-%dT%H:%M:%SZ) from commit $commit, on the corpus above ($n_runs runs)."
 	echo
 	echo "- one store of every run: $store_bytes bytes; exported to a new lake: $lake1_bytes bytes in $lake1_files Parquet files ($(awk -v a="$lake1_bytes" -v b="$store_bytes" 'BEGIN { printf "%.2f", a / b }') × the store)"
 	echo "- $RUNNERS runners of $per runs each, each with its own store, exported at once to one lake: $lake10_bytes bytes in $lake10_files files"
