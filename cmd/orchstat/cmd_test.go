@@ -66,22 +66,27 @@ func TestReportGolden(t *testing.T) {
 			// The page links the worst runs' traces by their absolute
 			// paths, which depend on where the repository is.
 			out = strings.ReplaceAll(out, runs, "/RUNS")
-			golden := filepath.Join(goldenDir, "report."+format)
-			if *update {
-				os.MkdirAll(filepath.Dir(golden), 0o755)
-				if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./cmd/orchstat -run Golden -update to create it)", err)
-			}
-			if out != string(want) {
-				t.Errorf("report --format %s differs from %s (go test ./cmd/orchstat -run Golden -update rewrites it):\n%s",
-					format, golden, lineDiff(string(want), out))
-			}
+			matchGolden(t, filepath.Join(goldenDir, "report."+format), out)
 		})
+	}
+}
+
+// matchGolden fails the test unless out is the golden file's content;
+// with -update it writes the file first.
+func matchGolden(t *testing.T, golden, out string) {
+	t.Helper()
+	if *update {
+		os.MkdirAll(filepath.Dir(golden), 0o755)
+		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/orchstat -run Golden -update to create it)", err)
+	}
+	if out != string(want) {
+		t.Errorf("the output differs from %s (go test ./cmd/orchstat -run Golden -update rewrites it):\n%s", golden, lineDiff(string(want), out))
 	}
 }
 
@@ -104,19 +109,7 @@ func TestSimulateHTMLGolden(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	out = strings.ReplaceAll(strings.ReplaceAll(out, runs, "/RUNS"), tmp, "/TMP")
-	if *update {
-		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cmd/orchstat -run Golden -update to create it)", err)
-	}
-	if out != string(want) {
-		t.Errorf("simulate --format html differs from %s (go test ./cmd/orchstat -run Golden -update rewrites it):\n%s", golden, lineDiff(string(want), out))
-	}
+	matchGolden(t, golden, strings.ReplaceAll(strings.ReplaceAll(out, runs, "/RUNS"), tmp, "/TMP"))
 }
 
 func TestReportFiltersAndJSONContract(t *testing.T) {
