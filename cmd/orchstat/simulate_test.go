@@ -233,7 +233,11 @@ func TestSimulateInterrupted(t *testing.T) {
 		select {
 		case err := <-done:
 			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "simulate interrupted: context canceled") {
+			// A loaded machine may still be reading the episodes when the
+			// signal lands ("simulate interrupted: reading L3 episodes:
+			// context canceled"); either way it is the interrupt.
+			msg := stderr.String()
+			if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(msg, "simulate interrupted: ") || !strings.Contains(msg, "context canceled") {
 				t.Errorf("%v: %v, stderr %q; want exit 1, interrupted", sig, err, stderr.String())
 			}
 		case <-time.After(10 * time.Second): // a hang guard, generous
