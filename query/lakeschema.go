@@ -73,7 +73,7 @@ func CheckRunner(id string) error {
 func RunnerFromHost(host string) string {
 	b := []byte(host)
 	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+		if !plainByte(c) {
 			b[i] = '-'
 		}
 	}
@@ -87,16 +87,21 @@ func RunnerFromHost(host string) string {
 	return s
 }
 
+// plainByte is a byte every engine's paths take as it is: a letter, a
+// digit, '.', '_' or '-'.
+func plainByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+}
+
 // hiveValue escapes a partition value the way Hive and DuckDB read it
 // back: every byte but letters, digits and ._- as %XX.
 func hiveValue(v string) string {
 	var b strings.Builder
 	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' {
+		if c := v[i]; plainByte(c) {
 			b.WriteByte(c)
 		} else {
-			fmt.Fprintf(&b, "%%%02X", c)
+			fmt.Fprintf(&b, "%%%02X", v[i])
 		}
 	}
 	return b.String()

@@ -111,18 +111,19 @@ func (l *lakeSync) loadKeys(ctx context.Context) error {
 // files that are new or changed. Files of the table not in want, and
 // not held, are left alone (the window pruned them).
 func (l *lakeSync) syncTable(ctx context.Context, t Table, want []lakeObject, all bool) error {
-	listed := map[string]bool{}
+	listed, stale := map[string]bool{}, map[string]bool{}
 	var fetch []lakeObject
 	for _, ob := range want {
 		listed[ob.Key] = true
 		if k, ok := l.loaded[ob.Key]; !ok || k.etag != ob.ETag || all && !k.whole {
 			fetch = append(fetch, ob)
+			stale[ob.Key] = true
 		}
 	}
 	var drop []string
 	prefix := t.Name + "/"
 	for k := range l.loaded {
-		if strings.HasPrefix(k, prefix) && (!listed[k] || l.fetching(fetch, k)) {
+		if strings.HasPrefix(k, prefix) && (!listed[k] || stale[k]) {
 			drop = append(drop, k)
 		}
 	}
@@ -164,15 +165,6 @@ func (l *lakeSync) syncTable(ctx context.Context, t Table, want []lakeObject, al
 		return err
 	}
 	return l.exec(ctx, `INSERT INTO lake_loaded SELECT key, ?, etag, ? FROM (VALUES `+keyValues(fetch)+`) v(key, etag)`, t.Name, all)
-}
-
-func (l *lakeSync) fetching(fetch []lakeObject, key string) bool {
-	for _, ob := range fetch {
-		if ob.Key == key {
-			return true
-		}
-	}
-	return false
 }
 
 func keyValues(obs []lakeObject) string {
@@ -246,19 +238,18 @@ func readParquetNamed(paths []string) string {
 // insertRows reads t's files, renumbering file ids. A column the files
 // lack (written by an older orchstat) is NULL.
 func (l *lakeSync) insertRows(ctx context.Context, t Table, paths []string, all bool) error {
-	src := readParquet(paths)
 	var skip map[string]bool
 	if !all {
 		skip = unreported[t.Name]
 	}
-	err := l.insert(ctx, t, src, nil, skip)
+	err := l.insert(ctx, t, paths, nil, skip)
 	if err == nil || !strings.Contains(err.Error(), "Binder Error") {
 		return err
 	}
 	// Files of an older orchstat lack a column: only then is it worth
 	// reading every footer once more to learn which.
 	have := map[string]bool{}
-	rs, err := l.st.conn.QueryContext(ctx, `SELECT column_name FROM (DESCRIBE SELECT * FROM `+src+`)`)
+	rs, err := l.st.conn.QueryContext(ctx, `SELECT column_name FROM (DESCRIBE SELECT * FROM `+readParquet(paths)+`)`)
 	if err != nil {
 		return fmt.Errorf("reading lake %s's %s table: %w", l.lk.Location(), t.Name, cleanDuckErr(err))
 	}
@@ -271,7 +262,7 @@ func (l *lakeSync) insertRows(ctx context.Context, t Table, paths []string, all 
 		have[c] = true
 	}
 	rs.Close()
-	return l.insert(ctx, t, src, have, skip)
+	return l.insert(ctx, t, paths, have, skip)
 }
 
 // unreported are the columns no report, check or simulation reads, by
@@ -282,10 +273,11 @@ var unreported = map[string]map[string]bool{
 	RecordStages.Name:        {"feedback": true},
 }
 
-// insert copies t's rows from src, renumbering file ids, and records the
+// insert copies t's rows from its files at paths, renumbering file ids, and records the
 // ids each key brought; a column not in have (when set), or in skip, is
 // NULL.
-func (l *lakeSync) insert(ctx context.Context, t Table, src string, have, skip map[string]bool) error {
+func (l *lakeSync) insert(ctx context.Context, t Table, paths []string, have, skip map[string]bool) error {
+	src := readParquet(paths)
 	var cs []string
 	for _, col := range t.Columns {
 		switch {
@@ -312,7 +304,7 @@ func (l *lakeSync) insert(ctx context.Context, t Table, src string, have, skip m
 			t.Name, strings.Join(cs, ", "), src),
 		fmt.Sprintf(`INSERT INTO lake_loaded_ids SELECT DISTINCT m.key, i.new_id, %s
 			FROM %s p JOIN lake_ids i ON i.runner = p.runner AND i.file_id = p.file_id JOIN lake_paths m ON m.path = p.filename`,
-			sys, strings.Replace(src, "hive_partitioning = true,", "hive_partitioning = true, filename = true,", 1)),
+			sys, readParquetNamed(paths)),
 	} {
 		if _, err := l.st.conn.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("reading lake %s's %s table: %w", l.lk.Location(), t.Name, cleanDuckErr(err))

@@ -193,6 +193,9 @@ type Scope struct {
 	RunsInStore int64 `json:"runs_in_store"`
 	// RunsLeftOut counts the store's runs that are not under Paths.
 	RunsLeftOut int64 `json:"runs_left_out"`
+	// Lake is the lake's location when the runs are a lake's (read with
+	// --lake) rather than a store's; the JSON names it in "database".
+	Lake string `json:"-"`
 }
 
 // Overview counts runs by outcome.

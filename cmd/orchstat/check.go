@@ -185,6 +185,7 @@ func evaluateLake(ctx context.Context, o *checkOptions, rf *rules.File, format r
 		st.Close()
 		return 0, err
 	}
+	runs.Lake = o.lakeName
 	res, err := check.Run(ctx, check.Options{Store: st, Data: data, Open: o.Open, Rules: rf, Now: now, Clock: o.IO.Now,
 		Scope: scope, Sender: o.NewSender(o.IO.Now), LockTimeout: o.g.lockTimeout,
 		Warn: func(msg string) { fmt.Fprintf(o.IO.Err, "orchstat: %s\n", msg) }})

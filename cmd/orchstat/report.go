@@ -234,6 +234,7 @@ func (i *ingestFirst) narrow(ctx context.Context, g *globals, st *query.Store, f
 	if err != nil {
 		return scope, err
 	}
+	scope.Lake = i.lakeName
 	f.Paths = paths
 	return scope, warnUnmatched(ctx, g.io.Err, st, *f)
 }

@@ -28,9 +28,8 @@ func scopeLines(r *reports.Report) []string {
 // ScopeLine says which store and which of its runs an output covers, for
 // every command that reads a scope (report, check, simulate).
 func ScopeLine(db string, s reports.Scope) string {
-	// A lake (see query.OpenLake) is named "lake LOCATION".
-	if loc, ok := strings.CutPrefix(db, "lake "); ok {
-		return "Lake: " + loc + " — scope: every runner's runs (" + plural(s.RunsInStore, "run") + ")"
+	if s.Lake != "" {
+		return "Lake: " + s.Lake + " — scope: every runner's runs (" + plural(s.RunsInStore, "run") + ")"
 	}
 	scope := fmt.Sprintf("the whole store (%s)", plural(s.RunsInStore, "run"))
 	if len(s.Paths) > 0 {
