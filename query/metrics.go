@@ -436,7 +436,9 @@ func runsSQL() string {
 			FROM w WHERE repair_iterations IS NOT NULL QUALIFY n <= ` + top + `)
 		SELECT o.*, l.list, l.run_id, l.started_at, l.status, l.provider_requests, l.provider_retries,
 		  l.repair_iterations, l.escalated, l.stop_reason,
-		  (SELECT arg_min(f.path, f.file_id) FROM run_spans t JOIN files f USING (file_id)
+		  -- file_states, not the files view: a file's path and kind are the
+		  -- same in all its states, and the view would rank every state.
+		  (SELECT arg_min(f.path, f.file_id) FROM run_spans t JOIN file_states f USING (file_id)
 		   WHERE t.run_id = l.run_id AND f.kind = 'trace')
 		FROM o LEFT JOIN l ON true ORDER BY l.list, l.n`
 }
