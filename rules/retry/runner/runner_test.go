@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -170,17 +171,33 @@ func waitDead(t *testing.T, pid int) {
 	}
 }
 
+// readPID reads the pid a script wrote to path. The scripts write it to
+// a temporary name and rename it (see writePID), so a file that exists is
+// whole: a plain `echo $$ > pid` creates the file before it writes, and a
+// reader polling for it could read it empty.
 func readPID(t *testing.T, path string) int {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatal(err)
+	pid, ok := pidIn(path)
+	if !ok {
+		t.Fatalf("%s holds no whole pid", path)
 	}
 	return pid
+}
+
+// pidIn is the pid in path, and whether path holds one whole line.
+func pidIn(path string) (int, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil || !strings.HasSuffix(string(b), "\n") {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid, err == nil
+}
+
+// writePID is the shell that writes pid (a shell expression such as $$ or
+// $!) to the file name, whole or not at all.
+func writePID(pid, name string) string {
+	return fmt.Sprintf("echo %s > %s.tmp && mv %s.tmp %s", pid, name, name, name)
 }
 
 // A hanging command and the process it started both die at the timeout,
@@ -190,17 +207,37 @@ func TestTimeoutKillsTheProcessGroup(t *testing.T) {
 		name, script string
 		kill         bool
 	}{
-		{"terminated", `sleep 1000 & echo $! > child; wait`, false},
-		{"ignoring SIGTERM", `trap '' TERM; sleep 1000 & echo $! > child; wait; wait`, true},
+		{"terminated", `sleep 1000 & ` + writePID("$!", "child") + `; wait`, false},
+		{"ignoring SIGTERM", `trap '' TERM; sleep 1000 & ` + writePID("$!", "child") + `; wait; wait`, true},
 		// The command dies at once; what it started lasts until SIGKILL.
-		{"leaving a child that ignores SIGTERM", `(trap '' TERM; exec sleep 1000) & echo $! > child; wait`, false},
+		{"leaving a child that ignores SIGTERM", `(trap '' TERM; exec sleep 1000) & ` + writePID("$!", "child") + `; wait`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, _, _, rec := spec(t, "build", preset(t, "retry-handler"), tc.script)
-			s.Timeout, s.KillAfter = 200*time.Millisecond, 300*time.Millisecond
-			start := time.Now()
-			res := Run(context.Background(), s)
-			el := time.Since(start)
+			var (
+				s     Spec
+				rec   *recorder
+				res   Result
+				el    time.Duration
+				child int
+			)
+			// On a loaded machine the timeout can fall before the shell has
+			// written its child's pid; then the test cannot tell which
+			// process to look for, and runs the command again.
+			for attempt := 1; ; attempt++ {
+				s, _, _, rec = spec(t, "build", preset(t, "retry-handler"), tc.script)
+				s.Timeout, s.KillAfter = 200*time.Millisecond, 300*time.Millisecond
+				start := time.Now()
+				res = Run(context.Background(), s)
+				el = time.Since(start)
+				var ok bool
+				if child, ok = pidIn(filepath.Join(s.Dir, "child")); ok {
+					break
+				}
+				if attempt == 5 {
+					t.Fatalf("the shell never wrote its child's pid before the timeout in %d tries", attempt)
+				}
+				t.Logf("attempt %d: the timeout came before the shell wrote its child's pid", attempt)
+			}
 			a := res.Last()
 			if res.Success || !a.TimedOut || a.Class != failure.ClassCommandTimeout || res.Status != StatusTimeout || res.Reason != "max_retries" {
 				t.Fatalf("%+v", res)
@@ -208,7 +245,7 @@ func TestTimeoutKillsTheProcessGroup(t *testing.T) {
 			if tc.kill && a.Signal != "SIGKILL" || !tc.kill && a.Signal != "SIGTERM" {
 				t.Errorf("signal %q", a.Signal)
 			}
-			waitDead(t, readPID(t, filepath.Join(s.Dir, "child")))
+			waitDead(t, child)
 			if el > 8*time.Second {
 				t.Errorf("took %v", el)
 			}
@@ -222,7 +259,7 @@ func TestTimeoutKillsTheProcessGroup(t *testing.T) {
 // What a command leaves running is left alone, and does not hold the
 // attempt open for long by keeping its stderr.
 func TestBackgroundChildOutlivesTheCommand(t *testing.T) {
-	s, out, _, _ := spec(t, "build", preset(t, "retry-handler"), `sleep 1000 & echo $! > child; echo done`)
+	s, out, _, _ := spec(t, "build", preset(t, "retry-handler"), `sleep 1000 & `+writePID("$!", "child")+`; echo done`)
 	start := time.Now()
 	res := Run(context.Background(), s)
 	el := time.Since(start)
@@ -246,7 +283,7 @@ func TestKilledBySignal(t *testing.T) {
 }
 
 func TestInterrupted(t *testing.T) {
-	s, _, _, _ := spec(t, "test", preset(t, "retry-handler"), `echo $$ > pid; sleep 1000`)
+	s, _, _, _ := spec(t, "test", preset(t, "retry-handler"), writePID("$$", "pid")+`; sleep 1000`)
 	s.KillAfter = time.Second
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
