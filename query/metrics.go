@@ -417,6 +417,8 @@ func runsSQL() string {
 			SELECT r.run_id, r.started_at, r.status, r.provider_requests, r.provider_retries, r.repair_iterations,
 				r.escalated, r.stop_reason, r.first_event_at, r.last_event_at, r.events
 			FROM runs r JOIN s USING (run_id)),
+		-- The orchestrator's runs: exec's traces are exec's runs, counted
+		-- with the other systems' record runs.
 		o AS (
 			SELECT count(*),
 			  count(*) FILTER (WHERE status = 'success'),
@@ -424,9 +426,9 @@ func runsSQL() string {
 			  count(*) FILTER (WHERE status = 'cancelled'),
 			  count(*) FILTER (WHERE status = 'unfinished'),
 			  count(*) FILTER (WHERE status NOT IN ('success', 'failure', 'cancelled', 'unfinished')),
-			  min(first_event_at), max(last_event_at), coalesce(sum(events), 0)::BIGINT,
-			  (SELECT count(*) FROM quarantine)
-			FROM w),
+			  (SELECT min(first_event_at) FROM w), (SELECT max(last_event_at) FROM w),
+			  (SELECT coalesce(sum(events), 0)::BIGINT FROM w)
+			FROM w WHERE run_id NOT IN (SELECT run_id FROM record_runs WHERE system = '` + records.Exec + `')),
 		-- run_id makes each list's order total.
 		l AS (
 			SELECT 0 AS list, row_number() OVER (ORDER BY provider_retries DESC, provider_requests DESC, run_id) AS n, *
@@ -447,17 +449,20 @@ func runsSQL() string {
 func overviewAndWorst(ctx context.Context, q querier, f Filter, r *reports.Report) error {
 	o, b := &r.Overview, &r.Breakdowns
 	b.WorstByRetries, b.WorstByIterations = []reports.RunRow{}, []reports.RunRow{}
+	var orchestrator reports.SystemRuns
 	err := withScope(ctx, q, f, "computing the overview and worst runs", runsSQL(), func(rs *sql.Rows) error {
 		var first, last, started sql.NullTime
 		var list, requests sql.NullInt64
 		var id, status, stop, trace sql.NullString
 		var retries, iters sql.NullFloat64
 		var escalated sql.NullBool
-		if err := rs.Scan(&o.Runs, &o.Success, &o.Failure, &o.Cancelled, &o.Unfinished, &o.OtherStatus,
-			&first, &last, &o.Events, &o.Quarantined,
+		orch := reports.SystemRuns{System: "orchestrator"}
+		if err := rs.Scan(&orch.Runs, &orch.Success, &orch.Failure, &orch.Cancelled, &orch.Unfinished, &orch.OtherStatus,
+			&first, &last, &o.Events,
 			&list, &id, &started, &status, &requests, &retries, &iters, &escalated, &stop, &trace); err != nil {
 			return err
 		}
+		orchestrator = orch
 		o.FirstEvent, o.LastEvent = utcPtr(first), utcPtr(last)
 		if !list.Valid {
 			return nil
@@ -481,8 +486,26 @@ func overviewAndWorst(ctx context.Context, q querier, f Filter, r *reports.Repor
 	if err != nil {
 		return err
 	}
-	o.Undated, o.QueuedTasks, err = recordCounts(ctx, q, f)
-	return err
+	if o.Undated, o.QueuedTasks, err = recordCounts(ctx, q, f); err != nil {
+		return err
+	}
+	if o.Quarantined, err = quarantinedIn(ctx, q, f.Paths); err != nil {
+		return err
+	}
+	recs, err := recordRunsBySystem(ctx, q, f)
+	if err != nil {
+		return err
+	}
+	o.RunsBySystem = bySystem(append([]reports.SystemRuns{orchestrator}, recs...))
+	for _, sr := range o.RunsBySystem {
+		o.Runs += sr.Runs
+		o.Success += sr.Success
+		o.Failure += sr.Failure
+		o.Cancelled += sr.Cancelled
+		o.Unfinished += sr.Unfinished
+		o.OtherStatus += sr.OtherStatus
+	}
+	return nil
 }
 
 // reasons counts the stop, escalation and judge reasons.

@@ -48,13 +48,12 @@ func scopeOf(ctx context.Context, q querier, paths []string) (reports.Scope, err
 	var args []any
 	if len(paths) > 0 {
 		runs, a := scopedRuns(paths)
-		in = `(SELECT count(*) FROM (SELECT DISTINCT run_id FROM run_spans WHERE run_id IN (` + runs + `)) x)
-		  + (SELECT count(*) FROM attempt_runs WHERE run_id IN (` + runs + `))`
-		args = append(a, a...)
+		in = `count(*) FILTER (WHERE run_id IN (` + runs + `))`
+		args = a
 	}
 	var inScope int64
 	err := eachRow(ctx, q, "counting the store's runs",
-		`SELECT (SELECT count(DISTINCT run_id) FROM run_spans) + (SELECT count(*) FROM attempt_runs), `+in, args,
+		`SELECT count(*), `+in+` FROM (`+allRunsSQL+`)`, args,
 		func(rs *sql.Rows) error { return rs.Scan(&sc.RunsInStore, &inScope) })
 	if len(paths) > 0 {
 		sc.RunsLeftOut = sc.RunsInStore - inScope

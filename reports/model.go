@@ -198,18 +198,26 @@ type Scope struct {
 	Lake string `json:"-"`
 }
 
-// Overview counts runs by outcome.
+// Overview counts the runs in scope, of every system, by outcome. Runs
+// is the sum of RunsBySystem, and with no filter but paths it is the
+// scope line's count of runs in scope (Scope). FirstEvent, LastEvent and
+// Events are the trace events' alone.
 type Overview struct {
-	Runs        int64      `json:"runs"`
-	FirstEvent  *time.Time `json:"first_event"`
-	LastEvent   *time.Time `json:"last_event"`
-	Success     int64      `json:"success"`
-	Failure     int64      `json:"failure"`
-	Cancelled   int64      `json:"cancelled"`
-	Unfinished  int64      `json:"unfinished"` // no RunFinished and no summary status
-	OtherStatus int64      `json:"other_status"`
-	Events      int64      `json:"events"`
-	Quarantined int64      `json:"quarantined"` // in the whole store, not only the scope
+	Runs int64 `json:"runs"`
+	// RunsBySystem splits Runs by the system that recorded them, in
+	// SystemOrder; a system with no run in scope has no entry.
+	RunsBySystem []SystemRuns `json:"runs_by_system"`
+	FirstEvent   *time.Time   `json:"first_event"`
+	LastEvent    *time.Time   `json:"last_event"`
+	Success      int64        `json:"success"`
+	Failure      int64        `json:"failure"`
+	Cancelled    int64        `json:"cancelled"`
+	Unfinished   int64        `json:"unfinished"` // no RunFinished and no summary status
+	OtherStatus  int64        `json:"other_status"`
+	Events       int64        `json:"events"`
+	// Quarantined counts the lines quarantined from the files in scope:
+	// those under the paths named, or the whole store's.
+	Quarantined int64 `json:"quarantined"`
 	// Undated counts runs in scope with no recorded time (factory run
 	// summaries, for one): no time filter or window selects them.
 	Undated int64 `json:"undated"`
@@ -217,6 +225,22 @@ type Overview struct {
 	// still pending), which is not counted as runs.
 	QueuedTasks int64 `json:"queued_tasks"`
 }
+
+// SystemRuns counts one system's runs in scope by outcome.
+type SystemRuns struct {
+	System      string `json:"system"`
+	Runs        int64  `json:"runs"`
+	Success     int64  `json:"success"`
+	Failure     int64  `json:"failure"`
+	Cancelled   int64  `json:"cancelled"`
+	Unfinished  int64  `json:"unfinished"`
+	OtherStatus int64  `json:"other_status"`
+}
+
+// SystemOrder is the order systems are listed in: the orchestrator, the
+// runs orchstat exec records, the agents, then the other systems'
+// records. A system not listed comes after these, by name.
+var SystemOrder = []string{"orchestrator", "exec", "claude-code", "codex", "otel", "factory", "claudestrator", "orchestr8"}
 
 // Threshold is an alert rule's threshold checked against the report's
 // overall value of its metric.

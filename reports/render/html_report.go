@@ -20,7 +20,7 @@ func writeReportHTML(buf *bytes.Buffer, r *reports.Report) error {
 		p.Lines = append(p.Lines, escapeControls(l))
 	}
 	for _, s := range reportSections(r, 0) {
-		if s.name == "stop_reasons" {
+		if s.name == "stop_reasons" && s.grid != nil {
 			// Repair loops: how many iterations, then how they stopped.
 			p.Sections = append(p.Sections, repairSection(r.Breakdowns.RepairIterations))
 		}

@@ -22,6 +22,9 @@ func scopeLines(r *reports.Report) []string {
 	if n := r.Overview.QueuedTasks; n > 0 {
 		lines = append(lines, fmt.Sprintf("%s never ran (not counted as runs)", plural(n, "queued task")))
 	}
+	if noTraceRuns(r) {
+		lines = append(lines, "No orchestrator runs in scope: their metrics and breakdowns are left out (--format json keeps them)")
+	}
 	return lines
 }
 
@@ -288,6 +291,7 @@ func jsonReport(r *reports.Report) reports.Report {
 	c.Filters.Until = utcPtr(c.Filters.Until)
 	c.Overview.FirstEvent = utcPtr(c.Overview.FirstEvent)
 	c.Overview.LastEvent = utcPtr(c.Overview.LastEvent)
+	c.Overview.RunsBySystem = nonNil(c.Overview.RunsBySystem)
 	if c.Metrics == nil {
 		c.Metrics = reports.Metrics{}
 	}
@@ -346,6 +350,7 @@ func utcRuns(runs []reports.RunRow) []reports.RunRow {
 //
 //   - overview: key empty; metric is database, generated_at, filter_since,
 //     filter_until, filter_runs (comma-separated), filter_provider, runs,
+//     runs.SYSTEM for each system with runs in scope (reports.SystemOrder),
 //     first_event, last_event, success, failure, cancelled, unfinished,
 //     other_status, events, quarantined, undated, queued_tasks.
 //   - scope: key empty; metric is path (one row per path named; none for

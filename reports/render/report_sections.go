@@ -33,11 +33,40 @@ func reportSections(r *reports.Report, width int) []section {
 		countTable("judge_reasons", "Judge reasons").section(b.JudgeReasons),
 		validityTable.section(b.CandidateValidity),
 	}
+	if noTraceRuns(r) {
+		// Eight "(none)" tables would come before what the scope holds;
+		// scopeLines says once what was left out.
+		for i := range s {
+			if orchestratorSections[s[i].name] {
+				s[i].grid = nil
+			}
+		}
+	}
 	s = append(s, systemSections(r.Systems)...)
 	s = append(s, callSections(r.Calls)...)
 	s = append(s, auditSections(r.FactoryAudit)...)
 	return append(s, thresholdTable.section(r.Thresholds))
 }
+
+// orchestratorSections are the breakdowns of orchestrator traces, which
+// the table, markdown and HTML formats leave out when no trace run is in
+// scope (noTraceRuns). The JSON and CSV keep them.
+var orchestratorSections = map[string]bool{
+	"by_provider": true, "by_day": true, "worst_runs_by_retries": true, "worst_runs_by_iterations": true,
+	"stop_reasons": true, "escalation_reasons": true, "judge_reasons": true, "candidate_validity": true,
+}
+
+// noTraceRuns reports whether the report's scope holds no orchestrator
+// (or exec) trace run but holds something else: other systems' runs or
+// agents' calls. Its orchestrator sections would all be empty.
+func noTraceRuns(r *reports.Report) bool {
+	m := r.Metrics["runs"] // distinct run ids in the traces in scope
+	return (m.Value == nil || *m.Value == 0) && (hasRecords(r) || len(r.Calls.BySystem) > 0)
+}
+
+// orchestratorMetric reports whether the metric is computed from
+// orchestrator traces (METRICS.md's), not from records or calls.
+func orchestratorMetric(n string) bool { return !reports.RecordMetric(n) && !reports.CallMetric(n) }
 
 // overviewFields are the overview's named values, and the filters the
 // report was computed over.
@@ -47,7 +76,7 @@ func overviewFields(r *reports.Report) []field {
 		runs = strings.Join(r.Filters.Runs, ",")
 	}
 	o := r.Overview
-	return []field{
+	fields := []field{
 		{"database", r.Database},
 		{"generated_at", r.GeneratedAt},
 		{"filter_since", r.Filters.Since},
@@ -55,6 +84,11 @@ func overviewFields(r *reports.Report) []field {
 		{"filter_runs", runs},
 		{"filter_provider", r.Filters.Provider},
 		{"runs", o.Runs},
+	}
+	for _, sr := range o.RunsBySystem {
+		fields = append(fields, field{"runs." + sr.System, sr.Runs})
+	}
+	return append(fields, []field{
 		{"first_event", o.FirstEvent},
 		{"last_event", o.LastEvent},
 		{"success", o.Success},
@@ -66,7 +100,7 @@ func overviewFields(r *reports.Report) []field {
 		{"quarantined", o.Quarantined},
 		{"undated", o.Undated},
 		{"queued_tasks", o.QueuedTasks},
-	}
+	}...)
 }
 
 // scopeFields are the CSV's scope rows (table and markdown say the scope
@@ -95,13 +129,13 @@ func metricsSection(r *reports.Report, width int) section {
 		columns: []string{"metric", "value", "numerator", "denominator", "threshold"},
 		numeric: []bool{false, true, true, true, false},
 	}}
-	noRecords, noCalls := !hasRecords(r), len(r.Calls.BySystem) == 0
+	noRecords, noCalls, noTraces := !hasRecords(r), len(r.Calls.BySystem) == 0, noTraceRuns(r)
 	for _, n := range metricOrder(names) {
 		m, ok := r.Metrics[n]
 		if ok {
 			s.csv = append(s.csv, csvRow{"", field{n, m}})
 		}
-		if noRecords && reports.RecordMetric(n) || noCalls && reports.CallMetric(n) {
+		if noRecords && reports.RecordMetric(n) || noCalls && reports.CallMetric(n) || noTraces && orchestratorMetric(n) {
 			continue
 		}
 		s.grid.rows = append(s.grid.rows, []string{
