@@ -307,13 +307,14 @@ func callRows(r rows, id int32, set *records.Set) {
 	for _, c := range set.Calls {
 		r.add(query.Calls, id, c.System, text(c.RunID), text(c.Session), text(c.CallID), text(c.Source), int64(c.Line), when(c.TS),
 			num(c.DurationMS), text(c.Provider), text(c.Model), text(c.Operation), boolean(c.Success), text(c.Error), text(c.ErrorType),
-			integer(c.StatusCode), integer(c.Attempts), text(c.Evidence), num(c.BackoffMS), num(c.InputTokens), num(c.OutputTokens),
-			num(c.CostUSD), num(c.FailedInputTokens), num(c.FailedOutputTokens), num(c.FailedCostUSD))
+			integer(c.StatusCode), integer(c.Attempts), text(c.Evidence), num(c.BackoffMS), num(c.InputTokens), num(c.CacheReadTokens),
+			num(c.CacheWriteTokens), num(c.OutputTokens), num(c.ReasoningTokens), num(c.CostUSD),
+			num(c.FailedInputTokens), num(c.FailedOutputTokens), num(c.FailedCostUSD))
 	}
 	for _, a := range set.CallAttempts {
 		r.add(query.CallAttempts, id, a.System, text(a.RunID), text(a.CallID), text(a.Source), int32(a.Attempt), when(a.TS),
 			num(a.DurationMS), boolean(a.Success), integer(a.StatusCode), text(a.Error), num(a.BackoffMS),
-			num(a.InputTokens), num(a.OutputTokens), num(a.CostUSD))
+			num(a.InputTokens), num(a.CacheReadTokens), num(a.CacheWriteTokens), num(a.OutputTokens), num(a.ReasoningTokens), num(a.CostUSD))
 	}
 }
 

@@ -33,6 +33,12 @@ func cols(spec string) []Column {
 
 const eventKey = "file_id INTEGER, line BIGINT, run_id VARCHAR, ts TIMESTAMP, "
 
+// tokenColumns are a model call's or attempt's tokens and cost, as
+// records.Call means them: input is the uncached input, the cache's reads
+// and writes apart; reasoning is part of output.
+const tokenColumns = "input_tokens DOUBLE, cache_read_tokens DOUBLE, cache_write_tokens DOUBLE, output_tokens DOUBLE, " +
+	"reasoning_tokens DOUBLE, cost_usd DOUBLE"
+
 // The typed tables hold the fields of metric-bearing events, extracted at
 // ingest so reports never re-parse payload JSON. Their column order is the
 // order ingest appends values in.
@@ -101,11 +107,11 @@ var (
 	Calls = Table{"calls", "one row per logical model call an agent made", cols(
 		"file_id INTEGER, system VARCHAR, run_id VARCHAR, session VARCHAR, call_id VARCHAR, source VARCHAR, line BIGINT, ts TIMESTAMP, " +
 			"duration_ms DOUBLE, provider VARCHAR, model VARCHAR, operation VARCHAR, success BOOLEAN, error VARCHAR, error_type VARCHAR, " +
-			"status_code INTEGER, attempts INTEGER, evidence VARCHAR, backoff_ms DOUBLE, input_tokens DOUBLE, output_tokens DOUBLE, cost_usd DOUBLE, " +
-			"failed_input_tokens DOUBLE, failed_output_tokens DOUBLE, failed_cost_usd DOUBLE")}
+			"status_code INTEGER, attempts INTEGER, evidence VARCHAR, backoff_ms DOUBLE, " + tokenColumns +
+			", failed_input_tokens DOUBLE, failed_output_tokens DOUBLE, failed_cost_usd DOUBLE")}
 	CallAttempts = Table{"call_attempts", "one row per attempt of a call, where the record shows attempts one by one", cols(
 		"file_id INTEGER, system VARCHAR, run_id VARCHAR, call_id VARCHAR, source VARCHAR, attempt INTEGER, ts TIMESTAMP, duration_ms DOUBLE, " +
-			"success BOOLEAN, status_code INTEGER, error VARCHAR, backoff_ms DOUBLE, input_tokens DOUBLE, output_tokens DOUBLE, cost_usd DOUBLE")}
+			"success BOOLEAN, status_code INTEGER, error VARCHAR, backoff_ms DOUBLE, " + tokenColumns)}
 	RecordConfigs = Table{"record_configs", "retry configuration files, such as orchestr8's retry-config.json", cols(
 		"file_id INTEGER, system VARCHAR, config VARCHAR")}
 	// FileStates is append-only: each commit adds a row per file it touched

@@ -389,6 +389,9 @@ func (s *Store) migrate(ctx context.Context, readOnly, asIs bool) error {
 		s.conn.ExecContext(ctx, "ROLLBACK")
 		return fmt.Errorf("creating schema in %s: %w", s.Path, cleanDuckErr(err))
 	}
+	if err := s.rereadCalls(ctx); err != nil {
+		return rollback(err)
+	}
 	for _, stmt := range tableStatements() {
 		if _, err := s.conn.ExecContext(ctx, stmt); err != nil {
 			return rollback(err)

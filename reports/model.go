@@ -135,21 +135,29 @@ type Calls struct {
 // each kind of evidence covers ("http_spans 3, none 2"). Sums are nil
 // when no call of the row records them.
 type CallRow struct {
-	System        string   `json:"system"`
-	Provider      *string  `json:"provider,omitempty"`
-	Model         *string  `json:"model,omitempty"`
-	Calls         int64    `json:"calls"`
-	Failed        int64    `json:"failed"`
-	WithAttempts  int64    `json:"with_attempts"`
-	Attempts      int64    `json:"attempts"`
-	Retried       int64    `json:"retried"`
-	Evidence      string   `json:"evidence"`
-	BackoffMS     *float64 `json:"backoff_ms"`
-	Tokens        *float64 `json:"tokens"`
-	FailedTokens  *float64 `json:"failed_attempt_tokens"`
-	CostUSD       *float64 `json:"cost_usd"`
-	FailedCostUSD *float64 `json:"failed_attempt_cost_usd"`
-	Metrics       Metrics  `json:"metrics"`
+	System       string   `json:"system"`
+	Provider     *string  `json:"provider,omitempty"`
+	Model        *string  `json:"model,omitempty"`
+	Calls        int64    `json:"calls"`
+	Failed       int64    `json:"failed"`
+	WithAttempts int64    `json:"with_attempts"`
+	Attempts     int64    `json:"attempts"`
+	Retried      int64    `json:"retried"`
+	Evidence     string   `json:"evidence"`
+	BackoffMS    *float64 `json:"backoff_ms"`
+	// Tokens is the sum of the four kinds of tokens below, each as
+	// records.Call means it: input is the uncached input, cache reads and
+	// writes apart; reasoning tokens are part of the output tokens.
+	Tokens           *float64 `json:"tokens"`
+	InputTokens      *float64 `json:"input_tokens"`
+	CacheReadTokens  *float64 `json:"cache_read_tokens"`
+	CacheWriteTokens *float64 `json:"cache_write_tokens"`
+	OutputTokens     *float64 `json:"output_tokens"`
+	ReasoningTokens  *float64 `json:"reasoning_tokens"`
+	FailedTokens     *float64 `json:"failed_attempt_tokens"`
+	CostUSD          *float64 `json:"cost_usd"`
+	FailedCostUSD    *float64 `json:"failed_attempt_cost_usd"`
+	Metrics          Metrics  `json:"metrics"`
 }
 
 // StageFailureRow counts failed attempts by the stage they failed at.

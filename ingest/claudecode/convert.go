@@ -68,8 +68,8 @@ func (c *call) convert(run, session string, models []modelAt, ids map[string]boo
 	}
 	rc.Provider = provider(rc.Model)
 	if u := c.usage(); u != nil && c.succeeded() {
-		rc.InputTokens = records.Float(u.input + u.cacheCreate + u.cacheRead)
-		rc.OutputTokens = records.Float(u.output)
+		rc.InputTokens, rc.OutputTokens = records.Float(u.input), records.Float(u.output)
+		rc.CacheReadTokens, rc.CacheWriteTokens = records.Float(u.cacheRead), records.Float(u.cacheCreate)
 	}
 	if c.succeeded() {
 		rc.CostUSD = c.cost()
@@ -139,6 +139,7 @@ func (c *call) attempts(rc *records.Call) []records.CallAttempt {
 		}
 		if c.succeeded() {
 			last.InputTokens, last.OutputTokens, last.CostUSD = rc.InputTokens, rc.OutputTokens, rc.CostUSD
+			last.CacheReadTokens, last.CacheWriteTokens = rc.CacheReadTokens, rc.CacheWriteTokens
 		} else {
 			last.StatusCode, last.Error = f.asst.status, excerpt(f.asst.text)
 		}

@@ -56,10 +56,13 @@ func (r *rollout) tokenCount(l line, env envelope) (bool, *records.Error) {
 	if total != nil && r.prevTotal != nil && total.equal(r.prevTotal) {
 		return false, nil
 	}
-	in, out := delta(total, r.prevTotal)
+	u := delta(total, r.prevTotal)
 	if last != nil {
-		in, out = last.Input, last.Output
+		u = *last
 	}
+	// Codex's input_tokens include the cached ones (OpenAI's usage).
+	in, cached := records.Uncached(u.Input, u.Cached), u.Cached
+	out, reasoning := u.Output, u.Reasoning
 	if total != nil {
 		r.prevTotal = total
 		if total.Total != nil {
@@ -68,15 +71,17 @@ func (r *rollout) tokenCount(l line, env envelope) (bool, *records.Error) {
 	}
 	c := r.newCall(l, env.ts)
 	c.Success, c.InputTokens, c.OutputTokens = records.Bool(true), in, out
-	r.addCall(c, &records.CallAttempt{TS: c.TS, Success: records.Bool(true), InputTokens: in, OutputTokens: out})
+	c.CacheReadTokens, c.ReasoningTokens = cached, reasoning
+	r.addCall(c, &records.CallAttempt{TS: c.TS, Success: records.Bool(true), InputTokens: in, OutputTokens: out,
+		CacheReadTokens: cached, ReasoningTokens: reasoning})
 	return true, nil
 }
 
-// delta is the usage between two cumulative totals; a total that went
+// delta is the usage between two cumulative totals; a count that went
 // down says nothing about the response, so it gives nil.
-func delta(cur, prev *usage) (in, out *float64) {
+func delta(cur, prev *usage) usage {
 	if cur == nil {
-		return nil, nil
+		return usage{}
 	}
 	sub := func(a, b *float64) *float64 {
 		switch {
@@ -92,7 +97,8 @@ func delta(cur, prev *usage) (in, out *float64) {
 	if prev == nil {
 		prev = &usage{}
 	}
-	return sub(cur.Input, prev.Input), sub(cur.Output, prev.Output)
+	return usage{Input: sub(cur.Input, prev.Input), Cached: sub(cur.Cached, prev.Cached), Output: sub(cur.Output, prev.Output),
+		Reasoning: sub(cur.Reasoning, prev.Reasoning), Total: sub(cur.Total, prev.Total)}
 }
 
 // streamError reads a stream_error event ("Reconnecting... n/m"): the

@@ -72,11 +72,11 @@ func normalWant() want {
 		detail: `{"format":"rollout","cwd":"/w/proj","originator":"codex_cli_rs","cli_version":"0.58.0","source":"cli","model_provider":"openai","models":["gpt-5-codex","gpt-5.2-codex"],"tool_calls":3,"turns":3,"turn_aborted":1,"last_turn_aborted":true,"lines":{"read":26,"used":12,"ignored":14,"problems":0}}`,
 		calls: []records.Call{
 			// line 10 repeats line 8's total: not a response.
-			c("gpt-5-codex", records.Call{CallID: "line:8", Line: 8, TS: ts("2026-05-13T09:00:04.2Z"), Success: yes, InputTokens: num(1000), OutputTokens: num(125)}),
-			c("gpt-5-codex", records.Call{CallID: "line:13", Line: 13, TS: ts("2026-05-13T09:00:15.02Z"), Success: yes, InputTokens: num(1300), OutputTokens: num(75)}),
+			c("gpt-5-codex", records.Call{CallID: "line:8", Line: 8, TS: ts("2026-05-13T09:00:04.2Z"), Success: yes, InputTokens: num(750), CacheReadTokens: num(250), OutputTokens: num(125), ReasoningTokens: num(75)}),
+			c("gpt-5-codex", records.Call{CallID: "line:13", Line: 13, TS: ts("2026-05-13T09:00:15.02Z"), Success: yes, InputTokens: num(350), CacheReadTokens: num(950), OutputTokens: num(75), ReasoningTokens: num(25)}),
 			// No last_token_usage: the difference of the totals.
-			c("gpt-5.2-codex", records.Call{CallID: "line:17", Line: 17, TS: ts("2026-05-13T09:01:05.1Z"), Success: yes, InputTokens: num(1500), OutputTokens: num(60)}),
-			c("gpt-5.2-codex", records.Call{CallID: "line:20", Line: 20, TS: ts("2026-05-13T09:01:12Z"), Success: yes, InputTokens: num(1200), OutputTokens: num(40)}),
+			c("gpt-5.2-codex", records.Call{CallID: "line:17", Line: 17, TS: ts("2026-05-13T09:01:05.1Z"), Success: yes, InputTokens: num(300), CacheReadTokens: num(1200), OutputTokens: num(60), ReasoningTokens: num(20)}),
+			c("gpt-5.2-codex", records.Call{CallID: "line:20", Line: 20, TS: ts("2026-05-13T09:01:12Z"), Success: yes, InputTokens: num(100), CacheReadTokens: num(1100), OutputTokens: num(40), ReasoningTokens: num(10)}),
 		},
 	}
 }
@@ -92,7 +92,8 @@ func retriesWant() want {
 		calls: []records.Call{
 			c(records.Call{CallID: "line:5", Line: 5, TS: ts("2026-05-14T10:00:03Z"), Success: yes,
 				Error: "Reconnecting... 2/5", ErrorType: "response_stream_connection_failed",
-				Attempts: records.Int(3), Evidence: records.EvidenceTranscript, InputTokens: num(800), OutputTokens: num(50)}),
+				Attempts: records.Int(3), Evidence: records.EvidenceTranscript, InputTokens: num(800), OutputTokens: num(50),
+				CacheReadTokens: num(0), ReasoningTokens: num(0)}),
 			// An error with no stream error before it: failed, attempts unknown.
 			c(records.Call{CallID: "line:6", Line: 6, TS: ts("2026-05-14T10:00:12Z"), Success: no,
 				Error: "unexpected status 500 Internal Server Error", ErrorType: "internal_server_error"}),
@@ -102,7 +103,7 @@ func retriesWant() want {
 			// The turn was aborted while reconnecting: the outcome is unknown.
 			c(records.Call{CallID: "line:11", Line: 11, TS: ts("2026-05-14T10:02:02Z"),
 				Error: "Reconnecting... 1/5", ErrorType: "other", Attempts: records.Int(2), Evidence: records.EvidenceTranscript}),
-			c(records.Call{CallID: "line:14", Line: 14, TS: ts("2026-05-14T10:03:04Z"), Success: yes, InputTokens: num(900), OutputTokens: num(40)}),
+			c(records.Call{CallID: "line:14", Line: 14, TS: ts("2026-05-14T10:03:04Z"), Success: yes, InputTokens: num(300), CacheReadTokens: num(600), OutputTokens: num(40), ReasoningTokens: num(20)}),
 			// The file ends while reconnecting.
 			c(records.Call{CallID: "line:15", Line: 15, TS: ts("2026-05-14T10:04:00Z"),
 				Error: "Reconnecting... 1/5", ErrorType: "http_connection_failed", StatusCode: records.Int(429),
@@ -111,7 +112,8 @@ func retriesWant() want {
 		attempts: []records.CallAttempt{
 			a("line:5", records.CallAttempt{Attempt: 1, TS: ts("2026-05-14T10:00:03Z"), Success: no, Error: "Reconnecting... 1/5"}),
 			a("line:5", records.CallAttempt{Attempt: 2, TS: ts("2026-05-14T10:00:05Z"), Success: no, StatusCode: records.Int(502), Error: "Reconnecting... 2/5"}),
-			a("line:5", records.CallAttempt{Attempt: 3, TS: ts("2026-05-14T10:00:09Z"), Success: yes, InputTokens: num(800), OutputTokens: num(50)}),
+			a("line:5", records.CallAttempt{Attempt: 3, TS: ts("2026-05-14T10:00:09Z"), Success: yes, InputTokens: num(800), OutputTokens: num(50),
+				CacheReadTokens: num(0), ReasoningTokens: num(0)}),
 			a("line:9", records.CallAttempt{Attempt: 1, TS: ts("2026-05-14T10:01:02Z"), Success: no, Error: "Reconnecting... 1/5"}),
 			a("line:9", records.CallAttempt{Attempt: 2, TS: ts("2026-05-14T10:01:30Z"), Success: no, StatusCode: records.Int(503),
 				Error: "stream disconnected before completion: idle timeout waiting for SSE"}),
@@ -132,7 +134,8 @@ func badWant() want {
 			Status: "unfinished", Tokens: num(15)},
 		detail: `{"format":"rollout","cwd":"/w/x","originator":"codex_exec","cli_version":"0.61.0","source":"exec","models":["gpt-5"],"tool_calls":0,"turns":1,"turn_aborted":0,"last_turn_aborted":false,"lines":{"read":16,"used":3,"ignored":1,"problems":12}}`,
 		calls: []records.Call{
-			call(badID, "", "gpt-5", records.Call{CallID: "line:11", Line: 11, TS: ts("2026-05-15T06:00:05.5Z"), Success: yes, InputTokens: num(12), OutputTokens: num(3)}),
+			call(badID, "", "gpt-5", records.Call{CallID: "line:11", Line: 11, TS: ts("2026-05-15T06:00:05.5Z"), Success: yes, InputTokens: num(12), OutputTokens: num(3),
+				CacheReadTokens: num(0), ReasoningTokens: num(0)}),
 		},
 		problems: []records.Error{
 			p(1, 0, "type", "first line: want session_meta, got turn_context"),

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // realData is real rollouts, when present; the test skips without them.
@@ -15,7 +16,7 @@ const realData = "../../../shared/testdata-external/codex"
 // Every real rollout gives one run and, counted here from the raw lines,
 // one call per changed token total and one per error event; every line
 // is used, ignored or a problem, and the only problems are lines that are
-// not JSON objects.
+// not JSON objects or whose time is not a time.
 func TestRealRollouts(t *testing.T) {
 	if _, err := os.Stat(realData); err != nil {
 		t.Skipf("real Codex rollouts not present: %v", err)
@@ -51,8 +52,8 @@ func TestRealRollouts(t *testing.T) {
 		if d.Lines.Read != want.lines || d.Lines.Used+d.Lines.Ignored+d.Lines.Problems != want.lines {
 			t.Errorf("%s: lines %+v, want %d read", p, d.Lines, want.lines)
 		}
-		if len(set.Problems) != want.notObjects {
-			t.Errorf("%s: %d problems, want %d: %v", p, len(set.Problems), want.notObjects, set.Problems)
+		if len(set.Problems) != want.notObjects+want.badTimes {
+			t.Errorf("%s: %d problems, want %d: %v", p, len(set.Problems), want.notObjects+want.badTimes, set.Problems)
 		}
 		if !want.streamErrors && len(set.Calls) != want.calls {
 			t.Errorf("%s: %d calls, want %d", p, len(set.Calls), want.calls)
@@ -63,7 +64,7 @@ func TestRealRollouts(t *testing.T) {
 
 // rawCounts is what a rollout holds, counted with a plain decode.
 type rawCounts struct {
-	lines, notObjects, calls int
+	lines, notObjects, badTimes, calls int
 	streamErrors             bool
 }
 
@@ -79,6 +80,14 @@ func countRaw(b []byte) rawCounts {
 		if json.Unmarshal(l, &m) != nil || m == nil {
 			c.notObjects++
 			continue
+		}
+		// A hand-trimmed fixture's "[trimmed for fixture]" is no time: the
+		// line is a problem, whatever it holds.
+		if ts, ok := m["timestamp"].(string); ok {
+			if _, err := time.Parse(time.RFC3339Nano, ts); err != nil {
+				c.badTimes++
+				continue
+			}
 		}
 		p, _ := m["payload"].(map[string]any)
 		if m["type"] != "event_msg" || p == nil {

@@ -66,7 +66,7 @@ func (t *traceIndex) baseCall(c *callSpan) records.Call {
 	if failed(s) {
 		call.Error, call.ErrorType = errorText(s), errorType(s)
 	}
-	call.InputTokens, call.OutputTokens = inputTokens(a), outputTokens(a)
+	spanUsage(&call, a)
 	return call
 }
 

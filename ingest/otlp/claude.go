@@ -94,7 +94,7 @@ func (es *events) claudeCall(set *records.Set, g *claudeGroup) {
 	}
 	if g.ok != nil {
 		a := g.ok.attrs()
-		call.InputTokens, call.OutputTokens = numPtr(a, "input_tokens"), numPtr(a, "output_tokens")
+		call.InputTokens, call.OutputTokens, call.CacheReadTokens, call.CacheWriteTokens = claudeUsage(a)
 		call.CostUSD, call.StatusCode = numPtr(a, "cost_usd"), intPtr(a, "status_code")
 	} else {
 		la := last.attrs()
@@ -127,7 +127,8 @@ func eventAttempt(call records.Call, n int, e *event, ok bool, errKey string) re
 		Source: call.Source, Attempt: n, TS: e.ts, DurationMS: e.duration(), Success: records.Bool(ok),
 		StatusCode: intPtr(a, "status_code", "http.response.status_code")}
 	if ok {
-		att.InputTokens, att.OutputTokens, att.CostUSD = numPtr(a, "input_tokens"), numPtr(a, "output_tokens"), numPtr(a, "cost_usd")
+		att.InputTokens, att.OutputTokens, att.CacheReadTokens, att.CacheWriteTokens = claudeUsage(a)
+		att.CostUSD = numPtr(a, "cost_usd")
 	} else {
 		att.Error = excerpt(str(a, errKey))
 	}

@@ -46,7 +46,7 @@ func (es *events) codexCalls(set *records.Set) {
 		case "sse_event":
 			if i, ok := pending[conv]; ok && str(a, "event.kind") == "response.completed" {
 				c := &set.Calls[i]
-				c.InputTokens, c.OutputTokens = numPtr(a, "input_token_count"), numPtr(a, "output_token_count")
+				codexUsage(c, a)
 				delete(pending, conv)
 			}
 		case "api_request":

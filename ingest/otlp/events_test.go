@@ -18,7 +18,7 @@ func TestClaudeCodeEvents(t *testing.T) {
 			Model: model, Operation: "chat", Success: ok, Evidence: records.EvidenceNone}
 	}
 	lone := call("req_01", 1, 1000, f(2000), "claude-sonnet-4-5", yes)
-	lone.InputTokens, lone.OutputTokens, lone.CostUSD = f(1500), f(120), f(0.0123)
+	lone.InputTokens, lone.OutputTokens, lone.CostUSD, lone.CacheReadTokens = f(1500), f(120), f(0.0123), f(1000)
 	// From the first attempt's start (5000-300) to the request's end (8000).
 	retried := call("req_02", 1, 5000, f(3300), "claude-sonnet-4-5", yes)
 	retried.Attempts, retried.Evidence = n(3), records.EvidenceAttribute
@@ -43,7 +43,7 @@ func TestClaudeCodeEvents(t *testing.T) {
 	r, d := detail(set.Runs[0])
 	compare(t, "run", r, records.Run{System: records.OTel, RunID: "sess-1", Source: "claude_code_event",
 		Batch: "sess-1", StartedAt: at(0), FinishedAt: at(14001), Status: "failure", DurationMS: f(14001),
-		Tokens: f(2070), CostUSD: f(sum(0.0123, 0.004))})
+		Tokens: f(3070), CostUSD: f(sum(0.0123, 0.004))})
 	compare(t, "detail", d, `{"agent":"claude_code","scope":"com.anthropic.claude_code.events","calls":3,"failed_calls":1,"tool_calls":0,"failed_tool_calls":0}`)
 }
 
@@ -58,7 +58,7 @@ func TestCodexEvents(t *testing.T) {
 			Success: ok, StatusCode: code, Attempts: n(attempts), Evidence: records.EvidenceAttribute}
 	}
 	retried := call("L1.2", 1000, 2312, yes, n(200), 2)
-	retried.InputTokens, retried.OutputTokens = f(1000), f(200)
+	retried.InputTokens, retried.CacheReadTokens, retried.OutputTokens = f(750), f(250), f(200)
 	failedCall := call("L1.7", 12000, 30000, no, nil, 1)
 	failedCall.Error = "connection reset by peer"
 	compare(t, "calls", set.Calls, []records.Call{retried, call("L1.6", 8000, 500, yes, n(200), 1), failedCall})

@@ -38,7 +38,7 @@ func (r *runTally) addCall(c *records.Call) {
 	if c.Success != nil && !*c.Success {
 		r.failedCalls++
 	}
-	for _, v := range []*float64{c.InputTokens, c.OutputTokens, c.FailedInputTokens, c.FailedOutputTokens} {
+	for _, v := range []*float64{c.InputTokens, c.CacheReadTokens, c.CacheWriteTokens, c.OutputTokens, c.FailedInputTokens, c.FailedOutputTokens} {
 		r.tokens = add(r.tokens, v)
 	}
 	r.cost = add(add(r.cost, c.CostUSD), c.FailedCostUSD)

@@ -73,9 +73,36 @@ type Call struct {
 	// between attempt spans; nil when neither is possible.
 	BackoffMS *float64
 	// Tokens and cost of the call's successful attempt, and apart, of its
-	// failed attempts, each nil when the record does not say.
+	// failed attempts, each nil when the record does not say. Tokens mean
+	// one thing in every format (docs/formats): InputTokens are the input
+	// tokens neither read from nor written to a prompt cache;
+	// CacheReadTokens and CacheWriteTokens are those that were (an OpenAI
+	// count of input that includes its cached part is split so); the
+	// call's whole input is their sum. ReasoningTokens are the part of
+	// OutputTokens spent reasoning, where the record says.
 	InputTokens, OutputTokens, CostUSD                   *float64
+	CacheReadTokens, CacheWriteTokens, ReasoningTokens   *float64
 	FailedInputTokens, FailedOutputTokens, FailedCostUSD *float64
+}
+
+// Uncached is the uncached part of an input count that includes its
+// cached parts (as OpenAI's usage, LiteLLM's and the GenAI conventions'
+// input tokens do). Cached parts that add up to more than the input
+// cannot be part of it: the input is then taken as already uncached.
+func Uncached(input *float64, cached ...*float64) *float64 {
+	if input == nil {
+		return nil
+	}
+	sum := 0.0
+	for _, c := range cached {
+		if c != nil {
+			sum += *c
+		}
+	}
+	if sum > *input {
+		return input
+	}
+	return Float(*input - sum)
 }
 
 // CallAttempt is one attempt of a call, for formats that record attempts
@@ -91,4 +118,6 @@ type CallAttempt struct {
 	// BackoffMS is the wait after this attempt, before the next.
 	BackoffMS                          *float64
 	InputTokens, OutputTokens, CostUSD *float64
+	// As Call's.
+	CacheReadTokens, CacheWriteTokens, ReasoningTokens *float64
 }

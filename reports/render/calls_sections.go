@@ -57,7 +57,9 @@ func callGridCol(name string, text func(reports.CallRow) string) column[reports.
 func callMore(r reports.CallRow) []field {
 	return append([]field{
 		{"with_attempts", r.WithAttempts}, {"attempts", r.Attempts}, {"backoff_ms", r.BackoffMS},
-		{"tokens", r.Tokens}, {"cost_usd", r.CostUSD}, {"evidence", r.Evidence},
+		{"tokens", r.Tokens}, {"input_tokens", r.InputTokens}, {"cache_read_tokens", r.CacheReadTokens},
+		{"cache_write_tokens", r.CacheWriteTokens}, {"output_tokens", r.OutputTokens}, {"reasoning_tokens", r.ReasoningTokens},
+		{"cost_usd", r.CostUSD}, {"evidence", r.Evidence},
 	}, presentMetrics(r.Metrics, reports.CallMetricNames[1:])...) // calls is a column already
 }
 
@@ -78,6 +80,17 @@ var callModelTable = rowTable[reports.CallRow]{
 		keyCol("system", func(r reports.CallRow) string { return r.System }),
 		keyCol("provider", func(r reports.CallRow) string { return stringPtrText(r.Provider) }),
 		keyCol("model", func(r reports.CallRow) string { return stringPtrText(r.Model) }),
-	}, callCounts()...),
+	}, append(callCounts(), callTokens()...)...),
 	more: callMore,
+}
+
+// callTokens are the by-model grid's token columns: the four kinds apart,
+// as the store keeps them (the CSV has them in callMore).
+func callTokens() []column[reports.CallRow] {
+	return []column[reports.CallRow]{
+		callGridCol("input", func(r reports.CallRow) string { return countPtrText(r.InputTokens) }),
+		callGridCol("cache_read", func(r reports.CallRow) string { return countPtrText(r.CacheReadTokens) }),
+		callGridCol("cache_write", func(r reports.CallRow) string { return countPtrText(r.CacheWriteTokens) }),
+		callGridCol("output", func(r reports.CallRow) string { return countPtrText(r.OutputTokens) }),
+	}
 }

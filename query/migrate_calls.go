@@ -1,0 +1,55 @@
+package query
+
+import (
+	"context"
+	"strings"
+)
+
+// Stores made before calls kept cache tokens apart hold Claude Code
+// transcripts' input with the cache folded in, and no cache columns.
+// Their tables cannot be altered into the new meaning: the agents' files
+// are forgotten (their rows and ingest state, as Forget does) and the two
+// tables made anew, so the next ingest reads those files again. Nothing
+// else in the store changes.
+
+// callsOutdated reports whether the store has a calls table without the
+// cache columns.
+func (s *Store) callsOutdated(ctx context.Context) (bool, error) {
+	var cols string
+	err := s.conn.QueryRowContext(ctx, `SELECT coalesce(string_agg(column_name, ','), '') FROM duckdb_columns()
+		WHERE table_name = 'calls' AND schema_name = 'main'`).Scan(&cols)
+	if err != nil || cols == "" {
+		return false, err
+	}
+	return !strings.Contains(","+cols+",", ",cache_read_tokens,"), nil
+}
+
+// rereadCalls forgets the files that gave calls to an outdated store's
+// calls table and drops the tables of calls, inside migrate's
+// transaction.
+func (s *Store) rereadCalls(ctx context.Context) error {
+	old, err := s.callsOutdated(ctx)
+	if err != nil || !old {
+		return err
+	}
+	ids := `SELECT file_id FROM calls UNION SELECT file_id FROM call_attempts
+		UNION SELECT file_id FROM record_runs WHERE system IN ('claude-code', 'codex', 'otel')`
+	// The ids are kept aside first: the tables they come from are among
+	// those emptied.
+	stmts := []string{`CREATE TEMP TABLE reread_files AS ` + ids}
+	for _, t := range FileTables {
+		if t.Name == Calls.Name || t.Name == CallAttempts.Name {
+			continue
+		}
+		stmts = append(stmts, `DELETE FROM `+t.Name+` WHERE file_id IN (SELECT file_id FROM reread_files)`)
+	}
+	stmts = append(stmts,
+		`DELETE FROM file_states WHERE file_id IN (SELECT file_id FROM reread_files)`,
+		`DROP TABLE calls`, `DROP TABLE call_attempts`, `DROP TABLE reread_files`)
+	for _, q := range stmts {
+		if _, err := s.conn.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,50 @@
+package query
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+)
+
+// A store whose calls table predates the cache columns (its input tokens
+// held a transcript's cache reads and writes) forgets the agents' files,
+// so the next ingest reads them again in the new meaning, and keeps the
+// rest: before, opening it failed with "made by another version".
+func TestOutdatedCallsAreReadAgain(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.duckdb")
+	st, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`DROP TABLE calls`,
+		`CREATE TABLE calls (file_id INTEGER, system VARCHAR, input_tokens DOUBLE, output_tokens DOUBLE)`,
+		`INSERT INTO calls VALUES (7, 'claude-code', 59114, 4)`,
+		`INSERT INTO file_states (seq, file_id, path, kind) VALUES (1, 7, '/t/a.jsonl', 'claude-code'), (1, 8, '/t/trace.jsonl', 'trace')`,
+		`INSERT INTO run_spans VALUES (8, 'r1', NULL, NULL, 1)`,
+		`UPDATE meta SET value = 'old' WHERE key = 'schema_hash'`,
+	} {
+		if _, err := st.conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	st.Close()
+
+	st, err = Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var states, spans, calls int
+	var cols string
+	if err := st.conn.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM file_states WHERE file_id = 7),
+		(SELECT count(*) FROM run_spans), (SELECT count(*) FROM calls),
+		(SELECT string_agg(column_name, ',') FROM duckdb_columns() WHERE table_name = 'calls' AND column_name LIKE 'cache%')`).
+		Scan(&states, &spans, &calls, &cols); err != nil {
+		t.Fatal(err)
+	}
+	if states != 0 || calls != 0 || spans != 1 || cols != "cache_read_tokens,cache_write_tokens" {
+		t.Fatalf("agent file states %d, calls %d, other rows %d, cache columns %q", states, calls, spans, cols)
+	}
+}
