@@ -65,7 +65,7 @@ func TestRealRollouts(t *testing.T) {
 // rawCounts is what a rollout holds, counted with a plain decode.
 type rawCounts struct {
 	lines, notObjects, badTimes, calls int
-	streamErrors             bool
+	streamErrors                       bool
 }
 
 func countRaw(b []byte) rawCounts {
