@@ -117,10 +117,25 @@ func clock(t *time.Time) string {
 }
 
 // callLine renders a call's fields on one line, for exact comparisons.
+// in= is everything the model read: the uncached input and the cache's
+// reads and writes, which the call keeps apart (TestCacheTokensApart).
 func callLine(c records.Call) string {
 	return fmt.Sprintf("%s L%d %s %s %s %s att=%s/%s backoff=%s in=%s out=%s status=%s type=%s err=%q",
 		c.CallID, c.Line, clock(c.TS), c.Provider, c.Model, b(c.Success), i(c.Attempts), c.Evidence,
-		f(c.BackoffMS), f(c.InputTokens), f(c.OutputTokens), i(c.StatusCode), c.ErrorType, c.Error)
+		f(c.BackoffMS), f(wholeInput(c.InputTokens, c.CacheReadTokens, c.CacheWriteTokens)), f(c.OutputTokens), i(c.StatusCode), c.ErrorType, c.Error)
+}
+
+func wholeInput(in, read, write *float64) *float64 {
+	if in == nil {
+		return nil
+	}
+	sum := *in
+	for _, p := range []*float64{read, write} {
+		if p != nil {
+			sum += *p
+		}
+	}
+	return &sum
 }
 
 func callLines(set *records.Set) []string {
@@ -136,7 +151,8 @@ func attemptLines(set *records.Set) []string {
 	var out []string
 	for _, a := range set.CallAttempts {
 		out = append(out, fmt.Sprintf("%s#%d %s %s status=%s backoff=%s in=%s out=%s err=%q",
-			a.CallID, a.Attempt, clock(a.TS), b(a.Success), i(a.StatusCode), f(a.BackoffMS), f(a.InputTokens), f(a.OutputTokens), a.Error))
+			a.CallID, a.Attempt, clock(a.TS), b(a.Success), i(a.StatusCode), f(a.BackoffMS),
+			f(wholeInput(a.InputTokens, a.CacheReadTokens, a.CacheWriteTokens)), f(a.OutputTokens), a.Error))
 	}
 	return out
 }

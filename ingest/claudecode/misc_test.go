@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -147,5 +148,23 @@ func TestIsTranscriptPath(t *testing.T) {
 		if got := IsTranscriptPath(path); got != want {
 			t.Errorf("IsTranscriptPath(%q) = %v, want %v", path, got, want)
 		}
+	}
+}
+
+// A response's input, cache writes and cache reads stay apart, as the
+// usage records them: before, its input held all three.
+func TestCacheTokensApart(t *testing.T) {
+	path, b := readFixture(t, "clean.jsonl")
+	set, err := ParseTranscript(path, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{}
+	for _, c := range set.Calls {
+		got = append(got, fmt.Sprintf("in=%s read=%s write=%s out=%s", f(c.InputTokens), f(c.CacheReadTokens), f(c.CacheWriteTokens), f(c.OutputTokens)))
+	}
+	want := []string{"in=3 read=0 write=1200 out=45", "in=5 read=1200 write=80 out=9"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }

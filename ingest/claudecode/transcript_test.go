@@ -156,7 +156,8 @@ func TestRetriedCallFields(t *testing.T) {
 		System: records.ClaudeCode, RunID: session, Session: session, CallID: "msg_01Retried",
 		Source: "transcript", Line: 4, TS: &ts, Provider: "anthropic", Model: "claude-sonnet-4-5-20250929",
 		Operation: "chat", Success: records.Bool(true), Attempts: records.Int(3), Evidence: records.EvidenceTranscript,
-		BackoffMS: records.Float(1626.44), InputTokens: records.Float(9006), OutputTokens: records.Float(120),
+		BackoffMS: records.Float(1626.44), InputTokens: records.Float(6), OutputTokens: records.Float(120),
+		CacheReadTokens: records.Float(9000), CacheWriteTokens: records.Float(0),
 	}
 	compare(t, "call", set.Calls, []records.Call{want})
 	for _, a := range set.CallAttempts {
