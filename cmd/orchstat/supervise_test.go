@@ -45,18 +45,48 @@ func startWaitingOnce(t *testing.T, db string, args ...string) (cmd *exec.Cmd, c
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	// The child is the process the lock file names, once the lock file
+	// holds a whole line: the first child /proc lists need not be it.
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		if child == 0 {
-			child = childOf(cmd.Process.Pid)
-		}
-		if b, _ := os.ReadFile(db + ".lock"); child != 0 && len(b) > 0 {
-			return cmd, child, stdin, stderr
+		if pid := lockHolder(db + ".lock"); pid != 0 && parentOf(pid) == cmd.Process.Pid {
+			return cmd, pid, stdin, stderr
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("orchstat %v never took the store's lock; stderr: %s", args, stderr)
 	return
+}
+
+// lockHolder is the pid a whole line of the lock file names ("process N
+// (...)"), or 0.
+func lockHolder(path string) int {
+	b, _ := os.ReadFile(path)
+	line, ok := strings.CutSuffix(string(b), "\n")
+	if !ok {
+		return 0
+	}
+	var pid int
+	if _, err := fmt.Sscanf(line, "process %d ", &pid); err != nil {
+		return 0
+	}
+	return pid
+}
+
+// parentOf is pid's parent's pid, or 0.
+func parentOf(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name, in parentheses, may hold spaces: the fields after
+	// its closing parenthesis are state, then the parent's pid.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[1])
+	return n
 }
 
 // childOf is the first child process of pid, or 0. A child is listed
