@@ -3,8 +3,10 @@ package query
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -63,10 +65,13 @@ func (s *Store) ExportLake(ctx context.Context, lk lake.Lake, o ExportOptions) (
 		}
 	}
 	started := o.Now().UTC()
+	if err := s.oneRunner(ctx, lk, o.Runner); err != nil {
+		return out, err
+	}
 	if err := s.claimRunner(ctx, lk, o.Runner, started); err != nil {
 		return out, err
 	}
-	e := &export{s: s, lk: lk, lake: lk.Location(), runner: o.Runner}
+	e := &export{s: s, lk: lk, lake: lk.Key(), runner: o.Runner}
 	defer e.dropTemps()
 	dirty, err := e.plan(ctx, &out)
 	if err != nil || len(dirty) == 0 {
@@ -133,6 +138,26 @@ func (s *Store) claimRunner(ctx context.Context, lk lake.Lake, runner string, no
 		return err
 	}
 	return nil
+}
+
+// oneRunner refuses to export a store under a second runner id: the
+// lake would hold its rows under both, and every reader would count them
+// twice. The default runner id is the host name, so a renamed host meets
+// this.
+func (s *Store) oneRunner(ctx context.Context, lk lake.Lake, runner string) error {
+	var prev string
+	var last time.Time
+	err := s.conn.QueryRowContext(ctx, `SELECT runner, max(finished_at) FROM lake_exports
+		WHERE lake = ? AND runner <> ? GROUP BY runner ORDER BY 2 DESC LIMIT 1`, lk.Key(), runner).Scan(&prev, &last)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading this store's exports: %w", cleanDuckErr(err))
+	}
+	return fmt.Errorf("lake %s: this store already exports to it as runner %q (last on %s); exporting it as %q too "+
+		"would put its runs in the lake twice: pass --runner %s (the default runner id is the host name, so a renamed host "+
+		"needs it), or export another store as %q", lk.Location(), prev, last.UTC().Format(time.RFC3339), runner, prev, runner)
 }
 
 // storeID names this store for runner claims; it is made on first use.

@@ -184,7 +184,7 @@ func (i *ingestFirst) openLake(ctx context.Context, g *globals) (*query.Store, e
 	o := i.Window
 	o.LockTimeout = g.lockTimeout
 	// Without a cache folder the lake is read whole, into memory.
-	if o.Replica, err = lake.ReplicaPath(g.deps.lake, lk.Location()); err != nil {
+	if o.Replica, err = lake.ReplicaPath(g.deps.lake, lk.Key()); err != nil {
 		fmt.Fprintf(g.io.Err, "orchstat: %v; reading the whole lake into memory\n", err)
 	}
 	st, _, err := query.OpenLake(ctx, lk, o)

@@ -45,6 +45,8 @@ func resolve(p string) string {
 
 func (d *dir) Location() string { return d.root }
 
+func (d *dir) Key() string { return d.root }
+
 func (d *dir) path(key string) string { return filepath.Join(d.root, filepath.FromSlash(key)) }
 
 // List walks the folder under prefix. Names starting with "." or "_" are

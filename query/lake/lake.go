@@ -26,6 +26,10 @@ type Object struct {
 type Lake interface {
 	// Location names the lake as the user did, without credentials.
 	Location() string
+	// Key identifies the lake in what is kept about it (what a store
+	// exported to it, its local replica): Location, and for S3 the
+	// endpoint too, without credentials.
+	Key() string
 	// List returns the objects at or below prefix, a folder ("events/")
 	// or one key, sorted by key. A prefix with nothing there is not an
 	// error.

@@ -42,18 +42,28 @@ func openS3(ctx context.Context, location string, o Options) (Lake, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
+	secrets := secretsIn(getenv)
 	cl, err := newS3Client(ctx, getenv)
 	if err != nil {
-		return nil, fmt.Errorf("lake s3://%s: %w", bucket, err)
+		return nil, scrub(fmt.Errorf("lake s3://%s: %w", bucket, err), secrets)
 	}
 	l := &s3Lake{cl: cl, bucket: bucket, prefix: prefix}
 	if ep := cl.Options().BaseEndpoint; ep != nil {
 		l.endpoint = *ep
 	}
 	if l.cacheDir, err = lakeCacheDir(o.CacheDir, l.endpoint, bucket, prefix); err != nil {
-		return nil, fmt.Errorf("lake %s: %w", l.Location(), err)
+		return nil, scrub(fmt.Errorf("lake %s: %w", l.Location(), err), secrets)
 	}
-	return l, nil
+	return scrubbing{l, secrets}, nil
+}
+
+// Key names the lake with the endpoint it is reached at: one bucket and
+// prefix on two S3 servers are two lakes.
+func (l *s3Lake) Key() string {
+	if l.endpoint == "" {
+		return l.Location()
+	}
+	return l.Location() + " at " + endpointName(l.endpoint)
 }
 
 // newS3Client loads the SDK's usual chain: environment, AWS_PROFILE and

@@ -49,7 +49,7 @@ func newFakeS3(t *testing.T, bucket string) *fakeS3 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.cl = l.(*s3Lake).cl
+	f.cl = asS3(l).cl
 	if _, err := f.cl.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func (f *fakeS3) open(t *testing.T, location string) *s3Lake {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return l.(*s3Lake)
+	return asS3(l)
 }
 
 func TestS3Locations(t *testing.T) {
@@ -106,7 +106,7 @@ func TestS3Locations(t *testing.T) {
 		if got := l.Location(); got != c.want {
 			t.Errorf("Open(%q).Location() = %q, want %q", c.loc, got, c.want)
 		}
-		if got := l.(*s3Lake).prefix; got != c.prefix {
+		if got := asS3(l).prefix; got != c.prefix {
 			t.Errorf("Open(%q) prefix = %q, want %q", c.loc, got, c.prefix)
 		}
 	}
@@ -211,7 +211,7 @@ func TestS3LocalCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l = l2.(*s3Lake)
+	l = asS3(l2)
 	local(0, "one", "two, longer", "three")
 	checkCacheFiles(t, l.cacheDir)
 }
@@ -339,7 +339,7 @@ func TestS3Config(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o := l.(*s3Lake).cl.Options()
+			o := asS3(l).cl.Options()
 			if o.Region != c.region || o.UsePathStyle != c.pathStyle {
 				t.Errorf("region %q, path style %v; want %q, %v", o.Region, o.UsePathStyle, c.region, c.pathStyle)
 			}
@@ -401,7 +401,7 @@ func TestS3SharedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := l.(*s3Lake).cl.Options()
+	o := asS3(l).cl.Options()
 	if o.Region != "eu-north-1" || !o.UsePathStyle || aws.ToString(o.BaseEndpoint) != f.url {
 		t.Errorf("region %q, path style %v, endpoint %q", o.Region, o.UsePathStyle, aws.ToString(o.BaseEndpoint))
 	}
@@ -429,5 +429,62 @@ func TestS3Cancel(t *testing.T) {
 	}
 	if paths, err := l.Local(context.Background(), objs); err != nil || len(paths) != 1 {
 		t.Errorf("Local after a cancelled one = %v, %v", paths, err)
+	}
+}
+
+// asS3 is the S3 lake behind the one Open returns.
+func asS3(l Lake) *s3Lake { return l.(scrubbing).s3Lake }
+
+// An endpoint that answers 403 and echoes the signed request, and one
+// whose URL carries a user and password the SDK cannot parse: no error
+// shows a credential, in any of the forms an echo takes.
+func TestS3EchoedCredentialsRedacted(t *testing.T) {
+	ctx := context.Background()
+	const token = "FwoGZXIvYXdzEJr//////////wEaDEXAMPLETOKEN+/=="
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusForbidden)
+		fmt.Fprintf(w, `<?xml version="1.0"?><Error><Code>AccessDenied</Code><Message>denied: %s %s token=%s</Message></Error>`,
+			r.Header.Get("Authorization"), r.URL.RawQuery, r.Header.Get("X-Amz-Security-Token"))
+	}))
+	defer echo.Close()
+	f := &fakeS3{url: echo.URL}
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+	}{
+		{"echoing 403", map[string]string{"AWS_SESSION_TOKEN": token}},
+		{"user:password in the endpoint", map[string]string{"AWS_ENDPOINT_URL_S3": "http://admin:hunter2pass@127.0.0.1:1/%zz"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l, err := Open(ctx, "s3://bkt/p", Options{CacheDir: t.TempDir(), Getenv: f.env(c.env)})
+			errs := []error{err}
+			if err == nil {
+				_, lerr := l.List(ctx, "x")
+				_, cerr := l.Create(ctx, "x", []byte("v"))
+				errs = []error{lerr, cerr}
+			}
+			for _, err := range errs {
+				if err == nil {
+					t.Fatal("no error")
+				}
+				t.Log(err)
+				for _, secret := range []string{testSecret, testKeyID, token, "hunter2pass", "Credential=" + testKeyID[:4]} {
+					if strings.Contains(err.Error(), secret) {
+						t.Errorf("error shows %q: %v", secret, err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// One bucket and prefix on two endpoints are two lakes: what a store
+// exported to one says nothing of the other.
+func TestS3KeyNamesTheEndpoint(t *testing.T) {
+	a, b := &fakeS3{url: "http://127.0.0.1:9001"}, &fakeS3{url: "http://user:pw@127.0.0.1:9002"}
+	la, _ := Open(context.Background(), "s3://bkt/fleet", Options{CacheDir: t.TempDir(), Getenv: a.env(nil)})
+	lb, _ := Open(context.Background(), "s3://bkt/fleet", Options{CacheDir: t.TempDir(), Getenv: b.env(nil)})
+	if la.Location() != lb.Location() || la.Key() == lb.Key() || strings.Contains(lb.Key(), "pw") {
+		t.Errorf("keys %q and %q for %q", la.Key(), lb.Key(), la.Location())
 	}
 }
