@@ -95,10 +95,12 @@ func metricData(m reports.Metric) []dataAttr {
 	}
 }
 
-// markOverview marks the overview's counts; its rows are fields'.
+// markOverview marks the overview's counts; its rows are fields'. The
+// runs of each system ("runs.factory") are the JSON's runs_by_system
+// list, not overview fields, and are left unmarked.
 func markOverview(t *htmlTable, fields []field) {
 	for i, f := range fields {
-		if n, ok := f.value.(int64); ok && i < len(t.Rows) {
+		if n, ok := f.value.(int64); ok && i < len(t.Rows) && !strings.Contains(f.name, ".") {
 			t.Rows[i].Cells[1].Data = []dataAttr{{"overview", f.name}, {"value", strconv.FormatInt(n, 10)}}
 		}
 	}
