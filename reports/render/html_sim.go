@@ -14,8 +14,11 @@ import (
 // SimulationPage is what `orchstat simulate --format html` shows: the
 // baseline (the record) against each policy's replay.
 type SimulationPage struct {
-	DB       string
-	Scope    reports.Scope
+	DB    string
+	Scope reports.Scope
+	// Summary is simulate's first line: what is replayed against which
+	// baseline, and what is left out and why.
+	Summary  string
 	Baseline replay.Result
 	Policies []replay.Result
 	// Verdicts are replay.Verdict's lines, one per policy.
@@ -42,11 +45,15 @@ func simEstimated(r replay.Result, f replay.Figure, baseline bool) bool {
 // verdicts. Nothing is written if rendering fails.
 func SimulationHTML(w io.Writer, p SimulationPage) error {
 	b := p.Baseline
-	page := htmlPage{Title: "orchstat simulate", Lines: []string{
+	var lines []string
+	if p.Summary != "" {
+		lines = append(lines, escapeControls(p.Summary))
+	}
+	page := htmlPage{Title: "orchstat simulate", Lines: append(lines,
 		escapeControls(ScopeLine(p.DB, p.Scope)),
 		fmt.Sprintf("%d provider requests, %d L2 loops, %d runs with L3 steps; baseline reproduces %d of %d episodes; %d not reproduced; %d not checkable.",
 			b.Episodes, b.L2Loops, b.L3Runs, b.Reproduced, b.Checked+b.NotCheckable, b.Checked-b.Reproduced, b.NotCheckable),
-	}}
+	)}
 	page.Sections = []htmlSection{
 		{ID: "figures", Title: "Baseline and policies", Blocks: []htmlBlock{
 			{Text: "The baseline is the record, counted without interval. A policy's values are followed by their 95% interval over runs; " +
