@@ -331,7 +331,7 @@ func (s *simulation) summary() string {
 	if len(s.leftOut) == 0 {
 		return line + "; nothing in scope is left out."
 	}
-	return line + ". " + s.leftOutText()
+	return line + ". L" + s.leftOutText()[1:]
 }
 
 func (s *simulation) leftOutText() string {
@@ -339,7 +339,7 @@ func (s *simulation) leftOutText() string {
 	for _, l := range s.leftOut {
 		out = append(out, l.String())
 	}
-	return "Leaves out " + strings.Join(out, "; ") + "."
+	return "leaves out " + strings.Join(out, "; ") + "."
 }
 
 // nothing says why nothing in scope can be replayed.
@@ -396,8 +396,11 @@ func simulateEpisodes(ctx context.Context, o *simulateOptions, st *query.Store, 
 	}
 	for _, c := range calls {
 		if c.UnknownAttempts > 0 {
-			sim.leftOut = append(sim.leftOut, leftOut{c.System, c.UnknownAttempts, "model calls",
-				"the record does not show their attempts, so no policy can be said to change them"})
+			why := "the record does not show their attempts, so no policy can be said to change them"
+			if c.System == "codex" {
+				why = "a Codex rollout records no attempts or retries, so no policy can be said to change them"
+			}
+			sim.leftOut = append(sim.leftOut, leftOut{c.System, c.UnknownAttempts, "model calls", why})
 		}
 		if c.NoTime > 0 {
 			sim.leftOut = append(sim.leftOut, leftOut{c.System, c.NoTime, "model calls", "the record gives them no time"})
