@@ -279,9 +279,6 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 	if err := simulateEpisodes(ctx, o, st, f, sim); err != nil {
 		return err
 	}
-	if len(sim.res) == 0 && len(sim.systems) == 0 {
-		return errors.New(sim.nothing())
-	}
 	err = withOutput(o.g.io, o.Output, func(io *IO) error { return renderSimulation(io, sim, format) })
 	if err != nil {
 		return err
@@ -319,13 +316,17 @@ func (l leftOut) String() string {
 
 // summary is the output's first line: what is replayed, against which
 // baseline, and what is left out and why.
-func (s *simulation) summary() string {
+func (sim *simulation) summary() string {
+	s := sim
 	var parts []string
 	if len(s.res) > 0 {
 		parts = append(parts, s.episodes+" against "+s.res[0].Policy)
 	}
 	for _, sys := range s.systems {
 		parts = append(parts, fmt.Sprintf("%s's %s against %s", sys.System, count(sys.Baseline.Runs, "run"), sys.Baseline.Policy))
+	}
+	if len(parts) == 0 {
+		return sim.nothing() + "."
 	}
 	line := "Replays " + strings.Join(parts, "; ")
 	if len(s.leftOut) == 0 {
@@ -345,13 +346,13 @@ func (s *simulation) leftOutText() string {
 // nothing says why nothing in scope can be replayed.
 func (s *simulation) nothing() string {
 	if len(s.leftOut) == 0 {
-		return "nothing to replay: the scope holds no provider request, L2 loop, L3 step or recorded attempt"
+		return "Nothing to replay: the scope holds no provider request, L2 loop, L3 step or recorded attempt"
 	}
 	var out []string
 	for _, l := range s.leftOut {
 		out = append(out, l.String())
 	}
-	return "nothing to replay: " + strings.Join(out, "; ")
+	return "Nothing to replay: " + strings.Join(out, "; ")
 }
 
 // count is n things: "1 run", "2 runs".

@@ -505,18 +505,29 @@ func TestSimulateCodexSaysWhy(t *testing.T) {
 	if code, _, stderr := runCLI(t, "", "ingest", "-q", "--db", db, "--format", "codex", dir); code != 0 {
 		t.Fatalf("ingest: exit %d: %s", code, stderr)
 	}
-	for _, args := range [][]string{nil, {"--max-retries", "2"}, {"--policy", "none", "-f", "json"}} {
+	for _, args := range [][]string{nil, {"--max-retries", "2"}} {
 		code, out, stderr := runCLI(t, "", append([]string{"simulate", "--db", db, "--no-ingest"}, args...)...)
-		if code != 1 || out != "" || !strings.Contains(stderr, "nothing to replay: codex's ") ||
-			!strings.Contains(stderr, "model calls (a Codex rollout records no attempts or retries") {
+		first, rest, _ := strings.Cut(out, "\n")
+		if code != 0 || !strings.HasPrefix(first, "Nothing to replay: codex's ") ||
+			!strings.Contains(first, "model calls (a Codex rollout records no attempts or retries") || strings.Contains(rest, "+--") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, stderr)
 		}
+	}
+	code, out, _ := runCLI(t, "", "simulate", "--db", db, "--no-ingest", "--policy", "none", "-f", "json")
+	var so struct {
+		Summary  string
+		LeftOut  []struct{ System string } `json:"left_out"`
+		Baseline *struct{}
+	}
+	if err := json.Unmarshal([]byte(out), &so); err != nil || code != 0 || so.Baseline != nil ||
+		len(so.LeftOut) != 1 || so.LeftOut[0].System != "codex" || !strings.HasPrefix(so.Summary, "Nothing to replay") {
+		t.Errorf("json: exit %d, %v, %+v", code, err, so)
 	}
 	runs, _ := filepath.Abs("../../testdata/runs")
 	if code, _, stderr := runCLI(t, "", "ingest", "-q", "--db", db, runs); code != 0 {
 		t.Fatalf("ingest: exit %d: %s", code, stderr)
 	}
-	code, out, _ := runCLI(t, "", "simulate", "--db", db, "--no-ingest")
+	code, out, _ = runCLI(t, "", "simulate", "--db", db, "--no-ingest")
 	first, _, _ := strings.Cut(out, "\n")
 	if code != 0 || !strings.HasPrefix(first, "Replays orchestrator's 152 provider requests") ||
 		!strings.Contains(first, ". Leaves out codex's ") || !strings.Contains(first, "records no attempts or retries") {
