@@ -442,7 +442,7 @@ func simulateEpisodes(ctx context.Context, o *simulateOptions, st *query.Store, 
 					"they name no agent whose policy would be their baseline; name it with --baseline"})
 			case len(chosen) > 0:
 				sim.leftOut = append(sim.leftOut, leftOut{s, countKind(bySystem[s]), "model calls",
-					"one baseline at a time: simulate them alone, or name one with --baseline " + s})
+					"provider requests are replayed against one baseline at a time, here " + order[0] + "'s: simulate their records alone"})
 			default:
 				chosen, base, defaults = []string{s}, sr.Baseline.Name, sr.Defaults
 			}
@@ -745,9 +745,16 @@ func simulationPage(io *IO, sim *simulation) error {
 	for _, r := range res[1:] {
 		verdicts = append(verdicts, replay.Verdict(res[0], r))
 	}
+	summary := sim.summary()
 	if len(sim.systems) > 0 {
-		fmt.Fprintf(io.Err, "orchstat: the page leaves out the replay of %d other systems' records; --format table shows them\n", len(sim.systems))
+		var names []string
+		for _, s := range sim.systems {
+			names = append(names, s.System)
+		}
+		note := fmt.Sprintf("the page leaves out the replay of %s's records; --format table shows them", strings.Join(names, "'s, "))
+		fmt.Fprintf(io.Err, "orchstat: %s\n", note)
+		summary += " " + strings.ToUpper(note[:1]) + note[1:] + "."
 	}
-	return render.SimulationHTML(io.Out, render.SimulationPage{DB: sim.where.db, Scope: sim.where.scope, Summary: sim.summary(),
+	return render.SimulationHTML(io.Out, render.SimulationPage{DB: sim.where.db, Scope: sim.where.scope, Summary: summary,
 		Baseline: res[0], Policies: res[1:], Verdicts: verdicts})
 }
