@@ -316,8 +316,7 @@ func (l leftOut) String() string {
 
 // summary is the output's first line: what is replayed, against which
 // baseline, and what is left out and why.
-func (sim *simulation) summary() string {
-	s := sim
+func (s *simulation) summary() string {
 	var parts []string
 	if len(s.res) > 0 {
 		parts = append(parts, s.episodes+" against "+s.res[0].Policy)
@@ -325,22 +324,24 @@ func (sim *simulation) summary() string {
 	for _, sys := range s.systems {
 		parts = append(parts, fmt.Sprintf("%s's %s against %s", sys.System, count(sys.Baseline.Runs, "run"), sys.Baseline.Policy))
 	}
-	if len(parts) == 0 {
-		return sim.nothing() + "."
+	switch {
+	case len(parts) == 0:
+		return s.nothing() + "."
+	case len(s.leftOut) == 0:
+		return "Replays " + strings.Join(parts, "; ") + "; nothing in scope is left out."
 	}
-	line := "Replays " + strings.Join(parts, "; ")
-	if len(s.leftOut) == 0 {
-		return line + "; nothing in scope is left out."
-	}
-	return line + ". L" + s.leftOutText()[1:]
+	return "Replays " + strings.Join(parts, "; ") + ". Leaves out " + s.leftOutList() + "."
 }
 
-func (s *simulation) leftOutText() string {
+// leftOutText is what is left out, as stderr says it.
+func (s *simulation) leftOutText() string { return "leaves out " + s.leftOutList() + "." }
+
+func (s *simulation) leftOutList() string {
 	var out []string
 	for _, l := range s.leftOut {
 		out = append(out, l.String())
 	}
-	return "leaves out " + strings.Join(out, "; ") + "."
+	return strings.Join(out, "; ")
 }
 
 // nothing says why nothing in scope can be replayed.
@@ -348,11 +349,7 @@ func (s *simulation) nothing() string {
 	if len(s.leftOut) == 0 {
 		return "Nothing to replay: the scope holds no provider request, L2 loop, L3 step or recorded attempt"
 	}
-	var out []string
-	for _, l := range s.leftOut {
-		out = append(out, l.String())
-	}
-	return "Nothing to replay: " + strings.Join(out, "; ")
+	return "Nothing to replay: " + s.leftOutList()
 }
 
 // count is n things: "1 run", "2 runs".
