@@ -71,7 +71,8 @@ func flagValues(c *cobra.Command, f *pflag.Flag) completionFunc {
 			return retry.PresetNames(), cobra.ShellCompDirectiveDefault
 		}
 	case "backoff":
-		return fixed(retry.BackoffNames()...)
+		// simulate's quick flag: a schedule, as retry.WithSchedule reads it.
+		return fixed(retry.ScheduleNames()...)
 	case "stage":
 		return stageNames
 	case "system":

@@ -43,7 +43,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"simulate", "--policy", ""}, retry.PresetNames(), ":0"},
 		{[]string{"simulate", "--baseline", ""}, retry.PresetNames(), ":0"},
 		{[]string{"exec", "--policy", ""}, retry.PresetNames(), ":0"},
-		{[]string{"simulate", "--backoff", ""}, retry.BackoffNames(), ":4"},
+		{[]string{"simulate", "--backoff", ""}, retry.ScheduleNames(), ":4"},
 		{[]string{"exec", "--op", ""}, execOps, ":4"},
 		{[]string{"recommend", "--system", ""}, recordSystems, ":4"},
 		{[]string{"recommend", "--config", "/nonexistent/retry-config.json", "--stage", ""},

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"slices"
 	"strings"
 
@@ -48,39 +47,7 @@ func newSimulateCmd(g *globals, runF func(context.Context, *simulateOptions) err
 	cmd := &cobra.Command{
 		Use:   "simulate [PATH...]",
 		Short: "Replay recorded failures under other retry policies: what if?",
-		Long: `Replay every recorded provider request under the baseline policy (the
-orchestrator's by default; Claude Code's or Codex's when the requests are
-all that agent's calls) and under each --policy, with the same retry
-core that decides retries live, and compare success, attempts, wasted
-retries, time in backoff, time to resolution, halts and cost.
-
-The baseline column is the record: counted from what happened, without
-interval or "est.", the same for any --seed. Outcomes the record fixes are
-computed exactly: a policy that retries less stops on the recorded prefix,
-a class it does not retry stops at the first attempt. Outcomes beyond the
-record (more retries after a request gave up, or the class of a failure
-the trace does not name) are estimated from the data and marked "est.";
-a policy's figures have a 95% interval from a bootstrap over runs. A
-policy that changes nothing an episode kind depends on (provider
-requests: retry limits, classes, backoff; L2 loops: max_iterations,
-non_improving_stop, escalation; L3: diagnosis_after) shows that kind's
-figures as the record's, exactly.
-
-L2 failure signatures come from the verification reports; where those are
-missing they are inferred from how each loop ended (RunStopped
-non_improving, RunEscalated). The self-check gives three numbers: episodes
-the baseline's replay reproduces, those it does not (named, with what it
-does instead) and those it cannot check (named, with why).
-
-Other systems' records (factory, claudestrator, orchestr8, exec) replay
-exactly; a run a policy retries past its last recorded attempt has an
-unknown outcome, shown apart from succeeded and failed, and the verdict
-says when the unknown runs make a comparison meaningless.
-
---policy takes a preset (orchestrator, retry-handler, auto-retry, factory,
-factory-audited, adaptive, none, aws-full, aws-equal, aws-decorrelated,
-constant) or a policy file. The quick flags --max-retries, --backoff and
---no-retry-class make one more policy: the baseline with those changes.`,
+		Long:  simulateLong(),
 		Example: `  orchstat simulate --max-retries 5 --backoff full
   orchstat simulate --no-retry-class rate_limit --since 7d
   orchstat simulate --policy aws-decorrelated --policy my-policy.yaml --format json`,
@@ -104,19 +71,91 @@ constant) or a policy file. The quick flags --max-retries, --backoff and
 	f := cmd.Flags()
 	o.ingestFirst.flags(cmd, "simulate on the store as it is, without ingesting first")
 	o.ingestFirst.lakeFlag(cmd)
+	addWideFlag(cmd, g.io)
 	addFilterFlags(cmd, &o.Since, &o.Until, &o.Runs, &o.Provider)
 	f.StringVarP(&o.Format, "format", "f", "table", "output format: table, markdown, json, csv or html (one page with charts; see -o)")
 	addOutputFlag(cmd, &o.Output)
-	f.StringVar(&o.Baseline, "baseline", "", "the policy the records were made under: a preset or a policy file (default: orchestrator, or claude-code or codex for that agent's calls alone)")
-	f.StringArrayVar(&o.Policies, "policy", nil, "a policy to compare: a preset or a policy file (repeatable)")
+	f.StringVar(&o.Baseline, "baseline", "", "the policy the provider requests were made under: a preset or a policy file (default: the system's own, orchestrator or the agent's)")
+	f.StringArrayVar(&o.Policies, "policy", nil, "a policy to compare: a preset ("+strings.Join(retry.PresetNames(), ", ")+") or a policy file (repeatable)")
 	f.IntVar(&o.MaxRetries, "max-retries", 0, "quick policy: the baseline with this many retries")
 	f.IntVar(&o.MaxAttempts, "max-attempts", 0, "quick policy: the baseline with at most this many attempts at an item")
 	f.IntVar(&o.SignatureHalt, "signature-halt", 0, "quick policy: the baseline halting after this many identical failure signatures in a row")
-	f.StringVar(&o.Backoff, "backoff", "", "quick policy: the baseline with this backoff: none, constant, exponential, proportional, full, equal or decorrelated")
+	f.StringVar(&o.Backoff, "backoff", "", "quick policy: the baseline with this backoff: "+orList(retry.ScheduleNames()))
 	f.StringArrayVar(&o.NoRetry, "no-retry-class", nil, "quick policy: the baseline without retrying this failure class (repeatable)")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the random draws, so results repeat")
 	f.IntVar(&o.Resamples, "resamples", 200, fmt.Sprintf("bootstrap resamples behind each interval (1 to %d)", replay.MaxResamples))
 	return cmd
+}
+
+// simulateLong is simulate's help. Its lists (presets, figures, backoff
+// schedules) are the code's own, so the help names every one there is.
+func simulateLong() string {
+	var figs []string
+	for _, f := range replay.Figures() {
+		figs = append(figs, f.Label)
+	}
+	return paragraphs(`Replay every system's recorded failures in scope, each against its own
+baseline (the policy its records were made under), with the same retry
+core that decides retries live, and compare them with each --policy.
+
+Every system in scope is replayed or named, on the first line, as left out
+with why: the orchestrator's provider requests, L2 loops and L3 steps
+(against orchestrator); an agent's calls whose attempts the record shows
+(against claude-code or codex; OpenTelemetry calls need --baseline); the
+records of factory, claudestrator, orchestr8 and exec. Calls whose attempts
+are unknown (a Codex rollout's) are never replayed: no policy can be said
+to change attempts nobody counted. --baseline names the policy of every
+provider request instead. With no --policy and no quick flag, each system
+is compared with its own questions (none for provider requests and exec;
+see docs/simulate.md).
+
+For provider requests, L2 loops and L3 steps the figures are: ` + strings.Join(figs, ", ") + `.
+The baseline column is the record: counted from what happened, without
+interval or "est.", the same for any --seed. Outcomes the record fixes are
+computed exactly: a policy that retries less stops on the recorded prefix,
+a class it does not retry stops at the first attempt. Outcomes beyond the
+record (more retries after a request gave up, or the class of a failure
+the trace does not name) are estimated from the data and marked "est.";
+a policy's figures have a 95% interval ("12 [8 to 17]") from a bootstrap
+over runs. A policy that changes nothing an episode kind depends on
+(provider requests: retry limits, classes, backoff; L2 loops:
+max_iterations, non_improving_stop, escalation; L3: diagnosis_after)
+shows that kind's figures as the record's, exactly.
+
+L2 failure signatures come from the verification reports; where those are
+missing they are inferred from how each loop ended (RunStopped
+non_improving, RunEscalated). The self-check gives three numbers: episodes
+the baseline's replay reproduces, those it does not (named, with what it
+does instead) and those it cannot check (named, with why).
+
+Other systems' records (factory, claudestrator, orchestr8, exec) replay
+exactly; a run a policy retries past its last recorded attempt has an
+unknown outcome, shown apart from succeeded and failed, and the verdict
+says when the unknown runs make a comparison meaningless.
+
+--policy and --baseline take a preset (` + strings.Join(retry.PresetNames(), ", ") + `)
+or a policy file. The quick flags --max-retries, --max-attempts,
+--signature-halt, --backoff (` + strings.Join(retry.ScheduleNames(), ", ") + `)
+and --no-retry-class make one more policy: each baseline with those
+changes. Tables fit the terminal's width (--wide: in full).`)
+}
+
+// paragraphs rewraps text's paragraphs (split at blank lines) to 74
+// columns, as cobra prints help as it is written.
+func paragraphs(text string) string {
+	var out []string
+	for _, p := range strings.Split(text, "\n\n") {
+		out = append(out, render.WrapText(strings.Join(strings.Fields(p), " "), 74))
+	}
+	return strings.Join(out, "\n\n")
+}
+
+// orList is "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // checkLimits holds the flags to what a policy file may say
@@ -184,9 +223,9 @@ func quickPolicy(o *simulateOptions, base *retry.Policy) (*retry.Policy, error) 
 		name = append(name, fmt.Sprintf("signature-halt %d", o.SignatureHalt))
 	}
 	if o.Backoff != "" {
-		b, err := quickBackoff(o.Backoff, base.Backoff)
+		b, err := retry.WithSchedule(o.Backoff, base.Backoff)
 		if err != nil {
-			return nil, usageError{err}
+			return nil, usageError{fmt.Errorf("--backoff: %w", err)}
 		}
 		p.Backoff = b
 		name = append(name, "backoff "+o.Backoff)
@@ -202,35 +241,6 @@ func quickPolicy(o *simulateOptions, base *retry.Policy) (*retry.Policy, error) 
 	return p, nil
 }
 
-func quickBackoff(s string, base retry.Backoff) (retry.Backoff, error) {
-	b := base
-	if b.Initial == 0 {
-		b = retry.Orchestrator
-	}
-	switch s {
-	case "none":
-		return retry.Backoff{}, nil
-	case "constant":
-		b.Factor, b.Jitter = 1, retry.JitterNone
-	case "exponential":
-		b.Jitter = retry.JitterNone
-	case "proportional":
-		b.Jitter, b.Spread = retry.JitterProportional, 0.1
-	case "full":
-		b.Jitter = retry.JitterFull
-	case "equal":
-		b.Jitter = retry.JitterEqual
-	case "decorrelated":
-		b.Jitter = retry.JitterDecorrelated
-	default:
-		return b, fmt.Errorf("--backoff: unknown schedule %q (none, constant, exponential, proportional, full, equal, decorrelated)", s)
-	}
-	if b.Factor == 0 && s != "constant" {
-		b.Factor = 2
-	}
-	return b, nil
-}
-
 func simulateRun(ctx context.Context, o *simulateOptions) error {
 	format, _ := render.ParsePageFormat(o.Format)
 	now := o.g.io.Now().UTC()
@@ -238,8 +248,9 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 	if err != nil {
 		return err
 	}
-	base, named, q, err := loadPolicies(o, cmp.Or(o.Baseline, "orchestrator"))
-	if err != nil {
+	// The policies load before the store opens, so that a bad one costs
+	// no ingest.
+	if _, _, _, err := loadPolicies(o, cmp.Or(o.Baseline, replay.Orchestrator)); err != nil {
 		return err
 	}
 	o.Window = query.LakeOptions{Since: f.Since, Until: f.Until}
@@ -252,40 +263,23 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 	if err != nil {
 		return err
 	}
+	sim := &simulation{where: simScope{simDB(o, st), scope}}
 	recs, err := st.AttemptRuns(ctx, f)
 	if err != nil {
 		return interrupted(err)
 	}
-	systems, err := simulateRecords(ctx, o, recs, named) // each system has its own baseline to change
+	named, err := namedPolicies(o)
 	if err != nil {
+		return err
+	}
+	// Each system has its own baseline to change.
+	if sim.systems, sim.leftOut, err = simulateRecords(ctx, o, recs, named); err != nil {
 		return interrupted(err)
 	}
-	// The baseline's classify rules name the recorded errors for every policy.
-	eps, err := st.Episodes(ctx, f, base.Classifier(failure.DefaultProvider).Classify)
-	if err != nil {
-		return interrupted(err)
+	if err := simulateEpisodes(ctx, o, st, f, sim); err != nil {
+		return err
 	}
-	if name := agentBaseline(eps); o.Baseline == "" && name != "" {
-		if base, named, q, err = loadPolicies(o, name); err != nil {
-			return err
-		}
-	}
-	policies := named
-	if q != nil {
-		policies = append(slices.Clip(named), q)
-	}
-	var res []replay.Result
-	switch {
-	case len(policies) > 0 && (len(eps) > 0 || len(systems) == 0):
-		res, err = replay.Simulate(ctx, eps, base, policies, replay.Options{Seed: o.Seed, Resamples: o.Resamples})
-		if err != nil {
-			return interrupted(err)
-		}
-	case len(systems) == 0:
-		return usageError{errors.New("name a policy to compare: --policy NAME|FILE, or a quick flag such as --max-retries 5")}
-	}
-	where := simScope{simDB(o, st), scope}
-	err = withOutput(o.g.io, o.Output, func(io *IO) error { return renderSimulation(io, where, res, systems, format) })
+	err = withOutput(o.g.io, o.Output, func(io *IO) error { return renderSimulation(io, sim, format) })
 	if err != nil {
 		return err
 	}
@@ -293,6 +287,224 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 		return silentError{1}
 	}
 	return nil
+}
+
+// simulation is what simulate found in its scope: the replay of provider
+// requests, L2 loops and L3 steps (res, the baseline first; nil when
+// none), each other system's replay, and what it left out and why.
+type simulation struct {
+	where simScope
+	// episodes says whose episodes res replays and how many.
+	episodes string
+	res      []replay.Result
+	systems  []systemSimulation
+	leftOut  []leftOut
+}
+
+// leftOut is something in scope that simulate does not replay, with why:
+// it is named on the output's first line, never skipped in silence.
+type leftOut struct {
+	System string `json:"system"`
+	Count  int    `json:"count"`
+	What   string `json:"what"`
+	Why    string `json:"why"`
+}
+
+func (l leftOut) String() string {
+	return fmt.Sprintf("%s's %d %s (%s)", l.System, l.Count, l.What, l.Why)
+}
+
+// summary is the output's first line: what is replayed, against which
+// baseline, and what is left out and why.
+func (s *simulation) summary() string {
+	var parts []string
+	if len(s.res) > 0 {
+		parts = append(parts, s.episodes+" against "+s.res[0].Policy)
+	}
+	for _, sys := range s.systems {
+		parts = append(parts, fmt.Sprintf("%s's %s against %s", sys.System, count(sys.Baseline.Runs, "run"), sys.Baseline.Policy))
+	}
+	switch {
+	case len(parts) == 0:
+		return s.nothing() + "."
+	case len(s.leftOut) == 0:
+		return "Replays " + strings.Join(parts, "; ") + "; nothing in scope is left out."
+	}
+	return "Replays " + strings.Join(parts, "; ") + ". Leaves out " + s.leftOutList() + "."
+}
+
+// leftOutText is what is left out, as stderr says it.
+func (s *simulation) leftOutText() string { return "leaves out " + s.leftOutList() + "." }
+
+func (s *simulation) leftOutList() string {
+	var out []string
+	for _, l := range s.leftOut {
+		out = append(out, l.String())
+	}
+	return strings.Join(out, "; ")
+}
+
+// nothing says why nothing in scope can be replayed.
+func (s *simulation) nothing() string {
+	if len(s.leftOut) == 0 {
+		return "Nothing to replay: the scope holds no provider request, L2 loop, L3 step or recorded attempt"
+	}
+	return "Nothing to replay: " + s.leftOutList()
+}
+
+// count is n things: "1 run", "2 runs".
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// namedPolicies are the policies --policy names.
+func namedPolicies(o *simulateOptions) ([]*retry.Policy, error) {
+	var named []*retry.Policy
+	for _, spec := range o.Policies {
+		p, err := loadPolicy(spec)
+		if err != nil {
+			return nil, err
+		}
+		named = append(named, p)
+	}
+	return named, nil
+}
+
+// simulateEpisodes replays the provider requests, L2 loops and L3 steps
+// in scope into sim.res, against --baseline, or without it against the
+// policy of the system they come from (the orchestrator's, or an agent's
+// whose calls they all are). Episodes it cannot replay so go to
+// sim.leftOut with why, as do agents' calls whose attempts are unknown.
+func simulateEpisodes(ctx context.Context, o *simulateOptions, st *query.Store, f query.Filter, sim *simulation) error {
+	classifyWith, _, _, err := loadPolicies(o, cmp.Or(o.Baseline, replay.Orchestrator))
+	if err != nil {
+		return err
+	}
+	// The baseline's classify rules name the recorded errors for every policy.
+	eps, err := st.Episodes(ctx, f, classifyWith.Classifier(failure.DefaultProvider).Classify)
+	if err != nil {
+		return interrupted(err)
+	}
+	calls, err := st.UnreplayedCalls(ctx, f)
+	if err != nil {
+		return interrupted(err)
+	}
+	for _, c := range calls {
+		if c.UnknownAttempts > 0 {
+			why := "the record does not show their attempts, so no policy can be said to change them"
+			if c.System == "codex" {
+				why = "a Codex rollout records no attempts or retries, so no policy can be said to change them"
+			}
+			sim.leftOut = append(sim.leftOut, leftOut{c.System, c.UnknownAttempts, "model calls", why})
+		}
+		if c.NoTime > 0 {
+			sim.leftOut = append(sim.leftOut, leftOut{c.System, c.NoTime, "model calls", "the record gives them no time"})
+		}
+	}
+	bySystem := map[string][]replay.Episode{}
+	var order []string
+	for _, e := range eps {
+		s := replay.EpisodeSystem(&e)
+		if bySystem[s] == nil {
+			order = append(order, s)
+		}
+		bySystem[s] = append(bySystem[s], e)
+	}
+	slices.SortFunc(order, func(a, b string) int { // the orchestrator first
+		first := func(s string) int {
+			if s == replay.Orchestrator {
+				return 0
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(first(a), first(b)), cmp.Compare(a, b))
+	})
+	var chosen []string
+	var defaults []*retry.Policy
+	base := cmp.Or(o.Baseline, replay.Orchestrator)
+	if o.Baseline != "" {
+		chosen = order // the user's baseline, for every episode
+		if sr, ok := replay.ForEpisodes(replay.Orchestrator); ok {
+			defaults = sr.Defaults
+		}
+	} else {
+		for _, s := range order {
+			sr, ok := replay.ForEpisodes(s)
+			switch {
+			case !ok:
+				sim.leftOut = append(sim.leftOut, leftOut{s, countKind(bySystem[s]), "model calls",
+					"they name no agent whose policy would be their baseline; name it with --baseline"})
+			case len(chosen) > 0:
+				sim.leftOut = append(sim.leftOut, leftOut{s, countKind(bySystem[s]), "model calls",
+					"provider requests are replayed against one baseline at a time, here " + order[0] + "'s: simulate their records alone"})
+			default:
+				chosen, base, defaults = []string{s}, sr.Baseline.Name, sr.Defaults
+			}
+		}
+	}
+	if len(chosen) == 0 {
+		return nil
+	}
+	var picked []replay.Episode
+	for _, s := range chosen {
+		picked = append(picked, bySystem[s]...)
+	}
+	if len(chosen) < len(order) {
+		// Back in the record's order, as the store gave them.
+		slices.SortStableFunc(picked, func(a, b replay.Episode) int { return a.Time.Compare(b.Time) })
+	}
+	baseline, named, q, err := loadPolicies(o, base)
+	if err != nil {
+		return err
+	}
+	policies := named
+	if q != nil {
+		policies = append(slices.Clip(named), q)
+	}
+	if len(policies) == 0 {
+		// The defaults, less one the baseline already is (--baseline none).
+		policies = slices.DeleteFunc(defaults, func(p *retry.Policy) bool { return p.Name == baseline.Name })
+	}
+	if len(policies) == 0 {
+		return usageError{errors.New("name a policy to compare: --policy NAME|FILE, or a quick flag such as --max-retries 5")}
+	}
+	sim.res, err = replay.Simulate(ctx, picked, baseline, policies, replay.Options{Seed: o.Seed, Resamples: o.Resamples})
+	if err != nil {
+		return interrupted(err)
+	}
+	sim.episodes = episodesText(strings.Join(chosen, " and "), sim.res[0])
+	return nil
+}
+
+// countKind counts an agent's calls among eps (its provider requests).
+func countKind(eps []replay.Episode) int {
+	n := 0
+	for _, e := range eps {
+		if e.Kind == replay.KindProvider {
+			n++
+		}
+	}
+	return n
+}
+
+// episodesText names what a replay of episodes covers: "orchestrator's
+// 152 provider requests, 9 L2 loops and 3 runs with L3 steps".
+func episodesText(who string, b replay.Result) string {
+	parts := []string{count(b.Episodes, "provider request")}
+	if b.L2Loops > 0 {
+		parts = append(parts, count(b.L2Loops, "L2 loop"))
+	}
+	if b.L3Runs > 0 {
+		parts = append(parts, count(b.L3Runs, "run")+" with L3 steps")
+	}
+	text := parts[0]
+	if len(parts) > 1 {
+		text = strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+	}
+	return who + "'s " + text
 }
 
 // loadPolicies reads the baseline, the policies --policy names, and the
@@ -325,29 +537,6 @@ func loadPolicies(o *simulateOptions, baseline string) (base *retry.Policy, name
 	return base, named, quick, nil
 }
 
-// agentBaseline is the preset of the agent whose calls are all the
-// provider requests to replay ("claude-code", "codex"), or "" when they
-// are the orchestrator's, several systems', or an agent's without a
-// preset of its own. Without --baseline, an agent's calls are replayed
-// against its own policy, so that the baseline reproduces the record.
-func agentBaseline(eps []replay.Episode) string {
-	system := ""
-	for _, e := range eps {
-		if e.Kind != replay.KindProvider {
-			continue
-		}
-		s, _, ok := strings.Cut(e.ID, ":")
-		if !ok || strings.Contains(s, "/") || system != "" && s != system {
-			return ""
-		}
-		system = s
-	}
-	if _, err := retry.Preset(system); err != nil || system == "" {
-		return ""
-	}
-	return system
-}
-
 // interrupted says so when err is Ctrl-C's (or SIGTERM's) cancellation.
 func interrupted(err error) error {
 	if errors.Is(err, context.Canceled) {
@@ -356,11 +545,14 @@ func interrupted(err error) error {
 	return err
 }
 
-// renderSimulation writes the orchestrator's replay (res, when there is
-// one) and the other systems'.
-func renderSimulation(io *IO, where simScope, res []replay.Result, systems []systemSimulation, f render.Format) error {
+// renderSimulation writes the replay of episodes (when there is one) and
+// the other systems', after a first line that says what is replayed and
+// what is left out.
+func renderSimulation(io *IO, sim *simulation, f render.Format) error {
+	res, systems, where := sim.res, sim.systems, sim.where
 	if f == render.FormatJSON {
-		out := map[string]any{"database": where.db, "scope": where.scope, "systems": nonNilSlice(systems)}
+		out := map[string]any{"database": where.db, "scope": where.scope, "summary": sim.summary(),
+			"left_out": nonNilSlice(sim.leftOut), "systems": nonNilSlice(systems)}
 		if len(res) > 0 {
 			base := res[0]
 			var verdicts []string
@@ -377,10 +569,22 @@ func renderSimulation(io *IO, where simScope, res []replay.Result, systems []sys
 		return err
 	}
 	if f == render.FormatHTML {
-		return simulationPage(io, where, res, systems)
+		return simulationPage(io, sim)
 	}
-	if f != render.FormatCSV {
+	if f == render.FormatCSV {
+		// Tables only: what is left out goes to stderr, where it is seen.
+		if len(sim.leftOut) > 0 {
+			fmt.Fprintf(io.Err, "orchstat: %s\n", render.EscapeControls(sim.leftOutText()))
+		}
+	} else {
+		fmt.Fprintln(io.Out, render.WrapText(sim.summary(), io.OutWidth))
+		if f == render.FormatMarkdown {
+			fmt.Fprintln(io.Out)
+		}
 		fmt.Fprintln(io.Out, render.ScopeText(where.db, where.scope, io.OutWidth))
+		if f == render.FormatMarkdown {
+			fmt.Fprintln(io.Out)
+		}
 	}
 	if len(res) > 0 {
 		if err := renderProviderSimulation(io, res, f); err != nil {
@@ -419,113 +623,58 @@ func selfCheck(base replay.Result) string {
 }
 
 func renderProviderSimulation(io *IO, res []replay.Result, f render.Format) error {
-	if err := render.RenderTable(io.Out, simulationTable(res), f); err != nil {
+	if err := render.RenderTable(io.Out, simulationTable(res, io.OutWidth), f); err != nil {
 		return err
 	}
 	if f == render.FormatCSV {
 		return nil
 	}
 	fmt.Fprintln(io.Out)
-	writeSimulationNotes(io.Out, res)
+	writeSimulationNotes(io.Out, res, io.OutWidth)
 	return nil
 }
 
-// simFigure is one figure row of simulate's table: a figure of one
-// episode kind, whose estimate count marks a policy's cells "est.".
-type simFigure struct {
-	kind       replay.Kind
-	label, key string // key: the figure's name in Result.Diff
-	get        func(replay.Result) replay.Metric
-	unit       string
-}
-
-// requestFigures are the provider requests' rows; cost shows only when
-// some episode recorded one.
-var requestFigures = []simFigure{
-	{replay.KindProvider, "success rate", "success_rate", func(r replay.Result) replay.Metric { return r.SuccessRate }, "%"},
-	{replay.KindProvider, "attempts", "attempts", func(r replay.Result) replay.Metric { return r.Attempts }, ""},
-	{replay.KindProvider, "wasted attempts", "wasted_attempts", func(r replay.Result) replay.Metric { return r.Wasted }, ""},
-	{replay.KindProvider, "time in backoff (s)", "backoff_seconds", func(r replay.Result) replay.Metric { return r.BackoffSeconds }, ""},
-	{replay.KindProvider, "time to resolution p50 (s)", "resolution_p50_seconds", func(r replay.Result) replay.Metric { return r.ResolutionP50 }, ""},
-	{replay.KindProvider, "time to resolution p95 (s)", "resolution_p95_seconds", func(r replay.Result) replay.Metric { return r.ResolutionP95 }, ""},
-	{replay.KindProvider, "halts", "halts", func(r replay.Result) replay.Metric { return r.Halts }, ""},
-}
-
-var costFigure = simFigure{replay.KindProvider, "cost (USD, estimated)", "cost_usd", func(r replay.Result) replay.Metric { return r.CostUSD }, ""}
-
-var l2Figures = []simFigure{
-	{replay.KindL2, "L2 loops that pass", "l2_success_rate", func(r replay.Result) replay.Metric { return r.L2SuccessRate }, "%"},
-	{replay.KindL2, "L2 iterations", "l2_iterations", func(r replay.Result) replay.Metric { return r.L2Iterations }, ""},
-	{replay.KindL2, "escalations to L3", "escalations", func(r replay.Result) replay.Metric { return r.Escalations }, ""},
-	{replay.KindL2, "non-improving stops", "l2_non_improving_stops", func(r replay.Result) replay.Metric { return r.NonImproving }, ""},
-}
-
-// L3 diagnoses are replayed exactly.
-var l3Figure = simFigure{replay.KindL3, "L3 diagnoses", "diagnoses", func(r replay.Result) replay.Metric { return r.Diagnoses }, ""}
-
 // simulationTable is the baseline's figures beside each policy's and its
 // difference from the baseline, by episode kind, each kind's figures
-// followed by how many of its outcomes are estimated.
-func simulationTable(res []replay.Result) reports.Table {
+// followed by how many of its outcomes are estimated; the figures are the
+// replay's catalog's (replay.Shown). It fits width columns (0: any).
+func simulationTable(res []replay.Result, width int) reports.Table {
 	base := res[0]
-	cols := []string{"figure", base.Policy + " (baseline: the record)"}
+	// The baseline's column is the record; its name is in the title, so
+	// that the column stays as narrow as its figures.
+	cols := []string{"figure", "record"}
 	for _, r := range res[1:] {
 		cols = append(cols, r.Policy, "Δ "+r.Policy)
 	}
-	t := reports.Table{Title: fmt.Sprintf("orchstat simulate: %d provider requests, %d L2 loops, %d runs with L3 steps; %s",
-		base.Episodes, base.L2Loops, base.L3Runs, selfCheck(base)), Columns: cols}
-	figures := slices.Clone(requestFigures)
-	if base.HasCost {
-		figures = append(figures, costFigure)
-	}
-	t.Rows = append(figureRows(res, figures),
-		estimatedRow(res, "outcomes estimated", func(r replay.Result) (int, int) { return r.Estimated, r.Episodes }))
-	if base.L2Loops > 0 {
-		t.Rows = append(append(t.Rows, figureRows(res, l2Figures)...),
-			estimatedRow(res, "L2 outcomes estimated", func(r replay.Result) (int, int) { return r.L2Estimated, r.L2Loops }))
-	}
-	if base.L3Runs > 0 {
-		t.Rows = append(t.Rows, figureRows(res, []simFigure{l3Figure})...)
+	t := reports.Table{Title: fmt.Sprintf("orchstat simulate: %d provider requests, %d L2 loops, %d runs with L3 steps; baseline %s (the record column); %s",
+		base.Episodes, base.L2Loops, base.L3Runs, base.Policy, selfCheck(base)), Columns: cols, Width: width}
+	figs := replay.Shown(base)
+	for i, fig := range figs {
+		cells := []any{fig.Label, fig.Text(fig.Of(base), false, false)}
+		for _, r := range res[1:] {
+			est := fig.Estimated(r)
+			cells = append(cells, fig.Text(fig.Of(r), false, est), fig.Text(r.Diff[fig.Key], true, est))
+		}
+		t.Rows = append(t.Rows, cells)
+		if i+1 == len(figs) || figs[i+1].Kind != fig.Kind {
+			if row := estimatedRow(res, fig.Kind); row != nil {
+				t.Rows = append(t.Rows, row)
+			}
+		}
 	}
 	return t
 }
 
-// figureRows are the figures' rows: the baseline's value, then each
-// policy's with its difference.
-func figureRows(res []replay.Result, figures []simFigure) [][]any {
-	var rows [][]any
-	for _, fig := range figures {
-		dunit := fig.unit
-		if fig.unit == "%" {
-			dunit = " pp" // a difference of rates is in points
-		}
-		cells := []any{fig.label, cell(fig.get(res[0]), fig.unit, false)}
-		for _, r := range res[1:] {
-			est := estimatedKind(r, fig.kind)
-			cells = append(cells, cell(fig.get(r), fig.unit, est), cell(r.Diff[fig.key], dunit, est))
-		}
-		rows = append(rows, cells)
+// estimatedRow says, for the baseline and each policy, how many of its
+// outcomes of kind are estimated; nil for a kind never estimated.
+func estimatedRow(res []replay.Result, kind replay.Kind) []any {
+	label, _, _, ok := replay.EstimatedOf(res[0], kind)
+	if !ok {
+		return nil
 	}
-	return rows
-}
-
-// estimatedKind reports whether some of r's outcomes of kind are estimated.
-func estimatedKind(r replay.Result, kind replay.Kind) bool {
-	switch kind {
-	case replay.KindProvider:
-		return r.Estimated > 0
-	case replay.KindL2:
-		return r.L2Estimated > 0
-	}
-	return false
-}
-
-// estimatedRow says, for the baseline and each policy, how many of n's
-// outcomes (estimated, total) are estimated.
-func estimatedRow(res []replay.Result, label string, n func(replay.Result) (int, int)) []any {
 	cells := []any{label}
 	for i, r := range res {
-		est, total := n(r)
+		_, est, total, _ := replay.EstimatedOf(r, kind)
 		cells = append(cells, fmt.Sprintf("%d of %d", est, total))
 		if i > 0 {
 			cells = append(cells, "")
@@ -535,28 +684,29 @@ func estimatedRow(res []replay.Result, label string, n func(replay.Result) (int,
 }
 
 // writeSimulationNotes writes, under the table, the self-check's
-// exceptions, how to read the table, and each policy's verdict.
-func writeSimulationNotes(w io.Writer, res []replay.Result) {
+// exceptions, how to read the table, and each policy's verdict, wrapped
+// to width columns (0: unwrapped).
+func writeSimulationNotes(w io.Writer, res []replay.Result, width int) {
 	base := res[0]
-	writeNotes(w, "Not reproduced by the baseline", base.Checked-base.Reproduced, base.Mismatches)
-	writeNotes(w, "Not checkable", base.NotCheckable, base.Unchecked)
+	writeNotes(w, "Not reproduced by the baseline", base.Checked-base.Reproduced, base.Mismatches, width)
+	writeNotes(w, "Not checkable", base.NotCheckable, base.Unchecked, width)
 	if base.L2Inferred > 0 {
 		loops := fmt.Sprintf("%d L2 loops lack", base.L2Inferred)
 		if base.L2Inferred == 1 {
 			loops = "1 L2 loop lacks"
 		}
-		fmt.Fprintf(w, "%s verification reports: which failure signatures repeated is inferred from how each loop ended.\n\n", loops)
+		fmt.Fprintf(w, "%s\n\n", render.WrapText(loops+" verification reports: which failure signatures repeated is inferred from how each loop ended.", width))
 	}
-	fmt.Fprintln(w, "The baseline is the record, counted without interval. A policy's values are followed by their 95% interval over runs;\n"+
-		"a figure with no interval is exact. \"est.\" marks a policy some of whose outcomes are estimated.")
+	fmt.Fprintln(w, render.WrapText("The baseline is the record, counted without interval. A policy's values are followed by their 95% interval over runs; "+
+		"a figure with no interval is exact. \"est.\" marks a policy some of whose outcomes are estimated.", width))
 	for _, r := range res[1:] {
-		fmt.Fprintf(w, "\n%s\n", replay.Verdict(base, r))
+		fmt.Fprintf(w, "\n%s\n", render.WrapText(replay.Verdict(base, r), width))
 	}
 }
 
 // writeNotes lists the episodes of a self-check exception: n of them,
 // of which list names the first.
-func writeNotes(w io.Writer, title string, n int, list []replay.Note) {
+func writeNotes(w io.Writer, title string, n int, list []replay.Note, width int) {
 	if n == 0 {
 		return
 	}
@@ -566,32 +716,10 @@ func writeNotes(w io.Writer, title string, n int, list []replay.Note) {
 	}
 	fmt.Fprintln(w, "):")
 	for _, m := range list {
-		fmt.Fprintf(w, "  %s: %s\n", m.ID, m.Reason)
+		line := render.WrapText(m.ID+": "+m.Reason, max(width-2, 0))
+		fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(line, "\n", "\n  "))
 	}
 	fmt.Fprintln(w)
-}
-
-// cell formats a metric with its interval, "est." when estimated. An
-// exact metric has no interval.
-func cell(m replay.Metric, unit string, estimated bool) string {
-	if math.IsNaN(m.Value) {
-		return "-"
-	}
-	scale, prec := 1.0, 1
-	if unit == "%" || unit == " pp" {
-		scale = 100
-	}
-	if math.Abs(m.Value*scale) < 10 {
-		prec = 2
-	}
-	if m.Exact {
-		return fmt.Sprintf("%.*f%s", prec, m.Value*scale, unit)
-	}
-	s := fmt.Sprintf("%.*f%s [%.*f–%.*f]", prec, m.Value*scale, unit, prec, m.Lo*scale, prec, m.Hi*scale)
-	if estimated {
-		s += " est."
-	}
-	return s
 }
 
 // simDB names what a simulation read: the store, or a lake.
@@ -602,10 +730,11 @@ func simDB(o *simulateOptions, st *query.Store) string {
 	return st.Path
 }
 
-// simulationPage writes the HTML page of the provider-request replay.
-// Other systems' replays are not on it yet: they are asked for in the
-// table formats.
-func simulationPage(io *IO, where simScope, res []replay.Result, systems []systemSimulation) error {
+// simulationPage writes the HTML page of the replay of episodes. Other
+// systems' replays are not on it yet: they are asked for in the table
+// formats, and stderr says they are left out.
+func simulationPage(io *IO, sim *simulation) error {
+	res := sim.res
 	if len(res) == 0 {
 		return fmt.Errorf("--format html draws the replay of provider requests, and the scope holds none; use --format table for other systems' records")
 	}
@@ -613,8 +742,16 @@ func simulationPage(io *IO, where simScope, res []replay.Result, systems []syste
 	for _, r := range res[1:] {
 		verdicts = append(verdicts, replay.Verdict(res[0], r))
 	}
-	if len(systems) > 0 {
-		fmt.Fprintf(io.Err, "orchstat: the page leaves out the replay of %d other systems' records; --format table shows them\n", len(systems))
+	summary := sim.summary()
+	if len(sim.systems) > 0 {
+		var names []string
+		for _, s := range sim.systems {
+			names = append(names, s.System)
+		}
+		note := fmt.Sprintf("the page leaves out the replay of %s's records; --format table shows them", strings.Join(names, "'s, "))
+		fmt.Fprintf(io.Err, "orchstat: %s\n", note)
+		summary += " " + strings.ToUpper(note[:1]) + note[1:] + "."
 	}
-	return render.SimulationHTML(io.Out, render.SimulationPage{DB: where.db, Scope: where.scope, Baseline: res[0], Policies: res[1:], Verdicts: verdicts})
+	return render.SimulationHTML(io.Out, render.SimulationPage{DB: sim.where.db, Scope: sim.where.scope, Summary: summary,
+		Baseline: res[0], Policies: res[1:], Verdicts: verdicts})
 }

@@ -26,28 +26,37 @@ type systemSimulation struct {
 }
 
 // simulateRecords replays each system's record runs under its baseline and
-// the named policies, or the system's defaults when none is named.
-func simulateRecords(ctx context.Context, o *simulateOptions, recs *query.RecordedRuns, named []*retry.Policy) ([]systemSimulation, error) {
+// the named policies, or the system's defaults when none is named. Runs it
+// cannot replay are counted in left, with why.
+func simulateRecords(ctx context.Context, o *simulateOptions, recs *query.RecordedRuns, named []*retry.Policy) (out []systemSimulation, left []leftOut, err error) {
 	var systems []string
 	for s := range recs.Runs {
 		systems = append(systems, s)
 	}
+	for s := range recs.Unknown {
+		if _, ok := recs.Runs[s]; !ok {
+			systems = append(systems, s)
+		}
+	}
 	slices.Sort(systems)
-	var out []systemSimulation
 	for _, system := range systems {
 		runs := recs.Runs[system]
+		if n := recs.Unknown[system]; n > 0 {
+			left = append(left, leftOut{system, n, "runs", "an attempt's outcome is not recorded"})
+		}
 		if len(runs) == 0 {
 			continue
 		}
 		sr, ok := replay.ForSystem(system)
 		if !ok {
+			left = append(left, leftOut{system, len(runs), "runs", "simulate has no replay of this system's records"})
 			continue
 		}
 		base := sr.Baseline
 		policies := named
 		q, err := quickPolicy(o, base)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if q != nil {
 			policies = append(slices.Clone(policies), q)
@@ -57,7 +66,7 @@ func simulateRecords(ctx context.Context, o *simulateOptions, recs *query.Record
 		}
 		res, err := replay.ReplayAttempts(ctx, runs, base, policies, sr.Check)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		ss := systemSimulation{System: system, Unknown: recs.Unknown[system], Baseline: res[0], Policies: res[1:], Hint: sr.Mismatch, Verdicts: []string{}}
 		for _, r := range res[1:] {
@@ -65,24 +74,25 @@ func simulateRecords(ctx context.Context, o *simulateOptions, recs *query.Record
 		}
 		out = append(out, ss)
 	}
-	return out, nil
+	return out, left, nil
 }
 
 // renderSystemSimulation writes one system's replay as a table.
 func renderSystemSimulation(io *IO, s systemSimulation, f render.Format) error {
+	w := io.OutWidth
 	all := append([]replay.AttemptResult{s.Baseline}, s.Policies...)
-	title := fmt.Sprintf("%s: %d recorded runs replayed exactly; the baseline column is the record", s.System, s.Baseline.Runs)
+	title := fmt.Sprintf("%s: %d recorded runs replayed exactly; baseline %s (the record column)", s.System, s.Baseline.Runs, s.Baseline.Policy)
 	if s.Baseline.Checked > 0 {
 		title += fmt.Sprintf("; baseline reproduces %d/%d", s.Baseline.Reproduced, s.Baseline.Checked)
 	}
 	if s.Unknown > 0 {
 		title += fmt.Sprintf("; %d runs left out (an attempt's outcome is not recorded)", s.Unknown)
 	}
-	cols := []string{"figure", s.Baseline.Policy + " (baseline)"}
+	cols := []string{"figure", "record"}
 	for _, r := range s.Policies {
 		cols = append(cols, r.Policy)
 	}
-	t := reports.Table{Title: title, Columns: cols}
+	t := reports.Table{Title: title, Columns: cols, Width: w}
 	row := func(label string, get func(replay.AttemptResult) int) {
 		cells := []any{label}
 		for _, r := range all {
@@ -107,22 +117,25 @@ func renderSystemSimulation(io *IO, s systemSimulation, f render.Format) error {
 	if f == render.FormatCSV {
 		return nil
 	}
+	para := func(format string, args ...any) {
+		fmt.Fprintf(io.Out, "\n%s\n", render.WrapText(fmt.Sprintf(format, args...), w))
+	}
 	if len(s.Baseline.Mismatches) > 0 {
-		fmt.Fprintf(io.Out, "\nRuns the baseline does not reproduce (first %d): %s\n", len(s.Baseline.Mismatches), strings.Join(s.Baseline.Mismatches, ", "))
+		para("Runs the baseline does not reproduce (first %d): %s", len(s.Baseline.Mismatches), strings.Join(s.Baseline.Mismatches, ", "))
 		if s.Hint != "" {
-			fmt.Fprintf(io.Out, "Usually because %s\n", s.Hint)
+			fmt.Fprintln(io.Out, render.WrapText("Usually because "+s.Hint, w))
 		}
 	}
 	for _, r := range s.Policies {
 		if len(r.Changed) > 0 {
-			fmt.Fprintf(io.Out, "\nUnder %s these runs end differently (first %d): %s\n", r.Policy, len(r.Changed), strings.Join(r.Changed, ", "))
+			para("Under %s these runs end differently (first %d): %s", r.Policy, len(r.Changed), strings.Join(r.Changed, ", "))
 		}
 		if len(r.Unknown) > 0 {
-			fmt.Fprintf(io.Out, "\nUnder %s these runs are retried past the record, outcome unknown (first %d): %s\n", r.Policy, len(r.Unknown), strings.Join(r.Unknown, ", "))
+			para("Under %s these runs are retried past the record, outcome unknown (first %d): %s", r.Policy, len(r.Unknown), strings.Join(r.Unknown, ", "))
 		}
 	}
 	for _, v := range s.Verdicts {
-		fmt.Fprintf(io.Out, "\n%s\n", v)
+		para("%s", v)
 	}
 	fmt.Fprintln(io.Out)
 	return nil

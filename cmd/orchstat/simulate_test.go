@@ -12,8 +12,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/orchstat/orchstat/benchmarks/tracegen"
+	"github.com/orchstat/orchstat/rules/replay"
+	"github.com/orchstat/orchstat/rules/retry"
 )
 
 type simOutput struct {
@@ -120,8 +123,8 @@ func TestSimulateSelfCheckNamesMismatches(t *testing.T) {
 func TestSimulateUsage(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "o.duckdb")
-	// A store without other systems' records: with nothing to replay by
-	// default, simulate needs a policy named.
+	// Without a policy named, each system is compared with its own
+	// questions (TestSimulateEverySystem).
 	if code, _, stderr := runCLI(t, "", "ingest", "--db", db, "-q", writeRuns(t, t.TempDir(), "r", 1)); code != 0 {
 		t.Fatalf("ingest: %d %s", code, stderr)
 	}
@@ -129,7 +132,6 @@ func TestSimulateUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "name a policy"},
 		{[]string{"--policy", "nope"}, `unknown policy preset "nope"; did you mean "none"?`},
 		{[]string{"--no-retry-class", "ratelimit"}, `unknown class "ratelimit"`},
 		{[]string{"--backoff", "fulll"}, `unknown schedule "fulll"`},
@@ -434,6 +436,171 @@ func TestSimulateFactoryUnknown(t *testing.T) {
 	for _, w := range []string{"runs that succeed", "runs that fail", "runs of unknown outcome", "factory-audited: "} {
 		if code != 0 || !strings.Contains(table, w) {
 			t.Errorf("table lacks %q:\n%s", w, table)
+		}
+	}
+}
+
+// Plain simulate replays every system in scope against its own baseline:
+// the bundled runs' 152 provider requests against orchestrator and the
+// exec runs against retry-handler, and its first line says so (before,
+// it replayed the 2 exec runs and left out the 152 requests without a
+// word).
+func TestSimulateEverySystem(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db, tour := filepath.Join(dir, "s.duckdb"), filepath.Join(dir, "tour-runs")
+	runs, _ := filepath.Abs("../../testdata/runs")
+	for _, args := range [][]string{{"--op", "test", "--", "false"}, {"--op", "build", "--", "true"}} {
+		code, _, stderr := runCLI(t, "", append([]string{"--db", db, "exec", "-q", "--runs-dir", tour}, args...)...)
+		if code != 0 && code != 1 {
+			t.Fatalf("exec %v: exit %d: %s", args, code, stderr)
+		}
+	}
+	var so struct {
+		Summary  string
+		LeftOut  []struct{ System string } `json:"left_out"`
+		Baseline struct {
+			Policy   string
+			Episodes int
+		}
+		Policies []struct{ Policy string }
+		Systems  []struct {
+			System   string
+			Baseline struct{ Policy string }
+			Policies []struct{ Policy string }
+		}
+	}
+	code, out, stderr := runCLI(t, "", "simulate", "-q", "--db", db, "-f", "json", runs, tour)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if err := json.Unmarshal([]byte(out), &so); err != nil {
+		t.Fatal(err)
+	}
+	if so.Baseline.Policy != "orchestrator" || so.Baseline.Episodes != 152 || len(so.Policies) != 1 || so.Policies[0].Policy != "none" {
+		t.Errorf("provider requests: baseline %+v, policies %+v", so.Baseline, so.Policies)
+	}
+	if len(so.Systems) != 1 || so.Systems[0].System != "exec" || so.Systems[0].Baseline.Policy != "retry-handler" {
+		t.Errorf("systems %+v", so.Systems)
+	}
+	if len(so.LeftOut) != 0 {
+		t.Errorf("left out %+v", so.LeftOut)
+	}
+	code, table, _ := runCLI(t, "", "simulate", "--db", db, "--no-ingest")
+	first, _, _ := strings.Cut(table, "\n")
+	want := "Replays orchestrator's 152 provider requests, 9 L2 loops and 8 runs with L3 steps against orchestrator; " +
+		"exec's 2 runs against retry-handler; nothing in scope is left out."
+	if code != 0 || first != want || first != so.Summary {
+		t.Errorf("first line %q\nwant       %q\n(JSON %q)", first, want, so.Summary)
+	}
+}
+
+// Over Codex calls, whose attempts no rollout records, simulate says why
+// nothing can be replayed instead of printing a table of zeros; beside
+// other records, the first line names the calls it leaves out and why.
+func TestSimulateCodexSaysWhy(t *testing.T) {
+	t.Parallel()
+	dir := placeFiles(t, "../../ingest/codex/testdata", "sessions/2026/05/13", "normal.jsonl")
+	db := filepath.Join(t.TempDir(), "cx.duckdb")
+	if code, _, stderr := runCLI(t, "", "ingest", "-q", "--db", db, "--format", "codex", dir); code != 0 {
+		t.Fatalf("ingest: exit %d: %s", code, stderr)
+	}
+	for _, args := range [][]string{nil, {"--max-retries", "2"}} {
+		code, out, stderr := runCLI(t, "", append([]string{"simulate", "--db", db, "--no-ingest"}, args...)...)
+		first, rest, _ := strings.Cut(out, "\n")
+		if code != 0 || !strings.HasPrefix(first, "Nothing to replay: codex's ") ||
+			!strings.Contains(first, "model calls (a Codex rollout records no attempts or retries") || strings.Contains(rest, "+--") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, stderr)
+		}
+	}
+	code, out, _ := runCLI(t, "", "simulate", "--db", db, "--no-ingest", "--policy", "none", "-f", "json")
+	var so struct {
+		Summary  string
+		LeftOut  []struct{ System string } `json:"left_out"`
+		Baseline *struct{}
+	}
+	if err := json.Unmarshal([]byte(out), &so); err != nil || code != 0 || so.Baseline != nil ||
+		len(so.LeftOut) != 1 || so.LeftOut[0].System != "codex" || !strings.HasPrefix(so.Summary, "Nothing to replay") {
+		t.Errorf("json: exit %d, %v, %+v", code, err, so)
+	}
+	runs, _ := filepath.Abs("../../testdata/runs")
+	if code, _, stderr := runCLI(t, "", "ingest", "-q", "--db", db, runs); code != 0 {
+		t.Fatalf("ingest: exit %d: %s", code, stderr)
+	}
+	code, out, _ = runCLI(t, "", "simulate", "--db", db, "--no-ingest")
+	first, _, _ := strings.Cut(out, "\n")
+	if code != 0 || !strings.HasPrefix(first, "Replays orchestrator's 152 provider requests") ||
+		!strings.Contains(first, ". Leaves out codex's ") || !strings.Contains(first, "records no attempts or retries") {
+		t.Errorf("exit %d, first line %q", code, first)
+	}
+	code, _, stderr := runCLI(t, "", "simulate", "--db", db, "--no-ingest", "-f", "csv")
+	if code != 0 || !strings.Contains(stderr, "orchstat: leaves out codex's ") {
+		t.Errorf("csv: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// At an 80-column terminal simulate's tables fit, as report's do, and
+// counts are whole numbers, intervals "a to b" (before: 130 columns,
+// "212.0", "0.00" halts and "[-63.9–-26.6]").
+func TestSimulateTableFits(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db, tour := filepath.Join(dir, "s.duckdb"), filepath.Join(dir, "tour-runs")
+	runs, _ := filepath.Abs("../../testdata/runs")
+	code, _, stderr := runCLI(t, "", "--db", db, "exec", "-q", "--runs-dir", tour, "--op", "test", "--", "false")
+	if code != 1 {
+		t.Fatalf("exec: exit %d: %s", code, stderr)
+	}
+	code, out, stderr := runCLIWidth(t, 80, fixedNow, "simulate", "-q", "--db", db, runs, tour, "--policy", "aws-full", "--max-retries", "1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for i, line := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(line); n > 80 {
+			t.Errorf("line %d is %d columns: %q", i+1, n, line)
+		}
+	}
+	wide := squeeze(out)
+	for _, w := range []string{"| attempts | 212 |", "| halts | 0 |", "| L3 diagnoses | 3 |", " to −", "| record |"} {
+		if !strings.Contains(wide, w) {
+			t.Errorf("no %q in\n%s", w, out)
+		}
+	}
+	for _, bad := range []string{"212.0", "| 0.00 |", "–"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("%q in\n%s", bad, out)
+		}
+	}
+	// Not a terminal (or --wide): every cell in full, on one line.
+	_, full, _ := runCLI(t, "", "simulate", "--db", db, "--no-ingest", "--policy", "aws-full", "--max-retries", "1")
+	if !strings.Contains(squeeze(full), "| attempts | 212 |") || strings.Count(full, "\n") >= strings.Count(out, "\n") {
+		t.Errorf("unfitted output:\n%s", full)
+	}
+}
+
+// simulate --help names every preset the retry core knows, every backoff
+// schedule --backoff takes and every figure of the replay's catalog, from
+// the code's own lists (before, it lacked claude-code and codex).
+func TestSimulateHelpListsPresets(t *testing.T) {
+	t.Parallel()
+	code, help, _ := runCLI(t, "", "simulate", "--help")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	flat := strings.Join(strings.Fields(help), " ")
+	for _, p := range retry.PresetNames() {
+		if !strings.Contains(flat, p+",") && !strings.Contains(flat, p+")") {
+			t.Errorf("help does not list preset %q", p)
+		}
+	}
+	for _, s := range retry.ScheduleNames() {
+		if !strings.Contains(flat, s+",") && !strings.Contains(flat, s+")") {
+			t.Errorf("help does not list schedule %q", s)
+		}
+	}
+	for _, f := range replay.Figures() {
+		if !strings.Contains(flat, f.Label) {
+			t.Errorf("help does not name figure %q", f.Label)
 		}
 	}
 }

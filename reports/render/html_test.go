@@ -247,10 +247,10 @@ func TestHTMLSimulationContract(t *testing.T) {
 	}
 	for _, r := range p.results() {
 		for _, f := range figs {
-			m := f.get(r)
-			e := got[r.Policy+"/"+f.key]
+			m := f.Of(r)
+			e := got[r.Policy+"/"+f.Key]
 			if e == nil || e["value"] != exactFloat(m.Value) || e["low"] != exactFloat(m.Lo) || e["high"] != exactFloat(m.Hi) {
-				t.Errorf("%s %s = %v, want %v", r.Policy, f.key, e, m)
+				t.Errorf("%s %s = %v, want %v", r.Policy, f.Key, e, m)
 			}
 		}
 	}

@@ -382,3 +382,10 @@ func utcRuns(runs []reports.RunRow) []reports.RunRow {
 func writeReportCSV(buf *bytes.Buffer, r *reports.Report) error {
 	return writeCSV(buf, reportSections(r, 0))
 }
+
+// WrapText is prose for a terminal width columns wide (0: as it is): s,
+// its control characters escaped, broken at spaces into lines of at most
+// width columns, as the scope lines and titles are.
+func WrapText(s string, width int) string {
+	return strings.Join(wrapText(escapeControls(s), width), "\n")
+}

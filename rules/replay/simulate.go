@@ -431,11 +431,12 @@ func shareUnchanged(out []replayed) {
 }
 
 // bootstrap is every policy's figures (points) and their values in each
-// resample (samples: policy → figure → resample).
+// resample (samples: policy → figure → resample), figures in the
+// catalog's order.
 type bootstrap struct {
 	resamples int
-	points    [][len(figureNames)]float64
-	samples   [][len(figureNames)][]float64
+	points    [][]float64
+	samples   [][][]float64
 }
 
 // resample draws one set of resamples for every policy, so differences
@@ -444,21 +445,23 @@ type bootstrap struct {
 func resample(ctx context.Context, out []replayed, blocks int, opts Options) (*bootstrap, error) {
 	bs := &bootstrap{
 		resamples: opts.Resamples,
-		points:    make([][len(figureNames)]float64, len(out)),
-		samples:   make([][len(figureNames)][]float64, len(out)),
+		points:    make([][]float64, len(out)),
+		samples:   make([][][]float64, len(out)),
 	}
 	for pi := range out {
 		var total sums
 		for b := range out[pi].blocks {
 			total.add(&out[pi].blocks[b])
 		}
-		bs.points[pi] = figures(&total)
-		for f := range figureNames {
+		bs.points[pi] = figures(&total, nil)
+		bs.samples[pi] = make([][]float64, len(figureCatalog))
+		for f := range figureCatalog {
 			bs.samples[pi][f] = make([]float64, opts.Resamples)
 		}
 	}
 	r := rand.New(rand.NewPCG(opts.Seed, 0x626f6f74))
 	pick := make([]int32, blocks)
+	vals := make([]float64, len(figureCatalog))
 	for i := range opts.Resamples {
 		// Every resample: one sums every policy's blocks, milliseconds
 		// with many policies, so 256 of them outlast a second.
@@ -473,7 +476,7 @@ func resample(ctx context.Context, out []replayed, blocks int, opts Options) (*b
 			for _, b := range pick {
 				t.add(&out[pi].blocks[b])
 			}
-			for f, v := range figures(&t) {
+			for f, v := range figures(&t, vals) {
 				bs.samples[pi][f][i] = v
 			}
 		}
@@ -484,19 +487,15 @@ func resample(ctx context.Context, out []replayed, blocks int, opts Options) (*b
 // result fills res, policy pi's replay, with its figures and their
 // intervals, and for a policy its differences from the baseline.
 func (bs *bootstrap) result(pi int, res Result) Result {
-	metric := func(name string) Metric {
-		f := figureIndex(name)
-		if pi == 0 || slices.Contains(res.Unchanged, figureKind[f]) {
-			return exact(bs.points[pi][f])
+	for f, fig := range figureCatalog {
+		m := fig.field(&res)
+		if pi == 0 || slices.Contains(res.Unchanged, fig.Kind) {
+			*m = exact(bs.points[pi][f])
+			continue
 		}
 		lo, hi := interval(slices.Clone(bs.samples[pi][f]))
-		return Metric{Value: bs.points[pi][f], Lo: lo, Hi: hi}
+		*m = Metric{Value: bs.points[pi][f], Lo: lo, Hi: hi}
 	}
-	res.SuccessRate, res.Attempts, res.Wasted = metric("success_rate"), metric("attempts"), metric("wasted_attempts")
-	res.BackoffSeconds, res.Halts, res.Escalations = metric("backoff_seconds"), metric("halts"), metric("escalations")
-	res.ResolutionP50, res.ResolutionP95, res.CostUSD = metric("resolution_p50_seconds"), metric("resolution_p95_seconds"), metric("cost_usd")
-	res.L2SuccessRate, res.L2Iterations, res.NonImproving = metric("l2_success_rate"), metric("l2_iterations"), metric("l2_non_improving_stops")
-	res.Diagnoses = metric("diagnoses")
 	if pi > 0 {
 		res.Diff = bs.diff(pi, res.Unchanged)
 	}
@@ -508,16 +507,16 @@ func (bs *bootstrap) result(pi int, res Result) Result {
 func (bs *bootstrap) diff(pi int, unchanged []Kind) map[string]Metric {
 	d := map[string]Metric{}
 	vals := make([]float64, bs.resamples)
-	for f, name := range figureNames {
-		if slices.Contains(unchanged, figureKind[f]) {
-			d[name] = exact(bs.points[pi][f] - bs.points[0][f])
+	for f, fig := range figureCatalog {
+		if slices.Contains(unchanged, fig.Kind) {
+			d[fig.Key] = exact(bs.points[pi][f] - bs.points[0][f])
 			continue
 		}
 		for i := range vals {
 			vals[i] = bs.samples[pi][f][i] - bs.samples[0][f][i]
 		}
 		lo, hi := interval(vals)
-		d[name] = Metric{Value: bs.points[pi][f] - bs.points[0][f], Lo: lo, Hi: hi}
+		d[fig.Key] = Metric{Value: bs.points[pi][f] - bs.points[0][f], Lo: lo, Hi: hi}
 	}
 	return d
 }
@@ -568,31 +567,17 @@ func (rp *Replayer) recordProvider(e *Episode, replayed Outcome, reproduced bool
 	return o
 }
 
-// figureNames are the figures of a replay, as Result.Diff names them.
-var figureNames = [...]string{"success_rate", "attempts", "wasted_attempts", "backoff_seconds", "halts",
-	"escalations", "cost_usd", "l2_success_rate", "l2_iterations", "l2_non_improving_stops", "diagnoses",
-	"resolution_p50_seconds", "resolution_p95_seconds"}
-
-func figureIndex(name string) int {
-	for i, n := range figureNames {
-		if n == name {
-			return i
-		}
+// figures computes every figure from block totals, in the catalog's
+// order, into buf (a new slice when nil).
+func figures(t *sums, buf []float64) []float64 {
+	if buf == nil {
+		buf = make([]float64, len(figureCatalog))
 	}
-	panic("replay: unknown figure " + name)
+	for i, f := range figureCatalog {
+		buf[i] = f.total(t)
+	}
+	return buf
 }
-
-// figures computes every figure from block totals, in figureNames' order.
-func figures(t *sums) [len(figureNames)]float64 {
-	return [...]float64{ratio(t.success, t.episodes), t.attempts, t.wasted, t.backoff, t.halts,
-		t.escalations, t.cost, ratio(t.l2success, t.l2loops), t.l2iterations, t.l2stops, t.diagnoses,
-		histQuantile(&t.hist, 0.5), histQuantile(&t.hist, 0.95)}
-}
-
-// figureKind is the episode kind each figure, in figureNames' order,
-// is counted from.
-var figureKind = [len(figureNames)]Kind{KindProvider, KindProvider, KindProvider, KindProvider, KindProvider,
-	KindL2, KindProvider, KindL2, KindL2, KindL2, KindL3, KindProvider, KindProvider}
 
 // selfCheck counts one baseline replay against its record; why says what
 // the replay did instead.

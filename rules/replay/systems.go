@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/orchstat/orchstat/ingest/records"
 	"github.com/orchstat/orchstat/rules/retry"
@@ -86,4 +87,32 @@ func variant(base *retry.Policy, name string, set func(p *retry.Policy)) *retry.
 	set(p)
 	p.Name = base.Name + " with " + name
 	return p
+}
+
+// Orchestrator names the orchestrator's own episodes (provider requests,
+// L2 loops, L3 steps), whose ids carry no system; an agent's calls are
+// "<system>:…" (see EpisodeSystem).
+const Orchestrator = "orchestrator"
+
+// EpisodeSystem is the system whose record e comes from: Orchestrator,
+// or the agent whose call it is ("claude-code", "codex", "otel").
+func EpisodeSystem(e *Episode) string {
+	s, _, ok := strings.Cut(e.ID, ":")
+	if !ok || s == "" || strings.Contains(s, "/") {
+		return Orchestrator
+	}
+	return s
+}
+
+// ForEpisodes is how system's episodes (see EpisodeSystem) are replayed
+// when no --baseline names their policy: against the system's own preset,
+// so that the baseline reproduces the record, and by default compared
+// with no retries at all (what do the retries buy?). False for a system
+// with no policy of its own: OpenTelemetry calls come from any agent.
+func ForEpisodes(system string) (SystemReplay, bool) {
+	base, err := retry.Preset(system)
+	if err != nil {
+		return SystemReplay{}, false
+	}
+	return SystemReplay{Baseline: base, Check: true, Defaults: []*retry.Policy{preset("none")}}, true
 }

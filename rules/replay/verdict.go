@@ -16,57 +16,19 @@ func Verdict(base, r Result) string {
 		b.WriteString("no recorded episodes to replay.")
 		return b.String()
 	}
-	d := r.Diff
-	clear := func(name string) (float64, bool) {
-		m := d[name]
-		return m.Value, !math.IsNaN(m.Lo) && (m.Lo > 0 || m.Hi < 0)
-	}
 	var said []string
-	if r.Episodes == 0 {
-		// Only loops: the provider figures are undefined.
-	} else if v, ok := clear("success_rate"); ok {
-		dir := "more"
-		if v < 0 {
-			dir = "fewer"
+	for _, f := range figureCatalog {
+		if f.say == nil || !f.replayed(r) {
+			continue
 		}
-		said = append(said, fmt.Sprintf("%.1f points %s requests succeed (%.1f%% instead of %.1f%%)",
-			math.Abs(v)*100, dir, r.SuccessRate.Value*100, base.SuccessRate.Value*100))
-	} else {
-		said = append(said, fmt.Sprintf("success stays at about %.1f%%", r.SuccessRate.Value*100))
-	}
-	if v, ok := clear("attempts"); ok {
-		said = append(said, fmt.Sprintf("%s attempts (%+.0f, %+.1f%%)", moreFewer(v), v, pct(v, base.Attempts.Value)))
-	}
-	if v, ok := clear("wasted_attempts"); ok {
-		said = append(said, fmt.Sprintf("%s wasted retries (%+.0f)", moreFewer(v), v))
-	}
-	if v, ok := clear("backoff_seconds"); ok {
-		said = append(said, fmt.Sprintf("%s time in backoff (%+.0f s, %+.1f%%)", moreLess(v), v, pct(v, base.BackoffSeconds.Value)))
-	}
-	if v, ok := clear("resolution_p95_seconds"); ok {
-		said = append(said, fmt.Sprintf("a %s p95 time to resolution (%.1f s instead of %.1f s)", longerShorter(v), r.ResolutionP95.Value, base.ResolutionP95.Value))
-	}
-	if v, ok := clear("halts"); ok && v > 0 {
-		said = append(said, fmt.Sprintf("%.0f requests stopped by a limit (budget, cap or signature halt)", r.Halts.Value))
-	}
-	if r.HasCost {
-		if v, ok := clear("cost_usd"); ok {
-			said = append(said, fmt.Sprintf("an estimated $%.2f %s cost", math.Abs(v), moreLess(v)))
+		m := r.Diff[f.Key]
+		if !math.IsNaN(m.Lo) && (m.Lo > 0 || m.Hi < 0) {
+			if s := f.say(m.Value, base, r); s != "" {
+				said = append(said, s)
+			}
+		} else if f.Key == "success_rate" {
+			said = append(said, fmt.Sprintf("success stays at about %.1f%%", r.SuccessRate.Value*100))
 		}
-	}
-	if r.L2Loops > 0 {
-		if _, ok := clear("l2_success_rate"); ok {
-			said = append(said, fmt.Sprintf("%.0f%% of L2 loops pass instead of %.0f%%", r.L2SuccessRate.Value*100, base.L2SuccessRate.Value*100))
-		}
-		if v, ok := clear("escalations"); ok {
-			said = append(said, fmt.Sprintf("%s escalations to L3 (%.0f instead of %.0f)", moreFewer(v), r.Escalations.Value, base.Escalations.Value))
-		}
-		if v, ok := clear("l2_iterations"); ok {
-			said = append(said, fmt.Sprintf("%s L2 iterations (%+.0f)", moreFewer(v), v))
-		}
-	}
-	if v, ok := clear("diagnoses"); ok && r.L3Runs > 0 {
-		said = append(said, fmt.Sprintf("%s L3 diagnoses (%.0f instead of %.0f)", moreFewer(v), r.Diagnoses.Value, base.Diagnoses.Value))
 	}
 	if len(r.Unchanged) > 0 {
 		var kinds []string
