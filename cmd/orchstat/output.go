@@ -68,6 +68,6 @@ func withOutput(io *IO, path string, write func(*IO) error) error {
 		return err
 	}
 	fio := *io
-	fio.Out, fio.OutWidth = out, 0
+	fio.Out, fio.OutWidth, fio.OutIsTTY = out, 0, false
 	return out.finish(write(&fio))
 }

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// Issue 25, "Everything a person reads": what orchstat prints for people
+// at a terminal.
+
+// runCLITerm is runCLI with standard output a terminal width columns wide.
+func runCLITerm(t *testing.T, width int, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	io := &IO{In: strings.NewReader(""), Out: &out, Err: &errb, Now: func() time.Time { return fixedNow }, OutWidth: width, OutIsTTY: true}
+	code = runWith(context.Background(), args, io, defaultDeps())
+	return code, out.String(), errb.String()
+}
+
+// widest is the widest line of s, in runes.
+func widest(s string) (int, string) {
+	n, line := 0, ""
+	for _, l := range strings.Split(s, "\n") {
+		if w := utf8.RuneCountInString(l); w > n {
+			n, line = w, l
+		}
+	}
+	return n, line
+}
+
+// TestQuarantineFitsTerminal: quarantine at an 80-column terminal was 256
+// columns wide; it fits, and says how many of how many lines --limit shows.
+func TestQuarantineFitsTerminal(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "s.duckdb")
+	if code, _, stderr := runCLI(t, "", "--db", db, "ingest", "-q", "../../testdata/runs"); code != 0 {
+		t.Fatal(stderr)
+	}
+	code, out, stderr := runCLITerm(t, 80, "--db", db, "quarantine", "--limit", "3")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if n, line := widest(out); n > 80 {
+		t.Errorf("a line of %d columns at an 80-column terminal: %q\n%s", n, line, out)
+	}
+	if !strings.Contains(out, "3 of 15 quarantined lines shown") || !strings.Contains(out, "not JSON: syntax error near byte 1") {
+		t.Errorf("output:\n%s", out)
+	}
+	// All shown: no count. --wide: the table, whole.
+	if _, out, _ = runCLITerm(t, 80, "--db", db, "quarantine", "--limit", "0"); strings.Contains(out, " shown") {
+		t.Errorf("--limit 0 says it left lines out:\n%s", out)
+	}
+	if _, out, _ = runCLITerm(t, 80, "--db", db, "quarantine", "--wide", "--limit", "2"); !strings.Contains(out, "| path ") {
+		t.Errorf("--wide is no table:\n%s", out)
+	}
+	// JSON stays JSON: the count goes to stderr.
+	_, out, stderr = runCLI(t, "", "--db", db, "quarantine", "--format", "json", "--limit", "2")
+	if !strings.HasPrefix(out, "[") || !strings.Contains(stderr, "2 of 15") {
+		t.Errorf("json: %q, stderr %q", out, stderr)
+	}
+}
+
+// TestReadCommandsNameStores: `report testdata/runs` puts its store in
+// testdata/runs/.orchestrator; sql and quarantine from the folder above
+// said only that there was no store at ./.orchestrator. They name the
+// stores below.
+func TestReadCommandsNameStores(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "testdata", "runs", ".orchestrator", "orchstat.duckdb")
+	if err := os.MkdirAll(filepath.Dir(store), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI(t, "", "--db", store, "sql", "select 1"); code == 0 {
+		// A missing store is created by nothing but ingest.
+		t.Fatalf("sql on a missing store: %s", stderr)
+	}
+	if err := os.WriteFile(store, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	t.Setenv("ORCHSTAT_DB", "")
+	want := filepath.Join("testdata", "runs", ".orchestrator", "orchstat.duckdb")
+	for _, args := range [][]string{{"sql", "select 1"}, {"quarantine"}} {
+		code, _, stderr := runCLI(t, "", args...)
+		if code != 1 || !strings.Contains(stderr, "--db "+want) {
+			t.Errorf("%v: exit %d, %q", args, code, stderr)
+		}
+	}
+}
