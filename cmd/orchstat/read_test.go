@@ -93,3 +93,54 @@ func TestReadCommandsNameStores(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputSaysWhatItWrote: -o said nothing; an unwritable -o named the
+// temporary file beside it; --format html at a terminal dumped the page.
+func TestOutputSaysWhatItWrote(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db, out := filepath.Join(dir, "s.duckdb"), filepath.Join(dir, "report.html")
+	if code, _, stderr := runCLI(t, "", "--db", db, "ingest", "-q", "../../testdata/runs"); code != 0 {
+		t.Fatal(stderr)
+	}
+	code, _, stderr := runCLI(t, "", "--db", db, "report", "--no-ingest", "--format", "html", "-o", out)
+	fi, err := os.Stat(out)
+	if code != 0 || err != nil {
+		t.Fatalf("exit %d, %v: %s", code, err, stderr)
+	}
+	if want := "wrote " + out + ", " + sizeText(fi.Size()) + "\n"; stderr != want || !strings.HasSuffix(want, " KB\n") {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+	if _, _, stderr = runCLI(t, "", "--db", db, "report", "--no-ingest", "-q", "--format", "html", "-o", out); stderr != "" {
+		t.Errorf("-q: stderr %q", stderr)
+	}
+
+	// A folder that is a file: the message names the path given.
+	bad := filepath.Join(out, "x.html")
+	code, _, stderr = runCLI(t, "", "--db", db, "report", "--no-ingest", "--format", "html", "-o", bad)
+	if code != 1 || !strings.Contains(stderr, "-o "+bad+": ") || strings.Contains(stderr, ".tmp") {
+		t.Errorf("exit %d, %q", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "", "--db", db, "report", "--no-ingest", "--format", "html", "-o", filepath.Join(dir, "no", "x.html"))
+	if code != 1 || !strings.Contains(stderr, "the folder "+filepath.Join(dir, "no")+" does not exist") {
+		t.Errorf("exit %d, %q", code, stderr)
+	}
+
+	// HTML to a terminal: -o, please.
+	code, stdout, stderr := runCLITerm(t, 80, "--db", db, "report", "--no-ingest", "--format", "html")
+	if code != exitUsage || stdout != "" || !strings.Contains(stderr, "-o") {
+		t.Errorf("html at a terminal: exit %d, %d bytes out, %q", code, len(stdout), stderr)
+	}
+	if code, _, stderr = runCLITerm(t, 80, "--db", db, "report", "--no-ingest", "--format", "html", "-o", out); code != 0 {
+		t.Errorf("html -o at a terminal: exit %d, %q", code, stderr)
+	}
+}
+
+func TestSizeText(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[int64]string{0: "0 bytes", 999: "999 bytes", 1500: "1.5 KB", 81234: "81 KB", 2_345_678: "2.3 MB", 45_000_000: "45 MB"} {
+		if got := sizeText(n); got != want {
+			t.Errorf("sizeText(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

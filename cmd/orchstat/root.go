@@ -47,6 +47,9 @@ type IO struct {
 	// OutIsTTY says Out is a terminal, even when --wide forgets its width:
 	// a page for a browser is not dumped on one.
 	OutIsTTY bool
+	// Quiet is the command's -q: set, nothing but errors and warnings is
+	// said on Err.
+	Quiet bool
 	// Report, when set, tells the supervisor the command and the store, so
 	// it can explain a crash (see supervise.go).
 	Report func(key, value string)
@@ -179,6 +182,12 @@ whole store with no PATH or --all.`,
 	var profile *os.File
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		io.report("command", strings.TrimPrefix(cmd.CommandPath(), "orchstat "))
+		if q := cmd.Flags().Lookup("quiet"); q != nil && q.Value.String() == "true" {
+			io.Quiet = true
+		}
+		if err := refuseHTMLAtTerminal(cmd, io); err != nil {
+			return err
+		}
 		if g.cpuProfile == "" {
 			return nil
 		}
