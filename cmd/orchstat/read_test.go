@@ -144,3 +144,22 @@ func TestSizeText(t *testing.T) {
 		}
 	}
 }
+
+// TestManPagesTitledPerCommand: every man page was titled ORCHSTAT, so
+// `man orchstat-report` showed ORCHSTAT(1) at its top.
+func TestManPagesTitledPerCommand(t *testing.T) {
+	dir := t.TempDir()
+	if err := genDocs(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	for page, title := range map[string]string{
+		"orchstat.1":             `.TH "ORCHSTAT" "1"`,
+		"orchstat-report.1":      `.TH "ORCHSTAT-REPORT" "1"`,
+		"orchstat-rules-check.1": `.TH "ORCHSTAT-RULES-CHECK" "1"`,
+	} {
+		b, err := os.ReadFile(filepath.Join(dir, "cli", "man", page))
+		if err != nil || !strings.Contains(string(b), title+" ") {
+			t.Errorf("%s: %v, want the title %s in\n%.200s", page, err, title, b)
+		}
+	}
+}
