@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/spf13/cobra"
 )
 
 // Issue 25, "Everything a person reads": what orchstat prints for people
@@ -160,6 +162,68 @@ func TestManPagesTitledPerCommand(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(dir, "cli", "man", page))
 		if err != nil || !strings.Contains(string(b), title+" ") {
 			t.Errorf("%s: %v, want the title %s in\n%.200s", page, err, title, b)
+		}
+	}
+}
+
+// TestHelpFitsWidth: --help lines ran to 180 columns (flags' usage, the
+// examples); help wraps at the terminal's width, 80 when it is none, and
+// an example's command still pastes into a shell.
+func TestHelpFitsWidth(t *testing.T) {
+	t.Parallel()
+	var paths [][]string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		paths = append(paths, path)
+		for _, sub := range c.Commands() {
+			if !sub.Hidden {
+				walk(sub, append(append([]string{}, path...), sub.Name()))
+			}
+		}
+	}
+	walk(newRootCmd(&IO{}), nil)
+	for _, path := range paths {
+		for _, width := range []int{0, 60} {
+			args := append(append([]string{}, path...), "--help")
+			var code int
+			var out string
+			if width == 0 {
+				code, out, _ = runCLI(t, "", args...)
+			} else {
+				code, out, _ = runCLITerm(t, width, args...)
+			}
+			limit := width
+			if width == 0 {
+				limit = 80
+			}
+			if code != 0 || !strings.Contains(out, "Usage:") {
+				t.Fatalf("%v at %d: exit %d\n%s", args, width, code, out)
+			}
+			for _, line := range strings.Split(out, "\n") {
+				if n := utf8.RuneCountInString(line); n > limit && strings.Contains(strings.TrimSpace(line), " ") {
+					t.Errorf("%v at %d columns: a line of %d: %q", args, width, n, line)
+				}
+			}
+		}
+	}
+	_, out, _ := runCLI(t, "", "sql", "--help")
+	if !strings.Contains(out, "ORDER \\\n      BY runs DESC\"") {
+		t.Errorf("sql's first example, wrapped:\n%s", out)
+	}
+}
+
+// TestUnknownFlagSuggests: cobra suggests subcommands, not flags.
+func TestUnknownFlagSuggests(t *testing.T) {
+	t.Parallel()
+	for args, want := range map[string]string{
+		"report --fromat html":         "unknown flag: --fromat; did you mean --format?\n",
+		"sql --lock-timout 1s x":       "did you mean --lock-timeout?",
+		"exec --max-retires 2 -- true": "did you mean --max-retries?",
+		"report --frobnicate":          "unknown flag: --frobnicate\n",
+	} {
+		code, _, stderr := runCLI(t, "", strings.Fields(args)...)
+		if code != exitUsage || !strings.Contains(stderr, want) {
+			t.Errorf("%s: exit %d, %q, want %q", args, code, stderr, want)
 		}
 	}
 }

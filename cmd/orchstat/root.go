@@ -204,7 +204,7 @@ whole store with no PATH or --all.`,
 			profile.Close()
 		}
 	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	setHelp(root, io)
 	root.AddCommand(newIngestCmd(g, nil), newReportCmd(g, nil), newSQLCmd(g, nil), newQuarantineCmd(g, nil), newRulesCmd(g), newVersionCmd(io), newCheckCmd(g, nil), newSimulateCmd(g, nil))
 	root.AddCommand(newExecCmd(g, nil))
 	root.AddCommand(newRecommendCmd(g, nil))
