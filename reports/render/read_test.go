@@ -71,3 +71,30 @@ func TestSplitColumnsSorted(t *testing.T) {
 		t.Errorf("parts %q, want %q", got, want)
 	}
 }
+
+// TestHTMLThresholdsReadAsAtTerminal: the page's metrics table showed
+// "value > 0.2 && denominator >= 20 (provider_retry_rate_high) ALERT",
+// ALERT a word like the others. It shows "> 20%" (the whole condition its
+// title) and a crossed one marked with more than a colour.
+func TestHTMLThresholdsReadAsAtTerminal(t *testing.T) {
+	page := htmlRender(t, htmlTestReport())
+	i := strings.Index(page, `<section id="metrics"`)
+	j := strings.Index(page[i:], "</section>")
+	metrics := page[i : i+j]
+	if strings.Contains(metrics, ">value &gt;") || strings.Contains(metrics, "&amp;&amp; denominator &gt;= 20 (provider_retry_rate_high)<") {
+		t.Errorf("a threshold shows its whole condition:\n%s", metrics)
+	}
+	for _, want := range []string{
+		`title="value &gt; 0.2 &amp;&amp; denominator &gt;= 20 (provider_retry_rate_high)"`,
+		`>&gt; 20%<`,
+		`<tr class="alert"><th scope="row">l2_escalation_rate<`,
+		`&gt; 30% <strong class="alert-mark"><span aria-hidden="true">▲ </span>ALERT</strong>; &gt; 50%`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %s:\n%s", want, metrics)
+		}
+	}
+	if !strings.Contains(page, ".alert-mark {") {
+		t.Error("no style for the ALERT mark")
+	}
+}
