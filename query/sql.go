@@ -76,6 +76,14 @@ func Quarantined(ctx context.Context, st *Store, limit int) (reports.Table, erro
 	return queryTable(ctx, st.conn, "Quarantined lines", q)
 }
 
+// QuarantineCount is how many lines the store holds in quarantine, so a
+// limited listing can say how many it left out.
+func QuarantineCount(ctx context.Context, st *Store) (int64, error) {
+	var n int64
+	err := st.conn.QueryRowContext(ctx, `SELECT count(*) FROM quarantine`).Scan(&n)
+	return n, cleanDuckErr(err)
+}
+
 // jsonAsText wraps q so that its JSON columns come back as their text,
 // column by column in place, or reports false if q has none. The driver
 // hands a JSON value over decoded, its keys sorted and its numbers as

@@ -114,7 +114,7 @@ before anything runs; 130 when interrupted.`,
 	}
 	// Every flag problem is a usage error even where no root says so: the
 	// fuzz target runs this command alone.
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	cmd.SetFlagErrorFunc(flagError)
 	f := cmd.Flags()
 	f.StringVar(&o.Op, "op", "custom", "operation: test, build, review or custom (sets the retry limit; part of each failure's signature)")
 	f.IntVar(&o.MaxRetries, "max-retries", 0, "retries after the first attempt (default: the policy's for --op)")

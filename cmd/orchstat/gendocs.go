@@ -51,7 +51,9 @@ func genDocs(ctx context.Context, dir string) error {
 	if err := doc.GenMarkdownTree(root, cli); err != nil {
 		return err
 	}
-	header := &doc.GenManHeader{Title: "ORCHSTAT", Section: "1", Date: &manDate, Source: "orchstat", Manual: "orchstat manual"}
+	// No Title: each page takes its command's (ORCHSTAT\-REPORT), which man
+	// shows at the top and bottom of the page and apropos lists.
+	header := &doc.GenManHeader{Section: "1", Date: &manDate, Source: "orchstat", Manual: "orchstat manual"}
 	if err := doc.GenManTree(root, header, man); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -43,6 +44,12 @@ type IO struct {
 	// can fit it; 0 when Out is no terminal (a pipe, a file), where every
 	// cell is printed in full and the output never depends on a terminal.
 	OutWidth int
+	// OutIsTTY says Out is a terminal, even when --wide forgets its width:
+	// a page for a browser is not dumped on one.
+	OutIsTTY bool
+	// Quiet is the command's -q: set, nothing but errors and warnings is
+	// said on Err.
+	Quiet bool
 	// Report, when set, tells the supervisor the command and the store, so
 	// it can explain a crash (see supervise.go).
 	Report func(key, value string)
@@ -82,13 +89,13 @@ func mainWith(args []string, in io.Reader, out, errw io.Writer, report func(key,
 	if f, ok := errw.(*os.File); ok {
 		tty = isatty.IsTerminal(f.Fd())
 	}
-	width := 0
+	width, outTTY := 0, false
 	if f, ok := out.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
-		width = terminalWidth(f)
+		width, outTTY = terminalWidth(f), true
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return run(ctx, args, &IO{In: in, Out: out, Err: errw, Now: time.Now, ErrIsTTY: tty, OutWidth: width, Report: report})
+	return run(ctx, args, &IO{In: in, Out: out, Err: errw, Now: time.Now, ErrIsTTY: tty, OutWidth: width, OutIsTTY: outTTY, Report: report})
 }
 
 func run(ctx context.Context, args []string, io *IO) int {
@@ -175,6 +182,12 @@ whole store with no PATH or --all.`,
 	var profile *os.File
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		io.report("command", strings.TrimPrefix(cmd.CommandPath(), "orchstat "))
+		if q := cmd.Flags().Lookup("quiet"); q != nil && q.Value.String() == "true" {
+			io.Quiet = true
+		}
+		if err := refuseHTMLAtTerminal(cmd, io); err != nil {
+			return err
+		}
 		if g.cpuProfile == "" {
 			return nil
 		}
@@ -191,7 +204,7 @@ whole store with no PATH or --all.`,
 			profile.Close()
 		}
 	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	setHelp(root, io)
 	root.AddCommand(newIngestCmd(g, nil), newReportCmd(g, nil), newSQLCmd(g, nil), newQuarantineCmd(g, nil), newRulesCmd(g), newVersionCmd(io), newCheckCmd(g, nil), newSimulateCmd(g, nil))
 	root.AddCommand(newExecCmd(g, nil))
 	root.AddCommand(newRecommendCmd(g, nil))
@@ -280,9 +293,76 @@ func defaultRuns() string {
 func (g *globals) openExisting(ctx context.Context, snapshot bool) (*query.Store, error) {
 	path := g.dbPath(nil)
 	if _, err := os.Stat(path); err != nil && g.db == "" {
-		return nil, fmt.Errorf("no orchstat database at %s: pass --db, or run from the folder holding the .orchestrator directory (ingest and report keep the store in the nearest .orchestrator directory at or above the data they read)", path)
+		return nil, noStoreError(path, storesBelow("."))
 	}
 	return g.openWith(ctx, path, query.Options{ReadOnly: true, Snapshot: snapshot})
+}
+
+// noStoreError says that the default store at path is missing and names
+// the stores found below the working directory (found), which is where a
+// report on a folder of runs put its store.
+func noStoreError(path string, found []string) error {
+	msg := fmt.Sprintf("no orchstat database at %s", path)
+	switch len(found) {
+	case 0:
+		return fmt.Errorf("%s: pass --db, or run from the folder holding the .orchestrator directory (ingest and report keep the store in the nearest .orchestrator directory at or above the data they read)", msg)
+	case 1:
+		return fmt.Errorf("%s; there is one below this folder: pass --db %s (or set ORCHSTAT_DB)", msg, found[0])
+	}
+	return fmt.Errorf("%s; there are stores below this folder, pass one with --db (or set ORCHSTAT_DB):\n  %s", msg, strings.Join(found, "\n  "))
+}
+
+// storesSearchDepth and storesSearchDirs bound storesBelow: a store lies
+// in the .orchestrator folder beside the data a report read, a few levels
+// below where one works, and a search from a home folder must not walk it
+// whole.
+const (
+	storesSearchDepth = 4
+	storesSearchDirs  = 2000
+	storesSearchMax   = 10
+)
+
+// storesBelow finds default stores (.orchestrator/orchstat.duckdb) in dir
+// and the folders a few levels below it, skipping other hidden folders,
+// node_modules and vendor; it returns their paths relative to dir (as the
+// user would type them), sorted, at most storesSearchMax of them.
+func storesBelow(dir string) []string {
+	var found []string
+	visited := 0
+	level := []string{dir}
+	for depth := 0; depth <= storesSearchDepth && len(level) > 0; depth++ {
+		var next []string
+		for _, d := range level {
+			if visited++; visited > storesSearchDirs {
+				break
+			}
+			if db := filepath.Join(d, ".orchestrator", "orchstat.duckdb"); isFile(db) {
+				found = append(found, db)
+			}
+			entries, err := os.ReadDir(d)
+			if err != nil {
+				continue
+			}
+			for _, e := range entries {
+				n := e.Name()
+				if !e.IsDir() || strings.HasPrefix(n, ".") || n == "node_modules" || n == "vendor" {
+					continue
+				}
+				next = append(next, filepath.Join(d, n))
+			}
+		}
+		level = next
+	}
+	sort.Strings(found)
+	if len(found) > storesSearchMax {
+		found = found[:storesSearchMax]
+	}
+	return found
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 func (g *globals) open(ctx context.Context, path string, readOnly bool) (*query.Store, error) {

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
@@ -25,6 +26,9 @@ import (
 //     reads well so.
 //  3. Split the columns into several tables, each repeating the columns
 //     that tell its rows apart (the first, or the first two or three).
+//     The column the rows are sorted by, if any (Worst runs by retries:
+//     provider_retries), goes in the first table, so the first table
+//     still says why its rows come in their order.
 //  4. Cut whatever still does not fit.
 //
 // Widths are display widths (a CJK character is two columns), as
@@ -154,11 +158,12 @@ type fitPart struct {
 }
 
 // fitTable lays out header and rows in at most width columns, as one or
-// more tables; see the comment at the top of this file.
+// more tables; see the comment at the top of this file. sorted is the
+// index of the column the rows are sorted by, or -1.
 //
 // wrap lets a cell of several words take several lines (the ASCII table
 // can; a Markdown row cannot).
-func fitTable(header []string, rows [][]string, numeric []bool, width int, wrap bool) []fitPart {
+func fitTable(header []string, rows [][]string, numeric []bool, sorted, width int, wrap bool) []fitPart {
 	whole := fitPart{header, rows, numeric}
 	if width <= 0 || tableWidth(naturalWidths(header, rows)) <= width {
 		return []fitPart{whole}
@@ -186,7 +191,7 @@ func fitTable(header []string, rows [][]string, numeric []bool, width int, wrap 
 		}
 	}
 	var parts []fitPart
-	for _, p := range splitColumns(whole, width) {
+	for _, p := range splitColumns(whole, sorted, width) {
 		pw := naturalWidths(p.header, p.rows)
 		if !shrink(p.header, pw, width, false, nil, nil) {
 			// One column wider than the terminal even at its floor: cut
@@ -239,8 +244,9 @@ func transpose(p fitPart) fitPart {
 }
 
 // splitColumns splits p's columns into parts that each fit width, every
-// part starting with p's key columns.
-func splitColumns(p fitPart, width int) []fitPart {
+// part starting with p's key columns, the first holding the column sorted
+// (an index; -1 for none) too. Each part keeps p's order of columns.
+func splitColumns(p fitPart, sorted, width int) []fitPart {
 	// Columns are packed at their full width, so no cell is cut that
 	// need not be.
 	full := func(j int) int {
@@ -261,6 +267,7 @@ func splitColumns(p fitPart, width int) []fitPart {
 			idx = append(idx, j)
 		}
 		idx = append(idx, cols...)
+		slices.Sort(idx)
 		for _, j := range idx {
 			part.header = append(part.header, p.header[j])
 			part.numeric = append(part.numeric, p.numeric[j])
@@ -274,7 +281,14 @@ func splitColumns(p fitPart, width int) []fitPart {
 		}
 		parts = append(parts, part)
 	}
+	if sorted >= keys && sorted < len(p.header) {
+		cols = append(cols, sorted)
+		used += full(sorted) + 3
+	}
 	for j := keys; j < len(p.header); j++ {
+		if j == sorted {
+			continue
+		}
 		f := full(j) + 3
 		if len(cols) > 0 && used+f > width {
 			flush()

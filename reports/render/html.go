@@ -107,6 +107,8 @@ type htmlHead struct {
 type htmlRow struct {
 	Data  []dataAttr
 	Cells []htmlCell
+	// Alert marks a row whose value crosses an alert threshold.
+	Alert bool
 }
 
 // htmlCell is a cell's text, and a link and data-* attributes when set.
@@ -117,6 +119,9 @@ type htmlCell struct {
 	Href    template.URL
 	Numeric bool
 	Data    []dataAttr
+	// Title is said on hover: what the cell shortens (a rule's whole
+	// condition).
+	Title string
 }
 
 // dataAttr is one data-* attribute of the numbers contract; the page

@@ -127,8 +127,36 @@ func metricsTable(r *reports.Report) *htmlTable {
 		if m, ok := r.Metrics[row[0]]; ok {
 			t.Rows[i].Cells[1].Data = append([]dataAttr{{"metric", row[0]}}, metricData(m)...)
 		}
+		last := &t.Rows[i].Cells[len(t.Rows[i].Cells)-1]
+		last.HTML, last.Title, t.Rows[i].Alert = thresholdsHTML(r.Thresholds, row[0])
 	}
 	return t
+}
+
+// alertMark is what a crossed threshold shows beside it: a word in a box
+// with the triangle the charts mark crossing days with, not a colour
+// alone. Its text reads "ALERT" to a screen reader and in a copied table.
+const alertMark = `<strong class="alert-mark"><span aria-hidden="true">▲ </span>ALERT</strong>`
+
+// thresholdsHTML is metric n's thresholds as the terminal shows them
+// ("> 20%", not "value > 0.2 && denominator >= 20 (…)"), each crossed one
+// marked, with the rules' whole conditions as the cell's title; alert
+// says that one is crossed.
+func thresholdsHTML(ts []reports.Threshold, n string) (cell template.HTML, title string, alert bool) {
+	var parts, whole []string
+	for _, t := range ts {
+		if t.Metric != n {
+			continue
+		}
+		part := template.HTMLEscapeString(escapeControls(ThresholdShort(t.Metric, t.Condition, t.Threshold)))
+		if t.Crossed {
+			part += " " + alertMark
+			alert = true
+		}
+		parts = append(parts, part)
+		whole = append(whole, escapeControls(thresholdText(t, false)))
+	}
+	return template.HTML(strings.Join(parts, "; ")), strings.Join(whole, "; "), alert
 }
 
 // markProviders marks each provider row and its two rates; the rows are

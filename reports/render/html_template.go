@@ -45,7 +45,7 @@ const pageHTML = `<!DOCTYPE html>
 {{with .Caption}}<caption>{{.}}</caption>
 {{end}}<thead><tr>{{range .Head}}<th scope="col"{{if .Numeric}} class="n"{{end}}>{{.Text}}</th>{{end}}</tr></thead>
 <tbody>
-{{range .Rows}}<tr{{template "data" .Data}}>{{range $i, $c := .Cells}}{{if eq $i 0}}<th scope="row"{{if .Numeric}} class="n"{{end}}{{template "data" .Data}}>{{template "text" .}}</th>{{else}}<td{{if .Numeric}} class="n"{{end}}{{template "data" .Data}}>{{template "text" .}}</td>{{end}}{{end}}</tr>
+{{range .Rows}}<tr{{if .Alert}} class="alert"{{end}}{{template "data" .Data}}>{{range $i, $c := .Cells}}{{if eq $i 0}}<th scope="row"{{if .Numeric}} class="n"{{end}}{{template "data" .Data}}>{{template "text" .}}</th>{{else}}<td{{if .Numeric}} class="n"{{end}}{{with .Title}} title="{{.}}"{{end}}{{template "data" .Data}}>{{template "text" .}}</td>{{end}}{{end}}</tr>
 {{end}}</tbody>
 </table></div>
 {{else}}{{with .Caption}}<p class="caption">{{.}}</p>
@@ -81,6 +81,13 @@ svg.chart { display: block; width: 100%; height: auto; max-width: 40rem; }
 details { font-size: .875rem; margin-top: .3rem; }
 summary { cursor: pointer; }
 .none { font-style: italic; color: #333; }
+/* A crossed threshold: a bold, boxed word with the charts' triangle, and
+   its row barred at the left and tinted, so it shows in grey and on
+   paper as well as in colour. */
+.alert-mark { display: inline-block; font-weight: 700; font-size: .8rem; letter-spacing: .04em; white-space: nowrap;
+  color: #fff; background: #b34700; border: 1px solid #7a3000; border-radius: 3px; padding: 0 .35rem; margin-left: .3rem; }
+tr.alert > * { background: #fff1e6; }
+tr.alert > th { font-weight: 700; box-shadow: inset 4px 0 0 #b34700; }
 .vh { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 @media print {
   @page { size: A4; margin: 15mm; }
@@ -96,5 +103,8 @@ summary { cursor: pointer; }
   tr { break-inside: avoid; }
   details::details-content { content-visibility: visible; display: block; }
   a { color: inherit; }
+  .alert-mark { color: #000; background: none; border: 1.5px solid #000; }
+  tr.alert > * { background: none; }
+  tr.alert > th { box-shadow: inset 3px 0 0 #000; }
 }
 `

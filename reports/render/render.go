@@ -738,6 +738,9 @@ type grid struct {
 	columns []string
 	rows    [][]string
 	numeric []bool // right-align this column
+	// sorted names the column the rows are sorted by, which a table split
+	// to fit a terminal keeps in its first part; "" for none.
+	sorted string
 }
 
 // tableGrid formats plainCell rows for display. A column is numeric when
@@ -823,7 +826,7 @@ func drawGrid(w *bytes.Buffer, g grid, f Format, width int) error {
 			rows[i][j] = escape(c)
 		}
 	}
-	for i, p := range fitTable(header, rows, g.numeric, width, f == FormatTable) {
+	for i, p := range fitTable(header, rows, g.numeric, slices.Index(g.columns, g.sorted), width, f == FormatTable) {
 		if i > 0 {
 			w.WriteByte('\n')
 		}

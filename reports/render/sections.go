@@ -92,7 +92,7 @@ func (t rowTable[T]) section(rows []T) section {
 	if t.title == "" {
 		return s
 	}
-	g := &grid{title: t.title}
+	g := &grid{title: t.title, sorted: sortedBy[t.name]}
 	for _, c := range t.columns {
 		g.columns = append(g.columns, c.name)
 		g.numeric = append(g.numeric, c.numeric)
@@ -106,6 +106,15 @@ func (t rowTable[T]) section(rows []T) section {
 	}
 	s.grid = g
 	return s
+}
+
+// sortedBy names, for each section whose rows are sorted by one of its
+// columns, that column: a table split to fit a terminal keeps it in its
+// first part, beside the row's key (see fitTable). The order is the
+// store's (query.ReportConcurrently's breakdowns).
+var sortedBy = map[string]string{
+	"worst_runs_by_retries":    "provider_retries",
+	"worst_runs_by_iterations": "repair_iterations",
 }
 
 // Column kinds, each shown and written one way.

@@ -51,7 +51,7 @@ func (b Bars) SVG() ([]byte, error) {
 	val.Min, val.Max = valueRange(all)
 	val.Tick.Marker = valueTicks(b.Percent)
 	cat.Min, cat.Max = -0.5, float64(len(b.Categories))-0.5
-	cat.Tick.Marker = categoryTicks(b.Categories, MaxBars)
+	cat.Tick.Marker = categoryTicks(b.Categories, MaxBars, b.Horizontal)
 	cat.Tick.Length, cat.Width = 0, 0
 	cat.Label.Text = b.XLabel
 	if err := b.addBars(p); err != nil {

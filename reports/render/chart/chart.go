@@ -244,8 +244,28 @@ func Label(s string, max int) string {
 	return string(r[:max-1]) + "…"
 }
 
-// labelRunes is the longest category label a chart draws.
-const labelRunes = 22
+// labelWidth is the widest a category label is drawn, in points: 45% of
+// the chart, room for the provider/model names and reasons orchstat
+// charts (anthropic/claude-sonnet-4-5 is 120 points), with the bars
+// keeping over half. A longer label is cut with an ellipsis to fit it.
+const labelWidth = Width * 45 / 100
+
+// categoryLabel is name as a category's label: Label's cleaning, and cut
+// to width points of the ticks' font (not a count of runes, which
+// cut "anthropic/claude-haiku-4-5" with room to spare).
+func categoryLabel(name string, width vg.Length) string {
+	s := Label(name, 300)
+	sty := plot.NewLegend().TextStyle
+	sty.Font = font.From(sans, tickFont)
+	if sty.Width(s) <= width {
+		return s
+	}
+	r := []rune(s)
+	for len(r) > 1 && sty.Width(string(r)+"…") > width {
+		r = r[:len(r)-1]
+	}
+	return string(r) + "…"
+}
 
 // valueTicks are plot's default ticks, labelled as percentages when
 // percent is set (values are shares: 0.2 reads "20%").
@@ -313,18 +333,53 @@ func spanRange(values []float64, percent bool) (lo, hi float64) {
 	return math.Max(lo-d*0.2, floor), hi + d*0.2
 }
 
+// twoLines is name on up to two lines of at most width points, broken at
+// a space, the second cut with an ellipsis if it must be.
+func twoLines(name string, width vg.Length) string {
+	s := Label(name, 300)
+	sty := plot.NewLegend().TextStyle
+	sty.Font = font.From(sans, tickFont)
+	words := strings.Fields(s)
+	first := ""
+	for i, w := range words {
+		next := strings.TrimSpace(first + " " + w)
+		if sty.Width(next) > width {
+			if i == 0 {
+				return categoryLabel(s, width)
+			}
+			return first + "\n" + categoryLabel(strings.Join(words[i:], " "), width)
+		}
+		first = next
+	}
+	return first
+}
+
 // categoryTicks label categories 0..n-1, at most max of them evenly
-// spaced (a month of days does not fit under a small chart).
-func categoryTicks(names []string, max int) plot.ConstantTicks {
+// spaced (a month of days does not fit under a small chart). Labels
+// along a vertical axis (a horizontal bar chart's) may take labelWidth;
+// along the horizontal one, each only its share of the chart's width, so
+// that neighbours do not run into each other.
+func categoryTicks(names []string, max int, vertical bool) plot.ConstantTicks {
 	step := 1
 	if len(names) > max {
 		step = (len(names) + max - 1) / max
+	}
+	width := vg.Length(labelWidth)
+	if !vertical {
+		shown := (len(names) + step - 1) / step
+		// The value axis and its labels take about 40 points; a gap of
+		// 6 keeps neighbours apart.
+		width = min(width, vg.Length((Width-40)/shown-6))
 	}
 	var ticks plot.ConstantTicks
 	for i, n := range names {
 		label := ""
 		if i%step == 0 {
-			label = Label(n, labelRunes)
+			label = categoryLabel(n, width)
+			if !vertical && strings.HasSuffix(label, "…") {
+				// Under the chart there is room for a second line.
+				label = twoLines(n, width)
+			}
 		}
 		ticks = append(ticks, plot.Tick{Value: float64(i), Label: label})
 	}

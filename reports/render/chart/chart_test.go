@@ -128,10 +128,13 @@ func TestBars(t *testing.T) {
 	svg := chartSVG(t, g)
 	chartCheck(t, "grouped", svg, "Retry and failure rates &lt;by&gt; provider")
 	s := string(svg)
-	for _, want := range []string{"retry rate", "failure rate", "openai/gpt-5-with-a-v…"} {
+	for _, want := range []string{"retry rate", "failure rate", "anthropic/claude-sonnet-4<", "openai/gpt-5-with-a-very-lo"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("chart lacks %q", want)
 		}
+	}
+	if strings.Contains(s, "long-model-name<") || !strings.Contains(s, "…<") {
+		t.Errorf("a label wider than labelWidth is not cut:\n%s", s)
 	}
 
 	if _, err := (Bars{Title: "x"}).SVG(); !errors.Is(err, ErrNoData) {

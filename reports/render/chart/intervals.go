@@ -50,7 +50,7 @@ func (c Intervals) SVG() ([]byte, error) {
 	p.Y.Min, p.Y.Max = spanRange(all, c.Percent)
 	p.Y.Tick.Marker = valueTicks(c.Percent)
 	p.X.Min, p.X.Max = -0.5, float64(len(c.Categories))-0.5
-	p.X.Tick.Marker = categoryTicks(c.Categories, 8)
+	p.X.Tick.Marker = categoryTicks(c.Categories, 8, false)
 	p.X.Tick.Length, p.X.Width = 0, 0
 	if err := c.addBars(p); err != nil {
 		return nil, err

@@ -67,7 +67,7 @@ func (l Line) SVG() ([]byte, error) {
 	p.Y.Min, p.Y.Max = valueRange(all)
 	p.Y.Tick.Marker = valueTicks(l.Percent)
 	p.X.Min, p.X.Max = -0.5, float64(len(l.Categories))-0.5
-	p.X.Tick.Marker = categoryTicks(l.Categories, maxDayTicks)
+	p.X.Tick.Marker = categoryTicks(l.Categories, maxDayTicks, false)
 	p.X.Label.Text = l.XLabel
 	// Thresholds are drawn under the series but listed after them.
 	var lines []*plotter.Line
