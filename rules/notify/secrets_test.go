@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net"
 	"net/http"
@@ -30,6 +32,11 @@ func forms(secret string) map[string]string {
 		"path-escape":  url.PathEscape(secret),
 		"json":         string(j[1 : len(j)-1]),
 		"go-quoted":    q[1 : len(q)-1],
+		"base64":       base64.StdEncoding.EncodeToString([]byte(secret)),
+		"base64url":    base64.RawURLEncoding.EncodeToString([]byte(secret)),
+		"hex":          hex.EncodeToString([]byte(secret)),
+		"upper":        strings.ToUpper(secret),
+		"html":         html.EscapeString(secret),
 	}
 }
 
@@ -72,7 +79,15 @@ func echoServer(t *testing.T) string {
 				for k, v := range req.Header {
 					hs[k] = strings.Join(v, ",")
 				}
-				body, _ := json.Marshal(map[string]any{"error": "bad credentials", "headers": hs, "uri": req.RequestURI})
+				// The token alone, re-encoded, as a receiver's debug page
+				// might show it.
+				tok := req.Header.Get("Authorization")
+				if _, after, ok := strings.Cut(tok, " "); ok {
+					tok = after
+				}
+				enc := []string{base64.StdEncoding.EncodeToString([]byte(tok)), base64.RawURLEncoding.EncodeToString([]byte(tok)),
+					hex.EncodeToString([]byte(tok)), strings.ToUpper(tok), html.EscapeString(tok)}
+				body, _ := json.Marshal(map[string]any{"error": "bad credentials", "headers": hs, "uri": req.RequestURI, "token": enc})
 				fmt.Fprintf(c, "HTTP/1.1 401 bad credentials in %s auth=%s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
 					req.RequestURI, req.Header.Get("Authorization"), len(body), body)
 			}()
@@ -109,6 +124,11 @@ func TestSecretsInEchoedRequests(t *testing.T) {
 			URL: base + "/hook", Headers: map[string]string{"X-Api-Key": "${HDR}"}}, []string{env["HDR"]}},
 		{"literal header value", &rules.Receiver{Name: "l", Kind: rules.KindWebhook,
 			URL: base + "/hook", Headers: map[string]string{"Authorization": "Bearer literal-token-42"}}, []string{"literal-token-42"}},
+		{"token re-encoded", &rules.Receiver{Name: "e", Kind: rules.KindWebhook,
+			URL: base + "/hook", Headers: map[string]string{"Authorization": `Bearer quo"te'tok&42`}}, []string{`quo"te'tok&42`}},
+		{"Slack-style token in the path", &rules.Receiver{Name: "s", Kind: rules.KindWebhook,
+			URL: base + "/services/T0123ABCD/B0456EFGH/abcdEFGHijklMNOPqrstUVWX"},
+			[]string{"T0123ABCD", "B0456EFGH", "abcdEFGHijklMNOPqrstUVWX"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.r.Timeout = 5 * time.Second

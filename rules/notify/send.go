@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -186,6 +188,9 @@ func (s *Sender) expand(r *rules.Receiver, rawURL string) (*expanded, error) {
 			for _, vs := range u.Query() {
 				x.secrets = append(x.secrets, vs...)
 			}
+			// Slack's and Discord's webhooks carry their token in the
+			// path (/services/T…/B…/token, /api/webhooks/id/token).
+			x.secrets = append(x.secrets, secretSegments(u.Path)...)
 		}
 	}
 	for k, v := range r.Headers {
@@ -240,6 +245,12 @@ func withEncodings(secrets []string) []string {
 		}
 		q := strconv.Quote(v)
 		out = append(out, q[1:len(q)-1])
+		// A receiver may echo a token encoded or re-cased.
+		out = append(out, html.EscapeString(v), strings.ToUpper(v), strings.ToLower(v),
+			hex.EncodeToString([]byte(v)), strings.ToUpper(hex.EncodeToString([]byte(v))))
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+			out = append(out, enc.EncodeToString([]byte(v)))
+		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
@@ -272,14 +283,52 @@ func redactCut(msg string, secrets []string) string {
 	return msg
 }
 
-// safeURL is u without credentials, query or fragment.
+// safeURL is u without credentials, query or fragment, and with the
+// path segments that may be tokens masked.
 func safeURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(unparseable URL)"
 	}
 	u.User, u.RawQuery, u.Fragment, u.ForceQuery = nil, "", "", false
+	segs := strings.Split(u.Path, "/")
+	for i, seg := range segs {
+		if tokenLike(seg) {
+			segs[i] = "<redacted>"
+		}
+	}
+	u.Path, u.RawPath = strings.Join(segs, "/"), ""
 	return u.String()
+}
+
+// secretSegments are the segments of a URL path that may be tokens.
+func secretSegments(path string) []string {
+	var out []string
+	for _, seg := range strings.Split(path, "/") {
+		if tokenLike(seg) {
+			out = append(out, seg)
+		}
+	}
+	return out
+}
+
+// tokenLike reports whether a URL path segment may be a secret: long, or
+// of letters and digits mixed (Slack's T0123ABCD), rather than a word
+// such as "api", "v2", "alerts" or "services".
+func tokenLike(seg string) bool {
+	if len(seg) >= 24 {
+		return true
+	}
+	var letters, digits bool
+	for _, r := range seg {
+		switch {
+		case r >= '0' && r <= '9':
+			digits = true
+		case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
+			letters = true
+		}
+	}
+	return len(seg) >= 8 && letters && digits
 }
 
 func (s *Sender) post(ctx context.Context, r *rules.Receiver, rawURL string, body []byte) error {
