@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -23,7 +24,15 @@ const learnedLimitKey = "ingest_memory_limit"
 // work: they reach us wrapped ("Failed to commit: could not allocate block
 // of size 256.0 KiB (63.7 MiB/64.0 MiB used)"), so the type prefix alone
 // is not enough.
-var outOfMemory = regexp.MustCompile(`(?i)out of memory|could not allocate block|failed to (allocate|pin) block`)
+//
+// A buffer pool that must spill to disk where the disk is nearly full
+// fails instead with "failed to offload data block … max_temp_directory_size":
+// DuckDB caps its spill files by the free space. A larger pool needs no
+// spill, so that is retried the same way (tempFull tells it apart).
+var outOfMemory = regexp.MustCompile(`(?i)out of memory|could not allocate block|failed to (allocate|pin|offload) (data )?block|max_temp_directory_size`)
+
+// tempFull matches DuckDB's failure to spill to its temporary directory.
+var tempFull = regexp.MustCompile(`(?i)failed to offload|max_temp_directory_size`)
 
 // Run ingests opts.Paths into st.
 //
@@ -85,7 +94,13 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 				err = saveLearnedLimit(ctx, st, limit)
 			}
 			oom := err != nil && outOfMemory.MatchString(err.Error())
-			if oom {
+			if oom && tempFull.MatchString(err.Error()) {
+				dir := filepath.Dir(st.Path)
+				free, _ := query.FreeBytes(dir)
+				err = fmt.Errorf("no space left on device: %s (%s free): DuckDB could not spill to %s.tmp with a memory limit of %s; "+
+					"free space there (a spill needs tens of MiB), or set ORCHSTAT_MEMORY_LIMIT higher so that it need not spill; the store is unchanged (%w)",
+					dir, query.FormatBytes(free), filepath.Base(st.Path), query.FormatBytes(limit), err)
+			} else if oom {
 				err = fmt.Errorf("%w (DuckDB's memory limit was %s, the most this machine allows orchstat; "+
 					"set ORCHSTAT_MEMORY_LIMIT higher to try anyway)", err, query.FormatBytes(limit))
 				if rerr := st.Reopen(ctx); rerr != nil {
