@@ -499,7 +499,9 @@ func noDataNote(r *rules.Rule, out checkPrint) string {
 		}
 		start = out.at.Add(-r.Window.Duration)
 	} else if r != nil && r.Window.Runs > 0 {
-		window = fmt.Sprintf("the last %d runs", r.Window.Runs)
+		// The last N runs are there whenever a run is: none of them has
+		// what the rule counts.
+		return fmt.Sprintf("no data in the last %d runs: they have none of what the rule counts", r.Window.Runs)
 	}
 	note := "no data in " + window
 	switch {
@@ -510,13 +512,13 @@ func noDataNote(r *rules.Rule, out checkPrint) string {
 		return note + "; latest data " + out.latest.UTC().Format(time.RFC3339) + ": try check --at " +
 			next.Format(time.RFC3339) + ", or rules backtest"
 	}
-	return note + "; the latest run started " + out.latest.UTC().Format(time.RFC3339)
+	return note + ": its runs have none of what the rule counts"
 }
 
 // durationText is a window as a person writes it: 24h, 7d, 30m.
 func durationText(d time.Duration) string {
 	switch {
-	case d%(24*time.Hour) == 0:
+	case d%(24*time.Hour) == 0 && d > 24*time.Hour:
 		return fmt.Sprintf("%dd", d/(24*time.Hour))
 	case d%time.Hour == 0:
 		return fmt.Sprintf("%dh", d/time.Hour)

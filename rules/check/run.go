@@ -137,6 +137,10 @@ func Look(ctx context.Context, data *query.Store, rf *rules.File, at time.Time, 
 	sampler.Past = true
 	res := Result{DB: data.Path, Evaluation: Evaluate(ctx, sampler, rf, nil, at, scope)}
 	res.Notify = nil // a look notifies nothing
+	for i := range res.Rows {
+		// Every alert starts from inactive: a change from it is no news.
+		res.Rows[i].Changed = ""
+	}
 	var err error
 	res.Latest, err = latestIfNoData(ctx, data, paths, res.Rows)
 	return res, err
