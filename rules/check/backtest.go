@@ -45,7 +45,11 @@ type RuleBacktest struct {
 	// label set; NoData those at which the rule had no data; Skipped
 	// those at which it could not be evaluated at a past time
 	// (ErrNotAtTime); Failed those at which it failed.
-	Held    int `json:"held"`
+	Held int `json:"held"`
+	// Short counts the evaluations at which a label set was past the
+	// threshold but short of the samples the condition asks for (see
+	// rules.Rule.ShortOfSamples).
+	Short   int `json:"short"`
 	NoData  int `json:"no_data"`
 	Skipped int `json:"skipped,omitempty"`
 	Failed  int `json:"failed,omitempty"`
@@ -121,7 +125,7 @@ func RunBacktest(ctx context.Context, o BacktestOptions) (Backtest, error) {
 				}
 			}
 		}
-		held := map[string]bool{}
+		held, short := map[string]bool{}, map[string]bool{}
 		for _, row := range ev.Rows {
 			i, ok := index[row.Rule]
 			if !ok {
@@ -143,6 +147,10 @@ func RunBacktest(ctx context.Context, o BacktestOptions) (Backtest, error) {
 					held[row.Rule] = true
 					rb.Held++
 				}
+			}
+			if row.NeedsSamples != "" && !short[row.Rule] {
+				short[row.Rule] = true
+				rb.Short++
 			}
 			if row.Changed == "pending→inactive" {
 				rb.Blips++
