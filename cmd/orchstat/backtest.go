@@ -87,6 +87,7 @@ failed or the store could not be read, 2 on usage errors.`,
 	f.StringVar(&o.From, "from", "", "first evaluation (default: the first run's start, on the step's grid)")
 	f.StringVar(&o.To, "to", "", "last evaluation (default: the step after the last run's start)")
 	f.StringVar(&o.Step, "step", "", "time between evaluations, such as 5m, 1h or 1d (default: at most 200 evaluations)")
+	f.Lookup("quiet").Usage = "print no ingest progress"
 	addWideFlag(cmd, g.io)
 	return cmd
 }

@@ -100,7 +100,7 @@ an unreadable store, ...).`,
   orchstat check --rules team-alerts.yaml --format json
 
   # The rules over runs recorded a while ago, as they were at their end
-  orchstat check testdata/runs --at 2025-11-05T18:41:00Z`,
+  orchstat check testdata/runs --at 2025-11-05T19:06:00Z`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args
 			if _, err := render.ParseFormat(o.Format); err != nil {
