@@ -504,15 +504,19 @@ func noDataNote(r *rules.Rule, out checkPrint) string {
 		return fmt.Sprintf("no data in the last %d runs: they have none of what the rule counts", r.Window.Runs)
 	}
 	note := "no data in " + window
-	switch {
-	case out.latest == nil:
+	if out.latest == nil {
 		return note + "; no run has a start time"
-	case !start.IsZero() && out.latest.Before(start):
-		next := out.latest.UTC().Truncate(time.Minute).Add(time.Minute)
-		return note + "; latest data " + out.latest.UTC().Format(time.RFC3339) + ": try check --at " +
-			next.Format(time.RFC3339) + ", or rules backtest"
 	}
-	return note + ": its runs have none of what the rule counts"
+	latest := out.latest.UTC()
+	note += "; latest data " + latest.Format(time.RFC3339)
+	switch {
+	case !start.IsZero() && latest.Before(start):
+		next := latest.Truncate(time.Minute).Add(time.Minute)
+		note += ": try check --at " + next.Format(time.RFC3339) + ", or rules backtest"
+	case out.look && !latest.Before(out.at):
+		note += ", after this look: try a later --at, or rules backtest"
+	}
+	return note
 }
 
 // durationText is a window as a person writes it: 24h, 7d, 30m.

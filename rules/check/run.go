@@ -79,7 +79,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	sampler.Paths = o.Paths
 	res := Result{DB: st.Path, Evaluation: Evaluate(ctx, sampler, o.Rules, prev, o.Now, o.Scope)}
 	res.Alerts = append(res.Alerts, others...)
-	if res.Latest, err = latestIfNoData(ctx, data, o.Paths, res.Rows); err != nil {
+	if res.Latest, err = latestIfNoData(ctx, data, o.Rules, o.Paths, res.Rows); err != nil {
 		return Result{}, err
 	}
 	for _, f := range res.Failures {
@@ -142,15 +142,20 @@ func Look(ctx context.Context, data *query.Store, rf *rules.File, at time.Time, 
 		res.Rows[i].Changed = ""
 	}
 	var err error
-	res.Latest, err = latestIfNoData(ctx, data, paths, res.Rows)
+	res.Latest, err = latestIfNoData(ctx, data, rf, paths, res.Rows)
 	return res, err
 }
 
 // latestIfNoData is when the latest run under paths started, when some
-// row has no data; nil when every rule had data.
-func latestIfNoData(ctx context.Context, data *query.Store, paths []string, rows []Row) (*time.Time, error) {
+// rule over a time window has no data (a rule over the last N runs has
+// runs whenever there are any); nil otherwise.
+func latestIfNoData(ctx context.Context, data *query.Store, rf *rules.File, paths []string, rows []Row) (*time.Time, error) {
+	timed := map[string]bool{}
+	for _, r := range rf.Rules {
+		timed[r.Name] = r.Window.Duration > 0
+	}
 	for _, r := range rows {
-		if r.NoData {
+		if r.State == "no data" && timed[r.Rule] {
 			_, last, err := data.DataSpan(ctx, paths)
 			return last, err
 		}
