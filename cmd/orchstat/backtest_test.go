@@ -148,6 +148,9 @@ func TestRulesBacktestUsage(t *testing.T) {
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
 	writeRequests(t, runs, "r", now, 3, 0)
+	if code, _, stderr := runCLIAt(t, now, "", "--db", filepath.Join(dir, "o.duckdb"), "rules", "backtest", "--step", "1d", "--from", "7d", runs); code != 0 {
+		t.Fatalf("a good backtest: exit %d: %s", code, stderr)
+	}
 	for _, args := range [][]string{
 		{"--step", "0s"},
 		{"--step", "soon"},

@@ -111,11 +111,19 @@ receivers:
 
 // A bad --at is a usage error, as a bad --since is; so is a time not in
 // the past, and --at with --textfile (node_exporter would take a look at
-// the past for the present).
+// the past for the present). A good one, in each form report --since
+// takes, is not.
 func TestCheckAtUsage(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	writeRequests(t, runs, "r", now, 3, 0)
+	for _, at := range []string{"2026-11-20", "36h", "7d", "2026-11-21T10:30:00Z", "2026-11-21T11:30:00+01:00"} {
+		if code, _, stderr := runCLIAt(t, now, "", "--db", filepath.Join(dir, "o.duckdb"), "check", "--at", at, runs); code != 0 {
+			t.Errorf("--at %s: exit %d, stderr %q; want 0", at, code, stderr)
+		}
+	}
 	for _, args := range [][]string{
 		{"--at", "yesterday"},
 		{"--at", "2027-01-01"},
