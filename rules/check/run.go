@@ -138,8 +138,10 @@ func Look(ctx context.Context, data *query.Store, rf *rules.File, at time.Time, 
 	res := Result{DB: data.Path, Evaluation: Evaluate(ctx, sampler, rf, nil, at, scope)}
 	res.Notify = nil // a look notifies nothing
 	for i := range res.Rows {
-		// Every alert starts from inactive: a change from it is no news.
+		// Every alert starts from inactive at the look: a change from it,
+		// or its start, is no news.
 		res.Rows[i].Changed = ""
+		res.Rows[i].ActiveSince = nil
 	}
 	var err error
 	res.Latest, err = latestIfNoData(ctx, data, rf, paths, res.Rows)
