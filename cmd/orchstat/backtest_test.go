@@ -80,8 +80,9 @@ func TestRulesBacktestBundledRuns(t *testing.T) {
 	if code != 0 || !strings.HasSuffix(out, "\n0\n") {
 		t.Errorf("alert_state after a backtest: exit %d %q", code, out)
 	}
-	// At a terminal the tables fit 80 columns.
-	code, out, _ = runCLIWidth(t, 80, now, "--db", db, "rules", "backtest", "--no-ingest", runs)
+	// At a terminal the tables fit 80 columns (three hours are enough).
+	code, out, _ = runCLIWidth(t, 80, now, "--db", db, "rules", "backtest", "--no-ingest",
+		"--from", "2025-11-03T15:00:00Z", "--to", "2025-11-03T17:00:00Z", "--step", "1h", runs)
 	if code != 0 || !strings.Contains(out, "| provider_retry_rate_high | 11-03 16:00 | still firing | 33.3% (9/27) |") {
 		t.Errorf("table: exit %d\n%s", code, out)
 	}
