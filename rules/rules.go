@@ -54,6 +54,7 @@ type Rule struct {
 	Annotations map[string]string
 
 	cond      *condition
+	guard     *minSamples // the condition's minimum-samples guard, if any
 	templates map[string]*template.Template
 }
 
@@ -565,6 +566,9 @@ func (c *checker) rule(index int, raw ast.Node, names map[string]int) *Rule {
 	}
 	if e, ok := fields["condition"]; ok {
 		r.Condition, r.cond = c.condition(rn, e, r.Threshold, r.By, hasSQL)
+		if r.cond != nil {
+			r.guard = parseGuard(r.Condition)
+		}
 	} else {
 		c.add(raw, rn, "", "condition is required")
 	}

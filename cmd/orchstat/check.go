@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -32,6 +33,8 @@ type checkOptions struct {
 	Format   string
 	Rules    string
 	Textfile string
+	// At is --at: evaluate the rules at this past time, as a look.
+	At string
 
 	IO *IO
 	// Open opens a store for writing; NewSender makes the notification
@@ -76,17 +79,35 @@ status line and one line per firing alert, for cron to mail:
 
 --quiet does not change --format json or csv, which are always printed.
 
+A rule with no data in its window says when the latest run started, and a
+label set past its threshold but short of the samples its condition asks
+for says so (33.3% (1/3) > 30%, needs ≥ 5) below the table.
+
+--at TIME evaluates the rules as they would have been at TIME (RFC 3339,
+a date such as 2025-11-05, or a duration ago such as 36h or 7d): every
+window ends at TIME, and only the runs that started before it count. It is
+a look, not a round of cron: alert state is neither read nor saved and
+nothing is notified, so an alert starts from inactive and a rule with for
+shows pending at most. rules backtest runs the state machine over the
+recorded history instead. --at cannot be used with --textfile.
+
 Exit status follows the monitoring-plugin convention: 0 nothing firing,
 1 a warning alert firing, 2 a critical alert firing, 3 unknown (bad rules,
 an unreadable store, ...).`,
 		Example: `  # Every 5 minutes from cron
   */5 * * * * cd /repo && orchstat check --quiet
 
-  orchstat check --rules team-alerts.yaml --format json`,
+  orchstat check --rules team-alerts.yaml --format json
+
+  # The rules over runs recorded a while ago, as they were at their end
+  orchstat check testdata/runs --at 2025-11-05T19:06:00Z`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args
 			if _, err := render.ParseFormat(o.Format); err != nil {
 				return usageError{err}
+			}
+			if _, err := o.at(); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), o)
@@ -100,9 +121,31 @@ an unreadable store, ...).`,
 	f.StringVarP(&o.Format, "format", "f", "table", "output format: table, markdown, json or csv")
 	f.StringVar(&o.Rules, "rules", "", "rule file (default: the built-in alerts.yaml)")
 	f.StringVar(&o.Textfile, "textfile", "", "also write the evaluated metrics and alert states here, for node_exporter's textfile collector")
+	f.StringVar(&o.At, "at", "", "evaluate at this past time (RFC 3339, a date, or a duration ago) without reading or saving alert state or notifying")
 	f.Lookup("quiet").Usage = "print nothing unless an alert fires, then a status line and one line per firing alert (and no ingest progress)"
 	addWideFlag(cmd, g.io)
 	return cmd
+}
+
+// at is --at as a time, nil without it. A time that is not in the past
+// is a usage error, as is --at with --textfile: node_exporter would take
+// the look for the present.
+func (o *checkOptions) at() (*time.Time, error) {
+	if o.At == "" {
+		return nil, nil
+	}
+	now := o.IO.Now().UTC()
+	t, err := parseWhen(now, o.At)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--at: %w", err)}
+	}
+	if !t.Before(now) {
+		return nil, usageError{fmt.Errorf("--at %s is not in the past (now is %s)", t.Format(time.RFC3339), now.Format(time.RFC3339))}
+	}
+	if o.Textfile != "" {
+		return nil, usageError{fmt.Errorf("--at is a look at a past time: it writes no --textfile")}
+	}
+	return t, nil
 }
 
 // checkRun wraps evaluate so that every failure is "unknown" (3).
@@ -124,6 +167,13 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 	rf, err := loadRules(o.Rules)
 	if err != nil {
 		return 0, err
+	}
+	at, err := o.at()
+	if err != nil {
+		return 0, err
+	}
+	if at != nil {
+		return look(ctx, o, rf, format, *at)
 	}
 	if o.Lake != "" {
 		return evaluateLake(ctx, o, rf, format, now)
@@ -150,7 +200,59 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return res.Code, finishCheck(o, res, now, checkPrint{db: res.DB, scope: scope, rows: res.Rows, sent: res.Sent, code: res.Code}, format)
+	return res.Code, finishCheck(o, res, now, checkPrint{db: res.DB, scope: scope, rows: res.Rows, sent: res.Sent, code: res.Code,
+		at: now, latest: res.Latest, rules: rf}, format)
+}
+
+// look is check --at: the rules evaluated at a past time over the store
+// (or the lake) as it was then, saving and sending nothing.
+func look(ctx context.Context, o *checkOptions, rf *rules.File, format render.Format, at time.Time) (int, error) {
+	var st *query.Store
+	var scope reports.Scope
+	var paths []string
+	var err error
+	db := ""
+	if o.Lake != "" {
+		o.Window = rulesWindow(rf, at)
+		if o.Window.Since != nil {
+			until := at // the runs that started before at
+			o.Window.Until = &until
+		}
+		if st, err = o.openLake(ctx, o.g); err != nil {
+			return 0, err
+		}
+		if scope, err = st.ScopeOf(ctx, nil); err != nil {
+			st.Close()
+			return 0, err
+		}
+		scope.Lake = o.lakeName
+		db = "lake " + o.lakeName
+	} else {
+		var unread bool
+		if st, unread, err = o.ingestFirst.open(ctx, o.g, false); err != nil {
+			return 0, err
+		}
+		if unread {
+			st.Close()
+			return 0, fmt.Errorf("some files could not be read (named above)")
+		}
+		shown := !o.Quiet || format == render.FormatJSON || format == render.FormatCSV
+		if scope, paths, err = o.scopeOf(ctx, st, shown); err != nil {
+			st.Close()
+			return 0, err
+		}
+		db = st.Path
+	}
+	defer st.Close()
+	res, err := check.Look(ctx, st, rf, at, paths, scopeLabel(scope))
+	if err != nil {
+		return 0, err
+	}
+	for _, f := range res.Failures {
+		fmt.Fprintf(o.IO.Err, "orchstat: rule %s: %v\n", f.Rule, f.Err)
+	}
+	return res.Code, renderCheck(o.IO, checkPrint{db: db, scope: scope, rows: res.Rows, code: res.Code,
+		at: at, look: true, latest: res.Latest, rules: rf}, format, o.Quiet)
 }
 
 // finishCheck writes the textfile, if asked, and prints the check.
@@ -192,7 +294,8 @@ func evaluateLake(ctx context.Context, o *checkOptions, rf *rules.File, format r
 	if err != nil {
 		return 0, err
 	}
-	return res.Code, finishCheck(o, res, now, checkPrint{db: scope, scope: runs, rows: res.Rows, sent: res.Sent, code: res.Code}, format)
+	return res.Code, finishCheck(o, res, now, checkPrint{db: scope, scope: runs, rows: res.Rows, sent: res.Sent, code: res.Code,
+		at: now, latest: res.Latest, rules: rf}, format)
 }
 
 // rulesWindow is the time window every rule's runs start in, so a check
@@ -249,6 +352,13 @@ type checkPrint struct {
 	rows  []check.Row
 	sent  []check.Sent
 	code  int
+	// at is when the rules were evaluated; look is set for check --at.
+	at   time.Time
+	look bool
+	// latest is when the latest run started, when a rule had no data;
+	// rules are the rules evaluated, for their windows.
+	latest *time.Time
+	rules  *rules.File
 }
 
 // reading is a row's value against its threshold as a person reads it:
@@ -284,6 +394,7 @@ func counts(r check.Row) string {
 
 func renderCheck(io *IO, out checkPrint, f render.Format, quiet bool) error {
 	rows, sent, code := out.rows, out.sent, out.code
+	addNotes(rows, out)
 	if f == render.FormatJSON {
 		if rows == nil {
 			rows = []check.Row{}
@@ -291,8 +402,12 @@ func renderCheck(io *IO, out checkPrint, f render.Format, quiet bool) error {
 		if sent == nil {
 			sent = []check.Sent{}
 		}
-		b, err := render.MarshalJSON(map[string]any{"status": check.StatusNames[code], "exit_code": code, "database": out.db,
-			"scope": out.scope, "alerts": rows, "notifications": sent})
+		doc := map[string]any{"status": check.StatusNames[code], "exit_code": code, "database": out.db,
+			"scope": out.scope, "at": out.at.UTC(), "look": out.look, "alerts": rows, "notifications": sent}
+		if out.latest != nil {
+			doc["latest_data"] = out.latest.UTC()
+		}
+		b, err := render.MarshalJSON(doc)
 		if err != nil {
 			return err
 		}
@@ -303,16 +418,34 @@ func renderCheck(io *IO, out checkPrint, f render.Format, quiet bool) error {
 		return renderQuiet(io, rows, code)
 	}
 	t := checkTable(rows, code, io.OutWidth)
+	if out.look {
+		t.Title = "orchstat check at " + out.at.UTC().Format(time.RFC3339) + ": " + check.StatusNames[code]
+	}
 	if f == render.FormatCSV {
 		t = checkCSV(rows, code)
 	} else {
 		fmt.Fprintln(io.Out, render.ScopeText(out.db, out.scope, io.OutWidth))
+		if out.look {
+			fmt.Fprint(io.Out, wrapText("A look at "+out.at.UTC().Format(time.RFC3339)+", not a round of cron: no alert state "+
+				"was read or saved and nothing was notified. Each alert starts from inactive, so a rule with `for` "+
+				"is pending at most; rules backtest shows when it would have fired.", io.OutWidth))
+		}
 	}
 	if err := render.RenderTable(io.Out, t, f); err != nil {
 		return err
 	}
-	// CSV holds one table; its readers get failures on stderr.
-	if len(sent) == 0 || f == render.FormatCSV {
+	// CSV holds one table; its readers get notes in the note column and
+	// failures on stderr.
+	if f == render.FormatCSV {
+		return nil
+	}
+	if notes := noteLines(rows); len(notes) > 0 {
+		fmt.Fprintln(io.Out)
+		for _, n := range notes {
+			fmt.Fprint(io.Out, wrapText(n, io.OutWidth))
+		}
+	}
+	if len(sent) == 0 {
 		return nil
 	}
 	nt := reports.Table{Title: "Notifications", Columns: []string{"receiver", "status", "reason", "group", "alerts", "attempts", "delivered", "error"},
@@ -322,6 +455,126 @@ func renderCheck(io *IO, out checkPrint, f render.Format, quiet bool) error {
 	}
 	fmt.Fprintln(io.Out)
 	return render.RenderTable(io.Out, nt, f)
+}
+
+// addNotes sets each row's note: why a label set past its threshold is
+// inactive, and, for a rule without data, when the latest data is and
+// how to look at it.
+func addNotes(rows []check.Row, out checkPrint) {
+	byName := map[string]*rules.Rule{}
+	if out.rules != nil {
+		for _, r := range out.rules.Rules {
+			byName[r.Name] = r
+		}
+	}
+	for i := range rows {
+		r := &rows[i]
+		switch {
+		case r.Note != "":
+		case r.NeedsSamples != "":
+			r.Note = render.MetricText(r.Metric, r.Value)
+			if c := counts(*r); c != "" {
+				r.Note += " (" + c + ")"
+			}
+			if t := thresholdCell(*r); t != nil {
+				r.Note += " " + t.(string)
+			}
+			r.Note += ", needs " + r.NeedsSamples
+		case r.State == "no data":
+			r.Note = noDataNote(byName[r.Rule], out)
+		}
+	}
+}
+
+// noDataNote says of a rule without data where the data is: "no data in
+// the last 24h; latest data 2025-11-05T18:40:12Z: try check --at
+// 2025-11-05T18:41:00Z, or rules backtest".
+func noDataNote(r *rules.Rule, out checkPrint) string {
+	window := "its window"
+	var start time.Time // the window's start, when it is a duration
+	if r != nil && r.Window.Duration > 0 {
+		window = "the last " + durationText(r.Window.Duration)
+		if out.look {
+			window = "the " + durationText(r.Window.Duration) + " before " + out.at.UTC().Format(time.RFC3339)
+		}
+		start = out.at.Add(-r.Window.Duration)
+	} else if r != nil && r.Window.Runs > 0 {
+		// The last N runs are there whenever a run is: none of them has
+		// what the rule counts.
+		return fmt.Sprintf("no data in the last %d runs: they have none of what the rule counts", r.Window.Runs)
+	}
+	note := "no data in " + window
+	if out.latest == nil {
+		return note + "; no run has a start time"
+	}
+	latest := out.latest.UTC()
+	note += "; latest data " + latest.Format(time.RFC3339)
+	switch {
+	case !start.IsZero() && latest.Before(start):
+		next := latest.Truncate(time.Minute).Add(time.Minute)
+		note += ": try check --at " + next.Format(time.RFC3339) + ", or rules backtest"
+	case out.look && !latest.Before(out.at):
+		note += ", after this look: try a later --at, or rules backtest"
+	}
+	return note
+}
+
+// durationText is a window as a person writes it: 24h, 7d, 30m.
+func durationText(d time.Duration) string {
+	switch {
+	case d%(24*time.Hour) == 0 && d > 24*time.Hour:
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	}
+	return d.String()
+}
+
+// noteLines are the rows' notes for under the table, "rule: note", rules
+// with the same note on one line.
+func noteLines(rows []check.Row) []string {
+	var order []string
+	names := map[string][]string{}
+	for _, r := range rows {
+		if r.Note == "" {
+			continue
+		}
+		name := r.Rule + check.LabelText(r.Labels)
+		if _, ok := names[r.Note]; !ok {
+			order = append(order, r.Note)
+		}
+		names[r.Note] = append(names[r.Note], name)
+	}
+	out := make([]string, 0, len(order))
+	for _, n := range order {
+		out = append(out, render.EscapeControls(strings.Join(names[n], ", ")+": "+n))
+	}
+	return out
+}
+
+// wrapText breaks s into lines at spaces to fit width (no wrapping when
+// width is 0), ending with a newline.
+func wrapText(s string, width int) string {
+	if width <= 0 {
+		return s + "\n"
+	}
+	var b strings.Builder
+	line := 0
+	for i, w := range strings.Fields(s) {
+		n := utf8.RuneCountInString(w)
+		if i > 0 && line+1+n > width {
+			b.WriteString("\n")
+			line = 0
+		} else if i > 0 {
+			b.WriteString(" ")
+			line++
+		}
+		b.WriteString(w)
+		line += n
+	}
+	return b.String() + "\n"
 }
 
 // checkTable lays the rows out for a person. width > 0 is a terminal's:
@@ -378,14 +631,14 @@ func checkTable(rows []check.Row, code int, width int) reports.Table {
 // condition as the rule file has it.
 func checkCSV(rows []check.Row, code int) reports.Table {
 	t := reports.Table{Title: "orchstat check: " + check.StatusNames[code],
-		Columns: []string{"rule", "severity", "state", "labels", "metric", "value", "numerator", "denominator", "threshold", "condition", "active_since", "changed", "error"}}
+		Columns: []string{"rule", "severity", "state", "labels", "metric", "value", "numerator", "denominator", "threshold", "condition", "active_since", "changed", "error", "note"}}
 	for _, r := range rows {
 		var since any
 		if r.ActiveSince != nil {
 			since = *r.ActiveSince
 		}
 		t.Rows = append(t.Rows, []any{r.Rule, r.Severity, r.State, strings.TrimSuffix(strings.TrimPrefix(check.LabelText(r.Labels), "{"), "}"), r.Metric,
-			r.Value, r.Numerator, r.Denominator, r.Threshold, r.Condition, since, r.Changed, r.Error})
+			r.Value, r.Numerator, r.Denominator, r.Threshold, r.Condition, since, r.Changed, r.Error, r.Note})
 	}
 	return t
 }

@@ -308,7 +308,7 @@ func TestCheckListsEveryRule(t *testing.T) {
 	}
 	// CSV is for programs: full precision.
 	code, out, _ = runCLI(t, "", "--db", db, "check", "--no-ingest", "--format", "csv")
-	if code != 0 || !strings.Contains(out, "provider_retry_rate_high,warning,inactive,,provider_retry_rate,0.1,3,30,0.2,value > threshold && denominator >= 20,,,\n") ||
+	if code != 0 || !strings.Contains(out, "provider_retry_rate_high,warning,inactive,,provider_retry_rate,0.1,3,30,0.2,value > threshold && denominator >= 20,,,,\n") ||
 		!strings.Contains(out, "run_failure_cascade,critical,inactive,,failed_runs,0,,,3,") {
 		t.Errorf("csv: exit %d\n%s", code, out)
 	}

@@ -22,7 +22,7 @@ described in docs/rules.md.`,
 			return usageError{fmt.Errorf("rules needs a subcommand, such as check")}
 		},
 	}
-	cmd.AddCommand(newRulesCheckCmd(g), newRulesTestCmd(g))
+	cmd.AddCommand(newRulesCheckCmd(g), newRulesTestCmd(g), newRulesBacktestCmd(g, nil))
 	return cmd
 }
 

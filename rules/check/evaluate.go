@@ -7,6 +7,7 @@ package check
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"strconv"
 	"strings"
@@ -70,8 +71,25 @@ type Row struct {
 	ActiveSince *time.Time        `json:"active_since,omitempty"`
 	Changed     string            `json:"changed,omitempty"` // this check's transition, as from→to
 	NoData      bool              `json:"no_data,omitempty"`
-	Error       string            `json:"error,omitempty"` // the rule could not be evaluated or annotated
+	// NeedsSamples is the samples an inactive label set's condition asks
+	// for ("≥ 5") when its value is past the threshold but its
+	// denominator short of them: why it does not hold.
+	NeedsSamples string `json:"needs_samples,omitempty"`
+	// Note says more about the row: when the latest data is, for a rule
+	// without data, or why a rule was skipped.
+	Note  string `json:"note,omitempty"`
+	Error string `json:"error,omitempty"` // the rule could not be evaluated or annotated
 }
+
+// ErrNotAtTime is a sampler's answer for a rule it cannot evaluate at the
+// instant asked: a rule with its own SQL reads the store as it is, so it
+// has no value at a past time. Evaluate skips such a rule, keeping its
+// alerts as they were, and it is not a failure.
+var ErrNotAtTime = errors.New("a rule with its own sql reads the store as it is now, not at another time")
+
+// StateSkipped is the state of a rule that was not evaluated (see
+// ErrNotAtTime).
+const StateSkipped = "skipped"
 
 // Evaluate evaluates every rule of rf at now, advancing the alerts of the
 // last evaluation (prev, by rule). It reads samples and nothing else.
@@ -91,6 +109,13 @@ func Evaluate(ctx context.Context, s rules.Sampler, rf *rules.File, prev map[str
 	code := OK
 	for _, r := range rf.Rules {
 		samples, obs, noData, err := observe(ctx, s, r, scope)
+		if errors.Is(err, ErrNotAtTime) {
+			ev.Alerts = append(ev.Alerts, prev[r.Name]...)
+			row := ruleRow(r, StateSkipped)
+			row.Note = ErrNotAtTime.Error()
+			ev.Rows = append(ev.Rows, row)
+			continue
+		}
 		if err != nil {
 			ev.Failures = append(ev.Failures, Failure{Rule: r.Name, Err: err})
 			ev.Alerts = append(ev.Alerts, prev[r.Name]...)
@@ -110,7 +135,9 @@ func Evaluate(ctx context.Context, s rules.Sampler, rf *rules.File, prev map[str
 			changed[c.Alert.Fingerprint] = c
 		}
 		if noData {
-			ev.Rows = append(ev.Rows, ruleRow(r, "no data"))
+			row := ruleRow(r, "no data")
+			row.NoData = true
+			ev.Rows = append(ev.Rows, row)
 		}
 		code = max(code, ev.addAlerts(r, next, changed))
 		if !noData {
@@ -258,6 +285,7 @@ func inactiveRows(r *rules.Rule, obs []rules.Observation, alerts []rules.Alert, 
 		row := ruleRow(r, rules.StateInactive.String())
 		row.Labels, row.Value, row.Numerator, row.Denominator = o.Sample.Labels, o.Sample.Value, o.Sample.Numerator, o.Sample.Denominator
 		row.NoData = o.Sample.Value == nil
+		row.NeedsSamples, _ = r.ShortOfSamples(o.Sample)
 		if c, ok := changed[fp]; ok {
 			row.Changed = c.From.String() + "→" + c.To.String()
 		}

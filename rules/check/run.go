@@ -47,6 +47,10 @@ type Result struct {
 	Sent []Sent
 	// Kept is how many notifications stay queued for the next check.
 	Kept int
+	// Latest is when the latest run of the check's scope started, read
+	// only when some rule had no data, so the check can say where the
+	// data is; nil otherwise, or when no run has a start.
+	Latest *time.Time
 }
 
 // Run checks the store: it evaluates every rule from the alerts the last
@@ -75,6 +79,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	sampler.Paths = o.Paths
 	res := Result{DB: st.Path, Evaluation: Evaluate(ctx, sampler, o.Rules, prev, o.Now, o.Scope)}
 	res.Alerts = append(res.Alerts, others...)
+	if res.Latest, err = latestIfNoData(ctx, data, o.Rules, o.Paths, res.Rows); err != nil {
+		return Result{}, err
+	}
 	for _, f := range res.Failures {
 		o.Warn(fmt.Sprintf("rule %s: %v", f.Rule, f.Err))
 	}
@@ -117,4 +124,43 @@ func save(ctx context.Context, st *query.Store, o Options, ev Evaluation) (refre
 	}
 	pending, err = st.CountPending(ctx)
 	return refresh, pending, err
+}
+
+// Look evaluates every rule at at, a past time, over data as it was then:
+// each window ends at at. It is a look, not a round of cron: no alert
+// state is read or saved and nothing is notified, so every alert starts
+// from inactive (a rule with `for` is pending at most). The caller closes
+// data.
+func Look(ctx context.Context, data *query.Store, rf *rules.File, at time.Time, paths []string, scope string) (Result, error) {
+	sampler := NewSampler(data, at)
+	sampler.Paths = paths
+	sampler.Past = true
+	res := Result{DB: data.Path, Evaluation: Evaluate(ctx, sampler, rf, nil, at, scope)}
+	res.Notify = nil // a look notifies nothing
+	for i := range res.Rows {
+		// Every alert starts from inactive at the look: a change from it,
+		// or its start, is no news.
+		res.Rows[i].Changed = ""
+		res.Rows[i].ActiveSince = nil
+	}
+	var err error
+	res.Latest, err = latestIfNoData(ctx, data, rf, paths, res.Rows)
+	return res, err
+}
+
+// latestIfNoData is when the latest run under paths started, when some
+// rule over a time window has no data (a rule over the last N runs has
+// runs whenever there are any); nil otherwise.
+func latestIfNoData(ctx context.Context, data *query.Store, rf *rules.File, paths []string, rows []Row) (*time.Time, error) {
+	timed := map[string]bool{}
+	for _, r := range rf.Rules {
+		timed[r.Name] = r.Window.Duration > 0
+	}
+	for _, r := range rows {
+		if r.State == "no data" && timed[r.Rule] {
+			_, last, err := data.DataSpan(ctx, paths)
+			return last, err
+		}
+	}
+	return nil, nil
 }

@@ -17,7 +17,13 @@ import (
 type StoreSampler struct {
 	// Paths, when set, keeps every rule's window to the runs found under
 	// them (check PATH...).
-	Paths   []string
+	Paths []string
+	// Past makes the windows end at the sampler's instant: runs that
+	// start at or after it are left out, as a look at a past time (check
+	// --at) and a backtest need. A rule with its own SQL then cannot be
+	// evaluated (ErrNotAtTime). A check at the present leaves it unset,
+	// so a run whose clock is ahead is not missed.
+	Past    bool
 	st      *query.Store
 	now     time.Time
 	metrics map[sampleKey]reports.Metrics
@@ -40,12 +46,20 @@ func NewSampler(st *query.Store, now time.Time) *StoreSampler {
 // set. An empty result means no data.
 func (s *StoreSampler) Samples(ctx context.Context, r *rules.Rule) ([]rules.Sample, error) {
 	if r.SQL != "" {
+		if s.Past {
+			return nil, ErrNotAtTime
+		}
 		// The rule's own query chooses its data; window does not apply.
 		series, err := s.st.SQLSeries(ctx, r.SQL)
 		return samplesOf(series), err
 	}
 	f := windowFilter(r.Window, s.now)
 	f.Paths = s.Paths
+	if s.Past {
+		// The runs that started before now, as report --until now has.
+		until := s.now
+		f.Until = &until
+	}
 	if len(r.By) > 0 {
 		return s.split(ctx, r, f)
 	}

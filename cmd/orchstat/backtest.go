@@ -1,0 +1,363 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/reports/render"
+	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/check"
+)
+
+// maxBacktestPoints caps a backtest's evaluations: each reads the store
+// once per window the rules use.
+const maxBacktestPoints = 10000
+
+// backtestOptions are rules backtest's flags and what it takes from
+// outside.
+type backtestOptions struct {
+	g *globals
+	ingestFirst
+	Format         string
+	Rules          string
+	From, To, Step string
+	IO             *IO
+}
+
+func newRulesBacktestCmd(g *globals, runF func(context.Context, *backtestOptions) error) *cobra.Command {
+	o := &backtestOptions{g: g, IO: g.io}
+	cmd := &cobra.Command{
+		Use:   "backtest [PATH...]",
+		Short: "Evaluate the alert rules over the recorded history, as cron would have",
+		Long: `Evaluate every rule of the rule file at each step from --from to --to, as
+check would have had it run from cron at each step, and print when each
+alert would have fired and resolved and how many notifications it would have
+sent. Tune thresholds this way before turning cron on.
+
+Each evaluation is check's: the rules' windows end at the step (only runs
+that started before it count), and alert state goes from one step to the
+next as it does between checks (pending, firing after for, kept firing for
+keep_firing_for, resolved), but in memory: the store's alert state is
+neither read nor written, and nothing is sent. Notifications are planned as
+check plans them, with the route's group_by and repeat_interval; sent counts
+the changes and repeats check would have queued (a notification grouping
+several rules counts for each), not Alertmanager's periodic refreshes.
+
+--from and --to default to the first and the last run's start, on the
+step's grid (the last step is after the last run); they take RFC 3339, a
+date such as 2025-11-05, or a duration ago such as 7d. --step defaults to
+the shortest of 5m, 15m, 1h, 3h, 6h, 12h, 1d and 7d that gives at most 200
+evaluations: 1h for a few days of runs, 1d for half a year. A rule's for
+counted in checks (for: 2) counts steps, so at 1h for: 2 fires an hour after
+the condition first holds; --step 5m matches a check every 5 minutes. A
+rule with its own sql reads the store as it is now, so it is skipped.
+
+With PATHs, the rules see only the runs found under them, as check's do.
+Tables fit a terminal's width (--wide prints them whole); JSON and CSV keep
+full precision.
+
+Exit status: 0 when every rule was evaluated (whatever fired), 1 when a rule
+failed or the store could not be read, 2 on usage errors.`,
+		Example: `  # The built-in rules over the bundled runs, every hour of them
+  orchstat rules backtest testdata/runs
+
+  # A team's rules over the last month, as a check every 15 minutes
+  orchstat rules backtest --rules team-alerts.yaml --from 30d --step 15m`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Paths = args
+			if _, err := render.ParseFormat(o.Format); err != nil {
+				return usageError{err}
+			}
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return backtestRun(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	o.ingestFirst.flags(cmd, "backtest the store as it is, without ingesting first")
+	o.ingestFirst.lakeFlag(cmd)
+	f.StringVarP(&o.Format, "format", "f", "table", "output format: table, markdown, json or csv")
+	f.StringVar(&o.Rules, "rules", "", "rule file (default: the built-in alerts.yaml)")
+	f.StringVar(&o.From, "from", "", "first evaluation (default: the first run's start, on the step's grid)")
+	f.StringVar(&o.To, "to", "", "last evaluation (default: the step after the last run's start)")
+	f.StringVar(&o.Step, "step", "", "time between evaluations, such as 5m, 1h or 1d (default: at most 200 evaluations)")
+	f.Lookup("quiet").Usage = "print no ingest progress"
+	addWideFlag(cmd, g.io)
+	return cmd
+}
+
+// parseStep reads --step: a Go duration or a number of days (1d).
+func parseStep(s string) (time.Duration, error) {
+	var d time.Duration
+	if m := daysRe.FindStringSubmatch(s); m != nil {
+		var n int
+		fmt.Sscan(m[1], &n)
+		d = time.Duration(n) * 24 * time.Hour
+	} else {
+		var err error
+		if d, err = time.ParseDuration(s); err != nil {
+			return 0, fmt.Errorf("--step: %q is not a duration (5m, 1h, 1d)", s)
+		}
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("--step: %q is not a positive duration", s)
+	}
+	return d, nil
+}
+
+// backtestSpan is the backtest's instants from the flags and the data's
+// span (first and last run's start, nil without dated runs).
+func backtestSpan(o *backtestOptions, now time.Time, first, last *time.Time) (times []time.Time, step time.Duration, err error) {
+	var from, to *time.Time
+	if o.From != "" {
+		if from, err = parseWhen(now, o.From); err != nil {
+			return nil, 0, usageError{fmt.Errorf("--from: %w", err)}
+		}
+	}
+	if o.To != "" {
+		if to, err = parseWhen(now, o.To); err != nil {
+			return nil, 0, usageError{fmt.Errorf("--to: %w", err)}
+		}
+	}
+	if o.Step != "" {
+		if step, err = parseStep(o.Step); err != nil {
+			return nil, 0, usageError{err}
+		}
+	}
+	if (from == nil || to == nil) && first == nil {
+		return nil, 0, fmt.Errorf("no run with a start time to backtest over: ingest some, or give --from and --to")
+	}
+	lo, hi := from, to
+	if lo == nil {
+		lo = first
+	}
+	if hi == nil {
+		hi = last
+	}
+	if step == 0 {
+		step = check.DefaultStep(*lo, *hi)
+	}
+	if from == nil {
+		t := first.Truncate(step)
+		from = &t
+	}
+	if to == nil {
+		t := last.Truncate(step).Add(step)
+		to = &t
+	}
+	if !from.Before(*to) {
+		return nil, 0, usageError{fmt.Errorf("--from %s is not before --to %s", from.Format(time.RFC3339), to.Format(time.RFC3339))}
+	}
+	times, ok := check.BacktestTimes(*from, *to, step, maxBacktestPoints)
+	if !ok {
+		return nil, 0, usageError{fmt.Errorf("--step %s from %s to %s is more than %d evaluations: take a longer step or a shorter span",
+			durationText(step), from.Format(time.RFC3339), to.Format(time.RFC3339), maxBacktestPoints)}
+	}
+	return times, step, nil
+}
+
+func backtestRun(ctx context.Context, o *backtestOptions) error {
+	format, _ := render.ParseFormat(o.Format)
+	now := o.IO.Now().UTC()
+	rf, err := loadRules(o.Rules)
+	if err != nil {
+		return err
+	}
+	st, unread, err := o.ingestFirst.open(ctx, o.g, false)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	scope, paths, err := o.scopeOf(ctx, st, true)
+	if err != nil {
+		return err
+	}
+	db := st.Path
+	if o.Lake != "" {
+		scope.Lake = o.lakeName
+		db = "lake " + o.lakeName
+	}
+	first, last, err := st.DataSpan(ctx, paths)
+	if err != nil {
+		return err
+	}
+	times, step, err := backtestSpan(o, now, first, last)
+	if err != nil {
+		return err
+	}
+	bt, err := check.RunBacktest(ctx, check.BacktestOptions{Rules: rf, Times: times, Scope: scopeLabel(scope),
+		Sampler: func(at time.Time) rules.Sampler {
+			s := check.NewSampler(st, at)
+			s.Paths = paths
+			s.Past = true
+			return s
+		}})
+	if err != nil {
+		return err
+	}
+	p := backtestPrint{db: db, scope: scope, rulesFile: rf.Path, from: times[0], to: times[len(times)-1], step: step, bt: bt}
+	if err := renderBacktest(o.IO, p, format); err != nil {
+		return err
+	}
+	failed := false
+	for _, r := range bt.Rules {
+		if r.Failed > 0 {
+			fmt.Fprintf(o.IO.Err, "orchstat: rule %s failed at %d of %d evaluations; the first: %s\n", r.Rule, r.Failed, bt.Evaluations, r.Error)
+			failed = true
+		}
+	}
+	if failed || unread {
+		return silentError{exitError}
+	}
+	return nil
+}
+
+// backtestPrint is what rules backtest prints.
+type backtestPrint struct {
+	db        string
+	scope     reports.Scope
+	rulesFile string
+	from, to  time.Time
+	step      time.Duration
+	bt        check.Backtest
+}
+
+func renderBacktest(io *IO, p backtestPrint, f render.Format) error {
+	bt := p.bt
+	if f == render.FormatJSON {
+		b, err := render.MarshalJSON(map[string]any{"database": p.db, "scope": p.scope, "rule_file": p.rulesFile,
+			"from": p.from.UTC(), "to": p.to.UTC(), "step": durationText(p.step), "step_seconds": p.step.Seconds(),
+			"evaluations": bt.Evaluations, "receivers": bt.Receivers, "notifications": bt.Notifications, "rules": bt.Rules})
+		if err != nil {
+			return err
+		}
+		_, err = io.Out.Write(b)
+		return err
+	}
+	if f == render.FormatCSV {
+		return render.RenderTable(io.Out, backtestCSV(bt), f)
+	}
+	fmt.Fprintln(io.Out, render.ScopeText(p.db, p.scope, io.OutWidth))
+	fmt.Fprint(io.Out, wrapText(fmt.Sprintf("The rules of %s from %s to %s, every %s: %d evaluations as check would have made them, "+
+		"with alert state in memory; nothing was saved or sent.", p.rulesFile, p.from.UTC().Format(time.RFC3339),
+		p.to.UTC().Format(time.RFC3339), durationText(p.step), bt.Evaluations), io.OutWidth))
+	if err := render.RenderTable(io.Out, backtestRulesTable(bt, io.OutWidth), f); err != nil {
+		return err
+	}
+	fmt.Fprintln(io.Out)
+	if err := render.RenderTable(io.Out, backtestAlertsTable(bt, io.OutWidth, p.from, p.to), f); err != nil {
+		return err
+	}
+	fmt.Fprintln(io.Out)
+	note := fmt.Sprintf("held: evaluations at which the condition held; short: those at which a value was past "+
+		"the threshold but short of the samples the condition asks for; blips: alerts pending that never fired. "+
+		"A rule's for counted in checks counts evaluations, here every %s.", durationText(p.step))
+	if bt.Receivers {
+		note += " sent: the notifications check would have queued (changes, and repeats after repeat_interval)."
+	} else {
+		note += " The rule file has no receivers, so nothing would have been sent."
+	}
+	fmt.Fprint(io.Out, wrapText(note, io.OutWidth))
+	return nil
+}
+
+// backtestRulesTable is one row per rule: how often it fired, blipped,
+// held and had no data, and what it would have sent.
+func backtestRulesTable(bt check.Backtest, width int) reports.Table {
+	t := reports.Table{Title: "Rules", Width: width}
+	if width > 0 {
+		t.Columns = []string{"rule", "fired", "blips", "held", "short", "no data", "sent"}
+	} else {
+		t.Columns = []string{"rule", "severity", "threshold", "fired", "blips", "held", "short", "no_data", "skipped", "failed", "sent"}
+	}
+	for _, r := range bt.Rules {
+		held := fmt.Sprintf("%d/%d", r.Held, bt.Evaluations)
+		if width > 0 {
+			t.Rows = append(t.Rows, []any{r.Rule, len(r.Alerts), r.Blips, held, r.Short, r.NoData, r.Notifications})
+			continue
+		}
+		var threshold any
+		if r.Threshold != nil {
+			threshold = render.ThresholdShort(r.Metric, r.Condition, *r.Threshold)
+		}
+		t.Rows = append(t.Rows, []any{r.Rule, r.Severity, threshold, len(r.Alerts), r.Blips, held, r.Short, r.NoData, r.Skipped, r.Failed, r.Notifications})
+	}
+	return t
+}
+
+// backtestAlertsTable is one row per alert that would have fired.
+func backtestAlertsTable(bt check.Backtest, width int, from, to time.Time) reports.Table {
+	t := reports.Table{Title: "Alerts that would have fired", Width: width}
+	if width > 0 {
+		t.Columns = []string{"rule", "fired", "resolved", "value", "sent"}
+	} else {
+		t.Columns = []string{"rule", "labels", "active_since", "fired", "resolved", "value", "numerator", "denominator", "sent"}
+	}
+	// At a terminal, times within the year the title names are month,
+	// day and time, so the table fits 80 columns.
+	layout := "2006-01-02 15:04"
+	if from.UTC().Year() == to.UTC().Year() {
+		layout = "01-02 15:04"
+	}
+	stamp := func(tm time.Time) any {
+		if width > 0 {
+			return tm.UTC().Format(layout)
+		}
+		return tm.UTC()
+	}
+	for _, r := range bt.Rules {
+		for _, a := range r.Alerts {
+			var resolved any = "still firing"
+			if a.ResolvedAt != nil {
+				resolved = stamp(*a.ResolvedAt)
+			}
+			row := check.Row{Metric: r.Metric, Value: a.Value, Numerator: a.Numerator, Denominator: a.Denominator}
+			if width > 0 {
+				value := render.MetricText(r.Metric, a.Value)
+				if c := counts(row); c != "" {
+					value += " (" + c + ")"
+				}
+				t.Rows = append(t.Rows, []any{strings.TrimSpace(r.Rule + " " + check.LabelText(a.Labels)), stamp(a.FiredAt), resolved, value, a.Notifications})
+				continue
+			}
+			t.Rows = append(t.Rows, []any{r.Rule, strings.Trim(check.LabelText(a.Labels), "{}"), stamp(a.ActiveAt), stamp(a.FiredAt), resolved,
+				render.MetricText(r.Metric, a.Value), countCell(a.Numerator), countCell(a.Denominator), a.Notifications})
+		}
+	}
+	if len(t.Rows) == 0 {
+		t.Rows = append(t.Rows, []any{"(none)"})
+		for range t.Columns[1:] {
+			t.Rows[0] = append(t.Rows[0], "")
+		}
+	}
+	return t
+}
+
+// backtestCSV is one row per alert that would have fired, and one per
+// rule that never fired, at full precision.
+func backtestCSV(bt check.Backtest) reports.Table {
+	t := reports.Table{Title: "rules backtest", Columns: []string{"rule", "severity", "held", "short", "no_data", "blips", "rule_notifications",
+		"labels", "active_since", "fired", "resolved", "value", "numerator", "denominator", "notifications"}}
+	for _, r := range bt.Rules {
+		lead := []any{r.Rule, r.Severity, r.Held, r.Short, r.NoData, r.Blips, r.Notifications}
+		if len(r.Alerts) == 0 {
+			t.Rows = append(t.Rows, append(lead, nil, nil, nil, nil, nil, nil, nil, nil))
+			continue
+		}
+		for _, a := range r.Alerts {
+			var resolved any
+			if a.ResolvedAt != nil {
+				resolved = a.ResolvedAt.UTC()
+			}
+			t.Rows = append(t.Rows, append(append([]any{}, lead...), strings.Trim(check.LabelText(a.Labels), "{}"), a.ActiveAt.UTC(), a.FiredAt.UTC(), resolved,
+				a.Value, a.Numerator, a.Denominator, a.Notifications))
+		}
+	}
+	return t
+}

@@ -1,0 +1,216 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/notify"
+)
+
+// BacktestOptions are what a backtest needs: the rules, the data as it
+// was at each instant, and the instants.
+type BacktestOptions struct {
+	Rules *rules.File
+	// Sampler reads the data as it was at an instant: windows that end
+	// there (see StoreSampler.Past).
+	Sampler func(at time.Time) rules.Sampler
+	// Times are the instants to evaluate at, in order.
+	Times []time.Time
+	// Scope labels the alerts, as a check's (see Evaluate).
+	Scope string
+}
+
+// Backtest is the rules' history over a span of time: what check would
+// have done had it run at each instant.
+type Backtest struct {
+	Evaluations int            `json:"evaluations"`
+	Rules       []RuleBacktest `json:"rules"`
+	// Notifications is how many notifications check would have queued,
+	// a notification grouping several rules' alerts counted once.
+	Notifications int `json:"notifications"`
+	// Receivers says whether the rule file has receivers to notify.
+	Receivers bool `json:"receivers"`
+}
+
+// RuleBacktest is one rule's history.
+type RuleBacktest struct {
+	Rule      string   `json:"rule"`
+	Severity  string   `json:"severity"`
+	Metric    string   `json:"metric"`
+	Threshold *float64 `json:"threshold"`
+	Condition string   `json:"condition"`
+	// Held counts the evaluations at which the condition held for some
+	// label set; NoData those at which the rule had no data; Skipped
+	// those at which it could not be evaluated at a past time
+	// (ErrNotAtTime); Failed those at which it failed.
+	Held int `json:"held"`
+	// Short counts the evaluations at which a label set was past the
+	// threshold but short of the samples the condition asks for (see
+	// rules.Rule.ShortOfSamples).
+	Short   int `json:"short"`
+	NoData  int `json:"no_data"`
+	Skipped int `json:"skipped,omitempty"`
+	Failed  int `json:"failed,omitempty"`
+	// Blips counts the alerts that went pending and back to inactive
+	// without firing.
+	Blips int `json:"blips"`
+	// Alerts are the alerts that fired, in order.
+	Alerts []Incident `json:"alerts"`
+	// Notifications counts the notifications that would have carried the
+	// rule's alerts.
+	Notifications int    `json:"notifications"`
+	Error         string `json:"error,omitempty"` // the first failure
+}
+
+// Incident is one alert that fired: from pending to resolved.
+type Incident struct {
+	Labels   map[string]string `json:"labels,omitempty"`
+	ActiveAt time.Time         `json:"active_at"`
+	FiredAt  time.Time         `json:"fired_at"`
+	// ResolvedAt is nil for an alert still firing at the last evaluation.
+	ResolvedAt *time.Time `json:"resolved_at"`
+	// The value when it fired.
+	Value       *float64 `json:"value"`
+	Numerator   *float64 `json:"numerator,omitempty"`
+	Denominator *float64 `json:"denominator,omitempty"`
+	// Notifications counts the notifications that would have carried it.
+	Notifications int `json:"notifications"`
+}
+
+// RunBacktest evaluates the rules at each of o.Times with Evaluate, from
+// no alerts, carrying the alerts from one evaluation to the next in
+// memory as check carries them in the store, and plans each evaluation's
+// notifications as check does (repeat_interval, group_by), sending none.
+// Nothing is read or written but what the samplers read.
+func RunBacktest(ctx context.Context, o BacktestOptions) (Backtest, error) {
+	bt := Backtest{Receivers: o.Rules.Route != nil && len(o.Rules.Receivers) > 0}
+	index := map[string]int{}
+	for i, r := range o.Rules.Rules {
+		index[r.Name] = i
+		bt.Rules = append(bt.Rules, RuleBacktest{Rule: r.Name, Severity: r.Severity, Metric: metricOf(r),
+			Threshold: r.Threshold, Condition: r.Condition, Alerts: []Incident{}})
+	}
+	prev := map[string][]rules.Alert{}
+	groups := map[string]time.Time{}
+	// open is each firing alert's incident, by its notification
+	// fingerprint (as notify's messages carry it).
+	type ref struct{ rule, n int }
+	open := map[string]ref{}
+	for _, at := range o.Times {
+		if err := ctx.Err(); err != nil {
+			return bt, err
+		}
+		ev := Evaluate(ctx, o.Sampler(at), o.Rules, prev, at, o.Scope)
+		bt.Evaluations++
+		prev = map[string][]rules.Alert{}
+		for _, a := range ev.Alerts {
+			prev[a.Rule] = append(prev[a.Rule], a)
+			i, ok := index[a.Rule]
+			if !ok {
+				continue
+			}
+			r, rb := o.Rules.Rules[i], &bt.Rules[i]
+			key := rules.Fingerprint(r.Name, notify.Labels(r, a))
+			switch {
+			case a.State == rules.StateFiring && a.FiredAt.Equal(at):
+				rb.Alerts = append(rb.Alerts, Incident{Labels: a.Labels, ActiveAt: a.ActiveAt, FiredAt: a.FiredAt,
+					Value: a.Value, Numerator: a.Numerator, Denominator: a.Denominator})
+				open[key] = ref{i, len(rb.Alerts) - 1}
+			case a.State == rules.StateResolved && a.ResolvedAt.Equal(at):
+				if x, ok := open[key]; ok && x.rule == i {
+					t := a.ResolvedAt
+					rb.Alerts[x.n].ResolvedAt = &t
+				}
+			}
+		}
+		held, short := map[string]bool{}, map[string]bool{}
+		for _, row := range ev.Rows {
+			i, ok := index[row.Rule]
+			if !ok {
+				continue
+			}
+			rb := &bt.Rules[i]
+			switch row.State {
+			case "no data":
+				rb.NoData++
+			case StateSkipped:
+				rb.Skipped++
+			case "error":
+				rb.Failed++
+				if rb.Error == "" {
+					rb.Error = fmt.Sprintf("%s: %s", at.UTC().Format(time.RFC3339), row.Error)
+				}
+			case rules.StatePending.String(), rules.StateFiring.String():
+				if !row.NoData && !held[row.Rule] {
+					held[row.Rule] = true
+					rb.Held++
+				}
+			}
+			if row.NeedsSamples != "" && !short[row.Rule] {
+				short[row.Rule] = true
+				rb.Short++
+			}
+			if row.Changed == "pending→inactive" {
+				rb.Blips++
+			}
+		}
+		queue, _ := notify.Plan(o.Rules.Route, o.Rules.Receivers, ev.Notify, groups, at)
+		bt.Notifications += len(queue)
+		for _, n := range queue {
+			counted := map[int]bool{}
+			for _, a := range n.Message.Alerts {
+				i, ok := index[a.Labels["alertname"]]
+				if !ok {
+					continue
+				}
+				if !counted[i] {
+					counted[i] = true
+					bt.Rules[i].Notifications++
+				}
+				if x, ok := open[a.Fingerprint]; ok && x.rule == i {
+					bt.Rules[i].Alerts[x.n].Notifications++
+				}
+			}
+		}
+	}
+	return bt, nil
+}
+
+// BacktestSteps are the usual steps of a backtest, the shortest first;
+// DefaultStep picks from them.
+var BacktestSteps = []time.Duration{5 * time.Minute, 15 * time.Minute, time.Hour,
+	3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour, 7 * 24 * time.Hour}
+
+// MaxDefaultPoints is how many evaluations the default step gives at most.
+const MaxDefaultPoints = 200
+
+// DefaultStep is the shortest of BacktestSteps that evaluates the span
+// from..to at most MaxDefaultPoints times: an hour for a few days of
+// data, a day for half a year.
+func DefaultStep(from, to time.Time) time.Duration {
+	span := to.Sub(from)
+	for _, s := range BacktestSteps {
+		if span/s < MaxDefaultPoints {
+			return s
+		}
+	}
+	return BacktestSteps[len(BacktestSteps)-1]
+}
+
+// BacktestTimes are from, from+step, ... up to to, at most limit of them
+// (false when there would be more).
+func BacktestTimes(from, to time.Time, step time.Duration, limit int) ([]time.Time, bool) {
+	if step <= 0 || to.Before(from) {
+		return nil, true
+	}
+	if int64(to.Sub(from)/step) >= int64(limit) {
+		return nil, false
+	}
+	var out []time.Time
+	for t := from; !t.After(to); t = t.Add(step) {
+		out = append(out, t)
+	}
+	return out, true
+}
