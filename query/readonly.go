@@ -110,5 +110,8 @@ func describeStatement(stmt string) string {
 	if word == "" || len(word) > 20 {
 		return "this statement"
 	}
+	if strings.ContainsRune("AEIOU", rune(word[0])) {
+		return "an " + word + " statement"
+	}
 	return "a " + word + " statement"
 }

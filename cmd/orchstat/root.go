@@ -383,6 +383,9 @@ func (g *globals) openWith(ctx context.Context, path string, opts query.Options)
 	}
 	opts.LockTimeout = g.lockTimeout
 	opts.Waiting = func(holder string) {
+		if g.io.Quiet {
+			return // cron mails whatever a quiet command prints
+		}
 		abs, _ := filepath.Abs(path)
 		fmt.Fprintf(g.io.Err, "orchstat: waiting for %s, held by %s\n", abs, holder)
 	}

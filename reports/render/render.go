@@ -356,7 +356,7 @@ func csvCell(v any) string {
 	case nil:
 		return ""
 	case string:
-		return x
+		return csvText(x)
 	case bool:
 		return strconv.FormatBool(x)
 	case int64:
@@ -897,7 +897,38 @@ func escapeControls(s string) string {
 	return b.String()
 }
 
-// isControl reports whether r is a C0 control, DEL or a C1 control.
+// csvText escapes a CSV cell's controls as tables do (escapeControls),
+// but for tab, newline and carriage return, which a quoted CSV field holds
+// as they are: ESC, NUL and BEL would reach whatever shows the file.
+func csvText(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return isControl(r) && r != '\t' && r != '\n' && r != '\r' || r == utf8.RuneError }) {
+		return s
+	}
+	var b strings.Builder
+	for _, part := range strings.SplitAfter(s, "\n") {
+		line := strings.TrimSuffix(part, "\n")
+		for i, field := range strings.Split(line, "\t") {
+			if i > 0 {
+				b.WriteByte('\t')
+			}
+			cr := strings.HasSuffix(field, "\r")
+			b.WriteString(escapeControls(strings.TrimSuffix(field, "\r")))
+			if cr {
+				b.WriteByte('\r')
+			}
+		}
+		if len(part) > len(line) {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// isControl reports whether r is a C0 control, DEL, a C1 control, or a
+// bidirectional control (U+202A-U+202E, U+2066-U+2069, the marks U+200E,
+// U+200F and U+061C), which reorders what a terminal shows after it
+// ("Trojan Source").
 func isControl(r rune) bool {
-	return r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f)
+	return r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) ||
+		r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f || r == 0x061c
 }

@@ -830,8 +830,9 @@ func TestRenderTableControlCharacters(t *testing.T) {
 			t.Errorf("header = %q", recs[0])
 		}
 		for i, c := range cells {
-			// encoding/csv reads \r\n inside a quoted field as \n.
-			if want := strings.ReplaceAll(c, "\r\n", "\n"); recs[i+1][1] != want {
+			// encoding/csv reads \r\n inside a quoted field as \n; the
+			// other controls are escaped as tables escape them.
+			if want := strings.ReplaceAll(csvText(c), "\r\n", "\n"); recs[i+1][1] != want {
 				t.Errorf("row %d = %q, want %q", i, recs[i+1][1], want)
 			}
 		}
@@ -881,12 +882,15 @@ func TestRenderReportControlCharacters(t *testing.T) {
 			if v := renderJSONPath(t, doc, tt.jsonKey); v != raw {
 				t.Errorf("JSON %s = %q, want %q", tt.jsonKey, v, raw)
 			}
+			// CSV keeps newlines and tabs, which a quoted field holds, and
+			// escapes the other controls as tables do.
+			const csvWant = "x\\x1b]0;pwned\\a\n|\t\\u009by"
 			key := tt.csv[1]
 			if key == "" && tt.csv[0] != "overview" {
-				key = raw
+				key = csvWant
 			}
-			if v := renderCSVField(t, out[FormatCSV], tt.csv[0], key, tt.csv[2], tt.csvCol); v != raw {
-				t.Errorf("CSV %v = %q, want %q", tt.csv, v, raw)
+			if v := renderCSVField(t, out[FormatCSV], tt.csv[0], key, tt.csv[2], tt.csvCol); v != csvWant {
+				t.Errorf("CSV %v = %q, want %q", tt.csv, v, csvWant)
 			}
 		})
 	}
@@ -1166,5 +1170,19 @@ func TestRenderJSONWriter(t *testing.T) {
 				t.Errorf("encoded %T as %s, want an error", tt.v, got.String())
 			}
 		})
+	}
+}
+
+// A right-to-left override would reorder what the terminal shows after
+// it ("Trojan Source"): tables show it escaped, as other controls.
+func TestBidiControlsEscaped(t *testing.T) {
+	for _, r := range []rune{0x202e, 0x202a, 0x2066, 0x2069, 0x200f} {
+		got := escapeControls("run-" + string(r) + "1")
+		if strings.ContainsRune(got, r) || !strings.Contains(got, strconv.QuoteRune(r)[1:7]) {
+			t.Errorf("%U shown as %q", r, got)
+		}
+	}
+	if got := csvText("a\x1bb\x00c\x07\td\n"); got != `a\x1bb\x00c\a`+"\td\n" {
+		t.Errorf("CSV cell %q", got)
 	}
 }

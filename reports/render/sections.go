@@ -196,10 +196,10 @@ func csvRecords(sections []section) [][]string {
 
 func csvRecord(section string, r csvRow) []string {
 	if m, ok := r.value.(reports.Metric); ok {
-		return []string{section, r.key, r.name,
+		return []string{section, csvText(r.key), r.name,
 			csvCell(plainCell(m.Value)), csvCell(plainCell(m.Numerator)), csvCell(plainCell(m.Denominator))}
 	}
-	return []string{section, r.key, r.name, csvCell(plainCell(r.value)), "", ""}
+	return []string{section, csvText(r.key), r.name, csvCell(plainCell(r.value)), "", ""}
 }
 
 // csvHeader heads the long CSV.
