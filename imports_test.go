@@ -32,6 +32,7 @@ var pure = []string{
 	"rules/replay",
 	"rules/adaptive",
 	"rules/retry/runner",
+	"rules/retry/runner/guard",
 	"rules/retry/policyfile",
 	"rules/retry/awssim",
 	"rules/notify",

@@ -9,9 +9,16 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/orchstat/orchstat/rules/retry/runner/guard"
 )
 
 func main() {
+	// A guard of a command orchstat runs (exec's attempts, command
+	// receivers) is orchstat itself in a mode of its own: see guard.
+	if code, ok := guard.Main(); ok {
+		os.Exit(code)
+	}
 	// See supervise.go: unless this is the supervised child, the work is
 	// done by a child process, and this one only relays its status.
 	if code, ok := supervise(os.Args[1:], os.Stderr); ok {

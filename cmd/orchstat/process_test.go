@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/rules/retry/runner/guard"
 )
 
 // binary is a real orchstat built once for the tests that run it as a
@@ -23,6 +24,10 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	// The commands exec runs in process are guarded by this binary.
+	if code, ok := guard.Main(); ok {
+		os.Exit(code)
+	}
 	// Re-executed as a helper that holds the database lock until its stdin
 	// closes. See holdLock.
 	if path := os.Getenv("ORCHSTAT_TEST_HOLD_LOCK"); path != "" {

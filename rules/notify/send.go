@@ -18,11 +18,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"github.com/orchstat/orchstat/rules"
 	"github.com/orchstat/orchstat/rules/retry"
+	"github.com/orchstat/orchstat/rules/retry/runner/guard"
 )
 
 // Sender delivers notifications. Its zero value is not usable; see
@@ -395,7 +397,18 @@ func (s *Sender) run(ctx context.Context, r *rules.Receiver, body []byte) error 
 	cmd.Env = append(os.Environ(), "ORCHSTAT_RECEIVER="+r.Name)
 	// A program that leaves a child holding stderr must not hang the check.
 	cmd.WaitDelay = time.Second
-	err = cmd.Run()
+	// The program runs in a process group of its own, under a guard that
+	// takes the group down should orchstat die (kill -9 of check left sh
+	// and its sleep behind); a timeout ends the whole group.
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	g, err := guard.Start(cmd)
+	if err == nil {
+		if err = g.Wait(); err != nil {
+			if _, sig, signaled := g.ExitStatus(); signaled {
+				err = fmt.Errorf("killed by %v", sig)
+			}
+		}
+	}
 	if err == nil {
 		return nil
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/orchstat/orchstat/rules/failure"
 	"github.com/orchstat/orchstat/rules/retry"
+	"github.com/orchstat/orchstat/rules/retry/runner/guard"
 )
 
 // Defaults.
@@ -310,7 +311,8 @@ func (s *Spec) attempt(ctx context.Context, path string, n int) (Attempt, error)
 	// thread, which must outlive it.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := cmd.Start(); err != nil {
+	g, err := guard.Start(cmd)
+	if err != nil {
 		return a, err
 	}
 	a.PID = cmd.Process.Pid
@@ -324,7 +326,11 @@ func (s *Spec) attempt(ctx context.Context, path string, n int) (Attempt, error)
 	}()
 	a.TimedOut = s.supervise(ctx, a.PID, done)
 	a.Duration = s.Now().Sub(a.Started)
-	a.ExitCode, a.Signal = exitStatus(cmd.ProcessState)
+	if code, sig, signaled := g.ExitStatus(); signaled {
+		a.ExitCode, a.Signal = -1, SignalName(sig)
+	} else {
+		a.ExitCode = code
+	}
 	a.Class = failure.ClassifyCommand(a.ExitCode, a.TimedOut, a.Signal)
 	if !a.Passed() {
 		a.StderrTail = tail.String()
@@ -395,21 +401,6 @@ wait:
 	return timedOut
 }
 
-// exitStatus is how the process ended: its exit code, or -1 and the
-// signal that killed it.
-func exitStatus(ps *os.ProcessState) (code int, signal string) {
-	ws, ok := ps.Sys().(syscall.WaitStatus)
-	if !ok {
-		return ps.ExitCode(), ""
-	}
-	switch {
-	case ws.Signaled():
-		return -1, SignalName(ws.Signal())
-	case ws.Exited():
-		return ws.ExitStatus(), ""
-	}
-	return -1, ""
-}
 
 // reapGroup waits until no process is left in group pgid, or kill fires,
 // when it SIGKILLs what is left.
