@@ -109,6 +109,9 @@ type Result struct {
 	Replaced     []Replacement
 	Moved        []Replacement // known files found under a new path
 	Errors       []FileError
+	// Skipped are the files the walks met that no format reads (see
+	// docs/ingest.md for which files are looked at), with the reason.
+	Skipped []Skipped
 }
 
 type fileState struct {
@@ -162,7 +165,7 @@ func runOnce(ctx context.Context, st *query.Store, opts Options, limit int64) (*
 	if err != nil {
 		return nil, tally{}, err
 	}
-	res := &Result{Files: len(p.tasks)}
+	res := &Result{Files: len(p.tasks), Skipped: p.skipped}
 	res.Errors = append(res.Errors, p.errs...)
 
 	w, err := newWriter(ctx, st, opts)
@@ -192,8 +195,14 @@ func runOnce(ctx context.Context, st *query.Store, opts Options, limit int64) (*
 	if ctx.Err() == nil {
 		// Directory listings are recorded last, once every file they list
 		// is committed: a listing recorded before its files would hide a
-		// file that a crash kept out of the store.
-		g.last(commits, newListings(p.lists, p.known, res.Errors))
+		// file that a crash kept out of the store. An ingest that found
+		// nothing to read records nothing, so the store is left as it
+		// was and the same command gives the same answer next time.
+		var lists []listing
+		if len(p.tasks) > 0 {
+			lists = newListings(p.lists, p.known, res.Errors)
+		}
+		g.last(commits, lists)
 	}
 	close(commits)
 	err = <-committed

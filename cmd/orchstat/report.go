@@ -194,7 +194,7 @@ func (i *ingestFirst) openLake(ctx context.Context, g *globals) (*query.Store, e
 func (i *ingestFirst) flags(cmd *cobra.Command, noIngestHelp string) {
 	cmd.Flags().BoolVar(&i.NoIngest, "no-ingest", false, noIngestHelp)
 	cmd.Flags().BoolVar(&i.All, "all", false, "cover every run in the store, not only the runs found under the PATHs named")
-	addIngestFlags(cmd, "input-format", &i.Quiet, &i.StdinName, &i.Tuning)
+	addIngestFlags(cmd, &i.Quiet, &i.StdinName, &i.Tuning)
 }
 
 // scopePaths are the paths whose runs the command covers, as the store
@@ -273,7 +273,7 @@ func (i *ingestFirst) open(ctx context.Context, g *globals, write bool) (*query.
 		return nil, false, err
 	}
 	db := g.dbPath(paths)
-	found, err := somethingToRead(db, paths, i.Tuning.Format, g.io.Now())
+	found, err := somethingToRead(g, db, paths, i.Tuning, i.Quiet)
 	if err != nil {
 		return nil, false, err
 	}
