@@ -157,10 +157,6 @@ func (d *discovery) resolve(p string) {
 		return
 	}
 	if !fi.IsDir() {
-		if !fi.Mode().IsRegular() {
-			d.fail(p, errors.New("is not a regular file or a directory"))
-			return
-		}
 		s, ok := classifyFile(abs, d.format)
 		if !ok {
 			d.fail(p, fmt.Errorf("is not a %s record (its name and content say neither)", d.format))
@@ -277,10 +273,10 @@ func (d *discovery) walkOthers() []string {
 	}
 	var deeper []string
 	for _, root := range d.walkRoots {
-		if ran[root] || holdsTraces(d.out, root) {
+		if ran[root] || holdsTraces(d.out, root) && !d.mixed(root, ran) {
 			continue
 		}
-		w := &walk{listed: ran}
+		w := &walk{runs: true, listed: ran}
 		if err := walkRecords(root, d.allow, d.add, w); err != nil {
 			d.fail(root, describeOpenErr(err))
 		}
@@ -293,6 +289,22 @@ func (d *discovery) walkOthers() []string {
 		d.skipped = append(d.skipped, w.skipped...)
 	}
 	return deeper
+}
+
+// mixed reports whether root, a folder read as a runs folder itself, has
+// subfolders that are no runs beside those that are: a parent folder of
+// runs and other things, walked for what lies further down. A repository
+// or .orchestrator folder whose runs folder holds runs is not walked.
+func (d *discovery) mixed(root string, ran map[string]bool) bool {
+	if runsDir(root) != root {
+		return false
+	}
+	for _, dir := range d.dirs {
+		if !ran[dir] && filepath.Dir(dir) == root {
+			return true
+		}
+	}
+	return false
 }
 
 type dirStat struct {
@@ -436,7 +448,7 @@ func classifyFile(path, format string) (source, bool) {
 		}
 		// A file whose name says nothing is read as what its first
 		// lines say, an orchestrator trace when they say nothing.
-		if k, _ := contentKind(path); format == "" && agentKinds[k] {
+		if k := namedContentKind(path); format == "" && agentKinds[k] {
 			s.kind = k
 			return s, true
 		}
@@ -450,6 +462,16 @@ func classifyFile(path, format string) (source, bool) {
 	k, ok := sniffKind(format, path)
 	s.kind = k
 	return s, ok
+}
+
+// namedContentKind is contentKind for a regular file; a pipe is not
+// opened (it would wait for a writer), and is refused when read.
+func namedContentKind(path string) string {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	k, _ := contentKind(path)
+	return k
 }
 
 func classify(path string) (source, bool) {

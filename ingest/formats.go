@@ -335,6 +335,8 @@ type Skipped struct{ Path, Reason string }
 // walk is what walkRecords reports besides the sources it adds: run
 // directories met at any depth, and files no format claims.
 type walk struct {
+	// runs asks for orchestrator run directories to be noted, not walked.
+	runs bool
 	// listed are the run directories already listed; the walk does not
 	// go into them.
 	listed  map[string]bool
@@ -383,6 +385,9 @@ func walkRecords(root string, allow func(kind string) bool, add func(source), w 
 			}
 			return nil // an unreadable subdirectory does not stop the rest
 		}
+		if d.IsDir() && w != nil && w.listed[p] {
+			return filepath.SkipDir // a run listed already, not counted
+		}
 		seen++
 		if seen > walkEntries {
 			return errStop
@@ -394,10 +399,8 @@ func walkRecords(root string, allow func(kind string) bool, add func(source), w 
 			if skipDirs[d.Name()] || strings.Count(p[len(root):], string(filepath.Separator)) > walkDepth {
 				return filepath.SkipDir
 			}
-			if w != nil && (w.listed[p] || walkRunDir(p)) {
-				if !w.listed[p] {
-					w.runDirs = append(w.runDirs, p)
-				}
+			if w != nil && w.runs && walkRunDir(p) {
+				w.runDirs = append(w.runDirs, p)
 				return filepath.SkipDir
 			}
 			return nil
