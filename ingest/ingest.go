@@ -112,6 +112,9 @@ type Result struct {
 	// Skipped are the files the walks met that no format reads (see
 	// docs/ingest.md for which files are looked at), with the reason.
 	Skipped []Skipped
+	// Ignored counts the records of files read that gave no row, by
+	// reason: OpenTelemetry spans that are no model call, agent or tool.
+	Ignored map[string]int64
 }
 
 type fileState struct {
@@ -143,7 +146,8 @@ type chunk struct {
 	rows         rows
 	payloadBytes int
 	maxPayload   int
-	consumed     int64 // bytes of the file this chunk accounts for
+	consumed     int64          // bytes of the file this chunk accounts for
+	ignored      map[string]int // records read but not used, by reason
 	last         bool
 	err          *FileError
 }

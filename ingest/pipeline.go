@@ -260,6 +260,12 @@ func (g *gather) add(c chunk, commits chan<- *batch) {
 	res.Events += int64(len(c.events))
 	res.Calls += int64(len(c.rows[query.Calls.Name]))
 	res.Quarantined += int64(len(c.rows[query.Quarantine.Name]))
+	for why, n := range c.ignored {
+		if res.Ignored == nil {
+			res.Ignored = map[string]int64{}
+		}
+		res.Ignored[why] += int64(n)
+	}
 	res.Bytes += c.consumed
 	g.prog.Events, g.prog.Bytes = res.Events, res.Bytes
 	if c.last {
