@@ -155,6 +155,9 @@ func doIngest(ctx context.Context, g *globals, st *query.Store, paths []string, 
 		// What Find found was reported already (somethingToRead).
 		reportSkipped(g.io, res.Skipped, t.Verbose, quiet)
 	}
+	if t.Verbose {
+		reportIgnored(g.io, res.Ignored)
+	}
 	for _, fe := range res.Errors {
 		fmt.Fprintf(g.io.Err, "orchstat: cannot read %s\n", render.EscapeControls(fe.Error()))
 	}
@@ -269,6 +272,25 @@ func reportSkipped(io *IO, skipped []ingest.Skipped, verbose, quiet bool) {
 		more = fmt.Sprintf(" and %d more", n)
 	}
 	fmt.Fprintf(io.Err, "orchstat: %d %s not recognised: %s%s; see --verbose\n", len(skipped), files, strings.Join(names, ", "), more)
+}
+
+// reportIgnored says, by reason, how many records of the files read gave
+// no row (OpenTelemetry spans that are no model call, agent or tool).
+func reportIgnored(io *IO, ignored map[string]int64) {
+	reasons := make([]string, 0, len(ignored))
+	var total int64
+	for why, n := range ignored {
+		reasons = append(reasons, why)
+		total += n
+	}
+	if total == 0 {
+		return
+	}
+	slices.Sort(reasons)
+	fmt.Fprintf(io.Err, "orchstat: %d records read but not used:\n", total)
+	for _, why := range reasons {
+		fmt.Fprintf(io.Err, "  %d %s\n", ignored[why], render.EscapeControls(why))
+	}
 }
 
 // shortPath is a path relative to the working directory when it lies
