@@ -32,7 +32,14 @@ func newIngestCmd(g *globals, runF func(context.Context, *ingestOptions) error) 
 
 PATH may be a runs directory (default: the runs of the nearest .orchestrator
 at or above the working directory), a single run directory, a trace.jsonl
-file, or - for standard input. The store is orchstat.duckdb in the nearest
+file, any folder above runs (they are found at any depth down to 6), or -
+for standard input. Other systems' records are found by name and place,
+and agents' records (OpenTelemetry, Claude Code, Codex) and traces under
+other names by their first lines, wherever a walk meets them; a file
+named alone is read as its first lines say, else as a trace. Files a walk
+meets that no format reads are named in one line on stderr (--verbose
+lists each with the reason, and counts the records read but not used).
+--input-format reads one format only. The store is orchstat.duckdb in the nearest
 .orchestrator folder at or above the first PATH, else in PATH's own
 .orchestrator folder (created); --db names another. A PATH with nothing to
 read is an error (exit 1) and creates no store. Ingest is incremental:
@@ -50,6 +57,8 @@ renamed keeps its rows; orchstat forget removes a file's rows.`,
 		Example: `  orchstat ingest
   orchstat ingest path/to/repo/.orchestrator/runs
   orchstat ingest .orchestrator/runs/1769708891380
+  orchstat ingest ~/backups/agents                  # transcripts, rollouts, OTLP files, runs: whatever lies there
+  orchstat ingest --input-format codex ~/old-rollouts
   ssh ci-runner cat run.jsonl | orchstat ingest --stdin-name ci-runner -`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args
@@ -85,7 +94,7 @@ type tuning struct {
 // is its output's).
 func addIngestFlags(cmd *cobra.Command, quiet *bool, stdinName *string, t *tuning) {
 	cmd.Flags().StringVar(&t.Format, "input-format", "auto", "format of the records: "+strings.Join(ingest.Formats, ", ")+" (auto: each file's by its name, place and first lines)")
-	cmd.Flags().BoolVarP(&t.Verbose, "verbose", "v", false, "list every file no format reads, with the reason")
+	cmd.Flags().BoolVarP(&t.Verbose, "verbose", "v", false, "list every file no format reads with the reason, and count the records read but not used")
 	cmd.Flags().BoolVarP(quiet, "quiet", "q", false, "print nothing but errors")
 	cmd.Flags().StringVar(stdinName, "stdin-name", "stdin", "name for data read from - (ingesting the same name again replaces it)")
 	cmd.Flags().IntVar(&t.BatchRows, "batch-rows", 0, "events per batch handed to DuckDB (0 for the default)")

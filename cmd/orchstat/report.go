@@ -45,7 +45,8 @@ marked.
 The report covers the runs found under the PATHs named, even when the store
 holds more; with no PATH, or --all, the whole store. Its first line names the
 store and the scope, and how many of the store's runs it left out. A PATH
-with nothing to read is an error (exit 1).
+with nothing to read is an error (exit 1) every time, and leaves the store
+as it was. PATH may be any folder above the data: see orchstat ingest.
 
 --since and --until take a duration back from now (30m, 24h, 7d) or a date
 (2026-11-01, or RFC 3339). A run is in the window when its first event is;
