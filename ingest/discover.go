@@ -158,6 +158,10 @@ func (d *discovery) resolve(p string) {
 	}
 	if !fi.IsDir() {
 		s, ok := classifyFile(abs, d.format)
+		if !ok && d.format == "" {
+			d.fail(p, errors.New("no format reads it: it is binary, not JSON"))
+			return
+		}
 		if !ok {
 			d.fail(p, fmt.Errorf("is not a %s record (its name and content say neither)", d.format))
 			return
@@ -447,10 +451,13 @@ func classifyFile(path, format string) (source, bool) {
 			return s, true
 		}
 		// A file whose name says nothing is read as what its first
-		// lines say, an orchestrator trace when they say nothing.
-		if k := namedContentKind(path); format == "" && agentKinds[k] {
+		// lines say, an orchestrator trace when they say nothing; but
+		// binary content is no format's, and not read line by line.
+		if k, why := namedContentKind(path); format == "" && agentKinds[k] {
 			s.kind = k
 			return s, true
+		} else if format == "" && why == whyBinary {
+			return s, false
 		}
 		s.kind = KindTrace
 		return s, true
@@ -466,12 +473,11 @@ func classifyFile(path, format string) (source, bool) {
 
 // namedContentKind is contentKind for a regular file; a pipe is not
 // opened (it would wait for a writer), and is refused when read.
-func namedContentKind(path string) string {
+func namedContentKind(path string) (kind, why string) {
 	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
-		return ""
+		return "", ""
 	}
-	k, _ := contentKind(path)
-	return k
+	return contentKind(path)
 }
 
 func classify(path string) (source, bool) {

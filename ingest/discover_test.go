@@ -100,6 +100,10 @@ func TestDiscoverByContent(t *testing.T) {
 			t.Errorf("%s named: %q, want %q", file, s.kind, kind)
 		}
 	}
+	// Binary content is no format's: an error, not lines quarantined.
+	if _, ok := classifyFile(filepath.Join(root, "copy/bin.json"), ""); ok {
+		t.Errorf("a binary file named alone is read")
+	}
 	if s, _ := classifyFile(filepath.Join(root, "copy/cc/session one.jsonl"), "orchestrator"); s.kind != KindTrace {
 		t.Errorf("--format orchestrator: %q", s.kind)
 	}

@@ -272,6 +272,19 @@ func firstKeys(b []byte, max int) map[string]bool {
 	return keys
 }
 
+// validText reports whether head is UTF-8 but for a rune the read cut.
+func validText(head []byte) bool {
+	for i := 0; i < utf8.UTFMax && i <= len(head); i++ {
+		if utf8.Valid(head[:len(head)-i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// whyBinary is why a binary file is no format's.
+const whyBinary = "binary, not JSON"
+
 // whyNot says why no format claims a file by its first bytes, in words a
 // user can check against the file.
 func whyNot(head []byte) string {
@@ -279,8 +292,8 @@ func whyNot(head []byte) string {
 	switch {
 	case len(line) == 0:
 		return "empty"
-	case !utf8.Valid(head[:max(0, len(head)-utf8.UTFMax)]) || bytes.ContainsAny(head[:min(len(head), 512)], "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f"):
-		return "binary, not JSON"
+	case !validText(head) || bytes.ContainsAny(head[:min(len(head), 512)], "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f"):
+		return whyBinary
 	case line[0] == '[':
 		return "a JSON array; every format's records are JSON objects"
 	case line[0] != '{':
@@ -296,7 +309,7 @@ func whyNot(head []byte) string {
 		names = append(names, strconv.Quote(k))
 	}
 	sort.Strings(names)
-	return "JSON whose first keys (" + strings.Join(names, ", ") + ") are no format's: not OTLP (resourceSpans, resourceLogs), a Codex rollout (session_meta), a Claude Code transcript (sessionId and type) or an orchestrator trace (type, runId, timestamp)"
+	return "a JSON object whose first keys (" + strings.Join(names, ", ") + ") are no format's"
 }
 
 // probeRecords finds the record files at the places the systems keep

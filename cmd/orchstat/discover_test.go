@@ -71,7 +71,7 @@ func TestNotRecognisedAreNamed(t *testing.T) {
 		t.Errorf("stderr %q, want %q", stderr, want)
 	}
 	_, _, stderr = runCLI(t, "", "--db", db, "ingest", "--verbose", data)
-	if !strings.Contains(stderr, filepath.Join(data, "package.json")+`: JSON whose first keys ("name")`) ||
+	if !strings.Contains(stderr, filepath.Join(data, "package.json")+`: a JSON object whose first keys ("name") are no format's`) ||
 		!strings.Contains(stderr, filepath.Join(data, "empty.jsonl")+": empty") || strings.Contains(stderr, "README") {
 		t.Errorf("--verbose: %q", stderr)
 	}
