@@ -87,6 +87,14 @@ func TestNotRecognisedAreNamed(t *testing.T) {
 		t.Errorf("only unrecognised: exit %d, %q", code, stderr)
 	}
 
+	// Binary, named alone: an error naming it, nothing quarantined.
+	bin := filepath.Join(top, "x.bin")
+	os.WriteFile(bin, []byte("\x00\x01\x02\x03zstd"), 0o644)
+	code, _, stderr = runCLI(t, "", "--db", filepath.Join(top, "bin.duckdb"), "ingest", bin)
+	if code != exitError || !strings.Contains(stderr, "cannot read "+bin+": no format reads it: it is binary, not JSON") {
+		t.Errorf("binary named: exit %d, %q", code, stderr)
+	}
+
 	// Named alone, without --format: a transcript, not a trace.
 	named := filepath.Join(top, "named.duckdb")
 	code, out, stderr = runCLI(t, "", "--db", named, "ingest", filepath.Join(data, "sessions", "s1.jsonl"))
