@@ -46,7 +46,7 @@ func TestDiscoverByContent(t *testing.T) {
 		"copy/cx/renamed.jsonl":          codex,
 		"copy/otel/out.json":             otel,
 		"copy/traces/ci-run.jsonl":       line0("r9"),
-		"copy/package.json":              `{"name": "x", "version": "1.0.0"}`,
+		"copy/nodata.json":               `{"name": "x", "version": "1.0.0"}`,
 		"copy/empty.jsonl":               "",
 		"copy/list.json":                 `[1, 2]`,
 		"copy/bin.json":                  "\x00\x01\x02garbage",
@@ -54,6 +54,13 @@ func TestDiscoverByContent(t *testing.T) {
 		"copy/notes.csv":                 "a,b\n",
 		"copy/.orchestrator/stray.md":    "# stray\n",
 		"copy/.orchestrator/history.csv": "",
+		"copy/.claude/settings.json":     `{"model": "opus"}`,
+		"copy/.claude/todos/t.json":      `[]`,
+		"copy/.claude/notes.md":          "# notes\n",
+		"copy/.claude/projects/p/x.json": `{"a": 1}`,
+		"copy/.codex/auth.json":          `{"token": "x"}`,
+		"copy/.hidden.json":              `{"a": 1}`,
+		"copy/app/package.json":          `{"name": "x"}`,
 	})
 	now := time.Now().Add(time.Hour)
 	f, err := discoverAll([]string{filepath.Join(root, "copy")}, "", noKnown, now)
@@ -71,7 +78,10 @@ func TestDiscoverByContent(t *testing.T) {
 	if got := kinds(t, root, f.sources); !slices.Equal(got, want) {
 		t.Errorf("found\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	wantSkipped := []string{"copy/.orchestrator/stray.md", "copy/bin.json", "copy/empty.jsonl", "copy/list.json", "copy/package.json"}
+	// Not reported: a manifest, a hidden file, Claude Code's and Codex's
+	// own settings and state (but a JSON file in projects/ is).
+	wantSkipped := []string{"copy/.claude/projects/p/x.json", "copy/.orchestrator/stray.md", "copy/bin.json", "copy/empty.jsonl",
+		"copy/list.json", "copy/nodata.json"}
 	if got := skippedOf(t, root, f); !slices.Equal(got, wantSkipped) {
 		t.Errorf("skipped %q, want %q", got, wantSkipped)
 	}
@@ -79,8 +89,8 @@ func TestDiscoverByContent(t *testing.T) {
 		if s.Reason == "" {
 			t.Errorf("%s skipped without a reason", s.Path)
 		}
-		if strings.HasSuffix(s.Path, "package.json") && !strings.Contains(s.Reason, `"name"`) {
-			t.Errorf("package.json: reason %q does not name its keys", s.Reason)
+		if strings.HasSuffix(s.Path, "nodata.json") && !strings.Contains(s.Reason, `"name"`) {
+			t.Errorf("nodata.json: reason %q does not name its keys", s.Reason)
 		}
 	}
 
@@ -95,7 +105,7 @@ func TestDiscoverByContent(t *testing.T) {
 
 	// A file named without --format is read as its first lines say.
 	for file, kind := range map[string]string{"copy/cc/session one.jsonl": KindClaudeCode, "copy/cx/renamed.jsonl": KindCodexRollout,
-		"copy/otel/out.json": KindOTLP, "copy/package.json": KindTrace, "copy/empty.jsonl": KindTrace} {
+		"copy/otel/out.json": KindOTLP, "copy/nodata.json": KindTrace, "copy/empty.jsonl": KindTrace} {
 		if s, ok := classifyFile(filepath.Join(root, file), ""); !ok || s.kind != kind {
 			t.Errorf("%s named: %q, want %q", file, s.kind, kind)
 		}

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -367,20 +368,48 @@ func walkRunDir(dir string) bool {
 	return filepath.Base(filepath.Dir(dir)) == "runs" && isRunDir(dir)
 }
 
-// keptIn reports whether path lies in a folder where claudestrator
-// (.orchestrator) or orchestr8 (.claude) keep their files, below root.
-func keptIn(root, path string) bool {
+// folders are the folders path lies in, from root's own down.
+func folders(root, path string) []string {
 	rel, err := filepath.Rel(root, filepath.Dir(path))
 	if err != nil {
-		return false
+		return nil
 	}
-	for _, part := range strings.Split(filepath.ToSlash(rel), "/") {
-		if part == ".orchestrator" || part == ".claude" {
-			return true
+	return append([]string{filepath.Base(root)}, strings.Split(filepath.ToSlash(rel), "/")...)
+}
+
+// keptIn reports whether path lies in a folder where claudestrator keeps
+// its files (.orchestrator), below root.
+func keptIn(root, path string) bool {
+	return slices.Contains(folders(root, path), ".orchestrator")
+}
+
+// notCandidate reports whether a JSON file no format claims is one that
+// is no record of any kind, and not worth a word: a hidden file, a
+// project's manifest, or Claude Code's and Codex's own settings and state
+// outside the folders that hold their transcripts and rollouts.
+func notCandidate(root, path string) bool {
+	base := filepath.Base(path)
+	if strings.HasPrefix(base, ".") || manifests[base] || strings.HasPrefix(base, "tsconfig") {
+		return true
+	}
+	home := false
+	for _, f := range folders(root, path) {
+		switch f {
+		case ".claude", "claude", ".codex":
+			home = true
+		case "projects", "sessions", "archived_sessions":
+			if home {
+				return false
+			}
 		}
 	}
-	return filepath.Base(root) == ".orchestrator" || filepath.Base(root) == ".claude"
+	return home
 }
+
+// manifests are projects' own JSON files.
+var manifests = map[string]bool{"package.json": true, "package-lock.json": true, "composer.json": true,
+	"composer.lock": true, "deno.json": true, "jsconfig.json": true, "settings.json": true,
+	"settings.local.json": true, "launch.json": true, "extensions.json": true}
 
 // walkRecords finds record files under root: by name and place, and, for
 // JSON files, by their first bytes. Orchestrator run directories it meets
@@ -434,14 +463,14 @@ func walkRecords(root string, allow func(kind string) bool, add func(source), w 
 			k, why := contentKind(p)
 			switch {
 			case k == "":
-				if w != nil {
+				if w != nil && !notCandidate(root, p) {
 					w.skipped = append(w.skipped, Skipped{p, why})
 				}
 			case allow(k):
 				add(src(k))
 			}
 		case (ext == ".csv" || ext == ".md") && w != nil && keptIn(root, p):
-			w.skipped = append(w.skipped, Skipped{p, "not a file claudestrator or orchestr8 keeps (history.csv, task_queue.md, issue_queue.md, session_state.md)"})
+			w.skipped = append(w.skipped, Skipped{p, "not a file claudestrator keeps (history.csv, task_queue.md, issue_queue.md, session_state.md)"})
 		}
 		return nil
 	})

@@ -217,7 +217,7 @@ func readStream(t task, in io.Reader, send func(chunk) bool) bool {
 }
 
 // kindChange says why a file's rows go when it is now read as another
-// kind than before (ingest --format names it), "" when it is not.
+// kind than before (ingest --input-format names it), "" when it is not.
 func kindChange(prev *fileState, kind string) string {
 	if prev == nil || prev.kind == kind {
 		return ""

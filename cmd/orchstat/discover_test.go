@@ -58,7 +58,7 @@ func TestNotRecognisedAreNamed(t *testing.T) {
 	top := t.TempDir()
 	data := filepath.Join(top, "data")
 	copyFile(t, "../../ingest/claudecode/testdata/clean.jsonl", filepath.Join(data, "sessions", "s1.jsonl"))
-	os.WriteFile(filepath.Join(data, "package.json"), []byte(`{"name":"x"}`), 0o644)
+	os.WriteFile(filepath.Join(data, "data.json"), []byte(`{"name":"x"}`), 0o644)
 	os.WriteFile(filepath.Join(data, "empty.jsonl"), nil, 0o644)
 	os.WriteFile(filepath.Join(data, "README.md"), []byte("# hi\n"), 0o644)
 	db := filepath.Join(top, "s.duckdb")
@@ -66,12 +66,12 @@ func TestNotRecognisedAreNamed(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "model calls") || !strings.Contains(out, "0 lines quarantined") {
 		t.Fatalf("exit %d, %q %q", code, out, stderr)
 	}
-	want := "orchstat: 2 files not recognised: " + filepath.Join(data, "empty.jsonl") + ", " + filepath.Join(data, "package.json") + "; see --verbose\n"
+	want := "orchstat: 2 files not recognised: " + filepath.Join(data, "data.json") + ", " + filepath.Join(data, "empty.jsonl") + "; see --verbose\n"
 	if stderr != want {
 		t.Errorf("stderr %q, want %q", stderr, want)
 	}
 	_, _, stderr = runCLI(t, "", "--db", db, "ingest", "--verbose", data)
-	if !strings.Contains(stderr, filepath.Join(data, "package.json")+`: a JSON object whose first keys ("name") are no format's`) ||
+	if !strings.Contains(stderr, filepath.Join(data, "data.json")+`: a JSON object whose first keys ("name") are no format's`) ||
 		!strings.Contains(stderr, filepath.Join(data, "empty.jsonl")+": empty") || strings.Contains(stderr, "README") {
 		t.Errorf("--verbose: %q", stderr)
 	}
