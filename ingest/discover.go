@@ -62,6 +62,16 @@ func trustable(mtime, now time.Time) bool { return now.Sub(mtime) > 2*time.Secon
 // records is walked for any system's records. Naming a record system
 // walks the directories for that system's records only.
 func discover(paths []string, format string, getKnown func() (known, error), now time.Time) ([]source, []FileError, []listing, error) {
+	f, err := discoverAll(paths, format, getKnown, now)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return f.sources, f.errs, f.lists, nil
+}
+
+// discoverAll is discover, with the files the walks met that no format
+// reads.
+func discoverAll(paths []string, format string, getKnown func() (known, error), now time.Time) (*Found, error) {
 	if format == "auto" {
 		format = ""
 	}
@@ -75,15 +85,20 @@ func discover(paths []string, format string, getKnown func() (known, error), now
 	stats := statDirs(d.dirs)
 	k, err := getKnown()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	lists := d.list(stats, k, now)
-	d.walkOthers()
+	// Runs the walks meet below a parent folder are listed like the
+	// others, so an unchanged one costs a stat here too.
+	if deeper := d.walkOthers(); len(deeper) > 0 {
+		l, e := addRunDirs(deeper, statDirs(deeper), k, now, d.add)
+		d.errs, lists = append(d.errs, e...), append(lists, l...)
+	}
 	// No global sort: run directories are listed in name order and each
 	// directory's files are in name order, which is enough for new files to
 	// get ids deterministically, and sorting 100,000 paths showed up in the
 	// cost of an ingest with nothing new.
-	return d.out, d.errs, lists, nil
+	return &Found{sources: d.out, errs: d.errs, lists: lists, skipped: d.skipped}, nil
 }
 
 // discovery is discover's state: what it found so far, and what it has
@@ -100,6 +115,8 @@ type discovery struct {
 	// walkRoots are directories read as runs in auto, walked for other
 	// systems' records if they hold no orchestrator records (walkOthers).
 	walkRoots []string
+	// skipped are the files the walks met that no format reads.
+	skipped []Skipped
 }
 
 // discoveryItem is one argument resolved: a file, or run directories.
@@ -141,6 +158,10 @@ func (d *discovery) resolve(p string) {
 	}
 	if !fi.IsDir() {
 		s, ok := classifyFile(abs, d.format)
+		if !ok && d.format == "" {
+			d.fail(p, errors.New("no format reads it: it is binary, not JSON"))
+			return
+		}
 		if !ok {
 			d.fail(p, fmt.Errorf("is not a %s record (its name and content say neither)", d.format))
 			return
@@ -150,15 +171,17 @@ func (d *discovery) resolve(p string) {
 	}
 	if d.format != "" && d.format != "orchestrator" {
 		probeRecords(abs, d.allow, d.add)
-		if err := walkRecords(abs, d.allow, d.add); err != nil {
+		w := &walk{}
+		if err := walkRecords(abs, d.allow, d.add, w); err != nil {
 			d.fail(p, describeOpenErr(err))
 		}
+		d.skipped = append(d.skipped, w.skipped...)
 		return
 	}
 	if d.format == "" {
 		probeRecords(abs, d.allow, d.add)
-		d.walkRoots = append(d.walkRoots, abs)
 	}
+	d.walkRoots = append(d.walkRoots, abs)
 	if isRunDir(abs) {
 		d.items = append(d.items, discoveryItem{dirs: []string{abs}})
 		d.dirs = append(d.dirs, abs)
@@ -235,16 +258,57 @@ func (d *discovery) list(stats map[string]dirStat, k known, now time.Time) []lis
 	return lists
 }
 
-// walkOthers walks each directory read as runs in auto that held no
-// orchestrator records: it may hold another system's anywhere below it.
-func (d *discovery) walkOthers() {
-	for _, root := range d.walkRoots {
-		if !holdsTraces(d.out, root) {
-			if err := walkRecords(root, d.allow, d.add); err != nil {
-				d.fail(root, describeOpenErr(err))
-			}
+// walkOthers walks each directory read as runs that held no orchestrator
+// records: it may hold runs in folders further down, and, in auto,
+// another system's records anywhere below it. It returns the run
+// directories it met that were not listed yet.
+func (d *discovery) walkOthers() []string {
+	// A runs folder's every subfolder is listed as a run; those that held
+	// an orchestrator file are not walked into again.
+	listed := make(map[string]bool, len(d.dirs))
+	for _, dir := range d.dirs {
+		listed[dir] = true
+	}
+	ran := map[string]bool{}
+	for _, s := range d.out {
+		if systemOf(s.kind) == "orchestrator" {
+			ran[filepath.Dir(s.path)] = true
 		}
 	}
+	var deeper []string
+	for _, root := range d.walkRoots {
+		if ran[root] || holdsTraces(d.out, root) && !d.mixed(root, ran) {
+			continue
+		}
+		w := &walk{runs: true, listed: ran}
+		if err := walkRecords(root, d.allow, d.add, w); err != nil {
+			d.fail(root, describeOpenErr(err))
+		}
+		for _, dir := range w.runDirs {
+			if !listed[dir] {
+				listed[dir] = true
+				deeper = append(deeper, dir)
+			}
+		}
+		d.skipped = append(d.skipped, w.skipped...)
+	}
+	return deeper
+}
+
+// mixed reports whether root, a folder read as a runs folder itself, has
+// subfolders that are no runs beside those that are: a parent folder of
+// runs and other things, walked for what lies further down. A repository
+// or .orchestrator folder whose runs folder holds runs is not walked.
+func (d *discovery) mixed(root string, ran map[string]bool) bool {
+	if runsDir(root) != root {
+		return false
+	}
+	for _, dir := range d.dirs {
+		if !ran[dir] && filepath.Dir(dir) == root {
+			return true
+		}
+	}
+	return false
 }
 
 type dirStat struct {
@@ -386,6 +450,15 @@ func classifyFile(path, format string) (source, bool) {
 			s.kind = k
 			return s, true
 		}
+		// A file whose name says nothing is read as what its first
+		// lines say, an orchestrator trace when they say nothing; but
+		// binary content is no format's, and not read line by line.
+		if k, why := namedContentKind(path); format == "" && agentKinds[k] {
+			s.kind = k
+			return s, true
+		} else if format == "" && why == whyBinary {
+			return s, false
+		}
 		s.kind = KindTrace
 		return s, true
 	}
@@ -396,6 +469,15 @@ func classifyFile(path, format string) (source, bool) {
 	k, ok := sniffKind(format, path)
 	s.kind = k
 	return s, ok
+}
+
+// namedContentKind is contentKind for a regular file; a pipe is not
+// opened (it would wait for a writer), and is refused when read.
+func namedContentKind(path string) (kind, why string) {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return "", ""
+	}
+	return contentKind(path)
 }
 
 func classify(path string) (source, bool) {
@@ -457,7 +539,11 @@ type Found struct {
 	sources []source
 	errs    []FileError
 	lists   []listing
+	skipped []Skipped
 }
+
+// Skipped are the files the walks met that no format reads, in path order.
+func (f *Found) Skipped() []Skipped { return f.skipped }
 
 // Files counts the files found.
 func (f *Found) Files() int { return len(f.sources) }
@@ -470,11 +556,7 @@ func (f *Found) Errors() []FileError { return f.errs }
 // Options.Found for a store that did not exist, it spares a second
 // discovery, which would find the same with no earlier ingest to skip by.
 func Find(paths []string, format string, now time.Time) (*Found, error) {
-	srcs, errs, lists, err := discover(paths, format, func() (known, error) { return known{}, nil }, now)
-	if err != nil {
-		return nil, err
-	}
-	return &Found{srcs, errs, lists}, nil
+	return discoverAll(paths, format, func() (known, error) { return known{}, nil }, now)
 }
 
 // ScopePath is how a PATH argument is named in the store: absolute with

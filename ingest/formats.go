@@ -3,14 +3,19 @@ package ingest
 import (
 	"bytes"
 	"database/sql/driver"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/orchstat/orchstat/ingest/claudecode"
 	"github.com/orchstat/orchstat/ingest/claudestrator"
@@ -177,22 +182,135 @@ func sniffKind(format, path string) (string, bool) {
 	return "", false
 }
 
-// isOTLPFile reports whether a JSON file the walk meets is OpenTelemetry's,
-// by its first bytes: the Collector's file exporter writes to any name.
-func isOTLPFile(path string) bool {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".json", ".jsonl", ".ndjson":
-	default:
-		return false
-	}
+// sniffHead is how much of a file is read to tell its format by content:
+// a transcript's or rollout's first line can be long, and its keys come
+// first.
+const sniffHead = 16 << 10
+
+// contentExts are the extensions of files whose content is looked at:
+// agents' records, and orchestrator traces under other names.
+var contentExts = map[string]bool{".json": true, ".jsonl": true, ".ndjson": true}
+
+// contentKind names a file's kind by its first bytes (a bounded read):
+// OTLP JSON, a Codex rollout, a Claude Code transcript, or an
+// orchestrator trace. When none claims it, why not.
+func contentKind(path string) (kind, why string) {
 	f, err := os.Open(path)
 	if err != nil {
-		return false
+		return "", "cannot be opened: " + describeOpenErr(err).Error()
 	}
 	defer f.Close()
-	head := make([]byte, 4096)
-	n, _ := io.ReadFull(f, head)
-	return otlp.Sniff(head[:n])
+	head := make([]byte, sniffHead)
+	n, err := io.ReadFull(f, head)
+	if n == 0 && err != nil && !errors.Is(err, io.EOF) {
+		return "", "cannot be read: " + describeOpenErr(err).Error()
+	}
+	return headKind(head[:n])
+}
+
+// headKind names the kind a file's first bytes say, or why they say none.
+func headKind(head []byte) (kind, why string) {
+	switch {
+	case otlp.Sniff(head):
+		return KindOTLP, ""
+	case codex.Sniff(head):
+		return KindCodexRollout, ""
+	case claudecode.Sniff(head):
+		return KindClaudeCode, ""
+	case traceHead(head):
+		return KindTrace, ""
+	}
+	return "", whyNot(head)
+}
+
+// agentKinds are the kinds told by content alone.
+var agentKinds = map[string]bool{KindOTLP: true, KindCodexRollout: true, KindClaudeCode: true}
+
+// traceHead tells an orchestrator trace by its first line's keys: type,
+// runId and timestamp, in any order (EVENTS.md).
+func traceHead(head []byte) bool {
+	keys := firstKeys(firstLine(head), 64)
+	return keys["type"] && keys["runId"] && keys["timestamp"]
+}
+
+// firstLine is head's first non-blank line, without a BOM.
+func firstLine(head []byte) []byte {
+	head = bytes.TrimPrefix(head, []byte("\ufeff"))
+	for len(head) > 0 {
+		line := head
+		if i := bytes.IndexByte(head, '\n'); i >= 0 {
+			line, head = head[:i], head[i+1:]
+		} else {
+			head = nil
+		}
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			return line
+		}
+	}
+	return nil
+}
+
+// firstKeys reads up to max top-level keys of the JSON object that starts
+// b, as far as b goes (a cut-off value ends the read).
+func firstKeys(b []byte, max int) map[string]bool {
+	keys := map[string]bool{}
+	d := json.NewDecoder(bytes.NewReader(b))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return keys
+	}
+	for d.More() && len(keys) < max {
+		t, err := d.Token()
+		k, ok := t.(string)
+		if err != nil || !ok {
+			return keys
+		}
+		keys[k] = true
+		var v json.RawMessage
+		if d.Decode(&v) != nil {
+			return keys
+		}
+	}
+	return keys
+}
+
+// validText reports whether head is UTF-8 but for a rune the read cut.
+func validText(head []byte) bool {
+	for i := 0; i < utf8.UTFMax && i <= len(head); i++ {
+		if utf8.Valid(head[:len(head)-i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// whyBinary is why a binary file is no format's.
+const whyBinary = "binary, not JSON"
+
+// whyNot says why no format claims a file by its first bytes, in words a
+// user can check against the file.
+func whyNot(head []byte) string {
+	line := firstLine(head)
+	switch {
+	case len(line) == 0:
+		return "empty"
+	case !validText(head) || bytes.ContainsAny(head[:min(len(head), 512)], "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f"):
+		return whyBinary
+	case line[0] == '[':
+		return "a JSON array; every format's records are JSON objects"
+	case line[0] != '{':
+		return "not JSON"
+	}
+	// The first object's keys, though it spans many lines.
+	keys := firstKeys(bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\ufeff")), " \t\r\n"), 6)
+	if len(keys) == 0 {
+		return "a JSON object orchstat could not read the keys of"
+	}
+	names := make([]string, 0, len(keys))
+	for k := range keys {
+		names = append(names, strconv.Quote(k))
+	}
+	sort.Strings(names)
+	return "a JSON object whose first keys (" + strings.Join(names, ", ") + ") are no format's"
 }
 
 // probeRecords finds the record files at the places the systems keep
@@ -225,9 +343,81 @@ const (
 var skipDirs = map[string]bool{".git": true, "node_modules": true, "vendor": true, "__pycache__": true,
 	".venv": true, "venv": true, ".tox": true}
 
-// walkRecords finds record files under root. Symbolic links are not
-// followed, so a link cannot make the walk loop.
-func walkRecords(root string, allow func(kind string) bool, add func(source)) error {
+// Skipped is a file a walk met that no format reads, and why.
+type Skipped struct{ Path, Reason string }
+
+// walk is what walkRecords reports besides the sources it adds: run
+// directories met at any depth, and files no format claims.
+type walk struct {
+	// runs asks for orchestrator run directories to be noted, not walked.
+	runs bool
+	// listed are the run directories already listed; the walk does not
+	// go into them.
+	listed  map[string]bool
+	runDirs []string
+	skipped []Skipped
+}
+
+// walkRunDir reports whether a directory the walk meets is an
+// orchestrator run: it holds a trace.jsonl, or it is in a runs folder and
+// holds a summary.json or manifest.json.
+func walkRunDir(dir string) bool {
+	if st, err := os.Stat(filepath.Join(dir, "trace.jsonl")); err == nil && st.Mode().IsRegular() {
+		return true
+	}
+	return filepath.Base(filepath.Dir(dir)) == "runs" && isRunDir(dir)
+}
+
+// folders are the folders path lies in, from root's own down.
+func folders(root, path string) []string {
+	rel, err := filepath.Rel(root, filepath.Dir(path))
+	if err != nil {
+		return nil
+	}
+	return append([]string{filepath.Base(root)}, strings.Split(filepath.ToSlash(rel), "/")...)
+}
+
+// keptIn reports whether path lies in a folder where claudestrator keeps
+// its files (.orchestrator), below root.
+func keptIn(root, path string) bool {
+	return slices.Contains(folders(root, path), ".orchestrator")
+}
+
+// notCandidate reports whether a JSON file no format claims is one that
+// is no record of any kind, and not worth a word: a hidden file, a
+// project's manifest, or Claude Code's and Codex's own settings and state
+// outside the folders that hold their transcripts and rollouts.
+func notCandidate(root, path string) bool {
+	base := filepath.Base(path)
+	if strings.HasPrefix(base, ".") || manifests[base] || strings.HasPrefix(base, "tsconfig") {
+		return true
+	}
+	home := false
+	for _, f := range folders(root, path) {
+		switch f {
+		case ".claude", "claude", ".codex":
+			home = true
+		case "projects", "sessions", "archived_sessions":
+			if home {
+				return false
+			}
+		}
+	}
+	return home
+}
+
+// manifests are projects' own JSON files.
+var manifests = map[string]bool{"package.json": true, "package-lock.json": true, "composer.json": true,
+	"composer.lock": true, "deno.json": true, "jsconfig.json": true, "settings.json": true,
+	"settings.local.json": true, "launch.json": true, "extensions.json": true}
+
+// walkRecords finds record files under root: by name and place, and, for
+// JSON files, by their first bytes. Orchestrator run directories it meets
+// at any depth are noted in w (when w is set) to be listed like the
+// others, and not walked into; files that no format claims are noted as
+// skipped. Symbolic links are not followed, so a link cannot make the
+// walk loop.
+func walkRecords(root string, allow func(kind string) bool, add func(source), w *walk) error {
 	seen := 0
 	errStop := errors.New("stop")
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -237,12 +427,22 @@ func walkRecords(root string, allow func(kind string) bool, add func(source)) er
 			}
 			return nil // an unreadable subdirectory does not stop the rest
 		}
+		if d.IsDir() && w != nil && w.listed[p] {
+			return filepath.SkipDir // a run listed already, not counted
+		}
 		seen++
 		if seen > walkEntries {
 			return errStop
 		}
 		if d.IsDir() {
-			if p != root && (skipDirs[d.Name()] || strings.Count(p[len(root):], string(filepath.Separator)) > walkDepth) {
+			if p == root {
+				return nil
+			}
+			if skipDirs[d.Name()] || strings.Count(p[len(root):], string(filepath.Separator)) > walkDepth {
+				return filepath.SkipDir
+			}
+			if w != nil && w.runs && walkRunDir(p) {
+				w.runDirs = append(w.runDirs, p)
 				return filepath.SkipDir
 			}
 			return nil
@@ -250,10 +450,27 @@ func walkRecords(root string, allow func(kind string) bool, add func(source)) er
 		if !d.Type().IsRegular() {
 			return nil
 		}
-		if k, ok := recordKind(p); ok && allow(k) {
-			add(source{path: p, kind: k, runDir: filepath.Base(filepath.Dir(p))})
-		} else if !ok && allow(KindOTLP) && isOTLPFile(p) {
-			add(source{path: p, kind: KindOTLP, runDir: filepath.Base(filepath.Dir(p))})
+		src := func(kind string) source { return source{path: p, kind: kind, runDir: filepath.Base(filepath.Dir(p))} }
+		if k, ok := recordKind(p); ok {
+			if allow(k) {
+				add(src(k))
+			}
+			return nil
+		}
+		ext := strings.ToLower(filepath.Ext(p))
+		switch {
+		case contentExts[ext]:
+			k, why := contentKind(p)
+			switch {
+			case k == "":
+				if w != nil && !notCandidate(root, p) {
+					w.skipped = append(w.skipped, Skipped{p, why})
+				}
+			case allow(k):
+				add(src(k))
+			}
+		case (ext == ".csv" || ext == ".md") && w != nil && keptIn(root, p):
+			w.skipped = append(w.skipped, Skipped{p, "not a file claudestrator keeps (history.csv, task_queue.md, issue_queue.md, session_state.md)"})
 		}
 		return nil
 	})

@@ -109,6 +109,12 @@ type Result struct {
 	Replaced     []Replacement
 	Moved        []Replacement // known files found under a new path
 	Errors       []FileError
+	// Skipped are the files the walks met that no format reads (see
+	// docs/ingest.md for which files are looked at), with the reason.
+	Skipped []Skipped
+	// Ignored counts the records of files read that gave no row, by
+	// reason: OpenTelemetry spans that are no model call, agent or tool.
+	Ignored map[string]int64
 }
 
 type fileState struct {
@@ -140,7 +146,8 @@ type chunk struct {
 	rows         rows
 	payloadBytes int
 	maxPayload   int
-	consumed     int64 // bytes of the file this chunk accounts for
+	consumed     int64          // bytes of the file this chunk accounts for
+	ignored      map[string]int // records read but not used, by reason
 	last         bool
 	err          *FileError
 }
@@ -162,7 +169,7 @@ func runOnce(ctx context.Context, st *query.Store, opts Options, limit int64) (*
 	if err != nil {
 		return nil, tally{}, err
 	}
-	res := &Result{Files: len(p.tasks)}
+	res := &Result{Files: len(p.tasks), Skipped: p.skipped}
 	res.Errors = append(res.Errors, p.errs...)
 
 	w, err := newWriter(ctx, st, opts)
@@ -192,8 +199,14 @@ func runOnce(ctx context.Context, st *query.Store, opts Options, limit int64) (*
 	if ctx.Err() == nil {
 		// Directory listings are recorded last, once every file they list
 		// is committed: a listing recorded before its files would hide a
-		// file that a crash kept out of the store.
-		g.last(commits, newListings(p.lists, p.known, res.Errors))
+		// file that a crash kept out of the store. An ingest that found
+		// nothing to read records nothing, so the store is left as it
+		// was and the same command gives the same answer next time.
+		var lists []listing
+		if len(p.tasks) > 0 {
+			lists = newListings(p.lists, p.known, res.Errors)
+		}
+		g.last(commits, lists)
 	}
 	close(commits)
 	err = <-committed

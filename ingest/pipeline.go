@@ -23,6 +23,8 @@ type plan struct {
 	errs  []FileError // paths discovery could not read
 	lists []listing   // run directories listed, recorded once their files are
 	known known       // what earlier ingests recorded about run directories
+	// skipped are the files discovery met that no format reads.
+	skipped []Skipped
 }
 
 // earlier is what earlier ingests recorded in the store.
@@ -60,17 +62,18 @@ func makePlan(ctx context.Context, st *query.Store, opts Options) (*plan, error)
 	var sources []source
 	var errs []FileError
 	var lists []listing
+	var skipped []Skipped
 	if f := opts.Found; f != nil {
-		sources, errs, lists = f.sources, f.errs, f.lists
+		sources, errs, lists, skipped = f.sources, f.errs, f.lists, f.skipped
 	} else {
-		var err error
-		sources, errs, lists, err = discover(opts.Paths, opts.Format, func() (known, error) {
+		f, err := discoverAll(opts.Paths, opts.Format, func() (known, error) {
 			e, err := wait()
 			return e.known, err
 		}, opts.Now())
 		if err != nil {
 			return nil, err
 		}
+		sources, errs, lists, skipped = f.sources, f.errs, f.lists, f.skipped
 	}
 	e, err := wait()
 	if err != nil {
@@ -79,7 +82,7 @@ func makePlan(ctx context.Context, st *query.Store, opts Options) (*plan, error)
 	if s, ok := stdinSource(opts); ok {
 		sources = append(sources, s)
 	}
-	return &plan{tasks: newTasks(sources, e), errs: errs, lists: lists, known: e.known}, nil
+	return &plan{tasks: newTasks(sources, e), errs: errs, lists: lists, known: e.known, skipped: skipped}, nil
 }
 
 // streamKinds are the kinds standard input is read as in the formats
@@ -257,6 +260,12 @@ func (g *gather) add(c chunk, commits chan<- *batch) {
 	res.Events += int64(len(c.events))
 	res.Calls += int64(len(c.rows[query.Calls.Name]))
 	res.Quarantined += int64(len(c.rows[query.Quarantine.Name]))
+	for why, n := range c.ignored {
+		if res.Ignored == nil {
+			res.Ignored = map[string]int64{}
+		}
+		res.Ignored[why] += int64(n)
+	}
 	res.Bytes += c.consumed
 	g.prog.Events, g.prog.Bytes = res.Events, res.Bytes
 	if c.last {

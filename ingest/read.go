@@ -217,7 +217,7 @@ func readStream(t task, in io.Reader, send func(chunk) bool) bool {
 }
 
 // kindChange says why a file's rows go when it is now read as another
-// kind than before (ingest --format names it), "" when it is not.
+// kind than before (ingest --input-format names it), "" when it is not.
 func kindChange(prev *fileState, kind string) string {
 	if prev == nil || prev.kind == kind {
 		return ""
@@ -294,7 +294,7 @@ func parseRunFile(t task, cur fileState, b []byte, replace string) chunk {
 	c := chunk{state: cur, deleteOld: t.prev != nil, rows: rows{}, last: true, replace: replace}
 	c.state.offset = int64(len(b))
 	c.consumed = int64(len(b))
-	problems, perr := runFileRows(c.rows, t.src, cur, b)
+	problems, perr := runFileRows(&c, t.src, cur, b)
 	c.state.quarantined = problems
 	if perr != nil {
 		var line, offset int64
@@ -316,7 +316,8 @@ func parseRunFile(t task, cur fileState, b []byte, replace string) chunk {
 // runFileRows parses the run file b by its kind and adds its rows. It
 // returns how many of a record file's records were quarantined, and why
 // the file cannot be read at all, which quarantines it whole.
-func runFileRows(r rows, src source, cur fileState, b []byte) (problems int64, err error) {
+func runFileRows(c *chunk, src source, cur fileState, b []byte) (problems int64, err error) {
+	r := c.rows
 	switch src.kind {
 	case KindSummary:
 		s, err := runfile.ParseSummary(b)
@@ -340,6 +341,7 @@ func runFileRows(r rows, src source, cur fileState, b []byte) (problems int64, e
 			return 0, err
 		}
 		recordRows(r, cur, set, b)
+		c.ignored = set.Ignored
 		return int64(len(set.Problems)), nil
 	}
 	return 0, nil

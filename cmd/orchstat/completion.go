@@ -45,9 +45,9 @@ type completionFunc = func(*cobra.Command, []string, string) ([]string, cobra.Sh
 func flagValues(c *cobra.Command, f *pflag.Flag) completionFunc {
 	switch f.Name {
 	case "format":
-		// Three flags share the name: records' formats on ingest (default
-		// auto), output formats on the reports (table) and on the
-		// commands that answer in text or JSON (text).
+		// Three flags share the name: ingest's hidden old name for
+		// --input-format (default auto), output formats on the reports
+		// (table) and on the commands that answer in text or JSON (text).
 		switch f.DefValue {
 		case "auto":
 			return fixed(ingest.Formats...)

@@ -37,6 +37,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"recommend", "--format", ""}, []string{"text", "json"}, ":4"},
 		{[]string{"retry-config", "show", "--format", ""}, []string{"text", "json"}, ":4"},
 		{[]string{"ingest", "--format", ""}, ingest.Formats, ":4"},
+		{[]string{"ingest", "--input-format", ""}, ingest.Formats, ":4"},
 		{[]string{"report", "--input-format", ""}, ingest.Formats, ":4"},
 		{[]string{"check", "--input-format", ""}, ingest.Formats, ":4"},
 		// A preset, or else a policy file: the shell's own completion.

@@ -28,10 +28,10 @@ stopped in them. It is one transaction: all of it goes, or nothing does.
 The next ingest reads those files as new.
 
 Use it when a file was read the wrong way (a factory run_summary.json read
-as a trace, say): forget it, then ingest it with the right --format. The
+as a trace, say): forget it, then ingest it with the right --input-format. The
 files themselves are not touched, and may be gone already.`,
 		Example: `  orchstat forget results/run_summary.json
-  orchstat ingest --format factory results/run_summary.json
+  orchstat ingest --input-format factory results/run_summary.json
   orchstat forget .orchestrator/runs/1769708891380`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -32,7 +32,14 @@ func newIngestCmd(g *globals, runF func(context.Context, *ingestOptions) error) 
 
 PATH may be a runs directory (default: the runs of the nearest .orchestrator
 at or above the working directory), a single run directory, a trace.jsonl
-file, or - for standard input. The store is orchstat.duckdb in the nearest
+file, any folder above runs (they are found at any depth down to 6), or -
+for standard input. Other systems' records are found by name and place,
+and agents' records (OpenTelemetry, Claude Code, Codex) and traces under
+other names by their first lines, wherever a walk meets them; a file
+named alone is read as its first lines say, else as a trace. Files a walk
+meets that no format reads are named in one line on stderr (--verbose
+lists each with the reason, and counts the records read but not used).
+--input-format reads one format only. The store is orchstat.duckdb in the nearest
 .orchestrator folder at or above the first PATH, else in PATH's own
 .orchestrator folder (created); --db names another. A PATH with nothing to
 read is an error (exit 1) and creates no store. Ingest is incremental:
@@ -45,11 +52,13 @@ A final line without a newline may still be being written; it is left for the
 next ingest (on standard input, which has no next time, it counts). A file
 that shrank, whose first bytes changed, or that was replaced by another file
 is re-read from the start, replacing its earlier rows; so is a file named
-with another --format than it was read with. A file that was moved or
+with another --input-format than it was read with. A file that was moved or
 renamed keeps its rows; orchstat forget removes a file's rows.`,
 		Example: `  orchstat ingest
   orchstat ingest path/to/repo/.orchestrator/runs
   orchstat ingest .orchestrator/runs/1769708891380
+  orchstat ingest ~/backups/agents                  # transcripts, rollouts, OTLP files, runs: whatever lies there
+  orchstat ingest --input-format codex ~/old-rollouts
   ssh ci-runner cat run.jsonl | orchstat ingest --stdin-name ci-runner -`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args
@@ -62,7 +71,11 @@ renamed keeps its rows; orchstat forget removes a file's rows.`,
 			return ingestRun(cmd.Context(), o)
 		},
 	}
-	addIngestFlags(cmd, "format", &o.Quiet, &o.StdinName, &o.Tuning)
+	addIngestFlags(cmd, &o.Quiet, &o.StdinName, &o.Tuning)
+	// --format was ingest's name for --input-format before every command
+	// took the one name; it still works, unlisted.
+	cmd.Flags().StringVar(&o.Tuning.Format, "format", "auto", "the same as --input-format")
+	cmd.Flags().MarkHidden("format")
 	return cmd
 }
 
@@ -71,14 +84,17 @@ const defaultRunsDir = ".orchestrator/runs"
 // tuning holds hidden ingest knobs used by benchmarks and tests.
 type tuning struct {
 	Format    string // the records' format, one of ingest.Formats
+	Verbose   bool   // list the files no format reads one by one
 	BatchRows int
 	TxnBytes  int
 }
 
-// addIngestFlags adds the ingest flags. formatFlag names the flag for the
-// records' format: "format" for ingest, which prints no report.
-func addIngestFlags(cmd *cobra.Command, formatFlag string, quiet *bool, stdinName *string, t *tuning) {
-	cmd.Flags().StringVar(&t.Format, formatFlag, "auto", "format of the records: "+strings.Join(ingest.Formats, ", "))
+// addIngestFlags adds the ingest flags, the same on every command that
+// ingests: --input-format names the records' format (a report's --format
+// is its output's).
+func addIngestFlags(cmd *cobra.Command, quiet *bool, stdinName *string, t *tuning) {
+	cmd.Flags().StringVar(&t.Format, "input-format", "auto", "format of the records: "+strings.Join(ingest.Formats, ", ")+" (auto: each file's by its name, place and first lines)")
+	cmd.Flags().BoolVarP(&t.Verbose, "verbose", "v", false, "list every file no format reads with the reason, and count the records read but not used")
 	cmd.Flags().BoolVarP(quiet, "quiet", "q", false, "print nothing but errors")
 	cmd.Flags().StringVar(stdinName, "stdin-name", "stdin", "name for data read from - (ingesting the same name again replaces it)")
 	cmd.Flags().IntVar(&t.BatchRows, "batch-rows", 0, "events per batch handed to DuckDB (0 for the default)")
@@ -95,7 +111,7 @@ func ingestRun(ctx context.Context, o *ingestOptions) error {
 		return err
 	}
 	db := o.g.dbPath(o.Paths)
-	found, err := somethingToRead(db, o.Paths, o.Tuning.Format, o.g.io.Now())
+	found, err := somethingToRead(o.g, db, o.Paths, o.Tuning, o.Quiet)
 	if err != nil {
 		return err
 	}
@@ -143,6 +159,13 @@ func doIngest(ctx context.Context, g *globals, st *query.Store, paths []string, 
 	}
 	if err != nil {
 		return res, err
+	}
+	if found == nil {
+		// What Find found was reported already (somethingToRead).
+		reportSkipped(g.io, res.Skipped, t.Verbose, quiet)
+	}
+	if t.Verbose {
+		reportIgnored(g.io, res.Ignored)
 	}
 	for _, fe := range res.Errors {
 		fmt.Fprintf(g.io.Err, "orchstat: cannot read %s\n", render.EscapeControls(fe.Error()))
@@ -199,18 +222,24 @@ func checkFormat(format string) error {
 // leave an empty store and an all-zero report behind. An existing store is
 // checked after its ingest instead (nothingFound), which lists no more
 // than the ingest does. What it found is the ingest's to read (nil when
-// it did not look).
-func somethingToRead(db string, paths []string, format string, now time.Time) (*ingest.Found, error) {
+// it did not look); the files it met that no format reads are reported
+// here.
+func somethingToRead(g *globals, db string, paths []string, t tuning, quiet bool) (*ingest.Found, error) {
 	if slices.Contains(paths, "-") {
 		return nil, nil
 	}
 	if _, err := os.Stat(db); err == nil {
 		return nil, nil
 	}
-	found, err := ingest.Find(paths, format, now)
-	if err != nil || found.Files() > 0 {
+	found, err := ingest.Find(paths, t.Format, g.io.Now())
+	if err != nil {
 		return found, err
 	}
+	reportSkipped(g.io, found.Skipped(), t.Verbose, quiet)
+	if found.Files() > 0 {
+		return found, nil
+	}
+	format := t.Format
 	if errs := found.Errors(); len(errs) > 0 {
 		msgs := make([]string, len(errs))
 		for i, e := range errs {
@@ -219,6 +248,71 @@ func somethingToRead(db string, paths []string, format string, now time.Time) (*
 		return nil, fmt.Errorf("cannot read %s; no store was created", strings.Join(msgs, "; "))
 	}
 	return nil, nothingToRead(paths, format, "no store was created")
+}
+
+// skippedShown is how many files not recognised are named without
+// --verbose.
+const skippedShown = 5
+
+// reportSkipped says on stderr, in one line, which files the walks met
+// that no format reads; with verbose, every one of them with the reason.
+// quiet silences it unless verbose asks for it.
+func reportSkipped(io *IO, skipped []ingest.Skipped, verbose, quiet bool) {
+	if len(skipped) == 0 || quiet && !verbose {
+		return
+	}
+	files := "files"
+	if len(skipped) == 1 {
+		files = "file"
+	}
+	if verbose {
+		fmt.Fprintf(io.Err, "orchstat: %d %s not recognised (no format reads them):\n", len(skipped), files)
+		for _, s := range skipped {
+			fmt.Fprintf(io.Err, "  %s: %s\n", render.EscapeControls(shortPath(s.Path)), render.EscapeControls(s.Reason))
+		}
+		return
+	}
+	var names []string
+	for _, s := range skipped[:min(len(skipped), skippedShown)] {
+		names = append(names, render.EscapeControls(shortPath(s.Path)))
+	}
+	more := ""
+	if n := len(skipped) - skippedShown; n > 0 {
+		more = fmt.Sprintf(" and %d more", n)
+	}
+	fmt.Fprintf(io.Err, "orchstat: %d %s not recognised: %s%s; see --verbose\n", len(skipped), files, strings.Join(names, ", "), more)
+}
+
+// reportIgnored says, by reason, how many records of the files read gave
+// no row (OpenTelemetry spans that are no model call, agent or tool).
+func reportIgnored(io *IO, ignored map[string]int64) {
+	reasons := make([]string, 0, len(ignored))
+	var total int64
+	for why, n := range ignored {
+		reasons = append(reasons, why)
+		total += n
+	}
+	if total == 0 {
+		return
+	}
+	slices.Sort(reasons)
+	fmt.Fprintf(io.Err, "orchstat: %d records read but not used:\n", total)
+	for _, why := range reasons {
+		fmt.Fprintf(io.Err, "  %d %s\n", ignored[why], render.EscapeControls(why))
+	}
+}
+
+// shortPath is a path relative to the working directory when it lies
+// below it, else as it is.
+func shortPath(p string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return p
+	}
+	if rel, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return p
 }
 
 // nothingFound reports whether an ingest of paths found no file at all.
@@ -234,7 +328,7 @@ func nothingToRead(paths []string, format, outcome string) error {
 	}
 	what := "no orchestrator runs (trace.jsonl, summary.json or verification reports in run folders) and no factory, claudestrator, orchestr8, OpenTelemetry, Claude Code or Codex records"
 	if format != "" && format != "auto" {
-		what = "no " + format + " records (--format auto looks for every kind)"
+		what = "no " + format + " records (--input-format auto looks for every kind)"
 	}
 	return fmt.Errorf("nothing to read in %s: found %s; %s", strings.Join(named, ", "), what, outcome)
 }

@@ -45,7 +45,8 @@ marked.
 The report covers the runs found under the PATHs named, even when the store
 holds more; with no PATH, or --all, the whole store. Its first line names the
 store and the scope, and how many of the store's runs it left out. A PATH
-with nothing to read is an error (exit 1).
+with nothing to read is an error (exit 1) every time, and leaves the store
+as it was. PATH may be any folder above the data: see orchstat ingest.
 
 --since and --until take a duration back from now (30m, 24h, 7d) or a date
 (2026-11-01, or RFC 3339). A run is in the window when its first event is;
@@ -194,7 +195,7 @@ func (i *ingestFirst) openLake(ctx context.Context, g *globals) (*query.Store, e
 func (i *ingestFirst) flags(cmd *cobra.Command, noIngestHelp string) {
 	cmd.Flags().BoolVar(&i.NoIngest, "no-ingest", false, noIngestHelp)
 	cmd.Flags().BoolVar(&i.All, "all", false, "cover every run in the store, not only the runs found under the PATHs named")
-	addIngestFlags(cmd, "input-format", &i.Quiet, &i.StdinName, &i.Tuning)
+	addIngestFlags(cmd, &i.Quiet, &i.StdinName, &i.Tuning)
 }
 
 // scopePaths are the paths whose runs the command covers, as the store
@@ -273,7 +274,7 @@ func (i *ingestFirst) open(ctx context.Context, g *globals, write bool) (*query.
 		return nil, false, err
 	}
 	db := g.dbPath(paths)
-	found, err := somethingToRead(db, paths, i.Tuning.Format, g.io.Now())
+	found, err := somethingToRead(g, db, paths, i.Tuning, i.Quiet)
 	if err != nil {
 		return nil, false, err
 	}

@@ -34,9 +34,25 @@ type evidence struct {
 // calls maps the file's model-call spans to calls and attempts.
 func (t *traceIndex) calls(set *records.Set) {
 	var cs []*callSpan
+	isCall := map[*span]bool{}
 	for _, s := range t.spans {
-		if op, ok := callOperation(s); ok {
+		if _, ok := callOperation(s); ok {
+			isCall[s] = true
+		}
+	}
+	for _, s := range t.spans {
+		op, ok := callOperation(s)
+		switch {
+		case ok && operation(s) == "" && isLLMSpan(s) && t.insideCall(s, isCall):
+			// A framework's span around a provider SDK's (litellm.completion
+			// around openai.chat): one request, counted once, as the inner.
+			set.Ignore("LLM span around another model-call span")
+		case ok:
 			cs = append(cs, &callSpan{span: s, op: op, idx: len(cs), ev: t.ownEvidence(s)})
+		case isAgent(s) || isTool(s):
+		case isHTTP(s) && isCall[t.parentOf(s)]:
+		default:
+			set.Ignore(ignoredSpan(s))
 		}
 	}
 	for _, g := range siblingGroups(cs) {
@@ -46,6 +62,41 @@ func (t *traceIndex) calls(set *records.Set) {
 			t.siblingCall(set, g)
 		}
 	}
+}
+
+// insideCall reports whether a span has a model-call span below it. Bad
+// data can make parent links cycle; each span is looked at once.
+func (t *traceIndex) insideCall(s *span, isCall map[*span]bool) bool {
+	seen := map[*span]bool{s: true}
+	todo := []*span{s}
+	for len(todo) > 0 {
+		x := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		for _, c := range t.children[x.trace+x.id] {
+			if isCall[c] {
+				return true
+			}
+			if !seen[c] {
+				seen[c] = true
+				todo = append(todo, c)
+			}
+		}
+	}
+	return false
+}
+
+// ignoredSpan says why a span gives no row.
+func ignoredSpan(s *span) string {
+	a := s.Attributes()
+	switch {
+	case isHTTP(s):
+		return "HTTP span outside any model call"
+	case operation(s) != "":
+		return "span of operation " + operation(s) + ", not a model call"
+	case has(a, "gen_ai.system", "gen_ai.provider.name"):
+		return "gen_ai.system without a model and token usage"
+	}
+	return "no GenAI attributes (not a model call, agent or tool)"
 }
 
 // baseCall is what a call span says of itself.

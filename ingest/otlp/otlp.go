@@ -7,7 +7,11 @@
 // What maps to what:
 //   - GenAI model-call spans (gen_ai.operation.name chat, generate_content,
 //     text_completion, embeddings; Claude Code's claude_code.llm_request;
-//     Vercel AI SDK ai.*.doGenerate/doStream) become records.Call rows.
+//     Vercel AI SDK ai.*.doGenerate/doStream; and LLM spans without an
+//     operation name, as OpenLLMetry, Laminar and LiteLLM write them:
+//     gen_ai.system, a model, and usage or llm.request.type) become
+//     records.Call rows; spans that give no row are counted by reason
+//     (records.Set.Ignored).
 //     Their attempts come from the first of: child HTTP client spans
 //     (http_spans), retry span events (span_events), an attempt attribute
 //     (attribute), failed sibling spans of the same parent and model

@@ -104,7 +104,32 @@ func callOperation(s *span) (string, bool) {
 		}
 		return op, true
 	}
+	if op == "" && isLLMSpan(s) {
+		switch str(a, "llm.request.type") {
+		case "completion":
+			return "text_completion", true
+		case "embedding":
+			return "embeddings", true
+		}
+		return "chat", true
+	}
 	return "", false
+}
+
+// isLLMSpan tells the LLM spans of instrumentations that predate
+// gen_ai.operation.name (OpenLLMetry/Traceloop, Laminar, OpenLIT): a
+// provider in gen_ai.system, a model, and token usage, or OpenLLMetry's
+// llm.request.type, or a failure (a failed request may record no usage).
+func isLLMSpan(s *span) bool {
+	a := s.Attributes()
+	if !has(a, "gen_ai.system", "gen_ai.provider.name") || !has(a, "gen_ai.request.model", "gen_ai.response.model") {
+		return false
+	}
+	if t := str(a, "llm.request.type"); t == "rerank" {
+		return false // no model call of the kinds counted
+	}
+	return inputTokens(a) != nil || outputTokens(a) != nil || has(a, "llm.usage.total_tokens", "llm.request.type") ||
+		str(a, "lmnr.span.type") == "LLM" || failed(s)
 }
 
 // isVercelCall matches the Vercel AI SDK's per-attempt spans,

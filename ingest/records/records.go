@@ -119,6 +119,17 @@ type Set struct {
 	// Problems are records skipped or read only in part. Ingest
 	// quarantines each with its line and field and stores the rest.
 	Problems []Error
+	// Ignored counts the records that were read whole but give no row,
+	// by the reason (OpenTelemetry spans that are no model call, say).
+	Ignored map[string]int
+}
+
+// Ignore counts a record read but not used, for reason.
+func (s *Set) Ignore(reason string) {
+	if s.Ignored == nil {
+		s.Ignored = map[string]int{}
+	}
+	s.Ignored[reason]++
 }
 
 // Error is a record that cannot be read, located as precisely as the
