@@ -401,7 +401,6 @@ wait:
 	return timedOut
 }
 
-
 // reapGroup waits until no process is left in group pgid, or kill fires,
 // when it SIGKILLs what is left.
 func reapGroup(pgid int, kill <-chan time.Time) {
