@@ -41,3 +41,18 @@ ORDER BY system`, args, func(rs *sql.Rows) error {
 	})
 	return out, err
 }
+
+// IdleTraceRuns counts the orchestrator's runs f selects that hold nothing
+// simulate replays: no provider request, L2 event or L3 step (early or
+// mock runs), so that simulate names them rather than skip them in
+// silence. exec's runs are exec's, replayed as records.
+func (s *Store) IdleTraceRuns(ctx context.Context, f Filter) (int, error) {
+	cte, args := f.scope("''")
+	var n int64
+	err := eachRow(ctx, s.conn, "counting runs with nothing to replay", "WITH "+cte+`
+SELECT count(*) FROM s
+WHERE run_id NOT IN (SELECT run_id FROM record_runs WHERE system = 'exec')
+  AND run_id NOT IN (SELECT run_id FROM provider_request_starts UNION SELECT run_id FROM provider_request_finishes
+    UNION SELECT run_id FROM l2_events UNION SELECT run_id FROM steps)`, args, func(rs *sql.Rows) error { return rs.Scan(&n) })
+	return int(n), err
+}

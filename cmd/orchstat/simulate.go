@@ -311,7 +311,11 @@ type leftOut struct {
 }
 
 func (l leftOut) String() string {
-	return fmt.Sprintf("%s's %d %s (%s)", l.System, l.Count, l.What, l.Why)
+	what := l.What
+	if l.Count == 1 {
+		what = strings.TrimSuffix(what, "s")
+	}
+	return fmt.Sprintf("%s's %d %s (%s)", l.System, l.Count, what, l.Why)
 }
 
 // summary is the output's first line: what is replayed, against which
@@ -322,7 +326,11 @@ func (s *simulation) summary() string {
 		parts = append(parts, s.episodes+" against "+s.res[0].Policy)
 	}
 	for _, sys := range s.systems {
-		parts = append(parts, fmt.Sprintf("%s's %s against %s", sys.System, count(sys.Baseline.Runs, "run"), sys.Baseline.Policy))
+		against := sys.Baseline.Policy
+		if against == "as recorded" {
+			against = "their record"
+		}
+		parts = append(parts, fmt.Sprintf("%s's %s against %s", sys.System, count(sys.Baseline.Runs, "run"), against))
 	}
 	switch {
 	case len(parts) == 0:
@@ -403,6 +411,12 @@ func simulateEpisodes(ctx context.Context, o *simulateOptions, st *query.Store, 
 		if c.NoTime > 0 {
 			sim.leftOut = append(sim.leftOut, leftOut{c.System, c.NoTime, "model calls", "the record gives them no time"})
 		}
+	}
+	if idle, err := st.IdleTraceRuns(ctx, f); err != nil {
+		return interrupted(err)
+	} else if idle > 0 {
+		sim.leftOut = append(sim.leftOut, leftOut{replay.Orchestrator, idle, "runs",
+			"nothing in them to replay: no provider request, L2 loop or L3 step"})
 	}
 	bySystem := map[string][]replay.Episode{}
 	var order []string
@@ -493,7 +507,13 @@ func countKind(eps []replay.Episode) int {
 // episodesText names what a replay of episodes covers: "orchestrator's
 // 152 provider requests, 9 L2 loops and 3 runs with L3 steps".
 func episodesText(who string, b replay.Result) string {
-	parts := []string{count(b.Episodes, "provider request")}
+	// An agent's episodes are its model calls; the orchestrator's, its
+	// provider requests.
+	what := "model call"
+	if who == replay.Orchestrator {
+		what = "provider request"
+	}
+	parts := []string{count(b.Episodes, what)}
 	if b.L2Loops > 0 {
 		parts = append(parts, count(b.L2Loops, "L2 loop"))
 	}
@@ -587,7 +607,7 @@ func renderSimulation(io *IO, sim *simulation, f render.Format) error {
 		}
 	}
 	if len(res) > 0 {
-		if err := renderProviderSimulation(io, res, f); err != nil {
+		if err := renderProviderSimulation(io, res, sim.episodes, f); err != nil {
 			return err
 		}
 	}
@@ -622,8 +642,8 @@ func selfCheck(base replay.Result) string {
 		base.Reproduced, base.Checked+base.NotCheckable, base.Checked-base.Reproduced, base.NotCheckable)
 }
 
-func renderProviderSimulation(io *IO, res []replay.Result, f render.Format) error {
-	if err := render.RenderTable(io.Out, simulationTable(res, io.OutWidth), f); err != nil {
+func renderProviderSimulation(io *IO, res []replay.Result, what string, f render.Format) error {
+	if err := render.RenderTable(io.Out, simulationTable(res, what, io.OutWidth), f); err != nil {
 		return err
 	}
 	if f == render.FormatCSV {
@@ -638,7 +658,7 @@ func renderProviderSimulation(io *IO, res []replay.Result, f render.Format) erro
 // difference from the baseline, by episode kind, each kind's figures
 // followed by how many of its outcomes are estimated; the figures are the
 // replay's catalog's (replay.Shown). It fits width columns (0: any).
-func simulationTable(res []replay.Result, width int) reports.Table {
+func simulationTable(res []replay.Result, what string, width int) reports.Table {
 	base := res[0]
 	// The baseline's column is the record; its name is in the title, so
 	// that the column stays as narrow as its figures.
@@ -646,8 +666,8 @@ func simulationTable(res []replay.Result, width int) reports.Table {
 	for _, r := range res[1:] {
 		cols = append(cols, r.Policy, "Δ "+r.Policy)
 	}
-	t := reports.Table{Title: fmt.Sprintf("orchstat simulate: %d provider requests, %d L2 loops, %d runs with L3 steps; baseline %s (the record column); %s",
-		base.Episodes, base.L2Loops, base.L3Runs, base.Policy, selfCheck(base)), Columns: cols, Width: width}
+	t := reports.Table{Title: fmt.Sprintf("orchstat simulate: %s; baseline %s (the record column); %s",
+		what, base.Policy, selfCheck(base)), Columns: cols, Width: width}
 	figs := replay.Shown(base)
 	for i, fig := range figs {
 		cells := []any{fig.Label, fig.Text(fig.Of(base), false, false)}
