@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -222,10 +225,39 @@ func (i *ingestFirst) scopeOf(ctx context.Context, st *query.Store, shown bool) 
 		return reports.Scope{Paths: []string{}}, nil, nil
 	}
 	sc, err := st.ScopeOf(ctx, named)
-	if err != nil || sc.RunsLeftOut == 0 {
+	if err != nil {
 		return sc, nil, err
 	}
+	if err := missingPaths(ctx, st, named); err != nil {
+		return sc, nil, err
+	}
+	if sc.RunsLeftOut == 0 {
+		return sc, nil, nil
+	}
 	return sc, sc.Paths, nil
+}
+
+// missingPaths fails for a named path that is not on disk and under which
+// the store holds no run: a mistyped path, which without --no-ingest
+// fails to ingest. Runs whose files were since removed are still the
+// store's to report.
+func missingPaths(ctx context.Context, st *query.Store, named []string) error {
+	for _, p := range named {
+		if strings.HasPrefix(p, "<stdin:") {
+			continue
+		}
+		if _, err := os.Stat(p); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		sc, err := st.ScopeOf(ctx, []string{p})
+		if err != nil {
+			return err
+		}
+		if sc.RunsInStore-sc.RunsLeftOut == 0 {
+			return fmt.Errorf("%s: no such file or directory, and the store holds no run under it", p)
+		}
+	}
+	return nil
 }
 
 // narrow limits f to the runs under the named PATHs, and warns of filters

@@ -84,7 +84,22 @@ func Main(args []string, in io.Reader, out, errw io.Writer) int {
 }
 
 // mainWith is Main telling report (when set) what it does; see supervise.go.
-func mainWith(args []string, in io.Reader, out, errw io.Writer, report func(key, value string)) int {
+func mainWith(args []string, in io.Reader, out, errw io.Writer, report func(key, value string)) (code int) {
+	if os.Getenv(noSupervisor) == "1" {
+		// No supervisor to tell a crash from an exit: a panic here would
+		// exit 2, which cron reads from check as CRITICAL. (A fatal error
+		// of the runtime, or a panic on another goroutine, still exits 2:
+		// only a supervisor can catch those.)
+		defer func() {
+			if r := recover(); r != nil {
+				fmt.Fprintf(errw, "orchstat: internal error: %v; this is a bug in orchstat, not in your data\n%s", r, debug.Stack())
+				code = exitCrash
+				if len(args) > 0 && args[0] == "check" {
+					code = checkUnknown
+				}
+			}
+		}()
+	}
 	tty := false
 	if f, ok := errw.(*os.File); ok {
 		tty = isatty.IsTerminal(f.Fd())
@@ -123,10 +138,24 @@ func runWith(ctx context.Context, args []string, io *IO, deps deps) int {
 		if cmd != nil {
 			fmt.Fprintf(io.Err, "Run '%s --help' for usage.\n", cmd.CommandPath())
 		}
+		if isCheck(cmd) {
+			// To cron, 2 is CRITICAL: a mistyped check is UNKNOWN.
+			return checkUnknown
+		}
 		return exitUsage
 	}
 	fmt.Fprintf(io.Err, "orchstat: %v\n", err)
+	if isCheck(cmd) {
+		return checkUnknown
+	}
 	return exitError
+}
+
+// isCheck reports whether cmd is `orchstat check`, whose every failure
+// that is not a critical alert exits 3 (UNKNOWN), as monitoring plugins
+// do (docs/exit-codes.md).
+func isCheck(cmd *cobra.Command) bool {
+	return cmd != nil && cmd.Name() == "check" && cmd.HasParent() && !cmd.Parent().HasParent()
 }
 
 // isUnknownCommand recognises cobra's error for a mistyped subcommand, the

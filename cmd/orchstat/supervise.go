@@ -90,6 +90,19 @@ func supervise(args []string, stderr io.Writer) (code int, ok bool) {
 	code, crashed := outcome(c.cmd.ProcessState, rep)
 	if !crashed {
 		c.removeCrash()
+		if killedOutright(c.cmd.ProcessState) {
+			// SIGKILL leaves the worker no word of its own: kill -9, or the
+			// kernel's out-of-memory killer.
+			what := "orchstat"
+			if rep.command != "" {
+				what += " " + rep.command
+			}
+			fmt.Fprintf(stderr, "orchstat: %s was killed (SIGKILL: kill -9, or the kernel's out-of-memory killer); "+
+				"nothing committed to the store is lost\n", what)
+			if rep.command == "check" {
+				code = checkUnknown
+			}
+		}
 		return code, true
 	}
 	defer c.removeCrash()
@@ -148,7 +161,10 @@ func startChild(args []string) (c *child, ok bool) {
 	// it exits, so this goroutine keeps its thread to the end.
 	runtime.LockOSThread()
 	c.sigs = make(chan os.Signal, 4)
-	signal.Notify(c.sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// SIGQUIT too: the worker prints its goroutines and dies, which is
+	// explained as a crash, rather than this process dying with status 2,
+	// which cron reads as CRITICAL.
+	signal.Notify(c.sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	if err := cmd.Start(); err != nil {
 		signal.Stop(c.sigs)
 		r.Close()
@@ -298,6 +314,12 @@ func outcome(ps *os.ProcessState, rep childReport) (code int, crashed bool) {
 		}
 	}
 	return exitCrash, true
+}
+
+// killedOutright reports whether the worker died by SIGKILL.
+func killedOutright(ps *os.ProcessState) bool {
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
 }
 
 func describeDeath(ps *os.ProcessState) string {

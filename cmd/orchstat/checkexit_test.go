@@ -1,0 +1,70 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// check exits 2 (CRITICAL) only for a critical alert: a mistyped flag, a
+// bad value or a path that is not there is UNKNOWN (3), as
+// docs/exit-codes.md says. Before, usage errors exited 2, and a mistyped
+// path with --no-ingest printed OK.
+func TestCheckFailuresAreUnknown(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.duckdb")
+	if code, _, stderr := runCLI(t, "", "ingest", "-q", "--db", db, "../../testdata/runs"); code != 0 {
+		t.Fatalf("ingest: %d %s", code, stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		want int
+		says string
+	}{
+		{[]string{"check", "--bogus"}, checkUnknown, "unknown flag"},
+		{[]string{"check", "--format", "xml"}, checkUnknown, "xml"},
+		{[]string{"check", "--lock-timeout", "abc"}, checkUnknown, "abc"},
+		{[]string{"check", "--no-ingest", "/nonexistent/path"}, checkUnknown, "/nonexistent/path: no such file or directory"},
+		{[]string{"report", "--no-ingest", "/nonexistent/path"}, exitError, "/nonexistent/path: no such file or directory"},
+		{[]string{"report", "--bogus"}, exitUsage, "unknown flag"},
+	} {
+		code, _, stderr := runCLI(t, "", append(tc.args, "--db", db)...)
+		if code != tc.want || !strings.Contains(stderr, tc.says) {
+			t.Errorf("%v: exit %d, want %d; stderr %s", tc.args, code, tc.want, stderr)
+		}
+	}
+}
+
+// A check whose worker is SIGKILLed (the out-of-memory killer), or whose
+// supervisor gets SIGQUIT, is UNKNOWN with a word on stderr. Before, the
+// first exited 137 saying nothing, and the second 2 with a Go dump.
+func TestCheckKilledIsUnknown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real processes")
+	}
+	for _, tc := range []struct {
+		name   string
+		worker bool
+		sig    syscall.Signal
+		says   string
+	}{
+		{"worker SIGKILL", true, syscall.SIGKILL, "orchstat check was killed (SIGKILL"},
+		{"supervisor SIGQUIT", false, syscall.SIGQUIT, "internal error: orchstat check crashed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "orchstat.duckdb")
+			cmd, child, stdin, stderr := startWaiting(t, db, "check")
+			defer stdin.Close()
+			target := cmd.Process.Pid
+			if tc.worker {
+				target = child
+			}
+			if err := syscall.Kill(target, tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			if got := exitCode(t, cmd); got != checkUnknown || !strings.Contains(stderr.String(), tc.says) {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", got, checkUnknown, stderr)
+			}
+		})
+	}
+}
