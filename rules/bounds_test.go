@@ -216,7 +216,7 @@ func sqlRule(condition, template string) string {
 func TestCheckRunsTemplates(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ template, want string }{
-		{"{{ index .Labels.provider 99 }}", `x.yaml:8:16: rule "r": annotations.summary: fails on sample data (value 0, labels map[provider:sample]): error calling index: index out of range: 99`},
+		{"{{ index .Labels.provider 99 }}", `x.yaml:8:16: warning: rule "r": annotations.summary: fails on sample data (value 0, labels map[provider:sample]): error calling index: index out of range: 99`},
 		{"{{ call .Labels }}", `x.yaml:8:20: rule "r": annotations.summary: call is not available: templates see no functions to call`},
 		{`{{ printf "%0999999999d" 1 }}`, "annotations.summary: fails on sample data (value 0, labels map[provider:sample]): error calling printf: expands to more than 65536 bytes (64 KiB)"},
 		{"{{ slice .Labels.provider 3 1 }}", "error calling slice: invalid slice index: 3 > 1"},
@@ -231,6 +231,13 @@ func TestCheckRunsTemplates(t *testing.T) {
 		if len(ps) != 1 || !strings.Contains(ps[0].String(), tc.want) {
 			t.Errorf("%s: %v\nwant %q", tc.template, ps, tc.want)
 		}
+	}
+	// A template that fails on sample data is a warning: the file still
+	// loads, so that check evaluates its other rules (Prometheus expands
+	// templates when an alert fires, and an error then is that alert's).
+	warned := ruleFile("value > threshold", "    annotations:\n      summary: '", "{{ index .Labels.provider 99 }}", "'\n")
+	if _, err := Parse("x.yaml", []byte(warned)); err != nil {
+		t.Errorf("a template failing on sample data refused the file: %v", err)
 	}
 	// Templates that work on the rule's labels pass, even those that
 	// would fail on a label the check always has (.Labels.provider here).

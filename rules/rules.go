@@ -94,6 +94,7 @@ type TemplateData struct {
 // lists them all.
 func Parse(path string, data []byte) (*File, error) {
 	f, problems := check(path, data)
+	problems = slices.DeleteFunc(problems, func(p Problem) bool { return p.Warning })
 	if len(problems) > 0 {
 		lines := make([]string, len(problems))
 		for i, p := range problems {
@@ -306,6 +307,13 @@ type Problem struct {
 	Rule         string // the rule's name, when the problem is in a named rule
 	Field        string // the field, such as "window" or "annotations.summary"
 	Message      string
+	// Warning marks what is likely wrong but no reason to refuse the
+	// file: an annotation template that fails on sample data. As in
+	// Prometheus, a template is parsed when the rules load and expanded
+	// when an alert fires; a failure then is that alert's annotation
+	// error, and refusing the whole file would leave every other rule,
+	// critical ones among them, unevaluated.
+	Warning bool
 }
 
 // String gives the problem as file:line:column: rule "name": field: message,
@@ -317,6 +325,9 @@ func (p Problem) String() string {
 		fmt.Fprintf(&b, ":%d:%d", p.Line, p.Column)
 	}
 	b.WriteString(": ")
+	if p.Warning {
+		b.WriteString("warning: ")
+	}
 	if p.Rule != "" {
 		fmt.Fprintf(&b, "rule %q: ", p.Rule)
 	}
@@ -438,7 +449,10 @@ func check(path string, data []byte) (*File, []Problem) {
 			c.problems = append(c.problems, Problem{File: c.path,
 				Message: fmt.Sprintf("%d more problem%s not listed; fix these first", c.dropped, plural(c.dropped))})
 		}
-		return nil, c.problems
+		if slices.ContainsFunc(c.problems, func(p Problem) bool { return !p.Warning }) {
+			return nil, c.problems
+		}
+		return f, c.problems // warnings only: the file is usable
 	}
 	return f, nil
 }
@@ -1075,9 +1089,15 @@ func (c *checker) templates(rn string, e entry, threshold *float64, by []string,
 			c.addAt(line, col, rn, field, "%s (templates see .Value, .Numerator, .Denominator, .Threshold and .Labels)", msg)
 			continue
 		}
-		if msg := probeTemplate(t, threshold, by, isSQL); msg != "" {
+		if msg, always := probeTemplate(t, threshold, by, isSQL); msg != "" {
+			n := len(c.problems)
 			c.add(kv.Raw, rn, field, "%s", msg)
-			continue
+			if always {
+				continue // too large for any data: it would fail every time
+			}
+			if len(c.problems) > n {
+				c.problems[n].Warning = true
+			}
 		}
 		out[kv.Key] = t
 	}
@@ -1090,7 +1110,10 @@ func (c *checker) templates(rn string, e entry, threshold *float64, by []string,
 // The failure of labels that are empty or absent is left to the data,
 // and so is every failure of a sql rule but its size: its labels are its
 // query's columns, which the samples cannot know.
-func probeTemplate(t *template.Template, threshold *float64, by []string, isSQL bool) string {
+//
+// always is set when the failure is the template's size, which no data
+// changes.
+func probeTemplate(t *template.Template, threshold *float64, by []string, isSQL bool) (msg string, always bool) {
 	r := &Rule{Threshold: threshold}
 	for _, s := range samples(threshold, by) {
 		if len(by) > 0 && s.Labels[by[0]] != "sample" {
@@ -1100,10 +1123,10 @@ func probeTemplate(t *template.Template, threshold *float64, by []string, isSQL 
 		_, err := expand(t, TemplateData{Value: env.Value, Numerator: env.Numerator, Denominator: env.Denominator,
 			Threshold: env.Threshold, Labels: env.Labels})
 		if err != nil && (!isSQL || errors.Is(err, errTooLong)) {
-			return fmt.Sprintf("fails on sample data (value %g, labels %v): %v", env.Value, s.Labels, templateMessage(err))
+			return fmt.Sprintf("fails on sample data (value %g, labels %v): %v", env.Value, s.Labels, templateMessage(err)), errors.Is(err, errTooLong)
 		}
 	}
-	return ""
+	return "", false
 }
 
 // templateMessage is a template execution error without text/template's

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -66,5 +67,38 @@ func TestCheckKilledIsUnknown(t *testing.T) {
 				t.Fatalf("exit %d, want %d; stderr:\n%s", got, checkUnknown, stderr)
 			}
 		})
+	}
+}
+
+// A rule whose annotation template fails on sample data is a warning, not
+// a reason to refuse the file: the critical rule beside it is evaluated
+// and fires (exit 2). Before, check refused the whole file and exited 3.
+func TestCheckKeepsRulesBesideABadTemplate(t *testing.T) {
+	dir := t.TempDir()
+	rulesFile := filepath.Join(dir, "alerts.yaml")
+	doc := `rules:
+  - name: odd_template
+    metric: provider_retry_rate
+    by: [provider]
+    window: last 20 runs
+    condition: value > 0.2
+    annotations:
+      summary: '{{ index .Labels.provider 99 }}'
+  - name: always
+    sql: SELECT 1 AS value
+    condition: value > 0
+    severity: critical
+`
+	if err := os.WriteFile(rulesFile, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "s.duckdb")
+	code, out, stderr := runCLI(t, "", "check", "--db", db, "--rules", rulesFile, "../../testdata/runs")
+	if code != checkCritical || !strings.Contains(out, "always") {
+		t.Errorf("exit %d, want %d; stdout:\n%s\nstderr:\n%s", code, checkCritical, out, stderr)
+	}
+	code, out, stderr = runCLI(t, "", "rules", "check", rulesFile)
+	if code != 0 || !strings.Contains(stderr, "warning: rule \"odd_template\"") {
+		t.Errorf("rules check: exit %d; stdout %s; stderr %s", code, out, stderr)
 	}
 }

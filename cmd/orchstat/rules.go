@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -89,9 +90,18 @@ func rulesCheckRun(o *rulesCheckOptions) error {
 		for _, p := range problems {
 			fmt.Fprintln(io.Err, p)
 		}
+		// Warnings (a template failing on sample data) do not make the
+		// file invalid: check loads it, and the alert reports the error.
+		warnings := len(problems)
+		problems = slices.DeleteFunc(problems, func(p rules.Problem) bool { return p.Warning })
+		warnings -= len(problems)
+		warned := ""
+		if warnings > 0 {
+			warned = fmt.Sprintf(", %d warning%s", warnings, plural(warnings))
+		}
 		if len(problems) > 0 {
 			failed = true
-			fmt.Fprintf(io.Out, "%s: %d problem%s\n", in.name, len(problems), plural(len(problems)))
+			fmt.Fprintf(io.Out, "%s: %d problem%s%s\n", in.name, len(problems), plural(len(problems)), warned)
 			continue
 		}
 		f, err := rules.Parse(in.name, in.data)
@@ -101,7 +111,7 @@ func rulesCheckRun(o *rulesCheckOptions) error {
 			failed = true
 			continue
 		}
-		fmt.Fprintf(io.Out, "%s: %d rule%s, OK\n", in.name, len(f.Rules), plural(len(f.Rules)))
+		fmt.Fprintf(io.Out, "%s: %d rule%s, OK%s\n", in.name, len(f.Rules), plural(len(f.Rules)), warned)
 	}
 	if failed {
 		return silentError{exitError}
