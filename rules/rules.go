@@ -47,6 +47,10 @@ type Rule struct {
 	// zero Hold fires at the first check that holds.
 	For           Hold
 	KeepFiringFor time.Duration
+	// Timeout bounds a rule's own SQL query (DefaultSQLTimeout when zero):
+	// a query that runs longer is that rule's error, the others are
+	// evaluated, and the store's lock is not held for ever.
+	Timeout time.Duration
 	// Severity is info, warning or critical; warning when the file says
 	// nothing.
 	Severity    string
@@ -57,6 +61,10 @@ type Rule struct {
 	guard     *minSamples // the condition's minimum-samples guard, if any
 	templates map[string]*template.Template
 }
+
+// DefaultSQLTimeout bounds a rule's own SQL query when the rule sets no
+// timeout: the built-in metrics take well under a second on 30,000 runs.
+const DefaultSQLTimeout = 30 * time.Second
 
 // Window is the data a rule looks at: the last Duration before the check,
 // or the last Runs runs. At most one is set; neither means the command's own
@@ -349,7 +357,7 @@ func Check(path string, data []byte) []Problem {
 var (
 	topKeys  = []string{"rules", "receivers", "route"}
 	ruleKeys = []string{"name", "metric", "sql", "by", "window", "threshold", "condition", "for",
-		"keep_firing_for", "severity", "labels", "annotations"}
+		"keep_firing_for", "timeout", "severity", "labels", "annotations"}
 	severities     = []string{"info", "warning", "critical"}
 	providerLabels = []string{"provider", "model"}
 	callLabels     = []string{"system", "provider", "model"}
@@ -677,6 +685,22 @@ func (c *checker) alerting(r *Rule, fields map[string]entry) {
 			c.add(e.Raw, rn, "keep_firing_for", "%v", err)
 		} else {
 			r.KeepFiringFor = d
+		}
+	}
+	if e, ok := fields["timeout"]; ok {
+		s, ok := yamlast.Scalar(e.Value)
+		d, err := parseDuration(s)
+		switch {
+		case !ok:
+			c.add(e.Raw, rn, "timeout", "must be a duration, such as 30s")
+		case err != nil:
+			c.add(e.Raw, rn, "timeout", "%v", err)
+		case r.SQL == "":
+			c.add(e.Raw, rn, "timeout", "bounds a rule's own sql query; this rule has none")
+		case d <= 0:
+			c.add(e.Raw, rn, "timeout", "must be above zero")
+		default:
+			r.Timeout = d
 		}
 	}
 	if e, ok := fields["severity"]; ok {

@@ -102,3 +102,36 @@ func TestCheckKeepsRulesBesideABadTemplate(t *testing.T) {
 		t.Errorf("rules check: exit %d; stdout %s; stderr %s", code, out, stderr)
 	}
 }
+
+// A rule whose own query runs on is that rule's error once its timeout
+// passes, and the others are evaluated; the store's lock is released.
+// Before, check never returned, and every later ingest, report and check
+// gave up on the lock.
+func TestCheckSlowSQLRuleTimesOut(t *testing.T) {
+	dir := t.TempDir()
+	rulesFile := filepath.Join(dir, "alerts.yaml")
+	doc := `rules:
+  - name: forever
+    sql: SELECT count(*) AS value FROM range(1000000000000) a
+    condition: value > 0
+    timeout: 500ms
+  - name: always
+    sql: SELECT 1 AS value
+    condition: value > 0
+    severity: critical
+`
+	if err := os.WriteFile(rulesFile, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "s.duckdb")
+	code, out, stderr := runCLI(t, "", "check", "--db", db, "--rules", rulesFile, "../../testdata/runs")
+	if code != checkCritical || !strings.Contains(out+stderr, "ran past its timeout of 500ms") || !strings.Contains(out, "always") {
+		t.Errorf("exit %d, want %d; stdout:\n%s\nstderr:\n%s", code, checkCritical, out, stderr)
+	}
+	if code, _, stderr := runCLI(t, "", "report", "-q", "--no-ingest", "--db", db, "--lock-timeout", "1s"); code != 0 {
+		t.Errorf("the store stayed locked: %d %s", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "", "rules", "check", rulesFile); code != 0 {
+		t.Errorf("rules check: %d %s", code, stderr)
+	}
+}

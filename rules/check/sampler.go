@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -50,7 +51,15 @@ func (s *StoreSampler) Samples(ctx context.Context, r *rules.Rule) ([]rules.Samp
 			return nil, ErrNotAtTime
 		}
 		// The rule's own query chooses its data; window does not apply.
-		series, err := s.st.SQLSeries(ctx, r.SQL)
+		// It is bounded: a query that runs on would hold the store's lock,
+		// and every cron round after it would give up waiting.
+		limit := cmp.Or(r.Timeout, rules.DefaultSQLTimeout)
+		qctx, cancel := context.WithTimeout(ctx, limit)
+		defer cancel()
+		series, err := s.st.SQLSeries(qctx, r.SQL)
+		if err != nil && ctx.Err() == nil && qctx.Err() == context.DeadlineExceeded {
+			return nil, fmt.Errorf("its sql query ran past its timeout of %v (set timeout: on the rule to allow more)", limit)
+		}
 		return samplesOf(series), err
 	}
 	f := windowFilter(r.Window, s.now)
