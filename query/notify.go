@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -234,6 +235,10 @@ func FoldDeliveries(ctx context.Context, st *Store, now time.Time) error {
 	return nil
 }
 
+// ErrDeliveryBusy is LockDeliveries' error when another check kept
+// delivering past the wait.
+var ErrDeliveryBusy = errors.New("notifications are being delivered")
+
 // LockDeliveries makes this process the one delivering notifications for
 // the store at db, waiting up to timeout for another that is. The store
 // itself is not locked: the caller must not hold the store while it
@@ -249,8 +254,8 @@ func LockDeliveries(ctx context.Context, db string, timeout time.Duration) (rele
 		if lk != nil {
 			return lk.unlock, nil
 		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("notifications for %s are being delivered by %s; gave up after %s", db, holder, timeout)
+		if !time.Now().Before(deadline) {
+			return nil, fmt.Errorf("%w by %s (waited %s)", ErrDeliveryBusy, holder, timeout)
 		}
 		if err := sleepCtx(ctx, delay); err != nil {
 			return nil, err

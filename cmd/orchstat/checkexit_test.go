@@ -1,11 +1,15 @@
 package main
 
 import (
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // check exits 2 (CRITICAL) only for a critical alert: a mistyped flag, a
@@ -134,4 +138,74 @@ func TestCheckSlowSQLRuleTimesOut(t *testing.T) {
 	if code, _, stderr := runCLI(t, "", "rules", "check", rulesFile); code != 0 {
 		t.Errorf("rules check: %d %s", code, stderr)
 	}
+}
+
+// While one check is stuck delivering to a receiver that never answers,
+// a check with nothing of its own to send evaluates, prints its table and
+// exits by its alerts, leaving the queue to the first. Before, it waited
+// out --lock-timeout and exited 3 with no table.
+func TestCheckDoesNotWaitForAnothersDelivery(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // read nothing, answer nothing
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	}()
+	dir := t.TempDir()
+	always := "rules:\n  - name: always\n    sql: SELECT 1 AS value\n    condition: value > 0\n    severity: critical\n"
+	withHook := filepath.Join(dir, "hook.yaml")
+	os.WriteFile(withHook, []byte(always+fmt.Sprintf("receivers:\n  - name: hook\n    webhook: {url: %q, timeout: 60s}\nroute:\n  receiver: hook\n", "http://"+ln.Addr().String())), 0o644)
+	alone := filepath.Join(dir, "alone.yaml")
+	os.WriteFile(alone, []byte(always), 0o644)
+	db := filepath.Join(dir, "s.duckdb")
+	runs := "../../testdata/runs"
+	if code, _, stderr := runCLI(t, "", "ingest", "-q", "--db", db, runs); code != 0 {
+		t.Fatalf("ingest: %d %s", code, stderr)
+	}
+	first := make(chan int, 1)
+	go func() {
+		code, _, _ := runCLI(t, "", "check", "--db", db, "--no-ingest", "--rules", withHook, runs)
+		first <- code
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if b, _ := os.ReadFile(db + ".deliver.lock"); len(b) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first check never started delivering")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	code, out, stderr := runCLI(t, "", "check", "--db", db, "--no-ingest", "--lock-timeout", "3s", "--rules", alone, runs)
+	if code != checkCritical || !strings.Contains(out, "always") || !strings.Contains(stderr, "notifications are being delivered") {
+		t.Errorf("exit %d, want %d; stdout:\n%s\nstderr:\n%s", code, checkCritical, out, stderr)
+	}
+	ln.Close()
+	mu.Lock()
+	for _, c := range conns {
+		c.Close()
+	}
+	conns = nil
+	mu.Unlock()
+	<-first
 }

@@ -29,8 +29,8 @@ type Sent struct {
 // journals each outcome as it comes (see query.FoldDeliveries), so a
 // check killed mid-delivery never has an acknowledged notification sent
 // again. Failures are told to o.Warn, with no secrets.
-func deliver(ctx context.Context, o Options, db string, refresh []notify.Notification) ([]Sent, int, error) {
-	release, err := query.LockDeliveries(ctx, db, o.LockTimeout)
+func deliver(ctx context.Context, o Options, db string, refresh []notify.Notification, wait time.Duration) ([]Sent, int, error) {
+	release, err := query.LockDeliveries(ctx, db, wait)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -2,6 +2,7 @@ package check
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -85,7 +86,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	for _, f := range res.Failures {
 		o.Warn(fmt.Sprintf("rule %s: %v", f.Rule, f.Err))
 	}
-	refresh, pending, err := save(ctx, st, o, res.Evaluation)
+	refresh, queued, pending, err := save(ctx, st, o, res.Evaluation)
 	if err != nil {
 		return Result{}, err
 	}
@@ -95,8 +96,21 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	st = nil
 	res.Kept = pending
 	if pending > 0 || len(refresh) > 0 {
-		if res.Sent, res.Kept, err = deliver(ctx, o, res.DB, refresh); err != nil {
+		// Only a check with notifications of its own waits for another
+		// that is delivering; one with none leaves the queue to it.
+		wait := o.LockTimeout
+		if queued == 0 && len(refresh) == 0 {
+			wait = 0
+		}
+		sent, kept, err := deliver(ctx, o, res.DB, refresh, wait)
+		switch {
+		case errors.Is(err, query.ErrDeliveryBusy):
+			// Evaluated all the same: the queue keeps what is not sent.
+			o.Warn(fmt.Sprintf("%v; %d queued notification(s) left for it or the next check", err, pending))
+		case err != nil:
 			return Result{}, err
+		default:
+			res.Sent, res.Kept = sent, kept
 		}
 	}
 	return res, nil
@@ -105,25 +119,25 @@ func Run(ctx context.Context, o Options) (Result, error) {
 // save saves the evaluation's alerts and queues its notifications, and
 // returns the Alertmanager refreshes to send and how many notifications
 // wait in the queue.
-func save(ctx context.Context, st *query.Store, o Options, ev Evaluation) (refresh []notify.Notification, pending int, err error) {
+func save(ctx context.Context, st *query.Store, o Options, ev Evaluation) (refresh []notify.Notification, queued, pending int, err error) {
 	groups, err := st.LoadNotifyGroups(ctx)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	queue, refresh := notify.Plan(o.Rules.Route, o.Rules.Receivers, ev.Notify, groups, o.Now)
 	alerts, err := alertRows(ev.Alerts)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	rows, err := notificationRows(queue)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	if err := query.SaveCheck(ctx, st, alerts, rows, groups, o.Now); err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	pending, err = st.CountPending(ctx)
-	return refresh, pending, err
+	return refresh, len(rows), pending, err
 }
 
 // Look evaluates every rule at at, a past time, over data as it was then:
