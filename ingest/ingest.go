@@ -145,11 +145,18 @@ type chunk struct {
 	events       []eventRow
 	rows         rows
 	payloadBytes int
+	quarantined  int // lines quarantined in the chunk, which weigh as events do
 	maxPayload   int
 	consumed     int64          // bytes of the file this chunk accounts for
 	ignored      map[string]int // records read but not used, by reason
 	last         bool
 	err          *FileError
+}
+
+// quarantinedLines counts the lines the chunk quarantined: its rows, or
+// for a trace more when rows past maxQuarantinedRows were only counted.
+func (c *chunk) quarantinedLines() int64 {
+	return int64(max(len(c.rows[query.Quarantine.Name]), c.quarantined))
 }
 
 type eventRow struct {

@@ -34,7 +34,7 @@ func readLines(r *trace.Reader, cur fileState, replace string, head func(*fileSt
 			return send(chunk{state: lr.cur, err: &FileError{Path: lr.cur.path, Err: err}, last: true, rows: rows{}})
 		}
 		lr.line(l)
-		if lr.c.payloadBytes >= chunkBytes || len(lr.c.events) >= chunkRows {
+		if lr.c.payloadBytes >= chunkBytes || len(lr.c.events)+lr.c.quarantined >= chunkRows {
 			// Flushing mid-file records the offset after this line.
 			if !lr.flush(false) {
 				return false
@@ -66,8 +66,7 @@ type lineReader struct {
 // nothing for a blank one.
 func (lr *lineReader) line(l trace.Line) {
 	if l.TooLong {
-		quarantineLen(lr.c.rows, lr.cur, l.Num, l.Offset, "", fmt.Sprintf("line longer than %d MiB", trace.MaxLine>>20), l.Bytes, l.Len)
-		lr.cur.quarantined++
+		lr.quarantine(l, "", fmt.Sprintf("line longer than %d MiB", trace.MaxLine>>20))
 		return
 	}
 	if trace.Blank(l.Bytes) {
@@ -75,11 +74,33 @@ func (lr *lineReader) line(l trace.Line) {
 	}
 	ev, perr := trace.Parse(l.Bytes)
 	if perr != nil {
-		quarantine(lr.c.rows, lr.cur, l.Num, l.Offset, perr.Field, perr.Error(), l.Bytes)
-		lr.cur.quarantined++
+		lr.quarantine(l, perr.Field, perr.Error())
 		return
 	}
 	lr.event(l.Num, &ev)
+}
+
+// maxQuarantinedRows bounds the quarantine rows one file keeps: a file of
+// junk (8M bad lines) once held gigabytes of rows in memory, and crashed
+// the ingest of the good runs beside it at every retry. Past the bound its
+// lines are counted in its state (files.quarantined), not kept.
+const maxQuarantinedRows = 10000
+
+// quarantine adds a bad line's row, or past maxQuarantinedRows only
+// counts it, and weighs it in the chunk so that a file of bad lines is
+// committed in chunks as a file of events is.
+func (lr *lineReader) quarantine(l trace.Line, field, reason string) {
+	switch n := lr.cur.quarantined; {
+	case n < maxQuarantinedRows:
+		quarantineLen(lr.c.rows, lr.cur, l.Num, l.Offset, field, reason, l.Bytes, l.Len)
+		lr.c.payloadBytes += min(len(l.Bytes), trace.MaxRaw) + len(reason)
+	case n == maxQuarantinedRows:
+		quarantineLen(lr.c.rows, lr.cur, l.Num, l.Offset, "", fmt.Sprintf(
+			"more than %d lines of this file are quarantined: this one and the rest are counted (orchstat sql \"SELECT quarantined FROM files\"), not kept", maxQuarantinedRows),
+			nil, l.Len)
+	}
+	lr.cur.quarantined++
+	lr.c.quarantined++
 }
 
 // event adds a parsed event: its events row, its run's span, and the

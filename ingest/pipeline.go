@@ -259,7 +259,7 @@ func (g *gather) add(c chunk, commits chan<- *batch) {
 	g.b.add(c)
 	res.Events += int64(len(c.events))
 	res.Calls += int64(len(c.rows[query.Calls.Name]))
-	res.Quarantined += int64(len(c.rows[query.Quarantine.Name]))
+	res.Quarantined += c.quarantinedLines()
 	for why, n := range c.ignored {
 		if res.Ignored == nil {
 			res.Ignored = map[string]int64{}

@@ -19,6 +19,7 @@ type batch struct {
 	// every row into one slice was a visible share of ingest CPU.
 	parts        []eventPart
 	nEvents      int
+	nQuarantined int // quarantined lines, which weigh as events do
 	rows         rows
 	states       map[int32]fileState
 	order        []int32
@@ -70,7 +71,7 @@ func newBatch(maxBytes, maxRows int) *batch {
 func (b *batch) empty() bool { return len(b.states) == 0 }
 
 func (b *batch) full() bool {
-	return b.payloadBytes >= b.maxBytes || b.nEvents >= b.maxRows
+	return b.payloadBytes >= b.maxBytes || b.nEvents+b.nQuarantined >= b.maxRows
 }
 
 func (b *batch) add(c chunk) {
@@ -93,9 +94,10 @@ func (b *batch) add(c chunk) {
 	}
 	b.states[id] = c.state
 	b.payloadBytes += c.payloadBytes
+	b.nQuarantined += c.quarantined
 	b.maxPayload = max(b.maxPayload, c.maxPayload)
 	b.done.events += int64(len(c.events))
-	b.done.quarantined += int64(len(c.rows[query.Quarantine.Name]))
+	b.done.quarantined += c.quarantinedLines()
 	b.done.bytes += c.consumed
 	if c.last && c.err == nil {
 		b.done.filesRead++

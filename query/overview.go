@@ -64,13 +64,14 @@ func bySystem(rs []reports.SystemRuns) []reports.SystemRuns {
 }
 
 // quarantinedIn counts the lines quarantined from files at or under
-// paths, or from any file when paths is empty.
+// paths, or from any file when paths is empty: as the files' states count
+// them, since a file of junk keeps only its first rows.
 func quarantinedIn(ctx context.Context, q querier, paths []string) (int64, error) {
-	query, args := `SELECT count(*) FROM quarantine`, []any(nil)
+	query, args := `SELECT coalesce(sum(quarantined), 0)::BIGINT FROM files`, []any(nil)
 	if len(paths) > 0 {
 		var cond string
 		cond, args = pathsCond("path", paths)
-		query += ` WHERE file_id IN (SELECT file_id FROM files WHERE ` + cond + `)`
+		query += ` WHERE ` + cond
 	}
 	var n int64
 	err := eachRow(ctx, q, "counting quarantined lines", query, args, func(rs *sql.Rows) error { return rs.Scan(&n) })
