@@ -1,6 +1,7 @@
 package otlp
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -119,4 +120,31 @@ func TestRealLaminarSpans(t *testing.T) {
 		t.Errorf("%d spans counted as not used, want %d: %v", ignored, spans-10, set.Ignored)
 	}
 	t.Logf("%d spans: %d calls; not used: %v; provider %q model %q", spans, len(set.Calls), set.Ignored, set.Calls[0].Provider, set.Calls[0].Model)
+}
+
+// A byte that is not UTF-8 in one span's name costs that string, not the
+// whole batch (issue 26 saw a batch quarantined for one such byte; this
+// position, at least, keeps it).
+func TestInvalidUTF8KeepsTheBatch(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "http_retries.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean, _, err := parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(b, []byte(`"name":"`))
+	if i < 0 {
+		t.Fatal("no span name in the fixture")
+	}
+	i += len(`"name":"`)
+	dirty := append(append(append([]byte{}, b[:i]...), 0xff), b[i:]...)
+	got, _, err := parse(dirty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Problems) != len(clean.Problems) || len(got.Calls) != len(clean.Calls) || len(got.Calls) == 0 {
+		t.Errorf("problems %d, calls %d; want %d and %d", len(got.Problems), len(got.Calls), len(clean.Problems), len(clean.Calls))
+	}
 }
