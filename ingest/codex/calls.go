@@ -108,9 +108,23 @@ func (r *rollout) streamError(l line, env envelope) (bool, *records.Error) {
 	if perr != nil {
 		return false, perr
 	}
+	if len(r.pending)+1 >= maxAttempts { // the attempt after the last error counts too
+		// Codex retries a stream 5 times by default; 100,000 reconnects
+		// before one response are no one call's attempts, and holding
+		// them all would cost memory without bound. The call closes here,
+		// its outcome unknown, and this line says so.
+		r.closePending()
+		r.pending = append(r.pending, f)
+		return false, l.problem("payload.type", fmt.Sprintf("more than %d stream errors before one response: "+
+			"the call is closed at %d attempts, its outcome unknown, and this reconnect starts another", maxAttempts, maxAttempts))
+	}
 	r.pending = append(r.pending, f)
 	return true, nil
 }
+
+// maxAttempts bounds the attempts one call is given, as other counts are
+// bounded (Claude Code's retry counts at 1,000,000; see limits.md).
+const maxAttempts = 1000
 
 // errorEvent reads an error event: Codex gave the turn up, so the call
 // it was making failed, after the stream errors before it if any. Without

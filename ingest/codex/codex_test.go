@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/orchstat/orchstat/ingest/records"
@@ -162,5 +163,30 @@ func legacyWant() want {
 		problems: []records.Error{
 			{Line: 9, Offset: 701, Field: "", Msg: "not JSON: unexpected end of JSON input"},
 		},
+	}
+}
+
+// 100,000 reconnects before one response are not one call of 100,001
+// attempts: a call closes at 1,000 attempts, its outcome unknown, a
+// problem says so at that line, and the rest start another call.
+func TestReconnectsBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"timestamp":"2026-05-13T09:00:00Z","type":"session_meta","payload":{"id":"0199c0de-1111-7222-8333-444455556666","timestamp":"2026-05-13T09:00:00Z","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.50.0"}}` + "\n")
+	for range 2500 {
+		b.WriteString(`{"timestamp":"2026-05-13T09:00:01Z","type":"event_msg","payload":{"type":"stream_error","message":"Reconnecting... 1/5"}}` + "\n")
+	}
+	set, err := ParseRollout("rollout-2026-05-13T09-00-00-0199c0de-1111-7222-8333-444455556666.jsonl", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var most int
+	for _, c := range set.Calls {
+		if c.Attempts != nil {
+			most = max(most, *c.Attempts)
+		}
+	}
+	if len(set.Calls) != 3 || most > maxAttempts || len(set.Problems) != 2 ||
+		!strings.Contains(set.Problems[0].Msg, "more than 1000 stream errors") {
+		t.Errorf("%d calls, most attempts %d, problems %v", len(set.Calls), most, set.Problems)
 	}
 }
