@@ -280,13 +280,27 @@ func readWholeStream(t task, in io.Reader, send func(chunk) bool) bool {
 	return send(parseRunFile(t, cur, b, replace))
 }
 
-// tooLarge is the chunk of a run file too large to read whole.
+// tooLarge is the chunk of a run file too large to read whole. A file of
+// the same kind that grew past the bound (an agent's transcript, a
+// collector's file) keeps the rows read from it before: growing must not
+// lose what was ingested. Its state records the new size, so the next
+// ingest does not try again until it changes; a quarantine row says why.
 func tooLarge(t task, cur fileState) chunk {
-	c := chunk{state: cur, deleteOld: t.prev != nil, rows: rows{}, last: true, replace: kindChange(t.prev, t.src.kind)}
-	quarantine(c.rows, cur, 0, 0, "", fmt.Sprintf("file larger than %d MiB", maxRunFile>>20), nil)
-	c.state.quarantined = 1
+	grew := t.prev != nil && t.prev.kind == t.src.kind && t.prev.size > 0 && cur.size >= t.prev.size
+	c := chunk{state: cur, deleteOld: t.prev != nil && !grew, rows: rows{}, last: true, replace: kindChange(t.prev, t.src.kind)}
+	reason := fmt.Sprintf("file larger than %d MiB", maxRunFile>>20)
+	if grew {
+		reason = fmt.Sprintf("file grew past %d MiB (from %s to %s): the rows read from it before are kept; what it holds beyond is not read, "+
+			"as files of this kind are read whole (docs/limits.md)", maxRunFile>>20, formatSize(t.prev.size), formatSize(cur.size))
+		c.state.offset, c.state.lines, c.state.events = t.prev.offset, t.prev.lines, t.prev.events
+		c.state.quarantined = t.prev.quarantined
+	}
+	quarantine(c.rows, cur, 0, 0, "", reason, nil)
+	c.state.quarantined++
 	return c
 }
+
+func formatSize(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 // parseRunFile is the chunk of a run file's content b: its rows, or the
 // whole file quarantined when it cannot be read at all.
