@@ -21,7 +21,12 @@ import (
 // ExportOptions are what an export takes besides the lake.
 type ExportOptions struct {
 	Runner string
-	Now    func() time.Time
+	// RenameRunner lets a store that exported under another runner id
+	// export under Runner: the old id's partitions are emptied (0-row
+	// files) and its rows written under the new one, so that the lake
+	// never holds them twice.
+	RenameRunner bool
+	Now          func() time.Time
 	// Hook, when set, is called at the named points of an export, for
 	// tests that kill it there.
 	Hook func(point string)
@@ -65,30 +70,53 @@ func (s *Store) ExportLake(ctx context.Context, lk lake.Lake, o ExportOptions) (
 		}
 	}
 	started := o.Now().UTC()
-	if err := s.oneRunner(ctx, lk, o.Runner); err != nil {
+	prev, err := s.otherRunner(ctx, lk, o.Runner, o.RenameRunner)
+	if err != nil {
 		return out, err
+	}
+	if prev != "" {
+		// Renamed: the old id's files empty first; a kill between the two
+		// exports leaves the rows in neither, never in both, and the next
+		// export with --rename-runner finishes the move.
+		var gone Exported
+		if err := s.exportAs(ctx, lk, prev, true, started, o, hook, &gone); err != nil {
+			return out, fmt.Errorf("emptying runner %s's files: %w", prev, err)
+		}
+		if err := s.inTransaction(ctx, "forgetting the old runner id", func() error {
+			_, err := s.conn.ExecContext(ctx, `DELETE FROM lake_exports WHERE lake = ? AND runner = ?`, lk.Key(), prev)
+			return cleanDuckErr(err)
+		}); err != nil {
+			return out, err
+		}
 	}
 	if err := s.claimRunner(ctx, lk, o.Runner, started); err != nil {
 		return out, err
 	}
-	e := &export{s: s, lk: lk, lake: lk.Key(), runner: o.Runner}
+	return out, s.exportAs(ctx, lk, o.Runner, false, started, o, hook, &out)
+}
+
+// exportAs is one export as runner: of the store's files, or, when empty,
+// of none, which leaves each partition the runner wrote a 0-row file.
+func (s *Store) exportAs(ctx context.Context, lk lake.Lake, runner string, empty bool, started time.Time,
+	o ExportOptions, hook func(string), out *Exported) error {
+	e := &export{s: s, lk: lk, lake: lk.Key(), runner: runner, empty: empty}
 	defer e.dropTemps()
-	dirty, err := e.plan(ctx, &out)
+	dirty, err := e.plan(ctx, out)
 	if err != nil || len(dirty) == 0 {
-		return out, err
+		return err
 	}
 	if err := e.journal(ctx, dirty); err != nil {
-		return out, err
+		return err
 	}
 	hook("planned")
-	staged, err := e.stage(ctx, dirty, &out)
+	staged, err := e.stage(ctx, dirty, out)
 	if err != nil {
-		return out, err
+		return err
 	}
 	hook("staged")
 	for i, p := range staged {
 		if err := lk.Put(ctx, p.key, p.path); err != nil {
-			return out, err
+			return err
 		}
 		if i == 0 {
 			hook("published-one")
@@ -96,13 +124,13 @@ func (s *Store) ExportLake(ctx context.Context, lk lake.Lake, o ExportOptions) (
 	}
 	hook("published")
 	out.Partitions = len(staged)
-	if err := e.mark(ctx, started, o.Now().UTC(), out); err != nil {
-		return out, err
+	if err := e.mark(ctx, started, o.Now().UTC(), *out); err != nil {
+		return err
 	}
 	// What is left in staging are empty folders. The lake's _staging
 	// stays: another runner may be making its own folder in it.
 	os.RemoveAll(e.staging)
-	return out, nil
+	return nil
 }
 
 // claimRunner makes sure no other store exports as this runner: two stores
@@ -140,24 +168,26 @@ func (s *Store) claimRunner(ctx context.Context, lk lake.Lake, runner string, no
 	return nil
 }
 
-// oneRunner refuses to export a store under a second runner id: the
-// lake would hold its rows under both, and every reader would count them
-// twice. The default runner id is the host name, so a renamed host meets
-// this.
-func (s *Store) oneRunner(ctx context.Context, lk lake.Lake, runner string) error {
+// otherRunner is the runner id this store exported to the lake under, if
+// not runner. Without rename that is refused: the lake would hold the
+// store's rows under both ids, and every reader would count them twice.
+// The default runner id is the host name, so a renamed host meets this.
+func (s *Store) otherRunner(ctx context.Context, lk lake.Lake, runner string, rename bool) (string, error) {
 	var prev string
 	var last time.Time
 	err := s.conn.QueryRowContext(ctx, `SELECT runner, max(finished_at) FROM lake_exports
 		WHERE lake = ? AND runner <> ? GROUP BY runner ORDER BY 2 DESC LIMIT 1`, lk.Key(), runner).Scan(&prev, &last)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return nil
+		return "", nil
 	case err != nil:
-		return fmt.Errorf("reading this store's exports: %w", cleanDuckErr(err))
+		return "", fmt.Errorf("reading this store's exports: %w", cleanDuckErr(err))
+	case rename:
+		return prev, nil
 	}
-	return fmt.Errorf("lake %s: this store already exports to it as runner %q (last on %s); exporting it as %q too "+
+	return "", fmt.Errorf("lake %s: this store already exports to it as runner %q (last on %s); exporting it as %q too "+
 		"would put its runs in the lake twice: pass --runner %s (the default runner id is the host name, so a renamed host "+
-		"needs it), or export another store as %q", lk.Location(), prev, last.UTC().Format(time.RFC3339), runner, prev, runner)
+		"needs it), or --rename-runner to move its files to %q", lk.Location(), prev, last.UTC().Format(time.RFC3339), runner, prev, runner)
 }
 
 // storeID names this store for runner claims; it is made on first use.
@@ -177,6 +207,7 @@ type export struct {
 	s            *Store
 	lk           lake.Lake
 	lake, runner string
+	empty        bool // export no file: every partition the runner wrote empties
 	staging      string // the folder files are written in before Put
 }
 
@@ -216,6 +247,12 @@ FROM st LEFT JOIN sy USING (file_id)`
 func (e *export) plan(ctx context.Context, out *Exported) ([]partition, error) {
 	if err := e.exec(ctx, placeSQL); err != nil {
 		return nil, fmt.Errorf("placing files in the lake: %w", err)
+	}
+	if e.empty {
+		// No file is this runner's any more: each it had is removed.
+		if err := e.exec(ctx, `DELETE FROM lake_place`); err != nil {
+			return nil, err
+		}
 	}
 	if err := e.exec(ctx, `CREATE OR REPLACE TEMP TABLE lake_changed AS
 		SELECT file_id FROM lake_place p

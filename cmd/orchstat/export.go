@@ -17,6 +17,9 @@ type exportOptions struct {
 	ingestFirst
 	Lake   string
 	Runner string
+	// RenameRunner moves the store's files from the runner id it exported
+	// under before to Runner.
+	RenameRunner bool
 	// Hostname names the runner when --runner is not given.
 	Hostname func() (string, error)
 	Lakes    lake.Options
@@ -42,7 +45,10 @@ Many runners export to one lake at once without coordinating: each writes
 only its own runner's files, and no file is ever deleted. --runner defaults to
 the host name; the first export of a store claims its runner id in the lake
 (_runners/<runner>.json), and another store exporting as the same runner is
-refused.
+refused. One store exports under one runner id: a second id (a renamed
+host) is refused, as the lake would hold its runs twice, unless
+--rename-runner moves its files to the new id, leaving the old id's
+partitions empty.
 
 report, check and simulate read the lake with --lake. The layout, the
 schema and queries for DuckDB, Spark, Trino and ClickHouse are in
@@ -65,6 +71,7 @@ environment variables and files, and are never printed.`,
 	cmd.Flags().MarkHidden("all")
 	cmd.Flags().StringVar(&o.Lake, "lake", "", "the lake: a directory, or s3://bucket/prefix")
 	cmd.Flags().StringVar(&o.Runner, "runner", "", "this runner's id in the lake (default: the host name)")
+	cmd.Flags().BoolVar(&o.RenameRunner, "rename-runner", false, "move this store's files from the runner id it exported under before to --runner's (its old partitions are left empty)")
 	return cmd
 }
 
@@ -89,7 +96,7 @@ func exportRun(ctx context.Context, o *exportOptions) error {
 		return err
 	}
 	defer st.Close()
-	res, err := st.ExportLake(ctx, lk, query.ExportOptions{Runner: runner, Now: o.g.io.Now, Hook: crashHook()})
+	res, err := st.ExportLake(ctx, lk, query.ExportOptions{Runner: runner, RenameRunner: o.RenameRunner, Now: o.g.io.Now, Hook: crashHook()})
 	if err != nil {
 		return err
 	}

@@ -609,4 +609,14 @@ func TestLakeOneRunnerPerStore(t *testing.T) {
 	if after := lakeFiles(t, lake); !reflect.DeepEqual(before, after) {
 		t.Errorf("the refused export changed the lake")
 	}
+	// --rename-runner moves the files: the lake then reads as the store,
+	// once, under the new id.
+	want := lakeReportJSON(t, "--db", a.db, "report", "--no-ingest")
+	if code, _, stderr := runCLI(t, "", "--db", a.db, "export", "--no-ingest", "--lake", lake, "--runner", "renamed-host", "--rename-runner"); code != 0 {
+		t.Fatalf("rename: exit %d, %s", code, stderr)
+	}
+	sameJSON(t, "after --rename-runner", want, lakeReportJSON(t, "report", "--lake", lake))
+	if code, out, stderr := runCLI(t, "", "--db", a.db, "export", "--no-ingest", "--lake", lake, "--runner", "renamed-host"); code != 0 || !strings.Contains(out, "nothing new") {
+		t.Errorf("export under the new id after the rename: exit %d, %s %s", code, out, stderr)
+	}
 }
