@@ -207,7 +207,7 @@ type export struct {
 	s            *Store
 	lk           lake.Lake
 	lake, runner string
-	empty        bool // export no file: every partition the runner wrote empties
+	empty        bool   // export no file: every partition the runner wrote empties
 	staging      string // the folder files are written in before Put
 }
 
