@@ -209,3 +209,22 @@ func TestCheckDoesNotWaitForAnothersDelivery(t *testing.T) {
 	mu.Unlock()
 	<-first
 }
+
+// -q says nothing of waiting for the store's lock, which cron would mail;
+// without it the wait is said. Both give up naming the holder.
+func TestQuietWaitsQuietly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real processes")
+	}
+	db := filepath.Join(t.TempDir(), "s.duckdb")
+	if code, _, stderr := runCLI(t, "", "ingest", "-q", "--db", db, "../../testdata/runs"); code != 0 {
+		t.Fatalf("ingest: %d %s", code, stderr)
+	}
+	_, release := holdLock(t, db)
+	defer release()
+	_, _, loud := runCLI(t, "", "ingest", "--db", db, "--lock-timeout", "300ms", "../../testdata/runs")
+	_, _, quiet := runCLI(t, "", "ingest", "-q", "--db", db, "--lock-timeout", "300ms", "../../testdata/runs")
+	if !strings.Contains(loud, "waiting for") || strings.Contains(quiet, "waiting for") || quiet == "" {
+		t.Errorf("without -q:\n%s\nwith -q:\n%s", loud, quiet)
+	}
+}
