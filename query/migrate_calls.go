@@ -27,10 +27,10 @@ func (s *Store) callsOutdated(ctx context.Context) (bool, error) {
 // rereadCalls forgets the files that gave calls to an outdated store's
 // calls table and drops the tables of calls, inside migrate's
 // transaction.
-func (s *Store) rereadCalls(ctx context.Context) error {
+func (s *Store) rereadCalls(ctx context.Context) (files int64, err error) {
 	old, err := s.callsOutdated(ctx)
 	if err != nil || !old {
-		return err
+		return 0, err
 	}
 	ids := `SELECT file_id FROM calls UNION SELECT file_id FROM call_attempts
 		UNION SELECT file_id FROM record_runs WHERE system IN ('claude-code', 'codex', 'otel')`
@@ -46,10 +46,15 @@ func (s *Store) rereadCalls(ctx context.Context) error {
 	stmts = append(stmts,
 		`DELETE FROM file_states WHERE file_id IN (SELECT file_id FROM reread_files)`,
 		`DROP TABLE calls`, `DROP TABLE call_attempts`, `DROP TABLE reread_files`)
-	for _, q := range stmts {
+	for i, q := range stmts {
 		if _, err := s.conn.ExecContext(ctx, q); err != nil {
-			return err
+			return 0, err
+		}
+		if i == 0 {
+			if err := s.conn.QueryRowContext(ctx, `SELECT count(*) FROM reread_files`).Scan(&files); err != nil {
+				return 0, err
+			}
 		}
 	}
-	return nil
+	return files, nil
 }

@@ -36,6 +36,9 @@ func TestOutdatedCallsAreReadAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	if st.Reread != 1 {
+		t.Errorf("Reread %d, want the 1 agent's file set aside, for the command to say so", st.Reread)
+	}
 	var states, spans, calls int
 	var cols string
 	if err := st.conn.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM file_states WHERE file_id = 7),

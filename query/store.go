@@ -49,12 +49,17 @@ type Store struct {
 	// Recovered is set when Open found and set aside the unfinished work
 	// of an older orchstat's crashed writer (see setAsideWAL).
 	Recovered bool
-	lock      *flock
-	ticket    *ticket
-	snapshot  *snapshot
-	dsn       string
-	readOnly  bool
-	memory    bool // a lake's rows, held in memory (OpenLake)
+	// Reread counts the agents' files whose rows the schema's upgrade
+	// forgot as this store was opened, to be read again: they were kept
+	// in an older form (see rereadCalls). A read without an ingest lacks
+	// them until then.
+	Reread   int64
+	lock     *flock
+	ticket   *ticket
+	snapshot *snapshot
+	dsn      string
+	readOnly bool
+	memory   bool // a lake's rows, held in memory (OpenLake)
 }
 
 // LockError reports that another process kept the database locked.
@@ -87,11 +92,17 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	w := opts
 	w.ReadOnly, w.Snapshot = false, false
+	var reread int64
 	if up, err := openStore(ctx, path, w); err == nil {
+		reread = up.Reread
 		up.Close()
 	}
 	opts.asIs = true
-	return openStore(ctx, path, opts)
+	st, err = openStore(ctx, path, opts)
+	if st != nil {
+		st.Reread = reread
+	}
+	return st, err
 }
 
 // errOutdated stops a read-only open of a store whose schema is older than
@@ -389,7 +400,7 @@ func (s *Store) migrate(ctx context.Context, readOnly, asIs bool) error {
 		s.conn.ExecContext(ctx, "ROLLBACK")
 		return fmt.Errorf("creating schema in %s: %w", s.Path, cleanDuckErr(err))
 	}
-	if err := s.rereadCalls(ctx); err != nil {
+	if s.Reread, err = s.rereadCalls(ctx); err != nil {
 		return rollback(err)
 	}
 	for _, stmt := range tableStatements() {

@@ -422,6 +422,15 @@ func (g *globals) openWith(ctx context.Context, path string, opts query.Options)
 	if err == nil && st.Recovered {
 		fmt.Fprintf(g.io.Err, "orchstat: an earlier orchstat stopped while writing %s; its unfinished work was rolled back and will be read again\n", st.Path)
 	}
+	if err == nil && st.Reread > 0 {
+		lacks := ""
+		if opts.ReadOnly {
+			lacks = "; this read lacks them"
+		}
+		fmt.Fprintf(g.io.Err, "orchstat: %s kept agents' tokens in an older form (cache tokens inside input): "+
+			"the rows of its %d agents' files were set aside, to be read again by the next ingest%s\n",
+			st.Path, st.Reread, lacks)
+	}
 	return st, err
 }
 
