@@ -13,6 +13,7 @@ import (
 	"github.com/orchstat/orchstat/ingest/records"
 	"github.com/orchstat/orchstat/ingest/runfile"
 	"github.com/orchstat/orchstat/ingest/trace"
+	"github.com/orchstat/orchstat/query"
 )
 
 // Reading one source: a file is stat'ed and skipped when unchanged, else
@@ -291,7 +292,7 @@ func tooLarge(t task, cur fileState) chunk {
 	reason := fmt.Sprintf("file larger than %d MiB", maxRunFile>>20)
 	if grew {
 		reason = fmt.Sprintf("file grew past %d MiB (from %s to %s): the rows read from it before are kept; what it holds beyond is not read, "+
-			"as files of this kind are read whole (docs/limits.md)", maxRunFile>>20, formatSize(t.prev.size), formatSize(cur.size))
+			"as files of this kind are read whole (docs/limits.md)", maxRunFile>>20, query.FormatBytes(t.prev.size), query.FormatBytes(cur.size))
 		c.state.offset, c.state.lines, c.state.events = t.prev.offset, t.prev.lines, t.prev.events
 		c.state.quarantined = t.prev.quarantined
 	}
@@ -299,8 +300,6 @@ func tooLarge(t task, cur fileState) chunk {
 	c.state.quarantined++
 	return c
 }
-
-func formatSize(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 // parseRunFile is the chunk of a run file's content b: its rows, or the
 // whole file quarantined when it cannot be read at all.

@@ -51,6 +51,8 @@ const callAggregates = `count(*),
   coalesce(sum(attempts), 0),
   count(*) FILTER (WHERE attempts > 1),
   sum(backoff_ms),
+  sum(coalesce(input_tokens, 0) + coalesce(cache_read_tokens, 0) + coalesce(cache_write_tokens, 0) + coalesce(output_tokens, 0))
+    FILTER (WHERE input_tokens IS NOT NULL OR cache_read_tokens IS NOT NULL OR cache_write_tokens IS NOT NULL OR output_tokens IS NOT NULL),
   sum(input_tokens), sum(cache_read_tokens), sum(cache_write_tokens), sum(output_tokens), sum(reasoning_tokens),
   sum(coalesce(failed_input_tokens, 0) + coalesce(failed_output_tokens, 0)) FILTER (WHERE failed_input_tokens IS NOT NULL OR failed_output_tokens IS NOT NULL),
   sum(cost_usd),
@@ -65,17 +67,16 @@ const evidenceCounts = `SELECT grp, string_agg(evidence || ' ' || n, ', ' ORDER 
 func scanCallRow(rs *sql.Rows, lead []any, row *reports.CallRow) error {
 	var known float64
 	var evidence sql.NullString
-	var backoff, in, read, write, out, reasoning, failedTokens, cost, failedCost sql.NullFloat64
+	var backoff, tokens, in, read, write, out, reasoning, failedTokens, cost, failedCost sql.NullFloat64
 	dest := append(lead, &row.Calls, &row.Failed, &known, &row.WithAttempts, &row.Attempts, &row.Retried,
-		&backoff, &in, &read, &write, &out, &reasoning, &failedTokens, &cost, &failedCost, &evidence)
+		&backoff, &tokens, &in, &read, &write, &out, &reasoning, &failedTokens, &cost, &failedCost, &evidence)
 	if err := rs.Scan(dest...); err != nil {
 		return err
 	}
 	row.Evidence = evidence.String
-	row.BackoffMS, row.FailedTokens = floatPtr(backoff), floatPtr(failedTokens)
+	row.BackoffMS, row.Tokens, row.FailedTokens = floatPtr(backoff), floatPtr(tokens), floatPtr(failedTokens)
 	row.InputTokens, row.CacheReadTokens, row.CacheWriteTokens = floatPtr(in), floatPtr(read), floatPtr(write)
 	row.OutputTokens, row.ReasoningTokens = floatPtr(out), floatPtr(reasoning)
-	row.Tokens = sumPtrs(row.InputTokens, row.CacheReadTokens, row.CacheWriteTokens, row.OutputTokens)
 	row.CostUSD, row.FailedCostUSD = floatPtr(cost), floatPtr(failedCost)
 	row.Metrics = callMetricsOf(row, known)
 	return nil
@@ -100,26 +101,6 @@ func callMetricsOf(row *reports.CallRow, known float64) reports.Metrics {
 		m["call_backoff_seconds"] = count(*row.BackoffMS / 1000)
 	}
 	return m
-}
-
-// sumPtrs adds the values that are known; nil when none is.
-func sumPtrs(vs ...*float64) *float64 {
-	var out *float64
-	for _, v := range vs {
-		if v != nil {
-			out = ptrTo(deref(out) + *v)
-		}
-	}
-	return out
-}
-
-func ptrTo(v float64) *float64 { return &v }
-
-func deref(p *float64) float64 {
-	if p == nil {
-		return 0
-	}
-	return *p
 }
 
 func floatPtr(v sql.NullFloat64) *float64 {

@@ -67,12 +67,16 @@ func bySystem(rs []reports.SystemRuns) []reports.SystemRuns {
 // paths, or from any file when paths is empty: as the files' states count
 // them, since a file of junk keeps only its first rows.
 func quarantinedIn(ctx context.Context, q querier, paths []string) (int64, error) {
-	query, args := `SELECT coalesce(sum(quarantined), 0)::BIGINT FROM files`, []any(nil)
+	// Each file's latest state, by aggregate: the files view's window
+	// ranks every state of every file, at every report.
+	where, args := "", []any(nil)
 	if len(paths) > 0 {
 		var cond string
 		cond, args = pathsCond("path", paths)
-		query += ` WHERE ` + cond
+		where = ` WHERE ` + cond
 	}
+	query := `SELECT coalesce(sum(q), 0)::BIGINT FROM (
+		SELECT arg_max(quarantined, seq) AS q FROM file_states` + where + ` GROUP BY file_id)`
 	var n int64
 	err := eachRow(ctx, q, "counting quarantined lines", query, args, func(rs *sql.Rows) error { return rs.Scan(&n) })
 	return n, err
