@@ -89,12 +89,23 @@ func mainWith(args []string, in io.Reader, out, errw io.Writer, report func(key,
 		// No supervisor to tell a crash from an exit: a panic here would
 		// exit 2, which cron reads from check as CRITICAL. (A fatal error
 		// of the runtime, or a panic on another goroutine, still exits 2:
-		// only a supervisor can catch those.)
+		// only a supervisor can catch those.) The command is known as the
+		// supervisor knows it, from what the command reports.
+		var command string
+		next := report
+		report = func(key, value string) {
+			if key == "command" {
+				command = value
+			}
+			if next != nil {
+				next(key, value)
+			}
+		}
 		defer func() {
 			if r := recover(); r != nil {
 				fmt.Fprintf(errw, "orchstat: internal error: %v; this is a bug in orchstat, not in your data\n%s", r, debug.Stack())
 				code = exitCrash
-				if len(args) > 0 && args[0] == "check" {
+				if command == "check" {
 					code = checkUnknown
 				}
 			}
