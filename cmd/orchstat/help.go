@@ -66,12 +66,7 @@ func flagSuggestion(c *cobra.Command, err error) string {
 			known = append(known, f.Name)
 		}
 	})
-	best, bestD := "", 3
-	for _, k := range known {
-		if d := yamlast.Distance(name, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
+	best := yamlast.Closest(name, known)
 	if best == "" {
 		return ""
 	}

@@ -97,6 +97,10 @@ func Pos(n ast.Node) (line, col int) {
 // (within two edits), or "" (names.Suggest).
 func Suggest(got string, known []string) string { return names.Suggest(got, known) }
 
+// Closest is the known name nearest got, within two edits, or ""
+// (names.Closest).
+func Closest(got string, known []string) string { return names.Closest(got, known) }
+
 // Distance is the Levenshtein distance between a and b in runes, capped
 // at 64 (names.Distance).
 func Distance(a, b string) int { return names.Distance(a, b) }

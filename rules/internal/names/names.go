@@ -9,16 +9,26 @@ import "fmt"
 // Suggest is "; did you mean "x"?" for the known name closest to got
 // (within two edits), or "".
 func Suggest(got string, known []string) string {
+	best := Closest(got, known)
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+// Closest is the known name within two edits of got, the nearest, or ""
+// when none is (or got is known).
+func Closest(got string, known []string) string {
 	best, bestD := "", 3
 	for _, k := range known {
 		if d := Distance(got, k); d < bestD {
 			best, bestD = k, d
 		}
 	}
-	if best == "" || best == got {
+	if best == got {
 		return ""
 	}
-	return fmt.Sprintf("; did you mean %q?", best)
+	return best
 }
 
 // Distance is the Levenshtein distance between a and b in runes, for
