@@ -516,6 +516,10 @@ func positiveInt(n ast.Node) (int, bool) {
 	return 0, false
 }
 
+// ParseDuration reads a Go duration (90s, 10m, 1h30m) or whole days (7d),
+// as rule files write them.
+func ParseDuration(s string) (time.Duration, error) { return parseDuration(s) }
+
 // parseDuration reads a Go duration (90s, 10m, 1h30m) or whole days (7d).
 func parseDuration(s string) (time.Duration, error) {
 	if m := daysRe.FindStringSubmatch(s); m != nil {

@@ -94,16 +94,9 @@ failed or the store could not be read, 2 on usage errors.`,
 
 // parseStep reads --step: a Go duration or a number of days (1d).
 func parseStep(s string) (time.Duration, error) {
-	var d time.Duration
-	if m := daysRe.FindStringSubmatch(s); m != nil {
-		var n int
-		fmt.Sscan(m[1], &n)
-		d = time.Duration(n) * 24 * time.Hour
-	} else {
-		var err error
-		if d, err = time.ParseDuration(s); err != nil {
-			return 0, fmt.Errorf("--step: %q is not a duration (5m, 1h, 1d)", s)
-		}
+	d, err := rules.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("--step: %q is not a duration (5m, 1h, 1d)", s)
 	}
 	if d <= 0 {
 		return 0, fmt.Errorf("--step: %q is not a positive duration", s)
