@@ -1,0 +1,154 @@
+package recordstest
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"sort"
+	"testing"
+
+	"github.com/orchstat/orchstat/ingest/records"
+)
+
+// CheckStream holds a StreamFormat to the Stream contract on the file b:
+// for tries random splits of its lines into readings, with State and
+// Resume between them, the Final rows of every reading plus the Open rows
+// of the last equal one whole reading (Feed), and every call Open returns
+// has a CallID unique within the file. Order is not compared: the store
+// has none. seed makes the splits repeatable.
+func CheckStream(t testing.TB, f records.StreamFormat, path string, b []byte, tries int, seed uint64) {
+	t.Helper()
+	whole, werr := f.Feed(path, b)
+	lines := splitAt(b)
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	for try := 0; try < tries; try++ {
+		cuts := map[int]bool{}
+		for n := rng.IntN(len(lines) + 1); n > 0; n-- {
+			cuts[rng.IntN(len(lines)+1)] = true
+		}
+		got, err, why := readInPieces(f, path, lines, cuts)
+		if why != "" {
+			t.Fatalf("%s, cut before lines %v: %s", path, sortedCuts(cuts), why)
+		}
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("%s, cut before lines %v: error %v, whole reading's %v", path, sortedCuts(cuts), err, werr)
+		}
+		if err != nil {
+			continue
+		}
+		if a, w := canonical(got), canonical(whole); a != w {
+			t.Fatalf("%s, cut before lines %v: pieces differ from the whole reading\npieces: %s\nwhole:  %s", path, sortedCuts(cuts), a, w)
+		}
+	}
+}
+
+// line is one line as FeedLines splits it, with where it starts.
+type line struct {
+	no  int
+	off int64
+	b   []byte
+}
+
+func splitAt(b []byte) []line {
+	var out []line
+	rec := recorder{}
+	records.FeedLines(&rec, b, 0, 0)
+	for _, l := range rec.lines {
+		out = append(out, l)
+	}
+	return out
+}
+
+type recorder struct{ lines []line }
+
+func (r *recorder) Line(no int, off int64, b []byte) {
+	r.lines = append(r.lines, line{no, off, bytes.Clone(b)})
+}
+func (r *recorder) Final() *records.Set         { return &records.Set{} }
+func (r *recorder) Open() (*records.Set, error) { return &records.Set{}, nil }
+func (r *recorder) State() ([]byte, error)      { return nil, nil }
+
+// readInPieces reads lines with a State and Resume before each cut, and
+// says what broke the contract, if anything.
+func readInPieces(f records.StreamFormat, path string, lines []line, cuts map[int]bool) (*records.Set, error, string) {
+	s := f.New(path)
+	out := &records.Set{}
+	for i, l := range lines {
+		if cuts[i] {
+			fin := s.Final()
+			if len(fin.Runs) > 0 {
+				return nil, nil, "Final returned runs"
+			}
+			out.Merge(fin)
+			st, err := s.State()
+			if err != nil {
+				return nil, nil, "State: " + err.Error()
+			}
+			if s, err = f.Resume(path, st); err != nil {
+				return nil, nil, "Resume: " + err.Error()
+			}
+		}
+		s.Line(l.no, l.off, l.b)
+	}
+	out.Merge(s.Final())
+	open, err := s.Open()
+	if err != nil {
+		return nil, err, ""
+	}
+	if len(open.Problems) > 0 {
+		return nil, nil, "Open returned problems"
+	}
+	ids := map[string]bool{}
+	for _, c := range append(append([]records.Call{}, out.Calls...), open.Calls...) {
+		if ids[c.CallID] && c.CallID != "" {
+			return nil, nil, "call id " + c.CallID + " twice"
+		}
+		ids[c.CallID] = true
+	}
+	for _, c := range open.Calls {
+		if c.CallID == "" {
+			return nil, nil, "Open returned a call without a CallID"
+		}
+	}
+	out.Merge(open)
+	return out, nil, ""
+}
+
+// canonical is a set as sorted JSON rows, to compare sets without order.
+func canonical(s *records.Set) string {
+	var rows []string
+	add := func(kind string, v any) {
+		b, _ := json.Marshal(v)
+		rows = append(rows, kind+" "+string(b))
+	}
+	for _, x := range s.Runs {
+		add("run", x)
+	}
+	for _, x := range s.Calls {
+		add("call", x)
+	}
+	for _, x := range s.CallAttempts {
+		add("attempt", x)
+	}
+	for _, x := range s.Problems {
+		add("problem", x)
+	}
+	ig, _ := json.Marshal(s.Ignored)
+	sort.Strings(rows)
+	var buf bytes.Buffer
+	for _, r := range rows {
+		buf.WriteString(r)
+		buf.WriteByte('\n')
+	}
+	buf.WriteString("ignored " + string(ig))
+	return buf.String()
+}
+
+func sortedCuts(m map[int]bool) []int {
+	var out []int
+	for k := range m {
+		out = append(out, k+1)
+	}
+	sort.Ints(out)
+	return out
+}
