@@ -22,14 +22,15 @@ type Stream interface {
 	// only during the call.
 	Line(no int, off int64, b []byte)
 	// Final returns, and forgets, the rows no later line can change:
-	// calls and call attempts of groups that are closed, problems of the
-	// lines read, and the lines ignored by reason. It never returns Runs.
+	// calls and call attempts of groups that are closed, runs that are
+	// closed (a format whose run is the file never closes it), problems
+	// of the lines read, and the lines ignored by reason.
 	Final() *Set
 	// Open returns what is still open as if the file ended here: the
-	// calls and call attempts of open groups, and the file's Runs (a run
-	// spans the file, so it is always open). It returns no Problems and
-	// does not change the stream. Every call it returns has a CallID
-	// unique within the file, by which the next reading replaces it.
+	// calls and call attempts of open groups, and the runs not closed.
+	// It returns no Problems and does not change the stream. Every call
+	// it returns has a CallID, and every run a RunID, unique within the
+	// file, by which the next reading replaces it.
 	// err is the whole-file error the format's Parser gives (not this
 	// format at all), judged on the lines read so far.
 	Open() (*Set, error)

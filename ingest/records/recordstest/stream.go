@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
+	"strconv"
 	"sort"
 	"testing"
 
@@ -14,7 +15,7 @@ import (
 // for tries random splits of its lines into readings, with State and
 // Resume between them, the Final rows of every reading plus the Open rows
 // of the last equal one whole reading (Feed), and every call Open returns
-// has a CallID unique within the file. Order is not compared: the store
+// has a CallID unique within the file, and every run a RunID. Order is not compared: the store
 // has none. seed makes the splits repeatable.
 func CheckStream(t testing.TB, f records.StreamFormat, path string, b []byte, tries int, seed uint64) {
 	t.Helper()
@@ -75,11 +76,7 @@ func readInPieces(f records.StreamFormat, path string, lines []line, cuts map[in
 	out := &records.Set{}
 	for i, l := range lines {
 		if cuts[i] {
-			fin := s.Final()
-			if len(fin.Runs) > 0 {
-				return nil, nil, "Final returned runs"
-			}
-			out.Merge(fin)
+			out.Merge(s.Final())
 			st, err := s.State()
 			if err != nil {
 				return nil, nil, "State: " + err.Error()
@@ -109,6 +106,13 @@ func readInPieces(f records.StreamFormat, path string, lines []line, cuts map[in
 		if c.CallID == "" {
 			return nil, nil, "Open returned a call without a CallID"
 		}
+	}
+	runs := map[string]bool{}
+	for _, r := range append(append([]records.Run{}, out.Runs...), open.Runs...) {
+		if runs[r.RunID] || r.RunID == "" {
+			return nil, nil, "run id " + strconv.Quote(r.RunID) + " empty or twice"
+		}
+		runs[r.RunID] = true
 	}
 	out.Merge(open)
 	return out, nil, ""
