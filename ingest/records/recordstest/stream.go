@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
-	"strconv"
 	"sort"
+	"strconv"
 	"testing"
 
 	"github.com/orchstat/orchstat/ingest/records"
