@@ -65,22 +65,25 @@ var Formats = []string{"auto", "orchestrator", records.Factory, records.Claudest
 type recordFormat struct {
 	system string
 	parse  records.Parser
+	// stream, for a format of lines that grow, reads a file on from where
+	// the last ingest stopped (see readAgent).
+	stream *records.StreamFormat
 }
 
 var recordKinds = map[string]recordFormat{
-	KindFactorySummary: {records.Factory, factory.ParseSummary},
-	KindFactoryBrief:   {records.Factory, factory.ParseBrief},
-	KindFactoryEvents:  {records.Factory, factory.ParseEvents},
-	KindFactoryMeta:    {records.Factory, factory.ParseMeta},
-	KindClaudeHistory:  {records.Claudestrator, claudestrator.ParseHistory},
-	KindClaudeSession:  {records.Claudestrator, claudestrator.ParseSessionState},
-	KindClaudeTasks:    {records.Claudestrator, claudestrator.ParseTaskQueue},
-	KindClaudeIssues:   {records.Claudestrator, claudestrator.ParseIssueQueue},
-	KindO8History:      {records.Orchestr8, orchestr8.ParseHistory},
-	KindO8Config:       {records.Orchestr8, orchestr8.ParseConfig},
-	KindCodexRollout:   {records.Codex, codex.ParseRollout},
-	KindClaudeCode:     {records.ClaudeCode, claudecode.ParseTranscript},
-	KindOTLP:           {records.OTel, otlp.Parse},
+	KindFactorySummary: {records.Factory, factory.ParseSummary, nil},
+	KindFactoryBrief:   {records.Factory, factory.ParseBrief, nil},
+	KindFactoryEvents:  {records.Factory, factory.ParseEvents, nil},
+	KindFactoryMeta:    {records.Factory, factory.ParseMeta, nil},
+	KindClaudeHistory:  {records.Claudestrator, claudestrator.ParseHistory, nil},
+	KindClaudeSession:  {records.Claudestrator, claudestrator.ParseSessionState, nil},
+	KindClaudeTasks:    {records.Claudestrator, claudestrator.ParseTaskQueue, nil},
+	KindClaudeIssues:   {records.Claudestrator, claudestrator.ParseIssueQueue, nil},
+	KindO8History:      {records.Orchestr8, orchestr8.ParseHistory, nil},
+	KindO8Config:       {records.Orchestr8, orchestr8.ParseConfig, nil},
+	KindCodexRollout:   {records.Codex, codex.ParseRollout, nil},
+	KindClaudeCode:     {records.ClaudeCode, claudecode.ParseTranscript, nil},
+	KindOTLP:           {records.OTel, otlp.Parse, nil},
 }
 
 // systemOf is the system a source kind belongs to: "orchestrator" for

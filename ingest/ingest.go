@@ -139,9 +139,10 @@ type task struct {
 
 type chunk struct {
 	state        fileState
-	deleteOld    bool   // on a file's first chunk when its earlier rows go
-	replace      string // why a trace's earlier rows go, reported to the user
-	moved        string // the file's old path, when it was found under a new one
+	deleteOld    bool      // on a file's first chunk when its earlier rows go
+	drop         *openRows // on an agent file's first chunk: the rows its last reading stored as open
+	replace      string    // why a trace's earlier rows go, reported to the user
+	moved        string    // the file's old path, when it was found under a new one
 	events       []eventRow
 	rows         rows
 	payloadBytes int

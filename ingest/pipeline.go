@@ -259,6 +259,9 @@ func (g *gather) add(c chunk, commits chan<- *batch) {
 	g.b.add(c)
 	res.Events += int64(len(c.events))
 	res.Calls += int64(len(c.rows[query.Calls.Name]))
+	if c.drop != nil {
+		res.Calls -= int64(len(c.drop.calls)) // the same calls, read on
+	}
 	res.Quarantined += c.quarantinedLines()
 	for why, n := range c.ignored {
 		if res.Ignored == nil {

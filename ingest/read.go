@@ -58,6 +58,9 @@ func readFile(t task, send func(chunk) bool) (skipped, ok bool) {
 	if t.prev == nil && t.moves != nil && !adoptMoved(&t, f, &cur, send) {
 		return false, false
 	}
+	if sf, ok := streamFormat(t.src.kind); ok {
+		return false, readAgent(t, f, cur, sf, send)
+	}
 	if t.src.kind != KindTrace {
 		return false, readRunFile(t, f, cur, send)
 	}

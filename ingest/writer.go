@@ -15,6 +15,7 @@ import (
 // several (see writer.write).
 type batch struct {
 	deletes []int32
+	drops   []query.OpenRows
 	// parts are the chunks' own event slices, kept as they are: copying
 	// every row into one slice was a visible share of ingest CPU.
 	parts        []eventPart
@@ -81,6 +82,8 @@ func (b *batch) add(c chunk) {
 	id := c.state.id
 	if c.deleteOld {
 		b.deletes = append(b.deletes, id)
+	} else if !c.drop.empty() {
+		b.drops = append(b.drops, query.OpenRows{File: id, Calls: c.drop.calls, Runs: c.drop.runs, TailLine: c.drop.tail})
 	}
 	if len(c.events) > 0 {
 		b.parts = append(b.parts, eventPart{file: id, rows: c.events})
@@ -188,6 +191,9 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 		}
 	}()
 	if err := w.tx.DeleteFiles(ctx, b.deletes); err != nil {
+		return err
+	}
+	if err := w.tx.DeleteOpen(ctx, b.drops); err != nil {
 		return err
 	}
 	if err := appendEvents(w.tx, b); err != nil {

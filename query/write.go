@@ -127,3 +127,42 @@ func (t *Tx) Exec(ctx context.Context, q string, args ...any) error {
 func (t *Tx) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
 	return t.s.conn.QueryRowContext(ctx, q, args...)
 }
+
+// OpenRows are the rows an agent file's last reading stored as still
+// open (see ingest's readAgent): its calls and their attempts, and its
+// runs, by id, and the quarantine rows of a last line that had no newline
+// yet. The next reading deletes them before it stores what they became.
+type OpenRows struct {
+	File     int32
+	Calls    []string
+	Runs     []string
+	TailLine int64
+}
+
+// DeleteOpen deletes each file's open rows.
+func (t *Tx) DeleteOpen(ctx context.Context, files []OpenRows) error {
+	for _, o := range files {
+		stmts := []struct {
+			sql  string
+			keys []string
+		}{
+			{"DELETE FROM " + CallAttempts.Name + " WHERE file_id = ? AND list_contains(?::VARCHAR[], call_id)", o.Calls},
+			{"DELETE FROM " + Calls.Name + " WHERE file_id = ? AND list_contains(?::VARCHAR[], call_id)", o.Calls},
+			{"DELETE FROM " + RecordRuns.Name + " WHERE file_id = ? AND list_contains(?::VARCHAR[], run_id)", o.Runs},
+		}
+		for _, st := range stmts {
+			if len(st.keys) == 0 {
+				continue
+			}
+			if _, err := t.s.conn.ExecContext(ctx, st.sql, o.File, st.keys); err != nil {
+				return err
+			}
+		}
+		if o.TailLine > 0 {
+			if _, err := t.s.conn.ExecContext(ctx, "DELETE FROM "+Quarantine.Name+" WHERE file_id = ? AND line = ?", o.File, o.TailLine); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

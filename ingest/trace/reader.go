@@ -84,6 +84,23 @@ func (r *Reader) Offset() int64 { return r.offset }
 // LineNum is the number of the last complete line returned.
 func (r *Reader) LineNum() int64 { return r.num }
 
+// Pending is what follows the last complete line once Next has returned
+// io.EOF: a last line without "\n", which may still be being written. It
+// is nil when there is none, or when it is longer than MaxLine.
+func (r *Reader) Pending() []byte {
+	if !r.eof || r.err != nil || r.hi <= r.lo || r.hi-r.lo > r.maxLine {
+		return nil
+	}
+	b := r.buf[r.lo:r.hi]
+	if r.base+int64(r.lo) == 0 && bytes.HasPrefix(b, bom) {
+		b = b[len(bom):]
+	}
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		b = b[:n-1]
+	}
+	return b
+}
+
 // Next returns the next complete line, or io.EOF when none is left.
 func (r *Reader) Next() (Line, error) {
 	for {
