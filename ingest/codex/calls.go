@@ -24,13 +24,14 @@ func (u *usage) equal(v *usage) bool {
 		same(u.Reasoning, v.Reasoning) && same(u.Total, v.Total)
 }
 
-// failure is a stream_error or error event: a failed attempt.
+// failure is a stream_error or error event: a failed attempt. It is kept
+// in a state while its call is open, so its fields are named for JSON.
 type failure struct {
-	line    line
-	ts      time.Time
-	msg     string
-	errType string
-	status  *int
+	No      int    `json:"line"`
+	TS      stamp  `json:"ts"`
+	Msg     string `json:"msg,omitempty"`
+	ErrType string `json:"type,omitempty"`
+	Status  *int   `json:"status,omitempty"`
 }
 
 // tokenCount reads an event_msg token_count. It is written after each
@@ -53,10 +54,10 @@ func (r *rollout) tokenCount(l line, env envelope) (bool, *records.Error) {
 	if total == nil && last == nil {
 		return false, l.problem("payload.info.total_token_usage", "missing")
 	}
-	if total != nil && r.prevTotal != nil && total.equal(r.prevTotal) {
+	if total != nil && r.PrevTotal != nil && total.equal(r.PrevTotal) {
 		return false, nil
 	}
-	u := delta(total, r.prevTotal)
+	u := delta(total, r.PrevTotal)
 	if last != nil {
 		u = *last
 	}
@@ -64,12 +65,12 @@ func (r *rollout) tokenCount(l line, env envelope) (bool, *records.Error) {
 	in, cached := records.Uncached(u.Input, u.Cached), u.Cached
 	out, reasoning := u.Output, u.Reasoning
 	if total != nil {
-		r.prevTotal = total
+		r.PrevTotal = total
 		if total.Total != nil {
-			r.tokens = total.Total
+			r.Tokens = total.Total
 		}
 	}
-	c := r.newCall(l, env.ts)
+	c := r.newCall(l.No, env.ts)
 	c.Success, c.InputTokens, c.OutputTokens = records.Bool(true), in, out
 	c.CacheReadTokens, c.ReasoningTokens = cached, reasoning
 	r.addCall(c, &records.CallAttempt{TS: c.TS, Success: records.Bool(true), InputTokens: in, OutputTokens: out,
@@ -108,17 +109,17 @@ func (r *rollout) streamError(l line, env envelope) (bool, *records.Error) {
 	if perr != nil {
 		return false, perr
 	}
-	if len(r.pending)+1 >= maxAttempts { // the attempt after the last error counts too
+	if len(r.Pending)+1 >= maxAttempts { // the attempt after the last error counts too
 		// Codex retries a stream 5 times by default; 100,000 reconnects
 		// before one response are no one call's attempts, and holding
 		// them all would cost memory without bound. The call closes here,
 		// its outcome unknown, and this line says so.
 		r.closePending()
-		r.pending = append(r.pending, f)
+		r.Pending = append(r.Pending, f)
 		return false, l.problem("payload.type", fmt.Sprintf("more than %d stream errors before one response: "+
 			"the call is closed at %d attempts, its outcome unknown, and this reconnect starts another", maxAttempts, maxAttempts))
 	}
-	r.pending = append(r.pending, f)
+	r.Pending = append(r.Pending, f)
 	return true, nil
 }
 
@@ -134,9 +135,9 @@ func (r *rollout) errorEvent(l line, env envelope) (bool, *records.Error) {
 	if perr != nil {
 		return false, perr
 	}
-	c := r.newCall(l, env.ts)
-	c.Success, c.Error, c.ErrorType, c.StatusCode = records.Bool(false), f.msg, f.errType, f.status
-	r.addCall(c, &records.CallAttempt{TS: c.TS, Success: records.Bool(false), StatusCode: f.status, Error: f.msg})
+	c := r.newCall(l.No, env.ts)
+	c.Success, c.Error, c.ErrorType, c.StatusCode = records.Bool(false), f.Msg, f.ErrType, f.Status
+	r.addCall(c, &records.CallAttempt{TS: c.TS, Success: records.Bool(false), StatusCode: f.Status, Error: f.Msg})
 	return true, nil
 }
 
@@ -144,47 +145,79 @@ func (r *rollout) errorEvent(l line, env envelope) (bool, *records.Error) {
 // followed: a new turn, an aborted turn or the end of the file came first,
 // so how it ended is unknown.
 func (r *rollout) closePending() {
-	if len(r.pending) == 0 {
-		return
+	if len(r.Pending) > 0 {
+		r.RunID = r.runID()
 	}
-	last := r.pending[len(r.pending)-1]
-	c := r.newCall(last.line, last.ts)
-	c.StatusCode = last.status
-	r.addCall(c, nil)
+	if c, attempts, ok := r.pendingCall(); ok {
+		r.out.Calls = append(r.out.Calls, c)
+		r.out.CallAttempts = append(r.out.CallAttempts, attempts...)
+		r.Pending = nil
+	}
 }
 
-func (r *rollout) newCall(l line, ts time.Time) records.Call {
-	return records.Call{System: records.Codex, CallID: fmt.Sprintf("line:%d", l.No), Source: Source,
-		Line: l.No, TS: &ts, Provider: r.provider(), Model: r.model, Operation: "chat",
+// pendingCall is the call of the stream errors awaiting a response, as if
+// the file ended here. It changes nothing, so that Open can show it.
+func (r *rollout) pendingCall() (records.Call, []records.CallAttempt, bool) {
+	if len(r.Pending) == 0 {
+		return records.Call{}, nil, false
+	}
+	last := r.Pending[len(r.Pending)-1]
+	c := r.callOf(last.No, *last.TS.time())
+	c.StatusCode = last.Status
+	c, attempts := r.withPending(c, nil)
+	return c, attempts, true
+}
+
+// newCall starts a call read at line no, and settles the run's id: rows
+// made final now name it, so it must not change after.
+func (r *rollout) newCall(no int, ts time.Time) records.Call {
+	r.RunID = r.runID()
+	return r.callOf(no, ts)
+}
+
+func (r *rollout) callOf(no int, ts time.Time) records.Call {
+	id := r.runID()
+	return records.Call{System: records.Codex, RunID: id, Session: id, CallID: fmt.Sprintf("line:%d", no), Source: Source,
+		Line: no, TS: &ts, Provider: r.provider(), Model: r.Model, Operation: "chat",
 		Evidence: records.EvidenceNone}
 }
 
-// addCall adds c, with the stream errors before it as its failed attempts
-// and final as its last attempt (nil when unknown). Without stream errors
-// the rollout shows one record of the call and nothing of its attempts.
+// addCall closes c, with the stream errors before it as its failed
+// attempts and final as its last attempt (nil when unknown).
 func (r *rollout) addCall(c records.Call, final *records.CallAttempt) {
-	n := len(r.pending)
+	c, attempts := r.withPending(c, final)
+	r.out.Calls = append(r.out.Calls, c)
+	r.out.CallAttempts = append(r.out.CallAttempts, attempts...)
+	r.Pending = nil
+}
+
+// withPending gives c the stream errors before it as its failed attempts
+// and final as its last (nil when unknown), and returns its attempt rows.
+// Without stream errors the rollout shows one record of the call and
+// nothing of its attempts.
+func (r *rollout) withPending(c records.Call, final *records.CallAttempt) (records.Call, []records.CallAttempt) {
+	n := len(r.Pending)
 	if n == 0 {
-		r.set.Calls = append(r.set.Calls, c)
-		return
+		return c, nil
 	}
-	first, last := r.pending[0], r.pending[n-1]
-	c.TS = &first.ts
+	first, last := r.Pending[0], r.Pending[n-1]
+	c.TS = first.TS.time()
 	c.Attempts, c.Evidence = records.Int(n+1), records.EvidenceTranscript
 	if c.Error == "" {
-		c.Error, c.ErrorType = last.msg, last.errType
+		c.Error, c.ErrorType = last.Msg, last.ErrType
 	}
-	for i, f := range r.pending {
-		r.set.CallAttempts = append(r.set.CallAttempts, records.CallAttempt{
-			System: records.Codex, CallID: c.CallID, Source: Source, Attempt: i + 1,
-			TS: &f.ts, Success: records.Bool(false), StatusCode: f.status, Error: f.msg})
+	attempts := make([]records.CallAttempt, 0, n+1)
+	for i, f := range r.Pending {
+		attempts = append(attempts, records.CallAttempt{
+			System: records.Codex, RunID: c.RunID, CallID: c.CallID, Source: Source, Attempt: i + 1,
+			TS: f.TS.time(), Success: records.Bool(false), StatusCode: f.Status, Error: f.Msg})
 	}
 	if final != nil {
-		final.System, final.CallID, final.Source, final.Attempt = records.Codex, c.CallID, Source, n+1
-		r.set.CallAttempts = append(r.set.CallAttempts, *final)
+		a := *final
+		a.System, a.RunID, a.CallID, a.Source, a.Attempt = records.Codex, c.RunID, c.CallID, Source, n+1
+		attempts = append(attempts, a)
 	}
-	r.pending = nil
-	r.set.Calls = append(r.set.Calls, c)
+	return c, attempts
 }
 
 // readFailure reads a stream_error's or error's message and its
@@ -198,19 +231,19 @@ func readFailure(l line, env envelope) (failure, *records.Error) {
 	if perr := decodePayload(l, env.payload, &p); perr != nil {
 		return failure{}, perr
 	}
-	f := failure{line: l, ts: env.ts, msg: excerpt(p.Message)}
+	f := failure{No: l.No, TS: *stampOf(env.ts), Msg: excerpt(p.Message)}
 	var word string
 	var obj map[string]json.RawMessage
 	switch {
 	case json.Unmarshal(p.Info, &word) == nil:
-		f.errType = excerpt(word)
+		f.ErrType = excerpt(word)
 	case json.Unmarshal(p.Info, &obj) == nil && len(obj) > 0:
 		keys := make([]string, 0, len(obj))
 		for k := range obj {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		f.errType = excerpt(keys[0])
+		f.ErrType = excerpt(keys[0])
 		// The app server's copy of the type spells it httpStatusCode.
 		var v struct {
 			Status *float64 `json:"http_status_code"`
@@ -221,7 +254,7 @@ func readFailure(l line, env envelope) (failure, *records.Error) {
 		}
 		if v.Status != nil {
 			if s := *v.Status; s >= 100 && s <= 999 && s == float64(int(s)) {
-				f.status = records.Int(int(s))
+				f.Status = records.Int(int(s))
 			}
 		}
 	}

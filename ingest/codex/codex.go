@@ -24,7 +24,27 @@
 // their header gives the run, and their other lines are ignored (they hold
 // no token counts).
 //
-// Parsing is pure and deterministic: the same bytes give the same set.
+// A file is read a line at a time (Stream), so that a rollout that grows
+// is read on from where the last reading stopped; ParseRollout is the
+// same stream fed every line. Each call closes at the line that makes it
+// (a changed token_count, an error), except the one group that stays
+// open: stream errors awaiting the response they delay, closed by the
+// next response, error, turn_context, turn_aborted, or by the bound of
+// maxAttempts (1,000) attempts; the end of what is read shows them as a
+// call of unknown outcome, as the end of a file does. What else is held
+// is the run row's per-file aggregates and the last cumulative total
+// (so that a repeated total is not a call, wherever a reading stops).
+// Two facts are settled where a whole-file read would look ahead:
+//
+//   - the run's id is settled by the first call made: a session_meta read
+//     after a call (never in a file Codex writes, whose first line is its
+//     session_meta) fills the detail but no longer names the run, since
+//     rows already final name it;
+//   - the detail lists at most maxModels (100) distinct models, the first
+//     seen, and says when it has cut the list.
+//
+// Parsing is pure and deterministic: the same bytes give the same set,
+// however they are cut into readings.
 package codex
 
 import (
@@ -40,24 +60,12 @@ const Source = "rollout"
 // maxExcerpt bounds every text copied from a record into a row or error.
 const maxExcerpt = 200
 
-// ParseRollout reads one whole rollout file. path gives the session id
-// when the file does not (the UUID that ends a rollout's name). A file in
-// neither rollout format is an *records.Error; lines that cannot be read
-// are Problems, located by line and field.
+// ParseRollout reads one whole rollout file: Stream fed every line. path
+// gives the session id when the file does not (the UUID that ends a
+// rollout's name). A file in neither rollout format is an *records.Error;
+// lines that cannot be read are Problems, located by line and field.
 func ParseRollout(path string, b []byte) (*records.Set, error) {
-	lines := splitLines(b)
-	r := &rollout{path: path, set: &records.Set{}}
-	if len(lines) == 0 {
-		return r.set, nil
-	}
-	if legacyHeader(lines[0].B) {
-		r.readLegacy(lines)
-	} else if r.readCurrent(lines); r.envelopes == 0 {
-		return nil, &records.Error{Line: lines[0].No, Offset: lines[0].Off, Field: "type",
-			Msg: "not a Codex rollout: no line is {timestamp, type, payload}"}
-	}
-	r.finish()
-	return r.set, nil
+	return Stream.Feed(path, b)
 }
 
 // fileSessionID is the UUID that ends a rollout's file name, or "".

@@ -14,6 +14,7 @@ type runDetail struct {
 	Source          json.RawMessage `json:"source,omitempty"`
 	ModelProvider   string          `json:"model_provider,omitempty"`
 	Models          []string        `json:"models"`
+	ModelsCut       bool            `json:"models_cut,omitempty"`
 	ToolCalls       int             `json:"tool_calls"`
 	Turns           int             `json:"turns"`
 	TurnAborted     int             `json:"turn_aborted"`
@@ -30,22 +31,20 @@ type lineCounts struct {
 }
 
 func (r *rollout) detail() []byte {
-	d := runDetail{Format: "rollout", Models: r.models, ToolCalls: r.toolCalls, Turns: r.turns,
-		TurnAborted: r.aborted, LastTurnAborted: r.lastAborted,
-		Lines: lineCounts{Read: r.used + r.ignored + len(r.set.Problems), Used: r.used,
-			Ignored: r.ignored, Problems: len(r.set.Problems)}}
-	if r.legacy {
+	d := runDetail{Format: "rollout", Models: r.Models, ModelsCut: r.ModelsCut, ToolCalls: r.ToolCalls, Turns: r.Turns,
+		TurnAborted: r.Aborted, LastTurnAborted: r.LastAborted,
+		Lines: lineCounts{Read: r.Used + r.Ignored + r.Problems, Used: r.Used,
+			Ignored: r.Ignored, Problems: r.Problems}}
+	if r.Legacy {
 		d.Format = "legacy"
 	}
 	if d.Models == nil {
 		d.Models = []string{}
 	}
-	if m := r.meta; m != nil {
+	if m := r.Meta; m != nil {
 		d.Cwd, d.Originator, d.CLIVersion = m.Cwd, m.Originator, m.CLIVersion
 		d.ModelProvider = r.provider()
-		if len(m.Source) > 0 && string(m.Source) != "null" && len(m.Source) <= 4*maxExcerpt {
-			d.Source = m.Source
-		}
+		d.Source = m.Source // keep has dropped one too long to copy
 	}
 	b, err := json.Marshal(d)
 	if err != nil {

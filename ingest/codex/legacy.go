@@ -28,21 +28,18 @@ func legacyHeader(b []byte) bool {
 	return !typ && !payload && !marker && ts && json.Unmarshal(top["id"], &id) == nil && id != ""
 }
 
-// readLegacy reads a legacy file: its header, and every other line that
-// is a JSON object ignored.
-func (r *rollout) readLegacy(lines []line) {
-	r.legacy = true
-	for i, l := range lines {
-		top, perr := object(l)
-		if perr == nil && i == 0 {
-			perr = r.readHeader(l, top)
-		}
-		if perr != nil {
-			r.set.Problems = append(r.set.Problems, *perr)
-			continue
-		}
-		r.count(i == 0 || r.legacyToolCall(top))
+// legacyLine reads a line of a legacy file: its header, and every other
+// line that is a JSON object ignored.
+func (r *rollout) legacyLine(l line, first bool) {
+	top, perr := object(l)
+	if perr == nil && first {
+		perr = r.readHeader(l, top)
 	}
+	if perr != nil {
+		r.problem(*perr)
+		return
+	}
+	r.count(first || r.legacyToolCall(top))
 }
 
 // readHeader reads a legacy header; a timestamp that does not parse makes
@@ -56,7 +53,7 @@ func (r *rollout) readHeader(l line, top map[string]json.RawMessage) *records.Er
 	if perr := decodeAt(l, l.B, "", m); perr != nil {
 		return perr
 	}
-	r.meta, r.started = m, &ts
+	r.Meta, r.Started = m.keep(), stampOf(ts)
 	return nil
 }
 
@@ -66,6 +63,6 @@ func (r *rollout) legacyToolCall(top map[string]json.RawMessage) bool {
 	if json.Unmarshal(top["type"], &typ) != nil || !isToolCall(typ) {
 		return false
 	}
-	r.toolCalls++
+	r.ToolCalls++
 	return true
 }

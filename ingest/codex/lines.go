@@ -11,18 +11,9 @@ import (
 )
 
 // line is one non-blank line of a rollout (records.Line), with the
-// problem and decoding methods this package reads lines with.
+// problem and decoding methods this package reads lines with. Its B is
+// the stream's, valid only while the line is read: nothing keeps it.
 type line records.Line
-
-// splitLines cuts b into its non-blank lines.
-func splitLines(b []byte) []line {
-	ls := records.Lines(b)
-	out := make([]line, len(ls))
-	for i, l := range ls {
-		out[i] = line(l)
-	}
-	return out
-}
 
 // envelope is a current rollout line: {"timestamp", "type", "payload"}.
 type envelope struct {
