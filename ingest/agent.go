@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/orchstat/orchstat/ingest/records"
 	"github.com/orchstat/orchstat/ingest/trace"
@@ -117,6 +118,23 @@ func readAgent(t task, f *os.File, cur fileState, sf records.StreamFormat, send 
 	return ar.read()
 }
 
+// readAgentStream reads standard input named in an agent's format through
+// its stream, in bounded memory as a file is. A stream has no second
+// reading: named again, it replaces what was read under its name.
+func readAgentStream(t task, in io.Reader, cur fileState, sf records.StreamFormat, send func(chunk) bool) bool {
+	replace := ""
+	if t.prev != nil {
+		replace = "standard input named " + strconv.Quote(t.src.runDir) + " was ingested again (use --stdin-name to keep both)"
+	}
+	r := trace.NewStreamReader(in)
+	defer r.Close()
+	ar := &agentReader{r: r, s: sf.New(cur.path), cur: cur, send: func(c chunk) bool {
+		c.state.size = c.state.offset
+		return send(c)
+	}, c: chunk{replace: replace, deleteOld: replace != "", rows: rows{}}}
+	return ar.read()
+}
+
 // agentReader is readAgent's state: the chunk being filled and the file's
 // state as of the last line fed.
 type agentReader struct {
@@ -207,7 +225,7 @@ func (ar *agentReader) quarantine(p records.Error, raw []byte, n int64) {
 
 // lineAt reads the line a problem names, up to what quarantine keeps.
 func (ar *agentReader) lineAt(p records.Error) []byte {
-	if p.Line <= 0 || p.Offset < 0 {
+	if ar.f == nil || p.Line <= 0 || p.Offset < 0 {
 		return nil
 	}
 	b := make([]byte, trace.MaxRaw)

@@ -81,7 +81,7 @@ var recordKinds = map[string]recordFormat{
 	KindClaudeIssues:   {records.Claudestrator, claudestrator.ParseIssueQueue, nil},
 	KindO8History:      {records.Orchestr8, orchestr8.ParseHistory, nil},
 	KindO8Config:       {records.Orchestr8, orchestr8.ParseConfig, nil},
-	KindCodexRollout:   {records.Codex, codex.ParseRollout, nil},
+	KindCodexRollout:   {records.Codex, codex.ParseRollout, &codex.Stream},
 	KindClaudeCode:     {records.ClaudeCode, claudecode.ParseTranscript, nil},
 	KindOTLP:           {records.OTel, otlp.Parse, nil},
 }

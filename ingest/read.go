@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -268,6 +269,14 @@ func readWholeStream(t task, in io.Reader, send func(chunk) bool) bool {
 	cur := fileState{id: t.id, path: t.src.path, kind: t.src.kind, runDir: t.src.runDir}
 	if in == nil {
 		in = strings.NewReader("")
+	}
+	if sf, ok := streamFormat(t.src.kind); ok {
+		br := bufio.NewReaderSize(in, sniffHead)
+		head, _ := br.Peek(sniffHead)
+		if sf.Lines == nil || sf.Lines(head) {
+			return readAgentStream(t, br, cur, sf, send)
+		}
+		in = br
 	}
 	b, err := io.ReadAll(io.LimitReader(in, maxRunFile+1))
 	if err != nil {
