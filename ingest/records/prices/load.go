@@ -65,7 +65,8 @@ func parse(data []byte, name string) (*Table, error) {
 			t.Skipped = append(t.Skipped, Skip{Key: key, Reason: skip})
 			continue
 		}
-		t.entries[strings.ToLower(key)] = e
+		// Lookup matches names without case or surrounding space.
+		t.entries[strings.ToLower(strings.TrimSpace(key))] = e
 	}
 	if _, err := dec.Token(); err != nil {
 		return nil, posErr(data, name, dec, "", "", err)
@@ -141,7 +142,10 @@ func entryOf(key string, raw json.RawMessage) (entry, string, error) {
 	above := map[int]bool{}
 	for f := range num {
 		if m := tierKey.FindStringSubmatch(f); m != nil {
-			k, _ := strconv.Atoi(m[3]) // \d+ fits: at most the field's length
+			k, err := strconv.Atoi(m[3])
+			if err != nil || k > 1<<30 {
+				return entry{}, "", fmt.Errorf("field %s: threshold out of range", f)
+			}
 			above[k] = true
 		}
 	}
@@ -159,7 +163,9 @@ func entryOf(key string, raw json.RawMessage) (entry, string, error) {
 		t.Output = or(num, "output_cost_per_token"+s, p.Output)
 		t.CacheRead = or(num, "cache_read_input_token_cost"+s, p.CacheRead)
 		t.CacheWrite = or(num, "cache_creation_input_token_cost"+s, p.CacheWrite)
-		t.CacheWrite1h = or(num, "cache_creation_input_token_cost_above_1hr"+s, p.CacheWrite1h)
+		// Without a tier 1-hour price, a 1-hour write costs at least the
+		// tier's 5-minute write and at least the base 1-hour write.
+		t.CacheWrite1h = or(num, "cache_creation_input_token_cost_above_1hr"+s, max(p.CacheWrite1h, t.CacheWrite))
 		p.Tiers = append(p.Tiers, t)
 	}
 	return entry{key: key, provider: provider, price: p}, "", nil
