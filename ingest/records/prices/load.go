@@ -61,6 +61,9 @@ func parse(data []byte, name string) (*Table, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s:%s: model %q: %w", name, lineCol(data, int(start)), key, err)
 		}
+		if skip == "" && strings.TrimSpace(key) == "" {
+			skip = "no model name"
+		}
 		if skip != "" {
 			t.Skipped = append(t.Skipped, Skip{Key: key, Reason: skip})
 			continue
