@@ -41,6 +41,7 @@ var pure = []string{
 	"reports/reference",
 	"query/lake",
 	"reports/render/chart",
+	"ingest/records/prices",
 }
 
 // noYAML are the packages that read JSON or decide retries: a YAML parser
@@ -56,6 +57,7 @@ var noYAML = []string{
 	"ingest/codex",
 	"ingest/records",
 	"ingest/trace",
+	"ingest/records/prices",
 }
 
 var heavy = []string{
