@@ -213,3 +213,73 @@ func TestStateSmall(t *testing.T) {
 		t.Errorf("%d calls committed, State %d bytes", len(set.Calls), len(st))
 	}
 }
+
+// What the bounds and the closing of a response do, each on a whole file
+// and at every split.
+func TestStreamBounds(t *testing.T) {
+	user := func(n int) string {
+		return strings.Repeat(`{"type":"user","sessionId":"s1","message":{"role":"user","content":"go"}}`+"\n", n)
+	}
+	asst := func(id, model string) string {
+		return `{"type":"assistant","sessionId":"s1","requestId":"r` + id + `","message":{"id":"` + id + `","model":"` + model + `","usage":{"input_tokens":1,"output_tokens":1}}}` + "\n"
+	}
+	failed := `{"type":"assistant","sessionId":"s1","uuid":"f1","isApiErrorMessage":true,"message":{"model":"<synthetic>","content":"API Error: 500"}}` + "\n"
+	retry := func(n int) string {
+		return fmt.Sprintf(`{"type":"system","subtype":"api_error","sessionId":"s1","uuid":"e%d","retryAttempt":%d}`+"\n", n, n)
+	}
+	var chain strings.Builder
+	for n := 1; n <= maxChain+1; n++ {
+		chain.WriteString(retry(n))
+	}
+	tests := []struct {
+		name, path, in string
+		want           []string // "CallID model attempts"
+	}{
+		{"streamed lines around a tool result are one call", "s1.jsonl",
+			asst("m1", "opus") + user(1) + asst("m1", "opus"), []string{"m1 opus 1"}},
+		{"a message again after another call is another call", "s1.jsonl",
+			asst("m1", "opus") + asst("m2", "opus") + asst("m1", "opus"), []string{"m1 opus 1", "m2 opus 1", "m1@3 opus 1"}},
+		{"a failure takes the nearest model, the earlier on a tie", "s1.jsonl",
+			asst("m1", "opus") + failed + asst("m2", "haiku"), []string{"m1 opus 1", "f1 opus -", "m2 haiku 1"}},
+		{"a failure takes a later model within the gap", "s1.jsonl",
+			failed + user(maxModelGap-2) + asst("m2", "haiku"), []string{"f1 haiku -", "m2 haiku 1"}},
+		{"but not past it", "s1.jsonl",
+			failed + user(maxModelGap) + asst("m2", "haiku"), []string{"f1  -", "m2 haiku 1"}},
+		{"a chain longer than maxChain is cut", "s1.jsonl",
+			chain.String() + asst("m1", "opus"), []string{"e1  1000", "m1 opus 1002"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			set, err := ParseTranscript(tt.path, []byte(tt.in))
+			checkSet(t, set, err)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, c := range set.Calls {
+				got = append(got, c.CallID+" "+c.Model+" "+i(c.Attempts))
+			}
+			compare(t, "calls", got, tt.want)
+			recordstest.CheckStream(t, Stream, tt.path, []byte(tt.in), 5, 3)
+		})
+	}
+}
+
+// The run's identity waits for the lines that name it, up to
+// maxIdentityWait conversation lines.
+func TestStreamIdentity(t *testing.T) {
+	noSession := strings.Repeat(`{"type":"user","message":{"role":"user","content":"go"}}`+"\n", maxIdentityWait)
+	named := `{"type":"user","sessionId":"late","message":{"role":"user","content":"go"}}` + "\n"
+	for _, tt := range []struct{ name, in, want string }{
+		{"named within the wait", noSession[:len(noSession)/2] + named, "late"},
+		{"named after it", noSession + named, "s1"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			set, err := ParseTranscript("/h/.claude/projects/p/s1.jsonl", []byte(tt.in))
+			if err != nil || len(set.Runs) != 1 || set.Runs[0].RunID != tt.want {
+				t.Fatalf("err %v, runs %+v; want run %s", err, set.Runs, tt.want)
+			}
+			recordstest.CheckStream(t, Stream, "/h/.claude/projects/p/s1.jsonl", []byte(tt.in), 10, 4)
+		})
+	}
+}
