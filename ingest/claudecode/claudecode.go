@@ -16,7 +16,11 @@
 //     (RunID "<sessionId>/agent-<agentId>");
 //   - each model response is one Call. Streaming writes a response as
 //     several assistant lines sharing message.id and requestId, each
-//     repeating the usage so far; they are one call, with the last usage;
+//     repeating the usage so far; they are one call, with the last usage.
+//     Tool results and other lines may come between them, but a line of
+//     another call (any other assistant line, or an api_error line)
+//     closes the response: the same message again after that is another
+//     call, its CallID suffixed "@<first line>";
 //   - a system api_error line is an attempt that failed and was retried
 //     (retryAttempt, retryInMs, the error). The api_error lines before a
 //     response are that call's failed attempts; an assistant line with
@@ -29,6 +33,35 @@
 // unknown); which sub-agent a line of an old transcript's sidechain
 // belongs to; and calls a sub-agent file replays from its parent, which
 // only a reader of both files could tell apart.
+//
+// Reading a growing file. Stream reads a transcript a line at a time, and
+// ParseTranscript is that stream fed a whole file. What stays open is the
+// response being streamed (closed by the next call's line), the api_error
+// lines waiting for their call's outcome (closed by the response, the
+// failure, a user line or a restarted count), closed calls whose model or
+// run is not yet known, and aggregates for the run row; the run itself
+// never closes. A closed call is committed (Final) once no later line can
+// change its rows, in the order calls began. The bounds, each of which
+// can make a reading differ from an unbounded whole-file read only where
+// it says:
+//   - a call that names no model takes the nearest real model: the last
+//     before its first line, or the first within maxModelGap (1000)
+//     lines after it; a model farther after it is not looked for;
+//   - the run's session and agent ids are those the lines name within
+//     the first maxIdentityWait (100) conversation lines; a session first
+//     named after that is only listed in session_ids, and the run is
+//     named from the path;
+//   - a CallID is checked against the last maxIDs (256) CallIDs of the
+//     file (64-bit hashes) to suffix a repeat with "@<first line>"; a
+//     message id repeating farther apart keeps its bare id;
+//   - a call holds at most maxChain (1000) failed attempts; a longer chain
+//     is cut into calls of that many;
+//   - a call remembers maxToolIDs (512) distinct tool_use ids to count a
+//     repeated block once; further ids are counted without that check;
+//   - the run's detail lists the first maxSessions (32) session ids and
+//     maxModels (32) models.
+//
+// State is JSON of all that, versioned; it is a few KiB for a long file.
 package claudecode
 
 import (
