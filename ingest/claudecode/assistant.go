@@ -19,8 +19,14 @@ type assistant struct {
 	cost     *float64 // costUSD, written by older versions
 }
 
-// usage is the Anthropic Messages API usage block.
-type usage struct{ input, output, cacheCreate, cacheRead float64 }
+// usage is the Anthropic Messages API usage block. Its fields are
+// exported for the stream's State.
+type usage struct {
+	Input       float64 `json:"i"`
+	Output      float64 `json:"o"`
+	CacheCreate float64 `json:"cw"`
+	CacheRead   float64 `json:"cr"`
+}
 
 type rawMessage struct {
 	ID      json.RawMessage `json:"id"`
@@ -93,9 +99,9 @@ func readUsage(raw json.RawMessage) (*usage, *fieldError) {
 		raw   json.RawMessage
 		field string
 	}{
-		{&u.input, ru.Input, "input_tokens"}, {&u.output, ru.Output, "output_tokens"},
-		{&u.cacheCreate, ru.CacheCreate, "cache_creation_input_tokens"},
-		{&u.cacheRead, ru.CacheRead, "cache_read_input_tokens"},
+		{&u.Input, ru.Input, "input_tokens"}, {&u.Output, ru.Output, "output_tokens"},
+		{&u.CacheCreate, ru.CacheCreate, "cache_creation_input_tokens"},
+		{&u.CacheRead, ru.CacheRead, "cache_read_input_tokens"},
 	}
 	for _, p := range parts {
 		v, err := number(p.raw, "message.usage."+p.field)

@@ -16,7 +16,11 @@
 //     (RunID "<sessionId>/agent-<agentId>");
 //   - each model response is one Call. Streaming writes a response as
 //     several assistant lines sharing message.id and requestId, each
-//     repeating the usage so far; they are one call, with the last usage;
+//     repeating the usage so far; they are one call, with the last usage.
+//     Tool results and other lines may come between them, but a line of
+//     another call (any other assistant line, or an api_error line)
+//     closes the response: the same message again after that is another
+//     call, its CallID suffixed "@<first line>";
 //   - a system api_error line is an attempt that failed and was retried
 //     (retryAttempt, retryInMs, the error). The api_error lines before a
 //     response are that call's failed attempts; an assistant line with
@@ -29,10 +33,38 @@
 // unknown); which sub-agent a line of an old transcript's sidechain
 // belongs to; and calls a sub-agent file replays from its parent, which
 // only a reader of both files could tell apart.
+//
+// Reading a growing file. Stream reads a transcript a line at a time, and
+// ParseTranscript is that stream fed a whole file. What stays open is the
+// response being streamed (closed by the next call's line), the api_error
+// lines waiting for their call's outcome (closed by the response, the
+// failure, a user line or a restarted count), closed calls whose model or
+// run is not yet known, and aggregates for the run row; the run itself
+// never closes. A closed call is committed (Final) once no later line can
+// change its rows, in the order calls began. The bounds, each of which
+// can make a reading differ from an unbounded whole-file read only where
+// it says:
+//   - a call that names no model takes the nearest real model: the last
+//     before its first line, or the first within maxModelGap (1000)
+//     lines after it; a model farther after it is not looked for;
+//   - the run's session and agent ids are those the lines name within
+//     the first maxIdentityWait (100) conversation lines; a session first
+//     named after that is only listed in session_ids, and the run is
+//     named from the path;
+//   - a CallID is checked against the last maxIDs (256) CallIDs of the
+//     file (64-bit hashes) to suffix a repeat with "@<first line>"; a
+//     message id repeating farther apart keeps its bare id;
+//   - a call holds at most maxChain (1000) failed attempts; a longer chain
+//     is cut into calls of that many;
+//   - a call remembers maxToolIDs (512) distinct tool_use ids to count a
+//     repeated block once; further ids are counted without that check;
+//   - the run's detail lists the first maxSessions (32) session ids and
+//     maxModels (32) models.
+//
+// State is JSON of all that, versioned; it is a few KiB for a long file.
 package claudecode
 
 import (
-	"bytes"
 	"encoding/json"
 	"path/filepath"
 	"sort"
@@ -48,67 +80,6 @@ const Source = "transcript"
 // maxExcerpt bounds the text of errors kept in rows and problems.
 const maxExcerpt = 200
 
-// tally counts what became of a file's lines.
-type tally struct{ used, ignored, problems, blank int }
-
-// ParseTranscript reads one transcript file: a session's or a sub-agent's.
-func ParseTranscript(path string, b []byte) (*records.Set, error) {
-	set, _, err := parse(path, b)
-	return set, err
-}
-
-func parse(path string, b []byte) (*records.Set, tally, error) {
-	var t tally
-	set := &records.Set{}
-	var entries []*entry
-	var firstErr *records.Error
-	known := false
-	for n, off := 1, int64(0); off < int64(len(b)); n++ {
-		start := off
-		var line []byte
-		line, off = nextLine(b, off)
-		e, kind, ferr := decodeLine(line, n)
-		switch kind {
-		case lineBlank:
-			t.blank++
-		case lineIgnored:
-			t.ignored++
-			known = known || isKnownType(line)
-		case lineUsed:
-			t.used++
-			known = true
-			entries = append(entries, e)
-		case lineProblem:
-			t.problems++
-			p := records.Error{Line: n, Offset: start, Field: ferr.field, Msg: ferr.msg}
-			if firstErr == nil {
-				firstErr = &p
-			}
-			set.Problems = append(set.Problems, p)
-		}
-	}
-	if !known && (t.problems > 0 || t.ignored > 0) {
-		e := records.Error{Line: 1, Field: "type", Msg: "not a Claude Code transcript: no user, assistant, system or other known record"}
-		if firstErr != nil && t.ignored == 0 {
-			e.Line, e.Offset = firstErr.Line, firstErr.Offset
-		}
-		return nil, t, &e
-	}
-	build(set, path, entries)
-	return set, t, nil
-}
-
-// nextLine returns the line starting at off, without its newline, and the
-// offset of the next line.
-func nextLine(b []byte, off int64) ([]byte, int64) {
-	rest := b[off:]
-	i := bytes.IndexByte(rest, '\n')
-	if i < 0 {
-		return rest, int64(len(b))
-	}
-	return rest[:i], off + int64(i) + 1
-}
-
 // isKnownType reports whether an ignored line is a bookkeeping record
 // Claude Code writes, which makes the file a transcript.
 func isKnownType(line []byte) bool {
@@ -116,28 +87,6 @@ func isKnownType(line []byte) bool {
 		Type string `json:"type"`
 	}
 	return json.Unmarshal(line, &r) == nil && bookkeepingTypes[r.Type]
-}
-
-// build makes the file's run and calls.
-func build(set *records.Set, path string, entries []*entry) {
-	if len(entries) == 0 {
-		return
-	}
-	info := describe(path, entries)
-	var models []modelAt
-	for _, e := range entries {
-		if e.asst != nil && e.asst.model != "" && e.asst.model != synthetic {
-			models = append(models, modelAt{e.line, e.asst.model})
-		}
-	}
-	ids := map[string]bool{}
-	for _, c := range group(entries) {
-		rc, atts := c.convert(info.runID, info.session, models, ids)
-		set.Calls = append(set.Calls, rc)
-		set.CallAttempts = append(set.CallAttempts, atts...)
-		info.add(c, rc)
-	}
-	set.Runs = append(set.Runs, info.run())
 }
 
 // excerpt cuts text to maxExcerpt bytes without splitting a character.
@@ -163,12 +112,9 @@ func maxTime(a, b *time.Time) *time.Time {
 	return a
 }
 
-// sortedKeys is a set's members in order, for deterministic Detail.
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
+// sorted is a copy of list in order, for deterministic Detail.
+func sorted(list []string) []string {
+	out := append([]string(nil), list...)
 	sort.Strings(out)
 	return out
 }

@@ -1,7 +1,6 @@
 package claudecode
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/orchstat/orchstat/ingest/records"
@@ -26,53 +25,20 @@ func provider(model string) string {
 	return "anthropic"
 }
 
-// models is where each real model name was written, for calls whose own
-// lines do not name one.
-type modelAt struct {
-	line  int
-	model string
-}
-
-// nearest is the model of the assistant line nearest to line, the earlier
-// one on a tie.
-func nearest(models []modelAt, line int) string {
-	best, dist := "", -1
-	for _, m := range models {
-		d := m.line - line
-		if d < 0 {
-			d = -d
-		}
-		if dist < 0 || d < dist {
-			best, dist = m.model, d
-		}
-	}
-	return best
-}
-
-// convert makes a call's store rows. ids keeps CallIDs unique in a file.
-func (c *call) convert(run, session string, models []modelAt, ids map[string]bool) (records.Call, []records.CallAttempt) {
+// convert makes a call's store rows, under its CallID id.
+func (c *call) convert(run, session, id string) (records.Call, []records.CallAttempt) {
 	rc := records.Call{
 		System: records.ClaudeCode, RunID: run, Session: session, Source: Source,
-		CallID: c.id(), Line: c.last().line, TS: c.first().ts, Operation: "chat",
-		Success: records.Bool(c.succeeded()),
-	}
-	if ids[rc.CallID] {
-		rc.CallID += "@" + strconv.Itoa(c.first().line)
-	}
-	ids[rc.CallID] = true
-	if f := c.final(); f != nil && f.asst.model != synthetic {
-		rc.Model = f.asst.model
-	}
-	if rc.Model == "" {
-		rc.Model = nearest(models, c.first().line)
+		CallID: id, Line: c.Last, TS: c.FirstTS, Operation: "chat",
+		Success: records.Bool(c.succeeded()), Model: c.model(),
 	}
 	rc.Provider = provider(rc.Model)
-	if u := c.usage(); u != nil && c.succeeded() {
-		rc.InputTokens, rc.OutputTokens = records.Float(u.input), records.Float(u.output)
-		rc.CacheReadTokens, rc.CacheWriteTokens = records.Float(u.cacheRead), records.Float(u.cacheCreate)
+	if u := c.Usage; u != nil && c.succeeded() {
+		rc.InputTokens, rc.OutputTokens = records.Float(u.Input), records.Float(u.Output)
+		rc.CacheReadTokens, rc.CacheWriteTokens = records.Float(u.CacheRead), records.Float(u.CacheCreate)
 	}
 	if c.succeeded() {
-		rc.CostUSD = c.cost()
+		rc.CostUSD = c.Cost
 	} else {
 		c.failure(&rc)
 	}
@@ -83,19 +49,19 @@ func (c *call) convert(run, session string, models []modelAt, ids map[string]boo
 // failure sets a failed call's error: the final failure's status, text
 // and category, else the last failed attempt's.
 func (c *call) failure(rc *records.Call) {
-	if n := len(c.chain); n > 0 {
-		r := c.chain[n-1].retry
-		rc.StatusCode, rc.Error, rc.ErrorType = r.status, excerpt(r.msg), r.kind
+	if n := len(c.Chain); n > 0 {
+		r := c.Chain[n-1]
+		rc.StatusCode, rc.Error, rc.ErrorType = r.Status, r.Msg, r.Kind
 	}
-	if f := c.final(); f != nil {
-		if f.asst.status != nil {
-			rc.StatusCode = f.asst.status
+	if f := c.Final; f != nil {
+		if f.Status != nil {
+			rc.StatusCode = f.Status
 		}
-		if f.asst.text != "" {
-			rc.Error = excerpt(f.asst.text)
+		if f.HasText {
+			rc.Error = f.Text
 		}
-		if f.asst.category != "" {
-			rc.ErrorType = f.asst.category
+		if f.Category != "" {
+			rc.ErrorType = f.Category
 		}
 	}
 }
@@ -108,7 +74,7 @@ func (c *call) failure(rc *records.Call) {
 // for good (the isApiErrorMessage line), or left no record because the
 // session stopped: then only the failed attempts are counted.
 func (c *call) attempts(rc *records.Call) []records.CallAttempt {
-	if len(c.chain) == 0 {
+	if len(c.Chain) == 0 {
 		if c.succeeded() {
 			rc.Attempts, rc.Evidence = records.Int(1), records.EvidenceTranscript
 		} else {
@@ -118,30 +84,29 @@ func (c *call) attempts(rc *records.Call) []records.CallAttempt {
 	}
 	rc.Evidence = records.EvidenceTranscript
 	var out []records.CallAttempt
-	for _, e := range c.chain {
-		r := e.retry
+	for _, r := range c.Chain {
 		out = append(out, records.CallAttempt{
 			System: records.ClaudeCode, RunID: rc.RunID, CallID: rc.CallID, Source: Source,
-			Attempt: r.attempt, TS: e.ts, Success: records.Bool(false),
-			StatusCode: r.status, Error: excerpt(r.msg), BackoffMS: r.backoffMS,
+			Attempt: r.N, TS: r.TS, Success: records.Bool(false),
+			StatusCode: r.Status, Error: r.Msg, BackoffMS: r.Backoff,
 		})
-		if r.backoffMS != nil {
-			rc.BackoffMS = records.Float(deref(rc.BackoffMS) + *r.backoffMS)
+		if r.Backoff != nil {
+			rc.BackoffMS = records.Float(deref(rc.BackoffMS) + *r.Backoff)
 		}
 	}
-	n := c.chain[len(c.chain)-1].retry.attempt
+	n := c.Chain[len(c.Chain)-1].N
 	rc.Attempts = records.Int(n)
-	if f := c.final(); f != nil {
+	if f := c.Final; f != nil {
 		rc.Attempts = records.Int(n + 1)
 		last := records.CallAttempt{
 			System: records.ClaudeCode, RunID: rc.RunID, CallID: rc.CallID, Source: Source,
-			Attempt: n + 1, TS: c.lines[0].ts, Success: rc.Success,
+			Attempt: n + 1, TS: c.LinesTS, Success: rc.Success,
 		}
 		if c.succeeded() {
 			last.InputTokens, last.OutputTokens, last.CostUSD = rc.InputTokens, rc.OutputTokens, rc.CostUSD
 			last.CacheReadTokens, last.CacheWriteTokens = rc.CacheReadTokens, rc.CacheWriteTokens
 		} else {
-			last.StatusCode, last.Error = f.asst.status, excerpt(f.asst.text)
+			last.StatusCode, last.Error = f.Status, f.Text
 		}
 		out = append(out, last)
 	}
