@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/orchstat/orchstat/ingest/records/recordstest"
 )
 
 // FuzzParse checks what ParseRollout promises on any input: no panic, the
@@ -54,4 +56,21 @@ func nonBlank(b []byte) int {
 		}
 	}
 	return n
+}
+
+// FuzzStream holds the stream to its contract on any input: a few random
+// splits into readings, with State and Resume between them, give what one
+// whole reading does, and nothing panics.
+func FuzzStream(f *testing.F) {
+	paths, _ := filepath.Glob(filepath.Join("testdata", "*.jsonl"))
+	for _, p := range paths {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b, uint64(1))
+		}
+	}
+	f.Add([]byte(meta+turnLine+streamLine+streamLine+tokenLine(10)+tokenLine(10)+streamLine), uint64(2))
+	f.Add([]byte(turnLine+tokenLine(5)+meta+streamLine), uint64(3))
+	f.Fuzz(func(t *testing.T, b []byte, seed uint64) {
+		recordstest.CheckStream(t, Stream, sessions+"rollout-2026-05-13T09-00-00-"+normalID+".jsonl", b, 4, seed)
+	})
 }

@@ -79,7 +79,7 @@ type sessionMeta struct {
 	Cwd           string          `json:"cwd"`
 	Originator    string          `json:"originator"`
 	CLIVersion    string          `json:"cli_version"`
-	Source        json.RawMessage `json:"source"`
+	Source        json.RawMessage `json:"source,omitempty"`
 	ModelProvider string          `json:"model_provider"`
 }
 

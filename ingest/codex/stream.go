@@ -78,6 +78,9 @@ func resume(path string, state []byte) (records.Stream, error) {
 		len(p.Pending) >= maxAttempts || len(p.Models) > maxModels {
 		return nil, fmt.Errorf("codex stream state: counts out of range")
 	}
+	if p.Meta != nil {
+		p.Meta.keep()
+	}
 	r := newRollout(path)
 	r.progress = p
 	return r, nil
