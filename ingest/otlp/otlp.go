@@ -51,45 +51,32 @@ type stats struct {
 	lines, traces, logs, metrics, bad int
 }
 
-// Parse reads one OTLP JSON file whole. Lines that cannot be read are
-// Problems; a file with no OTLP object at all, or a binary one, is an
-// error.
+// Parse reads one OTLP JSON file whole: the same Stream a growing file
+// is read with, fed every line, or, when the whole file is one JSON
+// object (an OTLP/HTTP payload, possibly pretty-printed), that object as
+// one line. Lines that cannot be read are Problems; a file with no OTLP
+// object at all, or a binary one, is an error.
 func Parse(path string, b []byte) (*records.Set, error) {
 	set, _, err := parse(b)
 	return set, err
 }
 
 func parse(b []byte) (*records.Set, stats, error) {
-	var st stats
-	body := bytes.TrimLeft(b, " \t\r\n\ufeff")
-	body = bytes.TrimPrefix(body, []byte("\ufeff"))
-	if len(body) == 0 {
-		return &records.Set{}, st, nil
+	s := newStream(defaults)
+	if isOneObject(b) {
+		trimmed := bytes.TrimLeft(b, " \t\r\n")
+		line := 1 + bytes.Count(b[:len(b)-len(trimmed)], []byte("\n"))
+		s.Line(line, int64(len(b)-len(trimmed)), bytes.TrimSpace(trimmed))
+	} else {
+		records.FeedLines(s, b, 0, 0)
 	}
-	if body[0] != '{' && looksBinary(body) {
-		return nil, st, &records.Error{Line: 1, Field: "format",
-			Msg: "binary or length-prefixed content (collector format: proto or compression), not read"}
+	set := s.Final()
+	open, err := s.Open()
+	if err != nil {
+		return nil, s.st, err
 	}
-	f := &file{}
-	for _, ln := range splitRecords(b) {
-		st.lines++
-		switch f.readLine(ln) {
-		case kindTraces:
-			st.traces++
-		case kindLogs:
-			st.logs++
-		case kindMetrics:
-			st.metrics++
-		default:
-			st.bad++
-		}
-	}
-	if st.traces+st.logs+st.metrics == 0 {
-		return nil, st, &records.Error{Line: 1, Field: "resourceSpans",
-			Msg: "not OTLP JSON: no line holds resourceSpans, resourceLogs or resourceMetrics"}
-	}
-	set := f.build()
-	return set, st, nil
+	set.Merge(open)
+	return set, s.st, nil
 }
 
 // looksBinary tells a length-prefixed or compressed stream from text that
@@ -107,36 +94,4 @@ func looksBinary(b []byte) bool {
 		head = head[size:]
 	}
 	return false
-}
-
-// record is one JSON object, the line it starts on and its byte offset.
-type record struct {
-	line   int
-	offset int64
-	text   []byte
-}
-
-// splitRecords returns the file's non-blank lines, or the whole file as
-// one record when it is a single JSON value (an OTLP/HTTP payload,
-// possibly pretty-printed).
-func splitRecords(b []byte) []record {
-	if isOneObject(b) {
-		trimmed := bytes.TrimLeft(b, " \t\r\n")
-		line := 1 + bytes.Count(b[:len(b)-len(trimmed)], []byte("\n"))
-		return []record{{line, int64(len(b) - len(trimmed)), bytes.TrimSpace(trimmed)}}
-	}
-	var out []record
-	var offset int64
-	for i, ln := range bytes.Split(b, []byte("\n")) {
-		at := offset
-		offset += int64(len(ln)) + 1
-		ln = bytes.TrimSpace(ln)
-		if i == 0 {
-			ln = bytes.TrimPrefix(ln, []byte("\ufeff"))
-		}
-		if len(ln) > 0 {
-			out = append(out, record{i + 1, at, ln})
-		}
-	}
-	return out
 }
