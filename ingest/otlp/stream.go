@@ -42,7 +42,7 @@ type limits struct {
 	runIDs, callIDs int
 }
 
-var defaults = limits{afterRoot: 64, idle: 4096, maxOpen: 200_000, runIDs: 128, callIDs: 64}
+var defaults = limits{afterRoot: 32, idle: 4096, maxOpen: 50_000, runIDs: 128, callIDs: 64}
 
 // group is what is open of one trace (its spans) or one agent session
 // (its events): lines later in the file can still change its rows.
