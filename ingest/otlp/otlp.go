@@ -2,7 +2,9 @@
 // exporter output (JSON lines, one TracesData, LogsData or MetricsData
 // object per line, traces and logs possibly interleaved in one file) and
 // single OTLP/HTTP JSON payloads (one object, possibly pretty-printed).
-// Parse reads a file; Sniff tells such a file by its first bytes.
+// Stream reads a collector file a line at a time, so a growing file is
+// read on from where the last reading stopped; Parse is the same stream
+// fed a whole file. Sniff tells such a file by its first bytes.
 //
 // What maps to what:
 //   - GenAI model-call spans (gen_ai.operation.name chat, generate_content,
@@ -30,6 +32,25 @@
 // only ever a gap between attempt spans, or recorded by the framework;
 // failed attempts' tokens are known only for sibling spans; log events
 // record no backoff, and Claude Code's may merge parallel requests.
+//
+// Reading a growing file: what is open is a trace (its spans, since a
+// trace's spans arrive over several lines, children usually first) or an
+// agent session (its Claude Code or Codex events). A trace closes once
+// its root span (no parentSpanId) has been read and 32 lines pass without
+// a span of it; any trace or session closes once 4096 lines pass without
+// a span or event of it; past 50,000 spans and events held, the groups
+// least recently added to close at once. Closure depends only on the
+// sequence of lines, so any split of a file gives one reading's rows. A
+// closed group's calls, attempts and runs are final; what comes of its
+// trace or session later is a group of its own: a late HTTP child is not
+// its call's attempt, a late call's run is named trace#2 (session#2 for
+// events), a request open when its session closed is split. Ids handed
+// out are remembered by hash (the last 128 run ids, 64 call ids) to keep
+// later ids apart: a span id that two traces share is written trace:span
+// when they are mapped together and gets #n otherwise; beyond that memory
+// an id can repeat. A span id seen twice is caught within its open trace
+// only. State is the open spans and events (OTLP protobuf) and those
+// hashes: bounded by what is open, not by the file.
 package otlp
 
 import (

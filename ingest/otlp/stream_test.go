@@ -337,3 +337,59 @@ func lineCount(b *bytes.Buffer) int {
 	counted.at = b.Len()
 	return counted.n
 }
+
+// What closing changes. A child exported within afterRoot lines of its
+// trace's root is part of the trace; one exported later starts the trace
+// again, as a group of its own whose run takes a fresh id (trace#2)
+// rather than repeat the first part's.
+func TestLateSpan(t *testing.T) {
+	lim := limits{afterRoot: 2, idle: 100, maxOpen: 100, runIDs: 8, callIDs: 8}
+	metrics := `{"resourceMetrics":[]}` + "\n"
+	http := `{"key":"http.request.method","value":{"stringValue":"POST"}}`
+	root := tracesLine(spanJSON(1, 1, 0, "chat m", chatAttrs, 0))
+	child := tracesLine(spanJSON(1, 2, 1, "POST", http, 10))
+	late := tracesLine(spanJSON(1, 3, 0, "chat m", chatAttrs, 20))
+	tests := []struct {
+		name string
+		file string
+		runs []string
+		ev   string // the first call's evidence
+	}{
+		{"child in time", root + metrics + child, []string{fmt.Sprintf("%032x", 1)}, records.EvidenceHTTPSpans},
+		{"child too late", root + metrics + metrics + child, []string{fmt.Sprintf("%032x", 1)}, records.EvidenceNone},
+		{"call too late", root + metrics + metrics + late, []string{fmt.Sprintf("%032x", 1), fmt.Sprintf("%032x#2", 1)}, records.EvidenceNone},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := streamFormat(lim)
+			recordstest.CheckStream(t, f, "x", []byte(tt.file), 20, 5)
+			set, err := f.Feed("x", []byte(tt.file))
+			checkSet(t, set, err)
+			var runs []string
+			for _, r := range set.Runs {
+				runs = append(runs, r.RunID)
+			}
+			compare(t, "runs", runs, tt.runs)
+			compare(t, "evidence", set.Calls[0].Evidence, tt.ev)
+		})
+	}
+}
+
+// FuzzStream holds the stream to its contract on any input: no panic,
+// and any split gives the rows of one reading, with the default windows
+// and with tiny ones that close groups on every line or two.
+func FuzzStream(f *testing.F) {
+	paths, _ := filepath.Glob("testdata/*.jsonl")
+	for _, p := range paths {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b, uint64(1))
+		}
+	}
+	f.Add([]byte(tracesLine(spanJSON(1, 1, 0, "chat m", chatAttrs, 0))+"\n"+tracesLine(spanJSON(1, 1, 0, "chat m", chatAttrs, 0))), uint64(2))
+	f.Fuzz(func(t *testing.T, b []byte, seed uint64) {
+		recordstest.CheckStream(t, Stream, "x.jsonl", b, 3, seed)
+		recordstest.CheckStream(t, tiny, "x.jsonl", b, 3, seed)
+		set, err := tiny.Feed("x.jsonl", b)
+		checkSet(t, set, err)
+	})
+}
