@@ -3,77 +3,72 @@ package otlp
 import (
 	"fmt"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/orchstat/orchstat/ingest/records"
 )
 
-// file gathers a file's spans and log records before mapping them: a
-// trace's spans may arrive over several lines, and calls group across
-// lines.
-type file struct {
-	spans    []*span
-	logs     []*logRec
-	problems []records.Error
-	seen     map[string]bool // trace+span ids read so far
-}
-
-// span is one span with where it was read from.
+// span is one span with where it was read from: its line and its place
+// among the line's spans, which order a group's spans as read.
 type span struct {
-	line  int
-	field string
-	scope string
+	line, pos int
+	scope     string
 	ptrace.Span
 	trace, id, parent string
 }
 
-// logRec is one log record with where it was read from.
+// logRec is one log record with where it was read from: its line and its
+// place among the line's records.
 type logRec struct {
 	line, index int
-	field       string
 	scope       string
-	res         pcommon.Map
 	plog.LogRecord
 }
 
-func (f *file) problem(line int, offset int64, field, msg string) {
-	f.problems = append(f.problems, records.Error{Line: line, Offset: offset, Field: field, Msg: excerpt(msg)})
+// lineRead is what one line holds: its kind (0 when it is a Problem), its
+// spans and log records, and the problems met reading it.
+type lineRead struct {
+	kind     int
+	spans    []*span
+	fields   []string // each span's place in the line, for problems
+	logs     []*logRec
+	problems []records.Error
 }
 
-// readLine reads one record and returns its kind, or 0 when it is a
-// Problem.
-func (f *file) readLine(r record) int {
-	kind, key, why := sniffLine(r.text)
+func (r *lineRead) problem(line int, offset int64, field, msg string) {
+	r.problems = append(r.problems, records.Error{Line: line, Offset: offset, Field: field, Msg: excerpt(msg)})
+}
+
+// readLine reads one record: a line, or a whole one-object file.
+func readLine(no int, offset int64, text []byte) lineRead {
+	var r lineRead
+	kind, key, why := sniffLine(text)
 	if why != "" {
-		f.problem(r.line, r.offset, key, why)
-		return 0
+		r.problem(no, offset, key, why)
+		return r
 	}
 	switch kind {
 	case kindTraces:
-		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(r.text)
+		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(text)
 		if err != nil {
-			f.problem(r.line, r.offset, key, "traces: "+err.Error())
-			return 0
+			r.problem(no, offset, key, "traces: "+err.Error())
+			return r
 		}
-		f.addTraces(r, td)
+		r.addTraces(no, offset, td)
 	case kindLogs:
-		ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(r.text)
+		ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(text)
 		if err != nil {
-			f.problem(r.line, r.offset, key, "logs: "+err.Error())
-			return 0
+			r.problem(no, offset, key, "logs: "+err.Error())
+			return r
 		}
-		f.addLogs(r, ld)
+		r.addLogs(no, ld)
 	}
-	return kind
+	r.kind = kind
+	return r
 }
 
-func (f *file) addTraces(r record, td ptrace.Traces) {
-	line := r.line
-	if f.seen == nil {
-		f.seen = map[string]bool{}
-	}
+func (r *lineRead) addTraces(line int, offset int64, td ptrace.Traces) {
 	rss := td.ResourceSpans()
 	for i := range rss.Len() {
 		sss := rss.At(i).ScopeSpans()
@@ -81,57 +76,58 @@ func (f *file) addTraces(r record, td ptrace.Traces) {
 			ss := sss.At(j)
 			for k := range ss.Spans().Len() {
 				sp := ss.Spans().At(k)
-				field := fmt.Sprintf("resourceSpans[%d].scopeSpans[%d].spans[%d]", i, j, k)
-				s := &span{line: line, field: field, scope: ss.Scope().Name(), Span: sp}
 				if sp.TraceID().IsEmpty() || sp.SpanID().IsEmpty() {
-					f.problem(line, r.offset, field+".spanId", "span without traceId or spanId")
+					field := fmt.Sprintf("resourceSpans[%d].scopeSpans[%d].spans[%d]", i, j, k)
+					r.problem(line, offset, field+".spanId", "span without traceId or spanId")
 					continue
 				}
-				s.trace, s.id = sp.TraceID().String(), sp.SpanID().String()
-				if !sp.ParentSpanID().IsEmpty() {
-					s.parent = sp.ParentSpanID().String()
-				}
-				if f.seen[s.trace+s.id] {
-					f.problem(line, r.offset, field+".spanId", "span "+s.id+" of trace "+s.trace+" seen before; first kept")
-					continue
-				}
-				f.seen[s.trace+s.id] = true
-				f.spans = append(f.spans, s)
+				r.spans = append(r.spans, newSpan(line, len(r.spans), ss.Scope().Name(), sp))
+				r.fields = append(r.fields, fmt.Sprintf("resourceSpans[%d].scopeSpans[%d].spans[%d]", i, j, k))
 			}
 		}
 	}
 }
 
-func (f *file) addLogs(r record, ld plog.Logs) {
-	line := r.line
+func newSpan(line, pos int, scope string, sp ptrace.Span) *span {
+	s := &span{line: line, pos: pos, scope: scope, Span: sp,
+		trace: sp.TraceID().String(), id: sp.SpanID().String()}
+	if !sp.ParentSpanID().IsEmpty() {
+		s.parent = sp.ParentSpanID().String()
+	}
+	return s
+}
+
+// addLogs keeps the log records of the agents read (eventName); the rest
+// are other events, which give no row.
+func (r *lineRead) addLogs(line int, ld plog.Logs) {
 	n := 0
 	rls := ld.ResourceLogs()
 	for i := range rls.Len() {
-		res := rls.At(i).Resource().Attributes()
 		sls := rls.At(i).ScopeLogs()
 		for j := range sls.Len() {
 			sl := sls.At(j)
 			for k := range sl.LogRecords().Len() {
-				field := fmt.Sprintf("resourceLogs[%d].scopeLogs[%d].logRecords[%d]", i, j, k)
-				f.logs = append(f.logs, &logRec{line: line, index: n, field: field,
-					scope: sl.Scope().Name(), res: res, LogRecord: sl.LogRecords().At(k)})
+				l := &logRec{line: line, index: n, scope: sl.Scope().Name(), LogRecord: sl.LogRecords().At(k)}
+				if agent, _ := eventName(l); agent != "" {
+					r.logs = append(r.logs, l)
+				}
 				n++
 			}
 		}
 	}
 }
 
-// build maps everything read into the file's set.
-func (f *file) build() *records.Set {
+// build maps spans and log records, each in the order read, into rows:
+// the calls, attempts and runs of whole groups (traces, sessions).
+func build(spans []*span, logs []*logRec) *records.Set {
 	set := &records.Set{}
-	t := newTraceIndex(f.spans)
+	t := newTraceIndex(spans)
 	t.calls(set)
 	t.runs(set)
-	events := readEvents(f.logs)
+	events := readEvents(logs)
 	for _, c := range set.Calls {
 		events.used[c.CallID]++
 	}
 	events.calls(set)
-	set.Problems = append(f.problems, set.Problems...)
 	return set
 }

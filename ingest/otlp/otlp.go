@@ -2,7 +2,9 @@
 // exporter output (JSON lines, one TracesData, LogsData or MetricsData
 // object per line, traces and logs possibly interleaved in one file) and
 // single OTLP/HTTP JSON payloads (one object, possibly pretty-printed).
-// Parse reads a file; Sniff tells such a file by its first bytes.
+// Stream reads a collector file a line at a time, so a growing file is
+// read on from where the last reading stopped; Parse is the same stream
+// fed a whole file. Sniff tells such a file by its first bytes.
 //
 // What maps to what:
 //   - GenAI model-call spans (gen_ai.operation.name chat, generate_content,
@@ -30,6 +32,25 @@
 // only ever a gap between attempt spans, or recorded by the framework;
 // failed attempts' tokens are known only for sibling spans; log events
 // record no backoff, and Claude Code's may merge parallel requests.
+//
+// Reading a growing file: what is open is a trace (its spans, since a
+// trace's spans arrive over several lines, children usually first) or an
+// agent session (its Claude Code or Codex events). A trace closes once
+// its root span (no parentSpanId) has been read and 32 lines pass without
+// a span of it; any trace or session closes once 4096 lines pass without
+// a span or event of it; past 50,000 spans and events held, the groups
+// least recently added to close at once. Closure depends only on the
+// sequence of lines, so any split of a file gives one reading's rows. A
+// closed group's calls, attempts and runs are final; what comes of its
+// trace or session later is a group of its own: a late HTTP child is not
+// its call's attempt, a late call's run is named trace#2 (session#2 for
+// events), a request open when its session closed is split. Ids handed
+// out are remembered by hash (the last 128 run ids, 64 call ids) to keep
+// later ids apart: a span id that two traces share is written trace:span
+// when they are mapped together and gets #n otherwise; beyond that memory
+// an id can repeat. A span id seen twice is caught within its open trace
+// only. State is the open spans and events (OTLP protobuf) and those
+// hashes: bounded by what is open, not by the file.
 package otlp
 
 import (
@@ -51,45 +72,32 @@ type stats struct {
 	lines, traces, logs, metrics, bad int
 }
 
-// Parse reads one OTLP JSON file whole. Lines that cannot be read are
-// Problems; a file with no OTLP object at all, or a binary one, is an
-// error.
+// Parse reads one OTLP JSON file whole: the same Stream a growing file
+// is read with, fed every line, or, when the whole file is one JSON
+// object (an OTLP/HTTP payload, possibly pretty-printed), that object as
+// one line. Lines that cannot be read are Problems; a file with no OTLP
+// object at all, or a binary one, is an error.
 func Parse(path string, b []byte) (*records.Set, error) {
 	set, _, err := parse(b)
 	return set, err
 }
 
 func parse(b []byte) (*records.Set, stats, error) {
-	var st stats
-	body := bytes.TrimLeft(b, " \t\r\n\ufeff")
-	body = bytes.TrimPrefix(body, []byte("\ufeff"))
-	if len(body) == 0 {
-		return &records.Set{}, st, nil
+	s := newStream(defaults)
+	if isOneObject(b) {
+		trimmed := bytes.TrimLeft(b, " \t\r\n")
+		line := 1 + bytes.Count(b[:len(b)-len(trimmed)], []byte("\n"))
+		s.Line(line, int64(len(b)-len(trimmed)), bytes.TrimSpace(trimmed))
+	} else {
+		records.FeedLines(s, b, 0, 0)
 	}
-	if body[0] != '{' && looksBinary(body) {
-		return nil, st, &records.Error{Line: 1, Field: "format",
-			Msg: "binary or length-prefixed content (collector format: proto or compression), not read"}
+	set := s.Final()
+	open, err := s.Open()
+	if err != nil {
+		return nil, s.st, err
 	}
-	f := &file{}
-	for _, ln := range splitRecords(b) {
-		st.lines++
-		switch f.readLine(ln) {
-		case kindTraces:
-			st.traces++
-		case kindLogs:
-			st.logs++
-		case kindMetrics:
-			st.metrics++
-		default:
-			st.bad++
-		}
-	}
-	if st.traces+st.logs+st.metrics == 0 {
-		return nil, st, &records.Error{Line: 1, Field: "resourceSpans",
-			Msg: "not OTLP JSON: no line holds resourceSpans, resourceLogs or resourceMetrics"}
-	}
-	set := f.build()
-	return set, st, nil
+	set.Merge(open)
+	return set, s.st, nil
 }
 
 // looksBinary tells a length-prefixed or compressed stream from text that
@@ -107,36 +115,4 @@ func looksBinary(b []byte) bool {
 		head = head[size:]
 	}
 	return false
-}
-
-// record is one JSON object, the line it starts on and its byte offset.
-type record struct {
-	line   int
-	offset int64
-	text   []byte
-}
-
-// splitRecords returns the file's non-blank lines, or the whole file as
-// one record when it is a single JSON value (an OTLP/HTTP payload,
-// possibly pretty-printed).
-func splitRecords(b []byte) []record {
-	if isOneObject(b) {
-		trimmed := bytes.TrimLeft(b, " \t\r\n")
-		line := 1 + bytes.Count(b[:len(b)-len(trimmed)], []byte("\n"))
-		return []record{{line, int64(len(b) - len(trimmed)), bytes.TrimSpace(trimmed)}}
-	}
-	var out []record
-	var offset int64
-	for i, ln := range bytes.Split(b, []byte("\n")) {
-		at := offset
-		offset += int64(len(ln)) + 1
-		ln = bytes.TrimSpace(ln)
-		if i == 0 {
-			ln = bytes.TrimPrefix(ln, []byte("\ufeff"))
-		}
-		if len(ln) > 0 {
-			out = append(out, record{i + 1, at, ln})
-		}
-	}
-	return out
 }
