@@ -247,6 +247,7 @@ func (ar *agentReader) lineAt(p records.Error) []byte {
 // stream's state, and no open rows (only the last chunk of a reading
 // stores them). It returns false when cancelled.
 func (ar *agentReader) flush() bool {
+	ar.add(ar.s.Final())
 	state, err := ar.s.State()
 	if err != nil {
 		return ar.send(chunk{state: ar.cur, err: &FileError{Path: ar.cur.path, Err: err}, last: true, rows: rows{}})

@@ -82,8 +82,8 @@ var recordKinds = map[string]recordFormat{
 	KindO8History:      {records.Orchestr8, orchestr8.ParseHistory, nil},
 	KindO8Config:       {records.Orchestr8, orchestr8.ParseConfig, nil},
 	KindCodexRollout:   {records.Codex, codex.ParseRollout, &codex.Stream},
-	KindClaudeCode:     {records.ClaudeCode, claudecode.ParseTranscript, nil},
-	KindOTLP:           {records.OTel, otlp.Parse, nil},
+	KindClaudeCode:     {records.ClaudeCode, claudecode.ParseTranscript, &claudecode.Stream},
+	KindOTLP:           {records.OTel, otlp.Parse, &otlp.Stream},
 }
 
 // systemOf is the system a source kind belongs to: "orchestrator" for
