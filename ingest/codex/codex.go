@@ -28,12 +28,15 @@
 // is read on from where the last reading stopped; ParseRollout is the
 // same stream fed every line. Each call closes at the line that makes it
 // (a changed token_count, an error), except the one group that stays
-// open: stream errors awaiting the response they delay, closed by the
-// next response, error, turn_context, turn_aborted, or by the bound of
-// maxAttempts (1,000) attempts; the end of what is read shows them as a
-// call of unknown outcome, as the end of a file does. What else is held
-// is the run row's per-file aggregates and the last cumulative total
-// (so that a repeated total is not a call, wherever a reading stops).
+// open: the stream errors awaiting the response they delay, closed by the
+// next token_count or error, by a turn_context or turn_aborted, or at
+// maxAttempts (1,000) attempts. Until then Open shows them as a call of
+// unknown outcome, as the end of a file does, named by the last stream
+// error's line (the call they close into is named by its own line: the
+// ingest replaces a reading's open calls as a whole). Besides them, at
+// most 999 stream errors each holding two excerpts of at most 200 bytes,
+// a State holds the run row's per-file aggregates and the last cumulative
+// total, so that a repeated total is not a call wherever a reading stops.
 // Two facts are settled where a whole-file read would look ahead:
 //
 //   - the run's id is settled by the first call made: a session_meta read

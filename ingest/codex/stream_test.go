@@ -64,6 +64,12 @@ func TestStreamContract(t *testing.T) {
 			recordstest.CheckStream(t, Stream, sessions+"rollout-2026-05-13T09-00-00-"+retriesID+".jsonl", []byte(b), 50, 2)
 		})
 	}
+	// Cuts inside a group of stream errors long enough to reach the bound
+	// of attempts: it closes at the same line however it is read.
+	t.Run("reconnects past the bound", func(t *testing.T) {
+		b := meta + turnLine + strings.Repeat(streamLine, maxAttempts+200) + tokenLine(10)
+		recordstest.CheckStream(t, Stream, "x.jsonl", []byte(b), 3, 4)
+	})
 	t.Run("real", func(t *testing.T) {
 		for _, p := range realRollouts(t) {
 			b, err := os.ReadFile(p)
