@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/orchstat/orchstat/ingest/records"
 	"github.com/orchstat/orchstat/ingest/trace"
@@ -318,7 +319,9 @@ func (ar *agentReader) mark() mark {
 // store holds them.
 func (ar *agentReader) keysSince(m mark) (calls, runs []string) {
 	for _, r := range ar.c.rows[query.Calls.Name][m.calls:] {
-		calls = append(calls, storedKey(r[callIDColumn]))
+		id, _ := r[callIDColumn].(string)
+		line, _ := r[callLineColumn].(int64)
+		calls = append(calls, query.OpenCallKey(id, line))
 	}
 	for _, r := range ar.c.rows[query.RecordRuns.Name][m.runs:] {
 		runs = append(runs, storedKey(r[runIDColumn]))
@@ -329,8 +332,9 @@ func (ar *agentReader) keysSince(m mark) (calls, runs []string) {
 // The columns of the keys open rows are replaced by (see callRows and
 // recordRows).
 const (
-	callIDColumn = 4 // calls.call_id
-	runIDColumn  = 2 // record_runs.run_id
+	callIDColumn   = 4 // calls.call_id
+	callLineColumn = 6 // calls.line
+	runIDColumn    = 2 // record_runs.run_id
 )
 
 func storedKey(v any) string {
@@ -345,4 +349,13 @@ func encodeCarry(state []byte, open *openRows) string {
 	}
 	b, _ := json.Marshal(c)
 	return string(b)
+}
+
+// callIDsOf are the call ids of OpenCallKeys.
+func callIDsOf(keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k[:strings.LastIndexByte(k, '@')]
+	}
+	return out
 }

@@ -83,7 +83,7 @@ func (b *batch) add(c chunk) {
 	if c.deleteOld {
 		b.deletes = append(b.deletes, id)
 	} else if !c.drop.empty() {
-		b.drops = append(b.drops, query.OpenRows{File: id, Calls: c.drop.calls, Runs: c.drop.runs, TailLine: c.drop.tail})
+		b.drops = append(b.drops, query.OpenRows{File: id, Calls: c.drop.calls, CallIDs: callIDsOf(c.drop.calls), Runs: c.drop.runs, TailLine: c.drop.tail})
 	}
 	if len(c.events) > 0 {
 		b.parts = append(b.parts, eventPart{file: id, rows: c.events})

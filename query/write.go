@@ -129,14 +129,23 @@ func (t *Tx) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
 }
 
 // OpenRows are the rows an agent file's last reading stored as still
-// open (see ingest's readAgent): its calls and their attempts, and its
-// runs, by id, and the quarantine rows of a last line that had no newline
-// yet. The next reading deletes them before it stores what they became.
+// open (see ingest's readAgent): its calls by id and line (OpenCallKey),
+// their attempts by call id, its runs by id, and the quarantine rows of a
+// last line that had no newline yet. The next reading deletes them before
+// it stores what they became. A call is named by its line too because a
+// format's reader keeps ids unique only within a window of recent calls:
+// an id repeated from far back must not take the earlier call with it.
 type OpenRows struct {
 	File     int32
-	Calls    []string
+	Calls    []string // OpenCallKey of each call
+	CallIDs  []string
 	Runs     []string
 	TailLine int64
+}
+
+// OpenCallKey names a stored call for OpenRows.
+func OpenCallKey(callID string, line int64) string {
+	return StoreString(callID) + "@" + strconv.FormatInt(line, 10)
 }
 
 // DeleteOpen deletes each file's open rows.
@@ -146,8 +155,8 @@ func (t *Tx) DeleteOpen(ctx context.Context, files []OpenRows) error {
 			sql  string
 			keys []string
 		}{
-			{"DELETE FROM " + CallAttempts.Name + " WHERE file_id = ? AND list_contains(?::VARCHAR[], call_id)", o.Calls},
-			{"DELETE FROM " + Calls.Name + " WHERE file_id = ? AND list_contains(?::VARCHAR[], call_id)", o.Calls},
+			{"DELETE FROM " + CallAttempts.Name + " WHERE file_id = ? AND list_contains(?::VARCHAR[], call_id)", o.CallIDs},
+			{"DELETE FROM " + Calls.Name + " WHERE file_id = ? AND list_contains(?::VARCHAR[], call_id || '@' || line)", o.Calls},
 			{"DELETE FROM " + RecordRuns.Name + " WHERE file_id = ? AND list_contains(?::VARCHAR[], run_id)", o.Runs},
 		}
 		for _, st := range stmts {
