@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchstat/orchstat/ingest/orchestr8/spec"
 	"github.com/orchstat/orchstat/rules/failure"
 	"github.com/orchstat/orchstat/rules/internal/names"
 )
@@ -217,7 +218,8 @@ func factoryAuditedPreset() *Policy {
 	return p
 }
 
-// adaptivePreset is seed 004, adaptive retry:
+// adaptivePreset is seed 004, adaptive retry, with orchestr8's defaults
+// (ingest/orchestr8/spec, from retry.js getDefaultConfig):
 //   - Adaptive.Window 10: "last 10 runs" (line 58).
 //   - Adaptive.Threshold 0.2: "threshold (20%)" (line 59).
 //   - Adaptive.MaxRetries 3 and MaxRetries 3: "maxRetries (default 3)"
@@ -226,24 +228,16 @@ func factoryAuditedPreset() *Policy {
 //   - Adaptive.Strategies: the seed names the strategies (lines 125-133)
 //     and which agent each addresses, but no table per stage; the
 //     pipeline's own defaults (its retry-config tests' getDefaultConfig)
-//     are alex [simplify-prompt, add-context], cass [reduce-stories,
-//     simplify-prompt], nigel [simplify-tests, add-context], codey-plan
-//     [add-context, simplify-prompt], codey-implement [incremental,
-//     rollback].
+//     are the reference.
 //   - Retriable: every class (the user retries any failed agent); Backoff:
 //     none (the user is asked).
 func adaptivePreset() *Policy {
 	return &Policy{
 		Name:       "adaptive",
-		MaxRetries: 3,
+		MaxRetries: spec.DefaultMaxRetries,
 		Retriable:  everyClass(),
-		Adaptive: &Adaptive{Window: 10, Threshold: 0.2, MaxRetries: 3, Strategies: map[string][]string{
-			"alex":            {"simplify-prompt", "add-context"},
-			"cass":            {"reduce-stories", "simplify-prompt"},
-			"nigel":           {"simplify-tests", "add-context"},
-			"codey-plan":      {"add-context", "simplify-prompt"},
-			"codey-implement": {"incremental", "rollback"},
-		}},
+		Adaptive: &Adaptive{Window: spec.DefaultWindowSize, Threshold: spec.DefaultThreshold,
+			MaxRetries: spec.DefaultMaxRetries, Strategies: spec.DefaultStrategies()},
 	}
 }
 
