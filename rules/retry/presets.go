@@ -2,6 +2,7 @@ package retry
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,10 +15,11 @@ import (
 // of the seed files in ../shared/seeds/ (000_f76bbeb61c054a51.txt and so
 // on). Where a seed is silent or contradicts itself, the comment says
 // which reading the preset takes.
-var presets = []struct {
-	name string
-	make func() *Policy
-}{
+var presets = append(slices.Clone(seedPresets), backoffVariants()...)
+
+// seedPresets are the seed systems' policies, the factory as its audit
+// recommends, the agents' own and none.
+var seedPresets = []preset{
 	{"orchestrator", orchestratorPreset},
 	{"retry-handler", retryHandlerPreset},
 	{"auto-retry", autoRetryPreset},
@@ -27,10 +29,11 @@ var presets = []struct {
 	{"claude-code", claudeCodePreset},
 	{"codex", codexPreset},
 	{"none", nonePreset},
-	{"aws-full", func() *Policy { return backoffVariant("aws-full") }},
-	{"aws-equal", func() *Policy { return backoffVariant("aws-equal") }},
-	{"aws-decorrelated", func() *Policy { return backoffVariant("aws-decorrelated") }},
-	{"constant", func() *Policy { return backoffVariant("constant") }},
+}
+
+type preset struct {
+	name string
+	make func() *Policy
 }
 
 // PresetNames lists the presets: the five seed systems (and the factory as
@@ -253,16 +256,46 @@ func backoffVariant(name string) *Policy {
 	return p
 }
 
-var backoffPresets = []struct {
+// backoffVariants are the generic presets: a backoffVariant for each
+// named schedule that does not share its name with a seed's preset (none
+// and orchestrator do), in BackoffNames' order.
+func backoffVariants() []preset {
+	var out []preset
+	for _, b := range backoffPresets {
+		name := b.name
+		if slices.ContainsFunc(seedPresets, func(p preset) bool { return p.name == name }) {
+			continue
+		}
+		out = append(out, preset{name, func() *Policy { return backoffVariant(name) }})
+	}
+	return out
+}
+
+type namedBackoff struct {
 	name string
 	b    Backoff
-}{
+}
+
+// backoffPresets are the named schedules. AWS's are named after their
+// jitter (JitterFull's "full" gives "aws-full").
+var backoffPresets = []namedBackoff{
 	{"none", Backoff{}},
 	{"orchestrator", Orchestrator},
-	{"aws-full", Backoff{Initial: time.Second, Max: 10 * time.Second, Factor: 2, Jitter: JitterFull}},
-	{"aws-equal", Backoff{Initial: time.Second, Max: 10 * time.Second, Factor: 2, Jitter: JitterEqual}},
-	{"aws-decorrelated", Backoff{Initial: time.Second, Max: 10 * time.Second, Jitter: JitterDecorrelated}},
-	{"constant", Backoff{Initial: time.Second}},
+	awsBackoff(JitterFull),
+	awsBackoff(JitterEqual),
+	awsBackoff(JitterDecorrelated),
+	{"constant", Backoff{Initial: Orchestrator.Initial}},
+}
+
+// awsBackoff is AWS's jitter j on the orchestrator's base, cap and factor,
+// so that it compares with the orchestrator. Decorrelated jitter grows
+// from the previous wait, not by a factor, so it has none.
+func awsBackoff(j Jitter) namedBackoff {
+	b := Backoff{Initial: Orchestrator.Initial, Max: Orchestrator.Max, Factor: Orchestrator.Factor, Jitter: j}
+	if j == JitterDecorrelated {
+		b.Factor = 0
+	}
+	return namedBackoff{"aws-" + j.String(), b}
 }
 
 // BackoffNames lists the named schedules BackoffPreset knows.
