@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/orchstat/orchstat/rules/retry"
 )
 
 // The notification queue. A notification is queued in the same
@@ -257,21 +259,10 @@ func LockDeliveries(ctx context.Context, db string, timeout time.Duration) (rele
 		if !time.Now().Before(deadline) {
 			return nil, fmt.Errorf("%w by %s (waited %s)", ErrDeliveryBusy, holder, timeout)
 		}
-		if err := sleepCtx(ctx, delay); err != nil {
+		if err := retry.Sleep(ctx, delay); err != nil {
 			return nil, err
 		}
-		delay = min(2*delay, 250*time.Millisecond)
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+		delay = nextLockPoll(delay)
 	}
 }
 

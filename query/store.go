@@ -185,7 +185,7 @@ func (o *opening) wait(holder string) error {
 	// Bounded exponential backoff: the holder is usually an ingest that
 	// finishes in seconds, so poll quickly at first.
 	o.sleep(min(o.delay, o.opts.LockTimeout-waited))
-	o.delay = min(2*o.delay, 250*time.Millisecond)
+	o.delay = nextLockPoll(o.delay)
 	return nil
 }
 

@@ -39,16 +39,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchstat/orchstat/ingest/orchestr8/spec"
 	"github.com/orchstat/orchstat/ingest/records"
 	"github.com/orchstat/orchstat/rules/failure"
 )
 
 const source = "history"
 
-// stageOrder is the pipeline's order (SKILL.md, src/insights.js STAGES);
-// commit is SYSTEM_SPEC's COMMIT state. Stages not listed follow in the
-// order written.
-var stageOrder = []string{"alex", "cass", "nigel", "codey-plan", "codey-implement", "commit"}
+// stageOrder is the pipeline's order: the agents, then the commit.
+// Stages not listed follow in the order written.
+var stageOrder = append(slices.Clone(spec.Stages), spec.Commit)
 
 var (
 	tokenKeys = []string{"tokens", "totalTokens", "tokensUsed", "total_tokens"}

@@ -12,9 +12,9 @@
 //	{"maxRetries": 3, "windowSize": 10, "highFailureThreshold": 0.2,
 //	 "strategies": {"alex": ["simplify-prompt", "add-context"], ...}}
 //
-// The keys and the ranges of their values are ingest/orchestr8's, which
-// reads the same file into the store; this package adds only its own
-// bound on counts (maxCount). It is pure Go: no DuckDB, no cobra, no YAML.
+// The keys, defaults, stages and the ranges of the values are
+// ingest/orchestr8/spec's, which the reader that stores the same file also
+// uses; this package adds only its own bound on counts (maxCount). It is pure Go: no DuckDB, no cobra, no YAML.
 package adaptive
 
 import (
@@ -34,7 +34,7 @@ import (
 	"syscall"
 	"unicode/utf8"
 
-	"github.com/orchstat/orchstat/ingest/orchestr8"
+	"github.com/orchstat/orchstat/ingest/orchestr8/spec"
 	"github.com/orchstat/orchstat/rules/internal/names"
 	"github.com/orchstat/orchstat/rules/retry"
 )
@@ -43,55 +43,36 @@ import (
 // root (retry.js's CONFIG_FILE; seed 004 lines 16 and 138).
 const DefaultPath = ".claude/retry-config.json"
 
-// The file's keys, spelled as orchestr8 spells them (retry.js,
-// getDefaultConfig). Seed 004 calls the threshold "highFailureThreshold"
-// in rule 2 (line 114), and so does the file.
+// The file's keys, defaults, stages and strategy names are orchestr8's
+// own, written once in ingest/orchestr8/spec; these name them here.
 const (
-	KeyMaxRetries = orchestr8.KeyMaxRetries
-	KeyWindowSize = orchestr8.KeyWindowSize
-	KeyThreshold  = orchestr8.KeyThreshold
-	KeyStrategies = orchestr8.KeyStrategies
+	KeyMaxRetries = spec.KeyMaxRetries
+	KeyWindowSize = spec.KeyWindowSize
+	KeyThreshold  = spec.KeyThreshold
+	KeyStrategies = spec.KeyStrategies
+
+	DefaultMaxRetries = spec.DefaultMaxRetries
+	DefaultWindowSize = spec.DefaultWindowSize
+	DefaultThreshold  = spec.DefaultThreshold
 )
 
-// Keys lists the top-level keys in the order orchestr8 writes them.
-var Keys = []string{KeyMaxRetries, KeyWindowSize, KeyThreshold, KeyStrategies}
-
-// Defaults, from retry.js getDefaultConfig and seed 004: maxRetries 3
-// (line 69), windowSize 10 ("last 10 runs", line 58), highFailureThreshold
-// 0.2 ("20%", line 59).
-const (
-	DefaultMaxRetries = 3
-	DefaultWindowSize = 10
-	DefaultThreshold  = 0.2
+var (
+	// Keys lists the top-level keys in the order orchestr8 writes them.
+	Keys = spec.Keys
+	// Stages are orchestr8's pipeline stages in pipeline order.
+	Stages = spec.Stages
+	// Strategies are the names applyStrategy knows. A name outside the
+	// list is passed on by orchestr8 but changes nothing in the prompt, so
+	// Set refuses one and Load warns about one.
+	Strategies = spec.Strategies
 )
-
-// Stages are orchestr8's pipeline stages in pipeline order: the agents of
-// seed 004's states (line 81) as history.js's showStats names them.
-var Stages = []string{"alex", "cass", "nigel", "codey-plan", "codey-implement"}
-
-// defaultStrategies is getDefaultConfig's strategies: the seed names the
-// strategies (lines 125-133) but gives no table per stage, so orchestr8's
-// own is the reference (rules/retry's adaptivePreset has the same one).
-var defaultStrategies = map[string][]string{
-	"alex":            {"simplify-prompt", "add-context"},
-	"cass":            {"reduce-stories", "simplify-prompt"},
-	"nigel":           {"simplify-tests", "add-context"},
-	"codey-plan":      {"add-context", "simplify-prompt"},
-	"codey-implement": {"incremental", "rollback"},
-}
-
-// Strategies are the names applyStrategy knows (seed 004 rule 3, lines
-// 125-133; retry.js applyStrategy). A name outside the list is passed on
-// by orchestr8 but changes nothing in the prompt, so Set refuses one and
-// Load warns about one.
-var Strategies = []string{"retry", "simplify-prompt", "reduce-stories", "simplify-tests", "add-context", "incremental", "rollback"}
 
 // maxFile bounds what Load reads: the file is a few hundred bytes, and one
 // of megabytes is not a configuration anyone wrote.
 const maxFile = 1 << 20
 
 // maxCount bounds maxRetries and windowSize, beyond orchestr8's own
-// limits (orchestr8.MaxRetriesRange, WindowSizeRange), so they fit any int
+// limits (spec.MaxRetriesRange, WindowSizeRange), so they fit any int
 // and a window never asks for more runs than a store could hold.
 const maxCount = math.MaxInt32
 
@@ -123,15 +104,12 @@ func Default() Config {
 		MaxRetries:           DefaultMaxRetries,
 		WindowSize:           DefaultWindowSize,
 		HighFailureThreshold: DefaultThreshold,
-		Strategies:           map[string][]string{},
+		Strategies:           spec.DefaultStrategies(),
 		Defaulted:            map[string]bool{},
 		order:                slices.Clone(Stages),
 	}
 	for _, k := range Keys {
 		c.Defaulted[k] = true
-	}
-	for st, s := range defaultStrategies {
-		c.Strategies[st] = slices.Clone(s)
 	}
 	return c
 }
@@ -275,13 +253,13 @@ func Parse(path string, b []byte) (Config, []Warning) {
 	for _, m := range lastOf(top) {
 		switch m.key {
 		case KeyMaxRetries:
-			if n, ok := count(m.raw, orchestr8.MaxRetriesRange); ok {
+			if n, ok := count(m.raw, spec.MaxRetriesRange); ok {
 				c.MaxRetries, c.Defaulted[m.key] = n, false
 			} else {
 				warn(m.valOff, m.key, "must be a whole number from 0 up, got %s; using the default %d", show(m.raw), DefaultMaxRetries)
 			}
 		case KeyWindowSize:
-			if n, ok := count(m.raw, orchestr8.WindowSizeRange); ok {
+			if n, ok := count(m.raw, spec.WindowSizeRange); ok {
 				c.WindowSize, c.Defaulted[m.key] = n, false
 			} else {
 				warn(m.valOff, m.key, "must be a whole number from 1 up, got %s; using the default %d", show(m.raw), DefaultWindowSize)
@@ -339,7 +317,7 @@ func parseStrategies(c *Config, b []byte, m member, warn func(int, string, strin
 			list = append(list, name)
 		}
 		if !ok {
-			if d, has := defaultStrategies[s.key]; has {
+			if d, has := spec.DefaultStrategies()[s.key]; has {
 				warn(s.valOff, field, "must be a list of strategy names, got %s; using the default %s", show(s.raw), strings.Join(d, ", "))
 				c.Strategies[s.key] = slices.Clone(d)
 				c.Defaulted[field] = true
@@ -469,7 +447,7 @@ func show(raw json.RawMessage) string {
 // count reads a whole number in r, up to maxCount. JSON numbers are all
 // doubles to orchestr8, so 3.0 and 3e0 are 3; 3.5 is not a count of
 // anything.
-func count(raw json.RawMessage, r orchestr8.ConfigRange) (int, bool) {
+func count(raw json.RawMessage, r spec.ConfigRange) (int, bool) {
 	f, ok := number(raw)
 	if !ok || !r.Allows(f) || f > maxCount {
 		return 0, false
@@ -479,7 +457,7 @@ func count(raw json.RawMessage, r orchestr8.ConfigRange) (int, bool) {
 
 func fraction(raw json.RawMessage) (float64, bool) {
 	f, ok := number(raw)
-	return f, ok && orchestr8.ThresholdRange.Allows(f)
+	return f, ok && spec.ThresholdRange.Allows(f)
 }
 
 // number reads a JSON number, and only a number: orchestr8 compares with
@@ -511,9 +489,9 @@ func (c *Config) Set(key, value string) error {
 	v := strings.TrimSpace(value)
 	switch key {
 	case KeyMaxRetries, KeyWindowSize:
-		r := orchestr8.MaxRetriesRange
+		r := spec.MaxRetriesRange
 		if key == KeyWindowSize {
-			r = orchestr8.WindowSizeRange
+			r = spec.WindowSizeRange
 		}
 		// As setConfigValue: a number that is an integer, so "3.0" is 3.
 		f, err := strconv.ParseFloat(v, 64)
@@ -531,7 +509,7 @@ func (c *Config) Set(key, value string) error {
 		if strings.HasSuffix(v, "%") {
 			f /= 100
 		}
-		if err != nil || !orchestr8.ThresholdRange.Allows(f) {
+		if err != nil || !spec.ThresholdRange.Allows(f) {
 			return fmt.Errorf("%s must be a number from 0 to 1 (or a percentage such as 20%%), got %q", key, value)
 		}
 		c.HighFailureThreshold = f

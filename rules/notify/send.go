@@ -56,22 +56,11 @@ func NewSender(userAgent string) *Sender {
 		Env:       os.LookupEnv,
 		Now:       time.Now,
 		Rand:      rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0)),
-		Sleep:     sleep,
+		Sleep:     retry.Sleep,
 		Attempts:  3,
-		Backoff:   retry.Backoff{Initial: time.Second, Max: 10 * time.Second, Factor: 2, Jitter: retry.JitterProportional, Spread: 0.1},
+		Backoff:   retry.Orchestrator,
 		MaxWait:   10 * time.Second,
 		UserAgent: userAgent,
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
-	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -519,26 +518,6 @@ func (bs *bootstrap) diff(pi int, unchanged []Kind) map[string]Metric {
 		d[fig.Key] = Metric{Value: bs.points[pi][f] - bs.points[0][f], Lo: lo, Hi: hi}
 	}
 	return d
-}
-
-// Touches reports, per episode kind, whether p could decide an episode
-// of that kind differently from base: provider requests depend on the
-// retry limits, classes and backoff; L2 loops on MaxIterations,
-// NonImprovingStop and Escalation; L3 steps on DiagnosisAfter. The name
-// and classify rules change nothing (the baseline's rules name the
-// recorded errors for every policy).
-func Touches(p, base *retry.Policy) map[Kind]bool {
-	provider := func(q *retry.Policy) *retry.Policy {
-		c := q.Clone()
-		c.Name, c.Classify = "", nil
-		c.MaxIterations, c.NonImprovingStop, c.Escalation, c.DiagnosisAfter = 0, 0, retry.Escalation{}, 0
-		return c
-	}
-	return map[Kind]bool{
-		KindProvider: !reflect.DeepEqual(provider(p), provider(base)),
-		KindL2:       p.MaxIterations != base.MaxIterations || p.NonImprovingStop != base.NonImprovingStop || p.Escalation != base.Escalation,
-		KindL3:       p.DiagnosisAfter != base.DiagnosisAfter,
-	}
 }
 
 // recordProvider is a provider request as recorded: the baseline's

@@ -2,9 +2,11 @@ package retry
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/orchstat/orchstat/ingest/orchestr8/spec"
 	"github.com/orchstat/orchstat/rules/failure"
 	"github.com/orchstat/orchstat/rules/internal/names"
 )
@@ -13,10 +15,11 @@ import (
 // of the seed files in ../shared/seeds/ (000_f76bbeb61c054a51.txt and so
 // on). Where a seed is silent or contradicts itself, the comment says
 // which reading the preset takes.
-var presets = []struct {
-	name string
-	make func() *Policy
-}{
+var presets = append(slices.Clone(seedPresets), backoffVariants()...)
+
+// seedPresets are the seed systems' policies, the factory as its audit
+// recommends, the agents' own and none.
+var seedPresets = []preset{
 	{"orchestrator", orchestratorPreset},
 	{"retry-handler", retryHandlerPreset},
 	{"auto-retry", autoRetryPreset},
@@ -26,10 +29,11 @@ var presets = []struct {
 	{"claude-code", claudeCodePreset},
 	{"codex", codexPreset},
 	{"none", nonePreset},
-	{"aws-full", func() *Policy { return backoffVariant("aws-full") }},
-	{"aws-equal", func() *Policy { return backoffVariant("aws-equal") }},
-	{"aws-decorrelated", func() *Policy { return backoffVariant("aws-decorrelated") }},
-	{"constant", func() *Policy { return backoffVariant("constant") }},
+}
+
+type preset struct {
+	name string
+	make func() *Policy
 }
 
 // PresetNames lists the presets: the five seed systems (and the factory as
@@ -217,7 +221,8 @@ func factoryAuditedPreset() *Policy {
 	return p
 }
 
-// adaptivePreset is seed 004, adaptive retry:
+// adaptivePreset is seed 004, adaptive retry, with orchestr8's defaults
+// (ingest/orchestr8/spec, from retry.js getDefaultConfig):
 //   - Adaptive.Window 10: "last 10 runs" (line 58).
 //   - Adaptive.Threshold 0.2: "threshold (20%)" (line 59).
 //   - Adaptive.MaxRetries 3 and MaxRetries 3: "maxRetries (default 3)"
@@ -226,24 +231,16 @@ func factoryAuditedPreset() *Policy {
 //   - Adaptive.Strategies: the seed names the strategies (lines 125-133)
 //     and which agent each addresses, but no table per stage; the
 //     pipeline's own defaults (its retry-config tests' getDefaultConfig)
-//     are alex [simplify-prompt, add-context], cass [reduce-stories,
-//     simplify-prompt], nigel [simplify-tests, add-context], codey-plan
-//     [add-context, simplify-prompt], codey-implement [incremental,
-//     rollback].
+//     are the reference.
 //   - Retriable: every class (the user retries any failed agent); Backoff:
 //     none (the user is asked).
 func adaptivePreset() *Policy {
 	return &Policy{
 		Name:       "adaptive",
-		MaxRetries: 3,
+		MaxRetries: spec.DefaultMaxRetries,
 		Retriable:  everyClass(),
-		Adaptive: &Adaptive{Window: 10, Threshold: 0.2, MaxRetries: 3, Strategies: map[string][]string{
-			"alex":            {"simplify-prompt", "add-context"},
-			"cass":            {"reduce-stories", "simplify-prompt"},
-			"nigel":           {"simplify-tests", "add-context"},
-			"codey-plan":      {"add-context", "simplify-prompt"},
-			"codey-implement": {"incremental", "rollback"},
-		}},
+		Adaptive: &Adaptive{Window: spec.DefaultWindowSize, Threshold: spec.DefaultThreshold,
+			MaxRetries: spec.DefaultMaxRetries, Strategies: spec.DefaultStrategies()},
 	}
 }
 
@@ -259,16 +256,46 @@ func backoffVariant(name string) *Policy {
 	return p
 }
 
-var backoffPresets = []struct {
+// backoffVariants are the generic presets: a backoffVariant for each
+// named schedule that does not share its name with a seed's preset (none
+// and orchestrator do), in BackoffNames' order.
+func backoffVariants() []preset {
+	var out []preset
+	for _, b := range backoffPresets {
+		name := b.name
+		if slices.ContainsFunc(seedPresets, func(p preset) bool { return p.name == name }) {
+			continue
+		}
+		out = append(out, preset{name, func() *Policy { return backoffVariant(name) }})
+	}
+	return out
+}
+
+type namedBackoff struct {
 	name string
 	b    Backoff
-}{
+}
+
+// backoffPresets are the named schedules. AWS's are named after their
+// jitter (JitterFull's "full" gives "aws-full").
+var backoffPresets = []namedBackoff{
 	{"none", Backoff{}},
 	{"orchestrator", Orchestrator},
-	{"aws-full", Backoff{Initial: time.Second, Max: 10 * time.Second, Factor: 2, Jitter: JitterFull}},
-	{"aws-equal", Backoff{Initial: time.Second, Max: 10 * time.Second, Factor: 2, Jitter: JitterEqual}},
-	{"aws-decorrelated", Backoff{Initial: time.Second, Max: 10 * time.Second, Jitter: JitterDecorrelated}},
-	{"constant", Backoff{Initial: time.Second}},
+	awsBackoff(JitterFull),
+	awsBackoff(JitterEqual),
+	awsBackoff(JitterDecorrelated),
+	{"constant", Backoff{Initial: Orchestrator.Initial}},
+}
+
+// awsBackoff is AWS's jitter j on the orchestrator's base, cap and factor,
+// so that it compares with the orchestrator. Decorrelated jitter grows
+// from the previous wait, not by a factor, so it has none.
+func awsBackoff(j Jitter) namedBackoff {
+	b := Backoff{Initial: Orchestrator.Initial, Max: Orchestrator.Max, Factor: Orchestrator.Factor, Jitter: j}
+	if j == JitterDecorrelated {
+		b.Factor = 0
+	}
+	return namedBackoff{"aws-" + j.String(), b}
 }
 
 // BackoffNames lists the named schedules BackoffPreset knows.

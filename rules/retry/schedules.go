@@ -8,7 +8,8 @@ import (
 
 // scheduleChanges are the schedules a policy's backoff can be switched
 // to while keeping its base, cap and factor (simulate's --backoff): each
-// name with how it changes the backoff.
+// name with how it changes the backoff. A jittered schedule is named after
+// its jitter, as policy files' jitter key and the aws- presets name it.
 var scheduleChanges = []struct {
 	name string
 	set  func(b *Backoff)
@@ -16,10 +17,10 @@ var scheduleChanges = []struct {
 	{"none", func(b *Backoff) { *b = Backoff{} }},
 	{"constant", func(b *Backoff) { b.Factor, b.Jitter = 1, JitterNone }},
 	{"exponential", func(b *Backoff) { b.Jitter = JitterNone }},
-	{"proportional", func(b *Backoff) { b.Jitter, b.Spread = JitterProportional, 0.1 }},
-	{"full", func(b *Backoff) { b.Jitter = JitterFull }},
-	{"equal", func(b *Backoff) { b.Jitter = JitterEqual }},
-	{"decorrelated", func(b *Backoff) { b.Jitter = JitterDecorrelated }},
+	{JitterProportional.String(), func(b *Backoff) { b.Jitter, b.Spread = JitterProportional, Orchestrator.Spread }},
+	{JitterFull.String(), func(b *Backoff) { b.Jitter = JitterFull }},
+	{JitterEqual.String(), func(b *Backoff) { b.Jitter = JitterEqual }},
+	{JitterDecorrelated.String(), func(b *Backoff) { b.Jitter = JitterDecorrelated }},
 }
 
 // ScheduleNames are the schedules WithSchedule knows, in order.

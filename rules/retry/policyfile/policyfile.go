@@ -156,17 +156,15 @@ func (f *pfile) top(data []byte) (map[string]entry, bool) {
 	f.doc = docs[0].Body
 	f.rd.Doc = f.doc
 	f.rd.Anchors = yamlast.Anchors(docs[0].Body)
-	top, ok := f.mapping(docs[0].Body, "", "a policy file is a mapping of keys such as extends and max_retries")
-	if !ok {
-		return nil, false
-	}
+	// The keys are gathered here and read in parse's order, whatever the
+	// file's.
 	byKey := map[string]entry{}
-	for _, e := range top {
-		if !slices.Contains(policyKeys, e.Key) {
-			f.add(e.KeyNode, e.Key, "unknown key%s (allowed: %s)", yamlast.Suggest(e.Key, policyKeys), strings.Join(policyKeys, ", "))
-			continue
-		}
-		byKey[e.Key] = e
+	keys := make([]key, len(policyKeys))
+	for i, name := range policyKeys {
+		keys[i] = key{name, func(e entry, _ string) { byKey[e.Key] = e }}
+	}
+	if !f.keyed(docs[0].Body, "", "a policy file is a mapping of keys such as extends and max_retries", keys) {
+		return nil, false
 	}
 	return byKey, true
 }
@@ -247,9 +245,8 @@ func (f *pfile) sections(byKey map[string]entry, p *retry.Policy) {
 		f.perOperation(e, p)
 	}
 	if e, ok := byKey["escalation"]; ok {
-		f.ints(e, "escalation", map[string]*int{"non_improving": &p.Escalation.NonImproving,
-			"patch_apply_failures": &p.Escalation.PatchApplyFailures, "max_escalations": &p.Escalation.MaxEscalations},
-			[]string{"non_improving", "patch_apply_failures", "max_escalations"})
+		f.ints(e, "escalation", f.intKey("non_improving", &p.Escalation.NonImproving),
+			f.intKey("patch_apply_failures", &p.Escalation.PatchApplyFailures), f.intKey("max_escalations", &p.Escalation.MaxEscalations))
 	}
 	if e, ok := byKey["budget"]; ok {
 		p.Budget = f.budget(e, p.Budget)
@@ -533,76 +530,110 @@ func (f *pfile) classes(e entry, field string) ([]failure.Class, bool) {
 	return out, ok
 }
 
-// ints reads a mapping of whole numbers into dst by key.
-func (f *pfile) ints(e entry, field string, dst map[string]*int, keys []string) {
-	f.pos[field] = e.Raw
-	es, ok := f.mapping(e.Raw, field, field+" is a mapping of "+strings.Join(keys, ", "))
+// key is one key a mapping may hold, and how its value is read: read
+// gets the entry and its field ("backoff.initial").
+type key struct {
+	name string
+	read func(e entry, field string)
+}
+
+func keyNames(keys []key) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k.name
+	}
+	return out
+}
+
+// keyed is the one walk over a mapping's keys: it reads the mapping at
+// raw, each key by its reader in keys, in the file's order. A key not in
+// keys is a problem naming those that are. It is false when raw is not a
+// mapping, reported with msg.
+func (f *pfile) keyed(raw ast.Node, field, msg string, keys []key) bool {
+	es, ok := f.mapping(raw, field, msg)
 	if !ok {
-		return
+		return false
 	}
 	for _, k := range es {
 		fk := yamlast.JoinField(field, k.Key)
-		d, ok := dst[k.Key]
-		if !ok {
-			f.add(k.KeyNode, fk, "unknown key%s (allowed: %s)", yamlast.Suggest(k.Key, keys), strings.Join(keys, ", "))
+		i := slices.IndexFunc(keys, func(x key) bool { return x.name == k.Key })
+		if i < 0 {
+			names := keyNames(keys)
+			f.add(k.KeyNode, fk, "unknown key%s (allowed: %s)", yamlast.Suggest(k.Key, names), strings.Join(names, ", "))
 			continue
 		}
-		if n, ok := f.int(k, fk); ok {
-			*d = n
-		}
+		keys[i].read(k, fk)
 	}
+	return true
+}
+
+func (f *pfile) intKey(name string, dst *int) key {
+	return key{name, func(e entry, field string) {
+		if n, ok := f.int(e, field); ok {
+			*dst = n
+		}
+	}}
+}
+
+func (f *pfile) floatKey(name string, dst *float64) key {
+	return key{name, func(e entry, field string) {
+		if x, ok := f.float(e, field); ok {
+			*dst = x
+		}
+	}}
+}
+
+func (f *pfile) durationKey(name string, dst *time.Duration) key {
+	return key{name, func(e entry, field string) {
+		if d, ok := f.duration(e, field); ok {
+			*dst = d
+		}
+	}}
+}
+
+// ints reads a mapping of whole numbers.
+func (f *pfile) ints(e entry, field string, keys ...key) {
+	f.pos[field] = e.Raw
+	f.keyed(e.Raw, field, field+" is a mapping of "+strings.Join(keyNames(keys), ", "), keys)
 }
 
 func (f *pfile) backoff(e entry, b *retry.Backoff) {
 	f.pos["backoff"] = e.Raw
-	if name, ok := yamlast.Scalar(e.Value); ok && isStringNode(e.Value) {
-		nb, err := retry.BackoffPreset(name)
-		if err != nil {
-			f.add(e.Raw, "backoff", "unknown backoff %q%s (%s, or a mapping of initial, max, factor, jitter, spread)",
-				name, yamlast.Suggest(name, retry.BackoffNames()), strings.Join(retry.BackoffNames(), ", "))
-			return
-		}
-		*b = nb
-		return
-	}
-	keys := []string{"initial", "max", "factor", "jitter", "spread"}
-	es, ok := f.mapping(e.Raw, "backoff", "backoff is a schedule's name ("+strings.Join(retry.BackoffNames(), ", ")+") or a mapping of "+strings.Join(keys, ", "))
-	if !ok {
-		return
-	}
 	nb := *b
 	spreadSet := false
-	for _, k := range es {
-		fk := "backoff." + k.Key
-		switch k.Key {
-		case "initial":
-			if d, ok := f.duration(k, fk); ok {
-				nb.Initial = d
-			}
-		case "max":
-			if d, ok := f.duration(k, fk); ok {
-				nb.Max = d
-			}
-		case "factor":
-			if x, ok := f.float(k, fk); ok {
-				nb.Factor = x
-			}
-		case "spread":
-			if x, ok := f.float(k, fk); ok {
-				nb.Spread, spreadSet = x, true
-			}
-		case "jitter":
+	keys := []key{
+		f.durationKey("initial", &nb.Initial),
+		f.durationKey("max", &nb.Max),
+		f.floatKey("factor", &nb.Factor),
+		{"jitter", func(k entry, fk string) {
 			if s, ok := f.str(k, fk); ok {
 				j := slices.Index(retry.JitterNames(), s)
 				if j < 0 {
 					f.add(k.Raw, fk, "unknown jitter %q%s (%s)", s, yamlast.Suggest(s, retry.JitterNames()), strings.Join(retry.JitterNames(), ", "))
-					continue
+					return
 				}
 				nb.Jitter = retry.Jitter(j)
 			}
-		default:
-			f.add(k.KeyNode, fk, "unknown key%s (allowed: %s)", yamlast.Suggest(k.Key, keys), strings.Join(keys, ", "))
+		}},
+		{"spread", func(k entry, fk string) {
+			if x, ok := f.float(k, fk); ok {
+				nb.Spread, spreadSet = x, true
+			}
+		}},
+	}
+	mapping := "a mapping of " + strings.Join(keyNames(keys), ", ")
+	if name, ok := yamlast.Scalar(e.Value); ok && isStringNode(e.Value) {
+		named, err := retry.BackoffPreset(name)
+		if err != nil {
+			f.add(e.Raw, "backoff", "unknown backoff %q%s (%s, or %s)",
+				name, yamlast.Suggest(name, retry.BackoffNames()), strings.Join(retry.BackoffNames(), ", "), mapping)
+			return
 		}
+		*b = named
+		return
+	}
+	if !f.keyed(e.Raw, "backoff", "backoff is a schedule's name ("+strings.Join(retry.BackoffNames(), ", ")+") or "+mapping, keys) {
+		return
 	}
 	if nb.Jitter == retry.JitterProportional && !spreadSet && nb.Spread == 0 {
 		nb.Spread = retry.Orchestrator.Spread
@@ -642,42 +673,29 @@ func (f *pfile) budget(e entry, base *retry.Budget) *retry.Budget {
 	if base != nil {
 		b = *base
 	}
-	keys := []string{"max_tokens", "ratio"}
-	es, ok := f.mapping(e.Raw, "budget", "budget is a mapping of max_tokens and ratio, or null for none")
-	if !ok {
+	keys := []key{f.floatKey("max_tokens", &b.MaxTokens), f.floatKey("ratio", &b.Ratio)}
+	if !f.keyed(e.Raw, "budget", "budget is a mapping of max_tokens and ratio, or null for none", keys) {
 		return base
-	}
-	for _, k := range es {
-		fk := "budget." + k.Key
-		switch k.Key {
-		case "max_tokens":
-			if x, ok := f.float(k, fk); ok {
-				b.MaxTokens = x
-			}
-		case "ratio":
-			if x, ok := f.float(k, fk); ok {
-				b.Ratio = x
-			}
-		default:
-			f.add(k.KeyNode, fk, "unknown key%s (allowed: %s)", yamlast.Suggest(k.Key, keys), strings.Join(keys, ", "))
-		}
 	}
 	return &b
 }
 
+// cascade's unset fields take seed 001's values, the retry handler's.
 func (f *pfile) cascade(e entry, base *retry.Cascade) *retry.Cascade {
 	f.pos["cascade"] = e.Raw
 	if isNull(e.Value) {
 		return nil
 	}
-	c := retry.Cascade{Threshold: 3, Window: 5}
-	if base != nil {
-		c = *base
+	if base == nil {
+		seed, _ := retry.Preset("retry-handler")
+		base = seed.Cascade
 	}
-	f.ints(e, "cascade", map[string]*int{"threshold": &c.Threshold, "window": &c.Window}, []string{"threshold", "window"})
+	c := *base
+	f.ints(e, "cascade", f.intKey("threshold", &c.Threshold), f.intKey("window", &c.Window))
 	return &c
 }
 
+// adaptive's unset fields take seed 004's values, the adaptive preset's.
 func (f *pfile) adaptive(e entry, base *retry.Adaptive) *retry.Adaptive {
 	f.pos["adaptive"] = e.Raw
 	if isNull(e.Value) {
@@ -688,31 +706,15 @@ func (f *pfile) adaptive(e entry, base *retry.Adaptive) *retry.Adaptive {
 		base = seed.Adaptive
 	}
 	a := *base
-	keys := []string{"window", "threshold", "max_retries", "strategies"}
-	es, ok := f.mapping(e.Raw, "adaptive", "adaptive is a mapping of "+strings.Join(keys, ", ")+", or null for none")
-	if !ok {
-		return base
-	}
-	for _, k := range es {
-		fk := "adaptive." + k.Key
-		switch k.Key {
-		case "window":
-			if n, ok := f.int(k, fk); ok {
-				a.Window = n
-			}
-		case "max_retries":
-			if n, ok := f.int(k, fk); ok {
-				a.MaxRetries = n
-			}
-		case "threshold":
-			if x, ok := f.float(k, fk); ok {
-				a.Threshold = x
-			}
-		case "strategies":
+	keys := []key{
+		f.intKey("window", &a.Window),
+		f.floatKey("threshold", &a.Threshold),
+		f.intKey("max_retries", &a.MaxRetries),
+		{"strategies", func(k entry, fk string) {
 			f.pos[fk] = k.Raw
 			ss, ok := f.mapping(k.Raw, fk, "adaptive.strategies is a mapping of stage: [strategy for attempt 1, 2, ...]")
 			if !ok {
-				continue
+				return
 			}
 			st := make(map[string][]string, len(a.Strategies)+len(ss))
 			for stage, v := range a.Strategies {
@@ -724,9 +726,10 @@ func (f *pfile) adaptive(e entry, base *retry.Adaptive) *retry.Adaptive {
 				}
 			}
 			a.Strategies = st
-		default:
-			f.add(k.KeyNode, fk, "unknown key%s (allowed: %s)", yamlast.Suggest(k.Key, keys), strings.Join(keys, ", "))
-		}
+		}},
+	}
+	if !f.keyed(e.Raw, "adaptive", "adaptive is a mapping of "+strings.Join(keyNames(keys), ", ")+", or null for none", keys) {
+		return base
 	}
 	return &a
 }
@@ -736,41 +739,33 @@ func (f *pfile) rules(e entry) []failure.Rule {
 	if !ok {
 		return nil
 	}
-	keys := []string{"class", "contains", "regexp", "status", "equals"}
 	var out []failure.Rule
 	for i := range vals {
 		field := "classify[" + strconv.Itoa(i) + "]"
 		f.pos[field] = raws[i]
-		es, ok := f.mapping(raws[i], field, "a classify rule is a mapping of class and contains, regexp, status or equals")
-		if !ok {
-			// Reported; a stand-in keeps later rules' indexes, which name
-			// them in problems. The policy is not returned.
-			out = append(out, failure.Rule{Class: failure.ClassUnknown, Equals: []string{"-"}})
-			continue
-		}
 		var r failure.Rule
-		for _, k := range es {
-			fk := field + "." + k.Key
-			switch k.Key {
-			case "class":
+		keys := []key{
+			{"class", func(k entry, fk string) {
 				if s, ok := f.str(k, fk); ok {
 					r.Class = failure.Class(s)
 				} else {
 					r.Class = failure.ClassUnknown // reported; keep the rule's index
 				}
-			case "contains":
-				r.Contains, _ = f.stringOrList(k, fk)
-			case "equals":
-				r.Equals, _ = f.stringOrList(k, fk)
-			case "regexp":
+			}},
+			{"contains", func(k entry, fk string) { r.Contains, _ = f.stringOrList(k, fk) }},
+			{"regexp", func(k entry, fk string) {
 				if s, ok := f.str(k, fk); ok {
 					r.Regexp = s
 				}
-			case "status":
-				r.Status = f.statuses(k, fk)
-			default:
-				f.add(k.KeyNode, fk, "unknown key%s (allowed: %s)", yamlast.Suggest(k.Key, keys), strings.Join(keys, ", "))
-			}
+			}},
+			{"status", func(k entry, fk string) { r.Status = f.statuses(k, fk) }},
+			{"equals", func(k entry, fk string) { r.Equals, _ = f.stringOrList(k, fk) }},
+		}
+		if !f.keyed(raws[i], field, "a classify rule is a mapping of class and contains, regexp, status or equals", keys) {
+			// Reported; a stand-in keeps later rules' indexes, which name
+			// them in problems. The policy is not returned.
+			out = append(out, failure.Rule{Class: failure.ClassUnknown, Equals: []string{"-"}})
+			continue
 		}
 		out = append(out, r)
 	}

@@ -274,7 +274,7 @@ func (s *Spec) defaults() {
 		s.Now = time.Now
 	}
 	if s.Sleep == nil {
-		s.Sleep = Sleep
+		s.Sleep = retry.Sleep
 	}
 	if s.Rand == nil {
 		s.Rand = rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid())))
@@ -287,18 +287,6 @@ func (s *Spec) defaults() {
 	}
 	if s.Stderr == nil {
 		s.Stderr = io.Discard
-	}
-}
-
-// Sleep waits d, or until ctx is done.
-func Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 
