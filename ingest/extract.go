@@ -114,43 +114,43 @@ func decodePairing(s string) pairing {
 func extractEvent(r rows, pair pairing, fileID int32, line int64, ev *trace.Event) {
 	k := typedRow{r: r, fileID: fileID, line: line, ev: ev}
 	switch ev.Type {
-	case "RunStarted", "RunFinished", "RunStopped":
+	case trace.RunStarted, trace.RunFinished, trace.RunStopped:
 		p := trace.ParsePayload(ev.Payload)
 		k.add(query.RunEvents, ev.Type, str(p.String("taskId")), str(p.String("status")), str(p.String("reason")))
-	case "RunEscalated":
+	case trace.RunEscalated:
 		p := trace.ParsePayload(ev.Payload)
 		k.add(query.Escalations, str(p.String("from")), str(p.String("to")), str(p.String("reason")))
-	case "ProviderSelected":
+	case trace.ProviderSelected:
 		p := trace.ParsePayload(ev.Payload)
 		k.add(query.ProviderSelections, str(p.String("role")), str(p.String("providerId")))
-	case "ProviderRequestStarted", "ProviderRequestFinished":
+	case trace.ProviderRequestStarted, trace.ProviderRequestFinished:
 		providerRow(k, pair)
-	case "IterationStarted", "RepairAttempted", "IterationFinished":
+	case trace.IterationStarted, trace.RepairAttempted, trace.IterationFinished:
 		p := trace.ParsePayload(ev.Payload)
 		k.add(query.L2Events, ev.Type, num(p.Number("iteration")), str(p.String("result")), str(p.String("patchPath")))
-	case "PatchApplied", "PatchApplyFailed":
+	case trace.PatchApplied, trace.PatchApplyFailed:
 		patchRow(k)
-	case "VerificationFinished":
+	case trace.VerificationFinished:
 		p := trace.ParsePayload(ev.Payload)
 		var failed driver.Value
 		if raw := p.Raw("failedChecks"); len(raw) > 0 && raw[0] == '[' {
 			failed = string(raw)
 		}
 		k.add(query.VerificationEvents, boolean(p.Bool("passed")), failed)
-	case "StepStarted", "StepFinished":
+	case trace.StepStarted, trace.StepFinished:
 		p := trace.ParsePayload(ev.Payload)
 		k.add(query.Steps, ev.Type, num(p.Number("index")), num(p.Number("total")), boolean(p.Bool("success")),
 			str(p.String("error")), boolean(p.Bool("judgeInvoked")), str(p.String("judgeReason")))
-	case "CandidateGenerated":
+	case trace.CandidateGenerated:
 		candidateRow(k)
-	case "DiagnosisStarted", "DiagnosisCompleted":
+	case trace.DiagnosisStarted, trace.DiagnosisCompleted:
 		diagnosisRow(k)
-	case "JudgeInvoked", "JudgeDecided", "JudgeFailed":
+	case trace.JudgeInvoked, trace.JudgeDecided, trace.JudgeFailed:
 		p := trace.ParsePayload(ev.Payload)
 		k.add(query.JudgeCalls, ev.Type, num(p.Number("iteration")), str(p.String("reason")), num(p.Number("candidateCount")),
 			idText(p, "winnerCandidateId"), num(p.Number("confidence")), num(p.Number("durationMs")), str(p.String("error")),
 			idText(p, "fallbackCandidateId"))
-	case "CommandAttemptFinished", "CommandFinished":
+	case trace.CommandAttemptFinished, trace.CommandFinished:
 		execRecord(r, fileID, ev)
 	}
 }
@@ -179,7 +179,7 @@ func providerRow(k typedRow, pair pairing) {
 	ev := k.ev
 	p := trace.ParsePayload(ev.Payload)
 	provider := p.String("provider")
-	if ev.Type == "ProviderRequestStarted" {
+	if ev.Type == trace.ProviderRequestStarted {
 		model := p.String("model")
 		if provider != nil {
 			pair[pairKey(ev.RunID, *provider)] = model
@@ -207,7 +207,7 @@ func patchRow(k typedRow) {
 		}
 	}
 	success := p.Bool("success")
-	if k.ev.Type == "PatchApplyFailed" && success == nil {
+	if k.ev.Type == trace.PatchApplyFailed && success == nil {
 		f := false
 		success = &f
 	}
@@ -251,7 +251,7 @@ func execRecord(r rows, fileID int32, ev *trace.Event) {
 		run = *id
 	}
 	op := str(p.String("op"))
-	if ev.Type == "CommandAttemptFinished" {
+	if ev.Type == trace.CommandAttemptFinished {
 		passed := p.Bool("passed")
 		var stage driver.Value
 		if passed != nil && !*passed {
