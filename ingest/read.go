@@ -294,9 +294,10 @@ func readWholeStream(t task, in io.Reader, send func(chunk) bool) bool {
 }
 
 // tooLarge is the chunk of a run file too large to read whole. A file of
-// the same kind that grew past the bound (an agent's transcript, a
-// collector's file) keeps the rows read from it before: growing must not
-// lose what was ingested. Its state records the new size, so the next
+// the same kind that grew past the bound (a record rewritten larger, a
+// single OTLP payload; agents' files of lines are read on, see readAgent)
+// keeps the rows read from it before: growing must not lose what was
+// ingested. Its state records the new size, so the next
 // ingest does not try again until it changes; a quarantine row says why.
 func tooLarge(t task, cur fileState) chunk {
 	grew := t.prev != nil && t.prev.kind == t.src.kind && t.prev.size > 0 && cur.size >= t.prev.size
