@@ -260,6 +260,9 @@ func (ar *agentReader) flush() bool {
 func (ar *agentReader) sendChunk(last bool) bool {
 	c := &ar.c
 	c.state, c.last = ar.cur, last
+	if !last {
+		c.state.size = c.state.offset // see lineReader.flush
+	}
 	c.consumed = ar.cur.offset - ar.start
 	ar.start = ar.cur.offset
 	if !ar.send(*c) {

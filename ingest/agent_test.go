@@ -175,3 +175,95 @@ func TestAgentFileGrowsPast64MiB(t *testing.T) {
 		t.Errorf("the second ingest read %d bytes: the file was read again rather than on", res.Bytes)
 	}
 }
+
+// An ingest stopped between the commits of one reading of an agent's file
+// leaves a store the next ingest completes exactly: what the first
+// committed is neither lost nor stored twice, and the open rows of the
+// last commit are replaced.
+func TestAgentFileInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p", "5b8c0a3e-1111-4222-8333-944455556666.jsonl")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	var b bytes.Buffer
+	for i := range 12000 {
+		fmt.Fprintf(&b, `{"type":"system","subtype":"api_error","sessionId":"5b8c0a3e-1111-4222-8333-944455556666","uuid":"e%d","timestamp":"2026-11-01T10:00:00Z","retryAttempt":1,"retryInMs":500,"error":{"status":529}}`+"\n", i)
+		fmt.Fprintf(&b, `{"type":"assistant","sessionId":"5b8c0a3e-1111-4222-8333-944455556666","uuid":"a%d","requestId":"req_%d","timestamp":"2026-11-01T10:00:01Z","message":{"id":"msg_%d","model":"claude-sonnet-4-5-20250929","role":"assistant","content":[{"type":"text","text":"ok"}],"usage":{"input_tokens":10,"output_tokens":5}}}`+"\n", i, i, i)
+	}
+	os.WriteFile(path, b.Bytes(), 0o644)
+	whole := filepath.Join(dir, "whole.duckdb")
+	ingestInto(t, whole, path)
+	want := storeRows(t, whole)
+
+	db := filepath.Join(dir, "cut.duckdb")
+	ctx, cancel := context.WithCancel(context.Background())
+	st, err := query.Open(ctx, db, query.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commits := 0
+	_, err = ingest.Run(ctx, st, ingest.Options{Paths: []string{path}, BatchBytes: 1, TxnBytes: 1, Hook: func(p string) {
+		if p == "after-commit" {
+			if commits++; commits == 2 {
+				cancel()
+			}
+		}
+	}})
+	st.Close()
+	if err == nil || commits != 2 {
+		t.Fatalf("the ingest was not stopped after its second commit (%d commits): %v", commits, err)
+	}
+	ingestInto(t, db, path)
+	got := storeRows(t, db)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("after an interrupted reading:\n%.2000s\nwhole:\n%.2000s", got[i], want[i])
+		}
+	}
+}
+
+// The same for a trace: a reading of a large trace stopped between its
+// commits goes on from where it stopped, though the file did not change
+// since. Before, the state committed mid-file recorded the file's whole
+// size, so the next ingest took the file as unchanged and its rest was
+// never read.
+func TestTraceInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "runs", "1762161125318", "trace.jsonl")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	var b bytes.Buffer
+	for i := range 40000 {
+		fmt.Fprintf(&b, `{"type":"ProviderSelected","schemaVersion":1,"timestamp":"2025-11-03T09:12:05.356Z","runId":"1762161125318","payload":{"role":"planner","providerId":"anthropic","n":%d}}`+"\n", i)
+	}
+	os.WriteFile(path, b.Bytes(), 0o644)
+	db := filepath.Join(dir, "cut.duckdb")
+	ctx, cancel := context.WithCancel(context.Background())
+	st, err := query.Open(ctx, db, query.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commits := 0
+	_, err = ingest.Run(ctx, st, ingest.Options{Paths: []string{path}, BatchBytes: 1, TxnBytes: 1, Hook: func(p string) {
+		if p == "after-commit" {
+			if commits++; commits == 2 {
+				cancel()
+			}
+		}
+	}})
+	st.Close()
+	if err == nil || commits != 2 {
+		t.Fatalf("the ingest was not stopped after its second commit (%d commits): %v", commits, err)
+	}
+	ingestInto(t, db, path)
+	st, err = query.Open(context.Background(), db, query.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	tbl, err := query.ReadOnly(context.Background(), st, `SELECT count(*), count(DISTINCT line) FROM events`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(tbl.Rows[0]...); got != "40000 40000" {
+		t.Errorf("events, distinct lines: %s, want 40000 40000", got)
+	}
+}

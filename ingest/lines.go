@@ -148,6 +148,12 @@ func (lr *lineReader) flush(last bool) bool {
 		}
 	}
 	c.state, c.last = *cur, last
+	if !last {
+		// A reading stopped after this commit must go on next time, and
+		// unchanged skips a file whose size is the one recorded: the
+		// size recorded mid-file is what was read so far.
+		c.state.size = c.state.offset
+	}
 	c.consumed = cur.offset - lr.start
 	lr.start = cur.offset
 	if !lr.send(*c) {
