@@ -283,3 +283,58 @@ func TestUsageNamesModelsWithoutPrice(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageGolden: report --by over the hand-made agents' files in
+// testdata/agents, in every format and each grouping, against
+// testdata/golden/usage.*.
+func TestUsageGolden(t *testing.T) {
+	agents, err := filepath.Abs("../../testdata/agents")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goldenDir, err := filepath.Abs("../../testdata/golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	defer os.Chdir(wd)
+	os.Chdir(t.TempDir())
+	db := "orchstat.duckdb"
+	if code, _, stderr := runCLI(t, "", "--db", db, "ingest", "-q", agents); code != 0 {
+		t.Fatalf("ingest exit %d: %s", code, stderr)
+	}
+	cases := [][2]string{{"day", "table"}, {"day", "markdown"}, {"day", "json"}, {"day", "csv"}, {"day", "html"},
+		{"week", "table"}, {"month", "table"}, {"session", "table"}, {"model", "table"}}
+	for _, c := range cases {
+		t.Run(c[0]+"/"+c[1], func(t *testing.T) {
+			code, out, stderr := runCLI(t, "", "--db", db, "report", "--no-ingest", "--by", c[0], "--timezone", "UTC", "--format", c[1])
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			matchGolden(t, filepath.Join(goldenDir, "usage."+c[0]+"."+c[1]), out)
+		})
+	}
+}
+
+// TestUsageFlags: --by and --timezone are checked before anything is
+// read, and --prices names the file and the field it cannot read.
+func TestUsageFlags(t *testing.T) {
+	t.Parallel()
+	bad := filepath.Join(t.TempDir(), "prices.json")
+	os.WriteFile(bad, []byte("{\n  \"m\": {\"input_cost_per_token\": \"cheap\", \"output_cost_per_token\": 1}\n}\n"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report", "--by", "year"}, `--by "year"`},
+		{[]string{"report", "--timezone", "UTC"}, "--timezone"},
+		{[]string{"report", "--by", "day", "--timezone", "Mars/Olympus"}, `"Mars/Olympus"`},
+		{[]string{"report", "--prices", bad}, "prices.json:2:"},
+		{[]string{"report", "--prices", bad}, "input_cost_per_token"},
+	} {
+		code, _, stderr := runCLI(t, "", append([]string{"--db", filepath.Join(t.TempDir(), "x.duckdb")}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, %q; want %d naming %s", tc.args, code, stderr, exitUsage, tc.want)
+		}
+	}
+}

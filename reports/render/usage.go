@@ -106,11 +106,12 @@ type usageColumn struct {
 }
 
 // usageColumns are the usage tables' columns after the key, tokens in
-// full (width 0) or abbreviated.
+// full (width 0) or abbreviated under shorter cache headers (a terminal).
 func usageColumns(short bool) []usageColumn {
-	tok := countPtrText
+	tok, read, write := countPtrText, "cache_read", "cache_write"
 	if short {
-		tok = shortCount
+		// "c.read" and "c.write" leave room for retried at 80 columns.
+		tok, read, write = shortCount, "c.read", "c.write"
 	}
 	num := func(name string, get func(reports.UsageRow) *float64, show func(*float64) string, drop int) usageColumn {
 		return usageColumn{numCol(name, get, show), drop}
@@ -121,8 +122,8 @@ func usageColumns(short bool) []usageColumn {
 	return []usageColumn{
 		i64("calls", func(r reports.UsageRow) int64 { return r.Calls }, 0),
 		num("input", func(r reports.UsageRow) *float64 { return r.InputTokens }, tok, 0),
-		num("cache_read", func(r reports.UsageRow) *float64 { return r.CacheReadTokens }, tok, 8),
-		num("cache_write", func(r reports.UsageRow) *float64 { return r.CacheWriteTokens }, tok, 7),
+		num(read, func(r reports.UsageRow) *float64 { return r.CacheReadTokens }, tok, 8),
+		num(write, func(r reports.UsageRow) *float64 { return r.CacheWriteTokens }, tok, 7),
 		num("output", func(r reports.UsageRow) *float64 { return r.OutputTokens }, tok, 0),
 		num("reasoning", func(r reports.UsageRow) *float64 { return r.ReasoningTokens }, tok, 1),
 		{column[reports.UsageRow]{name: "cost", numeric: true, text: usageCostText,
