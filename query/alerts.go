@@ -54,6 +54,9 @@ func (st *Store) WindowMetrics(ctx context.Context, f Filter, records bool) (rep
 		return traceMetrics(ctx, q, f)
 	}
 	m := reports.Metrics{}
+	if err := st.priced(ctx); err != nil {
+		return nil, err
+	}
 	if err := recordMetrics(ctx, q, f, m); err != nil {
 		return nil, err
 	}
@@ -135,6 +138,10 @@ func (st *Store) SystemSeries(ctx context.Context, f Filter, metric string) ([]S
 // numerator and denominator columns, and any other columns as labels.
 func (st *Store) SQLSeries(ctx context.Context, query string) ([]Series, error) {
 	q := st.conn
+	// A rule may read priced_calls.
+	if err := st.priced(ctx); err != nil {
+		return nil, err
+	}
 	if err := checkReadOnly(ctx, q, query); err != nil {
 		return nil, err
 	}

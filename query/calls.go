@@ -17,13 +17,13 @@ import (
 // provider filter, which selects no record run, selects the calls of that
 // provider instead.
 
-// callsOnce is every call once: a call copied into another file (a
+// callsOnce is every call once, priced (see pricing.go): a call copied into another file (a
 // Claude Code sub-agent's file replaying its parent's messages, a
 // resumed session, a copied collector file) has the same system,
 // session and call id there. It counts once, in the session's own run
 // when one copy is there (as Claude Code's parent, not the sub-agent
 // that replayed it), else from the file read first.
-const callsOnce = `SELECT * FROM calls
+const callsOnce = `SELECT * FROM priced_calls
   QUALIFY call_id IS NULL OR row_number() OVER (
     PARTITION BY system, session, call_id ORDER BY run_id IS DISTINCT FROM session, file_id, line) = 1`
 
@@ -56,7 +56,8 @@ const callAggregates = `count(*),
   sum(input_tokens), sum(cache_read_tokens), sum(cache_write_tokens), sum(output_tokens), sum(reasoning_tokens),
   sum(coalesce(failed_input_tokens, 0) + coalesce(failed_output_tokens, 0)) FILTER (WHERE failed_input_tokens IS NOT NULL OR failed_output_tokens IS NOT NULL),
   sum(cost_usd),
-  sum(failed_cost_usd)`
+  sum(failed_cost_usd),
+  count(*) FILTER (WHERE no_price)`
 
 // evidenceCounts renders, per group, how many calls each evidence covers.
 const evidenceCounts = `SELECT grp, string_agg(evidence || ' ' || n, ', ' ORDER BY n DESC, evidence) FROM (
@@ -69,7 +70,7 @@ func scanCallRow(rs *sql.Rows, lead []any, row *reports.CallRow) error {
 	var evidence sql.NullString
 	var backoff, tokens, in, read, write, out, reasoning, failedTokens, cost, failedCost sql.NullFloat64
 	dest := append(lead, &row.Calls, &row.Failed, &known, &row.WithAttempts, &row.Attempts, &row.Retried,
-		&backoff, &tokens, &in, &read, &write, &out, &reasoning, &failedTokens, &cost, &failedCost, &evidence)
+		&backoff, &tokens, &in, &read, &write, &out, &reasoning, &failedTokens, &cost, &failedCost, &row.NoPriceCalls, &evidence)
 	if err := rs.Scan(dest...); err != nil {
 		return err
 	}
@@ -204,6 +205,9 @@ func (st *Store) CallSeries(ctx context.Context, f Filter, metric string, by []s
 	}
 	if ok, err := hasCalls(ctx, st.conn); err != nil || !ok {
 		return nil, err // no call, no sample: no data
+	}
+	if err := st.priced(ctx); err != nil {
+		return nil, err
 	}
 	keys, rows, err := callGroups(ctx, st.conn, f, by...)
 	if err != nil {

@@ -22,6 +22,9 @@ func (s *Store) UnreplayedCalls(ctx context.Context, f Filter) ([]UnreplayedCall
 	if ok, err := hasCalls(ctx, s.conn); err != nil || !ok {
 		return nil, err
 	}
+	if err := s.priced(ctx); err != nil {
+		return nil, err
+	}
 	cte, args := f.callScope("''")
 	var out []UnreplayedCalls
 	err := eachRow(ctx, s.conn, "counting calls without attempts", "WITH "+cte+`

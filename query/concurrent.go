@@ -26,8 +26,12 @@ func (s *Store) ReportConcurrently(ctx context.Context, f Filter) (*reports.Repo
 		return nil, err
 	}
 	defer s.conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`SET threads = %d`, threads))
+	setup, err := s.pricing(ctx)
+	if err != nil {
+		return nil, err
+	}
 	r, parts := reportParts(f)
-	if err := runParts(ctx, s.db, min(runtime.NumCPU(), len(parts)), parts); err != nil {
+	if err := runParts(ctx, s.db, min(runtime.NumCPU(), len(parts)), parts, setup); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -36,7 +40,7 @@ func (s *Store) ReportConcurrently(ctx context.Context, f Filter) (*reports.Repo
 // runParts runs parts on conns connections of db at once, each connection
 // taking the next part when done with its last. The first error stops the
 // rest and is returned.
-func runParts(ctx context.Context, db *sql.DB, conns int, parts []part) error {
+func runParts(ctx context.Context, db *sql.DB, conns int, parts []part, setup []stmt) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	todo := make(chan part, len(parts))
@@ -46,7 +50,7 @@ func runParts(ctx context.Context, db *sql.DB, conns int, parts []part) error {
 	close(todo)
 	errs := make(chan error, conns)
 	for range conns {
-		go func() { errs <- runOn(ctx, db, todo) }()
+		go func() { errs <- runOn(ctx, db, todo, setup) }()
 	}
 	var first error
 	for range conns {
@@ -60,12 +64,16 @@ func runParts(ctx context.Context, db *sql.DB, conns int, parts []part) error {
 
 // runOn runs parts from todo on a connection of its own until none is
 // left.
-func runOn(ctx context.Context, db *sql.DB, todo <-chan part) error {
+func runOn(ctx context.Context, db *sql.DB, todo <-chan part, setup []stmt) error {
 	c, err := db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("opening a connection to the store: %w", cleanDuckErr(err))
 	}
 	defer c.Close()
+	// priced_calls is temporary, so each connection makes its own.
+	if err := applyPricing(ctx, c, setup); err != nil {
+		return err
+	}
 	for p := range todo {
 		if err := p(ctx, c); err != nil {
 			return err

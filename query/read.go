@@ -21,6 +21,9 @@ func (s *Store) FactoryAudit(ctx context.Context, f Filter) (*reports.FactoryAud
 
 // Episodes reads the filtered runs' retry episodes, for replay; see episodes.
 func (s *Store) Episodes(ctx context.Context, f Filter, classify func(string) failure.Class) ([]replay.Episode, error) {
+	if err := s.priced(ctx); err != nil {
+		return nil, err
+	}
 	return episodes(ctx, s.conn, f, classify)
 }
 
@@ -36,6 +39,9 @@ func (s *Store) Metrics(ctx context.Context, f Filter) (reports.Metrics, error) 
 
 // Report computes the whole report for the filtered runs, one query at a time (see ReportConcurrently); see report.
 func (s *Store) Report(ctx context.Context, f Filter) (*reports.Report, error) {
+	if err := s.priced(ctx); err != nil {
+		return nil, err
+	}
 	return report(ctx, s.conn, f)
 }
 

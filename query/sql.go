@@ -14,6 +14,10 @@ import (
 // COPY ... TO write files and ATTACH open other databases.
 func ReadOnly(ctx context.Context, st *Store, q string) (reports.Table, error) {
 	var t reports.Table
+	// The user's query may read priced_calls.
+	if err := st.priced(ctx); err != nil {
+		return t, err
+	}
 	for _, s := range []string{"SET enable_external_access = false", "SET lock_configuration = true"} {
 		if _, err := st.conn.ExecContext(ctx, s); err != nil {
 			return t, fmt.Errorf("securing the connection: %w", err)

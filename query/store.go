@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/orchstat/orchstat/ingest/records/prices"
 )
 
 // Options control how a store is opened.
@@ -60,6 +62,12 @@ type Store struct {
 	dsn      string
 	readOnly bool
 	memory   bool // a lake's rows, held in memory (OpenLake)
+	// priceTable prices the calls (nil: the built-in table); priceSetup
+	// makes priced_calls on a connection, and pricedOn says it is made on
+	// conn (see pricing.go).
+	priceTable *prices.Table
+	priceSetup []stmt
+	pricedOn   bool
 }
 
 // LockError reports that another process kept the database locked.

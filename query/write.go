@@ -34,6 +34,8 @@ func (t *Tx) Commit(ctx context.Context) error {
 		return err
 	}
 	t.done = true
+	// The calls may have models the prices were not looked up for.
+	t.s.priceSetup, t.s.pricedOn = nil, false
 	return nil
 }
 

@@ -155,9 +155,13 @@ type CallRow struct {
 	OutputTokens     *float64 `json:"output_tokens"`
 	ReasoningTokens  *float64 `json:"reasoning_tokens"`
 	FailedTokens     *float64 `json:"failed_attempt_tokens"`
-	CostUSD          *float64 `json:"cost_usd"`
-	FailedCostUSD    *float64 `json:"failed_attempt_cost_usd"`
-	Metrics          Metrics  `json:"metrics"`
+	// CostUSD and FailedCostUSD are recorded or priced (see
+	// docs/prices.md); NoPriceCalls counts the calls left out of them,
+	// whose model has no price.
+	CostUSD       *float64 `json:"cost_usd"`
+	FailedCostUSD *float64 `json:"failed_attempt_cost_usd"`
+	NoPriceCalls  int64    `json:"no_price_calls"`
+	Metrics       Metrics  `json:"metrics"`
 }
 
 // StageFailureRow counts failed attempts by the stage they failed at.

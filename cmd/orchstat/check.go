@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orchstat/orchstat/ingest/records/prices"
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/reports/render"
@@ -35,6 +36,10 @@ type checkOptions struct {
 	Textfile string
 	// At is --at: evaluate the rules at this past time, as a look.
 	At string
+	// Prices is --prices; prices is the table it makes, which every store
+	// the check reads prices its calls with.
+	Prices string
+	prices *prices.Table
 
 	IO *IO
 	// Open opens a store for writing; NewSender makes the notification
@@ -121,6 +126,7 @@ an unreadable store, ...).`,
 	f.StringVarP(&o.Format, "format", "f", "table", "output format: table, markdown, json or csv")
 	f.StringVar(&o.Rules, "rules", "", "rule file (default: the built-in alerts.yaml)")
 	f.StringVar(&o.Textfile, "textfile", "", "also write the evaluated metrics and alert states here, for node_exporter's textfile collector")
+	addPricesFlag(cmd, &o.Prices)
 	f.StringVar(&o.At, "at", "", "evaluate at this past time (RFC 3339, a date, or a duration ago) without reading or saving alert state or notifying")
 	f.Lookup("quiet").Usage = "print nothing unless an alert fires, then a status line and one line per firing alert (and no ingest progress)"
 	addWideFlag(cmd, g.io)
@@ -168,6 +174,9 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if o.prices, err = loadPrices(o.IO, o.Prices); err != nil {
+		return 0, err
+	}
 	at, err := o.at()
 	if err != nil {
 		return 0, err
@@ -183,6 +192,7 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	st.UsePrices(o.prices)
 	if unread {
 		st.Close()
 		return 0, fmt.Errorf("some files could not be read (named above)")
@@ -221,6 +231,7 @@ func look(ctx context.Context, o *checkOptions, rf *rules.File, format render.Fo
 		if st, err = o.openLake(ctx, o.g); err != nil {
 			return 0, err
 		}
+		st.UsePrices(o.prices)
 		if scope, err = st.ScopeOf(ctx, nil); err != nil {
 			st.Close()
 			return 0, err
@@ -232,6 +243,7 @@ func look(ctx context.Context, o *checkOptions, rf *rules.File, format render.Fo
 		if st, unread, err = o.ingestFirst.open(ctx, o.g, false); err != nil {
 			return 0, err
 		}
+		st.UsePrices(o.prices)
 		if unread {
 			st.Close()
 			return 0, fmt.Errorf("some files could not be read (named above)")
@@ -275,6 +287,7 @@ func evaluateLake(ctx context.Context, o *checkOptions, rf *rules.File, format r
 	if err != nil {
 		return 0, err
 	}
+	data.UsePrices(o.prices)
 	st, err := o.g.open(ctx, o.g.dbPath(nil), false)
 	if err != nil {
 		data.Close()

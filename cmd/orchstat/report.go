@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,6 +33,11 @@ type reportOptions struct {
 	Format   string
 	Rules    string
 	Output   string
+	Prices   string
+	// By groups agents' calls (one of reports.UsageBy) instead of the
+	// whole report; Timezone is the zone its days are cut in.
+	By       string
+	Timezone string
 }
 
 func newReportCmd(g *globals, runF func(context.Context, *reportOptions) error) *cobra.Command {
@@ -59,6 +65,20 @@ request metrics count that provider's requests only. Alert rules are checked
 against the report's own numbers: their window and for fields apply to
 alerting, not here.
 
+--by day, week, month, session or model shows agents' calls (Claude Code,
+Codex, OpenTelemetry) instead: per period, session or model, and per model
+within each, their calls, input, cache read, cache write and output tokens,
+cost, retries and failures, and the cost of their failed attempts, with a
+total. Days, weeks (from Monday) and months are cut at midnight in
+--timezone (an IANA name; default the local zone), --since and --until
+select calls by their own time (a date is midnight in --timezone), and
+models without a price are named. See docs/reports.md.
+
+A call's cost is the cost its record states, else its tokens priced from
+the built-in table and --prices FILE (LiteLLM's format; its entries win):
+see docs/prices.md. A model without a price is named, and its calls are
+left out of the cost, never counted as $0.
+
 On a terminal, tables fit its width (rates as 28.1%, long cells wrapped or
 cut, wide tables turned or split); --wide prints them whole, as they are
 printed to a pipe or a file.
@@ -68,11 +88,20 @@ Exit status 1 means the report is printed but some file could not be read
 		Example: `  orchstat report
   orchstat report --since 7d --provider anthropic
   orchstat report --no-ingest --format json > report.json
-  orchstat report testdata/runs --format markdown`,
+  orchstat report testdata/runs --format markdown
+  orchstat report ~/.claude --by day
+  orchstat report ~/.codex --by session --since 7d --timezone Europe/Paris
+  orchstat report --by model --prices model_prices_and_context_window.json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args
 			if _, err := render.ParsePageFormat(o.Format); err != nil {
 				return usageError{err}
+			}
+			if o.By != "" && !slices.Contains(reports.UsageBy, o.By) {
+				return usageError{fmt.Errorf("--by %q: give one of %s", o.By, strings.Join(reports.UsageBy, ", "))}
+			}
+			if o.Timezone != "" && o.By == "" {
+				return usageError{fmt.Errorf("--timezone cuts --by's days: give --by too")}
 			}
 			if runF != nil {
 				return runF(cmd.Context(), o)
@@ -88,6 +117,9 @@ Exit status 1 means the report is printed but some file could not be read
 	f.StringVar(&o.Rules, "rules", "", "alert rules whose thresholds are marked (default: the built-in alerts.yaml)")
 	addOutputFlag(cmd, &o.Output)
 	addWideFlag(cmd, g.io)
+	addPricesFlag(cmd, &o.Prices)
+	f.StringVar(&o.By, "by", "", "show agents' calls, tokens and cost by day, week, month, session or model instead of the whole report")
+	f.StringVar(&o.Timezone, "timezone", "", "with --by: the IANA time zone days are cut in (default: the local zone)")
 	return cmd
 }
 
@@ -326,6 +358,9 @@ func (i *ingestFirst) open(ctx context.Context, g *globals, write bool) (*query.
 }
 
 func reportRun(ctx context.Context, o *reportOptions) error {
+	if o.By != "" {
+		return usageRun(ctx, o)
+	}
 	format, _ := render.ParsePageFormat(o.Format)
 	now := o.g.io.Now().UTC()
 	f, err := buildFilter(now, o.Since, o.Until, o.Runs, o.Provider)
@@ -336,12 +371,17 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 	if err != nil {
 		return err
 	}
+	table, err := loadPrices(o.g.io, o.Prices)
+	if err != nil {
+		return err
+	}
 	o.Window = query.LakeOptions{Since: f.Since, Until: f.Until}
 	st, unread, err := o.ingestFirst.open(ctx, o.g, false)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	st.UsePrices(table)
 	scope, err := o.narrow(ctx, o.g, st, &f)
 	if err != nil {
 		return err

@@ -22,6 +22,7 @@ type sqlOptions struct {
 	File    string
 	Format  string
 	Timeout time.Duration
+	Prices  string
 }
 
 func newSQLCmd(g *globals, runF func(context.Context, *sqlOptions) error) *cobra.Command {
@@ -37,7 +38,9 @@ it; anything else is refused before it runs. The store is opened read-only
 with external access disabled, and the query reads a snapshot of the store,
 so a long query keeps no other orchstat waiting. It is stopped after
 --timeout. The tables and views are documented in docs/schema.md; start with
-events, runs and provider_requests.
+events, runs and provider_requests; agents' calls with their cost, recorded
+or priced (--prices FILE extends the built-in table), are in the view
+priced_calls (docs/prices.md).
 
 The query is the argument, or the contents of --file FILE, or standard input
 when the argument is - (a query too long, or too full of quotes, for a shell
@@ -64,6 +67,7 @@ line). A query DuckDB cannot parse is reported as a syntax error, with where.`,
 	cmd.Flags().StringVarP(&o.Format, "format", "f", "table", "output format: table, markdown, json or csv")
 	cmd.Flags().StringVar(&o.File, "file", "", "read the query from this file instead of the argument")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 60*time.Second, "stop the query after this long (0: no limit)")
+	addPricesFlag(cmd, &o.Prices)
 	return cmd
 }
 
@@ -115,11 +119,16 @@ func (o *sqlOptions) readFrom(name string, r io.Reader) error {
 
 func sqlRun(ctx context.Context, o *sqlOptions) error {
 	format, _ := render.ParseFormat(o.Format)
+	table, err := loadPrices(o.g.io, o.Prices)
+	if err != nil {
+		return err
+	}
 	st, err := o.g.openExisting(ctx, true)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	st.UsePrices(table)
 	qctx := ctx
 	if o.Timeout > 0 {
 		var cancel context.CancelFunc

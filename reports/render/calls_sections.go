@@ -59,7 +59,7 @@ func callMore(r reports.CallRow) []field {
 		{"with_attempts", r.WithAttempts}, {"attempts", r.Attempts}, {"backoff_ms", r.BackoffMS},
 		{"tokens", r.Tokens}, {"input_tokens", r.InputTokens}, {"cache_read_tokens", r.CacheReadTokens},
 		{"cache_write_tokens", r.CacheWriteTokens}, {"output_tokens", r.OutputTokens}, {"reasoning_tokens", r.ReasoningTokens},
-		{"cost_usd", r.CostUSD}, {"evidence", r.Evidence},
+		{"cost_usd", r.CostUSD}, {"no_price_calls", r.NoPriceCalls}, {"evidence", r.Evidence},
 	}, presentMetrics(r.Metrics, reports.CallMetricNames[1:])...) // calls is a column already
 }
 
@@ -84,13 +84,27 @@ var callModelTable = rowTable[reports.CallRow]{
 	more: callMore,
 }
 
-// callTokens are the by-model grid's token columns: the four kinds apart,
-// as the store keeps them (the CSV has them in callMore).
+// callTokens are the by-model grid's token columns, the four kinds apart
+// as the store keeps them, and their cost (the CSV has them in callMore).
 func callTokens() []column[reports.CallRow] {
 	return []column[reports.CallRow]{
 		callGridCol("input", func(r reports.CallRow) string { return countPtrText(r.InputTokens) }),
 		callGridCol("cache_read", func(r reports.CallRow) string { return countPtrText(r.CacheReadTokens) }),
 		callGridCol("cache_write", func(r reports.CallRow) string { return countPtrText(r.CacheWriteTokens) }),
 		callGridCol("output", func(r reports.CallRow) string { return countPtrText(r.OutputTokens) }),
+		callGridCol("cost", callCostText),
 	}
+}
+
+// callCostText is a row's cost, recorded or priced, marked "+?" when
+// some of its calls have no price (docs/prices.md), so that a partial
+// sum never reads as complete.
+func callCostText(r reports.CallRow) string {
+	if r.NoPriceCalls == 0 {
+		return costText(r.CostUSD)
+	}
+	if r.CostUSD == nil {
+		return "no price"
+	}
+	return costText(r.CostUSD) + "+?"
 }

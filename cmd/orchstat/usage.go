@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+	// --timezone names zones by IANA name on machines without a zone
+	// database too (Windows, slim containers).
+	_ "time/tzdata"
+
+	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/reports/render"
+)
+
+// usageRun is `orchstat report --by`: agents' calls by period, session
+// or model (see query.CallUsage).
+func usageRun(ctx context.Context, o *reportOptions) error {
+	format, _ := render.ParsePageFormat(o.Format)
+	now := o.g.io.Now().UTC()
+	loc := time.Local
+	if o.Timezone != "" {
+		var err error
+		if loc, err = time.LoadLocation(o.Timezone); err != nil {
+			return usageError{fmt.Errorf("--timezone %q: not an IANA time zone name (Europe/Paris, UTC, Local): %v", o.Timezone, err)}
+		}
+	}
+	// A date means midnight where the days are cut, not in UTC.
+	since, until := inZone(o.Since, loc), inZone(o.Until, loc)
+	f, err := buildFilter(now, since, until, o.Runs, o.Provider)
+	if err != nil {
+		return err
+	}
+	table, err := loadPrices(o.g.io, o.Prices)
+	if err != nil {
+		return err
+	}
+	o.Window = query.LakeOptions{Since: f.Since, Until: f.Until}
+	st, unread, err := o.ingestFirst.open(ctx, o.g, false)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	st.UsePrices(table)
+	scope, err := o.narrow(ctx, o.g, st, &f)
+	if err != nil {
+		return err
+	}
+	u, err := st.CallUsage(ctx, f, o.By, loc)
+	if err != nil {
+		return err
+	}
+	r := &reports.UsageReport{GeneratedAt: now, Database: o.g.dbPath(o.Paths), Scope: scope,
+		Filters: reports.Filters{Since: f.Since, Until: f.Until, Runs: f.Runs}, Usage: *u}
+	if o.Lake != "" {
+		r.Database = "lake " + o.lakeName
+	}
+	if f.Provider != "" {
+		p := f.Provider
+		r.Filters.Provider = &p
+	}
+	err = withOutput(o.g.io, o.Output, func(io *IO) error { return render.RenderUsage(io.Out, r, format, io.OutWidth) })
+	if err != nil {
+		return err
+	}
+	if unread {
+		return silentError{exitError}
+	}
+	return nil
+}
+
+// inZone reads a bare date (2026-11-01) as midnight in loc, as RFC 3339;
+// anything else is left to parseWhen.
+func inZone(s string, loc *time.Location) string {
+	d, err := time.ParseInLocation("2006-01-02", s, loc)
+	if err != nil {
+		return s
+	}
+	return d.Format(time.RFC3339)
+}

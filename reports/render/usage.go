@@ -1,0 +1,347 @@
+package render
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/reports/render/chart"
+)
+
+// RenderUsage writes `orchstat report --by`'s view in format f, tables
+// fitted to width (0: in full). Table and markdown show, under the scope
+// line, one row per period (or session, or model) and a total row, then
+// each period's models, then the models without a price. At a terminal
+// narrower than the whole table, tokens read as 1.2M and the columns
+// least asked for go first (usageColumns), so a day's line fits 80
+// columns. CSV has every value of every row, JSON the model, HTML the
+// tables and a chart of the cost by period.
+func RenderUsage(w io.Writer, r *reports.UsageReport, f Format, width int) error {
+	if r == nil {
+		return errors.New("reports: nil usage report")
+	}
+	var buf bytes.Buffer
+	var err error
+	switch f {
+	case FormatTable, FormatMarkdown:
+		err = writeUsageText(&buf, r, f, width)
+	case FormatJSON:
+		err = writeJSON(&buf, jsonUsage(r))
+	case FormatCSV:
+		err = writeCSV(&buf, usageSections(r, 0))
+	case FormatHTML:
+		err = writeUsageHTML(&buf, r)
+	default:
+		_, err = ParseFormat(string(f))
+	}
+	if err != nil {
+		return err
+	}
+	_, err = buf.WriteTo(w)
+	return err
+}
+
+// usageLines are the lines above the tables: the scope, what the view
+// groups, and what its cost leaves out.
+func usageLines(r *reports.UsageReport) []string {
+	u := r.Usage
+	lines := []string{ScopeLine(r.Database, r.Scope)}
+	what := "Agents' calls by " + u.By
+	if u.By == "day" || u.By == "week" || u.By == "month" {
+		what += " (" + u.Timezone + ")"
+	}
+	if r.Filters.Since != nil || r.Filters.Until != nil {
+		what += ", calls made " + windowText(r.Filters)
+	}
+	lines = append(lines, what+"; cost as recorded, else priced from tokens (docs/prices.md)")
+	if len(u.NoPrice) > 0 {
+		var names []string
+		for _, m := range u.NoPrice {
+			names = append(names, fmt.Sprintf("%s (%s)", m.Model, plural(m.Calls, "call")))
+		}
+		lines = append(lines, "No price for "+strings.Join(names, ", ")+": their cost is left out of every cost shown")
+	}
+	if u.Undated > 0 && (u.By == "day" || u.By == "week" || u.By == "month") {
+		lines = append(lines, fmt.Sprintf("%s %s no recorded time: row %q", plural(u.Undated, "call"), have(u.Undated), "(no time)"))
+	}
+	return lines
+}
+
+func windowText(f reports.Filters) string {
+	var parts []string
+	if f.Since != nil {
+		parts = append(parts, "from "+timeText(*f.Since))
+	}
+	if f.Until != nil {
+		parts = append(parts, "before "+timeText(*f.Until))
+	}
+	return strings.Join(parts, " ")
+}
+
+func writeUsageText(buf *bytes.Buffer, r *reports.UsageReport, f Format, width int) error {
+	for _, l := range usageLines(r) {
+		for _, line := range wrapText(escapeControls(l), width) {
+			buf.WriteString(line + "\n")
+		}
+		if f == FormatMarkdown {
+			buf.WriteByte('\n')
+		}
+	}
+	if f != FormatMarkdown {
+		buf.WriteByte('\n')
+	}
+	return writeGrids(buf, grids(usageSections(r, width)), f, width)
+}
+
+// usageColumn is a column of the usage tables; drop orders the columns
+// a narrow terminal leaves out, lowest first (0: always kept).
+type usageColumn struct {
+	column[reports.UsageRow]
+	drop int
+}
+
+// usageColumns are the usage tables' columns after the key, tokens in
+// full (width 0) or abbreviated under shorter cache headers (a terminal).
+func usageColumns(short bool) []usageColumn {
+	tok, read, write := countPtrText, "cache_read", "cache_write"
+	if short {
+		// "c.read" and "c.write" leave room for retried at 80 columns.
+		tok, read, write = shortCount, "c.read", "c.write"
+	}
+	num := func(name string, get func(reports.UsageRow) *float64, show func(*float64) string, drop int) usageColumn {
+		return usageColumn{numCol(name, get, show), drop}
+	}
+	i64 := func(name string, get func(reports.UsageRow) int64, drop int) usageColumn {
+		return usageColumn{intCol(name, get), drop}
+	}
+	return []usageColumn{
+		i64("calls", func(r reports.UsageRow) int64 { return r.Calls }, 0),
+		num("input", func(r reports.UsageRow) *float64 { return r.InputTokens }, tok, 0),
+		num(read, func(r reports.UsageRow) *float64 { return r.CacheReadTokens }, tok, 8),
+		num(write, func(r reports.UsageRow) *float64 { return r.CacheWriteTokens }, tok, 7),
+		num("output", func(r reports.UsageRow) *float64 { return r.OutputTokens }, tok, 0),
+		num("reasoning", func(r reports.UsageRow) *float64 { return r.ReasoningTokens }, tok, 1),
+		{column[reports.UsageRow]{name: "cost", numeric: true, text: usageCostText,
+			value: func(r reports.UsageRow) any { return r.CostUSD }}, 0},
+		i64("retried", func(r reports.UsageRow) int64 { return r.Retried }, 6),
+		i64("attempts", func(r reports.UsageRow) int64 { return r.Attempts }, 2),
+		i64("failed", func(r reports.UsageRow) int64 { return r.Failed }, 5),
+		num("failed_cost", func(r reports.UsageRow) *float64 { return r.FailedCostUSD }, costText, 4),
+		i64("no_price", func(r reports.UsageRow) int64 { return r.NoPriceCalls }, 3),
+	}
+}
+
+// usageCostText is a row's cost, marked "+?" when some of its calls
+// have no price, so that a partial sum never reads as complete.
+func usageCostText(r reports.UsageRow) string {
+	if r.NoPriceCalls == 0 {
+		return costText(r.CostUSD)
+	}
+	if r.CostUSD == nil {
+		return "no price"
+	}
+	return costText(r.CostUSD) + "+?"
+}
+
+// shortCount shows a token count as people skim one: 950, 12.3k, 1.2M.
+func shortCount(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	x := *v
+	for _, u := range []struct {
+		div  float64
+		unit string
+	}{{1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
+		if math.Abs(x) >= u.div {
+			return strconv.FormatFloat(x/u.div, 'f', 1, 64) + u.unit
+		}
+	}
+	return countText(x)
+}
+
+// usageTables are the view's two tables' descriptions with the columns
+// that fit width: the main one (keyed by the period) and the one by
+// model within a period.
+func usageTables(r *reports.UsageReport, width int) (main, byModel rowTable[reports.UsageRow]) {
+	by := r.Usage.By
+	cols := usageColumns(width > 0)
+	main = rowTable[reports.UsageRow]{name: "usage", title: "Agents' calls by " + by,
+		key:     func(u reports.UsageRow) string { return u.Key },
+		columns: []column[reports.UsageRow]{keyCol(by, func(u reports.UsageRow) string { return u.Key })},
+		more:    usageMore}
+	byModel = rowTable[reports.UsageRow]{name: "usage_by_model", title: "Agents' calls by " + by + " and model",
+		key: func(u reports.UsageRow) string { return joinKey(u.Key, u.Provider, u.Model) },
+		columns: []column[reports.UsageRow]{
+			keyCol(by, func(u reports.UsageRow) string { return u.Key }),
+			keyCol("model", func(u reports.UsageRow) string { return u.Model }),
+		},
+		more: usageMore}
+	keep := fitUsage(r, cols, width)
+	for i, c := range cols {
+		if keep[i] {
+			main.columns = append(main.columns, c.column)
+			byModel.columns = append(byModel.columns, c.column)
+		}
+	}
+	return main, byModel
+}
+
+// fitUsage chooses the columns a terminal width wide shows: all of them
+// at width 0, else dropping by rank until the main table fits.
+func fitUsage(r *reports.UsageReport, cols []usageColumn, width int) []bool {
+	keep := make([]bool, len(cols))
+	for i := range keep {
+		keep[i] = true
+	}
+	if width <= 0 {
+		return keep
+	}
+	rows := append(append([]reports.UsageRow{}, r.Usage.Rows...), r.Usage.Total)
+	fits := func() bool {
+		w := []int{len(r.Usage.By)}
+		for _, u := range rows {
+			w[0] = max(w[0], len(u.Key))
+		}
+		for i, c := range cols {
+			if !keep[i] {
+				continue
+			}
+			cw := len(c.name)
+			for _, u := range rows {
+				cw = max(cw, len(c.text(u)))
+			}
+			w = append(w, cw)
+		}
+		return tableWidth(w) <= width
+	}
+	for rank := 1; !fits(); rank++ {
+		dropped := false
+		for i, c := range cols {
+			if c.drop == rank {
+				keep[i], dropped = false, true
+			}
+		}
+		if !dropped && rank > len(cols) {
+			break
+		}
+	}
+	return keep
+}
+
+// usageMore are a row's values the columns leave out, for the CSV.
+func usageMore(u reports.UsageRow) []field {
+	return []field{
+		{"first_call", u.First}, {"last_call", u.Last}, {"with_attempts", u.WithAttempts},
+		{"cost_from_record", u.CostFromRecord}, {"cost_from_price", u.CostFromPrice},
+	}
+}
+
+var noPriceTable = rowTable[reports.NoPriceModel]{
+	name: "no_price", title: "Models without a price (their calls' cost is left out)",
+	key: func(m reports.NoPriceModel) string { return joinKey(m.Provider, m.Model) },
+	columns: []column[reports.NoPriceModel]{
+		keyCol("provider", func(m reports.NoPriceModel) string { return m.Provider }),
+		keyCol("model", func(m reports.NoPriceModel) string { return m.Model }),
+		intCol("calls", func(m reports.NoPriceModel) int64 { return m.Calls }),
+	},
+}
+
+// usageSections are the view's sections: the groups with the total as
+// their last row, the groups by model (left out of the tables in the
+// model view, whose rows are models already, unless a model has several
+// providers), and the models without a price.
+func usageSections(r *reports.UsageReport, width int) []section {
+	u := r.Usage
+	main, byModel := usageTables(r, width)
+	rows := append(append([]reports.UsageRow{}, u.Rows...), u.Total)
+	var models []reports.UsageRow
+	split := u.By != "model"
+	for _, row := range u.Rows {
+		models = append(models, row.Models...)
+		if len(row.Models) > 1 {
+			split = true
+		}
+	}
+	models = append(models, u.Total.Models...)
+	out := []section{main.section(rows), byModel.section(models)}
+	if !split {
+		out[1].grid = nil
+	}
+	np := noPriceTable.section(u.NoPrice)
+	if len(u.NoPrice) == 0 {
+		np.grid = nil
+	}
+	return append(out, np)
+}
+
+// jsonUsage is r for JSON: lists [] rather than null, times UTC.
+func jsonUsage(r *reports.UsageReport) reports.UsageReport {
+	c := *r
+	c.GeneratedAt = c.GeneratedAt.UTC()
+	c.Filters.Since = utcPtr(c.Filters.Since)
+	c.Filters.Until = utcPtr(c.Filters.Until)
+	c.Usage.Rows = nonNil(c.Usage.Rows)
+	c.Usage.NoPrice = nonNil(c.Usage.NoPrice)
+	c.Usage.Total.Models = nonNil(c.Usage.Total.Models)
+	for i := range c.Usage.Rows {
+		c.Usage.Rows[i].Models = nonNil(c.Usage.Rows[i].Models)
+	}
+	return c
+}
+
+// writeUsageHTML writes the view as a page: the tables, and in the main
+// one's section a chart of the cost by period (or session, or model).
+func writeUsageHTML(buf *bytes.Buffer, r *reports.UsageReport) error {
+	p := htmlPage{Title: "orchstat report: agents' calls by " + r.Usage.By}
+	for _, l := range usageLines(r) {
+		p.Lines = append(p.Lines, escapeControls(l))
+	}
+	for _, s := range usageSections(r, 0) {
+		if s.grid == nil {
+			continue
+		}
+		sec := htmlSection{ID: s.name, Title: escapeControls(s.grid.title)}
+		if s.name == "usage" {
+			sec.Blocks = append(sec.Blocks, htmlBlock{Figures: []htmlFigure{usageCostFigure(r.Usage)}})
+		}
+		sec.Blocks = append(sec.Blocks, htmlBlock{Table: gridTable(*s.grid)})
+		p.Sections = append(p.Sections, sec)
+	}
+	return writeHTMLPage(buf, p)
+}
+
+// usageCostFigure charts the cost of each row: a line over periods, bars
+// for sessions and models. A row whose calls have no price at all has no
+// point; one with some unpriced calls is drawn at what is known, and its
+// data table says "+?".
+func usageCostFigure(u reports.Usage) htmlFigure {
+	title := "Cost by " + u.By + " (USD)"
+	var cats []string
+	var vals []float64
+	t := &htmlTable{Head: []htmlHead{{Text: u.By}, {Text: "cost", Numeric: true}, {Text: "calls without a price", Numeric: true}}}
+	for _, r := range u.Rows {
+		v := math.NaN()
+		if r.CostUSD != nil {
+			v = *r.CostUSD
+		}
+		cats, vals = append(cats, r.Key), append(vals, v)
+		t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{{Text: escapeControls(r.Key)}, {Text: usageCostText(r), Numeric: true},
+			{Text: itoa(r.NoPriceCalls), Numeric: true}}})
+	}
+	series := []chart.Series{{Name: "cost (USD)", Values: vals}}
+	switch u.By {
+	case "day", "week", "month":
+		return figure(title, chart.Line{Title: title, Categories: cats, XLabel: u.By + " (" + u.Timezone + ")", Series: series}, t)
+	}
+	if len(cats) > chart.MaxBars {
+		cats, series[0].Values = cats[:chart.MaxBars], vals[:chart.MaxBars]
+		title += fmt.Sprintf(", first %d", chart.MaxBars)
+	}
+	return figure(title, chart.Bars{Title: title, Categories: cats, Series: series, Horizontal: true}, t)
+}
