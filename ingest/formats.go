@@ -529,7 +529,7 @@ func callRows(r rows, id int32, set *records.Set) {
 			num(c.DurationMS), text(c.Provider), text(c.Model), text(c.Operation), boolean(c.Success), text(c.Error), text(c.ErrorType),
 			integer(c.StatusCode), integer(c.Attempts), text(c.Evidence), num(c.BackoffMS), num(c.InputTokens), num(c.CacheReadTokens),
 			num(c.CacheWriteTokens), num(c.OutputTokens), num(c.ReasoningTokens), num(c.CostUSD),
-			num(c.FailedInputTokens), num(c.FailedOutputTokens), num(c.FailedCostUSD))
+			num(c.FailedInputTokens), num(c.FailedOutputTokens), num(c.FailedCostUSD), num(c.CacheWrite1hTokens))
 	}
 	for _, a := range set.CallAttempts {
 		r.add(query.CallAttempts, id, a.System, text(a.RunID), text(a.CallID), text(a.Source), int32(a.Attempt), when(a.TS),

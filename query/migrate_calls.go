@@ -6,7 +6,9 @@ import (
 )
 
 // Stores made before calls kept cache tokens apart hold Claude Code
-// transcripts' input with the cache folded in, and no cache columns.
+// transcripts' input with the cache folded in, and no cache columns; those
+// made before 1-hour cache writes were kept apart price them all at the
+// 5-minute rate.
 // Their tables cannot be altered into the new meaning: the agents' files
 // are forgotten (their rows and ingest state, as Forget does) and the two
 // tables made anew, so the next ingest reads those files again. Nothing
@@ -21,7 +23,7 @@ func (s *Store) callsOutdated(ctx context.Context) (bool, error) {
 	if err != nil || cols == "" {
 		return false, err
 	}
-	return !strings.Contains(","+cols+",", ",cache_read_tokens,"), nil
+	return !strings.Contains(","+cols+",", ",cache_read_tokens,") || !strings.Contains(","+cols+",", ",cache_write_1h_tokens,"), nil
 }
 
 // rereadCalls forgets the files that gave calls to an outdated store's

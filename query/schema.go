@@ -108,7 +108,7 @@ var (
 		"file_id INTEGER, system VARCHAR, run_id VARCHAR, session VARCHAR, call_id VARCHAR, source VARCHAR, line BIGINT, ts TIMESTAMP, " +
 			"duration_ms DOUBLE, provider VARCHAR, model VARCHAR, operation VARCHAR, success BOOLEAN, error VARCHAR, error_type VARCHAR, " +
 			"status_code INTEGER, attempts INTEGER, evidence VARCHAR, backoff_ms DOUBLE, " + tokenColumns +
-			", failed_input_tokens DOUBLE, failed_output_tokens DOUBLE, failed_cost_usd DOUBLE")}
+			", failed_input_tokens DOUBLE, failed_output_tokens DOUBLE, failed_cost_usd DOUBLE, cache_write_1h_tokens DOUBLE")}
 	CallAttempts = Table{"call_attempts", "one row per attempt of a call, where the record shows attempts one by one", cols(
 		"file_id INTEGER, system VARCHAR, run_id VARCHAR, call_id VARCHAR, source VARCHAR, attempt INTEGER, ts TIMESTAMP, duration_ms DOUBLE, " +
 			"success BOOLEAN, status_code INTEGER, error VARCHAR, backoff_ms DOUBLE, " + tokenColumns)}

@@ -98,6 +98,7 @@ var columnNotes = map[string]string{
 	"calls.input_tokens":                 "input tokens neither read from nor written to a prompt cache (an input count that includes its cached part, as OpenAI's does, is split: see docs/formats)",
 	"calls.cache_read_tokens":            "input tokens read from the prompt cache",
 	"calls.cache_write_tokens":           "input tokens written to the prompt cache",
+	"calls.cache_write_1h_tokens":        "the part of cache_write_tokens written with a 1-hour lifetime (Claude Code transcripts split it), which Anthropic bills higher; NULL when the record does not split it",
 	"calls.reasoning_tokens":             "the part of `output_tokens` spent reasoning, where the record says",
 	"calls.failed_input_tokens":          "tokens of the call's failed attempts, apart from its successful one",
 	"call_attempts.backoff_ms":           "the wait after this attempt, before the next",

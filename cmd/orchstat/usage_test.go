@@ -216,8 +216,8 @@ func TestUsageByDayEqualsRawFiles(t *testing.T) {
 			t.Errorf("day %s: not in the raw files", r.Key)
 			continue
 		}
-		t.Logf("%s: %d calls, input %.0f, cache read %.0f, cache write %.0f, output %.0f, cost $%.4f (with 1-hour writes at their price: $%.4f)",
-			r.Key, want.calls, want.input, want.read, want.write, want.output, want.cost, want.cost1h)
+		t.Logf("%s: %d calls, input %.0f, cache read %.0f, cache write %.0f, output %.0f, cost $%.4f (with every cache write at the 5-minute price: $%.4f)",
+			r.Key, want.calls, want.input, want.read, want.write, want.output, want.cost1h, want.cost)
 		if r.Calls != want.calls {
 			t.Errorf("%s: %d calls, want %d", r.Key, r.Calls, want.calls)
 		}
@@ -228,7 +228,7 @@ func TestUsageByDayEqualsRawFiles(t *testing.T) {
 		}{
 			{"input", r.InputTokens, want.input}, {"cache read", r.CacheReadTokens, want.read},
 			{"cache write", r.CacheWriteTokens, want.write}, {"output", r.OutputTokens, want.output},
-			{"cost", r.CostUSD, want.cost},
+			{"cost", r.CostUSD, want.cost1h},
 		} {
 			g := 0.0
 			if c.got != nil {

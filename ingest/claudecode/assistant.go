@@ -26,6 +26,10 @@ type usage struct {
 	Output      float64 `json:"o"`
 	CacheCreate float64 `json:"cw"`
 	CacheRead   float64 `json:"cr"`
+	// CacheCreate1h is the part of CacheCreate written for an hour
+	// (usage.cache_creation.ephemeral_1h_input_tokens), nil when the line
+	// does not split it.
+	CacheCreate1h *float64 `json:"cw1h,omitempty"`
 }
 
 type rawMessage struct {
@@ -36,10 +40,16 @@ type rawMessage struct {
 }
 
 type rawUsage struct {
-	Input       json.RawMessage `json:"input_tokens"`
-	Output      json.RawMessage `json:"output_tokens"`
-	CacheCreate json.RawMessage `json:"cache_creation_input_tokens"`
-	CacheRead   json.RawMessage `json:"cache_read_input_tokens"`
+	Input         json.RawMessage `json:"input_tokens"`
+	Output        json.RawMessage `json:"output_tokens"`
+	CacheCreate   json.RawMessage `json:"cache_creation_input_tokens"`
+	CacheRead     json.RawMessage `json:"cache_read_input_tokens"`
+	CacheCreation json.RawMessage `json:"cache_creation"`
+}
+
+// rawCacheCreation is how Claude Code 2.x splits cache writes by lifetime.
+type rawCacheCreation struct {
+	OneHour json.RawMessage `json:"ephemeral_1h_input_tokens"`
 }
 
 type rawBlock struct {
@@ -112,6 +122,15 @@ func readUsage(raw json.RawMessage) (*usage, *fieldError) {
 			*p.dst = *v
 		}
 	}
+	var cc rawCacheCreation
+	if present, ok := object(ru.CacheCreation, &cc); present && !ok {
+		return nil, &fieldError{"message.usage.cache_creation", "not an object"}
+	}
+	v, err := number(cc.OneHour, "message.usage.cache_creation.ephemeral_1h_input_tokens")
+	if err != nil {
+		return nil, err
+	}
+	u.CacheCreate1h = v
 	return u, nil
 }
 

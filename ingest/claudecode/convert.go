@@ -36,6 +36,7 @@ func (c *call) convert(run, session, id string) (records.Call, []records.CallAtt
 	if u := c.Usage; u != nil && c.succeeded() {
 		rc.InputTokens, rc.OutputTokens = records.Float(u.Input), records.Float(u.Output)
 		rc.CacheReadTokens, rc.CacheWriteTokens = records.Float(u.CacheRead), records.Float(u.CacheCreate)
+		rc.CacheWrite1hTokens = u.CacheCreate1h
 	}
 	if c.succeeded() {
 		rc.CostUSD = c.Cost

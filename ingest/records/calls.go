@@ -83,6 +83,10 @@ type Call struct {
 	InputTokens, OutputTokens, CostUSD                   *float64
 	CacheReadTokens, CacheWriteTokens, ReasoningTokens   *float64
 	FailedInputTokens, FailedOutputTokens, FailedCostUSD *float64
+	// CacheWrite1hTokens is the part of CacheWriteTokens written with a
+	// 1-hour lifetime, which Anthropic bills higher; nil when the record
+	// does not split its cache writes.
+	CacheWrite1hTokens *float64
 }
 
 // Uncached is the uncached part of an input count that includes its
