@@ -11,6 +11,16 @@ import (
 // so the next ingest reads them again in the new meaning, and keeps the
 // rest: before, opening it failed with "made by another version".
 func TestOutdatedCallsAreReadAgain(t *testing.T) {
+	for name, old := range map[string]string{
+		"no cache columns": `CREATE TABLE calls (file_id INTEGER, system VARCHAR, input_tokens DOUBLE, output_tokens DOUBLE)`,
+		// Its cache writes were all priced at the 5-minute rate.
+		"no 1-hour cache writes": `CREATE TABLE calls (file_id INTEGER, system VARCHAR, input_tokens DOUBLE, cache_read_tokens DOUBLE, cache_write_tokens DOUBLE, output_tokens DOUBLE)`,
+	} {
+		t.Run(name, func(t *testing.T) { testOutdatedCalls(t, old) })
+	}
+}
+
+func testOutdatedCalls(t *testing.T, create string) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "old.duckdb")
 	st, err := Open(ctx, path, Options{})
@@ -19,8 +29,8 @@ func TestOutdatedCallsAreReadAgain(t *testing.T) {
 	}
 	for _, q := range []string{
 		`DROP TABLE calls`,
-		`CREATE TABLE calls (file_id INTEGER, system VARCHAR, input_tokens DOUBLE, output_tokens DOUBLE)`,
-		`INSERT INTO calls VALUES (7, 'claude-code', 59114, 4)`,
+		create,
+		`INSERT INTO calls (file_id, system, input_tokens, output_tokens) VALUES (7, 'claude-code', 59114, 4)`,
 		`INSERT INTO file_states (seq, file_id, path, kind) VALUES (1, 7, '/t/a.jsonl', 'claude-code'), (1, 8, '/t/trace.jsonl', 'trace')`,
 		`INSERT INTO run_spans VALUES (8, 'r1', NULL, NULL, 1)`,
 		`UPDATE meta SET value = 'old' WHERE key = 'schema_hash'`,
@@ -47,7 +57,7 @@ func TestOutdatedCallsAreReadAgain(t *testing.T) {
 		Scan(&states, &spans, &calls, &cols); err != nil {
 		t.Fatal(err)
 	}
-	if states != 0 || calls != 0 || spans != 1 || cols != "cache_read_tokens,cache_write_tokens" {
+	if states != 0 || calls != 0 || spans != 1 || cols != "cache_read_tokens,cache_write_tokens,cache_write_1h_tokens" {
 		t.Fatalf("agent file states %d, calls %d, other rows %d, cache columns %q", states, calls, spans, cols)
 	}
 }

@@ -157,7 +157,7 @@ func TestRetriedCallFields(t *testing.T) {
 		Source: "transcript", Line: 4, TS: &ts, Provider: "anthropic", Model: "claude-sonnet-4-5-20250929",
 		Operation: "chat", Success: records.Bool(true), Attempts: records.Int(3), Evidence: records.EvidenceTranscript,
 		BackoffMS: records.Float(1626.44), InputTokens: records.Float(6), OutputTokens: records.Float(120),
-		CacheReadTokens: records.Float(9000), CacheWriteTokens: records.Float(0),
+		CacheReadTokens: records.Float(9000), CacheWriteTokens: records.Float(0), CacheWrite1hTokens: records.Float(0),
 	}
 	compare(t, "call", set.Calls, []records.Call{want})
 	for _, a := range set.CallAttempts {
