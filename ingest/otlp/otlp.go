@@ -87,7 +87,16 @@ func parse(b []byte) (*records.Set, stats, error) {
 	if isOneObject(b) {
 		trimmed := bytes.TrimLeft(b, " \t\r\n")
 		line := 1 + bytes.Count(b[:len(b)-len(trimmed)], []byte("\n"))
-		s.Line(line, int64(len(b)-len(trimmed)), bytes.TrimSpace(trimmed))
+		lead := len(b) - len(trimmed)
+		if ps, ok := envelope(trimmed); ok {
+			// Each payload is read as a line of its own, numbered where
+			// it starts in the file.
+			for _, p := range ps {
+				s.Line(line+bytes.Count(trimmed[:p.off], []byte("\n")), int64(lead+p.off), p.text)
+			}
+		} else {
+			s.Line(line, int64(lead), bytes.TrimSpace(trimmed))
+		}
 	} else {
 		records.FeedLines(s, b, 0, 0)
 	}
