@@ -1,6 +1,8 @@
 package otlp
 
 import (
+	"strings"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/orchstat/orchstat/ingest/records"
@@ -43,7 +45,7 @@ func (t *traceIndex) calls(set *records.Set) {
 	for _, s := range t.spans {
 		op, ok := callOperation(s)
 		switch {
-		case ok && operation(s) == "" && isLLMSpan(s) && t.insideCall(s, isCall):
+		case ok && wrapsCalls(s) && t.insideCall(s, isCall):
 			// A framework's span around a provider SDK's (litellm.completion
 			// around openai.chat): one request, counted once, as the inner.
 			set.Ignore("LLM span around another model-call span")
@@ -93,6 +95,8 @@ func ignoredSpan(s *span) string {
 		return "HTTP span outside any model call"
 	case operation(s) != "":
 		return "span of operation " + operation(s) + ", not a model call"
+	case str(a, "openinference.span.kind") != "":
+		return "OpenInference " + strings.ToUpper(str(a, "openinference.span.kind")) + " span, not a model call"
 	case has(a, "gen_ai.system", "gen_ai.provider.name"):
 		return "gen_ai.system without a model and token usage"
 	}
@@ -107,8 +111,10 @@ func (t *traceIndex) baseCall(c *callSpan) records.Call {
 		System: records.OTel, RunID: t.runOf(s), Session: t.session(s),
 		CallID: t.key(s), Source: sourceSpan, Line: s.line,
 		TS: start, DurationMS: msBetween(start, end),
-		Provider:   provider(str(a, "gen_ai.provider.name", "gen_ai.system", "ai.model.provider")),
-		Model:      str(a, "gen_ai.request.model", "gen_ai.response.model", "ai.model.id", "model"),
+		Provider: provider(str(a, "gen_ai.provider.name", "gen_ai.system", "ai.model.provider",
+			"llm.provider", "llm.system", "llm.vendor")),
+		Model: str(a, "gen_ai.request.model", "gen_ai.response.model", "ai.model.id",
+			"llm.model_name", "embedding.model_name", "llm.request.model", "llm.response.model", "model"),
 		Operation:  c.op,
 		Success:    records.Bool(!failed(s)),
 		StatusCode: t.callStatus(s),
@@ -117,18 +123,21 @@ func (t *traceIndex) baseCall(c *callSpan) records.Call {
 	if failed(s) {
 		call.Error, call.ErrorType = errorText(s), errorType(s)
 	}
-	spanUsage(&call, a)
+	spanUsage(&call, s.Name(), a)
+	call.CostUSD = numPtr(a, "llm.cost.total") // OpenInference's stated cost
 	return call
 }
 
 func inputTokens(a pcommon.Map) *float64 {
 	return numPtr(a, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens",
-		"ai.usage.inputTokens", "ai.usage.promptTokens", "input_tokens")
+		"ai.usage.inputTokens", "ai.usage.promptTokens", "llm.token_count.prompt", "llm.usage.prompt_tokens",
+		"input_tokens")
 }
 
 func outputTokens(a pcommon.Map) *float64 {
 	return numPtr(a, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
-		"ai.usage.outputTokens", "ai.usage.completionTokens", "output_tokens")
+		"ai.usage.outputTokens", "ai.usage.completionTokens", "llm.token_count.completion", "llm.usage.completion_tokens",
+		"output_tokens")
 }
 
 // callStatus is the span's own HTTP status, else its last HTTP child's.
@@ -156,7 +165,7 @@ func (t *traceIndex) runOf(s *span) string {
 // session is the conversation id of the span or its nearest ancestor
 // that has one.
 func (t *traceIndex) session(s *span) string {
-	keys := []string{"gen_ai.conversation.id", "session.id"}
+	keys := []string{"gen_ai.conversation.id", "session.id", "lmnr.association.properties.session_id"}
 	if v := str(s.Attributes(), keys...); v != "" {
 		return v
 	}

@@ -26,6 +26,7 @@ func (es *events) codexCalls(set *records.Set) {
 	open := map[string]*codexGroup{}
 	providers := map[string]string{}
 	pending := map[string]int{} // conversation -> index of the call awaiting tokens
+	ws := map[string]*wsGroup{}
 	flush := func(g *codexGroup) {
 		if g != nil && len(g.events) > 0 {
 			es.codexCall(set, g)
@@ -38,6 +39,12 @@ func (es *events) codexCalls(set *records.Set) {
 		a := e.attrs()
 		conv := str(a, "conversation.id")
 		if e.agent != codex || conv == "" {
+			continue
+		}
+		if e.name == "websocket_request" {
+			delete(pending, conv)
+		}
+		if es.codexWebsocket(set, ws, e, pending) {
 			continue
 		}
 		switch e.name {
@@ -66,6 +73,7 @@ func (es *events) codexCalls(set *records.Set) {
 		}
 	}
 	es.flushCodex(set, open)
+	es.flushWebsocket(set, ws)
 	for i := range set.Calls {
 		if c := &set.Calls[i]; c.Source == sourceCodex && c.Provider == "" {
 			c.Provider = providers[c.Session]

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"sort"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/orchstat/orchstat/ingest/records"
@@ -115,7 +116,7 @@ func siblingGroups(cs []*callSpan) [][]*callSpan {
 			out = append(out, []*callSpan{c})
 			continue
 		}
-		k := c.trace + "\x00" + c.parent + "\x00" + str(c.Attributes(), "gen_ai.request.model", "ai.model.id", "model")
+		k := c.trace + "\x00" + c.parent + "\x00" + requestModel(c.Attributes())
 		if _, ok := buckets[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -145,4 +146,10 @@ func minIdx(g []*callSpan) int {
 		m = min(m, c.idx)
 	}
 	return m
+}
+
+// requestModel is the model a call asked for, in each convention's name.
+func requestModel(a pcommon.Map) string {
+	return str(a, "gen_ai.request.model", "ai.model.id", "llm.model_name", "embedding.model_name",
+		"llm.request.model", "model")
 }

@@ -2,13 +2,15 @@ package otlp
 
 import (
 	"bytes"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
+
+	"github.com/orchstat/orchstat/ingest/records"
 )
 
 // LLM spans without gen_ai.operation.name, as OpenLLMetry (Traceloop),
@@ -54,10 +56,11 @@ func TestLLMSpansWithoutOperationName(t *testing.T) {
 	})
 }
 
-// The real Laminar capture of an OpenHands run (xorcise's fixture, its
-// OTLP payloads inside a wrapper, ids in base64): its 10 litellm.completion
-// spans are calls with model and tokens; the other 25 spans are counted
-// as not used.
+// The real Laminar capture of an OpenHands run (xorcise's envelope, ids
+// in base64), read as the file stands: its 10 litellm.completion spans
+// are calls whose tokens equal the sums counted here from the raw
+// attributes, its 8 TOOL spans are the run's tool calls, and the other 17
+// spans are counted as not used.
 func TestRealLaminarSpans(t *testing.T) {
 	p := filepath.Join(realData, "xorcise", "openhands_real_run.json")
 	b, err := os.ReadFile(p)
@@ -66,60 +69,86 @@ func TestRealLaminarSpans(t *testing.T) {
 	}
 	var wrapped struct {
 		Records []struct {
-			Payload map[string]any `json:"payload"`
-		} `json:"records"`
-	}
-	if err := json.Unmarshal(b, &wrapped); err != nil {
-		t.Fatal(err)
-	}
-	var file []byte
-	spans := 0
-	for _, r := range wrapped.Records {
-		// The wrapper's ids are base64; OTLP JSON's are hex.
-		for _, rs := range r.Payload["resourceSpans"].([]any) {
-			for _, ss := range rs.(map[string]any)["scopeSpans"].([]any) {
-				for _, s := range ss.(map[string]any)["spans"].([]any) {
-					sp := s.(map[string]any)
-					spans++
-					for _, k := range []string{"traceId", "spanId", "parentSpanId"} {
-						if v, _ := sp[k].(string); v != "" {
-							raw, err := base64.StdEncoding.DecodeString(v)
-							if err != nil {
-								t.Fatalf("%s %q: %v", k, v, err)
+			Payload struct {
+				ResourceSpans []struct {
+					ScopeSpans []struct {
+						Spans []struct {
+							Attributes []struct {
+								Key   string
+								Value map[string]any
 							}
-							sp[k] = hex.EncodeToString(raw)
 						}
 					}
 				}
 			}
 		}
-		line, err := json.Marshal(r.Payload)
-		if err != nil {
-			t.Fatal(err)
-		}
-		file = append(append(file, line...), '\n')
 	}
-	set, _, err := parse(file)
+	if err := json.Unmarshal(b, &wrapped); err != nil {
+		t.Fatal(err)
+	}
+	// An independent count: the LLM spans' LiteLLM usage, whose input
+	// includes the cache reads and writes.
+	var spans, llm, tools int
+	var in, read, write, out float64
+	for _, r := range wrapped.Records {
+		for _, rs := range r.Payload.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				for _, sp := range ss.Spans {
+					spans++
+					a := map[string]float64{}
+					kind := ""
+					for _, kv := range sp.Attributes {
+						if v, ok := kv.Value["stringValue"].(string); ok && kv.Key == "lmnr.span.type" {
+							kind = v
+						}
+						if v, ok := kv.Value["intValue"].(string); ok { // int64 as a string
+							var f float64
+							if _, err := fmt.Sscan(v, &f); err == nil {
+								a[kv.Key] = f
+							}
+						}
+					}
+					switch kind {
+					case "LLM":
+						llm++
+						in += a["gen_ai.usage.input_tokens"] - a["gen_ai.usage.cache_read_input_tokens"] - a["gen_ai.usage.cache_creation_input_tokens"]
+						read += a["gen_ai.usage.cache_read_input_tokens"]
+						write += a["gen_ai.usage.cache_creation_input_tokens"]
+						out += a["gen_ai.usage.output_tokens"]
+					case "TOOL":
+						tools++
+					}
+				}
+			}
+		}
+	}
+	set, _, err := parse(b)
 	checkSet(t, set, err)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(set.Calls) != 10 || len(set.Problems) != 0 {
-		t.Fatalf("%d calls, %d problems; want 10, 0", len(set.Calls), len(set.Problems))
+	if len(set.Calls) != llm || llm != 10 || len(set.Problems) != 0 {
+		t.Fatalf("%d calls, %d problems; want %d LLM spans (10), 0", len(set.Calls), len(set.Problems), llm)
 	}
+	var got struct{ in, read, write, out float64 }
 	for _, c := range set.Calls {
-		if c.Model == "" || c.Provider == "" || c.InputTokens == nil || c.OutputTokens == nil || c.Operation != "chat" {
+		if c.Model != "bedrock/au.anthropic.claude-sonnet-4-5-20250929-v1:0" || c.Provider != "bedrock" ||
+			c.Operation != "chat" || !*c.Success || c.Attempts != nil || c.Evidence != records.EvidenceNone ||
+			c.Session != "1cb4e720-a265-472b-9c28-cdb35de8aa0f" || c.ReasoningTokens != nil {
 			t.Errorf("call %+v", c)
 		}
+		got.in += *c.InputTokens
+		got.read += *c.CacheReadTokens
+		got.write += *c.CacheWriteTokens
+		got.out += *c.OutputTokens
 	}
-	ignored := 0
-	for _, n := range set.Ignored {
-		ignored += n
+	compare(t, "tokens (input, cache read, cache write, output)", []float64{got.in, got.read, got.write, got.out},
+		[]float64{in, read, write, out})
+	compare(t, "tokens, as counted once by hand", []float64{in, read, write, out}, []float64{127, 165298, 22284, 4357})
+	if len(set.Runs) != 1 || !strings.Contains(string(set.Runs[0].Detail), fmt.Sprintf(`"tool_calls":%d,`, tools)) || tools != 8 {
+		t.Errorf("runs %+v; want one with %d tool calls", set.Runs, tools)
 	}
-	if ignored != spans-10 {
-		t.Errorf("%d spans counted as not used, want %d: %v", ignored, spans-10, set.Ignored)
-	}
-	t.Logf("%d spans: %d calls; not used: %v; provider %q model %q", spans, len(set.Calls), set.Ignored, set.Calls[0].Provider, set.Calls[0].Model)
+	compare(t, "ignored", set.Ignored, map[string]int{"no GenAI attributes (not a model call, agent or tool)": spans - llm - tools})
 }
 
 // A byte that is not UTF-8 in one span's name costs that string, not the

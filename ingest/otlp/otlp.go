@@ -1,7 +1,9 @@
 // Package otlp reads OpenTelemetry data as OTLP JSON: the Collector's file
 // exporter output (JSON lines, one TracesData, LogsData or MetricsData
 // object per line, traces and logs possibly interleaved in one file) and
-// single OTLP/HTTP JSON payloads (one object, possibly pretty-printed).
+// single OTLP/HTTP JSON payloads (one object, possibly pretty-printed),
+// and a store's envelope of such payloads (xorcise's records, with
+// protobuf-JSON base64 ids).
 // Stream reads a collector file a line at a time, so a growing file is
 // read on from where the last reading stopped; Parse is the same stream
 // fed a whole file. Sniff tells such a file by its first bytes.
@@ -9,9 +11,10 @@
 // What maps to what:
 //   - GenAI model-call spans (gen_ai.operation.name chat, generate_content,
 //     text_completion, embeddings; Claude Code's claude_code.llm_request;
-//     Vercel AI SDK ai.*.doGenerate/doStream; and LLM spans without an
-//     operation name, as OpenLLMetry, Laminar and LiteLLM write them:
-//     gen_ai.system, a model, and usage or llm.request.type) become
+//     Vercel AI SDK ai.*.doGenerate/doStream; OpenInference LLM and
+//     EMBEDDING spans; and LLM spans without an operation name, as
+//     OpenLLMetry, Laminar and LiteLLM write them: gen_ai.system or
+//     llm.vendor, a model, and usage or llm.request.type) become
 //     records.Call rows; spans that give no row are counted by reason
 //     (records.Set.Ignored).
 //     Their attempts come from the first of: child HTTP client spans
@@ -22,7 +25,8 @@
 //     sub-agents); traces with model calls but no invoke_agent span get
 //     one run per trace id. execute_tool spans are counted per run.
 //   - Claude Code log events (api_request, api_error,
-//     api_retries_exhausted) and Codex's codex.api_request events become
+//     api_retries_exhausted) and Codex's codex.api_request events (over
+//     its websocket, codex.websocket_request and websocket_event) become
 //     calls grouped per session, with a run per session.
 //   - MetricsData lines and other log events are ignored, counted.
 //
@@ -87,7 +91,16 @@ func parse(b []byte) (*records.Set, stats, error) {
 	if isOneObject(b) {
 		trimmed := bytes.TrimLeft(b, " \t\r\n")
 		line := 1 + bytes.Count(b[:len(b)-len(trimmed)], []byte("\n"))
-		s.Line(line, int64(len(b)-len(trimmed)), bytes.TrimSpace(trimmed))
+		lead := len(b) - len(trimmed)
+		if ps, ok := envelope(trimmed); ok {
+			// Each payload is read as a line of its own, numbered where
+			// it starts in the file.
+			for _, p := range ps {
+				s.Line(line+bytes.Count(trimmed[:p.off], []byte("\n")), int64(lead+p.off), p.text)
+			}
+		} else {
+			s.Line(line, int64(lead), bytes.TrimSpace(trimmed))
+		}
 	} else {
 		records.FeedLines(s, b, 0, 0)
 	}

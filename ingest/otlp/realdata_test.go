@@ -46,6 +46,9 @@ func TestRealSamples(t *testing.T) {
 func rawLines(b []byte) (lines, metrics int, unreadable []int) {
 	var whole map[string]json.RawMessage
 	if json.Unmarshal(b, &whole) == nil {
+		if ps := wrapped(whole); len(ps) > 0 {
+			return countKinds(ps, make([]int, len(ps)))
+		}
 		chunks := [][]byte{b}
 		return countKinds(chunks, []int{1})
 	}
@@ -103,4 +106,29 @@ func checkRealFile(t *testing.T, p string, b []byte) {
 		}
 	}
 	t.Logf("%s: %d lines, %d calls, %d attempts, %d runs, %d problems", p, lines, len(set.Calls), len(set.CallAttempts), len(set.Runs), len(set.Problems))
+}
+
+// wrapped lists the OTLP payloads of a store's envelope (xorcise's
+// {"records":[{"payload":{...}}]}), none for a plain OTLP object.
+func wrapped(top map[string]json.RawMessage) [][]byte {
+	for _, k := range []string{"resourceSpans", "resourceLogs", "resourceMetrics"} {
+		if _, ok := top[k]; ok {
+			return nil
+		}
+	}
+	var out [][]byte
+	for _, v := range top {
+		var list []struct {
+			Payload json.RawMessage `json:"payload"`
+		}
+		if json.Unmarshal(v, &list) != nil {
+			continue
+		}
+		for _, e := range list {
+			if len(e.Payload) > 0 {
+				out = append(out, e.Payload)
+			}
+		}
+	}
+	return out
 }

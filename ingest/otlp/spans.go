@@ -104,6 +104,14 @@ func callOperation(s *span) (string, bool) {
 		}
 		return op, true
 	}
+	if op == "" {
+		switch strings.ToUpper(str(a, "openinference.span.kind")) {
+		case "LLM":
+			return "chat", true
+		case "EMBEDDING":
+			return "embeddings", true
+		}
+	}
 	if op == "" && isLLMSpan(s) {
 		switch str(a, "llm.request.type") {
 		case "completion":
@@ -118,11 +126,13 @@ func callOperation(s *span) (string, bool) {
 
 // isLLMSpan tells the LLM spans of instrumentations that predate
 // gen_ai.operation.name (OpenLLMetry/Traceloop, Laminar, OpenLIT): a
-// provider in gen_ai.system, a model, and token usage, or OpenLLMetry's
-// llm.request.type, or a failure (a failed request may record no usage).
+// provider in gen_ai.system (OpenLLMetry before 0.20: llm.vendor), a
+// model, and token usage, or OpenLLMetry's llm.request.type, or a failure
+// (a failed request may record no usage).
 func isLLMSpan(s *span) bool {
 	a := s.Attributes()
-	if !has(a, "gen_ai.system", "gen_ai.provider.name") || !has(a, "gen_ai.request.model", "gen_ai.response.model") {
+	if !has(a, "gen_ai.system", "gen_ai.provider.name", "llm.vendor") ||
+		!has(a, "gen_ai.request.model", "gen_ai.response.model", "llm.request.model", "llm.response.model") {
 		return false
 	}
 	if t := str(a, "llm.request.type"); t == "rerank" {
@@ -141,9 +151,23 @@ func isVercelCall(name string) bool {
 
 func isAgent(s *span) bool { return operation(s) == "invoke_agent" }
 
+// wrapsCalls tells the spans that frameworks open around a provider
+// SDK's own: an LLM span without an operation name (LiteLLM's, OpenLLMetry's)
+// or an OpenInference LLM span (LangChain's around OpenAI's). With a
+// model-call span below it, it is the same request.
+func wrapsCalls(s *span) bool {
+	if operation(s) != "" {
+		return false
+	}
+	return isLLMSpan(s) || str(s.Attributes(), "openinference.span.kind") != ""
+}
+
 func isTool(s *span) bool {
+	a := s.Attributes()
 	return operation(s) == "execute_tool" || strings.HasPrefix(s.Name(), "execute_tool ") ||
-		s.Name() == "claude_code.tool" // Claude Code's beta traces
+		s.Name() == "claude_code.tool" || // Claude Code's beta traces
+		strings.EqualFold(str(a, "openinference.span.kind"), "TOOL") ||
+		str(a, "lmnr.span.type") == "TOOL" || str(a, "traceloop.span.kind") == "tool"
 }
 
 // isHTTP tells an HTTP client span by its attributes (current names and

@@ -3,6 +3,7 @@ package otlp
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"sort"
 
 	"github.com/orchstat/orchstat/ingest/records"
@@ -91,6 +92,31 @@ func (s *stream) Line(no int, off int64, b []byte) {
 		return
 	}
 	s.keepHead(text)
+	if ps, ok := lineEnvelope(text); ok {
+		for _, p := range ps {
+			s.record(no, off+int64(p.off), p.text)
+		}
+	} else {
+		s.record(no, off, text)
+	}
+	s.closeDue(no)
+}
+
+// lineEnvelope is envelope for a line that does not start as an OTLP
+// object, so that collector lines are decoded once.
+func lineEnvelope(text []byte) ([]payload, bool) {
+	dec := json.NewDecoder(bytes.NewReader(text))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	if k, err := dec.Token(); err != nil || topKeys[fmt.Sprint(k)] != 0 {
+		return nil, false
+	}
+	return envelope(text)
+}
+
+// record reads one OTLP object: a line, or a payload of an envelope.
+func (s *stream) record(no int, off int64, text []byte) {
 	s.st.lines++
 	r := readLine(no, off, text)
 	switch r.kind {
@@ -113,7 +139,6 @@ func (s *stream) Line(no int, off int64, b []byte) {
 	for _, l := range r.logs {
 		s.addLog(l)
 	}
-	s.closeDue(no)
 }
 
 func (s *stream) keepHead(text []byte) {
