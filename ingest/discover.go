@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/orchstat/orchstat/ingest/runfile"
+	"github.com/orchstat/orchstat/query"
 )
 
 // Source kinds, as stored in files.kind.
@@ -36,13 +37,19 @@ type listing struct {
 	// fresh is set when the directory was read and its mtime is old enough
 	// to trust next time (see trustable).
 	fresh bool
+	// sealed is set when the directory's run had ended when it was read
+	// whole and its mtime has not changed since: its files were not
+	// looked at (see sealable). files is how many it holds.
+	sealed bool
+	files  int
 }
 
 // known is what earlier ingests recorded, so discovery can skip reading
 // run directories that have not changed.
 type known struct {
-	dirs  map[string]time.Time // run directory -> mtime when last listed
-	files map[string][]source  // run directory -> its files
+	dirs   map[string]time.Time // run directory -> mtime when last listed
+	files  map[string][]source  // run directory -> its files
+	sealed map[string]query.Sealed
 }
 
 // trustable reports whether a directory's mtime can stand for its listing:
@@ -88,11 +95,13 @@ func discoverAll(paths []string, format string, getKnown func() (known, error), 
 		return nil, err
 	}
 	lists := d.list(stats, k, now)
+	d.noteSealed(lists)
 	// Runs the walks meet below a parent folder are listed like the
 	// others, so an unchanged one costs a stat here too.
 	if deeper := d.walkOthers(); len(deeper) > 0 {
 		l, e := addRunDirs(deeper, statDirs(deeper), k, now, d.add)
 		d.errs, lists = append(d.errs, e...), append(lists, l...)
+		d.noteSealed(l)
 	}
 	// No global sort: run directories are listed in name order and each
 	// directory's files are in name order, which is enough for new files to
@@ -117,6 +126,28 @@ type discovery struct {
 	walkRoots []string
 	// skipped are the files the walks met that no format reads.
 	skipped []Skipped
+	// sealed are the run directories not looked into (listing.sealed).
+	sealed []string
+}
+
+// holdsSealed reports whether a sealed run directory lies under root.
+func (d *discovery) holdsSealed(root string) bool {
+	prefix := root + string(filepath.Separator)
+	for _, dir := range d.sealed {
+		if strings.HasPrefix(dir, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// noteSealed records the sealed listings among lists.
+func (d *discovery) noteSealed(lists []listing) {
+	for _, l := range lists {
+		if l.sealed {
+			d.sealed = append(d.sealed, l.dir)
+		}
+	}
 }
 
 // discoveryItem is one argument resolved: a file, or run directories.
@@ -275,9 +306,12 @@ func (d *discovery) walkOthers() []string {
 			ran[filepath.Dir(s.path)] = true
 		}
 	}
+	for _, dir := range d.sealed {
+		ran[dir] = true
+	}
 	var deeper []string
 	for _, root := range d.walkRoots {
-		if ran[root] || holdsTraces(d.out, root) && !d.mixed(root, ran) {
+		if ran[root] || (holdsTraces(d.out, root) || d.holdsSealed(root)) && !d.mixed(root, ran) {
 			continue
 		}
 		w := &walk{runs: true, listed: ran}
@@ -400,6 +434,10 @@ func addRunDir(dir string, st dirStat, k known, now time.Time, add func(source))
 		return l, []FileError{{Path: dir, Err: describeOpenErr(err)}}
 	}
 	l.mtime = st.mtime
+	if s, ok := k.sealed[dir]; ok && s.MTime.Equal(l.mtime) {
+		l.sealed, l.files = true, s.Files
+		return l, nil
+	}
 	if m, ok := k.dirs[dir]; ok && m.Equal(l.mtime) {
 		// Known files already have ids, so their order does not matter.
 		for _, s := range k.files[dir] {

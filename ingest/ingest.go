@@ -66,6 +66,10 @@ type Options struct {
 	Stdin     io.Reader // read when Paths contains "-"
 	StdinName string    // names the stdin stream; re-ingesting a name replaces it
 	Now       func() time.Time
+	// Full looks at every file, sealed runs' too (see sealable); so does
+	// an ingest when the last full one is older than FullEvery (0: 24h).
+	Full      bool
+	FullEvery time.Duration
 	Workers   int // reading goroutines; 0 means twice GOMAXPROCS
 	// BatchBytes and BatchRows bound a batch handed to DuckDB, and TxnBytes
 	// the payload of one transaction; 0 means the default.
@@ -98,17 +102,21 @@ type Replacement struct{ Path, Reason string }
 
 // Result summarises an ingest.
 type Result struct {
-	Files        int // sources examined
-	Read         int // sources read: neither unchanged nor failed
-	Unchanged    int // skipped because nothing changed
-	Events       int64
-	Calls        int64 // agents' model calls read (rows of query.Calls)
-	Quarantined  int64
-	Bytes        int64
-	Transactions int
-	Replaced     []Replacement
-	Moved        []Replacement // known files found under a new path
-	Errors       []FileError
+	Files     int // sources examined
+	Read      int // sources read: neither unchanged nor failed
+	Unchanged int // skipped because nothing changed
+	// Sealed counts the files of sealed runs not looked at, in SealedRuns
+	// run directories (see sealable); Full says every file was looked at.
+	Sealed, SealedRuns int
+	Full               bool
+	Events             int64
+	Calls              int64 // agents' model calls read (rows of query.Calls)
+	Quarantined        int64
+	Bytes              int64
+	Transactions       int
+	Replaced           []Replacement
+	Moved              []Replacement // known files found under a new path
+	Errors             []FileError
 	// Skipped are the files the walks met that no format reads (see
 	// docs/ingest.md for which files are looked at), with the reason.
 	Skipped []Skipped
@@ -177,7 +185,13 @@ func runOnce(ctx context.Context, st *query.Store, opts Options, limit int64) (*
 	if err != nil {
 		return nil, tally{}, err
 	}
-	res := &Result{Files: len(p.tasks), Skipped: p.skipped}
+	res := &Result{Files: len(p.tasks), Skipped: p.skipped, Full: opts.Full}
+	for _, l := range p.lists {
+		if l.sealed {
+			res.Sealed += l.files
+			res.SealedRuns++
+		}
+	}
 	res.Errors = append(res.Errors, p.errs...)
 
 	w, err := newWriter(ctx, st, opts)
@@ -210,11 +224,12 @@ func runOnce(ctx context.Context, st *query.Store, opts Options, limit int64) (*
 		// file that a crash kept out of the store. An ingest that found
 		// nothing to read records nothing, so the store is left as it
 		// was and the same command gives the same answer next time.
-		var lists []listing
+		var lists, sealed []listing
 		if len(p.tasks) > 0 {
 			lists = newListings(p.lists, p.known, res.Errors)
+			sealed = sealable(p, g.final, res.Errors, opts.Now())
 		}
-		g.last(commits, lists)
+		g.last(commits, lists, sealed)
 	}
 	close(commits)
 	err = <-committed
@@ -232,11 +247,17 @@ func runOnce(ctx context.Context, st *query.Store, opts Options, limit int64) (*
 	return res, w.committed, nil
 }
 
-func loadKnown(ctx context.Context, st *query.Store, prev map[string]*fileState) (known, error) {
+func loadKnown(ctx context.Context, st *query.Store, prev map[string]*fileState, full bool) (known, error) {
 	k := known{dirs: make(map[string]time.Time, len(prev)/3), files: make(map[string][]source, len(prev)/3)}
 	err := st.DirStates(ctx, func(p string, m time.Time) { k.dirs[query.ReadString(p)] = m })
 	if err != nil {
 		return k, fmt.Errorf("reading ingest state: %w", err)
+	}
+	if !full {
+		k.sealed = map[string]query.Sealed{}
+		if err := st.SealedDirs(ctx, func(p string, d query.Sealed) { k.sealed[query.ReadString(p)] = d }); err != nil {
+			return k, fmt.Errorf("reading ingest state: %w", err)
+		}
 	}
 	for p, s := range prev {
 		if i := strings.LastIndexByte(p, '/'); i > 0 && s.kind != KindStdin {

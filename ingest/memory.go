@@ -52,6 +52,13 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 	if opts.Hook == nil {
 		opts.Hook = func(string) {}
 	}
+	if !opts.Full {
+		due, err := fullPassDue(ctx, st, opts)
+		if err != nil {
+			return nil, err
+		}
+		opts.Full = due
+	}
 	if opts.Scratch {
 		res, _, err := runOnce(ctx, st, opts, 0)
 		return res, err
@@ -92,6 +99,9 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 			}
 			if err == nil && limit > learned {
 				err = saveLearnedLimit(ctx, st, limit)
+			}
+			if err == nil && opts.Full && res.Files > 0 {
+				err = st.SaveSetting(ctx, lastFullPass, opts.Now().UTC().Format(time.RFC3339Nano))
 			}
 			oom := err != nil && outOfMemory.MatchString(err.Error())
 			if oom && tempFull.MatchString(err.Error()) {

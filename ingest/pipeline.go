@@ -37,13 +37,13 @@ type earlier struct {
 // loadEarlier starts reading what earlier ingests recorded and returns a
 // function that waits for it. Discovery stats run directories meanwhile:
 // both are a large share of an ingest with nothing new.
-func loadEarlier(ctx context.Context, st *query.Store) func() (*earlier, error) {
+func loadEarlier(ctx context.Context, st *query.Store, full bool) func() (*earlier, error) {
 	var e earlier
 	loaded := make(chan error, 1)
 	go func() {
 		var err error
-		if e.states, e.maxID, err = loadStates(ctx, st); err == nil {
-			e.known, err = loadKnown(ctx, st, e.states)
+		if e.states, e.maxID, err = loadStates(ctx, st, full); err == nil {
+			e.known, err = loadKnown(ctx, st, e.states, full)
 		}
 		loaded <- err
 	}()
@@ -58,7 +58,7 @@ func loadEarlier(ctx context.Context, st *query.Store) func() (*earlier, error) 
 // standard input, and pairs each source with what earlier ingests recorded
 // about it.
 func makePlan(ctx context.Context, st *query.Store, opts Options) (*plan, error) {
-	wait := loadEarlier(ctx, st)
+	wait := loadEarlier(ctx, st, opts.Full)
 	var sources []source
 	var errs []FileError
 	var lists []listing
@@ -79,10 +79,45 @@ func makePlan(ctx context.Context, st *query.Store, opts Options) (*plan, error)
 	if err != nil {
 		return nil, err
 	}
+	if err := loadUnsealed(ctx, st, e, sources, lists); err != nil {
+		return nil, err
+	}
 	if s, ok := stdinSource(opts); ok {
 		sources = append(sources, s)
 	}
 	return &plan{tasks: newTasks(sources, e), errs: errs, lists: lists, known: e.known, skipped: skipped}, nil
+}
+
+// loadUnsealed loads the states of the sealed run directories this
+// ingest looks into after all: those whose mtime changed, and, when a new
+// file may be a known one moved, those that were not found where they
+// were (see moves). What is loaded follows what changed.
+func loadUnsealed(ctx context.Context, st *query.Store, e *earlier, sources []source, lists []listing) error {
+	if len(e.known.sealed) == 0 {
+		return nil
+	}
+	matched := make(map[string]bool, len(lists))
+	for _, l := range lists {
+		matched[l.dir] = l.sealed
+	}
+	newFile := false
+	for _, s := range sources {
+		if e.states[s.path] == nil {
+			newFile = true
+			break
+		}
+	}
+	var dirs []string
+	for dir := range e.known.sealed {
+		sealed, listed := matched[dir]
+		if listed && !sealed || !listed && newFile {
+			dirs = append(dirs, dir)
+		}
+	}
+	if len(dirs) == 0 {
+		return nil
+	}
+	return loadStatesIn(ctx, st, dirs, e.states)
 }
 
 // streamKinds are the kinds standard input is read as in the formats
@@ -226,10 +261,12 @@ type gather struct {
 	b                 *batch
 	maxBytes, maxRows int
 	failed            int // sources that reported an error
+	// final are the states of the files read to their last chunk, by id.
+	final map[int32]fileState
 }
 
 func newGather(res *Result, opts Options) *gather {
-	g := &gather{res: res, progress: opts.Progress, maxBytes: opts.BatchBytes, maxRows: opts.BatchRows}
+	g := &gather{res: res, progress: opts.Progress, maxBytes: opts.BatchBytes, maxRows: opts.BatchRows, final: map[int32]fileState{}}
 	if g.maxBytes <= 0 {
 		g.maxBytes = defaultBatchBytes
 	}
@@ -257,6 +294,9 @@ func (g *gather) add(c chunk, commits chan<- *batch) {
 		res.Moved = append(res.Moved, Replacement{Path: c.state.path, Reason: "it was " + c.moved})
 	}
 	g.b.add(c)
+	if c.last && c.err == nil && c.state.id != 0 {
+		g.final[c.state.id] = c.state
+	}
 	res.Events += int64(len(c.events))
 	res.Calls += int64(len(c.rows[query.Calls.Name]))
 	if c.drop != nil {
@@ -285,9 +325,9 @@ func (g *gather) add(c chunk, commits chan<- *batch) {
 
 // last hands the committer the batch being filled, with the directory
 // listings to record, unless there is nothing in either.
-func (g *gather) last(commits chan<- *batch, dirs []listing) {
-	g.b.dirs = dirs
-	if !g.b.empty() || len(g.b.dirs) > 0 {
+func (g *gather) last(commits chan<- *batch, dirs, sealed []listing) {
+	g.b.dirs, g.b.sealed = dirs, sealed
+	if !g.b.empty() || len(g.b.dirs) > 0 || len(sealed) > 0 {
 		commits <- g.b
 	}
 }

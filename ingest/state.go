@@ -9,26 +9,56 @@ import (
 	"github.com/orchstat/orchstat/query"
 )
 
-// loadStates reads where every known file stopped.
-func loadStates(ctx context.Context, st *query.Store) (map[string]*fileState, int32, error) {
+// loadStates reads where every known file stopped, but for the files of
+// sealed run directories unless full.
+func loadStates(ctx context.Context, st *query.Store, full bool) (map[string]*fileState, int32, error) {
 	var out map[string]*fileState
 	var maxID int32
-	err := st.FileStates(ctx, func(n int) {
+	load := st.UnsealedFileStates
+	if full {
+		load = st.FileStates
+	}
+	err := load(ctx, func(n int) {
 		out = make(map[string]*fileState, n) // sized once, no rehashing garbage
 	}, func(f *query.FileState) {
-		s := &fileState{id: f.ID, size: f.Size, dev: f.Dev, ino: f.Inode, offset: f.Offset, lines: f.Lines,
-			headLen: int(f.HeadLen), headHash: f.HeadHash, events: f.Events, quarantined: f.Quarantined, pairing: f.Pairing}
-		s.path = query.ReadString(f.Path)
-		s.kind = internKind(f.Kind)
-		s.runDir = baseOf(s.path, query.ReadString(f.RunDir))
-		s.mtime = time.UnixMicro(f.MTimeMicros).UTC()
+		s := stateOf(f)
 		out[s.path] = s
 		maxID = max(maxID, s.id)
 	})
 	if err != nil {
 		return nil, 0, fmt.Errorf("reading ingest state: %w", err)
 	}
+	if !full {
+		// Sealed files keep their ids: new ones come after all of them.
+		all, err := st.MaxFileID(ctx)
+		if err != nil {
+			return nil, 0, fmt.Errorf("reading ingest state: %w", err)
+		}
+		maxID = max(maxID, all)
+	}
 	return out, maxID, nil
+}
+
+// loadStatesIn adds to states the files of the sealed directories dirs.
+func loadStatesIn(ctx context.Context, st *query.Store, dirs []string, states map[string]*fileState) error {
+	err := st.FileStatesIn(ctx, dirs, func(f *query.FileState) {
+		s := stateOf(f)
+		states[s.path] = s
+	})
+	if err != nil {
+		return fmt.Errorf("reading ingest state: %w", err)
+	}
+	return nil
+}
+
+func stateOf(f *query.FileState) *fileState {
+	s := &fileState{id: f.ID, size: f.Size, dev: f.Dev, ino: f.Inode, offset: f.Offset, lines: f.Lines,
+		headLen: int(f.HeadLen), headHash: f.HeadHash, events: f.Events, quarantined: f.Quarantined, pairing: f.Pairing}
+	s.path = query.ReadString(f.Path)
+	s.kind = internKind(f.Kind)
+	s.runDir = baseOf(s.path, query.ReadString(f.RunDir))
+	s.mtime = time.UnixMicro(f.MTimeMicros).UTC()
+	return s
 }
 
 func internKind(k string) string {

@@ -25,6 +25,7 @@ type batch struct {
 	states       map[int32]fileState
 	order        []int32
 	dirs         []listing
+	sealed       []listing // run directories to record as sealed
 	payloadBytes int
 	maxPayload   int
 	maxBytes     int
@@ -247,7 +248,17 @@ func (w *writer) appendStates(b *batch, now time.Time) error {
 		drs = append(drs, []driver.Value{w.seq, d.dir, d.mtime})
 	}
 	if len(drs) > 0 {
-		return w.tx.Append(query.DirStates.Name, drs)
+		if err := w.tx.Append(query.DirStates.Name, drs); err != nil {
+			return err
+		}
+	}
+	var srs [][]driver.Value
+	for _, d := range b.sealed {
+		w.seq++
+		srs = append(srs, []driver.Value{w.seq, d.dir, d.mtime, int32(d.files)})
+	}
+	if len(srs) > 0 {
+		return w.tx.Append(query.SealedDirs.Name, srs)
 	}
 	return nil
 }

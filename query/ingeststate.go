@@ -27,9 +27,17 @@ type FileState struct {
 // FileStates calls each for every known file's latest state. It returns
 // first an upper bound of their number, so a caller can size its map once.
 func (s *Store) FileStates(ctx context.Context, sized func(n int), each func(*FileState)) error {
-	const q = `SELECT file_id, path, kind, coalesce(run_dir, ''), coalesce(size, 0), coalesce(epoch_us(mtime), 0),
+	return s.fileStates(ctx, "", nil, sized, each)
+}
+
+func (s *Store) fileStates(ctx context.Context, where string, args []any, sized func(n int), each func(*FileState)) error {
+	q := `SELECT file_id, path, kind, coalesce(run_dir, ''), coalesce(size, 0), coalesce(epoch_us(mtime), 0),
 		coalesce(dev, 0), coalesce(inode, 0), coalesce(byte_offset, 0), coalesce(lines, 0), coalesce(head_len, 0),
 		coalesce(head_sha256, ''), coalesce(events, 0), coalesce(quarantined, 0), coalesce(pairing, '') FROM files`
+	if where != "" {
+		// A file's directory is its path up to the last slash.
+		q = `SELECT * EXCLUDE (parent) FROM (SELECT *, path[:length(path) - strpos(reverse(path), '/')] AS parent FROM (` + q + `)) ` + where
+	}
 	var n int
 	// Rows, not files: an upper bound (CompactFileStates keeps it under
 	// twice the files plus 10,000) that DuckDB counts without reading the
@@ -38,7 +46,7 @@ func (s *Store) FileStates(ctx context.Context, sized func(n int), each func(*Fi
 		return err
 	}
 	sized(n)
-	rs, err := s.conn.QueryContext(ctx, q)
+	rs, err := s.conn.QueryContext(ctx, q, args...)
 	if err != nil {
 		return err
 	}
@@ -77,8 +85,63 @@ func (s *Store) DirStates(ctx context.Context, each func(path string, mtime time
 // state; ingest numbers its new states after it.
 func (s *Store) LastStateSeq(ctx context.Context) (int64, error) {
 	var seq int64
-	err := s.conn.QueryRowContext(ctx, `SELECT greatest((SELECT coalesce(max(seq), 0) FROM file_states), (SELECT coalesce(max(seq), 0) FROM dir_states))`).Scan(&seq)
+	err := s.conn.QueryRowContext(ctx, `SELECT greatest((SELECT coalesce(max(seq), 0) FROM file_states), (SELECT coalesce(max(seq), 0) FROM dir_states),
+		(SELECT coalesce(max(seq), 0) FROM sealed_dirs))`).Scan(&seq)
 	return seq, err
+}
+
+// Sealed is a run directory recorded as sealed: its mtime then, and how
+// many files it held.
+type Sealed struct {
+	MTime time.Time
+	Files int
+}
+
+// SealedDirs calls each with every sealed run directory, as stored (see
+// ReadString).
+func (s *Store) SealedDirs(ctx context.Context, each func(path string, d Sealed)) error {
+	rs, err := s.conn.QueryContext(ctx, `SELECT path, m, f FROM (SELECT path, arg_max(mtime, seq) AS m, arg_max(files, seq) AS f
+		FROM sealed_dirs GROUP BY path) WHERE f >= 0`)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var p string
+		var d Sealed
+		if err := rs.Scan(&p, &d.MTime, &d.Files); err != nil {
+			return err
+		}
+		d.MTime = d.MTime.UTC()
+		each(p, d)
+	}
+	return rs.Err()
+}
+
+// MaxFileID is the highest file id given out.
+func (s *Store) MaxFileID(ctx context.Context) (int32, error) {
+	var id int32
+	err := s.conn.QueryRowContext(ctx, `SELECT coalesce(max(file_id), 0) FROM file_states`).Scan(&id)
+	return id, err
+}
+
+// sealedSet is the paths of the sealed run directories.
+const sealedSet = `(SELECT path FROM (SELECT path, arg_max(files, seq) AS f FROM sealed_dirs GROUP BY path) WHERE f >= 0)`
+
+// UnsealedFileStates is FileStates without the files of sealed run
+// directories, which a cron ingest does not look at.
+func (s *Store) UnsealedFileStates(ctx context.Context, sized func(n int), each func(*FileState)) error {
+	return s.fileStates(ctx, `WHERE parent NOT IN `+sealedSet, nil, sized, each)
+}
+
+// FileStatesIn calls each for the files of the directories dirs (paths as
+// ReadString gives them).
+func (s *Store) FileStatesIn(ctx context.Context, dirs []string, each func(*FileState)) error {
+	stored := make([]string, len(dirs))
+	for i, d := range dirs {
+		stored[i] = StoreString(d)
+	}
+	return s.fileStates(ctx, `WHERE parent IN (SELECT unnest(?::VARCHAR[]))`, []any{stored}, func(int) {}, each)
 }
 
 // CompactStates drops superseded file and directory states once they
@@ -99,6 +162,7 @@ func (s *Store) CompactStates(ctx context.Context) error {
 		for _, q := range []string{
 			`DELETE FROM file_states WHERE seq NOT IN (SELECT max(seq) FROM file_states GROUP BY file_id)`,
 			`DELETE FROM dir_states WHERE seq NOT IN (SELECT max(seq) FROM dir_states GROUP BY path)`,
+			`DELETE FROM sealed_dirs WHERE seq NOT IN (SELECT max(seq) FROM sealed_dirs GROUP BY path)`,
 		} {
 			if _, err := s.conn.ExecContext(ctx, q); err != nil {
 				return err

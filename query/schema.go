@@ -126,6 +126,12 @@ var (
 // ingest can skip listing those that have not changed. Append-only too.
 var DirStates = Table{"dir_states", "run directories as last listed", cols("seq BIGINT, path VARCHAR, mtime TIMESTAMP")}
 
+// SealedDirs records run directories whose run had ended when an ingest
+// read them whole: a cron ingest looks at such a directory's mtime only,
+// not at its files, until it changes or a full pass (docs/ingest.md).
+// Append-only too: a row with files < 0 unseals.
+var SealedDirs = Table{"sealed_dirs", "run directories whose run had ended, looked at by their mtime alone", cols("seq BIGINT, path VARCHAR, mtime TIMESTAMP, files INTEGER")}
+
 // FileTables lists every table whose rows come from one file, in the order
 // they are replaced.
 var FileTables = []Table{Events, RunSpans, RunEvents, Escalations, ProviderSelections, ProviderStarts, ProviderFinishes,
@@ -259,7 +265,7 @@ var (
 )
 
 func tableStatements() []string {
-	stmts := []string{`CREATE TABLE IF NOT EXISTS meta (key VARCHAR, value VARCHAR)`, FileStates.ddl(), DirStates.ddl(), AlertState.ddl(),
+	stmts := []string{`CREATE TABLE IF NOT EXISTS meta (key VARCHAR, value VARCHAR)`, FileStates.ddl(), DirStates.ddl(), SealedDirs.ddl(), AlertState.ddl(),
 		Notifications.ddl(), NotifyGroups.ddl(), ExecInvocations.ddl(),
 		LakeExports.ddl(), LakeFileMarks.ddl(), LakeParts.ddl(), LakePending.ddl(),
 		// A store made before exec_invocations had its dir column: CREATE

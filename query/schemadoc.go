@@ -108,7 +108,7 @@ var columnNotes = map[string]string{
 // documentedTables are the tables orchstat defines, by name.
 func documentedTables() map[string]Table {
 	m := map[string]Table{}
-	for _, t := range append([]Table{FileStates, DirStates, AlertState, Notifications, NotifyGroups, ExecInvocations, LakeExports, LakeFileMarks, LakeParts, LakePending}, FileTables...) {
+	for _, t := range append([]Table{FileStates, DirStates, SealedDirs, AlertState, Notifications, NotifyGroups, ExecInvocations, LakeExports, LakeFileMarks, LakeParts, LakePending}, FileTables...) {
 		m[t.Name] = t
 	}
 	return m

@@ -105,6 +105,7 @@ func (s *Store) Forget(ctx context.Context, paths []string) (Forgotten, error) {
 	for _, q := range []string{
 		`DELETE FROM file_states WHERE file_id IN (` + ids + `)`,
 		`DELETE FROM dir_states WHERE ` + cond,
+		`DELETE FROM sealed_dirs WHERE ` + cond,
 	} {
 		if _, err := s.conn.ExecContext(ctx, q, args...); err != nil {
 			return fail(err)

@@ -87,6 +87,7 @@ type tuning struct {
 	Verbose   bool   // list the files no format reads one by one
 	BatchRows int
 	TxnBytes  int
+	Full      bool // look at sealed runs' files too
 }
 
 // addIngestFlags adds the ingest flags, the same on every command that
@@ -97,6 +98,7 @@ func addIngestFlags(cmd *cobra.Command, quiet *bool, stdinName *string, t *tunin
 	cmd.Flags().BoolVarP(&t.Verbose, "verbose", "v", false, "list every file no format reads with the reason, and count the records read but not used")
 	cmd.Flags().BoolVarP(quiet, "quiet", "q", false, "print nothing but errors")
 	cmd.Flags().StringVar(stdinName, "stdin-name", "stdin", "name for data read from - (ingesting the same name again replaces it)")
+	cmd.Flags().BoolVar(&t.Full, "full", false, "look at every file, finished runs' too (an ingest does so by itself once a day; see docs/ingest.md)")
 	cmd.Flags().IntVar(&t.BatchRows, "batch-rows", 0, "events per batch handed to DuckDB (0 for the default)")
 	cmd.Flags().IntVar(&t.TxnBytes, "txn-bytes", 0, "payload bytes per transaction (0 for the default)")
 	cmd.Flags().MarkHidden("batch-rows")
@@ -149,7 +151,7 @@ func doIngest(ctx context.Context, g *globals, st *query.Store, paths []string, 
 		defer prog.done()
 	}
 	opts := ingest.Options{Paths: paths, Format: t.Format, Found: found, Stdin: g.io.In, StdinName: stdinName, Now: g.io.Now,
-		BatchRows: t.BatchRows, TxnBytes: t.TxnBytes, Hook: crashHook()}
+		BatchRows: t.BatchRows, TxnBytes: t.TxnBytes, Hook: crashHook(), Full: t.Full}
 	if prog != nil {
 		opts.Progress = prog.update
 	}
@@ -166,6 +168,7 @@ func doIngest(ctx context.Context, g *globals, st *query.Store, paths []string, 
 	}
 	if t.Verbose {
 		reportIgnored(g.io, res.Ignored)
+		reportSealed(g.io, res)
 	}
 	for _, fe := range res.Errors {
 		fmt.Fprintf(g.io.Err, "orchstat: cannot read %s\n", render.EscapeControls(fe.Error()))
@@ -180,13 +183,26 @@ func doIngest(ctx context.Context, g *globals, st *query.Store, paths []string, 
 	return res, nil
 }
 
+// reportSealed says how much a cron ingest left unlooked at, and why.
+func reportSealed(io *IO, r *ingest.Result) {
+	switch {
+	case r.Full:
+		fmt.Fprintln(io.Err, "orchstat: a full pass: every file was looked at, sealed runs' too")
+	case r.Sealed > 0:
+		fmt.Fprintf(io.Err, "orchstat: %d files of %d finished runs were not looked at: their folders are as when they were sealed (docs/ingest.md; --full looks at them)\n",
+			r.Sealed, r.SealedRuns)
+	}
+}
+
 func printIngest(io *IO, db string, r *ingest.Result) {
 	calls := ""
 	if r.Calls > 0 {
 		calls = fmt.Sprintf(" and %d model calls", r.Calls)
 	}
+	// A sealed run's files count as unchanged: that is what sealing
+	// promises (docs/ingest.md); --verbose says how many were not looked at.
 	fmt.Fprintf(io.Out, "ingested %d events%s (%s) from %d of %d files into %s; %d unchanged; %d lines quarantined",
-		r.Events, calls, humanBytes(r.Bytes), r.Read, r.Files, render.EscapeControls(db), r.Unchanged, r.Quarantined)
+		r.Events, calls, humanBytes(r.Bytes), r.Read, r.Files+r.Sealed, render.EscapeControls(db), r.Unchanged+r.Sealed, r.Quarantined)
 	if r.Quarantined > 0 {
 		fmt.Fprintf(io.Out, " (see orchstat --db %s quarantine)", render.EscapeControls(db))
 	}
@@ -317,7 +333,7 @@ func shortPath(p string) string {
 
 // nothingFound reports whether an ingest of paths found no file at all.
 func nothingFound(paths []string, res *ingest.Result) bool {
-	return res.Files == 0 && len(res.Errors) == 0 && !slices.Contains(paths, "-")
+	return res.Files+res.Sealed == 0 && len(res.Errors) == 0 && !slices.Contains(paths, "-")
 }
 
 // nothingToRead names the paths and what was looked for there.

@@ -1,0 +1,174 @@
+package ingest_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/orchstat/orchstat/ingest"
+	"github.com/orchstat/orchstat/query"
+)
+
+// sealedCorpus copies runs from testdata into dir/runs, every file and
+// folder last modified at t0.
+func sealedCorpus(t *testing.T, dir string, t0 time.Time, ids ...string) string {
+	t.Helper()
+	runs := filepath.Join(dir, "runs")
+	for _, id := range ids {
+		src := filepath.Join("..", "testdata", "runs", id)
+		dst := filepath.Join(runs, id)
+		os.MkdirAll(dst, 0o755)
+		for _, name := range []string{"trace.jsonl", "summary.json"} {
+			b, err := os.ReadFile(filepath.Join(src, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(dst, name), b, 0o644)
+			os.Chtimes(filepath.Join(dst, name), t0, t0)
+		}
+		os.Chtimes(dst, t0, t0)
+	}
+	return runs
+}
+
+// value is one value from the store.
+func value(t *testing.T, db, q string) string {
+	t.Helper()
+	st, err := query.Open(context.Background(), db, query.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	tbl, err := query.ReadOnly(context.Background(), st, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprint(tbl.Rows[0]...)
+}
+
+// A cron ingest looks at a finished run's folder, not its files, until the
+// folder changes or a full pass comes; each kind of change is seen by the
+// pass docs/ingest.md promises.
+func TestSealedRuns(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+	runs := sealedCorpus(t, dir, t0, "1762161125318", "1762164347120", "1762169462777")
+	db := filepath.Join(dir, "s.duckdb")
+	now := t0.Add(time.Hour)
+	run := func(full bool) *ingest.Result {
+		t.Helper()
+		st, err := query.Open(context.Background(), db, query.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		now = now.Add(time.Minute)
+		res, err := ingest.Run(context.Background(), st, ingest.Options{Paths: []string{runs}, Now: func() time.Time { return now }, Full: full})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	events := func() string { return value(t, db, `SELECT count(*) FROM events`) }
+
+	if res := run(false); !res.Full || res.Files != 6 || res.Sealed != 0 {
+		t.Fatalf("first ingest: full %v, %d files, %d sealed; want a full pass over 6 files", res.Full, res.Files, res.Sealed)
+	}
+	if got := value(t, db, `SELECT count(DISTINCT path) FROM sealed_dirs`); got != "3" {
+		t.Fatalf("%s runs sealed, want 3", got)
+	}
+	before := events()
+
+	if res := run(false); res.Full || res.Files != 0 || res.Sealed != 6 || res.SealedRuns != 3 {
+		t.Fatalf("cron ingest: full %v, %d files looked at, %d sealed in %d runs; want 0, 6 in 3", res.Full, res.Files, res.Sealed, res.SealedRuns)
+	}
+
+	// A new run is read; it is not sealed while it has no summary, and an
+	// append to it is read on the next pass.
+	newRun := filepath.Join(runs, "1762200000000")
+	os.MkdirAll(newRun, 0o755)
+	trace, _ := os.ReadFile(filepath.Join("..", "testdata", "runs", "1762161125318", "trace.jsonl"))
+	lines := bytes.SplitAfter(trace, []byte("\n"))
+	os.WriteFile(filepath.Join(newRun, "trace.jsonl"), bytes.Join(lines[:3], nil), 0o644)
+	old := filepath.Join(newRun, "trace.jsonl")
+	os.Chtimes(old, t0, t0)
+	os.Chtimes(newRun, t0, t0)
+	if res := run(false); res.Files != 1 || res.Events != 3 {
+		t.Fatalf("new run: %d files, %d events; want 1 and 3", res.Files, res.Events)
+	}
+	f, _ := os.OpenFile(old, os.O_APPEND|os.O_WRONLY, 0)
+	f.Write(bytes.Join(lines[3:5], nil))
+	f.Close()
+	os.Chtimes(old, t0, t0.Add(time.Second))
+	if res := run(false); res.Events != 2 {
+		t.Fatalf("append to an unsealed run: %d events, want 2", res.Events)
+	}
+
+	// A file added to a sealed run changes its folder: the run is read.
+	sealed := filepath.Join(runs, "1762164347120")
+	os.WriteFile(filepath.Join(sealed, "verification_report_initial.json"), []byte(`{"passed": true}`), 0o644)
+	if res := run(false); res.Files != 4 || res.SealedRuns != 2 {
+		t.Fatalf("file added to a sealed run: %d files looked at, %d sealed runs; want its 3 and the new run's trace, and 2", res.Files, res.SealedRuns)
+	}
+
+	// A deleted run costs nothing and keeps its rows: the store is an
+	// index of what was seen.
+	os.RemoveAll(filepath.Join(runs, "1762169462777"))
+	if res := run(false); len(res.Errors) > 0 || res.SealedRuns != 1 {
+		t.Fatalf("deleted run: errors %v, %d sealed runs; want none and 1", res.Errors, res.SealedRuns)
+	}
+
+	// A sealed run's summary rewritten in place, its folder unchanged: not
+	// seen by a cron pass, seen by --full and by the daily full pass.
+	summary := filepath.Join(runs, "1762161125318", "summary.json")
+	b, _ := os.ReadFile(summary)
+	b = bytes.Replace(b, []byte(`"status": "success"`), []byte(`"status": "failure"`), 1)
+	os.WriteFile(summary, b, 0o644)
+	os.Chtimes(filepath.Join(runs, "1762161125318"), t0, t0)
+	status := func() string {
+		return value(t, db, `SELECT status FROM summaries s JOIN files f USING (file_id) WHERE f.path LIKE '%1762161125318/summary.json'`)
+	}
+	run(false)
+	if got := status(); got != "success" {
+		t.Fatalf("the cron pass read the sealed run's rewrite (status %s): docs/ingest.md says it does not", got)
+	}
+	run(true)
+	if got := status(); got != "failure" {
+		t.Fatalf("--full did not read the rewrite: status %s", got)
+	}
+	b = bytes.Replace(b, []byte(`"status": "failure"`), []byte(`"status": "cancelled"`), 1)
+	os.WriteFile(summary, b, 0o644)
+	os.Chtimes(filepath.Join(runs, "1762161125318"), t0, t0)
+	now = now.Add(25 * time.Hour)
+	if res := run(false); !res.Full {
+		t.Fatal("no full pass a day after the last one")
+	}
+	if got := status(); got != "cancelled" {
+		t.Fatalf("the daily full pass did not read the rewrite: status %s", got)
+	}
+	// A sealed run moved is found under its new name, not read again.
+	if err := os.Rename(filepath.Join(runs, "1762161125318"), filepath.Join(runs, "1762161125318-moved")); err != nil {
+		t.Fatal(err)
+	}
+	if res := run(false); len(res.Moved) != 2 || res.Events != 0 {
+		t.Fatalf("moved sealed run: %d files moved, %d events read; want 2 and 0", len(res.Moved), res.Events)
+	}
+
+	// The new run's 5 events are the only ones added: neither the cron
+	// passes nor the full ones read a line twice.
+	if got, want := events(), fmt.Sprint(mustAtoi(t, before)+5); got != want {
+		t.Errorf("%s events after the passes, want %s", got, want)
+	}
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	var n int
+	if _, err := fmt.Sscan(s, &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
