@@ -57,7 +57,10 @@ const callAggregates = `count(*),
   sum(coalesce(failed_input_tokens, 0) + coalesce(failed_output_tokens, 0)) FILTER (WHERE failed_input_tokens IS NOT NULL OR failed_output_tokens IS NOT NULL),
   sum(cost_usd),
   sum(failed_cost_usd),
-  count(*) FILTER (WHERE no_price)`
+  count(*) FILTER (WHERE no_price),
+  count(*) FILTER (WHERE cost_usd IS NULL AND (input_tokens IS NOT NULL OR cache_read_tokens IS NOT NULL
+    OR cache_write_tokens IS NOT NULL OR output_tokens IS NOT NULL)),
+  count(*) FILTER (WHERE failed_cost_usd IS NULL AND (failed_input_tokens IS NOT NULL OR failed_output_tokens IS NOT NULL))`
 
 // evidenceCounts renders, per group, how many calls each evidence covers.
 const evidenceCounts = `SELECT grp, string_agg(evidence || ' ' || n, ', ' ORDER BY n DESC, evidence) FROM (
@@ -66,11 +69,12 @@ const evidenceCounts = `SELECT grp, string_agg(evidence || ' ' || n, ', ' ORDER 
 // scanCallRow reads a group's key columns (lead), callAggregates and its
 // evidence counts into a row, and computes its metrics.
 func scanCallRow(rs *sql.Rows, lead []any, row *reports.CallRow) error {
-	var known float64
+	var n callCounts
 	var evidence sql.NullString
 	var backoff, tokens, in, read, write, out, reasoning, failedTokens, cost, failedCost sql.NullFloat64
-	dest := append(lead, &row.Calls, &row.Failed, &known, &row.WithAttempts, &row.Attempts, &row.Retried,
-		&backoff, &tokens, &in, &read, &write, &out, &reasoning, &failedTokens, &cost, &failedCost, &row.NoPriceCalls, &evidence)
+	dest := append(lead, &row.Calls, &row.Failed, &n.known, &row.WithAttempts, &row.Attempts, &row.Retried,
+		&backoff, &tokens, &in, &read, &write, &out, &reasoning, &failedTokens, &cost, &failedCost, &row.NoPriceCalls,
+		&n.costUnknown, &n.failedCostUnknown, &evidence)
 	if err := rs.Scan(dest...); err != nil {
 		return err
 	}
@@ -79,13 +83,23 @@ func scanCallRow(rs *sql.Rows, lead []any, row *reports.CallRow) error {
 	row.InputTokens, row.CacheReadTokens, row.CacheWriteTokens = floatPtr(in), floatPtr(read), floatPtr(write)
 	row.OutputTokens, row.ReasoningTokens = floatPtr(out), floatPtr(reasoning)
 	row.CostUSD, row.FailedCostUSD = floatPtr(cost), floatPtr(failedCost)
-	row.Metrics = callMetricsOf(row, known)
+	row.Metrics = callMetricsOf(row, n)
 	return nil
 }
 
-// callMetricsOf computes CallMetricNames from a group's sums; known is
-// how many of its calls say whether they succeeded.
-func callMetricsOf(row *reports.CallRow, known float64) reports.Metrics {
+// callCounts are a group's counts that its CallRow does not keep.
+type callCounts struct {
+	known float64 // calls that say whether they succeeded
+	// costUnknown counts the calls with tokens whose cost is unknown: no
+	// recorded cost and no price for their model (priced_calls leaves
+	// their cost NULL); failedCostUnknown the same for the tokens of
+	// failed attempts. Cost sums leave them out and say how many.
+	costUnknown, failedCostUnknown float64
+}
+
+// callMetricsOf computes CallMetricNames from a group's sums and counts.
+func callMetricsOf(row *reports.CallRow, n callCounts) reports.Metrics {
+	known := n.known
 	withAttempts := float64(row.WithAttempts)
 	m := reports.Metrics{
 		"calls":                   count(float64(row.Calls)),
@@ -96,12 +110,25 @@ func callMetricsOf(row *reports.CallRow, known float64) reports.Metrics {
 		"calls_attempts_unknown":  count(float64(row.Calls) - withAttempts),
 		"call_backoff_seconds":    {},
 		"failed_attempt_tokens":   {Value: row.FailedTokens},
-		"failed_attempt_cost_usd": {Value: row.FailedCostUSD},
+		"failed_attempt_cost_usd": costSum(row.FailedCostUSD, n.failedCostUnknown),
+		"call_cost_usd":           costSum(row.CostUSD, n.costUnknown),
+		"call_input_tokens":       {Value: row.InputTokens},
+		"call_cache_read_tokens":  {Value: row.CacheReadTokens},
+		"call_cache_write_tokens": {Value: row.CacheWriteTokens},
+		"call_output_tokens":      {Value: row.OutputTokens},
 	}
 	if row.BackoffMS != nil {
 		m["call_backoff_seconds"] = count(*row.BackoffMS / 1000)
 	}
 	return m
+}
+
+// costSum is a sum of costs that says how many calls it leaves out for
+// want of a price (NoPrice, 0 included, so a rule can tell "all priced"
+// from "not a cost"). It has no value when no call has a cost, rather
+// than $0: calls that all lack a price cost something unknown.
+func costSum(sum *float64, unknown float64) reports.Metric {
+	return reports.Metric{Value: sum, NoPrice: &unknown}
 }
 
 func floatPtr(v sql.NullFloat64) *float64 {
@@ -151,7 +178,7 @@ FROM cs LEFT JOIN ev USING (grp) GROUP BY ` + cols + ` ORDER BY ` + cols
 }
 
 // emptyCallMetrics are the call metrics of no call.
-func emptyCallMetrics() reports.Metrics { return callMetricsOf(&reports.CallRow{}, 0) }
+func emptyCallMetrics() reports.Metrics { return callMetricsOf(&reports.CallRow{}, callCounts{}) }
 
 // callMetrics adds the call metrics over f to m.
 func callMetrics(ctx context.Context, q querier, f Filter, m reports.Metrics) error {

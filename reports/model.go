@@ -16,6 +16,10 @@ type Metric struct {
 	Value       *float64 `json:"value"`
 	Numerator   *float64 `json:"numerator,omitempty"`
 	Denominator *float64 `json:"denominator,omitempty"`
+	// NoPrice is how many calls a cost sum leaves out because their model
+	// has no price and their record no cost; set on cost metrics only,
+	// so that a sum over some calls never reads as the sum over all.
+	NoPrice *float64 `json:"no_price_calls,omitempty"`
 }
 
 // IsRatio reports whether m is a ratio.
@@ -71,10 +75,22 @@ var CallMetricNames = []string{
 	"call_backoff_seconds",
 	"failed_attempt_tokens",
 	"failed_attempt_cost_usd",
+	"call_cost_usd",
+	"call_input_tokens",
+	"call_cache_read_tokens",
+	"call_cache_write_tokens",
+	"call_output_tokens",
 }
 
 // CallMetric reports whether a metric is one of CallMetricNames.
 func CallMetric(name string) bool { return slices.Contains(CallMetricNames, name) }
+
+// CostMetricNames are the call metrics that sum costs; they also say how
+// many calls their sum leaves out for want of a price (Metric.NoPrice).
+var CostMetricNames = []string{"call_cost_usd", "failed_attempt_cost_usd"}
+
+// CostMetric reports whether a metric is one of CostMetricNames.
+func CostMetric(name string) bool { return slices.Contains(CostMetricNames, name) }
 
 // Metrics maps a metric name to its value.
 type Metrics map[string]Metric

@@ -264,6 +264,14 @@ func TestDefaultAlertsPassCheck(t *testing.T) {
 				t.Errorf("cascade: window %+v, for %+v, severity %q", r.Window, r.For, r.Severity)
 			}
 			continue
+		case "failed_attempt_cost_high":
+			// Money spent is spent: over $5 of a model's failed attempts in
+			// a day fires at once, per model.
+			if r.Window.Duration != 24*time.Hour || r.For != (Hold{}) || r.Severity != "warning" || r.Threshold == nil ||
+				*r.Threshold != 5 || r.Metric != "failed_attempt_cost_usd" || len(r.By) != 3 {
+				t.Errorf("rule %s: window %+v, for %+v, severity %q, metric %s, by %v", r.Name, r.Window, r.For, r.Severity, r.Metric, r.By)
+			}
+			continue
 		case "wasted_attempts_high", "signature_repeats_high":
 			// Other systems' records carry no reliable clock: their last 20 runs.
 			if r.Window.Runs != 20 || r.For.Checks != 2 || r.Severity != "warning" || r.Threshold == nil || len(r.By) != 1 {

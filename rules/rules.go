@@ -3,6 +3,7 @@
 package rules
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"regexp"
@@ -88,13 +89,16 @@ type Env struct {
 	Denominator float64           `expr:"denominator"`
 	Threshold   float64           `expr:"threshold"`
 	Labels      map[string]string `expr:"labels"`
+	// NoPrice is how many calls a cost metric's sum leaves out for want
+	// of a price (see reports.Metric); only cost metrics set it.
+	NoPrice float64 `expr:"no_price"`
 }
 
 // TemplateData is what an annotation template sees, as {{ .Value }} and
 // so on.
 type TemplateData struct {
-	Value, Numerator, Denominator, Threshold float64
-	Labels                                   map[string]string
+	Value, Numerator, Denominator, Threshold, NoPrice float64
+	Labels                                            map[string]string
 }
 
 // Parse reads a rule file, checks it as Check does, and compiles every
@@ -133,9 +137,10 @@ func plural(n int) string {
 }
 
 // Sample is a metric's value for one evaluation. A nil Value means no data.
+// NoPrice is set on cost metrics only: the calls their sum leaves out.
 type Sample struct {
-	Value, Numerator, Denominator *float64
-	Labels                        map[string]string
+	Value, Numerator, Denominator, NoPrice *float64
+	Labels                                 map[string]string
 }
 
 // Holds reports whether the rule's condition is true for s. A sample with
@@ -169,6 +174,9 @@ func (r *Rule) env(s Sample) Env {
 	if s.Denominator != nil {
 		env.Denominator = *s.Denominator
 	}
+	if s.NoPrice != nil {
+		env.NoPrice = *s.NoPrice
+	}
 	if r.Threshold != nil {
 		env.Threshold = *r.Threshold
 	}
@@ -181,7 +189,7 @@ func (r *Rule) env(s Sample) Env {
 func (r *Rule) Annotate(s Sample) (out map[string]string, err error) {
 	env := r.env(s)
 	data := TemplateData{Value: env.Value, Numerator: env.Numerator, Denominator: env.Denominator,
-		Threshold: env.Threshold, Labels: env.Labels}
+		Threshold: env.Threshold, NoPrice: env.NoPrice, Labels: env.Labels}
 	out = make(map[string]string, len(r.templates))
 	for k, t := range r.templates {
 		text, err := expand(t, data)
@@ -591,7 +599,7 @@ func (c *checker) rule(index int, raw ast.Node, names map[string]int) *Rule {
 		r.Threshold = c.threshold(rn, e)
 	}
 	if e, ok := fields["condition"]; ok {
-		r.Condition, r.cond = c.condition(rn, e, r.Threshold, r.By, hasSQL)
+		r.Condition, r.cond = c.condition(rn, e, r.Threshold, r.By, r.Metric, hasSQL)
 		if r.cond != nil {
 			r.guard = parseGuard(r.Condition)
 		}
@@ -935,7 +943,7 @@ func sqlCode(q string) (string, []int) {
 
 // condition compiles the expression, reporting errors where they are in
 // the file.
-func (c *checker) condition(rn string, e entry, threshold *float64, by []string, isSQL bool) (string, *condition) {
+func (c *checker) condition(rn string, e entry, threshold *float64, by []string, metric string, isSQL bool) (string, *condition) {
 	s, ok := yamlast.Scalar(e.Value)
 	if !ok || strings.TrimSpace(s) == "" {
 		c.add(e.Raw, rn, "condition", "must be an expression, such as value > threshold && denominator >= 20")
@@ -951,11 +959,15 @@ func (c *checker) condition(rn string, e entry, threshold *float64, by []string,
 			msg = fe.Message
 			line, col = c.valuePos(e, s, runeOffset(s, fe.From))
 		}
-		c.addAt(line, col, rn, "condition", "%s (conditions see value, numerator, denominator, threshold and labels)", msg)
+		c.addAt(line, col, rn, "condition", "%s (conditions see value, numerator, denominator, threshold, no_price and labels)", msg)
 		return s, nil
 	}
 	if uses.names["threshold"] && threshold == nil {
 		c.add(e.Raw, rn, "condition", "uses threshold, but the rule sets none (it would be 0)")
+	}
+	if uses.names["no_price"] && (metric != "" || isSQL) && !reports.CostMetric(metric) {
+		c.add(e.Raw, rn, "condition", "uses no_price, which only cost metrics (%s) set; for %s it would be 0",
+			strings.Join(reports.CostMetricNames, ", "), cmp.Or(metric, "a sql rule"))
 	}
 	if msg := probeCondition(p, threshold, by, isSQL); msg != "" {
 		c.add(e.Raw, rn, "condition", "%s", msg)
@@ -975,8 +987,8 @@ func samples(threshold *float64, by []string) []Sample {
 			labels[l] = word
 		}
 		for _, v := range []float64{0, 0.5, 1, 1e6} {
-			num, den := v*10, 10.0
-			out = append(out, Sample{Value: &v, Numerator: &num, Denominator: &den, Labels: labels})
+			num, den, unpriced := v*10, 10.0, v*2
+			out = append(out, Sample{Value: &v, Numerator: &num, Denominator: &den, NoPrice: &unpriced, Labels: labels})
 		}
 	}
 	if threshold != nil {
@@ -1114,7 +1126,7 @@ func (c *checker) templates(rn string, e entry, threshold *float64, by []string,
 		}
 		if err != nil {
 			line, col, msg := c.templateError(kv, s, err)
-			c.addAt(line, col, rn, field, "%s (templates see .Value, .Numerator, .Denominator, .Threshold and .Labels)", msg)
+			c.addAt(line, col, rn, field, "%s (templates see .Value, .Numerator, .Denominator, .Threshold, .NoPrice and .Labels)", msg)
 			continue
 		}
 		if msg, always := probeTemplate(t, threshold, by, isSQL); msg != "" {
@@ -1149,7 +1161,7 @@ func probeTemplate(t *template.Template, threshold *float64, by []string, isSQL 
 		}
 		env := r.env(s)
 		_, err := expand(t, TemplateData{Value: env.Value, Numerator: env.Numerator, Denominator: env.Denominator,
-			Threshold: env.Threshold, Labels: env.Labels})
+			Threshold: env.Threshold, NoPrice: env.NoPrice, Labels: env.Labels})
 		if err != nil && (!isSQL || errors.Is(err, errTooLong)) {
 			return fmt.Sprintf("fails on sample data (value %g, labels %v): %v", env.Value, s.Labels, templateMessage(err)), errors.Is(err, errTooLong)
 		}
@@ -1263,7 +1275,7 @@ func boundedBranch(b *parse.BranchNode, ranges int) (parse.Node, string) {
 	return boundedIn(b.ElseList, ranges)
 }
 
-var templateFields = map[string]bool{"Value": true, "Numerator": true, "Denominator": true, "Threshold": true, "Labels": true}
+var templateFields = map[string]bool{"Value": true, "Numerator": true, "Denominator": true, "Threshold": true, "NoPrice": true, "Labels": true}
 
 func boundedPipe(p *parse.PipeNode) (parse.Node, string) {
 	if p == nil {

@@ -138,7 +138,9 @@ type Alert struct {
 	Checks int
 
 	// The last sample with a value. Not updated by checks without data.
-	Value, Numerator, Denominator *float64
+	// NoPrice is not kept in the store: an alert loaded from it has none
+	// until its next evaluation with data.
+	Value, Numerator, Denominator, NoPrice *float64
 
 	// NoData is set when the last evaluation had no value for this alert.
 	NoData bool
@@ -235,6 +237,7 @@ func Eval(spec Spec, prev []Alert, obs []Observation, noData bool, now time.Time
 			a.Value = clonef(o.Sample.Value)
 			a.Numerator = clonef(o.Sample.Numerator)
 			a.Denominator = clonef(o.Sample.Denominator)
+			a.NoPrice = clonef(o.Sample.NoPrice)
 			if o.Holds {
 				continue // handled by holding
 			}

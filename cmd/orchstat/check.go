@@ -493,10 +493,19 @@ func addNotes(rows []check.Row, out checkPrint) {
 				r.Note += " " + t.(string)
 			}
 			r.Note += ", needs " + r.NeedsSamples
+		case r.NoPriceCalls != nil && *r.NoPriceCalls > 0:
+			r.Note = noPriceNote(*r.NoPriceCalls)
 		case r.State == "no data":
 			r.Note = noDataNote(byName[r.Rule], out)
 		}
 	}
+}
+
+// noPriceNote says that a cost rule's value leaves out calls whose
+// model has no price, so that a sum over some calls is not read as all.
+func noPriceNote(n float64) string {
+	return fmt.Sprintf("%d call%s without a price left out of the cost (their model is in no price table: see docs/prices.md, --prices)",
+		int64(n), plural(int(n)))
 }
 
 // noDataNote says of a rule without data where the data is: "no data in

@@ -17,11 +17,11 @@ func TestRulesCheck(t *testing.T) {
 	os.WriteFile(bad, []byte("rules:\n  - name: a\n    metric: nope\n    window: soon\n    condition: value > 1\n"), 0o644)
 
 	code, out, stderr := runCLI(t, "", "rules", "check")
-	if code != 0 || out != "alerts.yaml (built in): 12 rules, OK\n" || stderr != "" {
+	if code != 0 || out != "alerts.yaml (built in): 13 rules, OK\n" || stderr != "" {
 		t.Errorf("built in: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
 	code, out, stderr = runCLI(t, "", "rules", "check", "../../alerts.yaml", good)
-	if code != 0 || out != "../../alerts.yaml: 12 rules, OK\n"+good+": 1 rule, OK\n" || stderr != "" {
+	if code != 0 || out != "../../alerts.yaml: 13 rules, OK\n"+good+": 1 rule, OK\n" || stderr != "" {
 		t.Errorf("good files: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
 	code, out, stderr = runCLI(t, "", "rules", "check", good, bad)

@@ -75,6 +75,9 @@ type Incident struct {
 	Value       *float64 `json:"value"`
 	Numerator   *float64 `json:"numerator,omitempty"`
 	Denominator *float64 `json:"denominator,omitempty"`
+	// NoPriceCalls is, for a cost metric, the calls its value left out
+	// for want of a price.
+	NoPriceCalls *float64 `json:"no_price_calls,omitempty"`
 	// Notifications counts the notifications that would have carried it.
 	Notifications int `json:"notifications"`
 }
@@ -116,7 +119,7 @@ func RunBacktest(ctx context.Context, o BacktestOptions) (Backtest, error) {
 			switch {
 			case a.State == rules.StateFiring && a.FiredAt.Equal(at):
 				rb.Alerts = append(rb.Alerts, Incident{Labels: a.Labels, ActiveAt: a.ActiveAt, FiredAt: a.FiredAt,
-					Value: a.Value, Numerator: a.Numerator, Denominator: a.Denominator})
+					Value: a.Value, Numerator: a.Numerator, Denominator: a.Denominator, NoPriceCalls: a.NoPrice})
 				open[key] = ref{i, len(rb.Alerts) - 1}
 			case a.State == rules.StateResolved && a.ResolvedAt.Equal(at):
 				if x, ok := open[key]; ok && x.rule == i {

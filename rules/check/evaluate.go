@@ -66,11 +66,14 @@ type Row struct {
 	Value       *float64          `json:"value"`
 	Numerator   *float64          `json:"numerator,omitempty"`
 	Denominator *float64          `json:"denominator,omitempty"`
-	Threshold   *float64          `json:"threshold"`
-	Condition   string            `json:"condition"`
-	ActiveSince *time.Time        `json:"active_since,omitempty"`
-	Changed     string            `json:"changed,omitempty"` // this check's transition, as from→to
-	NoData      bool              `json:"no_data,omitempty"`
+	// NoPriceCalls is, for a cost metric, the calls its value leaves out
+	// because their model has no price (docs/prices.md).
+	NoPriceCalls *float64   `json:"no_price_calls,omitempty"`
+	Threshold    *float64   `json:"threshold"`
+	Condition    string     `json:"condition"`
+	ActiveSince  *time.Time `json:"active_since,omitempty"`
+	Changed      string     `json:"changed,omitempty"` // this check's transition, as from→to
+	NoData       bool       `json:"no_data,omitempty"`
 	// NeedsSamples is the samples an inactive label set's condition asks
 	// for ("≥ 5") when its value is past the threshold but its
 	// denominator short of them: why it does not hold.
@@ -160,6 +163,7 @@ func (ev *Evaluation) addAlerts(r *rules.Rule, next []rules.Alert, changed map[s
 	for _, a := range next {
 		row := ruleRow(r, a.State.String())
 		row.Labels, row.Value, row.Numerator, row.Denominator, row.NoData = a.Labels, a.Value, a.Numerator, a.Denominator, a.NoData
+		row.NoPriceCalls = a.NoPrice
 		if !a.ActiveAt.IsZero() {
 			t := a.ActiveAt
 			row.ActiveSince = &t
@@ -169,7 +173,7 @@ func (ev *Evaluation) addAlerts(r *rules.Rule, next []rules.Alert, changed map[s
 			row.Changed = c.From.String() + "→" + c.To.String()
 		}
 		if a.State == rules.StateFiring || a.State == rules.StateResolved {
-			ann, err := r.Annotate(rules.Sample{Value: a.Value, Numerator: a.Numerator, Denominator: a.Denominator, Labels: a.Labels})
+			ann, err := r.Annotate(rules.Sample{Value: a.Value, Numerator: a.Numerator, Denominator: a.Denominator, NoPrice: a.NoPrice, Labels: a.Labels})
 			if err != nil {
 				if !annotateFailed {
 					ev.Failures = append(ev.Failures, Failure{Rule: r.Name, Err: err})
@@ -257,6 +261,7 @@ func ruleGauges(r *rules.Rule, s rules.Sample) []Gauge {
 		{"rule_value", "The value of a rule's metric over its window.", s.Value},
 		{"rule_numerator", "The numerator behind a ratio rule's value.", s.Numerator},
 		{"rule_denominator", "The denominator behind a ratio rule's value.", s.Denominator},
+		{"rule_no_price_calls", "The calls a cost rule's value leaves out because their model has no price.", s.NoPrice},
 	} {
 		if g.v != nil {
 			out = append(out, Gauge{Name: g.name, Help: g.help, Labels: labels, Value: *g.v})
@@ -284,6 +289,7 @@ func inactiveRows(r *rules.Rule, obs []rules.Observation, alerts []rules.Alert, 
 		}
 		row := ruleRow(r, rules.StateInactive.String())
 		row.Labels, row.Value, row.Numerator, row.Denominator = o.Sample.Labels, o.Sample.Value, o.Sample.Numerator, o.Sample.Denominator
+		row.NoPriceCalls = o.Sample.NoPrice
 		row.NoData = o.Sample.Value == nil
 		row.NeedsSamples, _ = r.ShortOfSamples(o.Sample)
 		if c, ok := changed[fp]; ok {

@@ -85,7 +85,7 @@ func (s *StoreSampler) Samples(ctx context.Context, r *rules.Rule) ([]rules.Samp
 	if !ok {
 		return nil, fmt.Errorf("rule %q: unknown metric %q", r.Name, r.Metric)
 	}
-	return []rules.Sample{{Value: v.Value, Numerator: v.Numerator, Denominator: v.Denominator, Labels: map[string]string{}}}, nil
+	return []rules.Sample{{Value: v.Value, Numerator: v.Numerator, Denominator: v.Denominator, NoPrice: v.NoPrice, Labels: map[string]string{}}}, nil
 }
 
 // split computes a rule's metric split by its labels: a call metric by
@@ -136,7 +136,7 @@ func windowFilter(w rules.Window, now time.Time) query.Filter {
 func samplesOf(series []query.Series) []rules.Sample {
 	var out []rules.Sample
 	for _, s := range series {
-		out = append(out, rules.Sample{Value: s.Value, Numerator: s.Numerator, Denominator: s.Denominator, Labels: s.Labels})
+		out = append(out, rules.Sample{Value: s.Value, Numerator: s.Numerator, Denominator: s.Denominator, NoPrice: s.NoPrice, Labels: s.Labels})
 	}
 	return out
 }
