@@ -249,7 +249,7 @@ func runOnce(ctx context.Context, st *query.Store, opts Options, limit int64) (*
 
 func loadKnown(ctx context.Context, st *query.Store, prev map[string]*fileState, full bool) (known, error) {
 	k := known{dirs: make(map[string]time.Time, len(prev)/3), files: make(map[string][]source, len(prev)/3)}
-	err := st.DirStates(ctx, func(p string, m time.Time) { k.dirs[query.ReadString(p)] = m })
+	err := st.DirStates(ctx, !full, func(p string, m time.Time) { k.dirs[query.ReadString(p)] = m })
 	if err != nil {
 		return k, fmt.Errorf("reading ingest state: %w", err)
 	}

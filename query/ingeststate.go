@@ -64,8 +64,13 @@ func (s *Store) fileStates(ctx context.Context, where string, args []any, sized 
 
 // DirStates calls each with every listed directory's path, as stored
 // (see ReadString), and its modification time when ingest last listed it.
-func (s *Store) DirStates(ctx context.Context, each func(path string, mtime time.Time)) error {
-	rs, err := s.conn.QueryContext(ctx, `SELECT path, arg_max(mtime, seq) FROM dir_states GROUP BY path`)
+func (s *Store) DirStates(ctx context.Context, unsealed bool, each func(path string, mtime time.Time)) error {
+	q := `SELECT path, arg_max(mtime, seq) FROM dir_states GROUP BY path`
+	if unsealed {
+		// A sealed directory is looked at by its sealed mtime alone.
+		q = `SELECT path, arg_max(mtime, seq) FROM dir_states WHERE path NOT IN ` + sealedSet + ` GROUP BY path`
+	}
+	rs, err := s.conn.QueryContext(ctx, q)
 	if err != nil {
 		return err
 	}
