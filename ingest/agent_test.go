@@ -96,6 +96,7 @@ func agentSamples(t *testing.T) map[string]string {
 func TestAgentFileReadOn(t *testing.T) {
 	for name, src := range agentSamples(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each sample has its own folder and stores
 			b, err := os.ReadFile(src)
 			if err != nil {
 				t.Fatal(err)
