@@ -83,3 +83,46 @@ func copyStore(t *testing.T, from, to string) {
 
 // afterTests run once every test has: TestMain calls them.
 var afterTests []func()
+
+// The lake tests whose runners' files do not change start from the same
+// stores: each runner's files ingested into its own store and, a then b,
+// into a union store. They are ingested once per test binary, against
+// runs folders no test writes to, and copied per test.
+var lakeStores = struct {
+	sync.Mutex
+	a, b  *lakeRunner
+	union string
+}{}
+
+// ingestedLakeRunners is newLakeRunners with each runner's store and the
+// union store already ingested; the runs folders are shared and must not
+// be written to.
+func ingestedLakeRunners(t *testing.T) (a, b *lakeRunner, union string) {
+	t.Helper()
+	lakeStores.Lock()
+	if lakeStores.a == nil {
+		dir, err := os.MkdirTemp("", "orchstat-lake")
+		if err != nil {
+			t.Fatal(err)
+		}
+		afterTests = append(afterTests, func() { os.RemoveAll(dir) })
+		ta, tb := lakeRunnersIn(t, dir)
+		u := filepath.Join(dir, "union.duckdb")
+		for _, r := range []*lakeRunner{ta, tb} {
+			r.ingestInto(t, r.db)
+			r.ingestInto(t, u)
+		}
+		lakeStores.a, lakeStores.b, lakeStores.union = ta, tb, u
+	}
+	ta, tb, tu := *lakeStores.a, *lakeStores.b, lakeStores.union
+	lakeStores.Unlock()
+	dir := t.TempDir()
+	a, b, union = &ta, &tb, filepath.Join(dir, "union.duckdb")
+	for _, r := range []*lakeRunner{a, b} {
+		from := r.db
+		r.db = filepath.Join(dir, filepath.Base(from))
+		copyStore(t, from, r.db)
+	}
+	copyStore(t, tu, union)
+	return a, b, union
+}
