@@ -461,6 +461,7 @@ func TestLakeExportKilled(t *testing.T) {
 	t.Parallel()
 	for _, point := range []string{"planned:1", "staged:1", "published-one:1", "published:1"} {
 		t.Run(point, func(t *testing.T) {
+			t.Parallel() // a crash point is set on its own process only
 			a, _ := newLakeRunners(t)
 			writeLakeRun(t, a.runs, "a-solo", 25, 2)
 			lake := filepath.Join(t.TempDir(), "lake")
