@@ -708,7 +708,7 @@ func TestEpisodesAgreeWithMetrics(t *testing.T) {
 			continue // TestEpisodes has it
 		}
 		t.Run(ds.name, func(t *testing.T) {
-			st := openIngested(t, ds.dir)
+			st := openDataset(t, ds)
 			m, err := st.Metrics(ctx, query.Filter{})
 			if err != nil {
 				t.Fatal(err)

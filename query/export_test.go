@@ -22,3 +22,7 @@ func ConnOf(st *Store) *sql.Conn { return st.conn }
 func EpisodesOn(ctx context.Context, q Querier, f Filter, classify func(string) failure.Class) ([]replay.Episode, error) {
 	return episodes(ctx, q, f, classify)
 }
+
+// AfterTests run once every test has: they remove fixtures that tests
+// share (see sharedDatasets).
+var AfterTests []func()

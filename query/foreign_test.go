@@ -34,7 +34,11 @@ func TestMain(m *testing.M) {
 		db.Close()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	for _, f := range AfterTests {
+		f()
+	}
+	os.Exit(code)
 }
 
 // startForeign makes a store at path, then starts the foreign client on it

@@ -6,8 +6,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,28 +25,78 @@ import (
 // files; these tests compare the two on hand-made, real and generated data,
 // under every kind of filter.
 
+// dataset is a folder of runs and a store it was ingested into.
 type dataset struct {
 	name string
 	dir  string
+	db   string
 }
 
+// datasets are the oracle tests' data. They are generated and ingested
+// once per test binary (sharedDatasets): the reference comparison and the
+// episode comparison read the same stores, and neither writes to them.
 func datasets(t *testing.T) []dataset {
-	sets := []dataset{{"testdata", "../testdata/runs"}}
-	if m, _ := filepath.Glob("../../shared/testdata-external/orchestrator/runs/*/trace.jsonl"); len(m) > 0 {
-		sets = append(sets, dataset{"external", "../../shared/testdata-external/orchestrator/runs"})
-	} else {
-		t.Log("../shared/testdata-external is absent: comparing on project data only")
+	t.Helper()
+	sets, err := sharedDatasets()
+	if err != nil {
+		t.Fatal(err)
 	}
-	sets = append(sets, dataset{"exotic", exoticRuns(t)})
-	for i, cfg := range generatedConfigs() {
-		dir := filepath.Join(t.TempDir(), fmt.Sprint("gen", i))
-		if _, err := tracegen.Generate(dir, cfg); err != nil {
-			t.Fatal(err)
-		}
-		sets = append(sets, dataset{fmt.Sprintf("generated-%d", i), dir})
+	if !slices.ContainsFunc(sets, func(d dataset) bool { return d.name == "external" }) {
+		t.Log("../shared/testdata-external is absent: comparing on project data only")
 	}
 	return sets
 }
+
+// openDataset opens the store ds was ingested into.
+func openDataset(t *testing.T, ds dataset) *query.Store {
+	t.Helper()
+	st, err := query.Open(context.Background(), ds.db, query.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+var sharedDatasets = sync.OnceValues(func() ([]dataset, error) {
+	tmp, err := os.MkdirTemp("", "orchstat-oracle")
+	if err != nil {
+		return nil, err
+	}
+	query.AfterTests = append(query.AfterTests, func() { os.RemoveAll(tmp) })
+	sets := []dataset{{name: "testdata", dir: "../testdata/runs"}}
+	if m, _ := filepath.Glob("../../shared/testdata-external/orchestrator/runs/*/trace.jsonl"); len(m) > 0 {
+		sets = append(sets, dataset{name: "external", dir: "../../shared/testdata-external/orchestrator/runs"})
+	}
+	exotic := filepath.Join(tmp, "exotic")
+	if err := writeExoticRuns(exotic); err != nil {
+		return nil, err
+	}
+	sets = append(sets, dataset{name: "exotic", dir: exotic})
+	for i, cfg := range generatedConfigs() {
+		dir := filepath.Join(tmp, fmt.Sprint("gen", i))
+		if _, err := tracegen.Generate(dir, cfg); err != nil {
+			return nil, err
+		}
+		sets = append(sets, dataset{name: fmt.Sprintf("generated-%d", i), dir: dir})
+	}
+	ctx := context.Background()
+	for i := range sets {
+		sets[i].db = filepath.Join(tmp, sets[i].name+".duckdb")
+		st, err := query.Open(ctx, sets[i].db, query.Options{})
+		if err != nil {
+			return nil, err
+		}
+		_, err = ingest.Run(ctx, st, ingest.Options{Paths: []string{sets[i].dir}})
+		if e := st.Close(); err == nil {
+			err = e
+		}
+		if err != nil {
+			return nil, fmt.Errorf("ingesting %s: %w", sets[i].dir, err)
+		}
+	}
+	return sets, nil
+})
 
 func generatedConfigs() []tracegen.Config {
 	base := tracegen.DefaultConfig()
@@ -70,14 +122,7 @@ func TestMetricsAgreeWithReference(t *testing.T) {
 	ctx := context.Background()
 	for _, ds := range datasets(t) {
 		t.Run(ds.name, func(t *testing.T) {
-			st, err := query.Open(ctx, filepath.Join(t.TempDir(), "o.duckdb"), query.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			if _, err := ingest.Run(ctx, st, ingest.Options{Paths: []string{ds.dir}}); err != nil {
-				t.Fatal(err)
-			}
+			st := openDataset(t, ds)
 			files := tracesUnder(t, ds.dir)
 			all, err := reference.Compute(files, reference.Filter{})
 			if err != nil {
@@ -190,11 +235,10 @@ func compareProviders(t *testing.T, name string, got []reports.ProviderRow, want
 	}
 }
 
-// exoticRuns writes values at the edges of the definitions: numbers out of
+// writeExoticRuns writes values at the edges of the definitions: numbers out of
 // float64 range, sub-microsecond and far-off timestamps, strings where
 // numbers belong, duplicate keys.
-func exoticRuns(t *testing.T) string {
-	dir := filepath.Join(t.TempDir(), "exotic")
+func writeExoticRuns(dir string) error {
 	lines := map[string][]string{
 		"e1": {
 			`{"type":"RunStarted","schemaVersion":1,"timestamp":"2026-01-01T00:00:00.0000001Z","runId":"e1","payload":{}}`,
@@ -222,8 +266,8 @@ func exoticRuns(t *testing.T) string {
 		p := filepath.Join(dir, run, "trace.jsonl")
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		if err := os.WriteFile(p, []byte(strings.Join(ls, "\n")+"\n"), 0o644); err != nil {
-			t.Fatal(err)
+			return err
 		}
 	}
-	return dir
+	return nil
 }

@@ -884,21 +884,6 @@ func htmlAndJSON(t *testing.T, name string, args ...string) (page string, jsonOu
 	return page, jsonOut
 }
 
-// bundledStore ingests ../../testdata/runs into a new store and returns
-// its path.
-func bundledStore(t *testing.T) string {
-	t.Helper()
-	runs, err := filepath.Abs("../../testdata/runs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
-	if code, _, stderr := runCLI(t, "", "--db", db, "ingest", "-q", runs); code != 0 {
-		t.Fatalf("ingest exit %d: %s", code, stderr)
-	}
-	return db
-}
-
 // TestBrowserReport loads report --format html of the bundled runs in
 // Chromium and reads its numbers back against report --format json.
 func TestBrowserReport(t *testing.T) {

@@ -353,11 +353,7 @@ func TestCheckFitsTerminal(t *testing.T) {
 	if code, _, stderr := runCLIWidth(t, 0, now, "--db", db, "ingest", "-q", runs); code != 0 {
 		t.Fatalf("ingest: %s", stderr)
 	}
-	testdataRuns, _ := filepath.Abs("../../testdata/runs")
-	rdb := filepath.Join(dir, "r.duckdb")
-	if code, _, stderr := runCLIWidth(t, 0, now, "--db", rdb, "ingest", "-q", testdataRuns); code != 0 {
-		t.Fatalf("ingest: %s", stderr)
-	}
+	rdb := bundledStoreAt(t, now)
 	commands := [][]string{
 		{"--db", db, "check", "--no-ingest"},
 		{"--db", db, "check", "--no-ingest", "--format", "markdown"},
@@ -403,10 +399,7 @@ func TestCheckFitsTerminal(t *testing.T) {
 // sql prints NULL as NULL, and the string '-' as -.
 func TestCheckSQLNull(t *testing.T) {
 	t.Parallel()
-	db := filepath.Join(t.TempDir(), "o.duckdb")
-	if code, _, stderr := runCLI(t, "", "--db", db, "ingest", "-q", "../../testdata/runs"); code != 0 {
-		t.Fatalf("ingest: %s", stderr)
-	}
+	db := bundledStore(t)
 	for _, f := range []string{"table", "markdown"} {
 		code, out, stderr := runCLI(t, "", "--db", db, "sql", "--format", f, "SELECT NULL AS a, '-' AS b")
 		if code != 0 || !strings.Contains(out, "| NULL | - |") {

@@ -17,10 +17,7 @@ import (
 // docs/exit-codes.md says. Before, usage errors exited 2, and a mistyped
 // path with --no-ingest printed OK.
 func TestCheckFailuresAreUnknown(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "s.duckdb")
-	if code, _, stderr := runCLI(t, "", "ingest", "-q", "--db", db, "../../testdata/runs"); code != 0 {
-		t.Fatalf("ingest: %d %s", code, stderr)
-	}
+	db := bundledStore(t)
 	for _, tc := range []struct {
 		args []string
 		want int
@@ -216,10 +213,7 @@ func TestQuietWaitsQuietly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real processes")
 	}
-	db := filepath.Join(t.TempDir(), "s.duckdb")
-	if code, _, stderr := runCLI(t, "", "ingest", "-q", "--db", db, "../../testdata/runs"); code != 0 {
-		t.Fatalf("ingest: %d %s", code, stderr)
-	}
+	db := bundledStore(t)
 	_, release := holdLock(t, db)
 	defer release()
 	_, _, loud := runCLI(t, "", "ingest", "--db", db, "--lock-timeout", "300ms", "../../testdata/runs")

@@ -114,8 +114,7 @@ func TestSimulateHTMLGolden(t *testing.T) {
 
 func TestReportFiltersAndJSONContract(t *testing.T) {
 	t.Parallel()
-	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
-	runCLI(t, "", "--db", db, "ingest", "-q", "../../testdata/runs")
+	db := bundledStore(t)
 	for _, tc := range []struct {
 		args []string
 		runs float64
@@ -157,8 +156,7 @@ func TestReportFiltersAndJSONContract(t *testing.T) {
 
 func TestSQLIsReadOnly(t *testing.T) {
 	t.Parallel()
-	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
-	runCLI(t, "", "--db", db, "ingest", "-q", "../../testdata/runs")
+	db := bundledStore(t)
 	code, out, _ := runCLI(t, "", "--db", db, "sql", "--format", "csv", "SELECT status, count(*) AS n FROM runs GROUP BY ALL ORDER BY status")
 	if code != 0 || !strings.HasPrefix(out, "status,n\ncancelled,1\nfailure,7\n") {
 		t.Fatalf("select: %d %q", code, out)

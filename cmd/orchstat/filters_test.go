@@ -15,8 +15,7 @@ import (
 
 func TestFilterSinceNotBeforeUntilIsAUsageError(t *testing.T) {
 	t.Parallel()
-	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
-	runCLI(t, "", "--db", db, "ingest", "-q", "../../testdata/runs")
+	db := bundledStore(t)
 	tests := []struct {
 		since, until string
 		code         int
@@ -42,8 +41,7 @@ func TestFilterSinceNotBeforeUntilIsAUsageError(t *testing.T) {
 // nearest known value; one that names something, in any case, is not.
 func TestFilterWarnsWhenNothingMatches(t *testing.T) {
 	t.Parallel()
-	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
-	runCLI(t, "", "--db", db, "ingest", "-q", "../../testdata/runs")
+	db := bundledStore(t)
 	runsOf := func(out string) float64 {
 		var r struct {
 			Metrics map[string]struct{ Value *float64 }

@@ -79,7 +79,11 @@ func abs(t *testing.T, p string) string {
 // days 0-9; b holds runs of days 5-14, factory and claudestrator records
 // and OpenTelemetry calls.
 func newLakeRunners(t *testing.T) (a, b *lakeRunner) {
-	dir := t.TempDir()
+	return lakeRunnersIn(t, t.TempDir())
+}
+
+// lakeRunnersIn is newLakeRunners in dir.
+func lakeRunnersIn(t *testing.T, dir string) (a, b *lakeRunner) {
 	a = &lakeRunner{name: "runner-a", runs: filepath.Join(dir, "a", "runs"), db: filepath.Join(dir, "a.duckdb")}
 	b = &lakeRunner{name: "runner-b", runs: filepath.Join(dir, "b", "runs"), db: filepath.Join(dir, "b.duckdb"),
 		otlp:    []string{abs(t, "../../ingest/otlp/testdata/http_retries.jsonl"), abs(t, "../../ingest/otlp/testdata/agents.jsonl")},
@@ -409,12 +413,9 @@ func TestLakeS3(t *testing.T) {
 		}
 		return stdout
 	}
-	a, b := newLakeRunners(t)
-	union := filepath.Join(t.TempDir(), "union.duckdb")
+	a, b, union := ingestedLakeRunners(t)
 	const loc = "s3://team-lake/orchstat"
 	for _, r := range []*lakeRunner{a, b} {
-		r.ingestInto(t, r.db)
-		r.ingestInto(t, union)
 		run("--db", r.db, "export", "--no-ingest", "--lake", loc, "--runner", r.name)
 	}
 	report := func(args ...string) map[string]any {
@@ -460,6 +461,7 @@ func TestLakeExportKilled(t *testing.T) {
 	t.Parallel()
 	for _, point := range []string{"planned:1", "staged:1", "published-one:1", "published:1"} {
 		t.Run(point, func(t *testing.T) {
+			t.Parallel() // a crash point is set on its own process only
 			a, _ := newLakeRunners(t)
 			writeLakeRun(t, a.runs, "a-solo", 25, 2)
 			lake := filepath.Join(t.TempDir(), "lake")
@@ -510,12 +512,10 @@ func moveRun(t *testing.T, runs, id string, day int) {
 // a rule's for: count runs across checks of the lake.
 func TestLakeCheckAndSimulate(t *testing.T) {
 	t.Parallel()
-	a, b := newLakeRunners(t)
+	a, b, union := ingestedLakeRunners(t)
 	dir := t.TempDir()
-	lake, union, state := filepath.Join(dir, "lake"), filepath.Join(dir, "union.duckdb"), filepath.Join(dir, "state.duckdb")
+	lake, state := filepath.Join(dir, "lake"), filepath.Join(dir, "state.duckdb")
 	for _, r := range []*lakeRunner{a, b} {
-		r.ingestInto(t, r.db)
-		r.ingestInto(t, union)
 		r.export(t, lake)
 	}
 	rules := filepath.Join(dir, "rules.yaml")
@@ -574,10 +574,8 @@ func alertStates(t *testing.T, out string) string {
 // the second is refused, naming the first, and the lake is unchanged.
 func TestLakeRunnerClaimed(t *testing.T) {
 	t.Parallel()
-	a, b := newLakeRunners(t)
+	a, b, _ := ingestedLakeRunners(t)
 	lake := filepath.Join(t.TempDir(), "lake")
-	a.ingestInto(t, a.db)
-	b.ingestInto(t, b.db)
 	b.name = a.name
 	a.export(t, lake)
 	before := lakeFiles(t, lake)
@@ -596,9 +594,8 @@ func TestLakeRunnerClaimed(t *testing.T) {
 // (the default runner id is the host name) did silently.
 func TestLakeOneRunnerPerStore(t *testing.T) {
 	t.Parallel()
-	a, _ := newLakeRunners(t)
+	a, _, _ := ingestedLakeRunners(t)
 	lake := filepath.Join(t.TempDir(), "lake")
-	a.ingestInto(t, a.db)
 	a.export(t, lake)
 	before := lakeFiles(t, lake)
 	code, _, stderr := runCLI(t, "", "--db", a.db, "export", "--no-ingest", "--lake", lake, "--runner", "renamed-host")

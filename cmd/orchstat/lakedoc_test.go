@@ -38,15 +38,7 @@ func TestLakeDocDuckDBQueries(t *testing.T) {
 	if len(blocks) < 3 {
 		t.Fatalf("docs/lake.md has %d sql blocks starting %q; want at least 3", len(blocks), lakeDocDuckDBMark)
 	}
-	runs, err := filepath.Abs("../../testdata/runs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	db, lake := filepath.Join(dir, "orchstat.duckdb"), filepath.Join(dir, "lake")
-	if code, _, stderr := runCLI(t, "", "--db", db, "ingest", "--quiet", runs); code != 0 {
-		t.Fatalf("ingest: exit %d\n%s", code, stderr)
-	}
+	db, lake := bundledStore(t), filepath.Join(t.TempDir(), "lake")
 	if code, stdout, stderr := runCLI(t, "", "--db", db, "export", "--no-ingest", "--lake", lake, "--runner", "ci-1"); code != 0 {
 		t.Fatalf("export: exit %d\n%s%s", code, stdout, stderr)
 	}

@@ -40,10 +40,7 @@ func widest(s string) (int, string) {
 // columns wide; it fits, and says how many of how many lines --limit shows.
 func TestQuarantineFitsTerminal(t *testing.T) {
 	t.Parallel()
-	db := filepath.Join(t.TempDir(), "s.duckdb")
-	if code, _, stderr := runCLI(t, "", "--db", db, "ingest", "-q", "../../testdata/runs"); code != 0 {
-		t.Fatal(stderr)
-	}
+	db := bundledStore(t)
 	code, out, stderr := runCLITerm(t, 80, "--db", db, "quarantine", "--limit", "3")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -101,10 +98,7 @@ func TestReadCommandsNameStores(t *testing.T) {
 func TestOutputSaysWhatItWrote(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	db, out := filepath.Join(dir, "s.duckdb"), filepath.Join(dir, "report.html")
-	if code, _, stderr := runCLI(t, "", "--db", db, "ingest", "-q", "../../testdata/runs"); code != 0 {
-		t.Fatal(stderr)
-	}
+	db, out := bundledStore(t), filepath.Join(dir, "report.html")
 	code, _, stderr := runCLI(t, "", "--db", db, "report", "--no-ingest", "--format", "html", "-o", out)
 	fi, err := os.Stat(out)
 	if code != 0 || err != nil {

@@ -166,12 +166,8 @@ func TestRulesCheckRunsConditionsAndTemplates(t *testing.T) {
 // out-of-memory crash.
 func TestReportConditionPastItsBudget(t *testing.T) {
 	t.Parallel()
-	runs, _ := filepath.Abs("../../testdata/runs")
 	dir := t.TempDir()
-	db := filepath.Join(dir, "o.duckdb")
-	if code, _, stderr := runCLI(t, "", "--db", db, "ingest", "-q", runs); code != 0 {
-		t.Fatalf("ingest: %d %s", code, stderr)
-	}
+	db := bundledStore(t)
 	p := filepath.Join(dir, "alerts.yaml")
 	// No sample value is above 1 and below 1e6; the store's run count is.
 	// Only then does + build 2.4 MB, which expr's own budget does not count.

@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -15,14 +14,7 @@ import (
 // the same runs wherever the machine is.
 func TestTimesAreUTCInEveryZone(t *testing.T) {
 	t.Parallel()
-	runs, err := filepath.Abs("../../testdata/runs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := filepath.Join(t.TempDir(), "o.duckdb")
-	if out, err := exec.Command(binary, "--db", db, "ingest", "-q", runs).CombinedOutput(); err != nil {
-		t.Fatalf("ingest: %v\n%s", err, out)
-	}
+	db := bundledStore(t)
 	// Seven runs start from 08:55 to 23:46 UTC on 2025-11-04. Read as
 	// Kolkata's or Los Angeles's time, three of them fall outside.
 	const q = `SELECT count(*) FROM runs WHERE started_at >= TIMESTAMPTZ '2025-11-04 08:00:00Z'
