@@ -479,13 +479,23 @@ func (s *Store) jsonAsText(ctx context.Context) error {
 // checkColumns catches a store whose tables predate a column orchstat
 // writes: CREATE TABLE IF NOT EXISTS leaves such tables as they are.
 func (s *Store) checkColumns(ctx context.Context) error {
-	for _, t := range append([]Table{FileStates, DirStates}, FileTables...) {
-		var got string
-		err := s.conn.QueryRowContext(ctx, `SELECT string_agg(column_name, ',' ORDER BY column_index)
-			FROM duckdb_columns() WHERE table_name = ? AND schema_name = 'main'`, t.Name).Scan(&got)
-		if err != nil {
+	// One query for every table: duckdb_columns() binds every view each
+	// time it runs, which once made creating a store cost a second of CPU.
+	have := map[string]string{}
+	err := eachRow(ctx, s.conn, "reading the tables' columns", `SELECT table_name, string_agg(column_name, ',' ORDER BY column_index)
+		FROM duckdb_columns() WHERE schema_name = 'main' AND NOT internal GROUP BY table_name`, nil, func(rs *sql.Rows) error {
+		var name, cols string
+		if err := rs.Scan(&name, &cols); err != nil {
 			return err
 		}
+		have[name] = cols
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, t := range append([]Table{FileStates, DirStates}, FileTables...) {
+		got := have[t.Name]
 		var want []string
 		for _, c := range t.Columns {
 			want = append(want, c.Name)
