@@ -258,6 +258,15 @@ func (ar *agentReader) flush() bool {
 }
 
 func (ar *agentReader) sendChunk(last bool) bool {
+	// The head hash covers committed bytes only, as a trace's does, so a
+	// file rewritten under the same inode is told from one appended to.
+	// A head that cannot be read now is left as it was: the next reading
+	// checks the bytes it covers.
+	if n := int(min(ar.cur.offset, headSize)); ar.f != nil && n != ar.cur.headLen {
+		if h, err := headHash(ar.f, n); err == nil {
+			ar.cur.headLen, ar.cur.headHash = n, h
+		}
+	}
 	c := &ar.c
 	c.state, c.last = ar.cur, last
 	if !last {

@@ -271,3 +271,40 @@ func TestTraceInterrupted(t *testing.T) {
 		t.Errorf("events, distinct lines: %s, want 40000 40000", got)
 	}
 }
+
+// An agent's file rewritten in place with other content and grown (same
+// inode) is read again from its start, not taken as appended to: its
+// first bytes changed.
+func TestAgentFileRewrittenLarger(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p", "rollout-2026-02-23T12-41-04-019c8a4d-8f45-7010-8b5d-7fad920aa6f9.jsonl")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	a, err := os.ReadFile(filepath.Join("codex", "testdata", "normal.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join("codex", "testdata", "retries.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(path, a, 0o644)
+	db := filepath.Join(dir, "s.duckdb")
+	ingestInto(t, db, path)
+	// Rewritten through the same inode, larger than before.
+	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	f.Write(b)
+	f.Write(a)
+	f.Close()
+	res := ingestInto(t, db, path)
+	if len(res.Replaced) != 1 {
+		t.Fatalf("the rewrite was taken as an append: replaced %v", res.Replaced)
+	}
+	whole := filepath.Join(dir, "whole.duckdb")
+	ingestInto(t, whole, path)
+	got, want := storeRows(t, db), storeRows(t, whole)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("after the rewrite:\n%s\nwhole:\n%s", got[i], want[i])
+		}
+	}
+}
