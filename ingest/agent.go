@@ -251,10 +251,17 @@ func (ar *agentReader) flush() bool {
 	ar.add(ar.s.Final())
 	state, err := ar.s.State()
 	if err != nil {
-		return ar.send(chunk{state: ar.cur, err: &FileError{Path: ar.cur.path, Err: err}, last: true, rows: rows{}})
+		return ar.fail(err)
 	}
 	ar.cur.pairing = encodeCarry(state, nil)
 	return ar.sendChunk(false)
+}
+
+// fail ends a reading that cannot go on. The chunk it sends carries no
+// state, so nothing of what was read since the last chunk is committed:
+// the next ingest reads it again from the last state committed.
+func (ar *agentReader) fail(err error) bool {
+	return ar.send(chunk{err: &FileError{Path: ar.cur.path, Err: err}, last: true, rows: rows{}})
 }
 
 func (ar *agentReader) sendChunk(last bool) bool {
@@ -289,7 +296,7 @@ func (ar *agentReader) finish() bool {
 	ar.add(ar.s.Final())
 	state, err := ar.s.State()
 	if err != nil {
-		return ar.send(chunk{state: ar.cur, err: &FileError{Path: ar.cur.path, Err: err}, last: true, rows: rows{}})
+		return ar.fail(err)
 	}
 	mark, quarantined := ar.mark(), ar.cur.quarantined
 	var tail int64
