@@ -224,9 +224,9 @@ type backtestPrint struct {
 func renderBacktest(io *IO, p backtestPrint, f render.Format) error {
 	bt := p.bt
 	if f == render.FormatJSON {
-		b, err := render.MarshalJSON(map[string]any{"database": p.db, "scope": p.scope, "rule_file": p.rulesFile,
-			"from": p.from.UTC(), "to": p.to.UTC(), "step": durationText(p.step), "step_seconds": p.step.Seconds(),
-			"evaluations": bt.Evaluations, "receivers": bt.Receivers, "notifications": bt.Notifications, "rules": bt.Rules})
+		b, err := render.MarshalJSON(check.BacktestReport{Database: p.db, Scope: p.scope, RuleFile: p.rulesFile,
+			From: p.from.UTC(), To: p.to.UTC(), Step: durationText(p.step), StepSeconds: p.step.Seconds(),
+			Evaluations: bt.Evaluations, Receivers: bt.Receivers, Notifications: bt.Notifications, Rules: bt.Rules})
 		if err != nil {
 			return err
 		}

@@ -409,18 +409,7 @@ func renderCheck(io *IO, out checkPrint, f render.Format, quiet bool) error {
 	rows, sent, code := out.rows, out.sent, out.code
 	addNotes(rows, out)
 	if f == render.FormatJSON {
-		if rows == nil {
-			rows = []check.Row{}
-		}
-		if sent == nil {
-			sent = []check.Sent{}
-		}
-		doc := map[string]any{"status": check.StatusNames[code], "exit_code": code, "database": out.db,
-			"scope": out.scope, "at": out.at.UTC(), "look": out.look, "alerts": rows, "notifications": sent}
-		if out.latest != nil {
-			doc["latest_data"] = out.latest.UTC()
-		}
-		b, err := render.MarshalJSON(doc)
+		b, err := render.MarshalJSON(check.NewReport(out.db, out.scope, rows, sent, code, out.at, out.look, out.latest))
 		if err != nil {
 			return err
 		}

@@ -165,7 +165,7 @@ func (o *retryConfigOptions) set(key, value string) error {
 	}
 	io := o.g.io
 	if o.Format == "json" {
-		return writeJSON(io, map[string]any{"path": o.Config, "key": key, "value": setValue(c, key), "warnings": warns})
+		return writeJSON(io, adaptive.SetResult{Key: key, Path: o.Config, Value: setValue(c, key), Warnings: warns})
 	}
 	o.warn(warns)
 	// orchestr8 prints "Set ${key} = ${numValue}".
@@ -198,7 +198,7 @@ func (o *retryConfigOptions) reset() error {
 	}
 	io := o.g.io
 	if o.Format == "json" {
-		return writeJSON(io, map[string]any{"path": o.Config, "reset": true, "existed": existed, "warnings": []string{}})
+		return writeJSON(io, adaptive.ResetResult{Existed: existed, Path: o.Config, Reset: true, Warnings: []string{}})
 	}
 	fmt.Fprintf(io.Out, "Reset %s to the defaults\n", o.Config)
 	return nil

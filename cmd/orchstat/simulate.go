@@ -571,15 +571,16 @@ func interrupted(err error) error {
 func renderSimulation(io *IO, sim *simulation, f render.Format) error {
 	res, systems, where := sim.res, sim.systems, sim.where
 	if f == render.FormatJSON {
-		out := map[string]any{"database": where.db, "scope": where.scope, "summary": sim.summary(),
-			"left_out": nonNilSlice(sim.leftOut), "systems": nonNilSlice(systems)}
+		out := simulationJSON{Database: where.db, Scope: where.scope, Summary: sim.summary(),
+			LeftOut: nonNilSlice(sim.leftOut), Systems: nonNilSlice(systems)}
 		if len(res) > 0 {
 			base := res[0]
 			var verdicts []string
 			for _, r := range res[1:] {
 				verdicts = append(verdicts, replay.Verdict(base, r))
 			}
-			out["self_check"], out["baseline"], out["policies"], out["verdicts"] = selfCheck(base), base, res[1:], verdicts
+			check, policies := selfCheck(base), res[1:]
+			out.SelfCheck, out.Baseline, out.Policies, out.Verdicts = &check, &base, &policies, &verdicts
 		}
 		b, err := render.MarshalJSON(out)
 		if err != nil {
@@ -623,6 +624,22 @@ func renderSimulation(io *IO, sim *simulation, f render.Format) error {
 }
 
 // simScope is which store, and which of its runs, a simulation covers.
+// simulationJSON is `simulate --format json`. Its fields are in the order
+// of their JSON names, as the document had them when it was a map; the
+// replay's parts are present only when there are episodes (pointers, so a
+// replay with no policies still prints "policies": [] and "verdicts": null).
+type simulationJSON struct {
+	Baseline  *replay.Result     `json:"baseline,omitempty"`
+	Database  string             `json:"database"`
+	LeftOut   []leftOut          `json:"left_out"`
+	Policies  *[]replay.Result   `json:"policies,omitempty"`
+	Scope     reports.Scope      `json:"scope"`
+	SelfCheck *string            `json:"self_check,omitempty"`
+	Summary   string             `json:"summary"`
+	Systems   []systemSimulation `json:"systems"`
+	Verdicts  *[]string          `json:"verdicts,omitempty"`
+}
+
 type simScope struct {
 	db    string
 	scope reports.Scope
