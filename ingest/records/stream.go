@@ -1,5 +1,7 @@
 package records
 
+import "bytes"
+
 // A Stream reads a line-oriented record file (an agent's transcript, a
 // rollout, a collector's file) one line at a time, so that a file that
 // grows is read on from where the last reading stopped, in memory bounded
@@ -76,13 +78,9 @@ func (f StreamFormat) Feed(path string, b []byte) (*Set, error) {
 func FeedLines(s Stream, b []byte, off int64, no int) (int64, int) {
 	for len(b) > 0 {
 		start := off
-		line := b
-		rest := []byte(nil)
-		for i, c := range b {
-			if c == '\n' {
-				line, rest = b[:i], b[i+1:]
-				break
-			}
+		line, rest := b, []byte(nil)
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, rest = b[:i], b[i+1:]
 		}
 		off += int64(len(b) - len(rest))
 		b = rest

@@ -50,16 +50,15 @@ type line struct {
 	b   []byte
 }
 
+// splitAt splits b into lines exactly as FeedLines feeds them, by being
+// the stream it feeds.
 func splitAt(b []byte) []line {
-	var out []line
-	rec := recorder{}
+	var rec recorder
 	records.FeedLines(&rec, b, 0, 0)
-	for _, l := range rec.lines {
-		out = append(out, l)
-	}
-	return out
+	return rec.lines
 }
 
+// recorder is a Stream that keeps the lines it is fed.
 type recorder struct{ lines []line }
 
 func (r *recorder) Line(no int, off int64, b []byte) {
