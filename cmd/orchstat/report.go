@@ -371,21 +371,11 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 	if err != nil {
 		return err
 	}
-	table, err := loadPrices(o.g.io, o.Prices)
-	if err != nil {
-		return err
-	}
-	o.Window = query.LakeOptions{Since: f.Since, Until: f.Until}
-	st, unread, err := o.ingestFirst.open(ctx, o.g, false)
+	st, scope, unread, err := o.openPriced(ctx, &f)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	st.UsePrices(table)
-	scope, err := o.narrow(ctx, o.g, st, &f)
-	if err != nil {
-		return err
-	}
 	r, err := st.ReportConcurrently(ctx, f)
 	if err != nil {
 		return err
@@ -409,6 +399,26 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 		return silentError{exitError}
 	}
 	return nil
+}
+
+// openPriced is what report and report --by do before they read: the
+// prices, the store or lake (ingesting first, within f's window), and f
+// narrowed to the scope. unread says some file could not be read.
+func (o *reportOptions) openPriced(ctx context.Context, f *query.Filter) (st *query.Store, scope reports.Scope, unread bool, err error) {
+	table, err := loadPrices(o.g.io, o.Prices)
+	if err != nil {
+		return nil, scope, false, err
+	}
+	o.Window = query.LakeOptions{Since: f.Since, Until: f.Until}
+	if st, unread, err = o.ingestFirst.open(ctx, o.g, false); err != nil {
+		return nil, scope, false, err
+	}
+	st.UsePrices(table)
+	if scope, err = o.narrow(ctx, o.g, st, f); err != nil {
+		st.Close()
+		return nil, scope, false, err
+	}
+	return st, scope, unread, nil
 }
 
 // thresholds checks every rule over a plain METRICS.md metric (no `by`,

@@ -8,7 +8,6 @@ import (
 	// database too (Windows, slim containers).
 	_ "time/tzdata"
 
-	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/reports/render"
 )
@@ -31,21 +30,11 @@ func usageRun(ctx context.Context, o *reportOptions) error {
 	if err != nil {
 		return err
 	}
-	table, err := loadPrices(o.g.io, o.Prices)
-	if err != nil {
-		return err
-	}
-	o.Window = query.LakeOptions{Since: f.Since, Until: f.Until}
-	st, unread, err := o.ingestFirst.open(ctx, o.g, false)
+	st, scope, unread, err := o.openPriced(ctx, &f)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	st.UsePrices(table)
-	scope, err := o.narrow(ctx, o.g, st, &f)
-	if err != nil {
-		return err
-	}
 	u, err := st.CallUsage(ctx, f, o.By, loc)
 	if err != nil {
 		return err
