@@ -39,24 +39,32 @@ func runCLIWith(t *testing.T, now time.Time, d deps, stdin string, args ...strin
 	return code, out.String(), errb.String()
 }
 
-func TestReportGolden(t *testing.T) {
-	runs, err := filepath.Abs("../../testdata/runs")
+// goldenStore ingests testdata/DATA into a store named by a relative
+// path in a temporary working folder, which keeps the reported path, and so
+// the output, the same on every machine. It returns the goldens' folder and
+// the store; the working folder is restored when the test ends.
+func goldenStore(t *testing.T, data string) (goldenDir, db string) {
+	t.Helper()
+	src, err := filepath.Abs("../../testdata/" + data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	goldenDir, err := filepath.Abs("../../testdata/golden")
-	if err != nil {
+	if goldenDir, err = filepath.Abs("../../testdata/golden"); err != nil {
 		t.Fatal(err)
 	}
-	// A relative --db keeps the reported path, and so the output, the same
-	// on every machine.
 	wd, _ := os.Getwd()
-	defer os.Chdir(wd)
+	t.Cleanup(func() { os.Chdir(wd) })
 	os.Chdir(t.TempDir())
-	db := "orchstat.duckdb"
-	if code, _, stderr := runCLI(t, "", "--db", db, "ingest", "-q", runs); code != 0 {
+	db = "orchstat.duckdb"
+	if code, _, stderr := runCLI(t, "", "--db", db, "ingest", "-q", src); code != 0 {
 		t.Fatalf("ingest exit %d: %s", code, stderr)
 	}
+	return goldenDir, db
+}
+
+func TestReportGolden(t *testing.T) {
+	goldenDir, db := goldenStore(t, "runs")
+	runs, _ := filepath.Abs(filepath.Join(goldenDir, "..", "runs"))
 	for _, format := range []string{"table", "markdown", "json", "csv", "html"} {
 		t.Run(format, func(t *testing.T) {
 			code, out, stderr := runCLI(t, "", "--db", db, "report", "--no-ingest", "--format", format)

@@ -288,21 +288,7 @@ func TestUsageNamesModelsWithoutPrice(t *testing.T) {
 // testdata/agents, in every format and each grouping, against
 // testdata/golden/usage.*.
 func TestUsageGolden(t *testing.T) {
-	agents, err := filepath.Abs("../../testdata/agents")
-	if err != nil {
-		t.Fatal(err)
-	}
-	goldenDir, err := filepath.Abs("../../testdata/golden")
-	if err != nil {
-		t.Fatal(err)
-	}
-	wd, _ := os.Getwd()
-	defer os.Chdir(wd)
-	os.Chdir(t.TempDir())
-	db := "orchstat.duckdb"
-	if code, _, stderr := runCLI(t, "", "--db", db, "ingest", "-q", agents); code != 0 {
-		t.Fatalf("ingest exit %d: %s", code, stderr)
-	}
+	goldenDir, db := goldenStore(t, "agents")
 	cases := [][2]string{{"day", "table"}, {"day", "markdown"}, {"day", "json"}, {"day", "csv"}, {"day", "html"},
 		{"week", "table"}, {"month", "table"}, {"session", "table"}, {"model", "table"}}
 	for _, c := range cases {
