@@ -210,18 +210,7 @@ func (ar *agentReader) quarantine(p records.Error, raw []byte, n int64) {
 	if n < 0 {
 		n = int64(len(raw))
 	}
-	switch q := ar.cur.quarantined; {
-	case q < maxQuarantinedRows:
-		field := p.Field
-		quarantineLen(ar.c.rows, ar.cur, int64(p.Line), p.Offset, field, p.Error(), raw, n)
-		ar.c.payloadBytes += min(len(raw), trace.MaxRaw) + len(p.Msg)
-	case q == maxQuarantinedRows:
-		quarantineLen(ar.c.rows, ar.cur, int64(p.Line), p.Offset, "", fmt.Sprintf(
-			"more than %d records of this file are quarantined: this one and the rest are counted (orchstat sql \"SELECT quarantined FROM files\"), not kept", maxQuarantinedRows),
-			nil, n)
-	}
-	ar.cur.quarantined++
-	ar.c.quarantined++
+	keepQuarantined(&ar.c, &ar.cur, "records", int64(p.Line), p.Offset, p.Field, p.Error(), raw, n)
 }
 
 // lineAt reads the line a problem names, up to what quarantine keeps.

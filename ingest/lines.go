@@ -90,17 +90,25 @@ const maxQuarantinedRows = 10000
 // counts it, and weighs it in the chunk so that a file of bad lines is
 // committed in chunks as a file of events is.
 func (lr *lineReader) quarantine(l trace.Line, field, reason string) {
-	switch n := lr.cur.quarantined; {
-	case n < maxQuarantinedRows:
-		quarantineLen(lr.c.rows, lr.cur, l.Num, l.Offset, field, reason, l.Bytes, l.Len)
-		lr.c.payloadBytes += min(len(l.Bytes), trace.MaxRaw) + len(reason)
-	case n == maxQuarantinedRows:
-		quarantineLen(lr.c.rows, lr.cur, l.Num, l.Offset, "", fmt.Sprintf(
-			"more than %d lines of this file are quarantined: this one and the rest are counted (orchstat sql \"SELECT quarantined FROM files\"), not kept", maxQuarantinedRows),
-			nil, l.Len)
+	keepQuarantined(&lr.c, &lr.cur, "lines", l.Num, l.Offset, field, reason, l.Bytes, l.Len)
+}
+
+// keepQuarantined adds a bad line's or record's row to c, or past
+// maxQuarantinedRows of the file only counts it, and weighs it in the
+// chunk; what names what the file's bad units are in the row that says
+// the rest are only counted.
+func keepQuarantined(c *chunk, cur *fileState, what string, line, offset int64, field, reason string, raw []byte, n int64) {
+	switch q := cur.quarantined; {
+	case q < maxQuarantinedRows:
+		quarantineLen(c.rows, *cur, line, offset, field, reason, raw, n)
+		c.payloadBytes += min(len(raw), trace.MaxRaw) + len(reason)
+	case q == maxQuarantinedRows:
+		quarantineLen(c.rows, *cur, line, offset, "", fmt.Sprintf(
+			"more than %d %s of this file are quarantined: this one and the rest are counted (orchstat sql \"SELECT quarantined FROM files\"), not kept", maxQuarantinedRows, what),
+			nil, n)
 	}
-	lr.cur.quarantined++
-	lr.c.quarantined++
+	cur.quarantined++
+	c.quarantined++
 }
 
 // event adds a parsed event: its events row, its run's span, and the
