@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/orchstat/orchstat/ingest/records"
@@ -123,10 +122,7 @@ func readAgent(t task, f *os.File, cur fileState, sf records.StreamFormat, send 
 // its stream, in bounded memory as a file is. A stream has no second
 // reading: named again, it replaces what was read under its name.
 func readAgentStream(t task, in io.Reader, cur fileState, sf records.StreamFormat, send func(chunk) bool) bool {
-	replace := ""
-	if t.prev != nil {
-		replace = "standard input named " + strconv.Quote(t.src.runDir) + " was ingested again (use --stdin-name to keep both)"
-	}
+	replace := stdinReplaced(t)
 	r := trace.NewStreamReader(in)
 	defer r.Close()
 	ar := &agentReader{r: r, s: sf.New(cur.path), cur: cur, send: func(c chunk) bool {

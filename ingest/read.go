@@ -206,10 +206,7 @@ func (m *moves) adopt(f *os.File, cur fileState) *fileState {
 // so a name ingested again replaces what was read under it before.
 func readStream(t task, in io.Reader, send func(chunk) bool) bool {
 	cur := fileState{id: t.id, path: t.src.path, kind: KindStdin, runDir: t.src.runDir}
-	replace := ""
-	if t.prev != nil {
-		replace = "standard input named " + strconv.Quote(t.src.runDir) + " was ingested again (use --stdin-name to keep both)"
-	}
+	replace := stdinReplaced(t)
 	if in == nil {
 		in = strings.NewReader("")
 	}
@@ -219,6 +216,15 @@ func readStream(t task, in io.Reader, send func(chunk) bool) bool {
 		return send(c)
 	})
 	return ok
+}
+
+// stdinReplaced says why standard input replaces what was read under its
+// name before, "" when nothing was.
+func stdinReplaced(t task) string {
+	if t.prev == nil {
+		return ""
+	}
+	return "standard input named " + strconv.Quote(t.src.runDir) + " was ingested again (use --stdin-name to keep both)"
 }
 
 // kindChange says why a file's rows go when it is now read as another
@@ -286,10 +292,7 @@ func readWholeStream(t task, in io.Reader, send func(chunk) bool) bool {
 	if cur.size > maxRunFile {
 		return send(tooLarge(t, cur))
 	}
-	replace := ""
-	if t.prev != nil {
-		replace = "standard input named " + strconv.Quote(t.src.runDir) + " was ingested again (use --stdin-name to keep both)"
-	}
+	replace := stdinReplaced(t)
 	return send(parseRunFile(t, cur, b, replace))
 }
 
