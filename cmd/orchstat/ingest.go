@@ -183,14 +183,11 @@ func doIngest(ctx context.Context, g *globals, st *query.Store, paths []string, 
 	return res, nil
 }
 
-// reportSealed says how much a cron ingest left unlooked at, and why.
+// reportSealed says, with --verbose, when an ingest was a full pass; the
+// summary line says what a cron pass did not look at.
 func reportSealed(io *IO, r *ingest.Result) {
-	switch {
-	case r.Full:
+	if r.Full {
 		fmt.Fprintln(io.Err, "orchstat: a full pass: every file was looked at, sealed runs' too")
-	case r.Sealed > 0:
-		fmt.Fprintf(io.Err, "orchstat: %d files of %d finished runs were not looked at: their folders are as when they were sealed (docs/ingest.md; --full looks at them)\n",
-			r.Sealed, r.SealedRuns)
 	}
 }
 
@@ -199,10 +196,14 @@ func printIngest(io *IO, db string, r *ingest.Result) {
 	if r.Calls > 0 {
 		calls = fmt.Sprintf(" and %d model calls", r.Calls)
 	}
-	// A sealed run's files count as unchanged: that is what sealing
-	// promises (docs/ingest.md); --verbose says how many were not looked at.
-	fmt.Fprintf(io.Out, "ingested %d events%s (%s) from %d of %d files into %s; %d unchanged; %d lines quarantined",
-		r.Events, calls, humanBytes(r.Bytes), r.Read, r.Files+r.Sealed, render.EscapeControls(db), r.Unchanged+r.Sealed, r.Quarantined)
+	// A sealed run's files count as unchanged, as sealing promises
+	// (docs/ingest.md); the line says they were not looked at.
+	sealed := ""
+	if r.Sealed > 0 {
+		sealed = fmt.Sprintf(" (%d of them in %d finished runs whose folders did not change, not looked at; --full looks)", r.Sealed, r.SealedRuns)
+	}
+	fmt.Fprintf(io.Out, "ingested %d events%s (%s) from %d of %d files into %s; %d unchanged%s; %d lines quarantined",
+		r.Events, calls, humanBytes(r.Bytes), r.Read, r.Files+r.Sealed, render.EscapeControls(db), r.Unchanged+r.Sealed, sealed, r.Quarantined)
 	if r.Quarantined > 0 {
 		fmt.Fprintf(io.Out, " (see orchstat --db %s quarantine)", render.EscapeControls(db))
 	}
