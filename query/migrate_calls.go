@@ -34,8 +34,12 @@ func (s *Store) rereadCalls(ctx context.Context) (files int64, err error) {
 	if err != nil || !old {
 		return 0, err
 	}
+	// Files of the agents' kinds that gave no row are read again too: an
+	// older reader may have quarantined them whole (xorcise's wrapped
+	// OTLP), and unchanged, they would never be read by the newer one.
 	ids := `SELECT file_id FROM calls UNION SELECT file_id FROM call_attempts
-		UNION SELECT file_id FROM record_runs WHERE system IN ('claude-code', 'codex', 'otel')`
+		UNION SELECT file_id FROM record_runs WHERE system IN ('claude-code', 'codex', 'otel')
+		UNION SELECT file_id FROM files WHERE kind IN ('otlp', 'claude_code_transcript', 'codex_rollout')`
 	// The ids are kept aside first: the tables they come from are among
 	// those emptied.
 	stmts := []string{`CREATE TEMP TABLE reread_files AS ` + ids}

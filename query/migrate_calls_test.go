@@ -32,6 +32,9 @@ func testOutdatedCalls(t *testing.T, create string) {
 		create,
 		`INSERT INTO calls (file_id, system, input_tokens, output_tokens) VALUES (7, 'claude-code', 59114, 4)`,
 		`INSERT INTO file_states (seq, file_id, path, kind) VALUES (1, 7, '/t/a.jsonl', 'claude-code'), (1, 8, '/t/trace.jsonl', 'trace')`,
+		// An agent's file the older reader quarantined whole: no rows, and
+		// unchanged it would never be read by the newer reader.
+		`INSERT INTO file_states (seq, file_id, path, kind) VALUES (1, 9, '/t/wrapped.json', 'otlp')`,
 		`INSERT INTO run_spans VALUES (8, 'r1', NULL, NULL, 1)`,
 		`UPDATE meta SET value = 'old' WHERE key = 'schema_hash'`,
 	} {
@@ -46,12 +49,12 @@ func testOutdatedCalls(t *testing.T, create string) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if st.Reread != 1 {
-		t.Errorf("Reread %d, want the 1 agent's file set aside, for the command to say so", st.Reread)
+	if st.Reread != 2 {
+		t.Errorf("Reread %d, want the 2 agents' files set aside, for the command to say so", st.Reread)
 	}
 	var states, spans, calls int
 	var cols string
-	if err := st.conn.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM file_states WHERE file_id = 7),
+	if err := st.conn.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM file_states WHERE file_id IN (7, 9)),
 		(SELECT count(*) FROM run_spans), (SELECT count(*) FROM calls),
 		(SELECT string_agg(column_name, ',') FROM duckdb_columns() WHERE table_name = 'calls' AND column_name LIKE 'cache%')`).
 		Scan(&states, &spans, &calls, &cols); err != nil {

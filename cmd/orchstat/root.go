@@ -438,7 +438,7 @@ func (g *globals) openWith(ctx context.Context, path string, opts query.Options)
 		if opts.ReadOnly {
 			lacks = "; this read lacks them"
 		}
-		fmt.Fprintf(g.io.Err, "orchstat: %s kept agents' tokens in an older form (cache tokens inside input): "+
+		fmt.Fprintf(g.io.Err, "orchstat: %s kept agents' tokens in an older form (cache tokens inside input, or 1-hour cache writes not apart): "+
 			"the rows of its %d agents' files were set aside, to be read again by the next ingest%s\n",
 			st.Path, st.Reread, lacks)
 	}
