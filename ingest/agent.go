@@ -9,8 +9,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/orchstat/orchstat/ingest/records"
 	"github.com/orchstat/orchstat/ingest/trace"
+	"github.com/orchstat/orchstat/model/records"
 	"github.com/orchstat/orchstat/query"
 )
 

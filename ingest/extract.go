@@ -9,9 +9,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/events"
+
 	"github.com/orchstat/orchstat/ingest/runfile"
 	"github.com/orchstat/orchstat/ingest/trace"
+	"github.com/orchstat/orchstat/model/records"
 	"github.com/orchstat/orchstat/query"
 )
 
@@ -114,43 +116,43 @@ func decodePairing(s string) pairing {
 func extractEvent(r rows, pair pairing, fileID int32, line int64, ev *trace.Event) {
 	k := typedRow{r: r, fileID: fileID, line: line, ev: ev}
 	switch ev.Type {
-	case trace.RunStarted, trace.RunFinished, trace.RunStopped:
+	case events.RunStarted, events.RunFinished, events.RunStopped:
 		p := trace.ParsePayload(ev.Payload)
 		k.add(query.RunEvents, ev.Type, str(p.String("taskId")), str(p.String("status")), str(p.String("reason")))
-	case trace.RunEscalated:
+	case events.RunEscalated:
 		p := trace.ParsePayload(ev.Payload)
 		k.add(query.Escalations, str(p.String("from")), str(p.String("to")), str(p.String("reason")))
-	case trace.ProviderSelected:
+	case events.ProviderSelected:
 		p := trace.ParsePayload(ev.Payload)
 		k.add(query.ProviderSelections, str(p.String("role")), str(p.String("providerId")))
-	case trace.ProviderRequestStarted, trace.ProviderRequestFinished:
+	case events.ProviderRequestStarted, events.ProviderRequestFinished:
 		providerRow(k, pair)
-	case trace.IterationStarted, trace.RepairAttempted, trace.IterationFinished:
+	case events.IterationStarted, events.RepairAttempted, events.IterationFinished:
 		p := trace.ParsePayload(ev.Payload)
 		k.add(query.L2Events, ev.Type, num(p.Number("iteration")), str(p.String("result")), str(p.String("patchPath")))
-	case trace.PatchApplied, trace.PatchApplyFailed:
+	case events.PatchApplied, events.PatchApplyFailed:
 		patchRow(k)
-	case trace.VerificationFinished:
+	case events.VerificationFinished:
 		p := trace.ParsePayload(ev.Payload)
 		var failed driver.Value
 		if raw := p.Raw("failedChecks"); len(raw) > 0 && raw[0] == '[' {
 			failed = string(raw)
 		}
 		k.add(query.VerificationEvents, boolean(p.Bool("passed")), failed)
-	case trace.StepStarted, trace.StepFinished:
+	case events.StepStarted, events.StepFinished:
 		p := trace.ParsePayload(ev.Payload)
 		k.add(query.Steps, ev.Type, num(p.Number("index")), num(p.Number("total")), boolean(p.Bool("success")),
 			str(p.String("error")), boolean(p.Bool("judgeInvoked")), str(p.String("judgeReason")))
-	case trace.CandidateGenerated:
+	case events.CandidateGenerated:
 		candidateRow(k)
-	case trace.DiagnosisStarted, trace.DiagnosisCompleted:
+	case events.DiagnosisStarted, events.DiagnosisCompleted:
 		diagnosisRow(k)
-	case trace.JudgeInvoked, trace.JudgeDecided, trace.JudgeFailed:
+	case events.JudgeInvoked, events.JudgeDecided, events.JudgeFailed:
 		p := trace.ParsePayload(ev.Payload)
 		k.add(query.JudgeCalls, ev.Type, num(p.Number("iteration")), str(p.String("reason")), num(p.Number("candidateCount")),
 			idText(p, "winnerCandidateId"), num(p.Number("confidence")), num(p.Number("durationMs")), str(p.String("error")),
 			idText(p, "fallbackCandidateId"))
-	case trace.CommandAttemptFinished, trace.CommandFinished:
+	case events.CommandAttemptFinished, events.CommandFinished:
 		execRecord(r, fileID, ev)
 	}
 }
@@ -179,7 +181,7 @@ func providerRow(k typedRow, pair pairing) {
 	ev := k.ev
 	p := trace.ParsePayload(ev.Payload)
 	provider := p.String("provider")
-	if ev.Type == trace.ProviderRequestStarted {
+	if ev.Type == events.ProviderRequestStarted {
 		model := p.String("model")
 		if provider != nil {
 			pair[pairKey(ev.RunID, *provider)] = model
@@ -207,7 +209,7 @@ func patchRow(k typedRow) {
 		}
 	}
 	success := p.Bool("success")
-	if k.ev.Type == trace.PatchApplyFailed && success == nil {
+	if k.ev.Type == events.PatchApplyFailed && success == nil {
 		f := false
 		success = &f
 	}
@@ -251,7 +253,7 @@ func execRecord(r rows, fileID int32, ev *trace.Event) {
 		run = *id
 	}
 	op := str(p.String("op"))
-	if ev.Type == trace.CommandAttemptFinished {
+	if ev.Type == events.CommandAttemptFinished {
 		passed := p.Bool("passed")
 		var stage driver.Value
 		if passed != nil && !*passed {

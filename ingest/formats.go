@@ -23,7 +23,7 @@ import (
 	"github.com/orchstat/orchstat/ingest/factory"
 	"github.com/orchstat/orchstat/ingest/orchestr8"
 	"github.com/orchstat/orchstat/ingest/otlp"
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 	"github.com/orchstat/orchstat/query"
 )
 

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/orchstat/orchstat/ingest/records"
 	"github.com/orchstat/orchstat/ingest/runfile"
 	"github.com/orchstat/orchstat/ingest/trace"
+	"github.com/orchstat/orchstat/model/records"
 	"github.com/orchstat/orchstat/query"
 )
 

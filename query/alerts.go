@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/model/reports"
 )
 
 // AlertState is where `orchstat check` keeps alerts between cron runs, so

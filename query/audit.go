@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/orchstat/orchstat/reports"
-	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/model/failure"
+	"github.com/orchstat/orchstat/model/reports"
 )
 
 // auditStage is one row of seed 003's failure taxonomy: a stage of the
@@ -23,7 +23,7 @@ type auditStage struct {
 	text string
 	// retry is the seed's verdict on a failure a retry may change. The
 	// "no" rows leave it empty: which failures are deterministic is
-	// rules/failure's to say (verdict).
+	// model/failure's to say (verdict).
 	retry          string
 	classification string
 }

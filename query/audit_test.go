@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/orchstat/orchstat/ingest"
+	"github.com/orchstat/orchstat/model/failure"
+	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/query"
-	"github.com/orchstat/orchstat/reports"
-	"github.com/orchstat/orchstat/rules/failure"
 )
 
 const (

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/model/reports"
 )
 
 // Agents' model calls (the calls table) are read through their runs: a

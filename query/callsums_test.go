@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orchstat/orchstat/ingest/records/prices"
+	"github.com/orchstat/orchstat/model/records/prices"
+	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/query"
-	"github.com/orchstat/orchstat/reports"
 )
 
 // TestCallSums checks the call metrics that sum cost and tokens against

@@ -11,8 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orchstat/orchstat/ingest/trace"
-	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/model/events"
+
+	"github.com/orchstat/orchstat/model/failure"
 	"github.com/orchstat/orchstat/rules/replay"
 )
 
@@ -499,9 +500,9 @@ func (cur *l2Loop) l2Event(ts time.Time, iteration sql.NullFloat64, typ, a, b st
 		it.sig = sig.String
 	}
 	switch typ {
-	case trace.IterationFinished:
+	case events.IterationFinished:
 		it.result = a
-	case trace.RepairAttempted:
+	case events.RepairAttempted:
 		it.repaired, it.patchPath = true, b
 		cur.boundary, cur.afterRepair = it, !strings.HasPrefix(b, "none")
 	}
@@ -675,11 +676,11 @@ func l3Episodes(ctx context.Context, q querier, f Filter) ([]replay.Episode, err
 		case 0: // CandidateGenerated
 			r.candidate(keyOf(iteration), ts, ok, a.String)
 		case 1: // StepStarted or StepFinished
-			r.stepEvent(typ.String == trace.StepStarted, ts, ok)
+			r.stepEvent(typ.String == events.StepStarted, ts, ok)
 		case 2: // DiagnosisStarted
 			r.diagnosed[keyOf(iteration)]++
 		case 3: // PatchApplied or PatchApplyFailed
-			r.patch(typ.String == trace.PatchApplyFailed, ts, a.String)
+			r.patch(typ.String == events.PatchApplyFailed, ts, a.String)
 		}
 	}
 	if err := rs.Err(); err != nil {

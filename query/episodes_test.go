@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/orchstat/orchstat/ingest"
+	"github.com/orchstat/orchstat/model/failure"
 	"github.com/orchstat/orchstat/query"
-	"github.com/orchstat/orchstat/rules/failure"
 	"github.com/orchstat/orchstat/rules/replay"
 )
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"database/sql"
 
-	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/model/failure"
 	"github.com/orchstat/orchstat/rules/replay"
 )
 

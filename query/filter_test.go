@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/query"
-	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/rules"
 	"github.com/orchstat/orchstat/rules/check"
 )

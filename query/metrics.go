@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/model/records"
+	"github.com/orchstat/orchstat/model/reports"
 )
 
 // Filter selects runs. METRICS.md scopes every metric to the selected runs,

@@ -15,8 +15,8 @@ import (
 
 	"github.com/orchstat/orchstat/benchmarks/tracegen"
 	"github.com/orchstat/orchstat/ingest"
+	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/query"
-	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/reports/reference"
 )
 

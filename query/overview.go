@@ -6,8 +6,8 @@ import (
 	"database/sql"
 	"slices"
 
-	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/model/records"
+	"github.com/orchstat/orchstat/model/reports"
 )
 
 // The overview and the scope line count runs the same way, so that their

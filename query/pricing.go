@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/orchstat/orchstat/ingest/records/prices"
+	"github.com/orchstat/orchstat/model/records/prices"
 )
 
 // Calls are priced when they are read, not when they are stored, so that

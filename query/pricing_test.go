@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orchstat/orchstat/ingest/records/prices"
+	"github.com/orchstat/orchstat/model/records/prices"
 	"github.com/orchstat/orchstat/query"
 )
 

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/orchstat/orchstat/reports"
-	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/model/failure"
+	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/rules/replay"
 	"github.com/orchstat/orchstat/rules/retry"
 )

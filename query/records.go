@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/reports"
-	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/model/failure"
+	"github.com/orchstat/orchstat/model/records"
+	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/rules/replay"
 )
 

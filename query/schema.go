@@ -91,7 +91,7 @@ var (
 		"file_id INTEGER, run_id VARCHAR, report VARCHAR, phase VARCHAR, iteration BIGINT, passed BOOLEAN, failure_signature VARCHAR, " +
 			"failure_summary VARCHAR, failed_checks VARCHAR, checks VARCHAR, raw VARCHAR")}
 	// The record tables hold the other systems' records (package
-	// ingest/records): factory, claudestrator, orchestr8 and exec.
+	// model/records): factory, claudestrator, orchestr8 and exec.
 	RecordRuns = Table{"record_runs", "one row per run in a factory, claudestrator, orchestr8 or exec record", cols(
 		"file_id INTEGER, system VARCHAR, run_id VARCHAR, item VARCHAR, source VARCHAR, batch VARCHAR, started_at TIMESTAMP, finished_at TIMESTAMP, " +
 			"status VARCHAR, verdict VARCHAR, attempts INTEGER, max_attempts INTEGER, ended_stage VARCHAR, duration_ms DOUBLE, tokens DOUBLE, cost_usd DOUBLE, detail VARCHAR")}

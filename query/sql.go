@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/model/reports"
 )
 
 // ReadOnly runs a user's query on a store opened read-only. External access

@@ -17,7 +17,7 @@ import (
 
 	"github.com/duckdb/duckdb-go/v2"
 
-	"github.com/orchstat/orchstat/ingest/records/prices"
+	"github.com/orchstat/orchstat/model/records/prices"
 )
 
 // Options control how a store is opened.

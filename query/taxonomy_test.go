@@ -3,12 +3,12 @@ package query
 import (
 	"testing"
 
-	"github.com/orchstat/orchstat/reports"
-	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/model/failure"
+	"github.com/orchstat/orchstat/model/reports"
 )
 
 // The taxonomy states a verdict only for failures a retry may change; its
-// "no" rows are rules/failure's deterministic set, and every row has a
+// "no" rows are model/failure's deterministic set, and every row has a
 // verdict.
 func TestTaxonomyVerdicts(t *testing.T) {
 	for _, s := range factoryTaxonomy {

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/model/reports"
 )
 
 // noTime is the period of calls without a recorded time.

@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orchstat/orchstat/ingest/records/prices"
+	"github.com/orchstat/orchstat/model/records/prices"
+	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/query"
-	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/reports/render"
 	"github.com/orchstat/orchstat/rules"
 	"github.com/orchstat/orchstat/rules/check"

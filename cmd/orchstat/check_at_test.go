@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/rules/check"
 )
 

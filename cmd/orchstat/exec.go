@@ -14,6 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/orchstat/orchstat/model/events"
+
 	"github.com/spf13/cobra"
 
 	"github.com/orchstat/orchstat/ingest/trace"
@@ -379,7 +381,7 @@ func (e *execution) openTrace() {
 		return
 	}
 	if e.ownRun {
-		e.event(e.started, trace.RunStarted, map[string]any{"taskId": "exec:" + o.Op, "goal": clip(e.command)})
+		e.event(e.started, events.RunStarted, map[string]any{"taskId": "exec:" + o.Op, "goal": clip(e.command)})
 	}
 }
 
@@ -419,7 +421,7 @@ func (e *execution) argv() []string {
 func (e *execution) attemptStarted(n, pid int, at time.Time) {
 	m := e.base(n)
 	m["argv"], m["pid"] = e.argv(), pid
-	e.event(at, trace.CommandAttemptStarted, m)
+	e.event(at, events.CommandAttemptStarted, m)
 }
 
 func (e *execution) attemptFinished(a runner.Attempt) {
@@ -436,20 +438,20 @@ func (e *execution) attemptFinished(a runner.Attempt) {
 	if !a.Passed() {
 		m["class"], m["signature"], m["stderrTail"] = string(a.Class), a.Signature, clip(a.StderrTail)
 	}
-	e.event(a.Started.Add(a.Duration), trace.CommandAttemptFinished, m)
+	e.event(a.Started.Add(a.Duration), events.CommandAttemptFinished, m)
 }
 
 func (e *execution) retryScheduled(a runner.Attempt, wait time.Duration) {
 	m := e.base(a.N)
 	m["nextAttempt"], m["waitMs"], m["class"], m["signature"] = a.N+1, wait.Milliseconds(), string(a.Class), a.Signature
-	e.event(e.o.g.io.Now(), trace.CommandRetryScheduled, m)
+	e.event(e.o.g.io.Now(), events.CommandRetryScheduled, m)
 	e.notice("%s failed (attempt %d/%d): %s; retrying%s", e.o.Op, a.N, e.maxAttempts, a.Error(), waitText(wait))
 }
 
 func (e *execution) halted(a runner.Attempt, reason string) {
 	m := e.base(a.N)
 	m["reason"], m["class"], m["signature"] = reason, string(a.Class), a.Signature
-	e.event(e.o.g.io.Now(), trace.CommandHalted, m)
+	e.event(e.o.g.io.Now(), events.CommandHalted, m)
 }
 
 func attempts(n int) string {
@@ -571,10 +573,10 @@ func (e *execution) finish(res runner.Result, out execResult) {
 	m["escalationRequired"], m["cascadeDetected"], m["policy"] = out.EscalationRequired, out.CascadeDetected, e.policy.Name
 	m["startedAt"] = e.started.UTC().Format("2006-01-02T15:04:05.000Z")
 	m["durationMs"] = e.finished.Sub(e.started).Milliseconds()
-	e.event(e.finished, trace.CommandFinished, m)
+	e.event(e.finished, events.CommandFinished, m)
 	if e.ownRun {
 		summary := fmt.Sprintf("%s %s after %s: %s", e.o.Op, status, attempts(len(res.Attempts)), res.Reason)
-		e.event(e.finished, trace.RunFinished, map[string]any{"status": status, "summary": summary})
+		e.event(e.finished, events.RunFinished, map[string]any{"status": status, "summary": summary})
 	}
 	if e.trace == nil {
 		return

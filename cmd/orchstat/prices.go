@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orchstat/orchstat/ingest/records/prices"
+	"github.com/orchstat/orchstat/model/records/prices"
 	"github.com/orchstat/orchstat/query"
 )
 

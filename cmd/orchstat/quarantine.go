@@ -9,8 +9,8 @@ import (
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/spf13/cobra"
 
+	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/query"
-	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/reports/render"
 )
 

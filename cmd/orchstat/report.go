@@ -16,9 +16,9 @@ import (
 
 	"github.com/orchstat/orchstat"
 	"github.com/orchstat/orchstat/ingest"
+	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/query/lake"
-	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/reports/render"
 	"github.com/orchstat/orchstat/rules"
 )

@@ -12,10 +12,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orchstat/orchstat/model/failure"
+	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/query"
-	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/reports/render"
-	"github.com/orchstat/orchstat/rules/failure"
 	"github.com/orchstat/orchstat/rules/replay"
 	"github.com/orchstat/orchstat/rules/retry"
 	"github.com/orchstat/orchstat/rules/retry/policyfile"

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/query"
-	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/reports/render"
 	"github.com/orchstat/orchstat/rules/replay"
 	"github.com/orchstat/orchstat/rules/retry"

@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 	"time"
+
 	// --timezone names zones by IANA name on machines without a zone
 	// database too (Windows, slim containers).
 	_ "time/tzdata"
 
-	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/reports/render"
 )
 

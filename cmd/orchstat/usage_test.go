@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/model/reports"
 )
 
 // rawDay is one UTC day of an independent count of agents' raw files.

@@ -71,7 +71,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // Source is the source column of every row this package makes.

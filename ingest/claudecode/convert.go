@@ -3,7 +3,7 @@ package claudecode
 import (
 	"strings"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // synthetic is the model Claude Code writes on messages it made itself,

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/ingest/records/recordstest"
+	"github.com/orchstat/orchstat/model/records"
+	"github.com/orchstat/orchstat/model/records/recordstest"
 )
 
 const session = "3f6a2c1e-8b4d-4e2a-9c7f-1a2b3c4d5e6f"

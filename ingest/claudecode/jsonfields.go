@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // Transcript lines are decoded into json.RawMessage fields first, so that a

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // Files that are not transcripts at all are one error; files with no

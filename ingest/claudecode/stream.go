@@ -8,7 +8,7 @@ import (
 	"hash/fnv"
 	"strconv"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // Stream reads a transcript a line at a time (see records.Stream and the

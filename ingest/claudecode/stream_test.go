@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/ingest/records/recordstest"
+	"github.com/orchstat/orchstat/model/records"
+	"github.com/orchstat/orchstat/model/records/recordstest"
 )
 
 // parse reads a whole file as Stream.Feed does, and says what became of

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 const detailMain = `{"cwd":"/home/dev/shop","version":"2.1.131","gitBranch":"main",`

@@ -34,7 +34,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // Sources, as stored in the source columns.

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/ingest/records/recordstest"
+	"github.com/orchstat/orchstat/model/records"
+	"github.com/orchstat/orchstat/model/records/recordstest"
 )
 
 // fixtures is the repository's claudestrator fixtures; real is the data

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/model/failure"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // gates is a loop's build, lint and tests results: T, F or - (N/A).

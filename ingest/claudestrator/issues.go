@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/model/failure"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // issueDetail is an issue's Detail: its auto-retry fields typed, so that

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/model/failure"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 func TestParseIssueQueueWebshop(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // plainKV is a session_state.md line "loop_count: 3". Keys are

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 func TestParseSessionState(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // entryHeading is a task or issue heading: "BUILD-001: Title",

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 func TestParseTaskQueueWebshop(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // usage is a token_count's token usage.

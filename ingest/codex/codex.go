@@ -54,7 +54,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // Source names the rows this package writes.

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/orchstat/orchstat/ingest/records/recordstest"
+	"github.com/orchstat/orchstat/model/records/recordstest"
 )
 
 // FuzzParse checks what ParseRollout promises on any input: no panic, the

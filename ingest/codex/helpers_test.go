@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/ingest/records/recordstest"
+	"github.com/orchstat/orchstat/model/records"
+	"github.com/orchstat/orchstat/model/records/recordstest"
 )
 
 // sessions is where the tests pretend the fixtures sit, so that file names

@@ -3,7 +3,7 @@ package codex
 import (
 	"encoding/json"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // Rollouts written before mid-2025 have no envelope: the first line is a

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // line is one non-blank line of a rollout (records.Line), with the

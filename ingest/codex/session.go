@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // rollout reads one file a line at a time (a records.Stream). out holds

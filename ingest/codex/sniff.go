@@ -6,7 +6,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // Sniff says whether head, the first bytes of a file, starts like a

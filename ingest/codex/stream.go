@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // Stream reads rollouts a line at a time. Every rollout line is a whole

@@ -17,8 +17,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/model/failure"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // Sources, as stored in the source columns. attempt_runs prefers any
@@ -268,7 +268,7 @@ func readBrief(f *fields, n *node, p string) brief {
 	}
 }
 
-// class is the failure's class (rules/failure). A verify or acceptance
+// class is the failure's class (model/failure). A verify or acceptance
 // command that timed out says so in its stderr (seed 003, T2), given as
 // extra text when the record has it.
 func (b brief) class(stderr string) string {

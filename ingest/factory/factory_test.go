@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/orchstat/orchstat/ingest/factory"
-	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/model/failure"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 const fixtures = "../../testdata/factory"

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/orchstat/orchstat/ingest/factory"
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // seed adds every real and fixture file of one name to f's corpus.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // The factory writes its records with Python's json module. encoding/json

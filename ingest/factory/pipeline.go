@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/model/failure"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // The web pipeline (web/server/pipeline.py) plans work orders, then runs

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/orchstat/orchstat/ingest/factory"
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // realData is the factory's own records (see its README); the tests skip

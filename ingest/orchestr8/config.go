@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/orchstat/orchstat/ingest/orchestr8/spec"
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/orchestr8/spec"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // ParseConfig reads .claude/retry-config.json whole, as JSON with sorted

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 func fuzzParser(f *testing.F, name string, parse records.Parser) {

@@ -39,9 +39,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orchstat/orchstat/ingest/orchestr8/spec"
-	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/model/failure"
+	"github.com/orchstat/orchstat/model/orchestr8/spec"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 const source = "history"

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/model/failure"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 const batch = "search+tagging+sharing+reminders@2026-02-24T09:00:00.000Z"

@@ -8,7 +8,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // node is a JSON value with where it was written, so that a problem can

@@ -1,7 +1,7 @@
 package otlp
 
 import (
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // claudeGroup is one logical request's Claude Code events: its failed

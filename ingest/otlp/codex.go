@@ -3,7 +3,7 @@ package otlp
 import (
 	"sort"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // codexGroup is one logical request's codex.api_request events, one per

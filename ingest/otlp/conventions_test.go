@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // callRow is what the convention tests compare of a call: its tokens

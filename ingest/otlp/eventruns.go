@@ -3,7 +3,7 @@ package otlp
 import (
 	"time"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // runs adds one run per agent session the event calls belong to. Its

@@ -8,7 +8,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // Agents whose log events are read.

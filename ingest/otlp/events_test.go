@@ -3,7 +3,7 @@ package otlp
 import (
 	"testing"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // Claude Code events: a lone api_request; two api_error (529) then an

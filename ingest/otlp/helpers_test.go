@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orchstat/orchstat/ingest/records"
-	"github.com/orchstat/orchstat/ingest/records/recordstest"
+	"github.com/orchstat/orchstat/model/records"
+	"github.com/orchstat/orchstat/model/records/recordstest"
 )
 
 // base is the fixtures' time zero, 2024-11-07T17:20:00Z.

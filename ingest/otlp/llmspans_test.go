@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // LLM spans without gen_ai.operation.name, as OpenLLMetry (Traceloop),

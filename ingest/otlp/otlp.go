@@ -61,7 +61,7 @@ import (
 	"bytes"
 	"unicode/utf8"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // Line kinds, as the top-level key of a line says.

@@ -1,6 +1,6 @@
 package otlp
 
-import "github.com/orchstat/orchstat/ingest/records"
+import "github.com/orchstat/orchstat/model/records"
 
 // siblingCall adds one logical call made of sibling attempt spans, g in
 // start order: the call is named by its first span and ends as its last.

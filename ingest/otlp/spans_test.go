@@ -3,7 +3,7 @@ package otlp
 import (
 	"testing"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 const (

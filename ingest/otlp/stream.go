@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // Stream reads a collector file a line at a time (see records.Stream);

@@ -6,7 +6,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // spanUsage sets a call's tokens from a span's usage attributes, split as

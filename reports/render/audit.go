@@ -3,8 +3,9 @@ package render
 import (
 	"bytes"
 	"errors"
-	"github.com/orchstat/orchstat/reports"
 	"io"
+
+	"github.com/orchstat/orchstat/model/reports"
 )
 
 // auditFields are the audit's totals, for the overview table and the CSV.

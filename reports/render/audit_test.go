@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
-	"github.com/orchstat/orchstat/reports"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/orchstat/orchstat/model/reports"
 )
 
 func sampleAudit() *reports.FactoryAudit {

@@ -1,6 +1,6 @@
 package render
 
-import "github.com/orchstat/orchstat/reports"
+import "github.com/orchstat/orchstat/model/reports"
 
 // callSections are agents' model calls (OpenTelemetry, Claude Code,
 // Codex): by system, then by provider and model. Table and markdown show

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/model/reports"
 )
 
 // TestCallSections checks that agents' calls reach every flat format once

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/reports/render/chart"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/model/reports"
 )
 
 // writeReportHTML writes r as one HTML page: the scope, then the table

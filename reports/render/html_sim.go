@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/reports/render/chart"
 	"github.com/orchstat/orchstat/rules/replay"
 )

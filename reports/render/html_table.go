@@ -5,7 +5,7 @@ import (
 	"html/template"
 	"strings"
 
-	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/model/reports"
 )
 
 // writeTableHTML writes t (its rows already plain cells) as a page with

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
-	"github.com/orchstat/orchstat/reports"
 	"strings"
 	"testing"
+
+	"github.com/orchstat/orchstat/model/reports"
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 )

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/model/reports"
 )
 
 // TestSplitTableKeepsSortColumnFirst: at 80 columns the worst runs' tables

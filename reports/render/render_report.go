@@ -3,13 +3,14 @@ package render
 import (
 	"bytes"
 	"fmt"
-	"github.com/orchstat/orchstat/reports"
 	"math"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/orchstat/orchstat/model/reports"
 )
 
 // scopeLines say, above a table or markdown report, which store and which

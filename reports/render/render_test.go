@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
-	"github.com/orchstat/orchstat/reports"
 	"math"
 	"math/big"
 	"os"
@@ -16,6 +15,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/orchstat/orchstat/model/reports"
 )
 
 func renderPtr[T any](v T) *T { return &v }

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/model/reports"
 )
 
 // The report's sections, as the flat formats show them (see sections.go).

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/model/reports"
 )
 
 // A report reaches the flat formats (table, markdown, CSV) as a list of

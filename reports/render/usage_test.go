@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
-	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/model/reports"
 )
 
 func f64(v float64) *float64 { return &v }

@@ -13,7 +13,7 @@
 //	 "strategies": {"alex": ["simplify-prompt", "add-context"], ...}}
 //
 // The keys, defaults, stages and the ranges of the values are
-// ingest/orchestr8/spec's, which the reader that stores the same file also
+// model/orchestr8/spec's, which the reader that stores the same file also
 // uses; this package adds only its own bound on counts (maxCount). It is pure Go: no DuckDB, no cobra, no YAML.
 package adaptive
 
@@ -34,7 +34,7 @@ import (
 	"syscall"
 	"unicode/utf8"
 
-	"github.com/orchstat/orchstat/ingest/orchestr8/spec"
+	"github.com/orchstat/orchstat/model/orchestr8/spec"
 	"github.com/orchstat/orchstat/rules/internal/names"
 	"github.com/orchstat/orchstat/rules/retry"
 )
@@ -44,7 +44,7 @@ import (
 const DefaultPath = ".claude/retry-config.json"
 
 // The file's keys, defaults, stages and strategy names are orchestr8's
-// own, written once in ingest/orchestr8/spec; these name them here.
+// own, written once in model/orchestr8/spec; these name them here.
 const (
 	KeyMaxRetries = spec.KeyMaxRetries
 	KeyWindowSize = spec.KeyWindowSize

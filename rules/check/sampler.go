@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/query"
-	"github.com/orchstat/orchstat/reports"
 	"github.com/orchstat/orchstat/rules"
 )
 

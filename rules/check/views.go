@@ -3,7 +3,7 @@ package check
 import (
 	"time"
 
-	"github.com/orchstat/orchstat/reports"
+	"github.com/orchstat/orchstat/model/reports"
 )
 
 // The JSON documents `orchstat check` and `orchstat rules backtest` print.

@@ -6,7 +6,7 @@ package replay
 import (
 	"time"
 
-	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/model/failure"
 )
 
 // Kind is what an episode records.

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/model/failure"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 

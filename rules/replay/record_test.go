@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/model/failure"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 func TestForSystem(t *testing.T) {

@@ -6,7 +6,7 @@
 //   - Backoff: the schedules (the orchestrator's ±10%, AWS's full, equal
 //     and decorrelated jitter, constant, none).
 //   - Policy and Tracker: the limits, failure by failure, over the
-//     failure classes of rules/failure; ReplayL2, Cascade.Detect,
+//     failure classes of model/failure; ReplayL2, Cascade.Detect,
 //     Adaptive.Recommend (and Advise) and DiagnosisDue for the seeds'
 //     loops.
 //   - Preset: the seed systems' policies; Policy.Validate, the range

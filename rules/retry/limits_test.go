@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/model/failure"
 )
 
 // exhaust fails one item attempt after attempt until the tracker stops

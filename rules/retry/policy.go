@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/model/failure"
 )
 
 // Policy is a retry policy: when to retry, how long to wait, and when to

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orchstat/orchstat/ingest/orchestr8/spec"
-	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/model/failure"
+	"github.com/orchstat/orchstat/model/orchestr8/spec"
 	"github.com/orchstat/orchstat/rules/internal/names"
 )
 
@@ -222,7 +222,7 @@ func factoryAuditedPreset() *Policy {
 }
 
 // adaptivePreset is seed 004, adaptive retry, with orchestr8's defaults
-// (ingest/orchestr8/spec, from retry.js getDefaultConfig):
+// (model/orchestr8/spec, from retry.js getDefaultConfig):
 //   - Adaptive.Window 10: "last 10 runs" (line 58).
 //   - Adaptive.Threshold 0.2: "threshold (20%)" (line 59).
 //   - Adaptive.MaxRetries 3 and MaxRetries 3: "maxRetries (default 3)"

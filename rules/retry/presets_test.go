@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/model/failure"
 )
 
 func every() map[failure.Class]bool {

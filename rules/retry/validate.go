@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/model/failure"
 	"github.com/orchstat/orchstat/rules/internal/names"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/model/failure"
 )
 
 func TestValidateClassifier(t *testing.T) {

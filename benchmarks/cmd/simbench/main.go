@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/model/failure"
 	"github.com/orchstat/orchstat/rules/replay"
 	"github.com/orchstat/orchstat/rules/retry"
 )

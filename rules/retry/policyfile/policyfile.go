@@ -54,7 +54,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
-	"github.com/orchstat/orchstat/rules/failure"
+	"github.com/orchstat/orchstat/model/failure"
 	"github.com/orchstat/orchstat/rules/retry"
 	"github.com/orchstat/orchstat/rules/yamlast"
 )

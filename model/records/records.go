@@ -70,7 +70,7 @@ type Attempt struct {
 	Passed *bool
 	// Stage is where the attempt failed ("" when it passed).
 	Stage string
-	// Class is the failure's class (rules/failure).
+	// Class is the failure's class (model/failure).
 	Class    string
 	ExitCode *int
 	Command  string

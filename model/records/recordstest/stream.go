@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // CheckStream holds a StreamFormat to the Stream contract on the file b:

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/orchstat/orchstat/ingest/records"
+	"github.com/orchstat/orchstat/model/records"
 )
 
 // Rules are what a format promises beyond the contract.

@@ -1,4 +1,4 @@
-package trace
+package events
 
 import (
 	"go/ast"
@@ -79,7 +79,7 @@ func TestEventNamesKnown(t *testing.T) {
 		check := func(lit *ast.BasicLit, name, how string) {
 			checked++
 			if !KnownEvent(name) {
-				t.Errorf("%s: %s names event type %q, which ingest/trace/events.go does not declare", fset.Position(lit.Pos()), how, name)
+				t.Errorf("%s: %s names event type %q, which model/events/events.go does not declare", fset.Position(lit.Pos()), how, name)
 			}
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
