@@ -73,6 +73,9 @@ func TestLakeDocStatesVersionAndParquetDetails(t *testing.T) {
 	if want := fmt.Sprintf("row groups of up to %s rows", thousands(n)); !strings.Contains(doc, want) {
 		t.Errorf("docs/lake.md does not state the row group size: want %q", want)
 	}
+	if want := "or up to " + strings.TrimSuffix(rowGroupBytes, "MB") + " MB"; !strings.Contains(doc, want) {
+		t.Errorf("docs/lake.md does not state the row groups' bytes: want %q", want)
+	}
 	for _, want := range []string{"COMPRESSION zstd", "orchstat_lake_version", "orchstat_table", "orchstat_runner"} {
 		if !strings.Contains(opts, want) {
 			t.Errorf("the export's Parquet options %q lack %q, which docs/lake.md states", opts, want)

@@ -100,6 +100,9 @@ func exportRun(ctx context.Context, o *exportOptions) error {
 	if err != nil {
 		return err
 	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(o.g.io.Err, "orchstat: warning: %s\n", render.EscapeControls(w))
+	}
 	where := render.EscapeControls(res.Lake)
 	switch {
 	case o.Quiet:

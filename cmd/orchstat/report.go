@@ -223,7 +223,10 @@ func (i *ingestFirst) openLake(ctx context.Context, g *globals) (*query.Store, e
 	if o.Replica, err = lake.ReplicaPath(g.deps.lake, lk.Key()); err != nil {
 		fmt.Fprintf(g.io.Err, "orchstat: %v; reading the whole lake into memory\n", err)
 	}
-	st, _, err := query.OpenLake(ctx, lk, o)
+	st, read, err := query.OpenLake(ctx, lk, o)
+	for _, w := range read.Warnings {
+		fmt.Fprintf(g.io.Err, "orchstat: warning: %s\n", render.EscapeControls(w))
+	}
 	return st, err
 }
 
