@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/events"
 
 	"github.com/orchstat/orchstat/model/failure"
-	"github.com/orchstat/orchstat/rules/replay"
 )
 
 // MaxRecordedRetries bounds the retries one provider request is taken to
@@ -32,19 +32,19 @@ const MaxRecordedRetries = 100
 //
 // Three kinds come out, each read with one streamed query:
 //
-//   - replay.KindProvider, one per ProviderRequestFinished, ID
+//   - episode.KindProvider, one per ProviderRequestFinished, ID
 //     "<run>/<file_id>:<line>". See providerEpisodes for attempts and cost.
-//   - replay.KindL2, one per run with L2 events, ID "<run>/l2". See
+//   - episode.KindL2, one per run with L2 events, ID "<run>/l2". See
 //     l2Episodes.
-//   - replay.KindL3, one per (run, L3 step) with CandidateGenerated rows, ID
+//   - episode.KindL3, one per (run, L3 step) with CandidateGenerated rows, ID
 //     "<run>/l3/<step>". See l3Episodes.
-//   - replay.KindProvider again, one per agent call whose attempts the
+//   - episode.KindProvider again, one per agent call whose attempts the
 //     record shows, ID "<system>:<run>/<file_id>:<call>". See callEpisodes.
 //
 // classify turns a failed request's last error text into its class; it is
 // called once per distinct text, so it must be a pure function. A nil
 // classify leaves classes empty.
-func episodes(ctx context.Context, q querier, f Filter, classify func(string) failure.Class) ([]replay.Episode, error) {
+func episodes(ctx context.Context, q querier, f Filter, classify func(string) failure.Class) ([]episode.Episode, error) {
 	l2, err := l2Episodes(ctx, q, f)
 	if err != nil {
 		return nil, err
@@ -67,7 +67,7 @@ func episodes(ctx context.Context, q querier, f Filter, classify func(string) fa
 
 // initialSignatures sets each L2 loop's InitialSignature from its run's
 // initial verification report: the failure the first iteration repairs.
-func initialSignatures(ctx context.Context, q querier, l2 []replay.Episode) error {
+func initialSignatures(ctx context.Context, q querier, l2 []episode.Episode) error {
 	if len(l2) == 0 {
 		return nil
 	}
@@ -111,7 +111,7 @@ func queryRow(ctx context.Context, q querier, query string, args []any, dest ...
 	return rs.Close()
 }
 
-func episodeOrder(a, b replay.Episode) int {
+func episodeOrder(a, b episode.Episode) int {
 	if c := a.Time.Compare(b.Time); c != 0 {
 		return c
 	}
@@ -124,7 +124,7 @@ func episodeOrder(a, b replay.Episode) int {
 // mergeInto merges b into a, both sorted, in place from the back: b is
 // short and a can hold millions of episodes, so no second copy of a is
 // made when its capacity allows.
-func mergeInto(a, b []replay.Episode) []replay.Episode {
+func mergeInto(a, b []episode.Episode) []episode.Episode {
 	i, j := len(a)-1, len(b)-1
 	a = slices.Grow(a, len(b))[:len(a)+len(b)]
 	for k := len(a) - 1; j >= 0; k-- {
@@ -194,7 +194,7 @@ ORDER BY pr.ts`
 // backoff sleeps between them.
 //
 // The result has room for extra more episodes.
-func providerEpisodes(ctx context.Context, q querier, f Filter, classify func(string) failure.Class, extra int) ([]replay.Episode, error) {
+func providerEpisodes(ctx context.Context, q querier, f Filter, classify func(string) failure.Class, extra int) ([]episode.Episode, error) {
 	cte, args := f.scope("''")
 	// The count sizes the result: growing a slice of a million episodes
 	// step by step costs more than the query. It is only a hint.
@@ -207,8 +207,8 @@ func providerEpisodes(ctx context.Context, q querier, f Filter, classify func(st
 	}
 	b := &providerBuilder{
 		classify: classify,
-		out:      make([]replay.Episode, 0, int(size)+extra),
-		slab:     make([]replay.Attempt, attempts),
+		out:      make([]episode.Episode, 0, int(size)+extra),
+		slab:     make([]episode.Attempt, attempts),
 		names:    map[string]string{},
 		classes:  map[string]failure.Class{},
 	}
@@ -235,8 +235,8 @@ type providerRow struct {
 
 type providerBuilder struct {
 	classify func(string) failure.Class
-	out      []replay.Episode
-	slab     []replay.Attempt // episodes' attempts, allocated in blocks
+	out      []episode.Episode
+	slab     []episode.Attempt // episodes' attempts, allocated in blocks
 	names    map[string]string
 	classes  map[string]failure.Class
 	buf      []byte
@@ -256,7 +256,7 @@ func (b *providerBuilder) intern(s string) string {
 func (b *providerBuilder) add(r *providerRow) {
 	n := r.retries + 1
 	if n > len(b.slab) { // more rows than counted
-		b.slab = make([]replay.Attempt, max(n, 8192))
+		b.slab = make([]episode.Attempt, max(n, 8192))
 	}
 	att := b.slab[:n:n]
 	b.slab = b.slab[n:]
@@ -277,8 +277,8 @@ func (b *providerBuilder) add(r *providerRow) {
 	b.buf = append(b.buf, ':')
 	b.buf = strconv.AppendInt(b.buf, r.line, 10)
 	id := string(b.buf)
-	e := replay.Episode{
-		Kind:     replay.KindProvider,
+	e := episode.Episode{
+		Kind:     episode.KindProvider,
 		ID:       id,
 		Run:      id[:len(r.run)],
 		Time:     r.ts.UTC(),
@@ -295,7 +295,7 @@ func (b *providerBuilder) add(r *providerRow) {
 }
 
 // finish puts requests that share a timestamp in ID order.
-func (b *providerBuilder) finish() []replay.Episode {
+func (b *providerBuilder) finish() []episode.Episode {
 	out := b.out
 	for i := 0; i < len(out); {
 		j := i + 1
@@ -418,14 +418,14 @@ type l2Loop struct {
 //     the first one's reason. Halted and StopReason:
 //     the first RunStopped after the loop began and before any escalation
 //     (a stop in L3 belongs to L3).
-func l2Episodes(ctx context.Context, q querier, f Filter) ([]replay.Episode, error) {
+func l2Episodes(ctx context.Context, q querier, f Filter) ([]episode.Episode, error) {
 	cte, args := f.scope("''")
 	rs, err := q.QueryContext(ctx, "WITH "+cte+l2EpisodesSQL, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading L2 episodes: %w", err)
 	}
 	defer rs.Close()
-	var out []replay.Episode
+	var out []episode.Episode
 	var cur *l2Loop
 	for rs.Next() {
 		var (
@@ -528,7 +528,7 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
-func appendL2(out []replay.Episode, l *l2Loop) []replay.Episode {
+func appendL2(out []episode.Episode, l *l2Loop) []episode.Episode {
 	if len(l.iters) == 0 {
 		return out
 	}
@@ -537,12 +537,12 @@ func appendL2(out []replay.Episode, l *l2Loop) []replay.Episode {
 		iters = append(iters, it)
 	}
 	slices.SortFunc(iters, func(a, b *l2Iteration) int { return cmp.Compare(a.n, b.n) })
-	e := replay.Episode{
-		Kind:       replay.KindL2,
+	e := episode.Episode{
+		Kind:       episode.KindL2,
 		ID:         l.run + "/l2",
 		Run:        l.run,
 		Time:       iters[0].first,
-		Attempts:   make([]replay.Attempt, len(iters)),
+		Attempts:   make([]episode.Attempt, len(iters)),
 		Escalated:  l.escalated,
 		Halted:     l.halted,
 		StopReason: l.stop,
@@ -614,7 +614,7 @@ func keyOf(v sql.NullFloat64) stepKey {
 type l3Step struct {
 	key        stepKey
 	start, end time.Time
-	attempts   []replay.Attempt
+	attempts   []episode.Attempt
 	round      int // the first candidate not yet followed by a patch event
 	provider   string
 	mixed      bool
@@ -646,7 +646,7 @@ type l3Step struct {
 //     candidate, else the first candidate; Duration runs to StepFinished,
 //     or to the step's last event. Provider is the candidates' providerId
 //     when they agree.
-func l3Episodes(ctx context.Context, q querier, f Filter) ([]replay.Episode, error) {
+func l3Episodes(ctx context.Context, q querier, f Filter) ([]episode.Episode, error) {
 	cte, args := f.scope("''")
 	rs, err := q.QueryContext(ctx, "WITH "+cte+l3EpisodesSQL, args...)
 	if err != nil {
@@ -692,7 +692,7 @@ func l3Episodes(ctx context.Context, q querier, f Filter) ([]replay.Episode, err
 
 // l3Reader folds one run's L3 rows, in order, into its steps.
 type l3Reader struct {
-	out       []replay.Episode
+	out       []episode.Episode
 	run       string
 	steps     []*l3Step
 	byKey     map[stepKey]*l3Step
@@ -731,7 +731,7 @@ func (r *l3Reader) candidate(k stepKey, ts time.Time, valid bool, provider strin
 		r.current = st
 		st.round = len(st.attempts)
 	}
-	att := replay.Attempt{Valid: valid}
+	att := episode.Attempt{Valid: valid}
 	if !att.Valid {
 		att.Class = failure.ClassLLMOutputInvalid
 	}
@@ -781,9 +781,9 @@ func (r *l3Reader) patch(failed bool, ts time.Time, sig string) {
 	st.end = later(st.end, ts)
 }
 
-func appendL3(out []replay.Episode, run string, st *l3Step, diagnoses int) []replay.Episode {
-	e := replay.Episode{
-		Kind:     replay.KindL3,
+func appendL3(out []episode.Episode, run string, st *l3Step, diagnoses int) []episode.Episode {
+	e := episode.Episode{
+		Kind:     episode.KindL3,
 		ID:       run + "/l3/" + st.key.String(),
 		Run:      run,
 		Time:     st.start,
