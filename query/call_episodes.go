@@ -104,6 +104,6 @@ func withCalls(ctx context.Context, q querier, f Filter, classify func(string) f
 	if err != nil || len(calls) == 0 {
 		return out, err
 	}
-	slices.SortStableFunc(calls, episodeOrder)
-	return mergeInto(out, calls), nil
+	slices.SortStableFunc(calls, episode.Order)
+	return episode.MergeInto(out, calls), nil
 }
