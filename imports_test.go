@@ -47,6 +47,7 @@ var pure = []string{
 	"model/episode",
 	"model/simulated",
 	"model/factory/spec",
+	"model/factory/audit",
 }
 
 // noYAML are the packages that read JSON or decide retries: a YAML parser
