@@ -10,9 +10,9 @@ import (
 )
 
 // stageHistory is seed 004's history as rules/retry's Adaptive reads it:
-// one episode.StageOutcome per recorded run, oldest first, Failed when the run's
-// status is "failure" and Stage its ended_stage (the stage of its last
-// failure: orchestr8's failedStage). Every run counts, failed or not, as
+// one episode.StageOutcome per recorded run, oldest first, Failed when
+// the run's status is "failure" and Stage its ended_stage (the stage of
+// its last failure: orchestr8's failedStage). Every run counts, failed or not, as
 // every pipeline-history entry counts in orchestr8's calculateFailureRate
 // (src/retry.js: failedAtStage / recent.length).
 //
