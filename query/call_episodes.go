@@ -7,8 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/failure"
-	"github.com/orchstat/orchstat/rules/replay"
 )
 
 // callEpisodesSQL reads one row per agent call f selects whose attempts
@@ -27,19 +27,19 @@ FROM cs LEFT JOIN ae ON ae.file_id = cs.file_id AND ae.call_id = cs.call_id
 WHERE cs.attempts >= 1 AND cs.ts IS NOT NULL
 ORDER BY cs.ts, cs.file_id, cs.line`
 
-// callEpisodes reads one replay.KindProvider episode per agent call with
+// callEpisodes reads one episode.KindProvider episode per agent call with
 // known attempts, ID "<system>:<run>/<file_id>:<call>". Every attempt
 // before the last failed, as the call went on; the last one's OK is the
 // call's success. An attempt's class is classify of its own error where
 // call_attempts lists one, and the last attempt's of the call's error.
 // Cost is the call's recorded cost, failed attempts' included; 0 when
 // the record has none.
-func callEpisodes(ctx context.Context, q querier, f Filter, classify func(string) failure.Class) ([]replay.Episode, error) {
+func callEpisodes(ctx context.Context, q querier, f Filter, classify func(string) failure.Class) ([]episode.Episode, error) {
 	if ok, err := hasCalls(ctx, q); err != nil || !ok {
 		return nil, err
 	}
 	cte, args := f.callScope("''")
-	var out []replay.Episode
+	var out []episode.Episode
 	err := eachRow(ctx, q, "reading agents' calls", "WITH "+cte+fmt.Sprintf(callEpisodesSQL, MaxRecordedRetries+1), args,
 		func(rs *sql.Rows) error {
 			e, err := scanCallEpisode(rs, classify)
@@ -51,7 +51,7 @@ func callEpisodes(ctx context.Context, q querier, f Filter, classify func(string
 	return out, err
 }
 
-func scanCallEpisode(rs *sql.Rows, classify func(string) failure.Class) (replay.Episode, error) {
+func scanCallEpisode(rs *sql.Rows, classify func(string) failure.Class) (episode.Episode, error) {
 	var system, run, callID string
 	var fileID, line int64
 	var ts time.Time
@@ -63,7 +63,7 @@ func scanCallEpisode(rs *sql.Rows, classify func(string) failure.Class) (replay.
 	var errs []any
 	if err := rs.Scan(&system, &run, &fileID, &callID, &line, &ts, &provider, &model, &operation, &duration, &success,
 		&attempts, &lastErr, &cost, &errs); err != nil {
-		return replay.Episode{}, err
+		return episode.Episode{}, err
 	}
 	class := func(text string) failure.Class {
 		if classify == nil {
@@ -71,7 +71,7 @@ func scanCallEpisode(rs *sql.Rows, classify func(string) failure.Class) (replay.
 		}
 		return classify(text)
 	}
-	att := make([]replay.Attempt, attempts)
+	att := make([]episode.Attempt, attempts)
 	for i := range att[:attempts-1] {
 		if i < len(errs) {
 			if s, ok := errs[i].(string); ok {
@@ -88,7 +88,7 @@ func scanCallEpisode(rs *sql.Rows, classify func(string) failure.Class) (replay.
 	if callID == "" {
 		id = fmt.Sprintf("%s:%s/%d:%d", system, run, fileID, line)
 	}
-	e := replay.Episode{Kind: replay.KindProvider, ID: id, Run: system + ":" + run, Time: ts.UTC(),
+	e := episode.Episode{Kind: episode.KindProvider, ID: id, Run: system + ":" + run, Time: ts.UTC(),
 		Provider: provider.String, Model: model.String, Operation: operation.String,
 		Attempts: att, Success: last.OK, CostUSD: cost}
 	if duration.Valid && duration.Float64 > 0 {
@@ -99,11 +99,11 @@ func scanCallEpisode(rs *sql.Rows, classify func(string) failure.Class) (replay.
 
 // withCalls merges agents' call episodes into episodes, both in
 // (Time, ID) order.
-func withCalls(ctx context.Context, q querier, f Filter, classify func(string) failure.Class, out []replay.Episode) ([]replay.Episode, error) {
+func withCalls(ctx context.Context, q querier, f Filter, classify func(string) failure.Class, out []episode.Episode) ([]episode.Episode, error) {
 	calls, err := callEpisodes(ctx, q, f, classify)
 	if err != nil || len(calls) == 0 {
 		return out, err
 	}
-	slices.SortStableFunc(calls, episodeOrder)
-	return mergeInto(out, calls), nil
+	slices.SortStableFunc(calls, episode.Order)
+	return episode.MergeInto(out, calls), nil
 }

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/failure"
 	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/query"
-	"github.com/orchstat/orchstat/rules/replay"
 )
 
 // testCall is one row of the calls table as a test writes it.
@@ -125,7 +125,7 @@ func TestCallMetrics(t *testing.T) {
 	}
 	var replayed int
 	for _, e := range eps {
-		if e.Kind != replay.KindProvider {
+		if e.Kind != episode.KindProvider {
 			continue
 		}
 		replayed++

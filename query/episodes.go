@@ -1,7 +1,6 @@
 package query
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -11,10 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/events"
 
 	"github.com/orchstat/orchstat/model/failure"
-	"github.com/orchstat/orchstat/rules/replay"
 )
 
 // MaxRecordedRetries bounds the retries one provider request is taken to
@@ -32,19 +31,19 @@ const MaxRecordedRetries = 100
 //
 // Three kinds come out, each read with one streamed query:
 //
-//   - replay.KindProvider, one per ProviderRequestFinished, ID
+//   - episode.KindProvider, one per ProviderRequestFinished, ID
 //     "<run>/<file_id>:<line>". See providerEpisodes for attempts and cost.
-//   - replay.KindL2, one per run with L2 events, ID "<run>/l2". See
+//   - episode.KindL2, one per run with L2 events, ID "<run>/l2". See
 //     l2Episodes.
-//   - replay.KindL3, one per (run, L3 step) with CandidateGenerated rows, ID
+//   - episode.KindL3, one per (run, L3 step) with CandidateGenerated rows, ID
 //     "<run>/l3/<step>". See l3Episodes.
-//   - replay.KindProvider again, one per agent call whose attempts the
+//   - episode.KindProvider again, one per agent call whose attempts the
 //     record shows, ID "<system>:<run>/<file_id>:<call>". See callEpisodes.
 //
 // classify turns a failed request's last error text into its class; it is
 // called once per distinct text, so it must be a pure function. A nil
 // classify leaves classes empty.
-func episodes(ctx context.Context, q querier, f Filter, classify func(string) failure.Class) ([]replay.Episode, error) {
+func episodes(ctx context.Context, q querier, f Filter, classify func(string) failure.Class) ([]episode.Episode, error) {
 	l2, err := l2Episodes(ctx, q, f)
 	if err != nil {
 		return nil, err
@@ -57,17 +56,17 @@ func episodes(ctx context.Context, q querier, f Filter, classify func(string) fa
 		return nil, err
 	}
 	loops := append(l2, l3...)
-	slices.SortFunc(loops, episodeOrder)
+	slices.SortFunc(loops, episode.Order)
 	out, err := providerEpisodes(ctx, q, f, classify, len(loops))
 	if err != nil {
 		return nil, err
 	}
-	return withCalls(ctx, q, f, classify, mergeInto(out, loops))
+	return withCalls(ctx, q, f, classify, episode.MergeInto(out, loops))
 }
 
 // initialSignatures sets each L2 loop's InitialSignature from its run's
 // initial verification report: the failure the first iteration repairs.
-func initialSignatures(ctx context.Context, q querier, l2 []replay.Episode) error {
+func initialSignatures(ctx context.Context, q querier, l2 []episode.Episode) error {
 	if len(l2) == 0 {
 		return nil
 	}
@@ -109,32 +108,6 @@ func queryRow(ctx context.Context, q querier, query string, args []any, dest ...
 		return err
 	}
 	return rs.Close()
-}
-
-func episodeOrder(a, b replay.Episode) int {
-	if c := a.Time.Compare(b.Time); c != 0 {
-		return c
-	}
-	if c := strings.Compare(a.ID, b.ID); c != 0 {
-		return c
-	}
-	return strings.Compare(string(a.Kind), string(b.Kind))
-}
-
-// mergeInto merges b into a, both sorted, in place from the back: b is
-// short and a can hold millions of episodes, so no second copy of a is
-// made when its capacity allows.
-func mergeInto(a, b []replay.Episode) []replay.Episode {
-	i, j := len(a)-1, len(b)-1
-	a = slices.Grow(a, len(b))[:len(a)+len(b)]
-	for k := len(a) - 1; j >= 0; k-- {
-		if i >= 0 && episodeOrder(a[i], b[j]) > 0 {
-			a[k], i = a[i], i-1
-		} else {
-			a[k], j = b[j], j-1
-		}
-	}
-	return a
 }
 
 // providerEpisodesSQL reads one row per ProviderRequestFinished of the
@@ -194,7 +167,7 @@ ORDER BY pr.ts`
 // backoff sleeps between them.
 //
 // The result has room for extra more episodes.
-func providerEpisodes(ctx context.Context, q querier, f Filter, classify func(string) failure.Class, extra int) ([]replay.Episode, error) {
+func providerEpisodes(ctx context.Context, q querier, f Filter, classify func(string) failure.Class, extra int) ([]episode.Episode, error) {
 	cte, args := f.scope("''")
 	// The count sizes the result: growing a slice of a million episodes
 	// step by step costs more than the query. It is only a hint.
@@ -207,8 +180,8 @@ func providerEpisodes(ctx context.Context, q querier, f Filter, classify func(st
 	}
 	b := &providerBuilder{
 		classify: classify,
-		out:      make([]replay.Episode, 0, int(size)+extra),
-		slab:     make([]replay.Attempt, attempts),
+		out:      make([]episode.Episode, 0, int(size)+extra),
+		slab:     make([]episode.Attempt, attempts),
 		names:    map[string]string{},
 		classes:  map[string]failure.Class{},
 	}
@@ -235,8 +208,8 @@ type providerRow struct {
 
 type providerBuilder struct {
 	classify func(string) failure.Class
-	out      []replay.Episode
-	slab     []replay.Attempt // episodes' attempts, allocated in blocks
+	out      []episode.Episode
+	slab     []episode.Attempt // episodes' attempts, allocated in blocks
 	names    map[string]string
 	classes  map[string]failure.Class
 	buf      []byte
@@ -256,7 +229,7 @@ func (b *providerBuilder) intern(s string) string {
 func (b *providerBuilder) add(r *providerRow) {
 	n := r.retries + 1
 	if n > len(b.slab) { // more rows than counted
-		b.slab = make([]replay.Attempt, max(n, 8192))
+		b.slab = make([]episode.Attempt, max(n, 8192))
 	}
 	att := b.slab[:n:n]
 	b.slab = b.slab[n:]
@@ -277,8 +250,8 @@ func (b *providerBuilder) add(r *providerRow) {
 	b.buf = append(b.buf, ':')
 	b.buf = strconv.AppendInt(b.buf, r.line, 10)
 	id := string(b.buf)
-	e := replay.Episode{
-		Kind:     replay.KindProvider,
+	e := episode.Episode{
+		Kind:     episode.KindProvider,
 		ID:       id,
 		Run:      id[:len(r.run)],
 		Time:     r.ts.UTC(),
@@ -295,7 +268,7 @@ func (b *providerBuilder) add(r *providerRow) {
 }
 
 // finish puts requests that share a timestamp in ID order.
-func (b *providerBuilder) finish() []replay.Episode {
+func (b *providerBuilder) finish() []episode.Episode {
 	out := b.out
 	for i := 0; i < len(out); {
 		j := i + 1
@@ -303,7 +276,7 @@ func (b *providerBuilder) finish() []replay.Episode {
 			j++
 		}
 		if j-i > 1 {
-			slices.SortFunc(out[i:j], episodeOrder)
+			slices.SortFunc(out[i:j], episode.Order)
 		}
 		i = j
 	}
@@ -363,70 +336,17 @@ SELECT run_id, file_id, line, ts, src, type, iteration, a, b, passed, sig FROM (
   FROM run_events r JOIN lr USING (run_id) WHERE r.type = 'RunStopped')
 ORDER BY run_id, file_id, line, src`
 
-type l2Iteration struct {
-	n           float64
-	first       time.Time
-	result      string
-	patchPath   string
-	repaired    bool
-	passed      sql.NullBool
-	sig         string
-	applyFailed bool
-}
-
-type l2Loop struct {
-	run         string
-	iters       map[float64]*l2Iteration
-	last        time.Time // the loop's last event
-	boundary    *l2Iteration
-	afterRepair bool // the latest L2 event was a RepairAttempted with a patch
-	escalated   bool
-	escReason   string
-	halted      bool
-	stop        string
-}
-
-// l2Episodes reads one episode per run's L2 repair loop (runners/l2.ts):
-//
-//   - Events are taken in trace order: by file, then line. A run's trace
-//     is one file; were it split over several, each is read in turn.
-//   - An iteration is known by any of its L2 events (IterationStarted,
-//     RepairAttempted, IterationFinished), as in the l2_iterations view, so
-//     a run whose IterationStarted lines were lost still has its loop.
-//     Events without an iteration number are dropped. Attempts are the
-//     iterations in numeric order; Time is the first iteration's earliest
-//     event and Duration runs to the loop's last event (its escalation or
-//     stop included).
-//   - OK: IterationFinished says success, or the iteration's L2
-//     verification report passed.
-//   - Signature: that report's failureSignature, "" without one. Iterations
-//     whose repair produced no diff ("none (no-diff)", "none (empty-diff)")
-//     write no report, and l2.ts then compares the previous report again:
-//     a replay that checks for repeated signatures should carry the
-//     previous one over such an iteration.
-//   - PatchApplyFailed: a PatchApplyFailed event whose nearest earlier L2
-//     event in the same trace is this iteration's RepairAttempted, as l2.ts
-//     applies the patch right after announcing it. L3's apply failures,
-//     after the escalation, are not attributed. A "none (...)" repair is
-//     not an apply failure: l2.ts does not count it towards the
-//     patch-apply escalation.
-//   - Class, for an iteration that did not succeed: patch_apply_failed,
-//     else llm_output_invalid for a "none (...)" repair, else verify_failed
-//     when it finished as a failure or its report failed, else "" (for
-//     example an iteration cut short by a stop).
-//   - Escalated: the run has a RunEscalated from L2; EscalationReason is
-//     the first one's reason. Halted and StopReason:
-//     the first RunStopped after the loop began and before any escalation
-//     (a stop in L3 belongs to L3).
-func l2Episodes(ctx context.Context, q querier, f Filter) ([]replay.Episode, error) {
+// l2Episodes reads one episode per run's L2 repair loop: the rows of
+// l2EpisodesSQL, in trace order, folded by an episode.L2Reader, which
+// says how a loop is read.
+func l2Episodes(ctx context.Context, q querier, f Filter) ([]episode.Episode, error) {
 	cte, args := f.scope("''")
 	rs, err := q.QueryContext(ctx, "WITH "+cte+l2EpisodesSQL, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading L2 episodes: %w", err)
 	}
 	defer rs.Close()
-	var out []replay.Episode
-	var cur *l2Loop
+	var r episode.L2Reader
 	for rs.Next() {
 		var (
 			run            string
@@ -442,134 +362,32 @@ func l2Episodes(ctx context.Context, q querier, f Filter) ([]replay.Episode, err
 			return nil, fmt.Errorf("reading L2 episodes: %w", err)
 		}
 		ts = ts.UTC()
-		if cur == nil || cur.run != run {
-			if cur != nil {
-				out = appendL2(out, cur)
-			}
-			cur = &l2Loop{run: run, iters: map[float64]*l2Iteration{}}
-		}
+		r.Run(run)
 		switch src {
 		case 0: // an L2 event
-			cur.l2Event(ts, iteration, typ.String, a.String, b.String, passed, sig)
+			r.Event(episode.L2Event{Time: ts, Type: typ.String, Iteration: nanIfNull(iteration),
+				Result: a.String, PatchPath: b.String, Passed: passed.Bool, HasPassed: passed.Valid,
+				Signature: sig.String, HasSignature: sig.Valid})
 		case 1: // PatchApplyFailed
-			if cur.afterRepair && cur.boundary != nil {
-				cur.boundary.applyFailed = true
-				cur.last = later(cur.last, ts)
-			}
+			r.PatchApplyFailed(ts)
 		case 2: // RunEscalated
-			if a.String == "L2" {
-				cur.escalate(ts, b.String)
-			}
+			r.Escalation(ts, a.String, b.String)
 		case 3: // RunStopped
-			if !cur.escalated && !cur.halted && !cur.last.IsZero() {
-				cur.halted, cur.stop = true, a.String
-				cur.last = later(cur.last, ts)
-			}
+			r.Stopped(ts, a.String)
 		}
 	}
 	if err := rs.Err(); err != nil {
 		return nil, fmt.Errorf("reading L2 episodes: %w", err)
 	}
-	if cur != nil {
-		out = appendL2(out, cur)
-	}
-	return out, nil
+	return r.Episodes(), nil
 }
 
-// l2Event folds an event of the loop's own (IterationStarted,
-// IterationFinished, RepairAttempted, …) into its iteration.
-func (cur *l2Loop) l2Event(ts time.Time, iteration sql.NullFloat64, typ, a, b string, passed sql.NullBool, sig sql.NullString) {
-	cur.boundary, cur.afterRepair = nil, false
-	cur.last = later(cur.last, ts)
-	if !iteration.Valid || math.IsNaN(iteration.Float64) {
-		return
+// nanIfNull is v, NaN when NULL: a number the model reads as absent.
+func nanIfNull(v sql.NullFloat64) float64 {
+	if !v.Valid {
+		return math.NaN()
 	}
-	n := iteration.Float64 + 0 // folds -0 into 0
-	it := cur.iters[n]
-	if it == nil {
-		it = &l2Iteration{n: n, first: ts}
-		cur.iters[n] = it
-	}
-	if ts.Before(it.first) {
-		it.first = ts
-	}
-	if passed.Valid {
-		it.passed = passed
-	}
-	if sig.Valid {
-		it.sig = sig.String
-	}
-	switch typ {
-	case events.IterationFinished:
-		it.result = a
-	case events.RepairAttempted:
-		it.repaired, it.patchPath = true, b
-		cur.boundary, cur.afterRepair = it, !strings.HasPrefix(b, "none")
-	}
-}
-
-// escalate is a RunEscalated from L2: the loop's end, with the first
-// escalation's reason.
-func (cur *l2Loop) escalate(ts time.Time, reason string) {
-	if !cur.escalated && len(cur.iters) > 0 {
-		cur.last = later(cur.last, ts)
-	}
-	if !cur.escalated {
-		cur.escReason = reason
-	}
-	cur.escalated = true
-	cur.boundary, cur.afterRepair = nil, false
-}
-
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
-}
-
-func appendL2(out []replay.Episode, l *l2Loop) []replay.Episode {
-	if len(l.iters) == 0 {
-		return out
-	}
-	iters := make([]*l2Iteration, 0, len(l.iters))
-	for _, it := range l.iters {
-		iters = append(iters, it)
-	}
-	slices.SortFunc(iters, func(a, b *l2Iteration) int { return cmp.Compare(a.n, b.n) })
-	e := replay.Episode{
-		Kind:       replay.KindL2,
-		ID:         l.run + "/l2",
-		Run:        l.run,
-		Time:       iters[0].first,
-		Attempts:   make([]replay.Attempt, len(iters)),
-		Escalated:  l.escalated,
-		Halted:     l.halted,
-		StopReason: l.stop,
-		// Why it escalated, so the self-check can tell a non-improving
-		// escalation from a patch-apply one when the reports are missing.
-		EscalationReason: l.escReason,
-	}
-	for i, it := range iters {
-		a := &e.Attempts[i]
-		a.OK = it.result == "success" || it.passed.Valid && it.passed.Bool
-		a.Signature = it.sig
-		a.PatchApplyFailed = it.applyFailed
-		switch {
-		case a.OK:
-		case it.applyFailed:
-			a.Class = failure.ClassPatchApplyFailed
-		case it.repaired && strings.HasPrefix(it.patchPath, "none"):
-			a.Class = failure.ClassLLMOutputInvalid
-		case it.result == "failure" || it.passed.Valid:
-			a.Class = failure.ClassVerifyFailed
-		}
-	}
-	e.Success = e.Attempts[len(e.Attempts)-1].OK
-	if d := l.last.Sub(e.Time); d > 0 {
-		e.Duration = d
-	}
-	return append(out, e)
+	return v.Float64
 }
 
 // l3EpisodesSQL streams, per run with L3 candidates, the candidates, steps,
@@ -590,70 +408,17 @@ SELECT run_id, file_id, line, ts, src, type, iteration, flag, a FROM (
   FROM patch_events p JOIN cr USING (run_id))
 ORDER BY run_id, file_id, line, src`
 
-// stepKey is an L3 step index; CandidateGenerated without one is a step of
-// its own, as METRICS.md counts it.
-type stepKey struct {
-	known bool
-	n     float64
-}
-
-func (k stepKey) String() string {
-	if !k.known {
-		return "none"
-	}
-	return strconv.FormatFloat(k.n, 'f', -1, 64)
-}
-
-func keyOf(v sql.NullFloat64) stepKey {
-	if !v.Valid || math.IsNaN(v.Float64) {
-		return stepKey{}
-	}
-	return stepKey{true, v.Float64 + 0}
-}
-
-type l3Step struct {
-	key        stepKey
-	start, end time.Time
-	attempts   []replay.Attempt
-	round      int // the first candidate not yet followed by a patch event
-	provider   string
-	mixed      bool
-	finished   bool
-	success    bool
-}
-
-// l3Episodes reads one episode per L3 step with candidates (runners/l3.ts
-// and the flow EVENTS.md describes):
-//
-//   - Attempts are the step's candidates in trace order, rounds of bestOfN
-//     included when a step regenerates them; Valid is the candidate's valid
-//     flag, and an invalid one has Class llm_output_invalid.
-//   - A round ends with a patch event. The record does not say which
-//     candidate was applied, so a PatchApplyFailed goes to the round's last
-//     valid candidate (only a valid one has a patch to apply), or to its
-//     last candidate when none was valid. That attempt gets
-//     PatchApplyFailed, Class patch_apply_failed and the apply error as its
-//     Signature: identical errors are what triggers a diagnosis.
-//   - A StepFinished following the step's candidates (before the next
-//     StepStarted) ends it; Success is its success flag and the last
-//     attempt's OK is set to it, as the record does not say which candidate
-//     won. Every other attempt has OK false. A step with no StepFinished (the
-//     run stopped or is unfinished) did not succeed.
-//   - StopReason is "diagnosed" when a DiagnosisStarted names the step, and
-//     Diagnoses counts them (a step can be diagnosed more than once). Run
-//     stops are not the step's: Halted and Escalated stay false.
-//   - Time is the step's StepStarted when it directly precedes the first
-//     candidate, else the first candidate; Duration runs to StepFinished,
-//     or to the step's last event. Provider is the candidates' providerId
-//     when they agree.
-func l3Episodes(ctx context.Context, q querier, f Filter) ([]replay.Episode, error) {
+// l3Episodes reads one episode per L3 step with candidates: the rows of
+// l3EpisodesSQL, in trace order, folded by an episode.L3Reader, which
+// says how a step is read.
+func l3Episodes(ctx context.Context, q querier, f Filter) ([]episode.Episode, error) {
 	cte, args := f.scope("''")
 	rs, err := q.QueryContext(ctx, "WITH "+cte+l3EpisodesSQL, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading L3 episodes: %w", err)
 	}
 	defer rs.Close()
-	var r l3Reader
+	var r episode.L3Reader
 	for rs.Next() {
 		var (
 			fileID, line int64
@@ -668,140 +433,21 @@ func l3Episodes(ctx context.Context, q querier, f Filter) ([]replay.Episode, err
 			return nil, fmt.Errorf("reading L3 episodes: %w", err)
 		}
 		ts = ts.UTC()
-		if thisRun != r.run || r.byKey == nil {
-			r.startRun(thisRun)
-		}
+		r.Run(thisRun)
 		ok := flag.Valid && flag.Bool
 		switch src {
 		case 0: // CandidateGenerated
-			r.candidate(keyOf(iteration), ts, ok, a.String)
+			r.Candidate(nanIfNull(iteration), ts, ok, a.String)
 		case 1: // StepStarted or StepFinished
-			r.stepEvent(typ.String == events.StepStarted, ts, ok)
+			r.StepEvent(typ.String == events.StepStarted, ts, ok)
 		case 2: // DiagnosisStarted
-			r.diagnosed[keyOf(iteration)]++
+			r.Diagnosis(nanIfNull(iteration))
 		case 3: // PatchApplied or PatchApplyFailed
-			r.patch(typ.String == events.PatchApplyFailed, ts, a.String)
+			r.Patch(typ.String == events.PatchApplyFailed, ts, a.String)
 		}
 	}
 	if err := rs.Err(); err != nil {
 		return nil, fmt.Errorf("reading L3 episodes: %w", err)
 	}
-	r.flush()
-	return r.out, nil
-}
-
-// l3Reader folds one run's L3 rows, in order, into its steps.
-type l3Reader struct {
-	out       []replay.Episode
-	run       string
-	steps     []*l3Step
-	byKey     map[stepKey]*l3Step
-	diagnosed map[stepKey]int
-	current   *l3Step
-	started   time.Time // the pending StepStarted, zero when none
-}
-
-// startRun ends the run before, if any, and begins run.
-func (r *l3Reader) startRun(run string) {
-	r.flush()
-	r.run, r.steps, r.current, r.started = run, nil, nil, time.Time{}
-	r.byKey, r.diagnosed = map[stepKey]*l3Step{}, map[stepKey]int{}
-}
-
-func (r *l3Reader) flush() {
-	for _, st := range r.steps {
-		r.out = appendL3(r.out, r.run, st, r.diagnosed[st.key])
-	}
-}
-
-// candidate is a CandidateGenerated: an attempt of its step, which a
-// pending StepStarted begins.
-func (r *l3Reader) candidate(k stepKey, ts time.Time, valid bool, provider string) {
-	st := r.byKey[k]
-	if st == nil {
-		st = &l3Step{key: k, start: ts}
-		if !r.started.IsZero() {
-			st.start = r.started
-		}
-		r.byKey[k] = st
-		r.steps = append(r.steps, st)
-	}
-	r.started = time.Time{}
-	if r.current != st {
-		r.current = st
-		st.round = len(st.attempts)
-	}
-	att := replay.Attempt{Valid: valid}
-	if !att.Valid {
-		att.Class = failure.ClassLLMOutputInvalid
-	}
-	st.attempts = append(st.attempts, att)
-	switch {
-	case len(st.attempts) == 1:
-		st.provider = provider
-	case provider != st.provider:
-		st.mixed = true
-	}
-	st.end = later(st.end, ts)
-}
-
-// stepEvent is a StepStarted, which the next candidate's step starts at,
-// or a StepFinished, which ends the current step.
-func (r *l3Reader) stepEvent(started bool, ts time.Time, success bool) {
-	if started {
-		r.current, r.started = nil, ts
-		return
-	}
-	if c := r.current; c != nil && !c.finished {
-		c.finished, c.success = true, success
-		c.end = later(c.end, ts)
-	}
-	r.current, r.started = nil, time.Time{}
-}
-
-// patch is a PatchApplied or PatchApplyFailed of the current step's round
-// of candidates: a failure belongs to the round's last valid candidate.
-func (r *l3Reader) patch(failed bool, ts time.Time, sig string) {
-	st := r.current
-	if st == nil || st.round >= len(st.attempts) {
-		return
-	}
-	if failed {
-		i := len(st.attempts) - 1
-		for j := i; j >= st.round; j-- {
-			if st.attempts[j].Valid {
-				i = j
-				break
-			}
-		}
-		at := &st.attempts[i]
-		at.PatchApplyFailed, at.Class, at.Signature = true, failure.ClassPatchApplyFailed, sig
-	}
-	st.round = len(st.attempts)
-	st.end = later(st.end, ts)
-}
-
-func appendL3(out []replay.Episode, run string, st *l3Step, diagnoses int) []replay.Episode {
-	e := replay.Episode{
-		Kind:     replay.KindL3,
-		ID:       run + "/l3/" + st.key.String(),
-		Run:      run,
-		Time:     st.start,
-		Attempts: st.attempts,
-		Success:  st.finished && st.success,
-	}
-	if !st.mixed {
-		e.Provider = st.provider
-	}
-	if e.Success {
-		last := &e.Attempts[len(e.Attempts)-1]
-		last.OK, last.Class = true, ""
-	}
-	if diagnoses > 0 {
-		e.StopReason, e.Diagnoses = "diagnosed", diagnoses
-	}
-	if d := st.end.Sub(st.start); d > 0 {
-		e.Duration = d
-	}
-	return append(out, e)
+	return r.Episodes(), nil
 }

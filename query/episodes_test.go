@@ -21,9 +21,9 @@ import (
 	"time"
 
 	"github.com/orchstat/orchstat/ingest"
+	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/failure"
 	"github.com/orchstat/orchstat/query"
-	"github.com/orchstat/orchstat/rules/replay"
 )
 
 // The expectations below come from the trace, summary and report files,
@@ -145,12 +145,12 @@ func ms(s string) time.Time {
 
 // wantProvider builds a run's provider episodes from its trace and
 // summary.json, following EVENTS.md and the cost rule Episodes documents.
-func wantProvider(t *testing.T, st *query.Store, run string) []replay.Episode {
+func wantProvider(t *testing.T, st *query.Store, run string) []episode.Episode {
 	t.Helper()
 	fid := fileID(t, st, run)
 	type start struct{ provider, model string }
 	var starts []start
-	var out []replay.Episode
+	var out []episode.Episode
 	attempts := map[string]int{}
 	total := 0
 	for _, l := range readTrace(t, run) {
@@ -167,8 +167,8 @@ func wantProvider(t *testing.T, st *query.Store, run string) []replay.Episode {
 		case "ProviderRequestStarted":
 			starts = append(starts, start{p.Provider, p.Model})
 		case "ProviderRequestFinished":
-			e := replay.Episode{
-				Kind: replay.KindProvider, ID: fmt.Sprintf("%s/%d:%d", run, fid, l.line), Run: run, Time: l.TS,
+			e := episode.Episode{
+				Kind: episode.KindProvider, ID: fmt.Sprintf("%s/%d:%d", run, fid, l.line), Run: run, Time: l.TS,
 				Provider: p.Provider, Duration: time.Duration(p.DurationMs * float64(time.Millisecond)), Success: p.Success,
 			}
 			for i := len(starts) - 1; i >= 0; i-- {
@@ -181,7 +181,7 @@ func wantProvider(t *testing.T, st *query.Store, run string) []replay.Episode {
 			if p.Retries != nil {
 				n += int(*p.Retries)
 			}
-			e.Attempts = make([]replay.Attempt, n)
+			e.Attempts = make([]episode.Attempt, n)
 			e.Attempts[n-1].OK = p.Success
 			if !p.Success && p.Error != nil {
 				e.Attempts[n-1].Class = failure.Class("c:" + *p.Error)
@@ -217,8 +217,8 @@ func wantProvider(t *testing.T, st *query.Store, run string) []replay.Episode {
 	return out
 }
 
-func ofRun(eps []replay.Episode, kind replay.Kind, run string) []replay.Episode {
-	var out []replay.Episode
+func ofRun(eps []episode.Episode, kind episode.Kind, run string) []episode.Episode {
+	var out []episode.Episode
 	for _, e := range eps {
 		if e.Kind == kind && e.Run == run {
 			out = append(out, e)
@@ -228,7 +228,7 @@ func ofRun(eps []replay.Episode, kind replay.Kind, run string) []replay.Episode 
 }
 
 // sameEpisodes compares exactly, but for costs, which are compared to 1e-12.
-func sameEpisodes(t *testing.T, name string, got, want []replay.Episode) {
+func sameEpisodes(t *testing.T, name string, got, want []episode.Episode) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Errorf("%s: %d episodes, want %d:\n got %+v\nwant %+v", name, len(got), len(want), got, want)
@@ -294,7 +294,7 @@ func TestEpisodes(t *testing.T) {
 	}
 
 	t.Run("counts and order", func(t *testing.T) {
-		n := map[replay.Kind]int{}
+		n := map[episode.Kind]int{}
 		ids := map[string]bool{}
 		for _, e := range all {
 			n[e.Kind]++
@@ -307,11 +307,11 @@ func TestEpisodes(t *testing.T) {
 		// README: 152 PRF; 8 l2_runs plus the bad run, whose
 		// IterationStarted lines are quarantined but whose other L2
 		// events remain; 13 L3 steps.
-		want := map[replay.Kind]int{replay.KindProvider: 152, replay.KindL2: 9, replay.KindL3: 13}
+		want := map[episode.Kind]int{episode.KindProvider: 152, episode.KindL2: 9, episode.KindL3: 13}
 		if !reflect.DeepEqual(n, want) {
 			t.Errorf("episodes by kind %v, want %v", n, want)
 		}
-		if !slices.IsSortedFunc(all, func(a, b replay.Episode) int {
+		if !slices.IsSortedFunc(all, func(a, b episode.Episode) int {
 			if c := a.Time.Compare(b.Time); c != 0 {
 				return c
 			}
@@ -322,7 +322,7 @@ func TestEpisodes(t *testing.T) {
 		// Retries and failures agree with the README's totals.
 		retries, failed := 0, 0
 		for _, e := range all {
-			if e.Kind == replay.KindProvider {
+			if e.Kind == episode.KindProvider {
 				retries += e.Retries()
 				if !e.Success {
 					failed++
@@ -351,15 +351,15 @@ func TestEpisodes(t *testing.T) {
 		// failures; A and V: per-provider costs, V's ollama cost null;
 		// K: interleaved requests; Q: an old summary without costs.
 		for _, run := range []string{runP, runL, runS, runA, runV, runK, runQ} {
-			sameEpisodes(t, run, ofRun(all, replay.KindProvider, run), wantProvider(t, st, run))
+			sameEpisodes(t, run, ofRun(all, episode.KindProvider, run), wantProvider(t, st, run))
 		}
 		// Spot checks of the expectation builder itself.
-		s := ofRun(all, replay.KindProvider, runS)
+		s := ofRun(all, episode.KindProvider, runS)
 		if len(s) != 8 || s[0].Provider != "gemini" || s[0].Success || s[0].Retries() != 0 ||
-			s[1].Model != "gpt-5" || s[1].Retries() != 1 || s[1].Attempts[0] != (replay.Attempt{}) {
+			s[1].Model != "gpt-5" || s[1].Retries() != 1 || s[1].Attempts[0] != (episode.Attempt{}) {
 			t.Errorf("run S: %+v", s)
 		}
-		a := ofRun(all, replay.KindProvider, runA)
+		a := ofRun(all, episode.KindProvider, runA)
 		var openai float64
 		for _, e := range a {
 			if e.Provider == "openai" {
@@ -398,7 +398,7 @@ func TestEpisodes(t *testing.T) {
 			t.Errorf("classify called with %v, want %v", got, want)
 		}
 		for _, e := range all {
-			if e.Kind != replay.KindProvider {
+			if e.Kind != episode.KindProvider {
 				continue
 			}
 			for i, a := range e.Attempts[:len(e.Attempts)-1] {
@@ -422,27 +422,27 @@ func TestEpisodes(t *testing.T) {
 	})
 
 	t.Run("l2", func(t *testing.T) {
-		verify := func(sig string) replay.Attempt {
-			return replay.Attempt{Class: failure.ClassVerifyFailed, Signature: sig}
+		verify := func(sig string) episode.Attempt {
+			return episode.Attempt{Class: failure.ClassVerifyFailed, Signature: sig}
 		}
-		applyFailed := func(sig string) replay.Attempt {
-			return replay.Attempt{Class: failure.ClassPatchApplyFailed, Signature: sig, PatchApplyFailed: true}
+		applyFailed := func(sig string) episode.Attempt {
+			return episode.Attempt{Class: failure.ClassPatchApplyFailed, Signature: sig, PatchApplyFailed: true}
 		}
-		noDiff := replay.Attempt{Class: failure.ClassLLMOutputInvalid}
-		pass := replay.Attempt{OK: true}
-		cut := replay.Attempt{} // begun, with no outcome recorded
-		l2 := func(run, start, end string, attempts ...replay.Attempt) replay.Episode {
-			return replay.Episode{Kind: replay.KindL2, ID: run + "/l2", Run: run, Time: ms(start),
+		noDiff := episode.Attempt{Class: failure.ClassLLMOutputInvalid}
+		pass := episode.Attempt{OK: true}
+		cut := episode.Attempt{} // begun, with no outcome recorded
+		l2 := func(run, start, end string, attempts ...episode.Attempt) episode.Episode {
+			return episode.Episode{Kind: episode.KindL2, ID: run + "/l2", Run: run, Time: ms(start),
 				Duration: ms(end).Sub(ms(start)), Attempts: attempts, Success: attempts[len(attempts)-1].OK,
 				InitialSignature: sig(t, run, 0)}
 		}
-		with := func(e replay.Episode, f func(*replay.Episode)) replay.Episode { f(&e); return e }
+		with := func(e episode.Episode, f func(*episode.Episode)) episode.Episode { f(&e); return e }
 		// The escalation's reason is read too: without reports it is what
 		// says whether a loop escalated on repeats or on patches.
-		escalated := func(reason string) func(*replay.Episode) {
-			return func(e *replay.Episode) { e.Escalated, e.EscalationReason = true, reason }
+		escalated := func(reason string) func(*episode.Episode) {
+			return func(e *episode.Episode) { e.Escalated, e.EscalationReason = true, reason }
 		}
-		want := []replay.Episode{
+		want := []episode.Episode{
 			// A: S1, S2, pass.
 			l2(runA, "2025-11-03T10:06:22.211Z", "2025-11-03T10:07:59.756Z",
 				verify(sig(t, runA, 1)), verify(sig(t, runA, 2)), pass),
@@ -450,7 +450,7 @@ func TestEpisodes(t *testing.T) {
 			// and the non_improving stop.
 			with(l2(runB, "2025-11-03T11:31:37.848Z", "2025-11-03T11:33:13.751Z",
 				verify(sig(t, runB, 1)), verify(sig(t, runB, 2)), verify(sig(t, runB, 3)), cut),
-				func(e *replay.Episode) { e.Halted, e.StopReason = true, "non_improving" }),
+				func(e *episode.Episode) { e.Halted, e.StopReason = true, "non_improving" }),
 			// C: iterations 3 and 4 fail to apply; escalation to L3.
 			with(l2(runC, "2025-11-04T08:55:50.195Z", "2025-11-04T08:57:52.705Z",
 				verify(sig(t, runC, 1)), verify(sig(t, runC, 2)), applyFailed(sig(t, runC, 3)), applyFailed(sig(t, runC, 4))),
@@ -459,7 +459,7 @@ func TestEpisodes(t *testing.T) {
 			// L2 runs out of iterations (budget_exceeded).
 			with(l2(runE, "2025-11-04T12:10:44.944Z", "2025-11-04T12:12:48.759Z",
 				verify(sig(t, runE, 1)), noDiff, verify(sig(t, runE, 3)), noDiff, verify(sig(t, runE, 5))),
-				func(e *replay.Episode) { e.Halted, e.StopReason = true, "budget_exceeded" }),
+				func(e *episode.Episode) { e.Halted, e.StopReason = true, "budget_exceeded" }),
 			// The bad run: both IterationStarted lines quarantined; the
 			// loop starts at RepairAttempted(1).
 			with(l2(runBad, "2025-11-04T23:47:33.270Z", "2025-11-04T23:48:28.737Z",
@@ -475,33 +475,33 @@ func TestEpisodes(t *testing.T) {
 				verify(sig(t, runH, 1)), verify(sig(t, runH, 2)), verify(sig(t, runH, 3)), cut),
 		}
 		for _, w := range want {
-			sameEpisodes(t, w.Run, ofRun(all, replay.KindL2, w.Run), []replay.Episode{w})
+			sameEpisodes(t, w.Run, ofRun(all, episode.KindL2, w.Run), []episode.Episode{w})
 		}
-		if got := ofRun(all, replay.KindL2, runD); len(got) != 1 || !got[0].Escalated || got[0].Retries() != 2 ||
+		if got := ofRun(all, episode.KindL2, runD); len(got) != 1 || !got[0].Escalated || got[0].Retries() != 2 ||
 			!got[0].Attempts[1].PatchApplyFailed || !got[0].Attempts[2].PatchApplyFailed || got[0].Attempts[0].PatchApplyFailed {
 			t.Errorf("run D: %+v", got)
 		}
 	})
 
 	t.Run("l3", func(t *testing.T) {
-		c := func(valid bool) replay.Attempt {
+		c := func(valid bool) episode.Attempt {
 			if valid {
-				return replay.Attempt{Valid: true}
+				return episode.Attempt{Valid: true}
 			}
-			return replay.Attempt{Class: failure.ClassLLMOutputInvalid}
+			return episode.Attempt{Class: failure.ClassLLMOutputInvalid}
 		}
-		ok := func(a replay.Attempt) replay.Attempt { a.OK, a.Class = true, ""; return a }
-		failedApply := func(a replay.Attempt, run string, line int) replay.Attempt {
+		ok := func(a episode.Attempt) episode.Attempt { a.OK, a.Class = true, ""; return a }
+		failedApply := func(a episode.Attempt, run string, line int) episode.Attempt {
 			a.PatchApplyFailed, a.Class, a.Signature = true, failure.ClassPatchApplyFailed, applyError(t, run, line)
 			return a
 		}
-		l3 := func(run, step, provider, start, end string, success bool, attempts ...replay.Attempt) replay.Episode {
-			return replay.Episode{Kind: replay.KindL3, ID: run + "/l3/" + step, Run: run, Provider: provider,
+		l3 := func(run, step, provider, start, end string, success bool, attempts ...episode.Attempt) episode.Episode {
+			return episode.Episode{Kind: episode.KindL3, ID: run + "/l3/" + step, Run: run, Provider: provider,
 				Time: ms(start), Duration: ms(end).Sub(ms(start)), Attempts: attempts, Success: success}
 		}
-		diagnosed := func(n int, e replay.Episode) replay.Episode { e.StopReason, e.Diagnoses = "diagnosed", n; return e }
+		diagnosed := func(n int, e episode.Episode) episode.Episode { e.StopReason, e.Diagnoses = "diagnosed", n; return e }
 		T, F := true, false
-		want := map[string][]replay.Episode{
+		want := map[string][]episode.Episode{
 			// D: two rounds whose patch fails to apply (lines 62, 72),
 			// a diagnosis, and a third round that applies.
 			runD: {diagnosed(1, l3(runD, "0", "anthropic", "2025-11-04T10:24:02.792Z", "2025-11-04T10:27:33.987Z", true,
@@ -528,7 +528,7 @@ func TestEpisodes(t *testing.T) {
 			runBad: {l3(runBad, "0", "anthropic", "2025-11-04T23:48:34.851Z", "2025-11-04T23:49:53.198Z", true, c(T), c(F), ok(c(T)))},
 		}
 		for run, w := range want {
-			sameEpisodes(t, run, ofRun(all, replay.KindL3, run), w)
+			sameEpisodes(t, run, ofRun(all, episode.KindL3, run), w)
 		}
 	})
 
@@ -630,7 +630,7 @@ func TestEpisodesRunTotalCost(t *testing.T) {
 	var n1, n2 int
 	for _, e := range eps {
 		switch {
-		case e.Kind != replay.KindProvider:
+		case e.Kind != episode.KindProvider:
 		case e.Run == "1000":
 			n1 += len(e.Attempts)
 			total += e.CostUSD
@@ -730,7 +730,7 @@ func TestEpisodesAgreeWithMetrics(t *testing.T) {
 					t.Errorf("%s %s has no attempts", e.Kind, e.ID)
 				}
 				switch e.Kind {
-				case replay.KindProvider:
+				case episode.KindProvider:
 					prov++
 					retries += float64(e.Retries())
 					if e.Retries() > 0 {
@@ -742,12 +742,12 @@ func TestEpisodesAgreeWithMetrics(t *testing.T) {
 							t.Errorf("%s: final class %q", e.ID, e.FinalClass())
 						}
 					}
-				case replay.KindL2:
+				case episode.KindL2:
 					l2++
 					if e.Escalated {
 						escalated++
 					}
-				case replay.KindL3:
+				case episode.KindL3:
 					l3++
 					if e.StopReason == "diagnosed" {
 						diagnosed++

@@ -4,8 +4,8 @@ import (
 	"context"
 	"database/sql"
 
+	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/failure"
-	"github.com/orchstat/orchstat/rules/replay"
 )
 
 // Seams for query's external tests, compiled into its tests only.
@@ -19,7 +19,7 @@ func ConnOf(st *Store) *sql.Conn { return st.conn }
 
 // EpisodesOn is Episodes on any querier: a test can hide the driver behind
 // one to make Episodes read through database/sql instead of Arrow.
-func EpisodesOn(ctx context.Context, q Querier, f Filter, classify func(string) failure.Class) ([]replay.Episode, error) {
+func EpisodesOn(ctx context.Context, q Querier, f Filter, classify func(string) failure.Class) ([]episode.Episode, error) {
 	return episodes(ctx, q, f, classify)
 }
 

@@ -8,8 +8,6 @@ import (
 	"os"
 	"strings"
 	"time"
-
-	"github.com/orchstat/orchstat/rules/retry"
 )
 
 // The notification queue. A notification is queued in the same
@@ -245,7 +243,9 @@ var ErrDeliveryBusy = errors.New("notifications are being delivered")
 // the store at db, waiting up to timeout for another that is. The store
 // itself is not locked: the caller must not hold the store while it
 // waits here (a delivering check opens the store while holding this).
-func LockDeliveries(ctx context.Context, db string, timeout time.Duration) (release func(), err error) {
+// sleep is the wait between polls, which must end with ctx: the caller
+// passes retry.Sleep, the one such wait, which the store may not import.
+func LockDeliveries(ctx context.Context, db string, timeout time.Duration, sleep func(context.Context, time.Duration) error) (release func(), err error) {
 	deadline := time.Now().Add(timeout)
 	delay := 10 * time.Millisecond
 	for {
@@ -259,7 +259,7 @@ func LockDeliveries(ctx context.Context, db string, timeout time.Duration) (rele
 		if !time.Now().Before(deadline) {
 			return nil, fmt.Errorf("%w by %s (waited %s)", ErrDeliveryBusy, holder, timeout)
 		}
-		if err := retry.Sleep(ctx, delay); err != nil {
+		if err := sleep(ctx, delay); err != nil {
 			return nil, err
 		}
 		delay = nextLockPoll(delay)

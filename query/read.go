@@ -4,10 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/failure"
 	"github.com/orchstat/orchstat/model/reports"
-	"github.com/orchstat/orchstat/rules/replay"
-	"github.com/orchstat/orchstat/rules/retry"
 )
 
 // The store's read models. Each runs on the store's connection; the
@@ -20,7 +19,7 @@ func (s *Store) FactoryAudit(ctx context.Context, f Filter) (*reports.FactoryAud
 }
 
 // Episodes reads the filtered runs' retry episodes, for replay; see episodes.
-func (s *Store) Episodes(ctx context.Context, f Filter, classify func(string) failure.Class) ([]replay.Episode, error) {
+func (s *Store) Episodes(ctx context.Context, f Filter, classify func(string) failure.Class) ([]episode.Episode, error) {
 	if err := s.priced(ctx); err != nil {
 		return nil, err
 	}
@@ -86,7 +85,7 @@ func (s *Store) RecordedStages(ctx context.Context, system string) ([]string, er
 }
 
 // StageHistory reads the stage outcomes of system's recorded runs under paths; see stageHistory.
-func (s *Store) StageHistory(ctx context.Context, system string, paths []string) ([]retry.StageOutcome, []string, error) {
+func (s *Store) StageHistory(ctx context.Context, system string, paths []string) ([]episode.StageOutcome, []string, error) {
 	return stageHistory(ctx, s.conn, system, paths)
 }
 

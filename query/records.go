@@ -8,10 +8,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/failure"
 	"github.com/orchstat/orchstat/model/records"
 	"github.com/orchstat/orchstat/model/reports"
-	"github.com/orchstat/orchstat/rules/replay"
 )
 
 // recordRunsAll renders record runs with their start, their own start
@@ -250,7 +250,7 @@ func systems(ctx context.Context, q querier, f Filter, out *reports.Systems) err
 
 // RecordedRuns is what a replay of record runs reads, per system.
 type RecordedRuns struct {
-	Runs map[string][]replay.AttemptRun
+	Runs map[string][]episode.AttemptRun
 	// Unknown counts, per system, runs left out because an attempt's
 	// outcome is not in the record.
 	Unknown map[string]int
@@ -270,7 +270,7 @@ func attemptRuns(ctx context.Context, q querier, f Filter) (*RecordedRuns, error
 		return nil, fmt.Errorf("reading recorded attempts: %w", err)
 	}
 	defer rs.Close()
-	out := &RecordedRuns{Runs: map[string][]replay.AttemptRun{}, Unknown: map[string]int{}}
+	out := &RecordedRuns{Runs: map[string][]episode.AttemptRun{}, Unknown: map[string]int{}}
 	unknown := map[[2]string]bool{}
 	for rs.Next() {
 		var system, runID, batch, class, sig, stage, msg string
@@ -281,13 +281,13 @@ func attemptRuns(ctx context.Context, q querier, f Filter) (*RecordedRuns, error
 		}
 		runs := out.Runs[system]
 		if n := len(runs); n == 0 || runs[n-1].RunID != runID {
-			runs = append(runs, replay.AttemptRun{System: system, RunID: runID, Batch: batch, MaxAttempts: maxAttempts})
+			runs = append(runs, episode.AttemptRun{System: system, RunID: runID, Batch: batch, MaxAttempts: maxAttempts})
 		}
 		if !passed.Valid {
 			unknown[[2]string{system, runID}] = true
 		}
 		r := &runs[len(runs)-1]
-		r.Attempts = append(r.Attempts, replay.RecordedAttempt{Passed: passed.Bool, Class: failure.Class(class),
+		r.Attempts = append(r.Attempts, episode.RecordedAttempt{Passed: passed.Bool, Class: failure.Class(class),
 			Signature: sig, Stage: stage, Message: msg})
 		out.Runs[system] = runs
 	}
@@ -297,7 +297,7 @@ func attemptRuns(ctx context.Context, q querier, f Filter) (*RecordedRuns, error
 	// A run with an attempt whose outcome the record omits cannot be
 	// replayed exactly, so it is left out and counted.
 	for system, runs := range out.Runs {
-		out.Runs[system] = slices.DeleteFunc(runs, func(r replay.AttemptRun) bool {
+		out.Runs[system] = slices.DeleteFunc(runs, func(r episode.AttemptRun) bool {
 			if unknown[[2]string{system, r.RunID}] {
 				out.Unknown[system]++
 				return true

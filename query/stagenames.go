@@ -6,41 +6,8 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/orchstat/orchstat/ingest/factory"
+	"github.com/orchstat/orchstat/model/factory/spec"
 )
-
-// failureStages maps the factory's failure-brief stages, which name how
-// an attempt failed, to the pipeline stage the report's Stages table
-// shows (ingest/factory's record_stages names), so that a user asks about
-// "verify" as the report calls it. Brief stages with no pipeline stage
-// (preflight, exception, ...) keep their names.
-var failureStages = map[string]string{
-	"write_failed":       factory.StageWrite,
-	"patch_apply_failed": factory.StageApply,
-	"verify_failed":      factory.StageVerify,
-	"acceptance_failed":  factory.StageAcceptance,
-}
-
-// ReportStage is the report's name for a stage a record names.
-func ReportStage(stage string) string {
-	if s, ok := failureStages[stage]; ok {
-		return s
-	}
-	return stage
-}
-
-// StageAliases is every name records may give the report's stage, itself
-// first.
-func StageAliases(stage string) []string {
-	out := []string{stage}
-	for raw, s := range failureStages {
-		if s == stage {
-			out = append(out, raw)
-		}
-	}
-	sort.Strings(out[1:])
-	return out
-}
 
 // recordedStages is every stage the records of system ("" every system)
 // name, as the report names them: the stages of attempts, the stages
@@ -59,8 +26,8 @@ func recordedStages(ctx context.Context, q querier, system string) ([]string, er
 		if err := rs.Scan(&s); err != nil {
 			return nil, err
 		}
-		if s != nil && *s != "" && !slices.Contains(out, ReportStage(*s)) {
-			out = append(out, ReportStage(*s))
+		if s != nil && *s != "" && !slices.Contains(out, spec.ReportStage(*s)) {
+			out = append(out, spec.ReportStage(*s))
 		}
 	}
 	sort.Strings(out)

@@ -6,13 +6,13 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/orchstat/orchstat/rules/retry"
+	"github.com/orchstat/orchstat/model/episode"
 )
 
 // stageHistory is seed 004's history as rules/retry's Adaptive reads it:
-// one StageOutcome per recorded run, oldest first, Failed when the run's
-// status is "failure" and Stage its ended_stage (the stage of its last
-// failure: orchestr8's failedStage). Every run counts, failed or not, as
+// one episode.StageOutcome per recorded run, oldest first, Failed when
+// the run's status is "failure" and Stage its ended_stage (the stage of
+// its last failure: orchestr8's failedStage). Every run counts, failed or not, as
 // every pipeline-history entry counts in orchestr8's calculateFailureRate
 // (src/retry.js: failedAtStage / recent.length).
 //
@@ -34,7 +34,7 @@ import (
 // history that is what follows, and other files in the store still count.
 // With system "", a history that mixes systems says so too, since their
 // runs then share one window.
-func stageHistory(ctx context.Context, q querier, system string, paths []string) ([]retry.StageOutcome, []string, error) {
+func stageHistory(ctx context.Context, q querier, system string, paths []string) ([]episode.StageOutcome, []string, error) {
 	scope, args := "", []any{system, system}
 	if len(paths) > 0 {
 		runs, a := scopedRuns(paths)
@@ -54,11 +54,11 @@ func stageHistory(ctx context.Context, q querier, system string, paths []string)
 		return nil, nil, fmt.Errorf("reading the stage history: %w", err)
 	}
 	defer rs.Close()
-	var out []retry.StageOutcome
+	var out []episode.StageOutcome
 	perSystem := map[string]int{}
 	for rs.Next() {
 		var sys string
-		var o retry.StageOutcome
+		var o episode.StageOutcome
 		if err := rs.Scan(&sys, &o.Failed, &o.Stage); err != nil {
 			return nil, nil, err
 		}

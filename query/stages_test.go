@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/rules/retry"
 )
@@ -32,8 +33,8 @@ func sqlExec(t *testing.T, st *query.Store, q string, args ...any) {
 	}
 }
 
-func oc(stage string, failed bool) retry.StageOutcome {
-	return retry.StageOutcome{Stage: stage, Failed: failed}
+func oc(stage string, failed bool) episode.StageOutcome {
+	return episode.StageOutcome{Stage: stage, Failed: failed}
 }
 
 // addFile records a source file as ingest's file_states does.
@@ -64,7 +65,7 @@ func TestStageHistoryOrderAndOutcomes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []retry.StageOutcome{oc("nigel", true), oc("cass", true), oc("", false), oc("", false), oc("cass", true), oc("", false)}
+	want := []episode.StageOutcome{oc("nigel", true), oc("cass", true), oc("", false), oc("", false), oc("cass", true), oc("", false)}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("history %v, want %v", got, want)
 	}
@@ -105,7 +106,7 @@ func TestStageHistoryOrderFallbacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []retry.StageOutcome{oc("", false), oc("acceptance", true), oc("verify", true)}
+	want := []episode.StageOutcome{oc("", false), oc("acceptance", true), oc("verify", true)}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("history %v, want %v", got, want)
 	}
@@ -125,14 +126,14 @@ func TestStageHistorySystems(t *testing.T) {
 
 	for _, tc := range []struct {
 		system string
-		want   []retry.StageOutcome
+		want   []episode.StageOutcome
 		mixed  bool
 	}{
-		{"orchestr8", []retry.StageOutcome{oc("cass", true)}, false},
-		{"factory", []retry.StageOutcome{oc("", false)}, false},
-		{"exec", []retry.StageOutcome{oc("", true)}, false},
+		{"orchestr8", []episode.StageOutcome{oc("cass", true)}, false},
+		{"factory", []episode.StageOutcome{oc("", false)}, false},
+		{"exec", []episode.StageOutcome{oc("", true)}, false},
 		{"claudestrator", nil, false},
-		{"", []retry.StageOutcome{oc("cass", true), oc("", false)}, true},
+		{"", []episode.StageOutcome{oc("cass", true), oc("", false)}, true},
 	} {
 		got, warns, err := st.StageHistory(ctx, tc.system, nil)
 		if err != nil {

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/orchstat/orchstat/ingest"
-	"github.com/orchstat/orchstat/ingest/factory"
+	"github.com/orchstat/orchstat/model/factory/spec"
 	"github.com/orchstat/orchstat/reports/render"
 	"github.com/orchstat/orchstat/rules/adaptive"
 	"github.com/orchstat/orchstat/rules/retry"
@@ -116,7 +116,7 @@ func stageNames(c *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCo
 	for s := range cfg.Strategies {
 		out = append(out, s)
 	}
-	for _, s := range []string{factory.StageWrite, factory.StageApply, factory.StageVerify, factory.StageAcceptance} {
+	for _, s := range []string{spec.StageWrite, spec.StageApply, spec.StageVerify, spec.StageAcceptance} {
 		if !slices.Contains(out, s) {
 			out = append(out, s)
 		}

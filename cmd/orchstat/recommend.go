@@ -13,9 +13,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orchstat/orchstat/model/episode"
+	"github.com/orchstat/orchstat/model/factory/spec"
 	"github.com/orchstat/orchstat/model/records"
 	"github.com/orchstat/orchstat/model/reports"
-	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/reports/render"
 	"github.com/orchstat/orchstat/rules/adaptive"
 	"github.com/orchstat/orchstat/rules/retry"
@@ -191,7 +192,7 @@ func checkStage(stage string, recorded []string, cfg adaptive.Config) error {
 	}
 	slices.Sort(configured)
 	hint := yamlast.Suggest(stage, append(slices.Clone(recorded), configured...))
-	if s := query.ReportStage(stage); s != stage && slices.Contains(recorded, s) {
+	if s := spec.ReportStage(stage); s != stage && slices.Contains(recorded, s) {
 		hint = fmt.Sprintf("; did you mean %q? (the report's name for it)", s)
 	}
 	msg := fmt.Sprintf("--stage %q: no recorded run has this stage%s\n  stages in the records: %s", stage, hint, strings.Join(recorded, ", "))
@@ -208,7 +209,7 @@ func checkStage(stage string, recorded []string, cfg adaptive.Config) error {
 // (line 170), and with no history the advice is a simple retry. Only the
 // user's own mistakes (a PATH that does not exist, a bad flag) and an
 // interrupt are errors. attempts is -1 when not counted.
-func stageHistory(ctx context.Context, o *recommendOptions, r *recommendation) (hist []retry.StageOutcome, attempts int, recorded, warns []string, err error) {
+func stageHistory(ctx context.Context, o *recommendOptions, r *recommendation) (hist []episode.StageOutcome, attempts int, recorded, warns []string, err error) {
 	attempts = -1
 	g := o.g
 	if len(o.Paths) == 0 && !o.NoIngest {
@@ -253,14 +254,14 @@ func stageHistory(ctx context.Context, o *recommendOptions, r *recommendation) (
 	}
 	warns = append(warns, hw...)
 	for i := range hist {
-		hist[i].Stage = query.ReportStage(hist[i].Stage)
+		hist[i].Stage = spec.ReportStage(hist[i].Stage)
 	}
 	if recorded, err = st.RecordedStages(ctx, o.System); err != nil {
 		warns = append(warns, fmt.Sprintf("cannot list the recorded stages (%v); --stage is not checked", err))
 	}
 	if o.Item != "" && o.Attempt == 0 {
 		attempts = 0
-		for _, name := range query.StageAliases(o.Stage) {
+		for _, name := range spec.StageAliases(o.Stage) {
 			n, err := st.StageAttempts(ctx, o.System, o.Item, name)
 			if err != nil {
 				warns = append(warns, fmt.Sprintf("cannot count the attempts of %s at %s (%v); taking attempt 1", o.Item, o.Stage, err))
@@ -274,7 +275,7 @@ func stageHistory(ctx context.Context, o *recommendOptions, r *recommendation) (
 }
 
 // explain says which of rule 2's cases applied, and on what numbers.
-func explain(r recommendation, adv retry.Advice, a retry.Adaptive, hist []retry.StageOutcome) string {
+func explain(r recommendation, adv retry.Advice, a retry.Adaptive, hist []episode.StageOutcome) string {
 	rate := fmt.Sprintf("%s failed in %d of the last %d runs (%s)", r.Stage, r.Numerator, r.Denominator, percent(r.FailureRate))
 	if r.Denominator == 1 {
 		rate = fmt.Sprintf("%s failed in %d of the 1 recorded run (%s)", r.Stage, r.Numerator, percent(r.FailureRate))
@@ -309,7 +310,7 @@ func explain(r recommendation, adv retry.Advice, a retry.Adaptive, hist []retry.
 	return fmt.Sprintf("%s, not above the %s threshold: simple retry", rate, percent(a.Threshold))
 }
 
-func failedStages(hist []retry.StageOutcome) []string {
+func failedStages(hist []episode.StageOutcome) []string {
 	var out []string
 	for _, h := range hist {
 		if h.Failed && h.Stage != "" && !slices.Contains(out, h.Stage) {

@@ -12,8 +12,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/failure"
 	"github.com/orchstat/orchstat/model/reports"
+	"github.com/orchstat/orchstat/model/simulated"
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/reports/render"
 	"github.com/orchstat/orchstat/rules/replay"
@@ -91,7 +93,7 @@ func newSimulateCmd(g *globals, runF func(context.Context, *simulateOptions) err
 // schedules) are the code's own, so the help names every one there is.
 func simulateLong() string {
 	var figs []string
-	for _, f := range replay.Figures() {
+	for _, f := range simulated.Figures() {
 		figs = append(figs, f.Label)
 	}
 	return paragraphs(`Replay every system's recorded failures in scope, each against its own
@@ -296,7 +298,7 @@ type simulation struct {
 	where simScope
 	// episodes says whose episodes res replays and how many.
 	episodes string
-	res      []replay.Result
+	res      []simulated.Result
 	systems  []systemSimulation
 	leftOut  []leftOut
 }
@@ -418,7 +420,7 @@ func simulateEpisodes(ctx context.Context, o *simulateOptions, st *query.Store, 
 		sim.leftOut = append(sim.leftOut, leftOut{replay.Orchestrator, idle, "runs",
 			"nothing in them to replay: no provider request, L2 loop or L3 step"})
 	}
-	bySystem := map[string][]replay.Episode{}
+	bySystem := map[string][]episode.Episode{}
 	var order []string
 	for _, e := range eps {
 		s := replay.EpisodeSystem(&e)
@@ -462,13 +464,13 @@ func simulateEpisodes(ctx context.Context, o *simulateOptions, st *query.Store, 
 	if len(chosen) == 0 {
 		return nil
 	}
-	var picked []replay.Episode
+	var picked []episode.Episode
 	for _, s := range chosen {
 		picked = append(picked, bySystem[s]...)
 	}
 	if len(chosen) < len(order) {
 		// Back in the record's order, as the store gave them.
-		slices.SortStableFunc(picked, func(a, b replay.Episode) int { return a.Time.Compare(b.Time) })
+		slices.SortStableFunc(picked, func(a, b episode.Episode) int { return a.Time.Compare(b.Time) })
 	}
 	baseline, named, q, err := loadPolicies(o, base)
 	if err != nil {
@@ -494,10 +496,10 @@ func simulateEpisodes(ctx context.Context, o *simulateOptions, st *query.Store, 
 }
 
 // countKind counts an agent's calls among eps (its provider requests).
-func countKind(eps []replay.Episode) int {
+func countKind(eps []episode.Episode) int {
 	n := 0
 	for _, e := range eps {
-		if e.Kind == replay.KindProvider {
+		if e.Kind == episode.KindProvider {
 			n++
 		}
 	}
@@ -506,7 +508,7 @@ func countKind(eps []replay.Episode) int {
 
 // episodesText names what a replay of episodes covers: "orchestrator's
 // 152 provider requests, 9 L2 loops and 3 runs with L3 steps".
-func episodesText(who string, b replay.Result) string {
+func episodesText(who string, b simulated.Result) string {
 	// An agent's episodes are its model calls; the orchestrator's, its
 	// provider requests.
 	what := "model call"
@@ -577,7 +579,7 @@ func renderSimulation(io *IO, sim *simulation, f render.Format) error {
 			base := res[0]
 			var verdicts []string
 			for _, r := range res[1:] {
-				verdicts = append(verdicts, replay.Verdict(base, r))
+				verdicts = append(verdicts, simulated.Verdict(base, r))
 			}
 			check, policies := selfCheck(base), res[1:]
 			out.SelfCheck, out.Baseline, out.Policies, out.Verdicts = &check, &base, &policies, &verdicts
@@ -629,15 +631,15 @@ func renderSimulation(io *IO, sim *simulation, f render.Format) error {
 // replay's parts are present only when there are episodes (pointers, so a
 // replay with no policies still prints "policies": [] and "verdicts": null).
 type simulationJSON struct {
-	Baseline  *replay.Result     `json:"baseline,omitempty"`
-	Database  string             `json:"database"`
-	LeftOut   []leftOut          `json:"left_out"`
-	Policies  *[]replay.Result   `json:"policies,omitempty"`
-	Scope     reports.Scope      `json:"scope"`
-	SelfCheck *string            `json:"self_check,omitempty"`
-	Summary   string             `json:"summary"`
-	Systems   []systemSimulation `json:"systems"`
-	Verdicts  *[]string          `json:"verdicts,omitempty"`
+	Baseline  *simulated.Result   `json:"baseline,omitempty"`
+	Database  string              `json:"database"`
+	LeftOut   []leftOut           `json:"left_out"`
+	Policies  *[]simulated.Result `json:"policies,omitempty"`
+	Scope     reports.Scope       `json:"scope"`
+	SelfCheck *string             `json:"self_check,omitempty"`
+	Summary   string              `json:"summary"`
+	Systems   []systemSimulation  `json:"systems"`
+	Verdicts  *[]string           `json:"verdicts,omitempty"`
 }
 
 type simScope struct {
@@ -654,12 +656,12 @@ func nonNilSlice[T any](s []T) []T {
 
 // selfCheck says in three numbers how the baseline's replay compares
 // with the record: reproduced, not reproduced and not checkable.
-func selfCheck(base replay.Result) string {
+func selfCheck(base simulated.Result) string {
 	return fmt.Sprintf("baseline reproduces %d of %d episodes; %d not reproduced; %d not checkable",
 		base.Reproduced, base.Checked+base.NotCheckable, base.Checked-base.Reproduced, base.NotCheckable)
 }
 
-func renderProviderSimulation(io *IO, res []replay.Result, what string, f render.Format) error {
+func renderProviderSimulation(io *IO, res []simulated.Result, what string, f render.Format) error {
 	if err := render.RenderTable(io.Out, simulationTable(res, what, io.OutWidth), f); err != nil {
 		return err
 	}
@@ -675,7 +677,7 @@ func renderProviderSimulation(io *IO, res []replay.Result, what string, f render
 // difference from the baseline, by episode kind, each kind's figures
 // followed by how many of its outcomes are estimated; the figures are the
 // replay's catalog's (replay.Shown). It fits width columns (0: any).
-func simulationTable(res []replay.Result, what string, width int) reports.Table {
+func simulationTable(res []simulated.Result, what string, width int) reports.Table {
 	base := res[0]
 	// The baseline's column is the record; its name is in the title, so
 	// that the column stays as narrow as its figures.
@@ -685,7 +687,7 @@ func simulationTable(res []replay.Result, what string, width int) reports.Table 
 	}
 	t := reports.Table{Title: fmt.Sprintf("orchstat simulate: %s; baseline %s (the record column); %s",
 		what, base.Policy, selfCheck(base)), Columns: cols, Width: width}
-	figs := replay.Shown(base)
+	figs := simulated.Shown(base)
 	for i, fig := range figs {
 		cells := []any{fig.Label, fig.Text(fig.Of(base), false, false)}
 		for _, r := range res[1:] {
@@ -704,14 +706,14 @@ func simulationTable(res []replay.Result, what string, width int) reports.Table 
 
 // estimatedRow says, for the baseline and each policy, how many of its
 // outcomes of kind are estimated; nil for a kind never estimated.
-func estimatedRow(res []replay.Result, kind replay.Kind) []any {
-	label, _, _, ok := replay.EstimatedOf(res[0], kind)
+func estimatedRow(res []simulated.Result, kind episode.Kind) []any {
+	label, _, _, ok := simulated.EstimatedOf(res[0], kind)
 	if !ok {
 		return nil
 	}
 	cells := []any{label}
 	for i, r := range res {
-		_, est, total, _ := replay.EstimatedOf(r, kind)
+		_, est, total, _ := simulated.EstimatedOf(r, kind)
 		cells = append(cells, fmt.Sprintf("%d of %d", est, total))
 		if i > 0 {
 			cells = append(cells, "")
@@ -723,7 +725,7 @@ func estimatedRow(res []replay.Result, kind replay.Kind) []any {
 // writeSimulationNotes writes, under the table, the self-check's
 // exceptions, how to read the table, and each policy's verdict, wrapped
 // to width columns (0: unwrapped).
-func writeSimulationNotes(w io.Writer, res []replay.Result, width int) {
+func writeSimulationNotes(w io.Writer, res []simulated.Result, width int) {
 	base := res[0]
 	writeNotes(w, "Not reproduced by the baseline", base.Checked-base.Reproduced, base.Mismatches, width)
 	writeNotes(w, "Not checkable", base.NotCheckable, base.Unchecked, width)
@@ -737,13 +739,13 @@ func writeSimulationNotes(w io.Writer, res []replay.Result, width int) {
 	fmt.Fprintln(w, render.WrapText("The baseline is the record, counted without interval. A policy's values are followed by their 95% interval over runs; "+
 		"a figure with no interval is exact. \"est.\" marks a policy some of whose outcomes are estimated.", width))
 	for _, r := range res[1:] {
-		fmt.Fprintf(w, "\n%s\n", render.WrapText(replay.Verdict(base, r), width))
+		fmt.Fprintf(w, "\n%s\n", render.WrapText(simulated.Verdict(base, r), width))
 	}
 }
 
 // writeNotes lists the episodes of a self-check exception: n of them,
 // of which list names the first.
-func writeNotes(w io.Writer, title string, n int, list []replay.Note, width int) {
+func writeNotes(w io.Writer, title string, n int, list []simulated.Note, width int) {
 	if n == 0 {
 		return
 	}
@@ -777,7 +779,7 @@ func simulationPage(io *IO, sim *simulation) error {
 	}
 	var verdicts []string
 	for _, r := range res[1:] {
-		verdicts = append(verdicts, replay.Verdict(res[0], r))
+		verdicts = append(verdicts, simulated.Verdict(res[0], r))
 	}
 	summary := sim.summary()
 	if len(sim.systems) > 0 {

@@ -15,7 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/orchstat/orchstat/benchmarks/tracegen"
-	"github.com/orchstat/orchstat/rules/replay"
+	"github.com/orchstat/orchstat/model/simulated"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
@@ -600,7 +600,7 @@ func TestSimulateHelpListsPresets(t *testing.T) {
 			t.Errorf("help does not list schedule %q", s)
 		}
 	}
-	for _, f := range replay.Figures() {
+	for _, f := range simulated.Figures() {
 		if !strings.Contains(flat, f.Label) {
 			t.Errorf("help does not name figure %q", f.Label)
 		}

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/orchstat/orchstat/model/factory/spec"
 	"github.com/orchstat/orchstat/model/failure"
 	"github.com/orchstat/orchstat/model/records"
 )
@@ -28,16 +29,6 @@ const (
 	SourceSummary = "run_summary"
 	SourceBrief   = "brief"
 	SourceEvents  = "events"
-)
-
-// Stage names of record_stages: the factory's write step (the patch
-// factory's patch apply), then its verify and acceptance commands, in the
-// order an attempt runs them.
-const (
-	StageWrite      = "write"
-	StageApply      = "apply"
-	StageVerify     = "verify"
-	StageAcceptance = "acceptance"
 )
 
 // status maps the factory's verdict to the store's run status.
@@ -189,7 +180,7 @@ func readAttempt(t text, run records.Run, n *node, i int) (records.Attempt, []re
 			Attempt: a.Attempt, Seq: len(stages) + 1, Name: name, Passed: passed, ExitCode: exit, Command: cmd,
 			DurationMS: dur, Feedback: feedback})
 	}
-	for _, w := range []struct{ key, name string }{{"write_ok", StageWrite}, {"apply_ok", StageApply}} {
+	for _, w := range []struct{ key, name string }{{"write_ok", spec.StageWrite}, {"apply_ok", spec.StageApply}} {
 		if ok := f.boolean(n.get(w.key), p+"."+w.key); ok != nil {
 			add(w.name, ok, nil, "", nil, "")
 		}
@@ -197,7 +188,7 @@ func readAttempt(t text, run records.Run, n *node, i int) (records.Attempt, []re
 	// A timed-out command's "[TIMEOUT]" marker is at the end of its stderr,
 	// which the brief's excerpt may have cut; the command results keep it.
 	var timedOut []string
-	for _, s := range []struct{ key, name string }{{"verify", StageVerify}, {"acceptance", StageAcceptance}} {
+	for _, s := range []struct{ key, name string }{{"verify", spec.StageVerify}, {"acceptance", spec.StageAcceptance}} {
 		for j, c := range f.array(n.get(s.key), p+"."+s.key) {
 			cp := fmt.Sprintf("%s.%s[%d]", p, s.key, j)
 			if f.object(c, cp) == nil {

@@ -37,7 +37,7 @@ package render
 //     data-denominator.
 //
 // Simulation page (SimulationHTML): data-policy="<Result.Policy>"
-// data-metric="<JSON field of replay.Result>" ("success_rate",
+// data-metric="<JSON field of simulated.Result>" ("success_rate",
 // "attempts", ..., "diagnoses") data-value data-low data-high, one
 // element per policy and figure shown, the baseline included; NaN is
 // written "NaN" (JSON's null).

@@ -6,9 +6,10 @@ import (
 	"io"
 	"strings"
 
+	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/reports"
+	"github.com/orchstat/orchstat/model/simulated"
 	"github.com/orchstat/orchstat/reports/render/chart"
-	"github.com/orchstat/orchstat/rules/replay"
 )
 
 // SimulationPage is what `orchstat simulate --format html` shows: the
@@ -19,23 +20,23 @@ type SimulationPage struct {
 	// Summary is simulate's first line: what is replayed against which
 	// baseline, and what is left out and why.
 	Summary  string
-	Baseline replay.Result
-	Policies []replay.Result
-	// Verdicts are replay.Verdict's lines, one per policy.
+	Baseline simulated.Result
+	Policies []simulated.Result
+	// Verdicts are simulated.Verdict's lines, one per policy.
 	Verdicts []string
 }
 
 // figures are the figures p shows, from the replay's catalog.
-func (p SimulationPage) figures() []replay.Figure { return replay.Shown(p.Baseline) }
+func (p SimulationPage) figures() []simulated.Figure { return simulated.Shown(p.Baseline) }
 
 // results are the baseline, then the policies.
-func (p SimulationPage) results() []replay.Result {
-	return append([]replay.Result{p.Baseline}, p.Policies...)
+func (p SimulationPage) results() []simulated.Result {
+	return append([]simulated.Result{p.Baseline}, p.Policies...)
 }
 
 // simEstimated reports whether some of r's outcomes of f's kind are
 // estimated; the baseline's never are (it is the record).
-func simEstimated(r replay.Result, f replay.Figure, baseline bool) bool {
+func simEstimated(r simulated.Result, f simulated.Figure, baseline bool) bool {
 	return !baseline && f.Estimated(r)
 }
 
@@ -105,14 +106,14 @@ func (p SimulationPage) figureTable() *htmlTable {
 
 // estimatedRow says how many outcomes of kind each result estimates, as
 // simulate's table does after the kind's figures; L3 has none.
-func estimatedRow(res []replay.Result, kind replay.Kind) []htmlRow {
-	label, _, _, ok := replay.EstimatedOf(res[0], kind)
+func estimatedRow(res []simulated.Result, kind episode.Kind) []htmlRow {
+	label, _, _, ok := simulated.EstimatedOf(res[0], kind)
 	if !ok {
 		return nil
 	}
 	row := htmlRow{Cells: []htmlCell{{Text: label}}}
 	for i, r := range res {
-		_, est, total, _ := replay.EstimatedOf(r, kind)
+		_, est, total, _ := simulated.EstimatedOf(r, kind)
 		row.Cells = append(row.Cells, htmlCell{Text: fmt.Sprintf("%d of %d", est, total), Numeric: true})
 		if i > 0 {
 			row.Cells = append(row.Cells, htmlCell{})
@@ -126,7 +127,7 @@ func (p SimulationPage) charts() []htmlFigure {
 	res := p.results()
 	var figs []htmlFigure
 	for _, f := range p.figures() {
-		percent := f.Unit == replay.UnitRate
+		percent := f.Unit == simulated.UnitRate
 		c := chart.Intervals{Title: f.Label, Percent: percent}
 		t := &htmlTable{Head: []htmlHead{{Text: "policy"}, {Text: "value", Numeric: true}, {Text: "95% low", Numeric: true},
 			{Text: "95% high", Numeric: true}, {Text: "estimated"}}}
@@ -142,7 +143,7 @@ func (p SimulationPage) charts() []htmlFigure {
 			if m.Exact {
 				low, high = "exact", "exact"
 			}
-			t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{{Text: name}, {Text: f.Text(replay.Metric{Value: m.Value, Exact: true}, false, false), Numeric: true},
+			t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{{Text: name}, {Text: f.Text(simulated.Metric{Value: m.Value, Exact: true}, false, false), Numeric: true},
 				{Text: low, Numeric: true}, {Text: high, Numeric: true}, {Text: estText(est)}}})
 		}
 		figs = append(figs, figure(strings.ToUpper(f.Label[:1])+f.Label[1:], c, t))
@@ -171,7 +172,7 @@ func (p SimulationPage) notes() []htmlSection {
 	for _, n := range []struct {
 		id, title string
 		count     int
-		list      []replay.Note
+		list      []simulated.Note
 	}{
 		{"not_reproduced", "Not reproduced by the baseline", b.Checked - b.Reproduced, b.Mismatches},
 		{"not_checkable", "Not checkable", b.NotCheckable, b.Unchecked},

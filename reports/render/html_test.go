@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/orchstat/orchstat/model/reports"
-	"github.com/orchstat/orchstat/rules/replay"
+	"github.com/orchstat/orchstat/model/simulated"
 )
 
 // htmlTestReport is renderTestReport with what only the HTML page draws
@@ -61,26 +61,26 @@ func htmlTestReport() *reports.Report {
 // htmlTestSimulation is a baseline and two policies, one estimated, with
 // L2 loops and cost.
 func htmlTestSimulation() SimulationPage {
-	m := func(v, lo, hi float64) replay.Metric { return replay.Metric{Value: v, Lo: lo, Hi: hi} }
-	x := func(v float64) replay.Metric { return replay.Metric{Value: v, Lo: v, Hi: v, Exact: true} }
-	base := replay.Result{Policy: "record", Episodes: 1921, L2Loops: 40, HasCost: true,
+	m := func(v, lo, hi float64) simulated.Metric { return simulated.Metric{Value: v, Lo: lo, Hi: hi} }
+	x := func(v float64) simulated.Metric { return simulated.Metric{Value: v, Lo: v, Hi: v, Exact: true} }
+	base := simulated.Result{Policy: "record", Episodes: 1921, L2Loops: 40, HasCost: true,
 		SuccessRate: x(0.991), Attempts: x(2433), Wasted: x(512), BackoffSeconds: x(812.5), ResolutionP50: x(1.2), ResolutionP95: x(9.8),
 		Halts: x(0), CostUSD: x(41.2), L2SuccessRate: x(0.65), L2Iterations: x(97), Escalations: x(14), NonImproving: x(6),
 		Reproduced: 1950, Checked: 1955, NotCheckable: 6,
-		Mismatches: []replay.Note{{ID: "run-7f3a/3", Reason: "replay succeeded on attempt 2 <b>, record on 3"}}}
-	aws := replay.Result{Policy: "aws-standard", Episodes: 1921, L2Loops: 40, HasCost: true,
+		Mismatches: []simulated.Note{{ID: "run-7f3a/3", Reason: "replay succeeded on attempt 2 <b>, record on 3"}}}
+	aws := simulated.Result{Policy: "aws-standard", Episodes: 1921, L2Loops: 40, HasCost: true,
 		SuccessRate: m(0.993, 0.989, 0.996), Attempts: m(2390, 2301, 2478), Wasted: m(470, 401, 533), BackoffSeconds: m(640, 590, 702),
 		ResolutionP50: x(1.2), ResolutionP95: m(8.1, 7.0, 9.9), Halts: x(0), CostUSD: m(40.3, 38.9, 41.7),
 		L2SuccessRate: x(0.65), L2Iterations: x(97), Escalations: x(14), NonImproving: x(6),
-		Diff: map[string]replay.Metric{"success_rate": m(0.002, -0.001, 0.005), "attempts": m(-43, -120, 30)}}
-	none := replay.Result{Policy: "no-retry", Episodes: 1921, Estimated: 380, L2Loops: 40, L2Estimated: 12, HasCost: true,
+		Diff: map[string]simulated.Metric{"success_rate": m(0.002, -0.001, 0.005), "attempts": m(-43, -120, 30)}}
+	none := simulated.Result{Policy: "no-retry", Episodes: 1921, Estimated: 380, L2Loops: 40, L2Estimated: 12, HasCost: true,
 		SuccessRate: m(0.8, 0.78, 0.82), Attempts: m(1921, 1921, 1921), Wasted: m(0, 0, 0), BackoffSeconds: x(0),
 		ResolutionP50: m(0.9, 0.8, 1.0), ResolutionP95: m(4, 3.5, 4.4), Halts: x(0), CostUSD: m(33, 31, 35),
 		L2SuccessRate: m(0.5, 0.4, 0.6), L2Iterations: m(80, 70, 90), Escalations: m(20, 16, 24), NonImproving: m(math.NaN(), math.NaN(), math.NaN()),
-		Diff: map[string]replay.Metric{"success_rate": m(-0.191, -0.21, -0.17)}}
+		Diff: map[string]simulated.Metric{"success_rate": m(-0.191, -0.21, -0.17)}}
 	return SimulationPage{DB: "/var/lib/orchstat/orchstat.duckdb", Scope: reports.Scope{RunsInStore: 400},
-		Baseline: base, Policies: []replay.Result{aws, none},
-		Verdicts: []string{replay.Verdict(base, aws), replay.Verdict(base, none)}}
+		Baseline: base, Policies: []simulated.Result{aws, none},
+		Verdicts: []string{simulated.Verdict(base, aws), simulated.Verdict(base, none)}}
 }
 
 func htmlRender(t *testing.T, r *reports.Report) string {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/rules/notify"
+	"github.com/orchstat/orchstat/rules/retry"
 )
 
 // Sent is one notification a check delivered or tried to.
@@ -30,7 +31,7 @@ type Sent struct {
 // check killed mid-delivery never has an acknowledged notification sent
 // again. Failures are told to o.Warn, with no secrets.
 func deliver(ctx context.Context, o Options, db string, refresh []notify.Notification, wait time.Duration) ([]Sent, int, error) {
-	release, err := query.LockDeliveries(ctx, db, wait)
+	release, err := query.LockDeliveries(ctx, db, wait, retry.Sleep)
 	if err != nil {
 		return nil, 0, err
 	}

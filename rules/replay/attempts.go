@@ -7,37 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/orchstat/orchstat/model/failure"
+	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/rules/retry"
 )
-
-// AttemptRun is one recorded run of a system that retries whole attempts
-// at an item: a factory run, a claudestrator task or issue, an orchestr8
-// pipeline entry, an exec'd command. Unlike provider requests, every
-// attempt is in the record with its class and signature, so a replay that
-// stops earlier than the record did is exact.
-type AttemptRun struct {
-	System, RunID string
-	// Batch groups the runs that share a run-wide limit (seed 002's global
-	// cap, seed 001's cascade): one orchestrator run's tasks. "" is a batch
-	// of its own.
-	Batch string
-	// MaxAttempts is the limit the run was made under, when the record
-	// says; the baseline replays each run under its own.
-	MaxAttempts int
-	Attempts    []RecordedAttempt
-}
-
-// RecordedAttempt is one attempt as recorded.
-type RecordedAttempt struct {
-	Passed    bool
-	Class     failure.Class
-	Signature string
-	// Stage is where it failed; it is also the operation whose limit
-	// applies (seed 001's test, build, review).
-	Stage   string
-	Message string
-}
 
 // AttemptResult is one policy's replay of one system's runs.
 type AttemptResult struct {
@@ -91,7 +63,7 @@ type runOutcome struct {
 // records were made under, such as "retry as recorded", has nothing to
 // reproduce).
 // It stops, returning ctx's error, soon after ctx is done.
-func ReplayAttempts(ctx context.Context, runs []AttemptRun, base *retry.Policy, policies []*retry.Policy, check bool) ([]AttemptResult, error) {
+func ReplayAttempts(ctx context.Context, runs []episode.AttemptRun, base *retry.Policy, policies []*retry.Policy, check bool) ([]AttemptResult, error) {
 	var out []AttemptResult
 	for i, p := range append([]*retry.Policy{base}, policies...) {
 		res, err := replayAll(ctx, runs, p, i == 0, i == 0 && check)
@@ -106,7 +78,7 @@ func ReplayAttempts(ctx context.Context, runs []AttemptRun, base *retry.Policy, 
 // replayAll replays runs under p. The baseline's figures are the
 // record's: a run ends as recorded, stopped by the reason its replay
 // gives when the replay reproduces it, else by "record".
-func replayAll(ctx context.Context, runs []AttemptRun, p *retry.Policy, baseline, check bool) (AttemptResult, error) {
+func replayAll(ctx context.Context, runs []episode.AttemptRun, p *retry.Policy, baseline, check bool) (AttemptResult, error) {
 	res := AttemptResult{Policy: p.Name, Stops: map[string]int{}, Changed: []string{}, Unknown: []string{}}
 	trackers := map[string]*retry.Tracker{}
 	for i, r := range runs {
@@ -175,7 +147,7 @@ func replayAll(ctx context.Context, runs []AttemptRun, p *retry.Policy, baseline
 
 // replayRun walks one run's recorded attempts under the tracker's policy:
 // it stops where the policy stops, or where the record does.
-func replayRun(tr *retry.Tracker, r AttemptRun) runOutcome {
+func replayRun(tr *retry.Tracker, r episode.AttemptRun) runOutcome {
 	tr.StartItem()
 	for i, a := range r.Attempts {
 		if a.Passed {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/failure"
 	"github.com/orchstat/orchstat/rules/retry"
 )
@@ -21,13 +22,13 @@ func mustPreset(t *testing.T, name string) *retry.Policy {
 
 // fails is n failed attempts of one class and signature, then a pass when
 // pass is set.
-func fails(n int, class failure.Class, sig string, pass bool) []RecordedAttempt {
-	var out []RecordedAttempt
+func fails(n int, class failure.Class, sig string, pass bool) []episode.RecordedAttempt {
+	var out []episode.RecordedAttempt
 	for range n {
-		out = append(out, RecordedAttempt{Class: class, Signature: sig, Stage: string(class)})
+		out = append(out, episode.RecordedAttempt{Class: class, Signature: sig, Stage: string(class)})
 	}
 	if pass {
-		out = append(out, RecordedAttempt{Passed: true})
+		out = append(out, episode.RecordedAttempt{Passed: true})
 	}
 	return out
 }
@@ -38,7 +39,7 @@ func TestReplayAttempts(t *testing.T) {
 	sigHalt.Name, sigHalt.SignatureHalt = "sig3", 3
 	max2 := factory.Clone()
 	max2.Name, max2.MaxAttempts = "max2", 2
-	runs := []AttemptRun{
+	runs := []episode.AttemptRun{
 		// Passes at the 4th attempt after three identical failures.
 		{System: "factory", RunID: "a", Attempts: fails(3, failure.ClassVerifyFailed, "s", true)},
 		// A precondition that can never hold, retried to the limit.
@@ -73,17 +74,17 @@ func TestReplayAttempts(t *testing.T) {
 // Seed 002's global cap counts retries across one orchestrator run's
 // issues; a baseline that only stands for the record ends where it does.
 func TestReplayAttemptsGlobalCapAndRecordBaseline(t *testing.T) {
-	var runs []AttemptRun
+	var runs []episode.AttemptRun
 	for _, id := range []string{"i1", "i2", "i3", "i4"} {
 		// Each failure differs from the last, so no signature halts.
-		var as []RecordedAttempt
+		var as []episode.RecordedAttempt
 		for i := range 5 {
-			as = append(as, RecordedAttempt{Class: failure.ClassLogicError, Signature: id + string(rune('a'+i))})
+			as = append(as, episode.RecordedAttempt{Class: failure.ClassLogicError, Signature: id + string(rune('a'+i))})
 		}
-		as = append(as, RecordedAttempt{Passed: true})
-		runs = append(runs, AttemptRun{System: "claudestrator", RunID: id, Batch: "run-1", Attempts: as})
+		as = append(as, episode.RecordedAttempt{Passed: true})
+		runs = append(runs, episode.AttemptRun{System: "claudestrator", RunID: id, Batch: "run-1", Attempts: as})
 	}
-	runs = append(runs, AttemptRun{System: "claudestrator", RunID: "other", Batch: "run-2",
+	runs = append(runs, episode.AttemptRun{System: "claudestrator", RunID: "other", Batch: "run-2",
 		Attempts: fails(2, failure.ClassLogicError, "x", false)})
 	base := mustPreset(t, "auto-retry")
 	base.Name, base.MaxRetries, base.MaxAttempts, base.SignatureHalt, base.GlobalCap = "as recorded", 1<<30, 0, 0, 0
@@ -109,7 +110,7 @@ func TestReplayAttemptsGlobalCapAndRecordBaseline(t *testing.T) {
 // under a limit the summary does not record) ends as recorded, not
 // "retried past the record", and is named by the self-check.
 func TestReplayAttemptsBaselineIsTheRecord(t *testing.T) {
-	runs := []AttemptRun{
+	runs := []episode.AttemptRun{
 		{System: "factory", RunID: "x", Attempts: fails(3, failure.ClassVerifyFailed, "", false)},
 		{System: "factory", RunID: "y", Attempts: fails(1, failure.ClassVerifyFailed, "", true)},
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/failure"
 	"github.com/orchstat/orchstat/rules/retry"
 )
@@ -15,8 +16,8 @@ import (
 // manyEpisodes is a corpus big enough that replaying it under many
 // policies takes a long while: runs of provider requests that failed,
 // which a policy that retries every class retries to its cap.
-func manyEpisodes(runs int) []Episode {
-	var eps []Episode
+func manyEpisodes(runs int) []episode.Episode {
+	var eps []episode.Episode
 	for r := range runs {
 		for i := range 10 {
 			e := ep(fmt.Sprintf("%d-%d", r, i), i%4, i%3 != 0, failure.ClassServer)
@@ -66,9 +67,9 @@ func TestSimulateStopsWhenCancelled(t *testing.T) {
 }
 
 func TestReplayAttemptsStopsWhenCancelled(t *testing.T) {
-	var runs []AttemptRun
+	var runs []episode.AttemptRun
 	for i := range 200000 {
-		runs = append(runs, AttemptRun{System: "factory", RunID: fmt.Sprint(i), Attempts: fails(3, failure.ClassVerifyFailed, "s", true)})
+		runs = append(runs, episode.AttemptRun{System: "factory", RunID: fmt.Sprint(i), Attempts: fails(3, failure.ClassVerifyFailed, "s", true)})
 	}
 	var policies []*retry.Policy
 	for i := range 50 {

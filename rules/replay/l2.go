@@ -5,13 +5,14 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/failure"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
 // l2Iterations turns an L2 loop into the verification sequence
 // retry.ReplayL2 walks: the initial verification, then one per iteration.
-func l2Iterations(e *Episode) []retry.L2Iteration {
+func l2Iterations(e *episode.Episode) []retry.L2Iteration {
 	its := make([]retry.L2Iteration, 0, len(e.Attempts)+1)
 	its = append(its, retry.L2Iteration{Signature: e.InitialSignature})
 	for _, a := range e.Attempts {
@@ -43,7 +44,7 @@ type l2Record struct {
 
 // recordedEnd is how the record says the loop ended, as retry.ReplayL2
 // would put it, or ok false with the reason it cannot be compared.
-func recordedEnd(e *Episode, base *retry.Policy) (retry.L2Outcome, bool, string) {
+func recordedEnd(e *episode.Episode, base *retry.Policy) (retry.L2Outcome, bool, string) {
 	n := len(e.Attempts)
 	switch {
 	case e.Success:
@@ -117,7 +118,7 @@ const (
 // escalated on repeats shows. When no assignment reproduces the record,
 // the loop is named as not reproduced, with what the baseline does
 // instead.
-func prepareL2(e *Episode, base *retry.Policy) l2Record {
+func prepareL2(e *episode.Episode, base *retry.Policy) l2Record {
 	rec := l2Record{its: l2Iterations(e)}
 	want, ok, why := recordedEnd(e, base)
 	rec.findMissing(ok && want.Stopped == retry.L2NonImproving)
@@ -292,7 +293,7 @@ func pattern(its []retry.L2Iteration) string {
 }
 
 // recordL2 is the loop's outcome as recorded: the baseline's figures.
-func recordL2(e *Episode) Outcome {
+func recordL2(e *episode.Episode) Outcome {
 	o := Outcome{Success: e.Success, Attempts: len(e.Attempts), Escalated: e.Escalated,
 		Halted: !e.Success && !e.Escalated && e.StopReason == "non_improving", Reason: e.StopReason}
 	if !o.Success && !o.Escalated {
@@ -303,11 +304,11 @@ func recordL2(e *Episode) Outcome {
 
 // fitL2 estimates, for iteration k, the chance that it passes given that
 // the loop reached it, from the recorded loops.
-func fitL2(eps []Episode) []float64 {
+func fitL2(eps []episode.Episode) []float64 {
 	var atRisk, passed []float64
 	for i := range eps {
 		e := &eps[i]
-		if e.Kind != KindL2 {
+		if e.Kind != episode.KindL2 {
 			continue
 		}
 		for k, a := range e.Attempts {
@@ -334,7 +335,7 @@ func fitL2(eps []Episode) []float64 {
 // iteration passes with the recorded chance of passing at that iteration
 // (the last one beyond the data), and otherwise fails the same way as the
 // one before, which is what a non-improving repair looks like.
-func (rp *Replayer) L2(e *Episode, its []retry.L2Iteration, p *retry.Policy, s *Stream) Outcome {
+func (rp *Replayer) L2(e *episode.Episode, its []retry.L2Iteration, p *retry.Policy, s *Stream) Outcome {
 	rp.seed(s, p.Name, e.ID)
 	its = append([]retry.L2Iteration(nil), its...)
 	var o Outcome

@@ -1,13 +1,14 @@
 package replay
 
 import (
+	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
 // l3Run is one run's L3 steps, in order.
 type l3Run struct {
 	run   string
-	steps []*Episode
+	steps []*episode.Episode
 }
 
 // applyErrors lists a run's patch-apply errors across its L3 steps, in

@@ -3,6 +3,7 @@ package replay
 import (
 	"reflect"
 
+	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
@@ -14,7 +15,7 @@ import (
 // to the policy without deciding here what it touches.
 var policyReads = []struct {
 	field string
-	kinds []Kind
+	kinds []episode.Kind
 }{
 	// The name only labels the policy; its classify rules change nothing,
 	// since the baseline's rules name the recorded errors for every
@@ -23,32 +24,32 @@ var policyReads = []struct {
 	{"Classify", nil},
 
 	// Provider requests: the retry limits, the classes and the backoff.
-	{"Backoff", []Kind{KindProvider}},
-	{"MaxRetries", []Kind{KindProvider}},
-	{"PerOperation", []Kind{KindProvider}},
-	{"Retriable", []Kind{KindProvider}},
-	{"MaxAttempts", []Kind{KindProvider}},
-	{"SignatureHalt", []Kind{KindProvider}},
-	{"GlobalCap", []Kind{KindProvider}},
-	{"Budget", []Kind{KindProvider}},
-	{"Cascade", []Kind{KindProvider}},
-	{"Adaptive", []Kind{KindProvider}},
-	{"TransientOnly", []Kind{KindProvider}},
+	{"Backoff", []episode.Kind{episode.KindProvider}},
+	{"MaxRetries", []episode.Kind{episode.KindProvider}},
+	{"PerOperation", []episode.Kind{episode.KindProvider}},
+	{"Retriable", []episode.Kind{episode.KindProvider}},
+	{"MaxAttempts", []episode.Kind{episode.KindProvider}},
+	{"SignatureHalt", []episode.Kind{episode.KindProvider}},
+	{"GlobalCap", []episode.Kind{episode.KindProvider}},
+	{"Budget", []episode.Kind{episode.KindProvider}},
+	{"Cascade", []episode.Kind{episode.KindProvider}},
+	{"Adaptive", []episode.Kind{episode.KindProvider}},
+	{"TransientOnly", []episode.Kind{episode.KindProvider}},
 
 	// L2 repair loops.
-	{"MaxIterations", []Kind{KindL2}},
-	{"NonImprovingStop", []Kind{KindL2}},
-	{"Escalation", []Kind{KindL2}},
+	{"MaxIterations", []episode.Kind{episode.KindL2}},
+	{"NonImprovingStop", []episode.Kind{episode.KindL2}},
+	{"Escalation", []episode.Kind{episode.KindL2}},
 
 	// L3 steps.
-	{"DiagnosisAfter", []Kind{KindL3}},
+	{"DiagnosisAfter", []episode.Kind{episode.KindL3}},
 }
 
 // Touches reports, per episode kind, whether p could decide an episode of
 // that kind differently from base: whether they differ in a field
 // policyReads lists for the kind.
-func Touches(p, base *retry.Policy) map[Kind]bool {
-	out := map[Kind]bool{KindProvider: false, KindL2: false, KindL3: false}
+func Touches(p, base *retry.Policy) map[episode.Kind]bool {
+	out := map[episode.Kind]bool{episode.KindProvider: false, episode.KindL2: false, episode.KindL3: false}
 	pv, bv := reflect.ValueOf(p).Elem(), reflect.ValueOf(base).Elem()
 	for _, r := range policyReads {
 		if len(r.kinds) == 0 || reflect.DeepEqual(pv.FieldByName(r.field).Interface(), bv.FieldByName(r.field).Interface()) {

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/failure"
 	"github.com/orchstat/orchstat/rules/retry"
 )
@@ -20,7 +21,7 @@ func TestPolicyReadsEveryField(t *testing.T) {
 			t.Errorf("policyReads lists %q, which retry.Policy does not have", r.field)
 		}
 		for _, k := range r.kinds {
-			if k != KindProvider && k != KindL2 && k != KindL3 {
+			if k != episode.KindProvider && k != episode.KindL2 && k != episode.KindL3 {
 				t.Errorf("policyReads: %s is read by unknown kind %q", r.field, k)
 			}
 		}
@@ -65,7 +66,7 @@ func TestTouches(t *testing.T) {
 		"Escalation":       func(p *retry.Policy) { p.Escalation.MaxEscalations++ },
 		"DiagnosisAfter":   func(p *retry.Policy) { p.DiagnosisAfter++ },
 	}
-	if got := Touches(base.Clone(), base); got[KindProvider] || got[KindL2] || got[KindL3] {
+	if got := Touches(base.Clone(), base); got[episode.KindProvider] || got[episode.KindL2] || got[episode.KindL3] {
 		t.Errorf("the baseline touches itself: %v", got)
 	}
 	for _, r := range policyReads {
@@ -77,7 +78,7 @@ func TestTouches(t *testing.T) {
 		p := base.Clone()
 		f(p)
 		got := Touches(p, base)
-		for _, k := range []Kind{KindProvider, KindL2, KindL3} {
+		for _, k := range []episode.Kind{episode.KindProvider, episode.KindL2, episode.KindL3} {
 			want := false
 			for _, rk := range r.kinds {
 				want = want || rk == k

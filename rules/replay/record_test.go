@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/failure"
+	"github.com/orchstat/orchstat/model/simulated"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
@@ -25,10 +27,10 @@ func orchestratorL2() *retry.Policy {
 // (IterationStarted only); a letter after the mark is the iteration's
 // signature, none when its report is missing. initial is the initial
 // verification's signature, "" when missing.
-func loop(id, initial string, end string, iters ...string) Episode {
-	e := Episode{Kind: KindL2, ID: id + "/l2", Run: id, InitialSignature: initial}
+func loop(id, initial string, end string, iters ...string) episode.Episode {
+	e := episode.Episode{Kind: episode.KindL2, ID: id + "/l2", Run: id, InitialSignature: initial}
 	for _, it := range iters {
-		a := Attempt{Signature: it[1:]}
+		a := episode.Attempt{Signature: it[1:]}
 		switch it[0] {
 		case '+':
 			a.OK = true
@@ -58,7 +60,7 @@ func TestPrepareL2(t *testing.T) {
 	base := orchestratorL2()
 	for _, tt := range []struct {
 		name       string
-		e          Episode
+		e          episode.Episode
 		checkable  bool
 		reproduced bool
 		inferred   bool
@@ -93,7 +95,7 @@ func TestPrepareL2(t *testing.T) {
 
 // l2Corpus is provider requests, L2 loops (one that the baseline's
 // replay would run past the record, one without reports) and L3 steps.
-func l2Corpus() []Episode {
+func l2Corpus() []episode.Episode {
 	eps := corpus()
 	eps = append(eps,
 		loop("l1", "A", "", "xB", "+"),
@@ -101,7 +103,7 @@ func l2Corpus() []Episode {
 		loop("l3", "A", "escalated:non_improving", "xB"),
 		loop("l4", "A", "", "xB", "xC"), // unfinished
 		loop("l5", "A", "escalated:patch_apply_failure", "!B", "!B"),
-		Episode{Kind: KindL3, ID: "l5/l3/0", Run: "l5", Diagnoses: 1, Attempts: []Attempt{
+		episode.Episode{Kind: episode.KindL3, ID: "l5/l3/0", Run: "l5", Diagnoses: 1, Attempts: []episode.Attempt{
 			{PatchApplyFailed: true, Signature: "e"}, {PatchApplyFailed: true, Signature: "e"}}},
 	)
 	return eps
@@ -113,7 +115,7 @@ func TestBaselineIsTheRecord(t *testing.T) {
 	eps := l2Corpus()
 	more := orchestratorL2()
 	more.Name, more.MaxIterations = "more iterations", 8
-	var first Result
+	var first simulated.Result
 	for _, seed := range []uint64{1, 2, 3} {
 		b := mustSimulate(t, eps, orchestratorL2(), []*retry.Policy{more}, Options{Seed: seed})[0]
 		if seed == 1 {
@@ -125,7 +127,7 @@ func TestBaselineIsTheRecord(t *testing.T) {
 		}
 	}
 	b := first
-	for name, m := range map[string]Metric{"success": b.SuccessRate, "backoff": b.BackoffSeconds, "l2": b.L2SuccessRate,
+	for name, m := range map[string]simulated.Metric{"success": b.SuccessRate, "backoff": b.BackoffSeconds, "l2": b.L2SuccessRate,
 		"iterations": b.L2Iterations, "escalations": b.Escalations, "diagnoses": b.Diagnoses} {
 		if !m.Exact || m.Lo != m.Value || m.Hi != m.Value {
 			t.Errorf("%s: %+v, want exact", name, m)
@@ -158,21 +160,21 @@ func TestPolicyChangesOnlyWhatItTouches(t *testing.T) {
 	diag.Name, diag.DiagnosisAfter = "diagnose later", 3
 	res := mustSimulate(t, l2Corpus(), base, []*retry.Policy{jitter, sooner, diag}, Options{Seed: 1})
 	b := res[0]
-	figs := map[Kind][]string{
-		KindProvider: {"success_rate", "attempts", "wasted_attempts", "backoff_seconds", "halts", "cost_usd", "resolution_p50_seconds", "resolution_p95_seconds"},
-		KindL2:       {"l2_success_rate", "l2_iterations", "escalations", "l2_non_improving_stops"},
-		KindL3:       {"diagnoses"},
+	figs := map[episode.Kind][]string{
+		episode.KindProvider: {"success_rate", "attempts", "wasted_attempts", "backoff_seconds", "halts", "cost_usd", "resolution_p50_seconds", "resolution_p95_seconds"},
+		episode.KindL2:       {"l2_success_rate", "l2_iterations", "escalations", "l2_non_improving_stops"},
+		episode.KindL3:       {"diagnoses"},
 	}
-	get := func(r Result, name string) Metric {
-		return map[string]Metric{"success_rate": r.SuccessRate, "attempts": r.Attempts, "wasted_attempts": r.Wasted,
+	get := func(r simulated.Result, name string) simulated.Metric {
+		return map[string]simulated.Metric{"success_rate": r.SuccessRate, "attempts": r.Attempts, "wasted_attempts": r.Wasted,
 			"backoff_seconds": r.BackoffSeconds, "halts": r.Halts, "cost_usd": r.CostUSD, "resolution_p50_seconds": r.ResolutionP50,
 			"resolution_p95_seconds": r.ResolutionP95, "l2_success_rate": r.L2SuccessRate, "l2_iterations": r.L2Iterations,
 			"escalations": r.Escalations, "l2_non_improving_stops": r.NonImproving, "diagnoses": r.Diagnoses}[name]
 	}
 	for _, tt := range []struct {
-		r       Result
-		touched Kind
-	}{{res[1], KindProvider}, {res[2], KindL2}, {res[3], KindL3}} {
+		r       simulated.Result
+		touched episode.Kind
+	}{{res[1], episode.KindProvider}, {res[2], episode.KindL2}, {res[3], episode.KindL3}} {
 		for kind, names := range figs {
 			if kind == tt.touched {
 				if slices.Contains(tt.r.Unchanged, kind) {
@@ -190,14 +192,14 @@ func TestPolicyChangesOnlyWhatItTouches(t *testing.T) {
 				}
 			}
 		}
-		if tt.touched != KindProvider && tt.r.Estimated != 0 || tt.touched != KindL2 && tt.r.L2Estimated != 0 {
+		if tt.touched != episode.KindProvider && tt.r.Estimated != 0 || tt.touched != episode.KindL2 && tt.r.L2Estimated != 0 {
 			t.Errorf("%s: estimated %d provider, %d L2", tt.r.Policy, tt.r.Estimated, tt.r.L2Estimated)
 		}
 	}
 	if res[1].BackoffSeconds.Exact || res[1].BackoffSeconds.Value == b.BackoffSeconds.Value {
 		t.Errorf("full jitter's backoff %+v, baseline %+v", res[1].BackoffSeconds, b.BackoffSeconds)
 	}
-	if v := Verdict(b, res[1]); !strings.Contains(v, "changes nothing L2 loops or L3 steps depend on") {
+	if v := simulated.Verdict(b, res[1]); !strings.Contains(v, "changes nothing L2 loops or L3 steps depend on") {
 		t.Errorf("verdict %q", v)
 	}
 }
@@ -226,7 +228,7 @@ func TestInferredLoopExactness(t *testing.T) {
 	sooner.Escalation.NonImproving = 1
 	for _, tt := range []struct {
 		name  string
-		e     Episode
+		e     episode.Episode
 		p     *retry.Policy
 		exact bool
 	}{

@@ -1,3 +1,7 @@
+// Package replay replays recorded failure episodes under other retry
+// policies, with the same retry core (rules/retry) that decides retries
+// live. It is pure Go: episodes (model/episode) come in, outcomes and
+// results (model/simulation) go out.
 package replay
 
 import (
@@ -6,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/failure"
 	"github.com/orchstat/orchstat/rules/retry"
 )
@@ -58,7 +63,7 @@ type ClassWeight struct {
 }
 
 // Fit estimates a Model for provider episodes recorded under baseline.
-func Fit(eps []Episode, baseline *retry.Policy) *Model {
+func Fit(eps []episode.Episode, baseline *retry.Policy) *Model {
 	m := &Model{L2Pass: fitL2(eps), Mix: fitMix(eps, baseline), AttemptTime: fitAttemptTime(eps, baseline)}
 	m.Hazard = fitHazard(eps, baseline, m.Mix)
 	return m
@@ -67,11 +72,11 @@ func Fit(eps []Episode, baseline *retry.Policy) *Model {
 // fitMix is the final classes of failed episodes that the baseline
 // retries, which is what an unnamed (retried) failure could have been;
 // every retriable class alike when the record has none.
-func fitMix(eps []Episode, baseline *retry.Policy) []ClassWeight {
+func fitMix(eps []episode.Episode, baseline *retry.Policy) []ClassWeight {
 	counts := map[failure.Class]float64{}
 	for i := range eps {
 		e := &eps[i]
-		if e.Kind != KindProvider {
+		if e.Kind != episode.KindProvider {
 			continue
 		}
 		if c := e.FinalClass(); c != "" && baseline.Retriable[c] {
@@ -98,11 +103,11 @@ func fitMix(eps []Episode, baseline *retry.Policy) []ClassWeight {
 
 // fitAttemptTime is the median time of one attempt of the provider
 // requests with a recorded duration; 0 when none has one.
-func fitAttemptTime(eps []Episode, baseline *retry.Policy) time.Duration {
+func fitAttemptTime(eps []episode.Episode, baseline *retry.Policy) time.Duration {
 	var durs []time.Duration
 	for i := range eps {
 		e := &eps[i]
-		if e.Kind == KindProvider && e.Duration > 0 && len(e.Attempts) > 0 {
+		if e.Kind == episode.KindProvider && e.Duration > 0 && len(e.Attempts) > 0 {
 			durs = append(durs, perAttempt(e, baseline))
 		}
 	}
@@ -117,7 +122,7 @@ func fitAttemptTime(eps []Episode, baseline *retry.Policy) time.Duration {
 // episodes that reached it; those that succeed at k are events. A failed
 // episode's class is its final one; a successful episode's earlier
 // failures are spread over the mix.
-func fitHazard(eps []Episode, baseline *retry.Policy, mix []ClassWeight) map[failure.Class][]float64 {
+func fitHazard(eps []episode.Episode, baseline *retry.Policy, mix []ClassWeight) map[failure.Class][]float64 {
 	byClass := map[failure.Class]*survival{}
 	add := func(c failure.Class, w float64, attempts int, success bool) {
 		k := byClass[c]
@@ -129,7 +134,7 @@ func fitHazard(eps []Episode, baseline *retry.Policy, mix []ClassWeight) map[fai
 	}
 	for i := range eps {
 		e := &eps[i]
-		if e.Kind != KindProvider || len(e.Attempts) < 2 && e.Success {
+		if e.Kind != episode.KindProvider || len(e.Attempts) < 2 && e.Success {
 			continue
 		}
 		n := len(e.Attempts)
@@ -213,7 +218,7 @@ func (m *Model) drawClass(r *rand.Rand) failure.Class {
 
 // perAttempt estimates one attempt's time: the recorded duration less the
 // baseline's (unjittered) sleeps, over the attempts.
-func perAttempt(e *Episode, baseline *retry.Policy) time.Duration {
+func perAttempt(e *episode.Episode, baseline *retry.Policy) time.Duration {
 	d := e.Duration
 	for k := 1; k < len(e.Attempts); k++ {
 		d -= baseline.Backoff.Base(k)
@@ -246,7 +251,7 @@ func NewStream() *Stream {
 // recorded attempt's outcome; p decides, failure by failure, whether there
 // is a next attempt. tr carries the run's shared limits (global cap,
 // budget) from one episode of the run to the next.
-func (rp *Replayer) Provider(e *Episode, p *retry.Policy, tr *retry.Tracker, s *Stream) Outcome {
+func (rp *Replayer) Provider(e *episode.Episode, p *retry.Policy, tr *retry.Tracker, s *Stream) Outcome {
 	rp.seed(s, p.Name, e.ID)
 	r := s.rand
 	tr.Rand = r

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/failure"
+	"github.com/orchstat/orchstat/model/simulated"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
@@ -21,12 +23,12 @@ func orchestrator() *retry.Policy {
 
 // ep makes a provider episode: retries failed attempts, then success or a
 // final failure of class final.
-func ep(id string, retries int, success bool, final failure.Class) Episode {
-	e := Episode{Kind: KindProvider, ID: id, Run: "run-" + id, Success: success, Duration: time.Duration(retries+1) * time.Second}
+func ep(id string, retries int, success bool, final failure.Class) episode.Episode {
+	e := episode.Episode{Kind: episode.KindProvider, ID: id, Run: "run-" + id, Success: success, Duration: time.Duration(retries+1) * time.Second}
 	for range retries {
-		e.Attempts = append(e.Attempts, Attempt{})
+		e.Attempts = append(e.Attempts, episode.Attempt{})
 	}
-	last := Attempt{OK: success}
+	last := episode.Attempt{OK: success}
 	if !success {
 		last.Class = final
 	}
@@ -37,8 +39,8 @@ func ep(id string, retries int, success bool, final failure.Class) Episode {
 	return e
 }
 
-func corpus() []Episode {
-	var eps []Episode
+func corpus() []episode.Episode {
+	var eps []episode.Episode
 	add := func(n int, retries int, success bool, final failure.Class) {
 		for range n {
 			eps = append(eps, ep(fmt.Sprintf("%d", len(eps)), retries, success, final))
@@ -76,7 +78,7 @@ func TestFit(t *testing.T) {
 	}
 }
 
-func replayOne(t *testing.T, e Episode, p *retry.Policy) Outcome {
+func replayOne(t *testing.T, e episode.Episode, p *retry.Policy) Outcome {
 	t.Helper()
 	rp := &Replayer{Baseline: orchestrator(), Model: Fit(corpus(), orchestrator()), Seed: 1}
 	return rp.Provider(&e, p, retry.NewTracker(p, nil), NewStream())
@@ -96,7 +98,7 @@ func TestProviderReplay(t *testing.T) {
 
 	tests := []struct {
 		name      string
-		e         Episode
+		e         episode.Episode
 		p         *retry.Policy
 		success   bool
 		attempts  int
@@ -173,7 +175,7 @@ func TestSimulate(t *testing.T) {
 		t.Errorf("interval %+v, backoff %v", f.SuccessRate, f.BackoffSeconds)
 	}
 	// Deterministic, whatever the order.
-	rev := append([]Episode(nil), eps...)
+	rev := append([]episode.Episode(nil), eps...)
 	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
 		rev[i], rev[j] = rev[j], rev[i]
 	}
@@ -207,7 +209,7 @@ func TestBaselineWithoutRetries(t *testing.T) {
 	if res[0].Reproduced == res[0].Checked || res[1].Episodes != len(eps) {
 		t.Fatalf("%+v", res[0])
 	}
-	if v := Verdict(res[0], res[1]); !strings.Contains(v, "baseline:") {
+	if v := simulated.Verdict(res[0], res[1]); !strings.Contains(v, "baseline:") {
 		t.Fatalf("verdict %q", v)
 	}
 }
@@ -215,17 +217,17 @@ func TestBaselineWithoutRetries(t *testing.T) {
 // The diagnosis trigger replays over a run's apply errors across its L3
 // steps; a step that succeeded restarts the count.
 func TestL3Diagnoses(t *testing.T) {
-	fail := func(sig string) Attempt {
-		return Attempt{PatchApplyFailed: true, Signature: sig, Class: failure.ClassPatchApplyFailed}
+	fail := func(sig string) episode.Attempt {
+		return episode.Attempt{PatchApplyFailed: true, Signature: sig, Class: failure.ClassPatchApplyFailed}
 	}
-	step := func(run, id string, success bool, diagnoses int, as ...Attempt) Episode {
-		return Episode{Kind: KindL3, ID: run + "/l3/" + id, Run: run, Success: success, Attempts: as, Diagnoses: diagnoses}
+	step := func(run, id string, success bool, diagnoses int, as ...episode.Attempt) episode.Episode {
+		return episode.Episode{Kind: episode.KindL3, ID: run + "/l3/" + id, Run: run, Success: success, Attempts: as, Diagnoses: diagnoses}
 	}
-	eps := []Episode{
+	eps := []episode.Episode{
 		// Two identical errors in a row: one diagnosis at 2.
 		step("a", "0", false, 1, fail("x"), fail("x")),
 		// Identical errors split by a step that applied: none.
-		step("b", "0", false, 0, fail("y")), step("b", "1", true, 0, Attempt{OK: true}), step("b", "2", false, 0, fail("y")),
+		step("b", "0", false, 0, fail("y")), step("b", "1", true, 0, episode.Attempt{OK: true}), step("b", "2", false, 0, fail("y")),
 	}
 	base := orchestrator()
 	base.DiagnosisAfter = 2
@@ -240,7 +242,7 @@ func TestL3Diagnoses(t *testing.T) {
 	}
 }
 
-func mustSimulate(t *testing.T, eps []Episode, base *retry.Policy, policies []*retry.Policy, opts Options) []Result {
+func mustSimulate(t *testing.T, eps []episode.Episode, base *retry.Policy, policies []*retry.Policy, opts Options) []simulated.Result {
 	t.Helper()
 	res, err := Simulate(context.Background(), eps, base, policies, opts)
 	if err != nil {

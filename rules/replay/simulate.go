@@ -8,10 +8,11 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
+	"github.com/orchstat/orchstat/model/episode"
+	"github.com/orchstat/orchstat/model/simulated"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
@@ -37,92 +38,9 @@ const MaxResamples = 10000
 // nothing.
 const checkEvery = 256
 
-// Metric is a figure with its 95% interval (from the bootstrap over
-// runs). An exact figure is the record's, or equal to it because the
-// policy changes nothing the figure depends on: it has no interval
-// (Lo == Hi == Value) and Exact is set.
-type Metric struct {
-	Value float64 `json:"value"`
-	Lo    float64 `json:"lo"`
-	Hi    float64 `json:"hi"`
-	Exact bool    `json:"exact"`
-}
-
-func exact(v float64) Metric { return Metric{Value: v, Lo: v, Hi: v, Exact: true} }
-
-// Note names an episode with a reason: one the baseline does not
-// reproduce, or one it cannot check.
-type Note struct {
-	ID     string `json:"id"`
-	Reason string `json:"reason"`
-}
-
-// Result is one policy's replay of the episodes. The baseline's is the
-// record: its figures are counted from what happened, the same whatever
-// the seed, and its replay only serves the self-check.
-type Result struct {
-	Policy   string `json:"policy"`
-	Episodes int    `json:"episodes"`
-	// Estimated counts episodes whose outcome under this policy is
-	// estimated rather than read from the record.
-	Estimated int `json:"estimated_episodes"`
-
-	SuccessRate    Metric `json:"success_rate"`
-	Attempts       Metric `json:"attempts"`
-	Wasted         Metric `json:"wasted_attempts"`
-	BackoffSeconds Metric `json:"backoff_seconds"`
-	ResolutionP50  Metric `json:"resolution_p50_seconds"`
-	ResolutionP95  Metric `json:"resolution_p95_seconds"`
-	Halts          Metric `json:"halts"`
-	CostUSD        Metric `json:"cost_usd"`
-
-	// The L2 repair loops, replayed by the loop's own rules.
-	L2Loops       int    `json:"l2_loops"`
-	L2Estimated   int    `json:"l2_estimated_loops"`
-	L2SuccessRate Metric `json:"l2_success_rate"`
-	L2Iterations  Metric `json:"l2_iterations"`
-	Escalations   Metric `json:"escalations"`
-	NonImproving  Metric `json:"l2_non_improving_stops"`
-
-	// L3: runs with L3 steps, and the diagnoses the trigger starts.
-	L3Runs    int    `json:"l3_runs"`
-	Diagnoses Metric `json:"diagnoses"`
-	// Diff is each figure minus the baseline's, with the interval of the
-	// paired difference (both replays see the same resampled runs).
-	Diff map[string]Metric `json:"diff_from_baseline,omitempty"`
-	// Unchanged lists the episode kinds this policy decides exactly as the
-	// baseline does (it changes nothing they depend on): their figures
-	// are the baseline's.
-	Unchanged []Kind `json:"unchanged_kinds,omitempty"`
-
-	// The self-check, baseline only: of Checked episodes, Reproduced
-	// replayed under the baseline as recorded (success and attempts; an
-	// L2 loop's end and iterations); Mismatches names the first
-	// MaxListed others with what the replay did. NotCheckable episodes
-	// ended in a way the policy does not decide (an L2 loop unfinished or
-	// stopped by an error); Unchecked names the first MaxListed with why.
-	Reproduced   int    `json:"reproduced,omitempty"`
-	Checked      int    `json:"checked,omitempty"`
-	Mismatches   []Note `json:"mismatches,omitempty"`
-	NotCheckable int    `json:"not_checkable,omitempty"`
-	Unchecked    []Note `json:"not_checkable_episodes,omitempty"`
-	// L2Inferred counts L2 loops some of whose failure signatures were
-	// inferred from how the loop ended, their reports being missing.
-	L2Inferred int `json:"l2_inferred_loops,omitempty"`
-	// HasCost is set when some episode had a recorded cost.
-	HasCost bool `json:"has_cost"`
-}
-
-// MarshalJSON writes an undefined figure (NaN, such as a rate over no
-// episodes) as null.
-func (m Metric) MarshalJSON() ([]byte, error) {
-	f := func(v float64) string {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return "null"
-		}
-		return strconv.FormatFloat(v, 'g', -1, 64)
-	}
-	return []byte(`{"value":` + f(m.Value) + `,"lo":` + f(m.Lo) + `,"hi":` + f(m.Hi) + `,"exact":` + strconv.FormatBool(m.Exact) + `}`), nil
+// exact is a figure with no interval.
+func exact(v float64) simulated.Metric {
+	return simulated.Metric{Value: v, Lo: v, Hi: v, Exact: true}
 }
 
 // sums are one block's totals.
@@ -162,7 +80,7 @@ func binUpper(i int) float64 {
 // baseline's, exactly.
 //
 // It stops, returning ctx's error, soon after ctx is done.
-func Simulate(ctx context.Context, eps []Episode, baseline *retry.Policy, policies []*retry.Policy, opts Options) ([]Result, error) {
+func Simulate(ctx context.Context, eps []episode.Episode, baseline *retry.Policy, policies []*retry.Policy, opts Options) ([]simulated.Result, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -178,7 +96,7 @@ func Simulate(ctx context.Context, eps []Episode, baseline *retry.Policy, polici
 	if err != nil {
 		return nil, err
 	}
-	results := make([]Result, len(all))
+	results := make([]simulated.Result, len(all))
 	for pi := range all {
 		results[pi] = bs.result(pi, out[pi].res)
 	}
@@ -204,8 +122,8 @@ type simulation struct {
 	baseline *retry.Policy
 	// prov is the provider requests and L2 loops, in the record's order;
 	// l2 is each loop's record, prepared once for every policy.
-	prov []*Episode
-	l2   map[*Episode]*l2Record
+	prov []*episode.Episode
+	l2   map[*episode.Episode]*l2Record
 	// l3 is the L3 steps by run: the diagnosis trigger counts across steps.
 	l3 []*l3Run
 	// blocks is how many groups of runs the bootstrap resamples; blockOf
@@ -218,8 +136,8 @@ type simulation struct {
 	rp, rb *Replayer
 }
 
-func newSimulation(eps []Episode, baseline *retry.Policy, opts Options) *simulation {
-	sim := &simulation{baseline: baseline, l2: map[*Episode]*l2Record{}}
+func newSimulation(eps []episode.Episode, baseline *retry.Policy, opts Options) *simulation {
+	sim := &simulation{baseline: baseline, l2: map[*episode.Episode]*l2Record{}}
 	runs := map[string]bool{}
 	sim.groupRequests(eps, runs)
 	sim.groupL3(eps, runs)
@@ -236,12 +154,12 @@ func newSimulation(eps []Episode, baseline *retry.Policy, opts Options) *simulat
 
 // groupRequests collects the provider requests and L2 loops, adding their
 // runs to runs.
-func (sim *simulation) groupRequests(eps []Episode, runs map[string]bool) {
+func (sim *simulation) groupRequests(eps []episode.Episode, runs map[string]bool) {
 	for i := range eps {
-		if e := &eps[i]; e.Kind == KindProvider || e.Kind == KindL2 {
+		if e := &eps[i]; e.Kind == episode.KindProvider || e.Kind == episode.KindL2 {
 			sim.prov = append(sim.prov, e)
 			runs[e.Run] = true
-			if e.Kind == KindL2 {
+			if e.Kind == episode.KindL2 {
 				rec := prepareL2(e, sim.baseline)
 				sim.l2[e] = &rec
 			}
@@ -250,10 +168,10 @@ func (sim *simulation) groupRequests(eps []Episode, runs map[string]bool) {
 }
 
 // groupL3 collects the L3 steps by run, adding their runs to runs.
-func (sim *simulation) groupL3(eps []Episode, runs map[string]bool) {
+func (sim *simulation) groupL3(eps []episode.Episode, runs map[string]bool) {
 	l3Of := map[string]*l3Run{}
 	for i := range eps {
-		if e := &eps[i]; e.Kind == KindL3 {
+		if e := &eps[i]; e.Kind == episode.KindL3 {
 			r := l3Of[e.Run]
 			if r == nil {
 				r = &l3Run{run: e.Run}
@@ -276,7 +194,7 @@ func (sim *simulation) blockOfRun(run string) int {
 // replayed is one policy's replay before the bootstrap: its counts, and
 // the sums of each block.
 type replayed struct {
-	res    Result
+	res    simulated.Result
 	blocks []sums
 }
 
@@ -303,9 +221,9 @@ func (sim *simulation) replayAll(ctx context.Context, all []*retry.Policy) []rep
 // replay replays policy pi (0: the baseline) on every episode kind it
 // touches; false when ctx stopped it.
 func (sim *simulation) replay(ctx context.Context, pi int, p *retry.Policy) (replayed, bool) {
-	rd := replayed{res: Result{Policy: p.Name}, blocks: make([]sums, sim.blocks)}
+	rd := replayed{res: simulated.Result{Policy: p.Name}, blocks: make([]sums, sim.blocks)}
 	isBaseline := pi == 0
-	touched := map[Kind]bool{KindProvider: true, KindL2: true, KindL3: true}
+	touched := map[episode.Kind]bool{episode.KindProvider: true, episode.KindL2: true, episode.KindL3: true}
 	if !isBaseline {
 		touched = Touches(p, sim.baseline)
 		rd.res.Unchanged = unchangedKinds(touched)
@@ -317,9 +235,9 @@ func (sim *simulation) replay(ctx context.Context, pi int, p *retry.Policy) (rep
 			return rd, false
 		}
 		b := &rd.blocks[sim.blockOf[i]]
-		if e.Kind == KindL2 {
+		if e.Kind == episode.KindL2 {
 			rd.res.L2Loops++
-			if touched[KindL2] { // else the baseline's figures, shared later
+			if touched[episode.KindL2] { // else the baseline's figures, shared later
 				sim.replayL2(&rd.res, b, e, isBaseline, p, s)
 			}
 			continue
@@ -328,7 +246,7 @@ func (sim *simulation) replay(ctx context.Context, pi int, p *retry.Policy) (rep
 		if e.CostUSD > 0 {
 			rd.res.HasCost = true
 		}
-		if touched[KindProvider] {
+		if touched[episode.KindProvider] {
 			sim.replayRequest(&rd.res, b, e, isBaseline, p, trackerOf(trackers, e.Run, p), s)
 		}
 	}
@@ -337,7 +255,7 @@ func (sim *simulation) replay(ctx context.Context, pi int, p *retry.Policy) (rep
 			return rd, false
 		}
 		rd.res.L3Runs++
-		if touched[KindL3] {
+		if touched[episode.KindL3] {
 			rd.blocks[sim.blockOfRun(r.run)].diagnoses += float64(sim.replayL3(&rd.res, r, isBaseline, p))
 		}
 	}
@@ -345,9 +263,9 @@ func (sim *simulation) replay(ctx context.Context, pi int, p *retry.Policy) (rep
 }
 
 // unchangedKinds are the episode kinds touched leaves alone.
-func unchangedKinds(touched map[Kind]bool) []Kind {
-	var out []Kind
-	for _, k := range []Kind{KindProvider, KindL2, KindL3} {
+func unchangedKinds(touched map[episode.Kind]bool) []episode.Kind {
+	var out []episode.Kind
+	for _, k := range []episode.Kind{episode.KindProvider, episode.KindL2, episode.KindL3} {
 		if !touched[k] {
 			out = append(out, k)
 		}
@@ -367,12 +285,12 @@ func trackerOf(trackers map[string]*retry.Tracker, run string, p *retry.Policy) 
 
 // replayL2 replays one L2 loop into b. The baseline's figures are the
 // record's, and its replay is checked against it.
-func (sim *simulation) replayL2(res *Result, b *sums, e *Episode, isBaseline bool, p *retry.Policy, s *Stream) {
+func (sim *simulation) replayL2(res *simulated.Result, b *sums, e *episode.Episode, isBaseline bool, p *retry.Policy, s *Stream) {
 	rec := sim.l2[e]
 	var o Outcome
 	if isBaseline {
 		o = recordL2(e)
-		res.l2Check(e.ID, rec)
+		l2Check(res, e.ID, rec)
 	} else {
 		o = sim.rp.L2(e, rec.its, p, s)
 		// Beyond the record it is estimated anyway; else it is when the
@@ -389,12 +307,12 @@ func (sim *simulation) replayL2(res *Result, b *sums, e *Episode, isBaseline boo
 
 // replayRequest replays one provider request into b. The baseline's
 // figures are the record's, and its replay is checked against it.
-func (sim *simulation) replayRequest(res *Result, b *sums, e *Episode, isBaseline bool, p *retry.Policy, tr *retry.Tracker, s *Stream) {
+func (sim *simulation) replayRequest(res *simulated.Result, b *sums, e *episode.Episode, isBaseline bool, p *retry.Policy, tr *retry.Tracker, s *Stream) {
 	var o Outcome
 	if isBaseline {
 		r := sim.rb.Provider(e, p, tr, s)
 		same := r.Success == e.Success && r.Attempts == len(e.Attempts)
-		res.selfCheck(e.ID, same, fmt.Sprintf("the baseline makes %d attempts (success %t); the record %d (success %t)",
+		selfCheck(res, e.ID, same, fmt.Sprintf("the baseline makes %d attempts (success %t); the record %d (success %t)",
 			r.Attempts, r.Success, len(e.Attempts), e.Success))
 		o = sim.rb.recordProvider(e, r, same)
 	} else {
@@ -408,12 +326,12 @@ func (sim *simulation) replayRequest(res *Result, b *sums, e *Episode, isBaselin
 
 // replayL3 is the diagnoses one run's L3 steps start: under the baseline
 // the recorded ones, checked against the baseline's trigger.
-func (sim *simulation) replayL3(res *Result, r *l3Run, isBaseline bool, p *retry.Policy) int {
+func (sim *simulation) replayL3(res *simulated.Result, r *l3Run, isBaseline bool, p *retry.Policy) int {
 	n := r.recordedDiagnoses()
 	if !isBaseline {
 		return r.diagnoses(p)
 	}
-	res.selfCheck(r.run+"/l3", r.diagnoses(p) == n, fmt.Sprintf("the baseline starts %d diagnoses; the record %d", r.diagnoses(p), n))
+	selfCheck(res, r.run+"/l3", r.diagnoses(p) == n, fmt.Sprintf("the baseline starts %d diagnoses; the record %d", r.diagnoses(p), n))
 	return n
 }
 
@@ -453,14 +371,14 @@ func resample(ctx context.Context, out []replayed, blocks int, opts Options) (*b
 			total.add(&out[pi].blocks[b])
 		}
 		bs.points[pi] = figures(&total, nil)
-		bs.samples[pi] = make([][]float64, len(figureCatalog))
-		for f := range figureCatalog {
+		bs.samples[pi] = make([][]float64, len(catalog))
+		for f := range catalog {
 			bs.samples[pi][f] = make([]float64, opts.Resamples)
 		}
 	}
 	r := rand.New(rand.NewPCG(opts.Seed, 0x626f6f74))
 	pick := make([]int32, blocks)
-	vals := make([]float64, len(figureCatalog))
+	vals := make([]float64, len(catalog))
 	for i := range opts.Resamples {
 		// Every resample: one sums every policy's blocks, milliseconds
 		// with many policies, so 256 of them outlast a second.
@@ -485,15 +403,15 @@ func resample(ctx context.Context, out []replayed, blocks int, opts Options) (*b
 
 // result fills res, policy pi's replay, with its figures and their
 // intervals, and for a policy its differences from the baseline.
-func (bs *bootstrap) result(pi int, res Result) Result {
-	for f, fig := range figureCatalog {
-		m := fig.field(&res)
+func (bs *bootstrap) result(pi int, res simulated.Result) simulated.Result {
+	for f, fig := range catalog {
+		m := fig.In(&res)
 		if pi == 0 || slices.Contains(res.Unchanged, fig.Kind) {
 			*m = exact(bs.points[pi][f])
 			continue
 		}
 		lo, hi := interval(slices.Clone(bs.samples[pi][f]))
-		*m = Metric{Value: bs.points[pi][f], Lo: lo, Hi: hi}
+		*m = simulated.Metric{Value: bs.points[pi][f], Lo: lo, Hi: hi}
 	}
 	if pi > 0 {
 		res.Diff = bs.diff(pi, res.Unchanged)
@@ -503,10 +421,10 @@ func (bs *bootstrap) result(pi int, res Result) Result {
 
 // diff is each figure of policy pi minus the baseline's, with the interval
 // of the paired difference; exact for the kinds the policy leaves alone.
-func (bs *bootstrap) diff(pi int, unchanged []Kind) map[string]Metric {
-	d := map[string]Metric{}
+func (bs *bootstrap) diff(pi int, unchanged []episode.Kind) map[string]simulated.Metric {
+	d := map[string]simulated.Metric{}
 	vals := make([]float64, bs.resamples)
-	for f, fig := range figureCatalog {
+	for f, fig := range catalog {
 		if slices.Contains(unchanged, fig.Kind) {
 			d[fig.Key] = exact(bs.points[pi][f] - bs.points[0][f])
 			continue
@@ -515,7 +433,7 @@ func (bs *bootstrap) diff(pi int, unchanged []Kind) map[string]Metric {
 			vals[i] = bs.samples[pi][f][i] - bs.samples[0][f][i]
 		}
 		lo, hi := interval(vals)
-		d[fig.Key] = Metric{Value: bs.points[pi][f] - bs.points[0][f], Lo: lo, Hi: hi}
+		d[fig.Key] = simulated.Metric{Value: bs.points[pi][f] - bs.points[0][f], Lo: lo, Hi: hi}
 	}
 	return d
 }
@@ -525,7 +443,7 @@ func (bs *bootstrap) diff(pi int, unchanged []Kind) map[string]Metric {
 // baseline's schedule at the middle of its jitter, the same for any seed;
 // the resolution time is the recorded duration when there is one. A halt
 // is the replay's, when the replay reproduces the request.
-func (rp *Replayer) recordProvider(e *Episode, replayed Outcome, reproduced bool) Outcome {
+func (rp *Replayer) recordProvider(e *episode.Episode, replayed Outcome, reproduced bool) Outcome {
 	n := len(e.Attempts)
 	o := Outcome{Success: e.Success, Attempts: n, CostUSD: e.CostUSD}
 	if !o.Success {
@@ -550,50 +468,50 @@ func (rp *Replayer) recordProvider(e *Episode, replayed Outcome, reproduced bool
 // order, into buf (a new slice when nil).
 func figures(t *sums, buf []float64) []float64 {
 	if buf == nil {
-		buf = make([]float64, len(figureCatalog))
+		buf = make([]float64, len(catalog))
 	}
-	for i, f := range figureCatalog {
-		buf[i] = f.total(t)
+	for i, total := range totals {
+		buf[i] = total(t)
 	}
 	return buf
 }
 
 // selfCheck counts one baseline replay against its record; why says what
 // the replay did instead.
-func (r *Result) selfCheck(id string, reproduced bool, why string) {
+func selfCheck(r *simulated.Result, id string, reproduced bool, why string) {
 	r.Checked++
 	switch {
 	case reproduced:
 		r.Reproduced++
 	case len(r.Mismatches) < MaxListed:
-		r.Mismatches = append(r.Mismatches, Note{id, why})
+		r.Mismatches = append(r.Mismatches, simulated.Note{ID: id, Reason: why})
 	}
 }
 
 // l2Check counts one L2 loop in the self-check.
-func (r *Result) l2Check(id string, rec *l2Record) {
+func l2Check(r *simulated.Result, id string, rec *l2Record) {
 	if !rec.checkable {
 		r.NotCheckable++
 		if len(r.Unchecked) < MaxListed {
-			r.Unchecked = append(r.Unchecked, Note{id, rec.why})
+			r.Unchecked = append(r.Unchecked, simulated.Note{ID: id, Reason: rec.why})
 		}
 		return
 	}
 	if rec.inferred {
 		r.L2Inferred++
 	}
-	r.selfCheck(id, rec.reproduced, rec.why)
+	selfCheck(r, id, rec.reproduced, rec.why)
 }
 
 // copyKind sets the figures of kind k to o's.
-func (s *sums) copyKind(k Kind, o *sums) {
+func (s *sums) copyKind(k episode.Kind, o *sums) {
 	switch k {
-	case KindProvider:
+	case episode.KindProvider:
 		s.episodes, s.success, s.attempts, s.wasted, s.backoff, s.halts, s.cost, s.hist =
 			o.episodes, o.success, o.attempts, o.wasted, o.backoff, o.halts, o.cost, o.hist
-	case KindL2:
+	case episode.KindL2:
 		s.l2loops, s.l2success, s.l2iterations, s.escalations, s.l2stops = o.l2loops, o.l2success, o.l2iterations, o.escalations, o.l2stops
-	case KindL3:
+	case episode.KindL3:
 		s.diagnoses = o.diagnoses
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/records"
 	"github.com/orchstat/orchstat/rules/retry"
 )
@@ -96,7 +97,7 @@ const Orchestrator = "orchestrator"
 
 // EpisodeSystem is the system whose record e comes from: Orchestrator,
 // or the agent whose call it is ("claude-code", "codex", "otel").
-func EpisodeSystem(e *Episode) string {
+func EpisodeSystem(e *episode.Episode) string {
 	s, _, ok := strings.Cut(e.ID, ":")
 	if !ok || s == "" || strings.Contains(s, "/") {
 		return Orchestrator

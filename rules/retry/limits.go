@@ -1,5 +1,7 @@
 package retry
 
+import "github.com/orchstat/orchstat/model/episode"
+
 // Detect reports a cascade (seed 001): at least Threshold failures among
 // the last Window items, failed[i] being whether item i failed, oldest
 // first. Threshold 0 is off; Window 0 looks at every item.
@@ -25,16 +27,9 @@ const (
 	StrategyAbort = "abort-recommended"
 )
 
-// StageOutcome is one pipeline run in seed 004's history: whether it
-// failed, and at which stage (the history's failedStage).
-type StageOutcome struct {
-	Stage  string
-	Failed bool
-}
-
 // FailureRate is seed 004's rule 1: among the last Window runs (every run
 // when Window is 0), the share that failed at stage. No history is 0.
-func (a Adaptive) FailureRate(stage string, history []StageOutcome) float64 {
+func (a Adaptive) FailureRate(stage string, history []episode.StageOutcome) float64 {
 	failed, runs := a.window(stage, history)
 	if runs == 0 {
 		return 0
@@ -44,7 +39,7 @@ func (a Adaptive) FailureRate(stage string, history []StageOutcome) float64 {
 
 // window counts the last Window runs (every run when Window is 0) and
 // those among them that failed at stage.
-func (a Adaptive) window(stage string, history []StageOutcome) (failed, runs int) {
+func (a Adaptive) window(stage string, history []episode.StageOutcome) (failed, runs int) {
 	if a.Window > 0 && len(history) > a.Window {
 		history = history[len(history)-a.Window:]
 	}
@@ -105,12 +100,12 @@ type Advice struct {
 // No history is a failure rate of 0, so "retry" (the seed's First Failure
 // case) unless rule 1 applies. This is the pipeline's own
 // recommendStrategy, attempt below 1 included: it gives "retry".
-func (a Adaptive) Recommend(stage string, attempt int, history []StageOutcome) string {
+func (a Adaptive) Recommend(stage string, attempt int, history []episode.StageOutcome) string {
 	return a.Advise(stage, attempt, history).Strategy
 }
 
 // Advise is Recommend, saying which case applied and on what numbers.
-func (a Adaptive) Advise(stage string, attempt int, history []StageOutcome) Advice {
+func (a Adaptive) Advise(stage string, attempt int, history []episode.StageOutcome) Advice {
 	adv := Advice{Strategy: StrategyRetry}
 	adv.Failed, adv.Runs = a.window(stage, history)
 	adv.Rate = a.FailureRate(stage, history)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/failure"
 )
 
@@ -399,16 +400,16 @@ func TestCascadeDetect(t *testing.T) {
 func TestAdaptiveRecommend(t *testing.T) {
 	preset, _ := Preset("adaptive")
 	a := *preset.Adaptive
-	h := func(s string) []StageOutcome { // "c" failed at cass, "n" at nigel, "." succeeded
-		var out []StageOutcome
+	h := func(s string) []episode.StageOutcome { // "c" failed at cass, "n" at nigel, "." succeeded
+		var out []episode.StageOutcome
 		for _, c := range s {
 			switch c {
 			case 'c':
-				out = append(out, StageOutcome{Stage: "cass", Failed: true})
+				out = append(out, episode.StageOutcome{Stage: "cass", Failed: true})
 			case 'n':
-				out = append(out, StageOutcome{Stage: "nigel", Failed: true})
+				out = append(out, episode.StageOutcome{Stage: "nigel", Failed: true})
 			default:
-				out = append(out, StageOutcome{Stage: "cass"})
+				out = append(out, episode.StageOutcome{Stage: "cass"})
 			}
 		}
 		return out

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/failure"
 	"github.com/orchstat/orchstat/rules/replay"
 	"github.com/orchstat/orchstat/rules/retry"
@@ -72,34 +73,34 @@ func withBudget(p *retry.Policy) *retry.Policy {
 // episodes draws recorded requests as the orchestrator's client makes
 // them: each attempt fails with probability 0.15 (a third of those not
 // retriable), up to 3 retries.
-func episodes(n, runs int, seed uint64) []replay.Episode {
+func episodes(n, runs int, seed uint64) []episode.Episode {
 	r := rand.New(rand.NewPCG(seed, 7))
 	retriable := []failure.Class{failure.ClassRateLimit, failure.ClassTimeout, failure.ClassServer, failure.ClassNetwork}
 	final := []failure.Class{failure.ClassAuth, failure.ClassClient}
-	eps := make([]replay.Episode, n)
+	eps := make([]episode.Episode, n)
 	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	for i := range eps {
 		e := &eps[i]
-		e.Kind, e.ID = replay.KindProvider, fmt.Sprintf("r%d/%d", i%runs, i)
+		e.Kind, e.ID = episode.KindProvider, fmt.Sprintf("r%d/%d", i%runs, i)
 		e.Run, e.Time = fmt.Sprintf("r%d", i%runs), t0.Add(time.Duration(i)*time.Second)
 		e.CostUSD = 0.002
 		var d time.Duration
 		for k := 1; ; k++ {
 			d += time.Duration(500+r.IntN(3000)) * time.Millisecond
 			if r.Float64() >= 0.15 {
-				e.Attempts = append(e.Attempts, replay.Attempt{OK: true})
+				e.Attempts = append(e.Attempts, episode.Attempt{OK: true})
 				e.Success = true
 				break
 			}
 			if r.Float64() < 1.0/3 {
-				e.Attempts = append(e.Attempts, replay.Attempt{Class: final[r.IntN(2)]})
+				e.Attempts = append(e.Attempts, episode.Attempt{Class: final[r.IntN(2)]})
 				break
 			}
 			if k == 4 {
-				e.Attempts = append(e.Attempts, replay.Attempt{Class: retriable[r.IntN(4)]})
+				e.Attempts = append(e.Attempts, episode.Attempt{Class: retriable[r.IntN(4)]})
 				break
 			}
-			e.Attempts = append(e.Attempts, replay.Attempt{})
+			e.Attempts = append(e.Attempts, episode.Attempt{})
 			d += retry.Orchestrator.Base(k)
 		}
 		e.Duration = d

@@ -1,9 +1,11 @@
-package replay
+package simulated
 
 import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/orchstat/orchstat/model/episode"
 )
 
 // Verdict says in plain words what r changes against the baseline: one
@@ -51,7 +53,7 @@ func Verdict(base, r Result) string {
 	return b.String()
 }
 
-var kindWords = map[Kind]string{KindProvider: "provider requests", KindL2: "L2 loops", KindL3: "L3 steps"}
+var kindWords = map[episode.Kind]string{episode.KindProvider: "provider requests", episode.KindL2: "L2 loops", episode.KindL3: "L3 steps"}
 
 func pct(v, base float64) float64 {
 	if base == 0 {

@@ -1,7 +1,10 @@
-// Package replay replays recorded failure episodes under other retry
-// policies, with the same retry core (rules/retry) that decides retries
-// live. It is pure Go: episodes come in, outcomes go out.
-package replay
+// Package episode holds what the records say was tried and how it ended,
+// in the shape the replay, the rules and the store share: a failure
+// episode and its attempts, a recorded run of whole attempts, and a
+// pipeline run's outcome at a stage. The store builds them, rules/replay
+// replays them and rules/retry reads the stage history; none of them owns
+// the shape, so it sits on the model floor and imports only the model.
+package episode
 
 import (
 	"time"
