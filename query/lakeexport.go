@@ -423,7 +423,6 @@ func (e *export) stage(ctx context.Context, dirty []partition, out *Exported) ([
 	return files, nil
 }
 
-
 // exportMemory is DuckDB's memory limit during an export's COPYs.
 const exportMemory = boundedMemory
 
