@@ -44,6 +44,9 @@ var pure = []string{
 	"query/lake",
 	"reports/render/chart",
 	"model/records/prices",
+	"model/alerts",
+	"rules/check",
+	"rules/ruletest",
 }
 
 // noYAML are the packages that read JSON or decide retries: a YAML parser
@@ -139,10 +142,6 @@ var backArrows = map[string]bool{
 	"query → rules/replay": true,
 	"query → rules/retry": true,
 	"reports/render → rules/replay": true,
-	"rules/check → query": true,
-	"rules/ruletest → ingest": true,
-	"rules/ruletest → ingest/trace": true,
-	"rules/ruletest → query": true,
 }
 
 // TestFloors holds every package of the module to the floors above, naming
