@@ -22,7 +22,9 @@ type fakeData struct {
 	lastWindow alerts.Window
 }
 
-func (d *fakeData) log(format string, args ...any) { d.calls = append(d.calls, fmt.Sprintf(format, args...)) }
+func (d *fakeData) log(format string, args ...any) {
+	d.calls = append(d.calls, fmt.Sprintf(format, args...))
+}
 
 func (d *fakeData) WindowMetrics(_ context.Context, w alerts.Window, records bool) (reports.Metrics, error) {
 	d.log("metrics records=%v", records)
@@ -40,7 +42,10 @@ func (d *fakeData) ProviderSeries(_ context.Context, w alerts.Window, metric str
 	return nil, nil
 }
 
-func (d *fakeData) HasRecords(context.Context) (bool, error) { d.log("has records"); return d.records, nil }
+func (d *fakeData) HasRecords(context.Context) (bool, error) {
+	d.log("has records")
+	return d.records, nil
+}
 
 func (d *fakeData) SystemSeries(_ context.Context, w alerts.Window, metric string) ([]alerts.Series, error) {
 	d.log("systems %s", metric)
