@@ -149,8 +149,8 @@ func (c *CheckStore) SystemSeries(ctx context.Context, w alerts.Window, metric s
 
 // SQLSeries runs a rule's own read-only query: a value column, optional
 // numerator and denominator columns, and any other columns as labels.
-func (c *CheckStore) SQLSeries(ctx context.Context, query string) ([]alerts.Series, error) {
-	st, q := c.st, c.st.conn
+func (cs *CheckStore) SQLSeries(ctx context.Context, query string) ([]alerts.Series, error) {
+	st, q := cs.st, cs.st.conn
 	// A rule may read priced_calls.
 	if err := st.priced(ctx); err != nil {
 		return nil, err
