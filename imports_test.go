@@ -44,6 +44,7 @@ var pure = []string{
 	"query/lake",
 	"reports/render/chart",
 	"model/records/prices",
+	"model/rows",
 }
 
 // noYAML are the packages that read JSON or decide retries: a YAML parser

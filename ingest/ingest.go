@@ -20,7 +20,6 @@ package ingest
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -34,6 +33,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/orchstat/orchstat/model/rows"
 	"github.com/orchstat/orchstat/query"
 )
 
@@ -110,7 +110,7 @@ type Result struct {
 	Sealed, SealedRuns int
 	Full               bool
 	Events             int64
-	Calls              int64 // agents' model calls read (rows of query.Calls)
+	Calls              int64 // agents' model calls read (rows of the calls table)
 	Quarantined        int64
 	Bytes              int64
 	Transactions       int
@@ -151,8 +151,7 @@ type chunk struct {
 	drop         *openRows // on an agent file's first chunk: the rows its last reading stored as open
 	replace      string    // why a trace's earlier rows go, reported to the user
 	moved        string    // the file's old path, when it was found under a new one
-	events       []eventRow
-	rows         rows
+	rows         *rows.Set
 	payloadBytes int
 	quarantined  int // lines quarantined in the chunk, which weigh as events do
 	maxPayload   int
@@ -165,16 +164,7 @@ type chunk struct {
 // quarantinedLines counts the lines the chunk quarantined: its rows, or
 // for a trace more when rows past maxQuarantinedRows were only counted.
 func (c *chunk) quarantinedLines() int64 {
-	return int64(max(len(c.rows[query.Quarantine.Name]), c.quarantined))
-}
-
-type eventRow struct {
-	line    int64
-	runID   string
-	ts      time.Time
-	typ     string
-	sv      driver.Value
-	payload string
+	return int64(max(len(c.rows.Quarantine), c.quarantined))
 }
 
 // runOnce ingests opts.Paths into st with DuckDB's memory limit at limit.

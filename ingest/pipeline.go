@@ -297,8 +297,8 @@ func (g *gather) add(c chunk, commits chan<- *batch) {
 	if c.last && c.err == nil && c.state.id != 0 {
 		g.final[c.state.id] = c.state
 	}
-	res.Events += int64(len(c.events))
-	res.Calls += int64(len(c.rows[query.Calls.Name]))
+	res.Events += int64(len(c.rows.Events))
+	res.Calls += int64(len(c.rows.Calls))
 	if c.drop != nil {
 		res.Calls -= int64(len(c.drop.calls)) // the same calls, read on
 	}

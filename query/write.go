@@ -5,10 +5,13 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
+	"github.com/orchstat/orchstat/model/rows"
 )
 
 // Tx is a write transaction on the store, the way ingest's rows get in.
@@ -69,35 +72,63 @@ func (t *Tx) DeleteFiles(ctx context.Context, ids []int32) error {
 	return nil
 }
 
-// Append adds rows, each in the table's column order, to table. Strings
-// taken from file names or records may not be UTF-8; they are stored as
-// StoreString says.
+// Append adds the rows of sets, table by table in rows.Set's order, one
+// DuckDB Appender per table for all of them. Strings taken from file
+// names or records may not be UTF-8; they are stored as StoreString says,
+// but for the tables whose declaration says they are kept verbatim.
 //
 // Rows go through DuckDB's Appender: a table function that DuckDB scans on
 // all its threads (duckdb-go's ParallelChunkTableFunction) measured the
 // same on the benchmark corpus, and Arrow needs a build tag; see
 // benchmarks/RESULTS.md. The Appender encodes what it is given for a JSON
-// column as JSON, so no column orchstat writes is JSON (see Events).
-func (t *Tx) Append(table string, rows [][]driver.Value) error {
-	return t.AppendEach(table, func(add func(...driver.Value) error) error {
-		for _, r := range rows {
-			for i, v := range r {
-				if s, ok := v.(string); ok {
-					r[i] = StoreString(s)
-				}
-			}
-			if err := add(r...); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+// column as JSON, so no column orchstat writes is JSON (see rows.Event).
+func (t *Tx) Append(sets ...*rows.Set) error {
+	vs := make([]reflect.Value, len(sets))
+	for i, s := range sets {
+		vs[i] = reflect.ValueOf(s).Elem()
+	}
+	return t.appendTables(FileTables, vs)
 }
 
-// AppendEach appends the rows each calls add with, as they come, so a
-// caller with many rows need not gather them first. Values are stored as
-// given: StoreString is the caller's to apply.
-func (t *Tx) AppendEach(table string, each func(add func(...driver.Value) error) error) error {
+// AppendStates adds file, directory and sealed directory states.
+func (t *Tx) AppendStates(s *rows.States) error {
+	return t.appendTables(stateTables, []reflect.Value{reflect.ValueOf(s).Elem()})
+}
+
+// appendTables appends each table's rows from the sets, skipping a table
+// none of them has rows for.
+func (t *Tx) appendTables(tables []Table, sets []reflect.Value) error {
+	for _, tb := range tables {
+		conv := rowConvs[tb.Name]
+		n := 0
+		for _, s := range sets {
+			n += conv.rowsOf(s).Len()
+		}
+		if n == 0 {
+			continue
+		}
+		err := t.appendEach(tb.Name, func(add func(...driver.Value) error) error {
+			vals := make([]driver.Value, len(conv.cols))
+			for _, s := range sets {
+				rs := conv.rowsOf(s)
+				for i := range rs.Len() {
+					conv.values(rs.Index(i), vals)
+					if err := add(vals...); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendEach appends the rows each calls add with, as they come.
+func (t *Tx) appendEach(table string, each func(add func(...driver.Value) error) error) error {
 	return t.s.conn.Raw(func(dc any) error {
 		a, err := duckdb.NewAppenderFromConn(dc.(driver.Conn), "", table)
 		if err != nil {
@@ -115,6 +146,76 @@ func (t *Tx) AppendEach(table string, each func(add func(...driver.Value) error)
 		}
 		return a.Close()
 	})
+}
+
+// rowConv turns rows of one declared type into Appender values. The
+// fields' places and conversions are found once per table, when the
+// table is declared, not per row: the Appender is a cold ingest's hot
+// path.
+type rowConv struct {
+	set  []int // the table's field in its set
+	cols []colConv
+}
+
+type colConv struct {
+	index []int // the column's field in the row, through embedded structs
+	value func(reflect.Value) driver.Value
+}
+
+func newRowConv(row reflect.Type, set []int, verbatim bool) *rowConv {
+	c := &rowConv{set: set}
+	for _, f := range columnFields(row) {
+		c.cols = append(c.cols, colConv{index: f.Index, value: valueOf(f.Type, verbatim)})
+	}
+	return c
+}
+
+func (c *rowConv) rowsOf(set reflect.Value) reflect.Value { return set.FieldByIndex(c.set) }
+
+// values puts the columns of row in vals.
+func (c *rowConv) values(row reflect.Value, vals []driver.Value) {
+	for i, col := range c.cols {
+		f := row
+		for _, x := range col.index {
+			f = f.Field(x)
+		}
+		vals[i] = col.value(f)
+	}
+}
+
+var timeType = reflect.TypeFor[time.Time]()
+
+// valueOf is the conversion of a field of type t: a pointer is NULL when
+// nil, else what it points to.
+func valueOf(t reflect.Type, verbatim bool) func(reflect.Value) driver.Value {
+	if t.Kind() == reflect.Pointer {
+		elem := valueOf(t.Elem(), verbatim)
+		return func(v reflect.Value) driver.Value {
+			if v.IsNil() {
+				return nil
+			}
+			return elem(v.Elem())
+		}
+	}
+	switch {
+	case t == timeType:
+		return func(v reflect.Value) driver.Value { return v.Interface() }
+	case t.Kind() == reflect.String && verbatim:
+		return func(v reflect.Value) driver.Value { return v.String() }
+	case t.Kind() == reflect.String:
+		return func(v reflect.Value) driver.Value { return StoreString(v.String()) }
+	case t.Kind() == reflect.Int32:
+		return func(v reflect.Value) driver.Value { return int32(v.Int()) }
+	case t.Kind() == reflect.Int64:
+		return func(v reflect.Value) driver.Value { return v.Int() }
+	case t.Kind() == reflect.Uint64:
+		return func(v reflect.Value) driver.Value { return v.Uint() }
+	case t.Kind() == reflect.Float64:
+		return func(v reflect.Value) driver.Value { return v.Float() }
+	case t.Kind() == reflect.Bool:
+		return func(v reflect.Value) driver.Value { return v.Bool() }
+	}
+	panic("query: no store column for a row field of type " + t.String())
 }
 
 // Exec runs a statement in the transaction: for statements the Tx has no
