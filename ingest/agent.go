@@ -12,7 +12,6 @@ import (
 	"github.com/orchstat/orchstat/ingest/trace"
 	"github.com/orchstat/orchstat/model/records"
 	"github.com/orchstat/orchstat/model/rows"
-	"github.com/orchstat/orchstat/query"
 )
 
 // Agents' files (Claude Code transcripts, Codex rollouts, collector files)
@@ -328,10 +327,10 @@ func (ar *agentReader) keysSince(m mark) (calls, runs []string) {
 		if r.CallID != nil {
 			id = *r.CallID
 		}
-		calls = append(calls, query.OpenCallKey(id, r.Line))
+		calls = append(calls, rows.OpenCallKey(id, r.Line))
 	}
 	for _, r := range ar.c.rows.RecordRuns[m.runs:] {
-		runs = append(runs, query.StoreString(r.RunID))
+		runs = append(runs, rows.StoreString(r.RunID))
 	}
 	return calls, runs
 }

@@ -34,7 +34,6 @@ import (
 	"time"
 
 	"github.com/orchstat/orchstat/model/rows"
-	"github.com/orchstat/orchstat/query"
 )
 
 const (
@@ -170,7 +169,7 @@ func (c *chunk) quarantinedLines() int64 {
 // runOnce ingests opts.Paths into st with DuckDB's memory limit at limit.
 // It also returns the work of the transactions that committed, which is
 // what stays in the store if it fails.
-func runOnce(ctx context.Context, st *query.Store, opts Options, limit int64) (*Result, tally, error) {
+func runOnce(ctx context.Context, st Store, opts Options, limit int64) (*Result, tally, error) {
 	p, err := makePlan(ctx, st, opts)
 	if err != nil {
 		return nil, tally{}, err
@@ -237,15 +236,15 @@ func runOnce(ctx context.Context, st *query.Store, opts Options, limit int64) (*
 	return res, w.committed, nil
 }
 
-func loadKnown(ctx context.Context, st *query.Store, prev map[string]*fileState, full bool) (known, error) {
+func loadKnown(ctx context.Context, st Store, prev map[string]*fileState, full bool) (known, error) {
 	k := known{dirs: make(map[string]time.Time, len(prev)/3), files: make(map[string][]source, len(prev)/3)}
-	err := st.DirStates(ctx, !full, func(p string, m time.Time) { k.dirs[query.ReadString(p)] = m })
+	err := st.DirStates(ctx, !full, func(p string, m time.Time) { k.dirs[rows.ReadString(p)] = m })
 	if err != nil {
 		return k, fmt.Errorf("reading ingest state: %w", err)
 	}
 	if !full {
-		k.sealed = map[string]query.Sealed{}
-		if err := st.SealedDirs(ctx, func(p string, d query.Sealed) { k.sealed[query.ReadString(p)] = d }); err != nil {
+		k.sealed = map[string]rows.Sealed{}
+		if err := st.SealedDirs(ctx, func(p string, d rows.Sealed) { k.sealed[rows.ReadString(p)] = d }); err != nil {
 			return k, fmt.Errorf("reading ingest state: %w", err)
 		}
 	}

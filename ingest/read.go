@@ -13,9 +13,9 @@ import (
 
 	"github.com/orchstat/orchstat/ingest/runfile"
 	"github.com/orchstat/orchstat/ingest/trace"
+	"github.com/orchstat/orchstat/model/disk"
 	"github.com/orchstat/orchstat/model/records"
 	"github.com/orchstat/orchstat/model/rows"
-	"github.com/orchstat/orchstat/query"
 )
 
 // Reading one source: a file is stat'ed and skipped when unchanged, else
@@ -309,7 +309,7 @@ func tooLarge(t task, cur fileState) chunk {
 	reason := fmt.Sprintf("file larger than %d MiB", maxRunFile>>20)
 	if grew {
 		reason = fmt.Sprintf("file grew past %d MiB (from %s to %s): the rows read from it before are kept; what it holds beyond is not read, "+
-			"as files of this kind are read whole (docs/limits.md)", maxRunFile>>20, query.FormatBytes(t.prev.size), query.FormatBytes(cur.size))
+			"as files of this kind are read whole (docs/limits.md)", maxRunFile>>20, disk.FormatBytes(t.prev.size), disk.FormatBytes(cur.size))
 		c.state.offset, c.state.lines, c.state.events = t.prev.offset, t.prev.lines, t.prev.events
 		c.state.quarantined = t.prev.quarantined
 	}

@@ -7,15 +7,15 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/orchstat/orchstat/model/disk"
 	"github.com/orchstat/orchstat/model/rows"
-	"github.com/orchstat/orchstat/query"
 )
 
 // batch is what the writer hands DuckDB in one go; a transaction holds
 // several (see writer.write).
 type batch struct {
 	deletes []int32
-	drops   []query.OpenRows
+	drops   []rows.OpenRows
 	// sets are the chunks' own rows, kept as they are: copying every
 	// event into one slice was a visible share of ingest CPU.
 	sets         []*rows.Set
@@ -65,7 +65,7 @@ func (b *batch) add(c chunk) {
 	if c.deleteOld {
 		b.deletes = append(b.deletes, id)
 	} else if !c.drop.empty() {
-		b.drops = append(b.drops, query.OpenRows{File: id, Calls: c.drop.calls, CallIDs: callIDsOf(c.drop.calls), Runs: c.drop.runs, TailLine: c.drop.tail})
+		b.drops = append(b.drops, rows.OpenRows{File: id, Calls: c.drop.calls, CallIDs: callIDsOf(c.drop.calls), Runs: c.drop.runs, TailLine: c.drop.tail})
 	}
 	b.sets = append(b.sets, c.rows)
 	b.nEvents += len(c.rows.Events)
@@ -85,15 +85,15 @@ func (b *batch) add(c chunk) {
 }
 
 type writer struct {
-	st   *query.Store
+	st   Store
 	now  func() time.Time
 	hook func(string)
 	seq  int64 // last file_states.seq written
 	// firstSeq is seq before this ingest wrote any state.
 	firstSeq int64
 
-	tx          *query.Tx // the open transaction, if any
-	txnBytes    int       // payload bytes in the open transaction
+	tx          rows.Appender // the open transaction, if any
+	txnBytes    int           // payload bytes in the open transaction
 	maxTxnBytes int
 	commits     int
 	memLimit    int64 // DuckDB's memory_limit as last set
@@ -112,7 +112,7 @@ func (w *writer) setMemoryLimit(ctx context.Context, n int64) error {
 	return nil
 }
 
-func newWriter(ctx context.Context, st *query.Store, opts Options) (*writer, error) {
+func newWriter(ctx context.Context, st Store, opts Options) (*writer, error) {
 	w := &writer{st: st, now: opts.Now, hook: opts.Hook, maxTxnBytes: opts.TxnBytes, scratch: opts.Scratch}
 	if w.maxTxnBytes <= 0 {
 		w.maxTxnBytes = defaultTxnBytes
@@ -147,7 +147,7 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 		}
 	}
 	// Free space is checked before DuckDB sees the rows: running out
-	// mid-commit has aborted DuckDB 1.1.2 (see query.NoSpaceError). The
+	// mid-commit has aborted DuckDB 1.1.2 (see disk.NoSpaceError). The
 	// rows pass through the log and then the file, hence twice, and the
 	// margin covers the blocks a checkpoint rewrites.
 	if err := w.st.EnsureSpace(2*int64(w.txnBytes+b.payloadBytes) + spaceMargin); err != nil {
@@ -155,7 +155,7 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 		return err
 	}
 	if w.tx == nil {
-		tx, err := w.st.Begin(ctx)
+		tx, err := w.st.Appender(ctx)
 		if err != nil {
 			return err
 		}
@@ -247,14 +247,14 @@ const spaceMargin = 4 << 20
 // wrap names the store in a write error; running out of space is said
 // plainly, as the file system would.
 func (w *writer) wrap(err error) error {
-	if query.IsNoSpace(err) {
-		var ns *query.NoSpaceError
+	if disk.IsNoSpace(err) {
+		var ns *disk.NoSpaceError
 		if errors.As(err, &ns) {
 			return err
 		}
-		return &query.NoSpaceError{Dir: filepath.Dir(w.st.Path)}
+		return &disk.NoSpaceError{Dir: filepath.Dir(w.st.DBPath())}
 	}
-	return fmt.Errorf("writing to %s: %w", w.st.Path, err)
+	return fmt.Errorf("writing to %s: %w", w.st.DBPath(), err)
 }
 
 func (w *writer) rollback(ctx context.Context) {

@@ -14,9 +14,10 @@ import (
 	"github.com/orchstat/orchstat/model/rows"
 )
 
-// Tx is a write transaction on the store, the way ingest's rows get in.
-// DuckDB transactions belong to a connection, and the store has one, so a
-// store holds at most one Tx at a time.
+// Tx is a write transaction on the store, the way ingest's rows get in
+// (it is the store's rows.Appender). DuckDB transactions belong to a
+// connection, and the store has one, so a store holds at most one Tx at a
+// time.
 type Tx struct {
 	s    *Store
 	done bool
@@ -28,6 +29,16 @@ func (s *Store) Begin(ctx context.Context) (*Tx, error) {
 		return nil, err
 	}
 	return &Tx{s: s}, nil
+}
+
+// Appender starts a write transaction for a writer that knows the store
+// only as a rows.Appender's source (ingest).
+func (s *Store) Appender(ctx context.Context) (rows.Appender, error) {
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return tx, nil
 }
 
 // Commit ends the transaction, keeping its rows. When it fails, the
@@ -203,7 +214,7 @@ func valueOf(t reflect.Type, verbatim bool) func(reflect.Value) driver.Value {
 	case t.Kind() == reflect.String && verbatim:
 		return func(v reflect.Value) driver.Value { return v.String() }
 	case t.Kind() == reflect.String:
-		return func(v reflect.Value) driver.Value { return StoreString(v.String()) }
+		return func(v reflect.Value) driver.Value { return rows.StoreString(v.String()) }
 	case t.Kind() == reflect.Int32:
 		return func(v reflect.Value) driver.Value { return int32(v.Int()) }
 	case t.Kind() == reflect.Int64:
@@ -231,28 +242,8 @@ func (t *Tx) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
 	return t.s.conn.QueryRowContext(ctx, q, args...)
 }
 
-// OpenRows are the rows an agent file's last reading stored as still
-// open (see ingest's readAgent): its calls by id and line (OpenCallKey),
-// their attempts by call id, its runs by id, and the quarantine rows of a
-// last line that had no newline yet. The next reading deletes them before
-// it stores what they became. A call is named by its line too because a
-// format's reader keeps ids unique only within a window of recent calls:
-// an id repeated from far back must not take the earlier call with it.
-type OpenRows struct {
-	File     int32
-	Calls    []string // OpenCallKey of each call
-	CallIDs  []string
-	Runs     []string
-	TailLine int64
-}
-
-// OpenCallKey names a stored call for OpenRows.
-func OpenCallKey(callID string, line int64) string {
-	return StoreString(callID) + "@" + strconv.FormatInt(line, 10)
-}
-
 // DeleteOpen deletes each file's open rows.
-func (t *Tx) DeleteOpen(ctx context.Context, files []OpenRows) error {
+func (t *Tx) DeleteOpen(ctx context.Context, files []rows.OpenRows) error {
 	for _, o := range files {
 		stmts := []struct {
 			sql  string
