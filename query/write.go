@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/orchstat/orchstat/model/rows"
@@ -122,8 +123,12 @@ func (t *Tx) appendTables(tables []Table, sets []reflect.Value) error {
 			vals := make([]driver.Value, len(conv.cols))
 			for _, s := range sets {
 				rs := conv.rowsOf(s)
+				if rs.Len() == 0 {
+					continue
+				}
+				base := rs.UnsafePointer()
 				for i := range rs.Len() {
-					conv.values(rs.Index(i), vals)
+					conv.values(unsafe.Add(base, uintptr(i)*conv.size), vals)
 					if err := add(vals...); err != nil {
 						return err
 					}
@@ -159,74 +164,117 @@ func (t *Tx) appendEach(table string, each func(add func(...driver.Value) error)
 	})
 }
 
-// rowConv turns rows of one declared type into Appender values. The
-// fields' places and conversions are found once per table, when the
-// table is declared, not per row: the Appender is a cold ingest's hot
-// path.
+// rowConv turns rows of one declared type into Appender values. Where
+// each column lies in the row and what Go type it has are found once per
+// table, by reflection, when the table is declared; a row is then read at
+// those offsets, with no reflection per row or field: the Appender is a
+// cold ingest's hot path, and reflect.Value per field cost about as much
+// as DuckDB's own append of it.
 type rowConv struct {
-	set  []int // the table's field in its set
+	set  []int   // the table's field in its set
+	size uintptr // a row's size, the slice's stride
 	cols []colConv
 }
 
 type colConv struct {
-	index []int // the column's field in the row, through embedded structs
-	value func(reflect.Value) driver.Value
+	off      uintptr // the column's field in the row, through embedded structs
+	kind     colKind
+	nullable bool // the field is a pointer: nil is NULL
 }
 
+type colKind uint8
+
+const (
+	colString colKind = iota
+	colVerbatim
+	colInt32
+	colInt64
+	colUint64
+	colFloat64
+	colBool
+	colTime
+)
+
+var timeType = reflect.TypeFor[time.Time]()
+
 func newRowConv(row reflect.Type, set []int, verbatim bool) *rowConv {
-	c := &rowConv{set: set}
+	c := &rowConv{set: set, size: row.Size()}
 	for _, f := range columnFields(row) {
-		c.cols = append(c.cols, colConv{index: f.Index, value: valueOf(f.Type, verbatim)})
+		var off uintptr
+		t := row
+		for _, x := range f.Index {
+			sf := t.Field(x)
+			off += sf.Offset
+			t = sf.Type
+		}
+		col := colConv{off: off}
+		if t.Kind() == reflect.Pointer {
+			col.nullable, t = true, t.Elem()
+		}
+		col.kind = kindOf(t, verbatim)
+		c.cols = append(c.cols, col)
 	}
 	return c
 }
 
-func (c *rowConv) rowsOf(set reflect.Value) reflect.Value { return set.FieldByIndex(c.set) }
-
-// values puts the columns of row in vals.
-func (c *rowConv) values(row reflect.Value, vals []driver.Value) {
-	for i, col := range c.cols {
-		f := row
-		for _, x := range col.index {
-			f = f.Field(x)
-		}
-		vals[i] = col.value(f)
-	}
-}
-
-var timeType = reflect.TypeFor[time.Time]()
-
-// valueOf is the conversion of a field of type t: a pointer is NULL when
-// nil, else what it points to.
-func valueOf(t reflect.Type, verbatim bool) func(reflect.Value) driver.Value {
-	if t.Kind() == reflect.Pointer {
-		elem := valueOf(t.Elem(), verbatim)
-		return func(v reflect.Value) driver.Value {
-			if v.IsNil() {
-				return nil
-			}
-			return elem(v.Elem())
-		}
-	}
+// kindOf is how a field of type t becomes an Appender value.
+func kindOf(t reflect.Type, verbatim bool) colKind {
 	switch {
 	case t == timeType:
-		return func(v reflect.Value) driver.Value { return v.Interface() }
+		return colTime
 	case t.Kind() == reflect.String && verbatim:
-		return func(v reflect.Value) driver.Value { return v.String() }
-	case t.Kind() == reflect.String:
-		return func(v reflect.Value) driver.Value { return rows.StoreString(v.String()) }
-	case t.Kind() == reflect.Int32:
-		return func(v reflect.Value) driver.Value { return int32(v.Int()) }
-	case t.Kind() == reflect.Int64:
-		return func(v reflect.Value) driver.Value { return v.Int() }
-	case t.Kind() == reflect.Uint64:
-		return func(v reflect.Value) driver.Value { return v.Uint() }
-	case t.Kind() == reflect.Float64:
-		return func(v reflect.Value) driver.Value { return v.Float() }
-	case t.Kind() == reflect.Bool:
-		return func(v reflect.Value) driver.Value { return v.Bool() }
+		return colVerbatim
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return colString
+	case reflect.Int32:
+		return colInt32
+	case reflect.Int64:
+		return colInt64
+	case reflect.Uint64:
+		return colUint64
+	case reflect.Float64:
+		return colFloat64
+	case reflect.Bool:
+		return colBool
 	}
 	panic("query: no store column for a row field of type " + t.String())
+}
+
+func (c *rowConv) rowsOf(set reflect.Value) reflect.Value { return set.FieldByIndex(c.set) }
+
+// values puts the columns of the row at p in vals. The offsets and types
+// are the row type's own (newRowConv), so each read is of the field's
+// type.
+func (c *rowConv) values(p unsafe.Pointer, vals []driver.Value) {
+	for i, col := range c.cols {
+		f := unsafe.Add(p, col.off)
+		if col.nullable {
+			if f = *(*unsafe.Pointer)(f); f == nil {
+				vals[i] = nil
+				continue
+			}
+		}
+		switch col.kind {
+		case colString:
+			vals[i] = rows.StoreString(*(*string)(f))
+		case colVerbatim:
+			vals[i] = *(*string)(f)
+		case colInt32:
+			vals[i] = *(*int32)(f)
+		case colInt64:
+			vals[i] = *(*int64)(f)
+		case colUint64:
+			vals[i] = *(*uint64)(f)
+		case colFloat64:
+			vals[i] = *(*float64)(f)
+		case colBool:
+			vals[i] = *(*bool)(f)
+		case colTime:
+			vals[i] = *(*time.Time)(f)
+		}
+	}
 }
 
 // Exec runs a statement in the transaction: for statements the Tx has no
