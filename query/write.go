@@ -86,8 +86,8 @@ func (t *Tx) DeleteFiles(ctx context.Context, ids []int32) error {
 
 // Append adds the rows of sets, table by table in rows.Set's order, one
 // DuckDB Appender per table for all of them. Strings taken from file
-// names or records may not be UTF-8; they are stored as StoreString says,
-// but for the tables whose declaration says they are kept verbatim.
+// names or records may not be UTF-8; they are stored as rows.StoreString
+// says, but for a table whose declaration keeps them verbatim (events).
 //
 // Rows go through DuckDB's Appender: a table function that DuckDB scans on
 // all its threads (duckdb-go's ParallelChunkTableFunction) measured the
@@ -95,9 +95,11 @@ func (t *Tx) DeleteFiles(ctx context.Context, ids []int32) error {
 // benchmarks/RESULTS.md. The Appender encodes what it is given for a JSON
 // column as JSON, so no column orchstat writes is JSON (see rows.Event).
 func (t *Tx) Append(sets ...*rows.Set) error {
-	vs := make([]reflect.Value, len(sets))
-	for i, s := range sets {
-		vs[i] = reflect.ValueOf(s).Elem()
+	vs := make([]reflect.Value, 0, len(sets))
+	for _, s := range sets {
+		if s != nil {
+			vs = append(vs, reflect.ValueOf(s).Elem())
+		}
 	}
 	return t.appendTables(FileTables, vs)
 }
