@@ -361,11 +361,36 @@ func Check(path string, data []byte) []Problem {
 	return problems
 }
 
-// Known keys, in the order the README documents them.
+// fileNode is a rule file as written, and ruleNode one of its rules: each
+// key's value and where it is, as prometheus's rulefmt.RuleNode keeps
+// yaml.Nodes. A key is a field tagged with it, in the order the README
+// documents them, which is the order messages list them in; its check is
+// in file or rule.
+type fileNode struct {
+	Rules     *entry `yaml:"rules"`
+	Receivers *entry `yaml:"receivers"`
+	Route     *entry `yaml:"route"`
+}
+
+type ruleNode struct {
+	Name          *entry `yaml:"name"`
+	Metric        *entry `yaml:"metric"`
+	SQL           *entry `yaml:"sql"`
+	By            *entry `yaml:"by"`
+	Window        *entry `yaml:"window"`
+	Threshold     *entry `yaml:"threshold"`
+	Condition     *entry `yaml:"condition"`
+	For           *entry `yaml:"for"`
+	KeepFiringFor *entry `yaml:"keep_firing_for"`
+	Timeout       *entry `yaml:"timeout"`
+	Severity      *entry `yaml:"severity"`
+	Labels        *entry `yaml:"labels"`
+	Annotations   *entry `yaml:"annotations"`
+}
+
 var (
-	topKeys  = []string{"rules", "receivers", "route"}
-	ruleKeys = []string{"name", "metric", "sql", "by", "window", "threshold", "condition", "for",
-		"keep_firing_for", "timeout", "severity", "labels", "annotations"}
+	topKeys        = yamlast.Keys(&fileNode{})
+	ruleKeys       = yamlast.Keys(&ruleNode{})
 	severities     = []string{"info", "warning", "critical"}
 	providerLabels = []string{"provider", "model"}
 	callLabels     = []string{"system", "provider", "model"}
@@ -405,7 +430,17 @@ func (c *checker) resolve(n ast.Node) ast.Node { return c.rd.Resolve(n) }
 // mapping returns n's entries in order, with merge keys (<<) expanded and
 // duplicate keys reported. When n is not a mapping it reports msg.
 func (c *checker) mapping(n ast.Node, rule, field, msg string) ([]entry, bool) {
-	return c.rd.Mapping(n, field, msg, func(at ast.Node, f, m string) { c.add(at, rule, f, "%s", m) })
+	return c.rd.Mapping(n, field, msg, c.reporter(rule))
+}
+
+// fields reads the mapping at n into dst, a struct of entries by key
+// (yamlast.Fields), and returns the keys it does not know.
+func (c *checker) fields(n ast.Node, rule, field, msg string, dst any) ([]entry, bool) {
+	return c.rd.Fields(n, field, msg, c.reporter(rule), dst)
+}
+
+func (c *checker) reporter(rule string) yamlast.Report {
+	return func(at ast.Node, f, m string) { c.add(at, rule, f, "%s", m) }
 }
 
 func check(path string, data []byte) (*File, []Problem) {
@@ -436,24 +471,25 @@ func check(path string, data []byte) (*File, []Problem) {
 		return &File{}, nil
 	}
 	f := &File{}
-	top, ok := c.mapping(body, "", "", "a rule file is a mapping with a rules key")
+	var n fileNode
+	unknown, ok := c.fields(body, "", "", "a rule file is a mapping with a rules key", &n)
 	if !ok {
 		return nil, c.problems
 	}
-	var receivers, route *entry
-	for _, e := range top {
-		switch e.Key {
-		case "rules":
-			f.Rules = c.rules(e.Value)
-		case "receivers":
-			receivers = &e
-		case "route":
-			route = &e
-		default:
-			c.add(e.KeyNode, "", "", "unknown top-level key %q%s (allowed: %s)", e.Key, yamlast.Suggest(e.Key, topKeys), strings.Join(topKeys, ", "))
+	// Unknown keys written before rules are reported before its problems,
+	// so that the first maxProblems listed are the file's first.
+	k := len(unknown)
+	if n.Rules != nil {
+		if i := slices.IndexFunc(unknown, func(e entry) bool { return !before(e.KeyNode, n.Rules.KeyNode) }); i >= 0 {
+			k = i
 		}
 	}
-	f.Receivers, f.Route = c.notifications(receivers, route)
+	c.unknownTop(unknown[:k])
+	if n.Rules != nil {
+		f.Rules = c.rules(n.Rules.Value)
+	}
+	c.unknownTop(unknown[k:])
+	f.Receivers, f.Route = c.notifications(n.Receivers, n.Route)
 	if len(c.problems) > 0 {
 		slices.SortStableFunc(c.problems, func(a, b Problem) int {
 			if a.Line != b.Line {
@@ -471,6 +507,19 @@ func check(path string, data []byte) (*File, []Problem) {
 		return f, c.problems // warnings only: the file is usable
 	}
 	return f, nil
+}
+
+func (c *checker) unknownTop(es []entry) {
+	for _, e := range es {
+		c.add(e.KeyNode, "", "", "unknown top-level key %q%s (allowed: %s)", e.Key, yamlast.Suggest(e.Key, topKeys), strings.Join(topKeys, ", "))
+	}
+}
+
+// before tells whether a is written before b.
+func before(a, b ast.Node) bool {
+	al, ac := yamlast.Pos(a)
+	bl, bc := yamlast.Pos(b)
+	return al < bl || al == bl && ac < bc
 }
 
 func (c *checker) yamlError(err error) {
@@ -566,50 +615,45 @@ func (c *checker) rules(n ast.Node) []*Rule {
 // rule checks one rule and builds it; nil when it has problems.
 func (c *checker) rule(index int, raw ast.Node, names map[string]int) *Rule {
 	before := c.count()
-	entries, ok := c.mapping(raw, "", "", fmt.Sprintf("rule %d is not a mapping of fields", index))
+	var n ruleNode
+	unknown, ok := c.fields(raw, "", "", fmt.Sprintf("rule %d is not a mapping of fields", index), &n)
 	if !ok {
 		return nil
 	}
 	r := &Rule{Severity: "warning"}
-	fields := map[string]entry{}
-	for _, e := range entries {
-		fields[e.Key] = e
-	}
 	// The name first, so that every other problem can say whose it is.
-	if e, ok := fields["name"]; ok {
-		r.Name = c.ruleName(e, names)
+	if n.Name != nil {
+		r.Name = c.ruleName(*n.Name, names)
 	} else {
 		c.add(raw, "", "", "name is required (rule %d has none)", index)
 	}
 	rn := r.Name
-	for _, e := range entries {
-		if !slices.Contains(ruleKeys, e.Key) {
-			c.add(e.KeyNode, rn, e.Key, "unknown field%s (fields: %s)", yamlast.Suggest(e.Key, ruleKeys), strings.Join(ruleKeys, ", "))
-		}
+	for _, e := range unknown {
+		c.add(e.KeyNode, rn, e.Key, "unknown field%s (fields: %s)", yamlast.Suggest(e.Key, ruleKeys), strings.Join(ruleKeys, ", "))
 	}
-	_, hasSQL := fields["sql"]
-	c.source(r, raw, fields)
-	if e, ok := fields["by"]; ok {
-		r.By = c.by(rn, e, r.Metric, hasSQL)
+	hasSQL := n.SQL != nil
+	c.source(r, raw, &n)
+	if n.By != nil {
+		r.By = c.by(rn, *n.By, r.Metric, hasSQL)
 	}
-	if e, ok := fields["window"]; ok {
-		r.Window = c.window(rn, e)
+	if n.Window != nil {
+		r.Window = c.window(rn, *n.Window)
 	}
-	if e, ok := fields["threshold"]; ok {
-		r.Threshold = c.threshold(rn, e)
+	if n.Threshold != nil {
+		r.Threshold = c.threshold(rn, *n.Threshold)
 	}
-	if e, ok := fields["condition"]; ok {
-		r.Condition, r.cond = c.condition(rn, e, r.Threshold, r.By, r.Metric, hasSQL)
+	if n.Condition != nil {
+		r.Condition, r.cond = c.condition(rn, *n.Condition, r.Threshold, r.By, r.Metric, hasSQL)
 		if r.cond != nil {
 			r.guard = parseGuard(r.Condition)
 		}
 	} else {
 		c.add(raw, rn, "", "condition is required")
 	}
-	c.alerting(r, fields)
-	if e, ok := fields["annotations"]; ok {
-		r.Annotations = c.stringMap(rn, "annotations", e)
-		r.templates = c.templates(rn, e, r.Threshold, r.By, hasSQL)
+	c.alerting(r, &n)
+	if n.Annotations != nil {
+		r.Annotations = c.stringMap(rn, "annotations", *n.Annotations)
+		r.templates = c.templates(rn, *n.Annotations, r.Threshold, r.By, hasSQL)
 	}
 	if c.count() > before {
 		return nil
@@ -636,16 +680,15 @@ func (c *checker) ruleName(e entry, names map[string]int) string {
 
 // source checks what a rule evaluates, a metric or its own sql, one of
 // the two, and sets it.
-func (c *checker) source(r *Rule, raw ast.Node, fields map[string]entry) {
+func (c *checker) source(r *Rule, raw ast.Node, n *ruleNode) {
 	rn := r.Name
-	metric, hasMetric := fields["metric"]
-	sqlE, hasSQL := fields["sql"]
+	metric, sqlE := n.Metric, n.SQL
 	switch {
-	case hasMetric && hasSQL:
+	case metric != nil && sqlE != nil:
 		c.add(sqlE.KeyNode, rn, "sql", "a rule has a metric or sql, not both")
-	case !hasMetric && !hasSQL:
+	case metric == nil && sqlE == nil:
 		c.add(raw, rn, "", "metric or sql is required")
-	case hasMetric:
+	case metric != nil:
 		m, ok := yamlast.Scalar(metric.Value)
 		switch {
 		case !ok || !isString(metric.Value):
@@ -655,8 +698,8 @@ func (c *checker) source(r *Rule, raw ast.Node, fields map[string]entry) {
 		default:
 			r.Metric = m
 		}
-	case hasSQL:
-		r.SQL = c.sql(rn, sqlE)
+	default:
+		r.SQL = c.sql(rn, *sqlE)
 	}
 }
 
@@ -684,12 +727,12 @@ func (c *checker) threshold(rn string, e entry) *float64 {
 
 // alerting checks and sets how a rule's alerts behave once its condition
 // holds: for, keep_firing_for, severity and labels.
-func (c *checker) alerting(r *Rule, fields map[string]entry) {
+func (c *checker) alerting(r *Rule, n *ruleNode) {
 	rn := r.Name
-	if e, ok := fields["for"]; ok {
-		r.For = c.hold(rn, e)
+	if n.For != nil {
+		r.For = c.hold(rn, *n.For)
 	}
-	if e, ok := fields["keep_firing_for"]; ok {
+	if e := n.KeepFiringFor; e != nil {
 		s, ok := yamlast.Scalar(e.Value)
 		if !ok {
 			c.add(e.Raw, rn, "keep_firing_for", "must be a duration, such as 10m")
@@ -699,7 +742,7 @@ func (c *checker) alerting(r *Rule, fields map[string]entry) {
 			r.KeepFiringFor = d
 		}
 	}
-	if e, ok := fields["timeout"]; ok {
+	if e := n.Timeout; e != nil {
 		s, ok := yamlast.Scalar(e.Value)
 		d, err := parseDuration(s)
 		switch {
@@ -715,7 +758,7 @@ func (c *checker) alerting(r *Rule, fields map[string]entry) {
 			r.Timeout = d
 		}
 	}
-	if e, ok := fields["severity"]; ok {
+	if e := n.Severity; e != nil {
 		s, ok := yamlast.Scalar(e.Value)
 		if !ok || !slices.Contains(severities, s) {
 			c.add(e.Raw, rn, "severity", "must be one of %s", strings.Join(severities, ", "))
@@ -723,8 +766,8 @@ func (c *checker) alerting(r *Rule, fields map[string]entry) {
 			r.Severity = s
 		}
 	}
-	if e, ok := fields["labels"]; ok {
-		r.Labels = c.stringMap(rn, "labels", e)
+	if e := n.Labels; e != nil {
+		r.Labels = c.stringMap(rn, "labels", *e)
 		for k := range r.Labels {
 			if !labelNameRe.MatchString(k) {
 				for _, le := range entriesQuiet(c, e.Value) {
