@@ -66,10 +66,70 @@ const (
 	maxMerges     = 1000
 )
 
-var policyKeys = []string{"name", "extends", "max_retries", "backoff", "retriable", "no_retry",
-	"transient_only", "per_operation", "max_attempts", "signature_halt", "global_cap", "budget",
-	"cascade", "escalation", "max_iterations", "non_improving_stop", "diagnosis_after", "adaptive",
-	"classify"}
+// policyNode is a policy file as written, and the other nodes its
+// mappings: each key's value and where it is (yamlast.Fields). A key is a
+// field tagged with it, in the order messages list them in, and its read
+// in parse's steps.
+type policyNode struct {
+	Name             *entry `yaml:"name"`
+	Extends          *entry `yaml:"extends"`
+	MaxRetries       *entry `yaml:"max_retries"`
+	Backoff          *entry `yaml:"backoff"`
+	Retriable        *entry `yaml:"retriable"`
+	NoRetry          *entry `yaml:"no_retry"`
+	TransientOnly    *entry `yaml:"transient_only"`
+	PerOperation     *entry `yaml:"per_operation"`
+	MaxAttempts      *entry `yaml:"max_attempts"`
+	SignatureHalt    *entry `yaml:"signature_halt"`
+	GlobalCap        *entry `yaml:"global_cap"`
+	Budget           *entry `yaml:"budget"`
+	Cascade          *entry `yaml:"cascade"`
+	Escalation       *entry `yaml:"escalation"`
+	MaxIterations    *entry `yaml:"max_iterations"`
+	NonImprovingStop *entry `yaml:"non_improving_stop"`
+	DiagnosisAfter   *entry `yaml:"diagnosis_after"`
+	Adaptive         *entry `yaml:"adaptive"`
+	Classify         *entry `yaml:"classify"`
+}
+
+type backoffNode struct {
+	Initial *entry `yaml:"initial"`
+	Max     *entry `yaml:"max"`
+	Factor  *entry `yaml:"factor"`
+	Jitter  *entry `yaml:"jitter"`
+	Spread  *entry `yaml:"spread"`
+}
+
+type budgetNode struct {
+	MaxTokens *entry `yaml:"max_tokens"`
+	Ratio     *entry `yaml:"ratio"`
+}
+
+type cascadeNode struct {
+	Threshold *entry `yaml:"threshold"`
+	Window    *entry `yaml:"window"`
+}
+
+type escalationNode struct {
+	NonImproving       *entry `yaml:"non_improving"`
+	PatchApplyFailures *entry `yaml:"patch_apply_failures"`
+	MaxEscalations     *entry `yaml:"max_escalations"`
+}
+
+type adaptiveNode struct {
+	Window     *entry `yaml:"window"`
+	Threshold  *entry `yaml:"threshold"`
+	MaxRetries *entry `yaml:"max_retries"`
+	Strategies *entry `yaml:"strategies"`
+}
+
+type classifyNode struct {
+	Class    *entry `yaml:"class"`
+	Contains *entry `yaml:"contains"`
+	Regexp   *entry `yaml:"regexp"`
+	Status   *entry `yaml:"status"`
+	Equals   *entry `yaml:"equals"`
+}
 
 // Parse reads a policy file. path names it in problems. The error, when
 // there is one, is a *retry.PolicyError listing every problem found, each
@@ -109,17 +169,17 @@ type pfile struct {
 // file's: extends and name, the counts, backoff, the class sets, then the
 // other sections.
 func (f *pfile) parse(data []byte) *retry.Policy {
-	byKey, ok := f.top(data)
+	n, ok := f.top(data)
 	if !ok {
 		return nil
 	}
-	p := f.base(byKey)
-	f.counts(byKey, p)
-	if e, ok := byKey["backoff"]; ok {
-		f.backoff(e, &p.Backoff)
+	p := f.base(n)
+	f.counts(n, p)
+	if n.Backoff != nil {
+		f.backoff(*n.Backoff, &p.Backoff)
 	}
-	f.classSets(byKey, p)
-	f.sections(byKey, p)
+	f.classSets(n, p)
+	f.sections(n, p)
 	f.check(p)
 	if len(f.problems) > 0 {
 		return nil
@@ -128,7 +188,7 @@ func (f *pfile) parse(data []byte) *retry.Policy {
 }
 
 // top reads the file's one document as a mapping of known keys.
-func (f *pfile) top(data []byte) (map[string]entry, bool) {
+func (f *pfile) top(data []byte) (*policyNode, bool) {
 	if len(data) > maxPolicyFile {
 		f.problems = append(f.problems, retry.Problem{File: f.path, Message: fmt.Sprintf("a policy file is at most %d bytes; this is %d", maxPolicyFile, len(data))})
 		return nil, false
@@ -156,25 +216,19 @@ func (f *pfile) top(data []byte) (map[string]entry, bool) {
 	f.doc = docs[0].Body
 	f.rd.Doc = f.doc
 	f.rd.Anchors = yamlast.Anchors(docs[0].Body)
-	// The keys are gathered here and read in parse's order, whatever the
-	// file's.
-	byKey := map[string]entry{}
-	keys := make([]key, len(policyKeys))
-	for i, name := range policyKeys {
-		keys[i] = key{name, func(e entry, _ string) { byKey[e.Key] = e }}
-	}
-	if !f.keyed(docs[0].Body, "", "a policy file is a mapping of keys such as extends and max_retries", keys) {
+	n := &policyNode{}
+	if !f.fields(docs[0].Body, "", "a policy file is a mapping of keys such as extends and max_retries", n) {
 		return nil, false
 	}
-	return byKey, true
+	return n, true
 }
 
 // base is the preset the file extends (none: the zero policy), named by
 // the file's name key or else the file's own name.
-func (f *pfile) base(byKey map[string]entry) *retry.Policy {
+func (f *pfile) base(n *policyNode) *retry.Policy {
 	p := &retry.Policy{}
-	if e, ok := byKey["extends"]; ok {
-		if name, ok := f.str(e, "extends"); ok {
+	if e := n.Extends; e != nil {
+		if name, ok := f.str(*e, "extends"); ok {
 			base, err := retry.Preset(name)
 			if err != nil {
 				f.add(e.Raw, "extends", "unknown preset %q%s (%s)", name, yamlast.Suggest(name, retry.PresetNames()), strings.Join(retry.PresetNames(), ", "))
@@ -184,8 +238,8 @@ func (f *pfile) base(byKey map[string]entry) *retry.Policy {
 		}
 	}
 	p.Name = strings.TrimSuffix(filepath.Base(f.path), filepath.Ext(f.path))
-	if e, ok := byKey["name"]; ok {
-		if name, ok := f.str(e, "name"); ok {
+	if e := n.Name; e != nil {
+		if name, ok := f.str(*e, "name"); ok {
 			if strings.TrimSpace(name) == "" {
 				f.add(e.Raw, "name", "must not be empty")
 			} else {
@@ -197,68 +251,59 @@ func (f *pfile) base(byKey map[string]entry) *retry.Policy {
 }
 
 // counts reads the top-level whole numbers.
-func (f *pfile) counts(byKey map[string]entry, p *retry.Policy) {
-	ints := []struct {
-		key string
-		dst *int
-	}{
-		{"max_retries", &p.MaxRetries}, {"max_attempts", &p.MaxAttempts}, {"signature_halt", &p.SignatureHalt},
-		{"global_cap", &p.GlobalCap}, {"max_iterations", &p.MaxIterations},
-		{"non_improving_stop", &p.NonImprovingStop}, {"diagnosis_after", &p.DiagnosisAfter},
-	}
-	for _, in := range ints {
-		if e, ok := byKey[in.key]; ok {
-			if n, ok := f.int(e, in.key); ok {
-				*in.dst = n
-			}
-		}
-	}
+func (f *pfile) counts(n *policyNode, p *retry.Policy) {
+	f.setInt(n.MaxRetries, "", &p.MaxRetries)
+	f.setInt(n.MaxAttempts, "", &p.MaxAttempts)
+	f.setInt(n.SignatureHalt, "", &p.SignatureHalt)
+	f.setInt(n.GlobalCap, "", &p.GlobalCap)
+	f.setInt(n.MaxIterations, "", &p.MaxIterations)
+	f.setInt(n.NonImprovingStop, "", &p.NonImprovingStop)
+	f.setInt(n.DiagnosisAfter, "", &p.DiagnosisAfter)
 }
 
 // classSets reads which classes are retried: retriable replaces the
 // preset's set, no_retry then removes from it, transient_only replaces
 // the preset's.
-func (f *pfile) classSets(byKey map[string]entry, p *retry.Policy) {
-	if e, ok := byKey["retriable"]; ok {
-		if cs, ok := f.classes(e, "retriable"); ok {
+func (f *pfile) classSets(n *policyNode, p *retry.Policy) {
+	if e := n.Retriable; e != nil {
+		if cs, ok := f.classes(*e, "retriable"); ok {
 			p.Retriable = classSet(cs...)
 		}
 	}
-	if e, ok := byKey["no_retry"]; ok {
-		if cs, ok := f.classes(e, "no_retry"); ok {
+	if e := n.NoRetry; e != nil {
+		if cs, ok := f.classes(*e, "no_retry"); ok {
 			p.Retriable = maps.Clone(p.Retriable)
 			for _, c := range cs {
 				delete(p.Retriable, c)
 			}
 		}
 	}
-	if e, ok := byKey["transient_only"]; ok {
-		if cs, ok := f.classes(e, "transient_only"); ok {
+	if e := n.TransientOnly; e != nil {
+		if cs, ok := f.classes(*e, "transient_only"); ok {
 			p.TransientOnly = classSet(cs...)
 		}
 	}
 }
 
 // sections reads the mappings and lists that change a part of the policy.
-func (f *pfile) sections(byKey map[string]entry, p *retry.Policy) {
-	if e, ok := byKey["per_operation"]; ok {
-		f.perOperation(e, p)
+func (f *pfile) sections(n *policyNode, p *retry.Policy) {
+	if n.PerOperation != nil {
+		f.perOperation(*n.PerOperation, p)
 	}
-	if e, ok := byKey["escalation"]; ok {
-		f.ints(e, "escalation", f.intKey("non_improving", &p.Escalation.NonImproving),
-			f.intKey("patch_apply_failures", &p.Escalation.PatchApplyFailures), f.intKey("max_escalations", &p.Escalation.MaxEscalations))
+	if n.Escalation != nil {
+		f.escalation(*n.Escalation, &p.Escalation)
 	}
-	if e, ok := byKey["budget"]; ok {
-		p.Budget = f.budget(e, p.Budget)
+	if n.Budget != nil {
+		p.Budget = f.budget(*n.Budget, p.Budget)
 	}
-	if e, ok := byKey["cascade"]; ok {
-		p.Cascade = f.cascade(e, p.Cascade)
+	if n.Cascade != nil {
+		p.Cascade = f.cascade(*n.Cascade, p.Cascade)
 	}
-	if e, ok := byKey["adaptive"]; ok {
-		p.Adaptive = f.adaptive(e, p.Adaptive)
+	if n.Adaptive != nil {
+		p.Adaptive = f.adaptive(*n.Adaptive, p.Adaptive)
 	}
-	if e, ok := byKey["classify"]; ok {
-		p.Classify = append(f.rules(e), p.Classify...)
+	if n.Classify != nil {
+		p.Classify = append(f.rules(*n.Classify), p.Classify...)
 	}
 }
 
@@ -530,111 +575,97 @@ func (f *pfile) classes(e entry, field string) ([]failure.Class, bool) {
 	return out, ok
 }
 
-// key is one key a mapping may hold, and how its value is read: read
-// gets the entry and its field ("backoff.initial").
-type key struct {
-	name string
-	read func(e entry, field string)
-}
-
-func keyNames(keys []key) []string {
-	out := make([]string, len(keys))
-	for i, k := range keys {
-		out[i] = k.name
+// fields reads the mapping at raw into dst, a struct of entries by key
+// (yamlast.Fields), and reports each key it does not know with those it
+// does. It is false when raw is not a mapping, reported with msg.
+func (f *pfile) fields(raw ast.Node, field, msg string, dst any) bool {
+	unknown, ok := f.rd.Fields(raw, field, msg, f.report, dst)
+	for _, k := range unknown {
+		names := yamlast.Keys(dst)
+		f.add(k.KeyNode, yamlast.JoinField(field, k.Key), "unknown key%s (allowed: %s)", yamlast.Suggest(k.Key, names), strings.Join(names, ", "))
 	}
-	return out
+	return ok
 }
 
-// keyed is the one walk over a mapping's keys: it reads the mapping at
-// raw, each key by its reader in keys, in the file's order. A key not in
-// keys is a problem naming those that are. It is false when raw is not a
-// mapping, reported with msg.
-func (f *pfile) keyed(raw ast.Node, field, msg string, keys []key) bool {
-	es, ok := f.mapping(raw, field, msg)
-	if !ok {
+// setInt, setFloat and setDuration read e into dst when the file has
+// it; parent names the mapping e is in ("" at the top). They report
+// whether they set dst.
+func (f *pfile) setInt(e *entry, parent string, dst *int) bool {
+	if e == nil {
 		return false
 	}
-	for _, k := range es {
-		fk := yamlast.JoinField(field, k.Key)
-		i := slices.IndexFunc(keys, func(x key) bool { return x.name == k.Key })
-		if i < 0 {
-			names := keyNames(keys)
-			f.add(k.KeyNode, fk, "unknown key%s (allowed: %s)", yamlast.Suggest(k.Key, names), strings.Join(names, ", "))
-			continue
-		}
-		keys[i].read(k, fk)
+	n, ok := f.int(*e, yamlast.JoinField(parent, e.Key))
+	if ok {
+		*dst = n
 	}
-	return true
+	return ok
 }
 
-func (f *pfile) intKey(name string, dst *int) key {
-	return key{name, func(e entry, field string) {
-		if n, ok := f.int(e, field); ok {
-			*dst = n
-		}
-	}}
+func (f *pfile) setFloat(e *entry, parent string, dst *float64) bool {
+	if e == nil {
+		return false
+	}
+	x, ok := f.float(*e, yamlast.JoinField(parent, e.Key))
+	if ok {
+		*dst = x
+	}
+	return ok
 }
 
-func (f *pfile) floatKey(name string, dst *float64) key {
-	return key{name, func(e entry, field string) {
-		if x, ok := f.float(e, field); ok {
-			*dst = x
-		}
-	}}
+func (f *pfile) setDuration(e *entry, parent string, dst *time.Duration) bool {
+	if e == nil {
+		return false
+	}
+	d, ok := f.duration(*e, yamlast.JoinField(parent, e.Key))
+	if ok {
+		*dst = d
+	}
+	return ok
 }
 
-func (f *pfile) durationKey(name string, dst *time.Duration) key {
-	return key{name, func(e entry, field string) {
-		if d, ok := f.duration(e, field); ok {
-			*dst = d
-		}
-	}}
-}
+// mappingOf is "a mapping of " the keys of dst, a node.
+func mappingOf(dst any) string { return "a mapping of " + strings.Join(yamlast.Keys(dst), ", ") }
 
-// ints reads a mapping of whole numbers.
-func (f *pfile) ints(e entry, field string, keys ...key) {
-	f.pos[field] = e.Raw
-	f.keyed(e.Raw, field, field+" is a mapping of "+strings.Join(keyNames(keys), ", "), keys)
+func (f *pfile) escalation(e entry, esc *retry.Escalation) {
+	f.pos["escalation"] = e.Raw
+	var n escalationNode
+	if f.fields(e.Raw, "escalation", "escalation is "+mappingOf(&n), &n) {
+		f.setInt(n.NonImproving, "escalation", &esc.NonImproving)
+		f.setInt(n.PatchApplyFailures, "escalation", &esc.PatchApplyFailures)
+		f.setInt(n.MaxEscalations, "escalation", &esc.MaxEscalations)
+	}
 }
 
 func (f *pfile) backoff(e entry, b *retry.Backoff) {
 	f.pos["backoff"] = e.Raw
-	nb := *b
-	spreadSet := false
-	keys := []key{
-		f.durationKey("initial", &nb.Initial),
-		f.durationKey("max", &nb.Max),
-		f.floatKey("factor", &nb.Factor),
-		{"jitter", func(k entry, fk string) {
-			if s, ok := f.str(k, fk); ok {
-				j := slices.Index(retry.JitterNames(), s)
-				if j < 0 {
-					f.add(k.Raw, fk, "unknown jitter %q%s (%s)", s, yamlast.Suggest(s, retry.JitterNames()), strings.Join(retry.JitterNames(), ", "))
-					return
-				}
-				nb.Jitter = retry.Jitter(j)
-			}
-		}},
-		{"spread", func(k entry, fk string) {
-			if x, ok := f.float(k, fk); ok {
-				nb.Spread, spreadSet = x, true
-			}
-		}},
-	}
-	mapping := "a mapping of " + strings.Join(keyNames(keys), ", ")
+	var n backoffNode
 	if name, ok := yamlast.Scalar(e.Value); ok && isStringNode(e.Value) {
 		named, err := retry.BackoffPreset(name)
 		if err != nil {
 			f.add(e.Raw, "backoff", "unknown backoff %q%s (%s, or %s)",
-				name, yamlast.Suggest(name, retry.BackoffNames()), strings.Join(retry.BackoffNames(), ", "), mapping)
+				name, yamlast.Suggest(name, retry.BackoffNames()), strings.Join(retry.BackoffNames(), ", "), mappingOf(&n))
 			return
 		}
 		*b = named
 		return
 	}
-	if !f.keyed(e.Raw, "backoff", "backoff is a schedule's name ("+strings.Join(retry.BackoffNames(), ", ")+") or "+mapping, keys) {
+	if !f.fields(e.Raw, "backoff", "backoff is a schedule's name ("+strings.Join(retry.BackoffNames(), ", ")+") or "+mappingOf(&n), &n) {
 		return
 	}
+	nb := *b
+	f.setDuration(n.Initial, "backoff", &nb.Initial)
+	f.setDuration(n.Max, "backoff", &nb.Max)
+	f.setFloat(n.Factor, "backoff", &nb.Factor)
+	if k := n.Jitter; k != nil {
+		if s, ok := f.str(*k, "backoff.jitter"); ok {
+			if j := slices.Index(retry.JitterNames(), s); j >= 0 {
+				nb.Jitter = retry.Jitter(j)
+			} else {
+				f.add(k.Raw, "backoff.jitter", "unknown jitter %q%s (%s)", s, yamlast.Suggest(s, retry.JitterNames()), strings.Join(retry.JitterNames(), ", "))
+			}
+		}
+	}
+	spreadSet := f.setFloat(n.Spread, "backoff", &nb.Spread)
 	if nb.Jitter == retry.JitterProportional && !spreadSet && nb.Spread == 0 {
 		nb.Spread = retry.Orchestrator.Spread
 	}
@@ -673,10 +704,12 @@ func (f *pfile) budget(e entry, base *retry.Budget) *retry.Budget {
 	if base != nil {
 		b = *base
 	}
-	keys := []key{f.floatKey("max_tokens", &b.MaxTokens), f.floatKey("ratio", &b.Ratio)}
-	if !f.keyed(e.Raw, "budget", "budget is a mapping of max_tokens and ratio, or null for none", keys) {
+	var n budgetNode
+	if !f.fields(e.Raw, "budget", "budget is a mapping of max_tokens and ratio, or null for none", &n) {
 		return base
 	}
+	f.setFloat(n.MaxTokens, "budget", &b.MaxTokens)
+	f.setFloat(n.Ratio, "budget", &b.Ratio)
 	return &b
 }
 
@@ -691,7 +724,11 @@ func (f *pfile) cascade(e entry, base *retry.Cascade) *retry.Cascade {
 		base = seed.Cascade
 	}
 	c := *base
-	f.ints(e, "cascade", f.intKey("threshold", &c.Threshold), f.intKey("window", &c.Window))
+	var n cascadeNode
+	if f.fields(e.Raw, "cascade", "cascade is "+mappingOf(&n), &n) {
+		f.setInt(n.Threshold, "cascade", &c.Threshold)
+		f.setInt(n.Window, "cascade", &c.Window)
+	}
 	return &c
 }
 
@@ -706,32 +743,38 @@ func (f *pfile) adaptive(e entry, base *retry.Adaptive) *retry.Adaptive {
 		base = seed.Adaptive
 	}
 	a := *base
-	keys := []key{
-		f.intKey("window", &a.Window),
-		f.floatKey("threshold", &a.Threshold),
-		f.intKey("max_retries", &a.MaxRetries),
-		{"strategies", func(k entry, fk string) {
-			f.pos[fk] = k.Raw
-			ss, ok := f.mapping(k.Raw, fk, "adaptive.strategies is a mapping of stage: [strategy for attempt 1, 2, ...]")
-			if !ok {
-				return
-			}
-			st := make(map[string][]string, len(a.Strategies)+len(ss))
-			for stage, v := range a.Strategies {
-				st[stage] = slices.Clone(v)
-			}
-			for _, s := range ss {
-				if list, ok := f.strings(s, fk+"."+s.Key); list != nil || ok {
-					st[s.Key] = list
-				}
-			}
-			a.Strategies = st
-		}},
-	}
-	if !f.keyed(e.Raw, "adaptive", "adaptive is a mapping of "+strings.Join(keyNames(keys), ", ")+", or null for none", keys) {
+	var n adaptiveNode
+	if !f.fields(e.Raw, "adaptive", "adaptive is "+mappingOf(&n)+", or null for none", &n) {
 		return base
 	}
+	f.setInt(n.Window, "adaptive", &a.Window)
+	f.setFloat(n.Threshold, "adaptive", &a.Threshold)
+	f.setInt(n.MaxRetries, "adaptive", &a.MaxRetries)
+	if n.Strategies != nil {
+		a.Strategies = f.strategies(*n.Strategies, a.Strategies)
+	}
 	return &a
+}
+
+// strategies reads adaptive.strategies over base: the stages it names
+// replace base's.
+func (f *pfile) strategies(k entry, base map[string][]string) map[string][]string {
+	const fk = "adaptive.strategies"
+	f.pos[fk] = k.Raw
+	ss, ok := f.mapping(k.Raw, fk, "adaptive.strategies is a mapping of stage: [strategy for attempt 1, 2, ...]")
+	if !ok {
+		return base
+	}
+	st := make(map[string][]string, len(base)+len(ss))
+	for stage, v := range base {
+		st[stage] = slices.Clone(v)
+	}
+	for _, s := range ss {
+		if list, ok := f.strings(s, fk+"."+s.Key); list != nil || ok {
+			st[s.Key] = list
+		}
+	}
+	return st
 }
 
 func (f *pfile) rules(e entry) []failure.Rule {
@@ -743,33 +786,40 @@ func (f *pfile) rules(e entry) []failure.Rule {
 	for i := range vals {
 		field := "classify[" + strconv.Itoa(i) + "]"
 		f.pos[field] = raws[i]
-		var r failure.Rule
-		keys := []key{
-			{"class", func(k entry, fk string) {
-				if s, ok := f.str(k, fk); ok {
-					r.Class = failure.Class(s)
-				} else {
-					r.Class = failure.ClassUnknown // reported; keep the rule's index
-				}
-			}},
-			{"contains", func(k entry, fk string) { r.Contains, _ = f.stringOrList(k, fk) }},
-			{"regexp", func(k entry, fk string) {
-				if s, ok := f.str(k, fk); ok {
-					r.Regexp = s
-				}
-			}},
-			{"status", func(k entry, fk string) { r.Status = f.statuses(k, fk) }},
-			{"equals", func(k entry, fk string) { r.Equals, _ = f.stringOrList(k, fk) }},
-		}
-		if !f.keyed(raws[i], field, "a classify rule is a mapping of class and contains, regexp, status or equals", keys) {
+		var n classifyNode
+		if !f.fields(raws[i], field, "a classify rule is a mapping of class and contains, regexp, status or equals", &n) {
 			// Reported; a stand-in keeps later rules' indexes, which name
 			// them in problems. The policy is not returned.
 			out = append(out, failure.Rule{Class: failure.ClassUnknown, Equals: []string{"-"}})
 			continue
 		}
-		out = append(out, r)
+		out = append(out, f.rule(n, field))
 	}
 	return out
+}
+
+// rule reads one classify rule; field names it.
+func (f *pfile) rule(n classifyNode, field string) failure.Rule {
+	var r failure.Rule
+	if k := n.Class; k != nil {
+		r.Class = failure.ClassUnknown // when not a string: reported; keep the rule's index
+		if s, ok := f.str(*k, field+".class"); ok {
+			r.Class = failure.Class(s)
+		}
+	}
+	if k := n.Contains; k != nil {
+		r.Contains, _ = f.stringOrList(*k, field+".contains")
+	}
+	if k := n.Regexp; k != nil {
+		r.Regexp, _ = f.str(*k, field+".regexp")
+	}
+	if k := n.Status; k != nil {
+		r.Status = f.statuses(*k, field+".status")
+	}
+	if k := n.Equals; k != nil {
+		r.Equals, _ = f.stringOrList(*k, field+".equals")
+	}
+	return r
 }
 
 // stringOrList reads one string or a list of them.
