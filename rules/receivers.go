@@ -120,16 +120,64 @@ func (r *Route) leaves(labels map[string]string, eff Route) []*Route {
 	return out
 }
 
+// receiverNode, kindNode and routeNode are the receivers and routes as
+// written, each key's entry by field (yamlast.Fields); a key is a field
+// and its check.
+type receiverNode struct {
+	Name         *entry `yaml:"name"`
+	Webhook      *entry `yaml:"webhook"`
+	Alertmanager *entry `yaml:"alertmanager"`
+	Command      *entry `yaml:"command"`
+	SendResolved *entry `yaml:"send_resolved"`
+}
+
+// kindNode holds the keys of every kind; those another kind's alone are
+// unknown to a receiver (kindKeys).
+type kindNode struct {
+	URL      *entry `yaml:"url"`
+	Headers  *entry `yaml:"headers"`
+	Timeout  *entry `yaml:"timeout"`
+	AlertTTL *entry `yaml:"alert_ttl"`
+	Argv     *entry `yaml:"argv"`
+}
+
+type routeNode struct {
+	Receiver       *entry `yaml:"receiver"`
+	GroupBy        *entry `yaml:"group_by"`
+	RepeatInterval *entry `yaml:"repeat_interval"`
+	Match          *entry `yaml:"match"`
+	MatchRE        *entry `yaml:"match_re"`
+	Continue       *entry `yaml:"continue"`
+	Routes         *entry `yaml:"routes"`
+}
+
 var (
-	receiverKeys = []string{"name", KindWebhook, KindAlertmanager, KindCommand, "send_resolved"}
-	httpKeys     = []string{"url", "headers", "timeout"}
-	amKeys       = []string{"url", "headers", "timeout", "alert_ttl"}
-	commandKeys  = []string{"argv", "timeout"}
-	routeKeys    = []string{"receiver", "group_by", "repeat_interval", "match", "match_re", "continue", "routes"}
+	receiverKeys = yamlast.Keys(&receiverNode{})
+	kindKeys     = map[string][]string{
+		KindWebhook:      {"url", "headers", "timeout"},
+		KindAlertmanager: {"url", "headers", "timeout", "alert_ttl"},
+		KindCommand:      {"argv", "timeout"},
+	}
+	routeKeys    = yamlast.Keys(&routeNode{})
 	envRefRe     = regexp.MustCompile(`\$\{([^}]*)\}`)
 	envNameRe    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	headerNameRe = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 )
+
+// byIndex orders entries as their mapping does.
+func byIndex(a, b entry) int { return a.Index - b.Index }
+
+// setIn is the entries of es that are set, in their mapping's order.
+func setIn(es ...*entry) []entry {
+	var out []entry
+	for _, e := range es {
+		if e != nil {
+			out = append(out, *e)
+		}
+	}
+	slices.SortFunc(out, byIndex)
+	return out
+}
 
 // notifications checks the receivers and route sections.
 func (c *checker) notifications(recv, route *entry) ([]*Receiver, *Route) {
@@ -175,53 +223,37 @@ func (c *checker) receivers(e entry, names map[string]bool) []*Receiver {
 	var out []*Receiver
 	for i, item := range seq.Values {
 		field := fmt.Sprintf("receivers[%d]", i)
-		entries, ok := c.mapping(item, "", field, "a receiver is a mapping with a name and one of webhook, alertmanager or command")
+		var n receiverNode
+		unknown, ok := c.fields(item, "", field, "a receiver is a mapping with a name and one of webhook, alertmanager or command", &n)
 		if !ok {
 			continue
 		}
 		r := &Receiver{SendResolved: true}
 		// The name first, so that every other problem can say whose it is.
-		hasName := false
-		for _, kv := range entries {
-			if kv.Key != "name" {
-				continue
-			}
-			hasName = true
-			name, ok := yamlast.Scalar(kv.Value)
-			switch {
-			case !ok || strings.TrimSpace(name) == "":
-				c.add(kv.Raw, "", field+".name", "must be a non-empty string")
-			case names[name]:
-				c.add(kv.Raw, "", field+".name", "duplicate receiver name %q", name)
-			default:
-				r.Name = name
-				names[name] = true
-			}
-		}
-		if !hasName {
+		if kv := n.Name; kv == nil {
 			c.add(item, "", field, "name is required")
+		} else if name, ok := yamlast.Scalar(kv.Value); !ok || strings.TrimSpace(name) == "" {
+			c.add(kv.Raw, "", field+".name", "must be a non-empty string")
+		} else if names[name] {
+			c.add(kv.Raw, "", field+".name", "duplicate receiver name %q", name)
+		} else {
+			r.Name = name
+			names[name] = true
 		}
 		if r.Name != "" {
 			field = fmt.Sprintf("receivers[%s]", r.Name)
 		}
-		var kinds []entry
-		for _, kv := range entries {
-			switch kv.Key {
-			case "name":
-			case "send_resolved":
-				b, ok := kv.Value.(*ast.BoolNode)
-				if !ok {
-					c.add(kv.Raw, "", field+".send_resolved", "must be true or false")
-				} else {
-					r.SendResolved = b.Value
-				}
-			case KindWebhook, KindAlertmanager, KindCommand:
-				kinds = append(kinds, kv)
-			default:
-				c.add(kv.KeyNode, "", field+"."+kv.Key, "unknown field%s (fields: %s)", yamlast.Suggest(kv.Key, receiverKeys), strings.Join(receiverKeys, ", "))
+		if kv := n.SendResolved; kv != nil {
+			if b, ok := kv.Value.(*ast.BoolNode); ok {
+				r.SendResolved = b.Value
+			} else {
+				c.add(kv.Raw, "", field+".send_resolved", "must be true or false")
 			}
 		}
-		switch len(kinds) {
+		for _, kv := range unknown {
+			c.add(kv.KeyNode, "", field+"."+kv.Key, "unknown field%s (fields: %s)", yamlast.Suggest(kv.Key, receiverKeys), strings.Join(receiverKeys, ", "))
+		}
+		switch kinds := setIn(n.Webhook, n.Alertmanager, n.Command); len(kinds) {
 		case 0:
 			c.add(item, "", field, "needs one of webhook, alertmanager or command")
 		case 1:
@@ -237,84 +269,67 @@ func (c *checker) receivers(e entry, names map[string]bool) []*Receiver {
 func (c *checker) receiverKind(r *Receiver, field string, e entry) {
 	r.Kind = e.Key
 	field += "." + e.Key
-	keys := httpKeys
+	keys := kindKeys[e.Key]
+	r.Timeout = DefaultHTTPTimeout
 	switch e.Key {
 	case KindAlertmanager:
-		keys = amKeys
 		r.AlertTTL = DefaultAlertTTL
-		r.Timeout = DefaultHTTPTimeout
 	case KindCommand:
-		keys = commandKeys
 		r.Timeout = DefaultCommandTimeout
-	default:
-		r.Timeout = DefaultHTTPTimeout
 	}
-	entries, ok := c.mapping(e.Raw, "", field, "must be a mapping of "+strings.Join(keys, ", "))
+	var n kindNode
+	unknown, ok := c.fields(e.Raw, "", field, "must be a mapping of "+strings.Join(keys, ", "), &n)
 	if !ok {
 		return
 	}
-	have := map[string]bool{}
-	for _, kv := range entries {
-		have[kv.Key] = true
-		f := field + "." + kv.Key
-		if !slices.Contains(keys, kv.Key) {
-			c.add(kv.KeyNode, "", f, "unknown field%s (fields: %s)", yamlast.Suggest(kv.Key, keys), strings.Join(keys, ", "))
-			continue
+	// The keys of other kinds are unknown to this one.
+	for _, kv := range []**entry{&n.URL, &n.Headers, &n.Timeout, &n.AlertTTL, &n.Argv} {
+		if *kv != nil && !slices.Contains(keys, (*kv).Key) {
+			unknown, *kv = append(unknown, **kv), nil
 		}
-		c.receiverField(r, f, kv)
+	}
+	slices.SortFunc(unknown, byIndex)
+	for _, kv := range unknown {
+		c.add(kv.KeyNode, "", field+"."+kv.Key, "unknown field%s (fields: %s)", yamlast.Suggest(kv.Key, keys), strings.Join(keys, ", "))
+	}
+	if kv := n.URL; kv != nil {
+		s, ok := yamlast.Scalar(kv.Value)
+		if msg := checkURL(s); !ok || !isString(kv.Value) {
+			c.add(kv.Raw, "", field+".url", "must be a URL string")
+		} else if msg != "" {
+			c.add(kv.Raw, "", field+".url", "%s", msg)
+		} else {
+			r.URL = s
+		}
+	}
+	if kv := n.Headers; kv != nil {
+		c.headers(r, field+".headers", *kv)
+	}
+	c.duration(n.Timeout, "", field+".timeout", "10s", true, &r.Timeout)
+	c.duration(n.AlertTTL, "", field+".alert_ttl", "10s", true, &r.AlertTTL)
+	if kv := n.Argv; kv != nil {
+		r.Argv = c.argv(field+".argv", *kv)
 	}
 	switch {
-	case r.Kind == KindCommand && !have["argv"]:
+	case r.Kind == KindCommand && n.Argv == nil:
 		c.add(e.KeyNode, "", field, "argv is required")
-	case r.Kind != KindCommand && !have["url"]:
+	case r.Kind != KindCommand && n.URL == nil:
 		c.add(e.KeyNode, "", field, "url is required")
 	}
 }
 
-// receiverField checks one of a receiver's fields (f names it) and sets
-// it.
-func (c *checker) receiverField(r *Receiver, f string, kv entry) {
-	switch kv.Key {
-	case "url":
-		s, ok := yamlast.Scalar(kv.Value)
-		if !ok || !isString(kv.Value) {
-			c.add(kv.Raw, "", f, "must be a URL string")
-			return
+// headers checks a receiver's headers (f names them) and sets them.
+func (c *checker) headers(r *Receiver, f string, kv entry) {
+	r.Headers = c.stringMap("", f, kv)
+	for _, he := range entriesQuiet(c, kv.Value) {
+		if !headerNameRe.MatchString(he.Key) {
+			c.add(he.KeyNode, "", f+"."+he.Key, "is not a valid HTTP header name")
 		}
-		if msg := checkURL(s); msg != "" {
-			c.add(kv.Raw, "", f, "%s", msg)
-			return
-		}
-		r.URL = s
-	case "headers":
-		r.Headers = c.stringMap("", f, kv)
-		for _, he := range entriesQuiet(c, kv.Value) {
-			if !headerNameRe.MatchString(he.Key) {
-				c.add(he.KeyNode, "", f+"."+he.Key, "is not a valid HTTP header name")
-			}
-			if v, ok := r.Headers[he.Key]; ok {
-				if msg := checkEnvRefs(v); msg != "" {
-					c.add(he.Raw, "", f+"."+he.Key, "%s", msg)
-				}
+		if v, ok := r.Headers[he.Key]; ok {
+			if msg := checkEnvRefs(v); msg != "" {
+				c.add(he.Raw, "", f+"."+he.Key, "%s", msg)
 			}
 		}
-	case "timeout", "alert_ttl":
-		s, ok := yamlast.Scalar(kv.Value)
-		d, err := parseDuration(s)
-		switch {
-		case !ok:
-			c.add(kv.Raw, "", f, "must be a duration, such as 10s")
-		case err != nil:
-			c.add(kv.Raw, "", f, "%v", err)
-		case d <= 0:
-			c.add(kv.Raw, "", f, "must be longer than 0")
-		case kv.Key == "timeout":
-			r.Timeout = d
-		default:
-			r.AlertTTL = d
-		}
-	case "argv":
-		r.Argv = c.argv(f, kv)
 	}
 }
 
@@ -420,91 +435,99 @@ func (c *checker) route(n, raw ast.Node, field string, refs *[]entry, depth int,
 		*budget = -1 // once: an alias loop would say it at every leaf
 		return nil
 	}
-	entries, ok := c.mapping(raw, "", field, "a route is a mapping of "+strings.Join(routeKeys, ", "))
+	var rn routeNode
+	unknown, ok := c.fields(raw, "", field, "a route is a mapping of "+strings.Join(routeKeys, ", "), &rn)
 	if !ok {
 		return nil
 	}
+	for _, kv := range unknown {
+		c.add(kv.KeyNode, "", field+"."+kv.Key, "unknown field%s (fields: %s)", yamlast.Suggest(kv.Key, routeKeys), strings.Join(routeKeys, ", "))
+	}
 	r := &Route{}
-	var matchKey *entry // the first match or match_re, for the top-level route
-	for _, kv := range entries {
-		f := field + "." + kv.Key
-		if (kv.Key == "match" || kv.Key == "match_re") && matchKey == nil {
-			matchKey = &kv
-		}
-		if kv.Key == "routes" {
-			seq, ok := kv.Value.(*ast.SequenceNode)
-			if !ok {
-				c.add(kv.Raw, "", f, "must be a list of routes")
-				continue
-			}
+	c.routeFields(r, field, &rn, refs)
+	if kv := rn.Routes; kv != nil {
+		f := field + ".routes"
+		if seq, ok := kv.Value.(*ast.SequenceNode); !ok {
+			c.add(kv.Raw, "", f, "must be a list of routes")
+		} else {
 			for i, item := range seq.Values {
 				if ch := c.route(c.resolve(item), item, fmt.Sprintf("%s[%d]", f, i), refs, depth+1, budget); ch != nil {
 					r.Routes = append(r.Routes, ch)
 				}
 			}
-			continue
 		}
-		c.routeField(r, f, kv, refs)
 	}
 	if depth == 0 && (len(r.Match) > 0 || len(r.MatchRE) > 0) {
-		c.add(matchKey.KeyNode, "", field+"."+matchKey.Key, "the top-level route takes every alert; put %s in its routes", matchKey.Key)
+		// The first of match and match_re the route has.
+		m := setIn(rn.Match, rn.MatchRE)[0]
+		c.add(m.KeyNode, "", field+"."+m.Key, "the top-level route takes every alert; put %s in its routes", m.Key)
 	}
 	return r
 }
 
-// routeField checks one of a route's fields other than its routes (f
-// names it) and sets it. A receiver's name goes to refs, to be checked
+// routeFields checks a route's fields other than its routes (field names
+// the route) and sets them. A receiver's name goes to refs, to be checked
 // once every receiver is known.
-func (c *checker) routeField(r *Route, f string, kv entry, refs *[]entry) {
-	switch kv.Key {
-	case "receiver":
-		s, ok := yamlast.Scalar(kv.Value)
-		if !ok || s == "" {
-			c.add(kv.Raw, "", f, "must be a receiver's name")
-			return
+func (c *checker) routeFields(r *Route, field string, n *routeNode, refs *[]entry) {
+	if kv := n.Receiver; kv != nil {
+		if s, ok := yamlast.Scalar(kv.Value); !ok || s == "" {
+			c.add(kv.Raw, "", field+".receiver", "must be a receiver's name")
+		} else {
+			r.Receiver = s
+			ref := *kv
+			ref.Key = field + ".receiver"
+			*refs = append(*refs, ref)
 		}
-		r.Receiver = s
-		kv.Key = f
-		*refs = append(*refs, kv)
-	case "group_by":
-		seq, ok := kv.Value.(*ast.SequenceNode)
-		if !ok {
+	}
+	if kv := n.GroupBy; kv != nil {
+		f := field + ".group_by"
+		if seq, ok := kv.Value.(*ast.SequenceNode); !ok {
 			c.add(kv.Raw, "", f, "must be a list of labels, such as [alertname, provider]")
-			return
-		}
-		r.GroupBy = []string{}
-		for _, item := range seq.Values {
-			l, ok := yamlast.Scalar(c.resolve(item))
-			if !ok || (l != "..." && !labelNameRe.MatchString(l)) {
-				c.add(item, "", f, "a label is a name of letters, digits and underscores, or ... for all labels")
-				continue
+		} else {
+			r.GroupBy = []string{}
+			for _, item := range seq.Values {
+				l, ok := yamlast.Scalar(c.resolve(item))
+				if !ok || (l != "..." && !labelNameRe.MatchString(l)) {
+					c.add(item, "", f, "a label is a name of letters, digits and underscores, or ... for all labels")
+					continue
+				}
+				r.GroupBy = append(r.GroupBy, l)
 			}
-			r.GroupBy = append(r.GroupBy, l)
 		}
-	case "repeat_interval":
-		s, ok := yamlast.Scalar(kv.Value)
-		d, err := parseDuration(s)
-		switch {
-		case !ok:
-			c.add(kv.Raw, "", f, "must be a duration, such as 4h")
-		case err != nil:
-			c.add(kv.Raw, "", f, "%v", err)
-		default:
-			r.RepeatInterval = d
+	}
+	c.duration(n.RepeatInterval, "", field+".repeat_interval", "4h", false, &r.RepeatInterval)
+	if kv := n.Match; kv != nil {
+		r.Match = c.stringMap("", field+".match", *kv)
+	}
+	if kv := n.MatchRE; kv != nil {
+		r.MatchRE = c.matchRE(field+".match_re", *kv)
+	}
+	if kv := n.Continue; kv != nil {
+		if b, ok := kv.Value.(*ast.BoolNode); ok {
+			r.Continue = b.Value
+		} else {
+			c.add(kv.Raw, "", field+".continue", "must be true or false")
 		}
-	case "match":
-		r.Match = c.stringMap("", f, kv)
-	case "match_re":
-		r.MatchRE = c.matchRE(f, kv)
-	case "continue":
-		b, ok := kv.Value.(*ast.BoolNode)
-		if !ok {
-			c.add(kv.Raw, "", f, "must be true or false")
-			return
-		}
-		r.Continue = b.Value
+	}
+}
+
+// duration checks a duration, such as example, when e is set, and sets
+// dst to it; positive says it must be above zero.
+func (c *checker) duration(e *entry, rn, field, example string, positive bool, dst *time.Duration) {
+	if e == nil {
+		return
+	}
+	s, ok := yamlast.Scalar(e.Value)
+	d, err := parseDuration(s)
+	switch {
+	case !ok:
+		c.add(e.Raw, rn, field, "must be a duration, such as %s", example)
+	case err != nil:
+		c.add(e.Raw, rn, field, "%v", err)
+	case positive && d <= 0:
+		c.add(e.Raw, rn, field, "must be longer than 0")
 	default:
-		c.add(kv.KeyNode, "", f, "unknown field%s (fields: %s)", yamlast.Suggest(kv.Key, routeKeys), strings.Join(routeKeys, ", "))
+		*dst = d
 	}
 }
 

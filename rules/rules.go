@@ -480,7 +480,7 @@ func check(path string, data []byte) (*File, []Problem) {
 	// so that the first maxProblems listed are the file's first.
 	k := len(unknown)
 	if n.Rules != nil {
-		if i := slices.IndexFunc(unknown, func(e entry) bool { return !before(e.KeyNode, n.Rules.KeyNode) }); i >= 0 {
+		if i := slices.IndexFunc(unknown, func(e entry) bool { return e.Index > n.Rules.Index }); i >= 0 {
 			k = i
 		}
 	}
@@ -513,13 +513,6 @@ func (c *checker) unknownTop(es []entry) {
 	for _, e := range es {
 		c.add(e.KeyNode, "", "", "unknown top-level key %q%s (allowed: %s)", e.Key, yamlast.Suggest(e.Key, topKeys), strings.Join(topKeys, ", "))
 	}
-}
-
-// before tells whether a is written before b.
-func before(a, b ast.Node) bool {
-	al, ac := yamlast.Pos(a)
-	bl, bc := yamlast.Pos(b)
-	return al < bl || al == bl && ac < bc
 }
 
 func (c *checker) yamlError(err error) {

@@ -12,6 +12,8 @@ type Entry struct {
 	KeyNode ast.Node
 	Value   ast.Node // resolved through anchors and aliases; nil when absent
 	Raw     ast.Node // as written, for positions (the key when there is no value)
+	// Index is the entry's place among its mapping's, merged keys last.
+	Index int
 }
 
 // Reader reads one document's nodes. It resolves anchors and aliases,
@@ -135,6 +137,9 @@ func (r *Reader) mapping(raw ast.Node, field, msg string, report Report, depth i
 			seen[e.Key] = true
 			out = append(out, e)
 		}
+	}
+	for i := range out {
+		out[i].Index = i
 	}
 	return out, true
 }
