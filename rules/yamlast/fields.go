@@ -2,6 +2,7 @@ package yamlast
 
 import (
 	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/goccy/go-yaml/ast"
@@ -69,4 +70,37 @@ func fieldsOf(t reflect.Type) *structKeys {
 	}
 	keysByType.Store(t, k)
 	return k
+}
+
+// InOrder holds the checks of a mapping's entries and runs them in the
+// order the file has the entries, whatever the order of the code that
+// adds them, so that problems are found, and capped, in the file's order.
+type InOrder struct{ steps []step }
+
+type step struct {
+	e     Entry
+	check func(Entry)
+}
+
+// Add holds check of e, when the mapping has e.
+func (o *InOrder) Add(e *Entry, check func(Entry)) {
+	if e != nil {
+		o.steps = append(o.steps, step{*e, check})
+	}
+}
+
+// Each holds check of each of es.
+func (o *InOrder) Each(es []Entry, check func(Entry)) {
+	for i := range es {
+		o.Add(&es[i], check)
+	}
+}
+
+// Run runs the checks held, in the file's order.
+func (o *InOrder) Run() {
+	slices.SortStableFunc(o.steps, func(a, b step) int { return a.e.Index - b.e.Index })
+	for _, s := range o.steps {
+		s.check(s.e)
+	}
+	o.steps = nil
 }

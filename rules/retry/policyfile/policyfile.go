@@ -216,11 +216,13 @@ func (f *pfile) top(data []byte) (*policyNode, bool) {
 	f.doc = docs[0].Body
 	f.rd.Doc = f.doc
 	f.rd.Anchors = yamlast.Anchors(docs[0].Body)
+	// The keys are read in parse's order, whatever the file's; only the
+	// unknown ones are reported in the file's.
 	n := &policyNode{}
-	if !f.fields(docs[0].Body, "", "a policy file is a mapping of keys such as extends and max_retries", n) {
-		return nil, false
-	}
-	return n, true
+	var o yamlast.InOrder
+	ok := f.fields(docs[0].Body, "", "a policy file is a mapping of keys such as extends and max_retries", n, &o)
+	o.Run()
+	return n, ok
 }
 
 // base is the preset the file extends (none: the zero policy), named by
@@ -252,13 +254,20 @@ func (f *pfile) base(n *policyNode) *retry.Policy {
 
 // counts reads the top-level whole numbers.
 func (f *pfile) counts(n *policyNode, p *retry.Policy) {
-	f.setInt(n.MaxRetries, "", &p.MaxRetries)
-	f.setInt(n.MaxAttempts, "", &p.MaxAttempts)
-	f.setInt(n.SignatureHalt, "", &p.SignatureHalt)
-	f.setInt(n.GlobalCap, "", &p.GlobalCap)
-	f.setInt(n.MaxIterations, "", &p.MaxIterations)
-	f.setInt(n.NonImprovingStop, "", &p.NonImprovingStop)
-	f.setInt(n.DiagnosisAfter, "", &p.DiagnosisAfter)
+	maybe(n.MaxRetries, f.intTo(&p.MaxRetries, ""))
+	maybe(n.MaxAttempts, f.intTo(&p.MaxAttempts, ""))
+	maybe(n.SignatureHalt, f.intTo(&p.SignatureHalt, ""))
+	maybe(n.GlobalCap, f.intTo(&p.GlobalCap, ""))
+	maybe(n.MaxIterations, f.intTo(&p.MaxIterations, ""))
+	maybe(n.NonImprovingStop, f.intTo(&p.NonImprovingStop, ""))
+	maybe(n.DiagnosisAfter, f.intTo(&p.DiagnosisAfter, ""))
+}
+
+// maybe reads e when the file has it.
+func maybe(e *entry, read func(entry)) {
+	if e != nil {
+		read(*e)
+	}
 }
 
 // classSets reads which classes are retried: retriable replaces the
@@ -576,51 +585,41 @@ func (f *pfile) classes(e entry, field string) ([]failure.Class, bool) {
 }
 
 // fields reads the mapping at raw into dst, a struct of entries by key
-// (yamlast.Fields), and reports each key it does not know with those it
-// does. It is false when raw is not a mapping, reported with msg.
-func (f *pfile) fields(raw ast.Node, field, msg string, dst any) bool {
+// (yamlast.Fields), and holds in o the report of each key it does not
+// know. It is false when raw is not a mapping, reported with msg.
+func (f *pfile) fields(raw ast.Node, field, msg string, dst any, o *yamlast.InOrder) bool {
 	unknown, ok := f.rd.Fields(raw, field, msg, f.report, dst)
-	for _, k := range unknown {
-		names := yamlast.Keys(dst)
+	names := yamlast.Keys(dst)
+	o.Each(unknown, func(k entry) {
 		f.add(k.KeyNode, yamlast.JoinField(field, k.Key), "unknown key%s (allowed: %s)", yamlast.Suggest(k.Key, names), strings.Join(names, ", "))
-	}
+	})
 	return ok
 }
 
-// setInt, setFloat and setDuration read e into dst when the file has
-// it; parent names the mapping e is in ("" at the top). They report
-// whether they set dst.
-func (f *pfile) setInt(e *entry, parent string, dst *int) bool {
-	if e == nil {
-		return false
+// intTo, floatTo and durationTo read an entry of the mapping parent
+// names ("" at the top) into dst.
+func (f *pfile) intTo(dst *int, parent string) func(entry) {
+	return func(e entry) {
+		if n, ok := f.int(e, yamlast.JoinField(parent, e.Key)); ok {
+			*dst = n
+		}
 	}
-	n, ok := f.int(*e, yamlast.JoinField(parent, e.Key))
-	if ok {
-		*dst = n
-	}
-	return ok
 }
 
-func (f *pfile) setFloat(e *entry, parent string, dst *float64) bool {
-	if e == nil {
-		return false
+func (f *pfile) floatTo(dst *float64, parent string) func(entry) {
+	return func(e entry) {
+		if x, ok := f.float(e, yamlast.JoinField(parent, e.Key)); ok {
+			*dst = x
+		}
 	}
-	x, ok := f.float(*e, yamlast.JoinField(parent, e.Key))
-	if ok {
-		*dst = x
-	}
-	return ok
 }
 
-func (f *pfile) setDuration(e *entry, parent string, dst *time.Duration) bool {
-	if e == nil {
-		return false
+func (f *pfile) durationTo(dst *time.Duration, parent string) func(entry) {
+	return func(e entry) {
+		if d, ok := f.duration(e, yamlast.JoinField(parent, e.Key)); ok {
+			*dst = d
+		}
 	}
-	d, ok := f.duration(*e, yamlast.JoinField(parent, e.Key))
-	if ok {
-		*dst = d
-	}
-	return ok
 }
 
 // mappingOf is "a mapping of " the keys of dst, a node.
@@ -629,11 +628,12 @@ func mappingOf(dst any) string { return "a mapping of " + strings.Join(yamlast.K
 func (f *pfile) escalation(e entry, esc *retry.Escalation) {
 	f.pos["escalation"] = e.Raw
 	var n escalationNode
-	if f.fields(e.Raw, "escalation", "escalation is "+mappingOf(&n), &n) {
-		f.setInt(n.NonImproving, "escalation", &esc.NonImproving)
-		f.setInt(n.PatchApplyFailures, "escalation", &esc.PatchApplyFailures)
-		f.setInt(n.MaxEscalations, "escalation", &esc.MaxEscalations)
-	}
+	var o yamlast.InOrder
+	f.fields(e.Raw, "escalation", "escalation is "+mappingOf(&n), &n, &o)
+	o.Add(n.NonImproving, f.intTo(&esc.NonImproving, "escalation"))
+	o.Add(n.PatchApplyFailures, f.intTo(&esc.PatchApplyFailures, "escalation"))
+	o.Add(n.MaxEscalations, f.intTo(&esc.MaxEscalations, "escalation"))
+	o.Run()
 }
 
 func (f *pfile) backoff(e entry, b *retry.Backoff) {
@@ -649,23 +649,30 @@ func (f *pfile) backoff(e entry, b *retry.Backoff) {
 		*b = named
 		return
 	}
-	if !f.fields(e.Raw, "backoff", "backoff is a schedule's name ("+strings.Join(retry.BackoffNames(), ", ")+") or "+mappingOf(&n), &n) {
-		return
+	var o yamlast.InOrder
+	if !f.fields(e.Raw, "backoff", "backoff is a schedule's name ("+strings.Join(retry.BackoffNames(), ", ")+") or "+mappingOf(&n), &n, &o) {
+		return // not a mapping: no entries, nothing held
 	}
 	nb := *b
-	f.setDuration(n.Initial, "backoff", &nb.Initial)
-	f.setDuration(n.Max, "backoff", &nb.Max)
-	f.setFloat(n.Factor, "backoff", &nb.Factor)
-	if k := n.Jitter; k != nil {
-		if s, ok := f.str(*k, "backoff.jitter"); ok {
+	spreadSet := false
+	o.Add(n.Initial, f.durationTo(&nb.Initial, "backoff"))
+	o.Add(n.Max, f.durationTo(&nb.Max, "backoff"))
+	o.Add(n.Factor, f.floatTo(&nb.Factor, "backoff"))
+	o.Add(n.Jitter, func(k entry) {
+		if s, ok := f.str(k, "backoff.jitter"); ok {
 			if j := slices.Index(retry.JitterNames(), s); j >= 0 {
 				nb.Jitter = retry.Jitter(j)
 			} else {
 				f.add(k.Raw, "backoff.jitter", "unknown jitter %q%s (%s)", s, yamlast.Suggest(s, retry.JitterNames()), strings.Join(retry.JitterNames(), ", "))
 			}
 		}
-	}
-	spreadSet := f.setFloat(n.Spread, "backoff", &nb.Spread)
+	})
+	o.Add(n.Spread, func(k entry) {
+		if x, ok := f.float(k, "backoff.spread"); ok {
+			nb.Spread, spreadSet = x, true
+		}
+	})
+	o.Run()
 	if nb.Jitter == retry.JitterProportional && !spreadSet && nb.Spread == 0 {
 		nb.Spread = retry.Orchestrator.Spread
 	}
@@ -705,11 +712,14 @@ func (f *pfile) budget(e entry, base *retry.Budget) *retry.Budget {
 		b = *base
 	}
 	var n budgetNode
-	if !f.fields(e.Raw, "budget", "budget is a mapping of max_tokens and ratio, or null for none", &n) {
+	var o yamlast.InOrder
+	ok := f.fields(e.Raw, "budget", "budget is a mapping of max_tokens and ratio, or null for none", &n, &o)
+	o.Add(n.MaxTokens, f.floatTo(&b.MaxTokens, "budget"))
+	o.Add(n.Ratio, f.floatTo(&b.Ratio, "budget"))
+	o.Run()
+	if !ok {
 		return base
 	}
-	f.setFloat(n.MaxTokens, "budget", &b.MaxTokens)
-	f.setFloat(n.Ratio, "budget", &b.Ratio)
 	return &b
 }
 
@@ -725,10 +735,11 @@ func (f *pfile) cascade(e entry, base *retry.Cascade) *retry.Cascade {
 	}
 	c := *base
 	var n cascadeNode
-	if f.fields(e.Raw, "cascade", "cascade is "+mappingOf(&n), &n) {
-		f.setInt(n.Threshold, "cascade", &c.Threshold)
-		f.setInt(n.Window, "cascade", &c.Window)
-	}
+	var o yamlast.InOrder
+	f.fields(e.Raw, "cascade", "cascade is "+mappingOf(&n), &n, &o)
+	o.Add(n.Threshold, f.intTo(&c.Threshold, "cascade"))
+	o.Add(n.Window, f.intTo(&c.Window, "cascade"))
+	o.Run()
 	return &c
 }
 
@@ -744,14 +755,15 @@ func (f *pfile) adaptive(e entry, base *retry.Adaptive) *retry.Adaptive {
 	}
 	a := *base
 	var n adaptiveNode
-	if !f.fields(e.Raw, "adaptive", "adaptive is "+mappingOf(&n)+", or null for none", &n) {
+	var o yamlast.InOrder
+	ok := f.fields(e.Raw, "adaptive", "adaptive is "+mappingOf(&n)+", or null for none", &n, &o)
+	o.Add(n.Window, f.intTo(&a.Window, "adaptive"))
+	o.Add(n.Threshold, f.floatTo(&a.Threshold, "adaptive"))
+	o.Add(n.MaxRetries, f.intTo(&a.MaxRetries, "adaptive"))
+	o.Add(n.Strategies, func(k entry) { a.Strategies = f.strategies(k, a.Strategies) })
+	o.Run()
+	if !ok {
 		return base
-	}
-	f.setInt(n.Window, "adaptive", &a.Window)
-	f.setFloat(n.Threshold, "adaptive", &a.Threshold)
-	f.setInt(n.MaxRetries, "adaptive", &a.MaxRetries)
-	if n.Strategies != nil {
-		a.Strategies = f.strategies(*n.Strategies, a.Strategies)
 	}
 	return &a
 }
@@ -787,39 +799,28 @@ func (f *pfile) rules(e entry) []failure.Rule {
 		field := "classify[" + strconv.Itoa(i) + "]"
 		f.pos[field] = raws[i]
 		var n classifyNode
-		if !f.fields(raws[i], field, "a classify rule is a mapping of class and contains, regexp, status or equals", &n) {
+		var o yamlast.InOrder
+		if !f.fields(raws[i], field, "a classify rule is a mapping of class and contains, regexp, status or equals", &n, &o) {
 			// Reported; a stand-in keeps later rules' indexes, which name
 			// them in problems. The policy is not returned.
 			out = append(out, failure.Rule{Class: failure.ClassUnknown, Equals: []string{"-"}})
 			continue
 		}
-		out = append(out, f.rule(n, field))
+		var r failure.Rule
+		o.Add(n.Class, func(k entry) {
+			r.Class = failure.ClassUnknown // when not a string: reported; keep the rule's index
+			if s, ok := f.str(k, field+".class"); ok {
+				r.Class = failure.Class(s)
+			}
+		})
+		o.Add(n.Contains, func(k entry) { r.Contains, _ = f.stringOrList(k, field+".contains") })
+		o.Add(n.Regexp, func(k entry) { r.Regexp, _ = f.str(k, field+".regexp") })
+		o.Add(n.Status, func(k entry) { r.Status = f.statuses(k, field+".status") })
+		o.Add(n.Equals, func(k entry) { r.Equals, _ = f.stringOrList(k, field+".equals") })
+		o.Run()
+		out = append(out, r)
 	}
 	return out
-}
-
-// rule reads one classify rule; field names it.
-func (f *pfile) rule(n classifyNode, field string) failure.Rule {
-	var r failure.Rule
-	if k := n.Class; k != nil {
-		r.Class = failure.ClassUnknown // when not a string: reported; keep the rule's index
-		if s, ok := f.str(*k, field+".class"); ok {
-			r.Class = failure.Class(s)
-		}
-	}
-	if k := n.Contains; k != nil {
-		r.Contains, _ = f.stringOrList(*k, field+".contains")
-	}
-	if k := n.Regexp; k != nil {
-		r.Regexp, _ = f.str(*k, field+".regexp")
-	}
-	if k := n.Status; k != nil {
-		r.Status = f.statuses(*k, field+".status")
-	}
-	if k := n.Equals; k != nil {
-		r.Equals, _ = f.stringOrList(*k, field+".equals")
-	}
-	return r
 }
 
 // stringOrList reads one string or a list of them.
