@@ -243,16 +243,10 @@ func (c *checker) receivers(e entry, names map[string]bool) []*Receiver {
 		if r.Name != "" {
 			field = fmt.Sprintf("receivers[%s]", r.Name)
 		}
-		if kv := n.SendResolved; kv != nil {
-			if b, ok := kv.Value.(*ast.BoolNode); ok {
-				r.SendResolved = b.Value
-			} else {
-				c.add(kv.Raw, "", field+".send_resolved", "must be true or false")
-			}
-		}
-		for _, kv := range unknown {
-			c.add(kv.KeyNode, "", field+"."+kv.Key, "unknown field%s (fields: %s)", yamlast.Suggest(kv.Key, receiverKeys), strings.Join(receiverKeys, ", "))
-		}
+		var o yamlast.InOrder
+		o.Add(n.SendResolved, func(kv entry) { c.boolean(kv, field+".send_resolved", &r.SendResolved) })
+		o.Each(unknown, c.unknownField(field, receiverKeys))
+		o.Run()
 		switch kinds := setIn(n.Webhook, n.Alertmanager, n.Command); len(kinds) {
 		case 0:
 			c.add(item, "", field, "needs one of webhook, alertmanager or command")
@@ -288,11 +282,9 @@ func (c *checker) receiverKind(r *Receiver, field string, e entry) {
 			unknown, *kv = append(unknown, **kv), nil
 		}
 	}
-	slices.SortFunc(unknown, byIndex)
-	for _, kv := range unknown {
-		c.add(kv.KeyNode, "", field+"."+kv.Key, "unknown field%s (fields: %s)", yamlast.Suggest(kv.Key, keys), strings.Join(keys, ", "))
-	}
-	if kv := n.URL; kv != nil {
+	var o yamlast.InOrder
+	o.Each(unknown, c.unknownField(field, keys))
+	o.Add(n.URL, func(kv entry) {
 		s, ok := yamlast.Scalar(kv.Value)
 		if msg := checkURL(s); !ok || !isString(kv.Value) {
 			c.add(kv.Raw, "", field+".url", "must be a URL string")
@@ -301,15 +293,12 @@ func (c *checker) receiverKind(r *Receiver, field string, e entry) {
 		} else {
 			r.URL = s
 		}
-	}
-	if kv := n.Headers; kv != nil {
-		c.headers(r, field+".headers", *kv)
-	}
-	c.duration(n.Timeout, "", field+".timeout", "10s", true, &r.Timeout)
-	c.duration(n.AlertTTL, "", field+".alert_ttl", "10s", true, &r.AlertTTL)
-	if kv := n.Argv; kv != nil {
-		r.Argv = c.argv(field+".argv", *kv)
-	}
+	})
+	o.Add(n.Headers, func(kv entry) { c.headers(r, field+".headers", kv) })
+	o.Add(n.Timeout, c.duration("", field+".timeout", "10s", true, &r.Timeout))
+	o.Add(n.AlertTTL, c.duration("", field+".alert_ttl", "10s", true, &r.AlertTTL))
+	o.Add(n.Argv, func(kv entry) { r.Argv = c.argv(field+".argv", kv) })
+	o.Run()
 	switch {
 	case r.Kind == KindCommand && n.Argv == nil:
 		c.add(e.KeyNode, "", field, "argv is required")
@@ -440,23 +429,24 @@ func (c *checker) route(n, raw ast.Node, field string, refs *[]entry, depth int,
 	if !ok {
 		return nil
 	}
-	for _, kv := range unknown {
-		c.add(kv.KeyNode, "", field+"."+kv.Key, "unknown field%s (fields: %s)", yamlast.Suggest(kv.Key, routeKeys), strings.Join(routeKeys, ", "))
-	}
 	r := &Route{}
-	c.routeFields(r, field, &rn, refs)
-	if kv := rn.Routes; kv != nil {
+	var o yamlast.InOrder
+	o.Each(unknown, c.unknownField(field, routeKeys))
+	c.routeFields(&o, r, field, &rn, refs)
+	o.Add(rn.Routes, func(kv entry) {
 		f := field + ".routes"
-		if seq, ok := kv.Value.(*ast.SequenceNode); !ok {
+		seq, ok := kv.Value.(*ast.SequenceNode)
+		if !ok {
 			c.add(kv.Raw, "", f, "must be a list of routes")
-		} else {
-			for i, item := range seq.Values {
-				if ch := c.route(c.resolve(item), item, fmt.Sprintf("%s[%d]", f, i), refs, depth+1, budget); ch != nil {
-					r.Routes = append(r.Routes, ch)
-				}
+			return
+		}
+		for i, item := range seq.Values {
+			if ch := c.route(c.resolve(item), item, fmt.Sprintf("%s[%d]", f, i), refs, depth+1, budget); ch != nil {
+				r.Routes = append(r.Routes, ch)
 			}
 		}
-	}
+	})
+	o.Run()
 	if depth == 0 && (len(r.Match) > 0 || len(r.MatchRE) > 0) {
 		// The first of match and match_re the route has.
 		m := setIn(rn.Match, rn.MatchRE)[0]
@@ -465,69 +455,75 @@ func (c *checker) route(n, raw ast.Node, field string, refs *[]entry, depth int,
 	return r
 }
 
-// routeFields checks a route's fields other than its routes (field names
-// the route) and sets them. A receiver's name goes to refs, to be checked
-// once every receiver is known.
-func (c *checker) routeFields(r *Route, field string, n *routeNode, refs *[]entry) {
-	if kv := n.Receiver; kv != nil {
+// routeFields holds in o the checks of a route's fields other than its
+// routes (field names the route), which set them. A receiver's name goes
+// to refs, to be checked once every receiver is known.
+func (c *checker) routeFields(o *yamlast.InOrder, r *Route, field string, n *routeNode, refs *[]entry) {
+	o.Add(n.Receiver, func(kv entry) {
 		if s, ok := yamlast.Scalar(kv.Value); !ok || s == "" {
 			c.add(kv.Raw, "", field+".receiver", "must be a receiver's name")
 		} else {
 			r.Receiver = s
-			ref := *kv
-			ref.Key = field + ".receiver"
-			*refs = append(*refs, ref)
+			kv.Key = field + ".receiver"
+			*refs = append(*refs, kv)
 		}
-	}
-	if kv := n.GroupBy; kv != nil {
+	})
+	o.Add(n.GroupBy, func(kv entry) {
 		f := field + ".group_by"
-		if seq, ok := kv.Value.(*ast.SequenceNode); !ok {
+		seq, ok := kv.Value.(*ast.SequenceNode)
+		if !ok {
 			c.add(kv.Raw, "", f, "must be a list of labels, such as [alertname, provider]")
-		} else {
-			r.GroupBy = []string{}
-			for _, item := range seq.Values {
-				l, ok := yamlast.Scalar(c.resolve(item))
-				if !ok || (l != "..." && !labelNameRe.MatchString(l)) {
-					c.add(item, "", f, "a label is a name of letters, digits and underscores, or ... for all labels")
-					continue
-				}
-				r.GroupBy = append(r.GroupBy, l)
+			return
+		}
+		r.GroupBy = []string{}
+		for _, item := range seq.Values {
+			l, ok := yamlast.Scalar(c.resolve(item))
+			if !ok || (l != "..." && !labelNameRe.MatchString(l)) {
+				c.add(item, "", f, "a label is a name of letters, digits and underscores, or ... for all labels")
+				continue
 			}
+			r.GroupBy = append(r.GroupBy, l)
 		}
-	}
-	c.duration(n.RepeatInterval, "", field+".repeat_interval", "4h", false, &r.RepeatInterval)
-	if kv := n.Match; kv != nil {
-		r.Match = c.stringMap("", field+".match", *kv)
-	}
-	if kv := n.MatchRE; kv != nil {
-		r.MatchRE = c.matchRE(field+".match_re", *kv)
-	}
-	if kv := n.Continue; kv != nil {
-		if b, ok := kv.Value.(*ast.BoolNode); ok {
-			r.Continue = b.Value
-		} else {
-			c.add(kv.Raw, "", field+".continue", "must be true or false")
-		}
+	})
+	o.Add(n.RepeatInterval, c.duration("", field+".repeat_interval", "4h", false, &r.RepeatInterval))
+	o.Add(n.Match, func(kv entry) { r.Match = c.stringMap("", field+".match", kv) })
+	o.Add(n.MatchRE, func(kv entry) { r.MatchRE = c.matchRE(field+".match_re", kv) })
+	o.Add(n.Continue, func(kv entry) { c.boolean(kv, field+".continue", &r.Continue) })
+}
+
+// unknownField reports a key of a receiver or route (field names it)
+// that is none of keys.
+func (c *checker) unknownField(field string, keys []string) func(entry) {
+	return func(kv entry) {
+		c.add(kv.KeyNode, "", field+"."+kv.Key, "unknown field%s (fields: %s)", yamlast.Suggest(kv.Key, keys), strings.Join(keys, ", "))
 	}
 }
 
-// duration checks a duration, such as example, when e is set, and sets
-// dst to it; positive says it must be above zero.
-func (c *checker) duration(e *entry, rn, field, example string, positive bool, dst *time.Duration) {
-	if e == nil {
-		return
+// boolean checks that kv is true or false and sets dst to it.
+func (c *checker) boolean(kv entry, field string, dst *bool) {
+	if b, ok := kv.Value.(*ast.BoolNode); ok {
+		*dst = b.Value
+	} else {
+		c.add(kv.Raw, "", field, "must be true or false")
 	}
-	s, ok := yamlast.Scalar(e.Value)
-	d, err := parseDuration(s)
-	switch {
-	case !ok:
-		c.add(e.Raw, rn, field, "must be a duration, such as %s", example)
-	case err != nil:
-		c.add(e.Raw, rn, field, "%v", err)
-	case positive && d <= 0:
-		c.add(e.Raw, rn, field, "must be longer than 0")
-	default:
-		*dst = d
+}
+
+// duration checks a duration, such as example, and sets dst to it;
+// positive says it must be above zero.
+func (c *checker) duration(rn, field, example string, positive bool, dst *time.Duration) func(entry) {
+	return func(e entry) {
+		s, ok := yamlast.Scalar(e.Value)
+		d, err := parseDuration(s)
+		switch {
+		case !ok:
+			c.add(e.Raw, rn, field, "must be a duration, such as %s", example)
+		case err != nil:
+			c.add(e.Raw, rn, field, "%v", err)
+		case positive && d <= 0:
+			c.add(e.Raw, rn, field, "must be longer than 0")
+		default:
+			*dst = d
+		}
 	}
 }
 
