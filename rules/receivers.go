@@ -286,7 +286,7 @@ func (c *checker) receiverKind(r *Receiver, field string, e entry) {
 	o.Each(unknown, c.unknownField(field, keys))
 	o.Add(n.URL, func(kv entry) {
 		s, ok := yamlast.Scalar(kv.Value)
-		if msg := checkURL(s); !ok || !isString(kv.Value) {
+		if msg := checkURL(s); !ok || !yamlast.IsString(kv.Value) {
 			c.add(kv.Raw, "", field+".url", "must be a URL string")
 		} else if msg != "" {
 			c.add(kv.Raw, "", field+".url", "%s", msg)

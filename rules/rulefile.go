@@ -238,15 +238,6 @@ func (c *checker) addAt(line, col int, rule, field, format string, args ...any) 
 		Message: fmt.Sprintf(format, args...)})
 }
 
-// isString tells a YAML string from a number or boolean spelled the same.
-func isString(n ast.Node) bool {
-	switch n.(type) {
-	case *ast.StringNode, *ast.LiteralNode:
-		return true
-	}
-	return false
-}
-
 func isInt(n ast.Node) bool {
 	_, ok := n.(*ast.IntegerNode)
 	return ok
@@ -388,7 +379,7 @@ func (c *checker) source(r *Rule, raw ast.Node, n *ruleNode) {
 	case metric != nil:
 		m, ok := yamlast.Scalar(metric.Value)
 		switch {
-		case !ok || !isString(metric.Value):
+		case !ok || !yamlast.IsString(metric.Value):
 			c.add(metric.Raw, rn, "metric", "must be a metric name (%s)", strings.Join(reports.MetricNames, ", "))
 		case !slices.Contains(reports.MetricNames, m):
 			c.add(metric.Raw, rn, "metric", "unknown metric %q%s (metrics: %s)", m, yamlast.Suggest(m, reports.MetricNames), strings.Join(reports.MetricNames, ", "))
@@ -551,7 +542,7 @@ func (c *checker) window(rn string, e entry) Window {
 			}
 			n, ok := positiveInt(kv.Value)
 			if !ok {
-				if s, isStr := yamlast.Scalar(kv.Value); isStr && isString(kv.Value) {
+				if s, isStr := yamlast.Scalar(kv.Value); isStr && yamlast.IsString(kv.Value) {
 					if mm := runsRe.FindStringSubmatch(s); mm != nil {
 						n, _ = strconv.Atoi(mm[1])
 						ok = n > 0
@@ -598,7 +589,7 @@ func (c *checker) hold(rn string, e entry) Hold {
 		return Hold{Checks: n}
 	}
 	s, ok := yamlast.Scalar(e.Value)
-	if ok && !isString(e.Value) {
+	if ok && !yamlast.IsString(e.Value) {
 		c.add(e.Raw, rn, "for", "%s is not a positive number of checks", s)
 		return Hold{}
 	}
@@ -614,7 +605,7 @@ var sqlStart = regexp.MustCompile(`(?i)^\(*\s*(select|with|from)\b`)
 
 func (c *checker) sql(rn string, e entry) string {
 	s, ok := yamlast.Scalar(e.Value)
-	if !ok || !isString(e.Value) {
+	if !ok || !yamlast.IsString(e.Value) {
 		c.add(e.Raw, rn, "sql", "must be a query string")
 		return ""
 	}

@@ -160,6 +160,15 @@ func JoinField(parent, key string) string {
 	return parent + "." + key
 }
 
+// IsString tells a YAML string from a number or boolean spelled the same.
+func IsString(n ast.Node) bool {
+	switch n.(type) {
+	case *ast.StringNode, *ast.LiteralNode:
+		return true
+	}
+	return false
+}
+
 // Scalar is a scalar node's text: strings as they read, numbers and
 // booleans as written. Null and collections are not scalars.
 func Scalar(n ast.Node) (string, bool) {

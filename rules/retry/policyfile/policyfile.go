@@ -464,7 +464,7 @@ func (f *pfile) duration(e entry, field string) (time.Duration, bool) {
 		return 0, false
 	}
 	s, ok := yamlast.Scalar(e.Value)
-	if !ok || !isStringNode(e.Value) {
+	if !ok || !yamlast.IsString(e.Value) {
 		f.add(e.Raw, field, "must be a duration such as 500ms or 1s, got %s", describe(e.Value))
 		return 0, false
 	}
@@ -474,14 +474,6 @@ func (f *pfile) duration(e entry, field string) (time.Duration, bool) {
 		return 0, false
 	}
 	return d, true
-}
-
-func isStringNode(n ast.Node) bool {
-	switch n.(type) {
-	case *ast.StringNode, *ast.LiteralNode:
-		return true
-	}
-	return false
 }
 
 func tokenText(n ast.Node) string {
@@ -550,7 +542,7 @@ func (f *pfile) strings(e entry, field string) ([]string, bool) {
 		fi := field + "[" + strconv.Itoa(i) + "]"
 		f.pos[fi] = raws[i]
 		s, isScalar := yamlast.Scalar(v)
-		if !isScalar || !isStringNode(v) {
+		if !isScalar || !yamlast.IsString(v) {
 			f.add(orNode(raws[i], e.Raw), fi, "must be a string, got %s", describe(v))
 			out[i], ok = "?", false
 			continue
@@ -571,7 +563,7 @@ func (f *pfile) classes(e entry, field string) ([]failure.Class, bool) {
 		fi := field + "[" + strconv.Itoa(i) + "]"
 		s, isScalar := yamlast.Scalar(v)
 		switch {
-		case !isScalar || !isStringNode(v):
+		case !isScalar || !yamlast.IsString(v):
 			f.add(orNode(raws[i], e.Raw), fi, "must be a class name, got %s", describe(v))
 			ok = false
 		case !failure.Class(s).Known():
@@ -639,7 +631,7 @@ func (f *pfile) escalation(e entry, esc *retry.Escalation) {
 func (f *pfile) backoff(e entry, b *retry.Backoff) {
 	f.pos["backoff"] = e.Raw
 	var n backoffNode
-	if name, ok := yamlast.Scalar(e.Value); ok && isStringNode(e.Value) {
+	if name, ok := yamlast.Scalar(e.Value); ok && yamlast.IsString(e.Value) {
 		named, err := retry.BackoffPreset(name)
 		if err != nil {
 			f.add(e.Raw, "backoff", "unknown backoff %q%s (%s, or %s)",
@@ -825,7 +817,7 @@ func (f *pfile) rules(e entry) []failure.Rule {
 
 // stringOrList reads one string or a list of them.
 func (f *pfile) stringOrList(e entry, field string) ([]string, bool) {
-	if isStringNode(e.Value) {
+	if yamlast.IsString(e.Value) {
 		f.pos[field] = e.Raw
 		s, _ := yamlast.Scalar(e.Value)
 		return []string{s}, true
