@@ -120,16 +120,64 @@ func (r *Route) leaves(labels map[string]string, eff Route) []*Route {
 	return out
 }
 
+// receiverNode, kindNode and routeNode are the receivers and routes as
+// written, each key's entry by field (yamlast.Fields); a key is a field
+// and its check.
+type receiverNode struct {
+	Name         *entry `yaml:"name"`
+	Webhook      *entry `yaml:"webhook"`
+	Alertmanager *entry `yaml:"alertmanager"`
+	Command      *entry `yaml:"command"`
+	SendResolved *entry `yaml:"send_resolved"`
+}
+
+// kindNode holds the keys of every kind; those another kind's alone are
+// unknown to a receiver (kindKeys).
+type kindNode struct {
+	URL      *entry `yaml:"url"`
+	Headers  *entry `yaml:"headers"`
+	Timeout  *entry `yaml:"timeout"`
+	AlertTTL *entry `yaml:"alert_ttl"`
+	Argv     *entry `yaml:"argv"`
+}
+
+type routeNode struct {
+	Receiver       *entry `yaml:"receiver"`
+	GroupBy        *entry `yaml:"group_by"`
+	RepeatInterval *entry `yaml:"repeat_interval"`
+	Match          *entry `yaml:"match"`
+	MatchRE        *entry `yaml:"match_re"`
+	Continue       *entry `yaml:"continue"`
+	Routes         *entry `yaml:"routes"`
+}
+
 var (
-	receiverKeys = []string{"name", KindWebhook, KindAlertmanager, KindCommand, "send_resolved"}
-	httpKeys     = []string{"url", "headers", "timeout"}
-	amKeys       = []string{"url", "headers", "timeout", "alert_ttl"}
-	commandKeys  = []string{"argv", "timeout"}
-	routeKeys    = []string{"receiver", "group_by", "repeat_interval", "match", "match_re", "continue", "routes"}
+	receiverKeys = yamlast.Keys(&receiverNode{})
+	kindKeys     = map[string][]string{
+		KindWebhook:      {"url", "headers", "timeout"},
+		KindAlertmanager: {"url", "headers", "timeout", "alert_ttl"},
+		KindCommand:      {"argv", "timeout"},
+	}
+	routeKeys    = yamlast.Keys(&routeNode{})
 	envRefRe     = regexp.MustCompile(`\$\{([^}]*)\}`)
 	envNameRe    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	headerNameRe = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 )
+
+// byIndex orders entries as their mapping does.
+func byIndex(a, b entry) int { return a.Index - b.Index }
+
+// setIn is the entries of es that are set, in their mapping's order.
+func setIn(es ...*entry) []entry {
+	var out []entry
+	for _, e := range es {
+		if e != nil {
+			out = append(out, *e)
+		}
+	}
+	slices.SortFunc(out, byIndex)
+	return out
+}
 
 // notifications checks the receivers and route sections.
 func (c *checker) notifications(recv, route *entry) ([]*Receiver, *Route) {
@@ -175,53 +223,31 @@ func (c *checker) receivers(e entry, names map[string]bool) []*Receiver {
 	var out []*Receiver
 	for i, item := range seq.Values {
 		field := fmt.Sprintf("receivers[%d]", i)
-		entries, ok := c.mapping(item, "", field, "a receiver is a mapping with a name and one of webhook, alertmanager or command")
+		var n receiverNode
+		unknown, ok := c.fields(item, "", field, "a receiver is a mapping with a name and one of webhook, alertmanager or command", &n)
 		if !ok {
 			continue
 		}
 		r := &Receiver{SendResolved: true}
 		// The name first, so that every other problem can say whose it is.
-		hasName := false
-		for _, kv := range entries {
-			if kv.Key != "name" {
-				continue
-			}
-			hasName = true
-			name, ok := yamlast.Scalar(kv.Value)
-			switch {
-			case !ok || strings.TrimSpace(name) == "":
-				c.add(kv.Raw, "", field+".name", "must be a non-empty string")
-			case names[name]:
-				c.add(kv.Raw, "", field+".name", "duplicate receiver name %q", name)
-			default:
-				r.Name = name
-				names[name] = true
-			}
-		}
-		if !hasName {
+		if kv := n.Name; kv == nil {
 			c.add(item, "", field, "name is required")
+		} else if name, ok := yamlast.Scalar(kv.Value); !ok || strings.TrimSpace(name) == "" {
+			c.add(kv.Raw, "", field+".name", "must be a non-empty string")
+		} else if names[name] {
+			c.add(kv.Raw, "", field+".name", "duplicate receiver name %q", name)
+		} else {
+			r.Name = name
+			names[name] = true
 		}
 		if r.Name != "" {
 			field = fmt.Sprintf("receivers[%s]", r.Name)
 		}
-		var kinds []entry
-		for _, kv := range entries {
-			switch kv.Key {
-			case "name":
-			case "send_resolved":
-				b, ok := kv.Value.(*ast.BoolNode)
-				if !ok {
-					c.add(kv.Raw, "", field+".send_resolved", "must be true or false")
-				} else {
-					r.SendResolved = b.Value
-				}
-			case KindWebhook, KindAlertmanager, KindCommand:
-				kinds = append(kinds, kv)
-			default:
-				c.add(kv.KeyNode, "", field+"."+kv.Key, "unknown field%s (fields: %s)", yamlast.Suggest(kv.Key, receiverKeys), strings.Join(receiverKeys, ", "))
-			}
-		}
-		switch len(kinds) {
+		var o yamlast.InOrder
+		o.Add(n.SendResolved, func(kv entry) { c.boolean(kv, field+".send_resolved", &r.SendResolved) })
+		o.Each(unknown, c.unknownField(field, receiverKeys))
+		o.Run()
+		switch kinds := setIn(n.Webhook, n.Alertmanager, n.Command); len(kinds) {
 		case 0:
 			c.add(item, "", field, "needs one of webhook, alertmanager or command")
 		case 1:
@@ -237,84 +263,62 @@ func (c *checker) receivers(e entry, names map[string]bool) []*Receiver {
 func (c *checker) receiverKind(r *Receiver, field string, e entry) {
 	r.Kind = e.Key
 	field += "." + e.Key
-	keys := httpKeys
+	keys := kindKeys[e.Key]
+	r.Timeout = DefaultHTTPTimeout
 	switch e.Key {
 	case KindAlertmanager:
-		keys = amKeys
 		r.AlertTTL = DefaultAlertTTL
-		r.Timeout = DefaultHTTPTimeout
 	case KindCommand:
-		keys = commandKeys
 		r.Timeout = DefaultCommandTimeout
-	default:
-		r.Timeout = DefaultHTTPTimeout
 	}
-	entries, ok := c.mapping(e.Raw, "", field, "must be a mapping of "+strings.Join(keys, ", "))
+	var n kindNode
+	unknown, ok := c.fields(e.Raw, "", field, "must be a mapping of "+strings.Join(keys, ", "), &n)
 	if !ok {
 		return
 	}
-	have := map[string]bool{}
-	for _, kv := range entries {
-		have[kv.Key] = true
-		f := field + "." + kv.Key
-		if !slices.Contains(keys, kv.Key) {
-			c.add(kv.KeyNode, "", f, "unknown field%s (fields: %s)", yamlast.Suggest(kv.Key, keys), strings.Join(keys, ", "))
-			continue
+	// The keys of other kinds are unknown to this one.
+	for _, kv := range []**entry{&n.URL, &n.Headers, &n.Timeout, &n.AlertTTL, &n.Argv} {
+		if *kv != nil && !slices.Contains(keys, (*kv).Key) {
+			unknown, *kv = append(unknown, **kv), nil
 		}
-		c.receiverField(r, f, kv)
 	}
+	var o yamlast.InOrder
+	o.Each(unknown, c.unknownField(field, keys))
+	o.Add(n.URL, func(kv entry) {
+		s, ok := yamlast.Scalar(kv.Value)
+		if msg := checkURL(s); !ok || !yamlast.IsString(kv.Value) {
+			c.add(kv.Raw, "", field+".url", "must be a URL string")
+		} else if msg != "" {
+			c.add(kv.Raw, "", field+".url", "%s", msg)
+		} else {
+			r.URL = s
+		}
+	})
+	o.Add(n.Headers, func(kv entry) { c.headers(r, field+".headers", kv) })
+	o.Add(n.Timeout, c.duration("", field+".timeout", "10s", true, &r.Timeout))
+	o.Add(n.AlertTTL, c.duration("", field+".alert_ttl", "10s", true, &r.AlertTTL))
+	o.Add(n.Argv, func(kv entry) { r.Argv = c.argv(field+".argv", kv) })
+	o.Run()
 	switch {
-	case r.Kind == KindCommand && !have["argv"]:
+	case r.Kind == KindCommand && n.Argv == nil:
 		c.add(e.KeyNode, "", field, "argv is required")
-	case r.Kind != KindCommand && !have["url"]:
+	case r.Kind != KindCommand && n.URL == nil:
 		c.add(e.KeyNode, "", field, "url is required")
 	}
 }
 
-// receiverField checks one of a receiver's fields (f names it) and sets
-// it.
-func (c *checker) receiverField(r *Receiver, f string, kv entry) {
-	switch kv.Key {
-	case "url":
-		s, ok := yamlast.Scalar(kv.Value)
-		if !ok || !isString(kv.Value) {
-			c.add(kv.Raw, "", f, "must be a URL string")
-			return
+// headers checks a receiver's headers (f names them) and sets them.
+func (c *checker) headers(r *Receiver, f string, kv entry) {
+	r.Headers = c.stringMap("", f, kv)
+	for _, he := range entriesQuiet(c, kv.Value) {
+		if !headerNameRe.MatchString(he.Key) {
+			c.add(he.KeyNode, "", f+"."+he.Key, "is not a valid HTTP header name")
 		}
-		if msg := checkURL(s); msg != "" {
-			c.add(kv.Raw, "", f, "%s", msg)
-			return
-		}
-		r.URL = s
-	case "headers":
-		r.Headers = c.stringMap("", f, kv)
-		for _, he := range entriesQuiet(c, kv.Value) {
-			if !headerNameRe.MatchString(he.Key) {
-				c.add(he.KeyNode, "", f+"."+he.Key, "is not a valid HTTP header name")
-			}
-			if v, ok := r.Headers[he.Key]; ok {
-				if msg := checkEnvRefs(v); msg != "" {
-					c.add(he.Raw, "", f+"."+he.Key, "%s", msg)
-				}
+		if v, ok := r.Headers[he.Key]; ok {
+			if msg := checkEnvRefs(v); msg != "" {
+				c.add(he.Raw, "", f+"."+he.Key, "%s", msg)
 			}
 		}
-	case "timeout", "alert_ttl":
-		s, ok := yamlast.Scalar(kv.Value)
-		d, err := parseDuration(s)
-		switch {
-		case !ok:
-			c.add(kv.Raw, "", f, "must be a duration, such as 10s")
-		case err != nil:
-			c.add(kv.Raw, "", f, "%v", err)
-		case d <= 0:
-			c.add(kv.Raw, "", f, "must be longer than 0")
-		case kv.Key == "timeout":
-			r.Timeout = d
-		default:
-			r.AlertTTL = d
-		}
-	case "argv":
-		r.Argv = c.argv(f, kv)
 	}
 }
 
@@ -420,53 +424,52 @@ func (c *checker) route(n, raw ast.Node, field string, refs *[]entry, depth int,
 		*budget = -1 // once: an alias loop would say it at every leaf
 		return nil
 	}
-	entries, ok := c.mapping(raw, "", field, "a route is a mapping of "+strings.Join(routeKeys, ", "))
+	var rn routeNode
+	unknown, ok := c.fields(raw, "", field, "a route is a mapping of "+strings.Join(routeKeys, ", "), &rn)
 	if !ok {
 		return nil
 	}
 	r := &Route{}
-	var matchKey *entry // the first match or match_re, for the top-level route
-	for _, kv := range entries {
-		f := field + "." + kv.Key
-		if (kv.Key == "match" || kv.Key == "match_re") && matchKey == nil {
-			matchKey = &kv
+	var o yamlast.InOrder
+	o.Each(unknown, c.unknownField(field, routeKeys))
+	c.routeFields(&o, r, field, &rn, refs)
+	o.Add(rn.Routes, func(kv entry) {
+		f := field + ".routes"
+		seq, ok := kv.Value.(*ast.SequenceNode)
+		if !ok {
+			c.add(kv.Raw, "", f, "must be a list of routes")
+			return
 		}
-		if kv.Key == "routes" {
-			seq, ok := kv.Value.(*ast.SequenceNode)
-			if !ok {
-				c.add(kv.Raw, "", f, "must be a list of routes")
-				continue
+		for i, item := range seq.Values {
+			if ch := c.route(c.resolve(item), item, fmt.Sprintf("%s[%d]", f, i), refs, depth+1, budget); ch != nil {
+				r.Routes = append(r.Routes, ch)
 			}
-			for i, item := range seq.Values {
-				if ch := c.route(c.resolve(item), item, fmt.Sprintf("%s[%d]", f, i), refs, depth+1, budget); ch != nil {
-					r.Routes = append(r.Routes, ch)
-				}
-			}
-			continue
 		}
-		c.routeField(r, f, kv, refs)
-	}
+	})
+	o.Run()
 	if depth == 0 && (len(r.Match) > 0 || len(r.MatchRE) > 0) {
-		c.add(matchKey.KeyNode, "", field+"."+matchKey.Key, "the top-level route takes every alert; put %s in its routes", matchKey.Key)
+		// The first of match and match_re the route has.
+		m := setIn(rn.Match, rn.MatchRE)[0]
+		c.add(m.KeyNode, "", field+"."+m.Key, "the top-level route takes every alert; put %s in its routes", m.Key)
 	}
 	return r
 }
 
-// routeField checks one of a route's fields other than its routes (f
-// names it) and sets it. A receiver's name goes to refs, to be checked
-// once every receiver is known.
-func (c *checker) routeField(r *Route, f string, kv entry, refs *[]entry) {
-	switch kv.Key {
-	case "receiver":
-		s, ok := yamlast.Scalar(kv.Value)
-		if !ok || s == "" {
-			c.add(kv.Raw, "", f, "must be a receiver's name")
-			return
+// routeFields holds in o the checks of a route's fields other than its
+// routes (field names the route), which set them. A receiver's name goes
+// to refs, to be checked once every receiver is known.
+func (c *checker) routeFields(o *yamlast.InOrder, r *Route, field string, n *routeNode, refs *[]entry) {
+	o.Add(n.Receiver, func(kv entry) {
+		if s, ok := yamlast.Scalar(kv.Value); !ok || s == "" {
+			c.add(kv.Raw, "", field+".receiver", "must be a receiver's name")
+		} else {
+			r.Receiver = s
+			kv.Key = field + ".receiver"
+			*refs = append(*refs, kv)
 		}
-		r.Receiver = s
-		kv.Key = f
-		*refs = append(*refs, kv)
-	case "group_by":
+	})
+	o.Add(n.GroupBy, func(kv entry) {
+		f := field + ".group_by"
 		seq, ok := kv.Value.(*ast.SequenceNode)
 		if !ok {
 			c.add(kv.Raw, "", f, "must be a list of labels, such as [alertname, provider]")
@@ -481,30 +484,46 @@ func (c *checker) routeField(r *Route, f string, kv entry, refs *[]entry) {
 			}
 			r.GroupBy = append(r.GroupBy, l)
 		}
-	case "repeat_interval":
-		s, ok := yamlast.Scalar(kv.Value)
+	})
+	o.Add(n.RepeatInterval, c.duration("", field+".repeat_interval", "4h", false, &r.RepeatInterval))
+	o.Add(n.Match, func(kv entry) { r.Match = c.stringMap("", field+".match", kv) })
+	o.Add(n.MatchRE, func(kv entry) { r.MatchRE = c.matchRE(field+".match_re", kv) })
+	o.Add(n.Continue, func(kv entry) { c.boolean(kv, field+".continue", &r.Continue) })
+}
+
+// unknownField reports a key of a receiver or route (field names it)
+// that is none of keys.
+func (c *checker) unknownField(field string, keys []string) func(entry) {
+	return func(kv entry) {
+		c.add(kv.KeyNode, "", field+"."+kv.Key, "unknown field%s (fields: %s)", yamlast.Suggest(kv.Key, keys), strings.Join(keys, ", "))
+	}
+}
+
+// boolean checks that kv is true or false and sets dst to it.
+func (c *checker) boolean(kv entry, field string, dst *bool) {
+	if b, ok := kv.Value.(*ast.BoolNode); ok {
+		*dst = b.Value
+	} else {
+		c.add(kv.Raw, "", field, "must be true or false")
+	}
+}
+
+// duration checks a duration, such as example, and sets dst to it;
+// positive says it must be above zero.
+func (c *checker) duration(rn, field, example string, positive bool, dst *time.Duration) func(entry) {
+	return func(e entry) {
+		s, ok := yamlast.Scalar(e.Value)
 		d, err := parseDuration(s)
 		switch {
 		case !ok:
-			c.add(kv.Raw, "", f, "must be a duration, such as 4h")
+			c.add(e.Raw, rn, field, "must be a duration, such as %s", example)
 		case err != nil:
-			c.add(kv.Raw, "", f, "%v", err)
+			c.add(e.Raw, rn, field, "%v", err)
+		case positive && d <= 0:
+			c.add(e.Raw, rn, field, "must be longer than 0")
 		default:
-			r.RepeatInterval = d
+			*dst = d
 		}
-	case "match":
-		r.Match = c.stringMap("", f, kv)
-	case "match_re":
-		r.MatchRE = c.matchRE(f, kv)
-	case "continue":
-		b, ok := kv.Value.(*ast.BoolNode)
-		if !ok {
-			c.add(kv.Raw, "", f, "must be true or false")
-			return
-		}
-		r.Continue = b.Value
-	default:
-		c.add(kv.KeyNode, "", f, "unknown field%s (fields: %s)", yamlast.Suggest(kv.Key, routeKeys), strings.Join(routeKeys, ", "))
 	}
 }
 

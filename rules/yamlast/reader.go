@@ -12,6 +12,8 @@ type Entry struct {
 	KeyNode ast.Node
 	Value   ast.Node // resolved through anchors and aliases; nil when absent
 	Raw     ast.Node // as written, for positions (the key when there is no value)
+	// Index is the entry's place among its mapping's, merged keys last.
+	Index int
 }
 
 // Reader reads one document's nodes. It resolves anchors and aliases,
@@ -136,6 +138,9 @@ func (r *Reader) mapping(raw ast.Node, field, msg string, report Report, depth i
 			out = append(out, e)
 		}
 	}
+	for i := range out {
+		out[i].Index = i
+	}
 	return out, true
 }
 
@@ -153,6 +158,15 @@ func JoinField(parent, key string) string {
 		return key
 	}
 	return parent + "." + key
+}
+
+// IsString tells a YAML string from a number or boolean spelled the same.
+func IsString(n ast.Node) bool {
+	switch n.(type) {
+	case *ast.StringNode, *ast.LiteralNode:
+		return true
+	}
+	return false
 }
 
 // Scalar is a scalar node's text: strings as they read, numbers and

@@ -1,6 +1,8 @@
 // Package yamlast holds what orchstat's YAML file checkers share: a parse
-// that cannot panic, positions of AST nodes, anchors, and "did you mean"
-// suggestions. Rule files (package rules) and policy files
+// that cannot panic, positions of AST nodes, anchors, "did you mean"
+// suggestions, and the one walk that decodes a mapping into a struct of
+// its entries by key (Fields), whose checks run in the file's order
+// (InOrder). Rule files (package rules) and policy files
 // (rules/retry/policyfile) both report problems at file:line:column
 // through it.
 package yamlast

@@ -66,10 +66,70 @@ const (
 	maxMerges     = 1000
 )
 
-var policyKeys = []string{"name", "extends", "max_retries", "backoff", "retriable", "no_retry",
-	"transient_only", "per_operation", "max_attempts", "signature_halt", "global_cap", "budget",
-	"cascade", "escalation", "max_iterations", "non_improving_stop", "diagnosis_after", "adaptive",
-	"classify"}
+// policyNode is a policy file as written, and the other nodes its
+// mappings: each key's value and where it is (yamlast.Fields). A key is a
+// field tagged with it, in the order messages list them in, and its read
+// in parse's steps.
+type policyNode struct {
+	Name             *entry `yaml:"name"`
+	Extends          *entry `yaml:"extends"`
+	MaxRetries       *entry `yaml:"max_retries"`
+	Backoff          *entry `yaml:"backoff"`
+	Retriable        *entry `yaml:"retriable"`
+	NoRetry          *entry `yaml:"no_retry"`
+	TransientOnly    *entry `yaml:"transient_only"`
+	PerOperation     *entry `yaml:"per_operation"`
+	MaxAttempts      *entry `yaml:"max_attempts"`
+	SignatureHalt    *entry `yaml:"signature_halt"`
+	GlobalCap        *entry `yaml:"global_cap"`
+	Budget           *entry `yaml:"budget"`
+	Cascade          *entry `yaml:"cascade"`
+	Escalation       *entry `yaml:"escalation"`
+	MaxIterations    *entry `yaml:"max_iterations"`
+	NonImprovingStop *entry `yaml:"non_improving_stop"`
+	DiagnosisAfter   *entry `yaml:"diagnosis_after"`
+	Adaptive         *entry `yaml:"adaptive"`
+	Classify         *entry `yaml:"classify"`
+}
+
+type backoffNode struct {
+	Initial *entry `yaml:"initial"`
+	Max     *entry `yaml:"max"`
+	Factor  *entry `yaml:"factor"`
+	Jitter  *entry `yaml:"jitter"`
+	Spread  *entry `yaml:"spread"`
+}
+
+type budgetNode struct {
+	MaxTokens *entry `yaml:"max_tokens"`
+	Ratio     *entry `yaml:"ratio"`
+}
+
+type cascadeNode struct {
+	Threshold *entry `yaml:"threshold"`
+	Window    *entry `yaml:"window"`
+}
+
+type escalationNode struct {
+	NonImproving       *entry `yaml:"non_improving"`
+	PatchApplyFailures *entry `yaml:"patch_apply_failures"`
+	MaxEscalations     *entry `yaml:"max_escalations"`
+}
+
+type adaptiveNode struct {
+	Window     *entry `yaml:"window"`
+	Threshold  *entry `yaml:"threshold"`
+	MaxRetries *entry `yaml:"max_retries"`
+	Strategies *entry `yaml:"strategies"`
+}
+
+type classifyNode struct {
+	Class    *entry `yaml:"class"`
+	Contains *entry `yaml:"contains"`
+	Regexp   *entry `yaml:"regexp"`
+	Status   *entry `yaml:"status"`
+	Equals   *entry `yaml:"equals"`
+}
 
 // Parse reads a policy file. path names it in problems. The error, when
 // there is one, is a *retry.PolicyError listing every problem found, each
@@ -109,17 +169,17 @@ type pfile struct {
 // file's: extends and name, the counts, backoff, the class sets, then the
 // other sections.
 func (f *pfile) parse(data []byte) *retry.Policy {
-	byKey, ok := f.top(data)
+	n, ok := f.top(data)
 	if !ok {
 		return nil
 	}
-	p := f.base(byKey)
-	f.counts(byKey, p)
-	if e, ok := byKey["backoff"]; ok {
-		f.backoff(e, &p.Backoff)
+	p := f.base(n)
+	f.counts(n, p)
+	if n.Backoff != nil {
+		f.backoff(*n.Backoff, &p.Backoff)
 	}
-	f.classSets(byKey, p)
-	f.sections(byKey, p)
+	f.classSets(n, p)
+	f.sections(n, p)
 	f.check(p)
 	if len(f.problems) > 0 {
 		return nil
@@ -128,7 +188,7 @@ func (f *pfile) parse(data []byte) *retry.Policy {
 }
 
 // top reads the file's one document as a mapping of known keys.
-func (f *pfile) top(data []byte) (map[string]entry, bool) {
+func (f *pfile) top(data []byte) (*policyNode, bool) {
 	if len(data) > maxPolicyFile {
 		f.problems = append(f.problems, retry.Problem{File: f.path, Message: fmt.Sprintf("a policy file is at most %d bytes; this is %d", maxPolicyFile, len(data))})
 		return nil, false
@@ -156,25 +216,21 @@ func (f *pfile) top(data []byte) (map[string]entry, bool) {
 	f.doc = docs[0].Body
 	f.rd.Doc = f.doc
 	f.rd.Anchors = yamlast.Anchors(docs[0].Body)
-	// The keys are gathered here and read in parse's order, whatever the
-	// file's.
-	byKey := map[string]entry{}
-	keys := make([]key, len(policyKeys))
-	for i, name := range policyKeys {
-		keys[i] = key{name, func(e entry, _ string) { byKey[e.Key] = e }}
-	}
-	if !f.keyed(docs[0].Body, "", "a policy file is a mapping of keys such as extends and max_retries", keys) {
-		return nil, false
-	}
-	return byKey, true
+	// The keys are read in parse's order, whatever the file's; only the
+	// unknown ones are reported in the file's.
+	n := &policyNode{}
+	var o yamlast.InOrder
+	ok := f.fields(docs[0].Body, "", "a policy file is a mapping of keys such as extends and max_retries", n, &o)
+	o.Run()
+	return n, ok
 }
 
 // base is the preset the file extends (none: the zero policy), named by
 // the file's name key or else the file's own name.
-func (f *pfile) base(byKey map[string]entry) *retry.Policy {
+func (f *pfile) base(n *policyNode) *retry.Policy {
 	p := &retry.Policy{}
-	if e, ok := byKey["extends"]; ok {
-		if name, ok := f.str(e, "extends"); ok {
+	if e := n.Extends; e != nil {
+		if name, ok := f.str(*e, "extends"); ok {
 			base, err := retry.Preset(name)
 			if err != nil {
 				f.add(e.Raw, "extends", "unknown preset %q%s (%s)", name, yamlast.Suggest(name, retry.PresetNames()), strings.Join(retry.PresetNames(), ", "))
@@ -184,8 +240,8 @@ func (f *pfile) base(byKey map[string]entry) *retry.Policy {
 		}
 	}
 	p.Name = strings.TrimSuffix(filepath.Base(f.path), filepath.Ext(f.path))
-	if e, ok := byKey["name"]; ok {
-		if name, ok := f.str(e, "name"); ok {
+	if e := n.Name; e != nil {
+		if name, ok := f.str(*e, "name"); ok {
 			if strings.TrimSpace(name) == "" {
 				f.add(e.Raw, "name", "must not be empty")
 			} else {
@@ -197,68 +253,66 @@ func (f *pfile) base(byKey map[string]entry) *retry.Policy {
 }
 
 // counts reads the top-level whole numbers.
-func (f *pfile) counts(byKey map[string]entry, p *retry.Policy) {
-	ints := []struct {
-		key string
-		dst *int
-	}{
-		{"max_retries", &p.MaxRetries}, {"max_attempts", &p.MaxAttempts}, {"signature_halt", &p.SignatureHalt},
-		{"global_cap", &p.GlobalCap}, {"max_iterations", &p.MaxIterations},
-		{"non_improving_stop", &p.NonImprovingStop}, {"diagnosis_after", &p.DiagnosisAfter},
-	}
-	for _, in := range ints {
-		if e, ok := byKey[in.key]; ok {
-			if n, ok := f.int(e, in.key); ok {
-				*in.dst = n
-			}
-		}
+func (f *pfile) counts(n *policyNode, p *retry.Policy) {
+	maybe(n.MaxRetries, f.intTo(&p.MaxRetries, ""))
+	maybe(n.MaxAttempts, f.intTo(&p.MaxAttempts, ""))
+	maybe(n.SignatureHalt, f.intTo(&p.SignatureHalt, ""))
+	maybe(n.GlobalCap, f.intTo(&p.GlobalCap, ""))
+	maybe(n.MaxIterations, f.intTo(&p.MaxIterations, ""))
+	maybe(n.NonImprovingStop, f.intTo(&p.NonImprovingStop, ""))
+	maybe(n.DiagnosisAfter, f.intTo(&p.DiagnosisAfter, ""))
+}
+
+// maybe reads e when the file has it.
+func maybe(e *entry, read func(entry)) {
+	if e != nil {
+		read(*e)
 	}
 }
 
 // classSets reads which classes are retried: retriable replaces the
 // preset's set, no_retry then removes from it, transient_only replaces
 // the preset's.
-func (f *pfile) classSets(byKey map[string]entry, p *retry.Policy) {
-	if e, ok := byKey["retriable"]; ok {
-		if cs, ok := f.classes(e, "retriable"); ok {
+func (f *pfile) classSets(n *policyNode, p *retry.Policy) {
+	if e := n.Retriable; e != nil {
+		if cs, ok := f.classes(*e, "retriable"); ok {
 			p.Retriable = classSet(cs...)
 		}
 	}
-	if e, ok := byKey["no_retry"]; ok {
-		if cs, ok := f.classes(e, "no_retry"); ok {
+	if e := n.NoRetry; e != nil {
+		if cs, ok := f.classes(*e, "no_retry"); ok {
 			p.Retriable = maps.Clone(p.Retriable)
 			for _, c := range cs {
 				delete(p.Retriable, c)
 			}
 		}
 	}
-	if e, ok := byKey["transient_only"]; ok {
-		if cs, ok := f.classes(e, "transient_only"); ok {
+	if e := n.TransientOnly; e != nil {
+		if cs, ok := f.classes(*e, "transient_only"); ok {
 			p.TransientOnly = classSet(cs...)
 		}
 	}
 }
 
 // sections reads the mappings and lists that change a part of the policy.
-func (f *pfile) sections(byKey map[string]entry, p *retry.Policy) {
-	if e, ok := byKey["per_operation"]; ok {
-		f.perOperation(e, p)
+func (f *pfile) sections(n *policyNode, p *retry.Policy) {
+	if n.PerOperation != nil {
+		f.perOperation(*n.PerOperation, p)
 	}
-	if e, ok := byKey["escalation"]; ok {
-		f.ints(e, "escalation", f.intKey("non_improving", &p.Escalation.NonImproving),
-			f.intKey("patch_apply_failures", &p.Escalation.PatchApplyFailures), f.intKey("max_escalations", &p.Escalation.MaxEscalations))
+	if n.Escalation != nil {
+		f.escalation(*n.Escalation, &p.Escalation)
 	}
-	if e, ok := byKey["budget"]; ok {
-		p.Budget = f.budget(e, p.Budget)
+	if n.Budget != nil {
+		p.Budget = f.budget(*n.Budget, p.Budget)
 	}
-	if e, ok := byKey["cascade"]; ok {
-		p.Cascade = f.cascade(e, p.Cascade)
+	if n.Cascade != nil {
+		p.Cascade = f.cascade(*n.Cascade, p.Cascade)
 	}
-	if e, ok := byKey["adaptive"]; ok {
-		p.Adaptive = f.adaptive(e, p.Adaptive)
+	if n.Adaptive != nil {
+		p.Adaptive = f.adaptive(*n.Adaptive, p.Adaptive)
 	}
-	if e, ok := byKey["classify"]; ok {
-		p.Classify = append(f.rules(e), p.Classify...)
+	if n.Classify != nil {
+		p.Classify = append(f.rules(*n.Classify), p.Classify...)
 	}
 }
 
@@ -410,7 +464,7 @@ func (f *pfile) duration(e entry, field string) (time.Duration, bool) {
 		return 0, false
 	}
 	s, ok := yamlast.Scalar(e.Value)
-	if !ok || !isStringNode(e.Value) {
+	if !ok || !yamlast.IsString(e.Value) {
 		f.add(e.Raw, field, "must be a duration such as 500ms or 1s, got %s", describe(e.Value))
 		return 0, false
 	}
@@ -420,14 +474,6 @@ func (f *pfile) duration(e entry, field string) (time.Duration, bool) {
 		return 0, false
 	}
 	return d, true
-}
-
-func isStringNode(n ast.Node) bool {
-	switch n.(type) {
-	case *ast.StringNode, *ast.LiteralNode:
-		return true
-	}
-	return false
 }
 
 func tokenText(n ast.Node) string {
@@ -496,7 +542,7 @@ func (f *pfile) strings(e entry, field string) ([]string, bool) {
 		fi := field + "[" + strconv.Itoa(i) + "]"
 		f.pos[fi] = raws[i]
 		s, isScalar := yamlast.Scalar(v)
-		if !isScalar || !isStringNode(v) {
+		if !isScalar || !yamlast.IsString(v) {
 			f.add(orNode(raws[i], e.Raw), fi, "must be a string, got %s", describe(v))
 			out[i], ok = "?", false
 			continue
@@ -517,7 +563,7 @@ func (f *pfile) classes(e entry, field string) ([]failure.Class, bool) {
 		fi := field + "[" + strconv.Itoa(i) + "]"
 		s, isScalar := yamlast.Scalar(v)
 		switch {
-		case !isScalar || !isStringNode(v):
+		case !isScalar || !yamlast.IsString(v):
 			f.add(orNode(raws[i], e.Raw), fi, "must be a class name, got %s", describe(v))
 			ok = false
 		case !failure.Class(s).Known():
@@ -530,111 +576,95 @@ func (f *pfile) classes(e entry, field string) ([]failure.Class, bool) {
 	return out, ok
 }
 
-// key is one key a mapping may hold, and how its value is read: read
-// gets the entry and its field ("backoff.initial").
-type key struct {
-	name string
-	read func(e entry, field string)
+// fields reads the mapping at raw into dst, a struct of entries by key
+// (yamlast.Fields), and holds in o the report of each key it does not
+// know. It is false when raw is not a mapping, reported with msg.
+func (f *pfile) fields(raw ast.Node, field, msg string, dst any, o *yamlast.InOrder) bool {
+	unknown, ok := f.rd.Fields(raw, field, msg, f.report, dst)
+	names := yamlast.Keys(dst)
+	o.Each(unknown, func(k entry) {
+		f.add(k.KeyNode, yamlast.JoinField(field, k.Key), "unknown key%s (allowed: %s)", yamlast.Suggest(k.Key, names), strings.Join(names, ", "))
+	})
+	return ok
 }
 
-func keyNames(keys []key) []string {
-	out := make([]string, len(keys))
-	for i, k := range keys {
-		out[i] = k.name
-	}
-	return out
-}
-
-// keyed is the one walk over a mapping's keys: it reads the mapping at
-// raw, each key by its reader in keys, in the file's order. A key not in
-// keys is a problem naming those that are. It is false when raw is not a
-// mapping, reported with msg.
-func (f *pfile) keyed(raw ast.Node, field, msg string, keys []key) bool {
-	es, ok := f.mapping(raw, field, msg)
-	if !ok {
-		return false
-	}
-	for _, k := range es {
-		fk := yamlast.JoinField(field, k.Key)
-		i := slices.IndexFunc(keys, func(x key) bool { return x.name == k.Key })
-		if i < 0 {
-			names := keyNames(keys)
-			f.add(k.KeyNode, fk, "unknown key%s (allowed: %s)", yamlast.Suggest(k.Key, names), strings.Join(names, ", "))
-			continue
-		}
-		keys[i].read(k, fk)
-	}
-	return true
-}
-
-func (f *pfile) intKey(name string, dst *int) key {
-	return key{name, func(e entry, field string) {
-		if n, ok := f.int(e, field); ok {
+// intTo, floatTo and durationTo read an entry of the mapping parent
+// names ("" at the top) into dst.
+func (f *pfile) intTo(dst *int, parent string) func(entry) {
+	return func(e entry) {
+		if n, ok := f.int(e, yamlast.JoinField(parent, e.Key)); ok {
 			*dst = n
 		}
-	}}
+	}
 }
 
-func (f *pfile) floatKey(name string, dst *float64) key {
-	return key{name, func(e entry, field string) {
-		if x, ok := f.float(e, field); ok {
+func (f *pfile) floatTo(dst *float64, parent string) func(entry) {
+	return func(e entry) {
+		if x, ok := f.float(e, yamlast.JoinField(parent, e.Key)); ok {
 			*dst = x
 		}
-	}}
+	}
 }
 
-func (f *pfile) durationKey(name string, dst *time.Duration) key {
-	return key{name, func(e entry, field string) {
-		if d, ok := f.duration(e, field); ok {
+func (f *pfile) durationTo(dst *time.Duration, parent string) func(entry) {
+	return func(e entry) {
+		if d, ok := f.duration(e, yamlast.JoinField(parent, e.Key)); ok {
 			*dst = d
 		}
-	}}
+	}
 }
 
-// ints reads a mapping of whole numbers.
-func (f *pfile) ints(e entry, field string, keys ...key) {
-	f.pos[field] = e.Raw
-	f.keyed(e.Raw, field, field+" is a mapping of "+strings.Join(keyNames(keys), ", "), keys)
+// mappingOf is "a mapping of " the keys of dst, a node.
+func mappingOf(dst any) string { return "a mapping of " + strings.Join(yamlast.Keys(dst), ", ") }
+
+func (f *pfile) escalation(e entry, esc *retry.Escalation) {
+	f.pos["escalation"] = e.Raw
+	var n escalationNode
+	var o yamlast.InOrder
+	f.fields(e.Raw, "escalation", "escalation is "+mappingOf(&n), &n, &o)
+	o.Add(n.NonImproving, f.intTo(&esc.NonImproving, "escalation"))
+	o.Add(n.PatchApplyFailures, f.intTo(&esc.PatchApplyFailures, "escalation"))
+	o.Add(n.MaxEscalations, f.intTo(&esc.MaxEscalations, "escalation"))
+	o.Run()
 }
 
 func (f *pfile) backoff(e entry, b *retry.Backoff) {
 	f.pos["backoff"] = e.Raw
-	nb := *b
-	spreadSet := false
-	keys := []key{
-		f.durationKey("initial", &nb.Initial),
-		f.durationKey("max", &nb.Max),
-		f.floatKey("factor", &nb.Factor),
-		{"jitter", func(k entry, fk string) {
-			if s, ok := f.str(k, fk); ok {
-				j := slices.Index(retry.JitterNames(), s)
-				if j < 0 {
-					f.add(k.Raw, fk, "unknown jitter %q%s (%s)", s, yamlast.Suggest(s, retry.JitterNames()), strings.Join(retry.JitterNames(), ", "))
-					return
-				}
-				nb.Jitter = retry.Jitter(j)
-			}
-		}},
-		{"spread", func(k entry, fk string) {
-			if x, ok := f.float(k, fk); ok {
-				nb.Spread, spreadSet = x, true
-			}
-		}},
-	}
-	mapping := "a mapping of " + strings.Join(keyNames(keys), ", ")
-	if name, ok := yamlast.Scalar(e.Value); ok && isStringNode(e.Value) {
+	var n backoffNode
+	if name, ok := yamlast.Scalar(e.Value); ok && yamlast.IsString(e.Value) {
 		named, err := retry.BackoffPreset(name)
 		if err != nil {
 			f.add(e.Raw, "backoff", "unknown backoff %q%s (%s, or %s)",
-				name, yamlast.Suggest(name, retry.BackoffNames()), strings.Join(retry.BackoffNames(), ", "), mapping)
+				name, yamlast.Suggest(name, retry.BackoffNames()), strings.Join(retry.BackoffNames(), ", "), mappingOf(&n))
 			return
 		}
 		*b = named
 		return
 	}
-	if !f.keyed(e.Raw, "backoff", "backoff is a schedule's name ("+strings.Join(retry.BackoffNames(), ", ")+") or "+mapping, keys) {
-		return
+	var o yamlast.InOrder
+	if !f.fields(e.Raw, "backoff", "backoff is a schedule's name ("+strings.Join(retry.BackoffNames(), ", ")+") or "+mappingOf(&n), &n, &o) {
+		return // not a mapping: no entries, nothing held
 	}
+	nb := *b
+	spreadSet := false
+	o.Add(n.Initial, f.durationTo(&nb.Initial, "backoff"))
+	o.Add(n.Max, f.durationTo(&nb.Max, "backoff"))
+	o.Add(n.Factor, f.floatTo(&nb.Factor, "backoff"))
+	o.Add(n.Jitter, func(k entry) {
+		if s, ok := f.str(k, "backoff.jitter"); ok {
+			if j := slices.Index(retry.JitterNames(), s); j >= 0 {
+				nb.Jitter = retry.Jitter(j)
+			} else {
+				f.add(k.Raw, "backoff.jitter", "unknown jitter %q%s (%s)", s, yamlast.Suggest(s, retry.JitterNames()), strings.Join(retry.JitterNames(), ", "))
+			}
+		}
+	})
+	o.Add(n.Spread, func(k entry) {
+		if x, ok := f.float(k, "backoff.spread"); ok {
+			nb.Spread, spreadSet = x, true
+		}
+	})
+	o.Run()
 	if nb.Jitter == retry.JitterProportional && !spreadSet && nb.Spread == 0 {
 		nb.Spread = retry.Orchestrator.Spread
 	}
@@ -673,8 +703,13 @@ func (f *pfile) budget(e entry, base *retry.Budget) *retry.Budget {
 	if base != nil {
 		b = *base
 	}
-	keys := []key{f.floatKey("max_tokens", &b.MaxTokens), f.floatKey("ratio", &b.Ratio)}
-	if !f.keyed(e.Raw, "budget", "budget is a mapping of max_tokens and ratio, or null for none", keys) {
+	var n budgetNode
+	var o yamlast.InOrder
+	ok := f.fields(e.Raw, "budget", "budget is a mapping of max_tokens and ratio, or null for none", &n, &o)
+	o.Add(n.MaxTokens, f.floatTo(&b.MaxTokens, "budget"))
+	o.Add(n.Ratio, f.floatTo(&b.Ratio, "budget"))
+	o.Run()
+	if !ok {
 		return base
 	}
 	return &b
@@ -691,7 +726,12 @@ func (f *pfile) cascade(e entry, base *retry.Cascade) *retry.Cascade {
 		base = seed.Cascade
 	}
 	c := *base
-	f.ints(e, "cascade", f.intKey("threshold", &c.Threshold), f.intKey("window", &c.Window))
+	var n cascadeNode
+	var o yamlast.InOrder
+	f.fields(e.Raw, "cascade", "cascade is "+mappingOf(&n), &n, &o)
+	o.Add(n.Threshold, f.intTo(&c.Threshold, "cascade"))
+	o.Add(n.Window, f.intTo(&c.Window, "cascade"))
+	o.Run()
 	return &c
 }
 
@@ -706,32 +746,39 @@ func (f *pfile) adaptive(e entry, base *retry.Adaptive) *retry.Adaptive {
 		base = seed.Adaptive
 	}
 	a := *base
-	keys := []key{
-		f.intKey("window", &a.Window),
-		f.floatKey("threshold", &a.Threshold),
-		f.intKey("max_retries", &a.MaxRetries),
-		{"strategies", func(k entry, fk string) {
-			f.pos[fk] = k.Raw
-			ss, ok := f.mapping(k.Raw, fk, "adaptive.strategies is a mapping of stage: [strategy for attempt 1, 2, ...]")
-			if !ok {
-				return
-			}
-			st := make(map[string][]string, len(a.Strategies)+len(ss))
-			for stage, v := range a.Strategies {
-				st[stage] = slices.Clone(v)
-			}
-			for _, s := range ss {
-				if list, ok := f.strings(s, fk+"."+s.Key); list != nil || ok {
-					st[s.Key] = list
-				}
-			}
-			a.Strategies = st
-		}},
-	}
-	if !f.keyed(e.Raw, "adaptive", "adaptive is a mapping of "+strings.Join(keyNames(keys), ", ")+", or null for none", keys) {
+	var n adaptiveNode
+	var o yamlast.InOrder
+	ok := f.fields(e.Raw, "adaptive", "adaptive is "+mappingOf(&n)+", or null for none", &n, &o)
+	o.Add(n.Window, f.intTo(&a.Window, "adaptive"))
+	o.Add(n.Threshold, f.floatTo(&a.Threshold, "adaptive"))
+	o.Add(n.MaxRetries, f.intTo(&a.MaxRetries, "adaptive"))
+	o.Add(n.Strategies, func(k entry) { a.Strategies = f.strategies(k, a.Strategies) })
+	o.Run()
+	if !ok {
 		return base
 	}
 	return &a
+}
+
+// strategies reads adaptive.strategies over base: the stages it names
+// replace base's.
+func (f *pfile) strategies(k entry, base map[string][]string) map[string][]string {
+	const fk = "adaptive.strategies"
+	f.pos[fk] = k.Raw
+	ss, ok := f.mapping(k.Raw, fk, "adaptive.strategies is a mapping of stage: [strategy for attempt 1, 2, ...]")
+	if !ok {
+		return base
+	}
+	st := make(map[string][]string, len(base)+len(ss))
+	for stage, v := range base {
+		st[stage] = slices.Clone(v)
+	}
+	for _, s := range ss {
+		if list, ok := f.strings(s, fk+"."+s.Key); list != nil || ok {
+			st[s.Key] = list
+		}
+	}
+	return st
 }
 
 func (f *pfile) rules(e entry) []failure.Rule {
@@ -743,30 +790,26 @@ func (f *pfile) rules(e entry) []failure.Rule {
 	for i := range vals {
 		field := "classify[" + strconv.Itoa(i) + "]"
 		f.pos[field] = raws[i]
-		var r failure.Rule
-		keys := []key{
-			{"class", func(k entry, fk string) {
-				if s, ok := f.str(k, fk); ok {
-					r.Class = failure.Class(s)
-				} else {
-					r.Class = failure.ClassUnknown // reported; keep the rule's index
-				}
-			}},
-			{"contains", func(k entry, fk string) { r.Contains, _ = f.stringOrList(k, fk) }},
-			{"regexp", func(k entry, fk string) {
-				if s, ok := f.str(k, fk); ok {
-					r.Regexp = s
-				}
-			}},
-			{"status", func(k entry, fk string) { r.Status = f.statuses(k, fk) }},
-			{"equals", func(k entry, fk string) { r.Equals, _ = f.stringOrList(k, fk) }},
-		}
-		if !f.keyed(raws[i], field, "a classify rule is a mapping of class and contains, regexp, status or equals", keys) {
+		var n classifyNode
+		var o yamlast.InOrder
+		if !f.fields(raws[i], field, "a classify rule is a mapping of class and contains, regexp, status or equals", &n, &o) {
 			// Reported; a stand-in keeps later rules' indexes, which name
 			// them in problems. The policy is not returned.
 			out = append(out, failure.Rule{Class: failure.ClassUnknown, Equals: []string{"-"}})
 			continue
 		}
+		var r failure.Rule
+		o.Add(n.Class, func(k entry) {
+			r.Class = failure.ClassUnknown // when not a string: reported; keep the rule's index
+			if s, ok := f.str(k, field+".class"); ok {
+				r.Class = failure.Class(s)
+			}
+		})
+		o.Add(n.Contains, func(k entry) { r.Contains, _ = f.stringOrList(k, field+".contains") })
+		o.Add(n.Regexp, func(k entry) { r.Regexp, _ = f.str(k, field+".regexp") })
+		o.Add(n.Status, func(k entry) { r.Status = f.statuses(k, field+".status") })
+		o.Add(n.Equals, func(k entry) { r.Equals, _ = f.stringOrList(k, field+".equals") })
+		o.Run()
 		out = append(out, r)
 	}
 	return out
@@ -774,7 +817,7 @@ func (f *pfile) rules(e entry) []failure.Rule {
 
 // stringOrList reads one string or a list of them.
 func (f *pfile) stringOrList(e entry, field string) ([]string, bool) {
-	if isStringNode(e.Value) {
+	if yamlast.IsString(e.Value) {
 		f.pos[field] = e.Raw
 		s, _ := yamlast.Scalar(e.Value)
 		return []string{s}, true
