@@ -66,3 +66,14 @@ func (q Quick) Apply(base *Policy) (*Policy, error) {
 	p.Name = base.Name + " with " + strings.Join(name, ", ")
 	return p, nil
 }
+
+// WithRetries is p with n retries for operation op, its other limits
+// unchanged: `orchstat exec --max-retries` for the operation it runs.
+func (p *Policy) WithRetries(op string, n int) *Policy {
+	p = p.Clone()
+	if p.PerOperation == nil {
+		p.PerOperation = map[string]int{}
+	}
+	p.PerOperation[op] = n
+	return p
+}
