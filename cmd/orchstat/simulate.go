@@ -289,23 +289,13 @@ func simulateEpisodes(ctx context.Context, o *simulateOptions, st *query.Store, 
 		return interrupted(err)
 	}
 	for _, c := range calls {
-		if c.UnknownAttempts > 0 {
-			why := "the record does not show their attempts, so no policy can be said to change them"
-			if c.System == "codex" {
-				why = "a Codex rollout records no attempts or retries, so no policy can be said to change them"
-			}
-			sim.LeftOut = append(sim.LeftOut, simulated.LeftOut{System: c.System, Count: c.UnknownAttempts, What: "model calls", Why: why})
-		}
-		if c.NoTime > 0 {
-			sim.LeftOut = append(sim.LeftOut, simulated.LeftOut{System: c.System, Count: c.NoTime, What: "model calls", Why: "the record gives them no time"})
-		}
+		sim.LeftOut = append(sim.LeftOut, replay.CallsLeftOut(c.System, c.UnknownAttempts, c.NoTime)...)
 	}
-	if idle, err := st.IdleTraceRuns(ctx, f); err != nil {
+	idle, err := st.IdleTraceRuns(ctx, f)
+	if err != nil {
 		return interrupted(err)
-	} else if idle > 0 {
-		sim.LeftOut = append(sim.LeftOut, simulated.LeftOut{System: simulated.Orchestrator, Count: idle, What: "runs",
-			Why: "nothing in them to replay: no provider request, L2 loop or L3 step"})
 	}
+	sim.LeftOut = append(sim.LeftOut, replay.IdleLeftOut(idle)...)
 	pick := replay.PickEpisodes(eps, o.Baseline)
 	sim.LeftOut = append(sim.LeftOut, pick.LeftOut...)
 	if len(pick.Systems) == 0 {

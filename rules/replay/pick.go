@@ -89,3 +89,31 @@ func countProvider(eps []episode.Episode) int {
 	}
 	return n
 }
+
+// CallsLeftOut is what no replay covers of system's model calls: those
+// whose attempts the record does not show (unknown of them), and those it
+// gives no time (noTime of them).
+func CallsLeftOut(system string, unknown, noTime int) []simulated.LeftOut {
+	var out []simulated.LeftOut
+	if unknown > 0 {
+		why := "the record does not show their attempts, so no policy can be said to change them"
+		if system == "codex" {
+			why = "a Codex rollout records no attempts or retries, so no policy can be said to change them"
+		}
+		out = append(out, simulated.LeftOut{System: system, Count: unknown, What: "model calls", Why: why})
+	}
+	if noTime > 0 {
+		out = append(out, simulated.LeftOut{System: system, Count: noTime, What: "model calls", Why: "the record gives them no time"})
+	}
+	return out
+}
+
+// IdleLeftOut is the orchestrator's runs with nothing to replay, n of
+// them; none when n is 0.
+func IdleLeftOut(n int) []simulated.LeftOut {
+	if n == 0 {
+		return nil
+	}
+	return []simulated.LeftOut{{System: simulated.Orchestrator, Count: n, What: "runs",
+		Why: "nothing in them to replay: no provider request, L2 loop or L3 step"}}
+}

@@ -55,3 +55,26 @@ func TestPickEpisodes(t *testing.T) {
 		})
 	}
 }
+
+func TestCallsLeftOut(t *testing.T) {
+	for _, tt := range []struct {
+		system          string
+		unknown, noTime int
+		want            []string // whys
+	}{
+		{"claude-code", 0, 0, nil},
+		{"claude-code", 2, 1, []string{"the record does not show their attempts, so no policy can be said to change them", "the record gives them no time"}},
+		{"codex", 3, 0, []string{"a Codex rollout records no attempts or retries, so no policy can be said to change them"}},
+	} {
+		var got []string
+		for _, l := range CallsLeftOut(tt.system, tt.unknown, tt.noTime) {
+			got = append(got, l.Why)
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s %d %d: %q, want %q", tt.system, tt.unknown, tt.noTime, got, tt.want)
+		}
+	}
+	if IdleLeftOut(0) != nil || len(IdleLeftOut(2)) != 1 {
+		t.Error("IdleLeftOut")
+	}
+}
