@@ -11,7 +11,7 @@ import (
 
 	"github.com/orchstat/orchstat/ingest/trace"
 	"github.com/orchstat/orchstat/model/records"
-	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/model/rows"
 )
 
 // Agents' files (Claude Code transcripts, Codex rollouts, collector files)
@@ -87,7 +87,7 @@ func readAgent(t task, f *os.File, cur fileState, sf records.StreamFormat, send 
 	p := t.prev
 	replace, err := traceReplaced(p, t.src.kind, cur, f)
 	if err != nil {
-		return send(chunk{err: &FileError{Path: t.src.path, Err: err}, last: true, rows: rows{}})
+		return send(chunk{err: &FileError{Path: t.src.path, Err: err}, last: true, rows: &rows.Set{}})
 	}
 	var s records.Stream
 	var drop *openRows
@@ -114,7 +114,7 @@ func readAgent(t task, f *os.File, cur fileState, sf records.StreamFormat, send 
 	r := trace.NewReader(io.NewSectionReader(f, cur.offset, cur.size-cur.offset), cur.offset, cur.lines)
 	defer r.Close()
 	ar := &agentReader{r: r, s: s, f: f, cur: cur, start: cur.offset, send: send,
-		c: chunk{replace: replace, deleteOld: p != nil && replace != "", drop: drop, rows: rows{}}}
+		c: chunk{replace: replace, deleteOld: p != nil && replace != "", drop: drop, rows: &rows.Set{}}}
 	return ar.read()
 }
 
@@ -128,7 +128,7 @@ func readAgentStream(t task, in io.Reader, cur fileState, sf records.StreamForma
 	ar := &agentReader{r: r, s: sf.New(cur.path), cur: cur, send: func(c chunk) bool {
 		c.state.size = c.state.offset
 		return send(c)
-	}, c: chunk{replace: replace, deleteOld: replace != "", rows: rows{}}}
+	}, c: chunk{replace: replace, deleteOld: replace != "", rows: &rows.Set{}}}
 	return ar.read()
 }
 
@@ -155,7 +155,7 @@ func (ar *agentReader) read() bool {
 			if !ar.flush() {
 				return false
 			}
-			return ar.send(chunk{state: ar.cur, err: &FileError{Path: ar.cur.path, Err: err}, last: true, rows: rows{}})
+			return ar.send(chunk{state: ar.cur, err: &FileError{Path: ar.cur.path, Err: err}, last: true, rows: &rows.Set{}})
 		}
 		if l.TooLong {
 			ar.tooLong(l)
@@ -183,14 +183,14 @@ func (ar *agentReader) tooLong(l trace.Line) {
 // add puts a stream's rows into the chunk.
 func (ar *agentReader) add(set *records.Set) {
 	c := &ar.c
-	before := len(c.rows[query.Calls.Name]) + len(c.rows[query.CallAttempts.Name]) + len(c.rows[query.RecordRuns.Name])
+	before := len(c.rows.Calls) + len(c.rows.CallAttempts) + len(c.rows.RecordRuns)
 	problems := set.Problems
 	set.Problems = nil
 	recordRows(c.rows, ar.cur, set, nil)
 	for _, p := range problems {
 		ar.quarantine(p, ar.lineAt(p), -1)
 	}
-	after := len(c.rows[query.Calls.Name]) + len(c.rows[query.CallAttempts.Name]) + len(c.rows[query.RecordRuns.Name])
+	after := len(c.rows.Calls) + len(c.rows.CallAttempts) + len(c.rows.RecordRuns)
 	c.payloadBytes += (after - before) * 256
 	for why, n := range set.Ignored {
 		if c.ignored == nil {
@@ -246,7 +246,7 @@ func (ar *agentReader) flush() bool {
 // state, so nothing of what was read since the last chunk is committed:
 // the next ingest reads it again from the last state committed.
 func (ar *agentReader) fail(err error) bool {
-	return ar.send(chunk{err: &FileError{Path: ar.cur.path, Err: err}, last: true, rows: rows{}})
+	return ar.send(chunk{err: &FileError{Path: ar.cur.path, Err: err}, last: true, rows: &rows.Set{}})
 }
 
 func (ar *agentReader) sendChunk(last bool) bool {
@@ -269,7 +269,7 @@ func (ar *agentReader) sendChunk(last bool) bool {
 	if !ar.send(*c) {
 		return false
 	}
-	ar.c = chunk{rows: rows{}}
+	ar.c = chunk{rows: &rows.Set{}}
 	return true
 }
 
@@ -316,34 +316,23 @@ func (ar *agentReader) finish() bool {
 type mark struct{ calls, runs int }
 
 func (ar *agentReader) mark() mark {
-	return mark{len(ar.c.rows[query.Calls.Name]), len(ar.c.rows[query.RecordRuns.Name])}
+	return mark{len(ar.c.rows.Calls), len(ar.c.rows.RecordRuns)}
 }
 
 // keysSince are the call and run ids of the rows added since m, as the
 // store holds them.
 func (ar *agentReader) keysSince(m mark) (calls, runs []string) {
-	for _, r := range ar.c.rows[query.Calls.Name][m.calls:] {
-		id, _ := r[callIDColumn].(string)
-		line, _ := r[callLineColumn].(int64)
-		calls = append(calls, query.OpenCallKey(id, line))
+	for _, r := range ar.c.rows.Calls[m.calls:] {
+		var id string
+		if r.CallID != nil {
+			id = *r.CallID
+		}
+		calls = append(calls, rows.OpenCallKey(id, r.Line))
 	}
-	for _, r := range ar.c.rows[query.RecordRuns.Name][m.runs:] {
-		runs = append(runs, storedKey(r[runIDColumn]))
+	for _, r := range ar.c.rows.RecordRuns[m.runs:] {
+		runs = append(runs, rows.StoreString(r.RunID))
 	}
 	return calls, runs
-}
-
-// The columns of the keys open rows are replaced by (see callRows and
-// recordRows).
-const (
-	callIDColumn   = 4 // calls.call_id
-	callLineColumn = 6 // calls.line
-	runIDColumn    = 2 // record_runs.run_id
-)
-
-func storedKey(v any) string {
-	s, _ := v.(string)
-	return query.StoreString(s)
 }
 
 func encodeCarry(state []byte, open *openRows) string {

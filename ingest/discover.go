@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/orchstat/orchstat/ingest/runfile"
-	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/model/rows"
 )
 
 // Source kinds, as stored in files.kind.
@@ -49,7 +49,7 @@ type listing struct {
 type known struct {
 	dirs   map[string]time.Time // run directory -> mtime when last listed
 	files  map[string][]source  // run directory -> its files
-	sealed map[string]query.Sealed
+	sealed map[string]rows.Sealed
 }
 
 // trustable reports whether a directory's mtime can stand for its listing:

@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"bytes"
-	"database/sql/driver"
 	"encoding/json"
 	"math"
 	"sort"
@@ -14,43 +13,11 @@ import (
 	"github.com/orchstat/orchstat/ingest/runfile"
 	"github.com/orchstat/orchstat/ingest/trace"
 	"github.com/orchstat/orchstat/model/records"
-	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/model/rows"
 )
 
-// rows collects rows per table for one chunk or batch.
-type rows map[string][][]driver.Value
-
-func (r rows) add(t query.Table, row ...driver.Value) { r[t.Name] = append(r[t.Name], row) }
-
-func str(p *string) driver.Value {
-	if p == nil {
-		return nil
-	}
-	return *p
-}
-
-func num(p *float64) driver.Value {
-	if p == nil {
-		return nil
-	}
-	return *p
-}
-
-func boolean(p *bool) driver.Value {
-	if p == nil {
-		return nil
-	}
-	return *p
-}
-
-func tstamp(p *time.Time) driver.Value {
-	if p == nil {
-		return nil
-	}
-	return *p
-}
-
-func jsonText(v any) driver.Value {
+// jsonText is v as JSON text, or NULL.
+func jsonText(v any) *string {
 	if v == nil {
 		return nil
 	}
@@ -58,7 +25,8 @@ func jsonText(v any) driver.Value {
 	if err != nil {
 		return nil
 	}
-	return string(b)
+	s := string(b)
+	return &s
 }
 
 // pairing remembers, per run and provider, the model of the latest
@@ -113,72 +81,60 @@ func decodePairing(s string) pairing {
 
 // extractEvent adds the typed row for a metric-bearing event. Event types
 // orchstat does not index are kept only in events.
-func extractEvent(r rows, pair pairing, fileID int32, line int64, ev *trace.Event) {
-	k := typedRow{r: r, fileID: fileID, line: line, ev: ev}
+func extractEvent(r *rows.Set, pair pairing, fileID int32, line int64, ev *trace.Event) {
+	k := rows.EventKey{FileID: fileID, Line: line, RunID: ev.RunID, TS: ev.Time}
 	switch ev.Type {
 	case events.RunStarted, events.RunFinished, events.RunStopped:
 		p := trace.ParsePayload(ev.Payload)
-		k.add(query.RunEvents, ev.Type, str(p.String("taskId")), str(p.String("status")), str(p.String("reason")))
+		r.RunEvents = append(r.RunEvents, rows.RunEvent{EventKey: k, Type: ev.Type, TaskID: p.String("taskId"),
+			Status: p.String("status"), Reason: p.String("reason")})
 	case events.RunEscalated:
 		p := trace.ParsePayload(ev.Payload)
-		k.add(query.Escalations, str(p.String("from")), str(p.String("to")), str(p.String("reason")))
+		r.Escalations = append(r.Escalations, rows.Escalation{EventKey: k, FromLevel: p.String("from"), ToLevel: p.String("to"),
+			Reason: p.String("reason")})
 	case events.ProviderSelected:
 		p := trace.ParsePayload(ev.Payload)
-		k.add(query.ProviderSelections, str(p.String("role")), str(p.String("providerId")))
+		r.ProviderSelections = append(r.ProviderSelections, rows.ProviderSelection{EventKey: k, Role: p.String("role"),
+			ProviderID: p.String("providerId")})
 	case events.ProviderRequestStarted, events.ProviderRequestFinished:
-		providerRow(k, pair)
+		providerRow(r, k, ev, pair)
 	case events.IterationStarted, events.RepairAttempted, events.IterationFinished:
 		p := trace.ParsePayload(ev.Payload)
-		k.add(query.L2Events, ev.Type, num(p.Number("iteration")), str(p.String("result")), str(p.String("patchPath")))
+		r.L2Events = append(r.L2Events, rows.L2Event{EventKey: k, Type: ev.Type, Iteration: p.Number("iteration"),
+			Result: p.String("result"), PatchPath: p.String("patchPath")})
 	case events.PatchApplied, events.PatchApplyFailed:
-		patchRow(k)
+		patchRow(r, k, ev)
 	case events.VerificationFinished:
 		p := trace.ParsePayload(ev.Payload)
-		var failed driver.Value
+		var failed *string
 		if raw := p.Raw("failedChecks"); len(raw) > 0 && raw[0] == '[' {
-			failed = string(raw)
+			s := string(raw)
+			failed = &s
 		}
-		k.add(query.VerificationEvents, boolean(p.Bool("passed")), failed)
+		r.VerificationEvents = append(r.VerificationEvents, rows.VerificationEvent{EventKey: k, Passed: p.Bool("passed"), FailedChecks: failed})
 	case events.StepStarted, events.StepFinished:
 		p := trace.ParsePayload(ev.Payload)
-		k.add(query.Steps, ev.Type, num(p.Number("index")), num(p.Number("total")), boolean(p.Bool("success")),
-			str(p.String("error")), boolean(p.Bool("judgeInvoked")), str(p.String("judgeReason")))
+		r.Steps = append(r.Steps, rows.Step{EventKey: k, Type: ev.Type, StepIndex: p.Number("index"), Total: p.Number("total"),
+			Success: p.Bool("success"), Error: p.String("error"), JudgeInvoked: p.Bool("judgeInvoked"), JudgeReason: p.String("judgeReason")})
 	case events.CandidateGenerated:
-		candidateRow(k)
+		candidateRow(r, k, ev)
 	case events.DiagnosisStarted, events.DiagnosisCompleted:
-		diagnosisRow(k)
+		diagnosisRow(r, k, ev)
 	case events.JudgeInvoked, events.JudgeDecided, events.JudgeFailed:
 		p := trace.ParsePayload(ev.Payload)
-		k.add(query.JudgeCalls, ev.Type, num(p.Number("iteration")), str(p.String("reason")), num(p.Number("candidateCount")),
-			idText(p, "winnerCandidateId"), num(p.Number("confidence")), num(p.Number("durationMs")), str(p.String("error")),
-			idText(p, "fallbackCandidateId"))
+		r.JudgeCalls = append(r.JudgeCalls, rows.JudgeCall{EventKey: k, Type: ev.Type, Iteration: p.Number("iteration"),
+			Reason: p.String("reason"), CandidateCount: p.Number("candidateCount"), WinnerCandidateID: idText(p, "winnerCandidateId"),
+			Confidence: p.Number("confidence"), DurationMS: p.Number("durationMs"), Error: p.String("error"),
+			FallbackCandidateID: idText(p, "fallbackCandidateId")})
 	case events.CommandAttemptFinished, events.CommandFinished:
 		execRecord(r, fileID, ev)
 	}
 }
 
-// typedRow is where an event's typed row goes. Every typed table starts
-// with the same key, the event's file, line, run and time.
-type typedRow struct {
-	r      rows
-	fileID int32
-	line   int64
-	ev     *trace.Event
-}
-
-// add adds a row of t: the key, then vals. The row is made at its full
-// length at once, as there is one for most events.
-func (k typedRow) add(t query.Table, vals ...driver.Value) {
-	row := make([]driver.Value, 4, 4+len(vals))
-	row[0], row[1], row[2], row[3] = k.fileID, k.line, k.ev.RunID, k.ev.Time
-	k.r.add(t, append(row, vals...)...)
-}
-
 // providerRow adds a provider request's start or finish. A finish carries
 // no model: it is the model of the latest start for its run and provider
 // (see pairing).
-func providerRow(k typedRow, pair pairing) {
-	ev := k.ev
+func providerRow(r *rows.Set, k rows.EventKey, ev *trace.Event, pair pairing) {
 	p := trace.ParsePayload(ev.Payload)
 	provider := p.String("provider")
 	if ev.Type == events.ProviderRequestStarted {
@@ -186,21 +142,21 @@ func providerRow(k typedRow, pair pairing) {
 		if provider != nil {
 			pair[pairKey(ev.RunID, *provider)] = model
 		}
-		k.add(query.ProviderStarts, str(provider), str(model))
+		r.ProviderStarts = append(r.ProviderStarts, rows.ProviderStart{EventKey: k, Provider: provider, Model: model})
 		return
 	}
 	var model *string
 	if provider != nil {
 		model = pair[pairKey(ev.RunID, *provider)]
 	}
-	k.add(query.ProviderFinishes, str(provider), str(model), num(p.Number("durationMs")), boolean(p.Bool("success")),
-		num(p.Number("retries")), str(p.String("error")))
+	r.ProviderFinishes = append(r.ProviderFinishes, rows.ProviderFinish{EventKey: k, Provider: provider, Model: model,
+		DurationMS: p.Number("durationMs"), Success: p.Bool("success"), Retries: p.Number("retries"), Error: p.String("error")})
 }
 
 // patchRow adds a patch's application. The error's type and kind sit in
 // nested details; a failure that does not say success is not one.
-func patchRow(k typedRow) {
-	p := trace.ParsePayload(k.ev.Payload)
+func patchRow(r *rows.Set, k rows.EventKey, ev *trace.Event) {
+	p := trace.ParsePayload(ev.Payload)
 	var errType, errKind *string
 	if d, ok := p.Object("details"); ok {
 		errType = d.String("type")
@@ -209,28 +165,30 @@ func patchRow(k typedRow) {
 		}
 	}
 	success := p.Bool("success")
-	if k.ev.Type == events.PatchApplyFailed && success == nil {
+	if ev.Type == events.PatchApplyFailed && success == nil {
 		f := false
 		success = &f
 	}
-	k.add(query.PatchEvents, k.ev.Type, boolean(success), str(p.String("error")), str(errType), str(errKind))
+	r.PatchEvents = append(r.PatchEvents, rows.PatchEvent{EventKey: k, Type: ev.Type, Success: success, Error: p.String("error"),
+		ErrorType: errType, ErrorKind: errKind})
 }
 
 // candidateRow adds an L3 candidate, with its patch's size when given.
-func candidateRow(k typedRow) {
-	p := trace.ParsePayload(k.ev.Payload)
+func candidateRow(r *rows.Set, k rows.EventKey, ev *trace.Event) {
+	p := trace.ParsePayload(ev.Payload)
 	var files, added, deleted *float64
 	if ps, ok := p.Object("patchStats"); ok {
 		files, added, deleted = ps.Number("filesChanged"), ps.Number("linesAdded"), ps.Number("linesDeleted")
 	}
-	k.add(query.L3Candidates, num(p.Number("iteration")), num(p.Number("candidateIndex")), boolean(p.Bool("valid")),
-		str(p.String("providerId")), num(p.Number("durationMs")), num(files), num(added), num(deleted))
+	r.L3Candidates = append(r.L3Candidates, rows.L3Candidate{EventKey: k, Iteration: p.Number("iteration"),
+		CandidateIndex: p.Number("candidateIndex"), Valid: p.Bool("valid"), ProviderID: p.String("providerId"),
+		DurationMS: p.Number("durationMs"), FilesChanged: files, LinesAdded: added, LinesDeleted: deleted})
 }
 
 // diagnosisRow adds a diagnosis. Its selected hypothesis is a string or
 // an object, kept as JSON text.
-func diagnosisRow(k typedRow) {
-	p := trace.ParsePayload(k.ev.Payload)
+func diagnosisRow(r *rows.Set, k rows.EventKey, ev *trace.Event) {
+	p := trace.ParsePayload(ev.Payload)
 	hyp := p.String("selectedHypothesis")
 	if hyp == nil {
 		if raw := p.Raw("selectedHypothesis"); len(raw) > 0 && raw[0] == '{' {
@@ -238,7 +196,8 @@ func diagnosisRow(k typedRow) {
 			hyp = &s
 		}
 	}
-	k.add(query.Diagnoses, k.ev.Type, num(p.Number("iteration")), str(p.String("reason")), str(hyp))
+	r.Diagnoses = append(r.Diagnoses, rows.Diagnosis{EventKey: k, Type: ev.Type, Iteration: p.Number("iteration"),
+		Reason: p.String("reason"), SelectedHypothesis: hyp})
 }
 
 // execRecord maps `orchstat exec`'s events to the record tables, so its
@@ -246,44 +205,52 @@ func diagnosisRow(k typedRow) {
 // existing run carries its own invocationId: that is its record run, with
 // the trace's run as its batch, so two invocations in one run do not
 // merge into one.
-func execRecord(r rows, fileID int32, ev *trace.Event) {
+func execRecord(r *rows.Set, fileID int32, ev *trace.Event) {
 	p := trace.ParsePayload(ev.Payload)
 	run := ev.RunID
 	if id := p.String("invocationId"); id != nil && *id != "" {
 		run = *id
 	}
-	op := str(p.String("op"))
+	op := p.String("op")
+	source := "trace"
+	ts := ev.Time
 	if ev.Type == events.CommandAttemptFinished {
 		passed := p.Bool("passed")
-		var stage driver.Value
+		var stage *string
 		if passed != nil && !*passed {
 			stage = op
 		}
-		r.add(query.RecordAttempts, fileID, records.Exec, run, op, "trace", int32Of(p.Number("attempt")), ev.Time, boolean(passed),
-			stage, str(p.String("class")), int32Of(p.Number("exitCode")), textOf(p.String("command")), textOf(p.String("stderrTail")),
-			str(p.String("signature")), num(p.Number("durationMs")), nil, nil)
+		r.RecordAttempts = append(r.RecordAttempts, rows.RecordAttempt{FileID: fileID, System: records.Exec, RunID: run, Item: op,
+			Source: &source, Attempt: int32Of(p.Number("attempt")), TS: &ts, Passed: passed, Stage: stage, Class: p.String("class"),
+			ExitCode: int32Of(p.Number("exitCode")), Command: textOf(p.String("command")), Error: textOf(p.String("stderrTail")),
+			Signature: p.String("signature"), DurationMS: p.Number("durationMs")})
 		return
 	}
 	status := p.String("status")
-	var started, ended driver.Value
+	var started *time.Time
 	if s := p.String("startedAt"); s != nil {
 		if t, err := trace.ParseTime(*s); err == nil {
-			started = t
+			started = &t
 		}
 	}
+	var ended *string
 	if status != nil && *status == "failure" {
 		ended = op
 	}
-	var detail driver.Value
+	var detail *string
 	if len(ev.Payload) > 0 {
-		detail = string(ev.Payload)
+		s := string(ev.Payload)
+		detail = &s
 	}
-	r.add(query.RecordRuns, fileID, records.Exec, run, op, "trace", ev.RunID, started, ev.Time, str(status), str(p.String("reason")),
-		int32Of(p.Number("attempts")), int32Of(p.Number("maxAttempts")), ended, num(p.Number("durationMs")), nil, nil, detail)
+	batch := ev.RunID
+	r.RecordRuns = append(r.RecordRuns, rows.RecordRun{FileID: fileID, System: records.Exec, RunID: run, Item: op, Source: &source,
+		Batch: &batch, StartedAt: started, FinishedAt: &ts, Status: status, Verdict: p.String("reason"),
+		Attempts: int32Of(p.Number("attempts")), MaxAttempts: int32Of(p.Number("maxAttempts")), EndedStage: ended,
+		DurationMS: p.Number("durationMs"), Detail: detail})
 }
 
 // textOf is a string, with "" as NULL as the record formats store it.
-func textOf(p *string) driver.Value {
+func textOf(p *string) *string {
 	if p == nil {
 		return nil
 	}
@@ -291,25 +258,27 @@ func textOf(p *string) driver.Value {
 }
 
 // int32Of is a whole number that fits an INTEGER column, else NULL.
-func int32Of(p *float64) driver.Value {
+func int32Of(p *float64) *int32 {
 	if p == nil || *p != math.Trunc(*p) || *p < math.MinInt32 || *p > math.MaxInt32 {
 		return nil
 	}
-	return int32(*p)
+	n := int32(*p)
+	return &n
 }
 
 // idText keeps candidate ids, which are strings or numbers, as text.
-func idText(p trace.Payload, k string) driver.Value {
+func idText(p trace.Payload, k string) *string {
 	if s := p.String(k); s != nil {
-		return *s
+		return s
 	}
 	if n := p.Number(k); n != nil {
-		return string(p.Raw(k))
+		s := string(p.Raw(k))
+		return &s
 	}
 	return nil
 }
 
-func summaryRows(r rows, fileID int32, runID string, s *runfile.Summary, raw []byte) {
+func summaryRows(r *rows.Set, fileID int32, runID string, s *runfile.Summary, raw []byte) {
 	var l3 runfile.L3
 	if s.L3 != nil {
 		l3 = *s.L3
@@ -318,36 +287,37 @@ func summaryRows(r rows, fileID int32, runID string, s *runfile.Summary, raw []b
 	if s.FailedChecks != nil {
 		failed = s.FailedChecks
 	}
-	r.add(query.Summaries, fileID, runID, num(s.SchemaVersion), str(s.Status), str(s.StopReason), str(s.ThinkLevel),
-		boolean(s.Escalated), tstamp(s.StartedAt), tstamp(s.FinishedAt), num(s.DurationMs), str(s.Goal),
-		boolean(s.VerificationPassed), jsonText(failed), num(s.FailedCheckCount), num(s.InputTokens), num(s.OutputTokens), num(s.TotalTokens),
-		num(s.CostUSD), num(l3.BestOfN), num(l3.CandidatesGenerated), num(l3.CandidatesEvaluated),
-		boolean(l3.PassingCandidateSelected), boolean(l3.ReviewerInvoked), boolean(l3.JudgeInvoked),
-		str(l3.JudgeInvocationReason), rawJSON(raw))
+	r.Summaries = append(r.Summaries, rows.Summary{FileID: fileID, RunID: runID, SchemaVersion: s.SchemaVersion, Status: s.Status,
+		StopReason: s.StopReason, ThinkLevel: s.ThinkLevel, Escalated: s.Escalated, StartedAt: s.StartedAt, FinishedAt: s.FinishedAt,
+		DurationMS: s.DurationMs, Goal: s.Goal, VerificationPassed: s.VerificationPassed, FailedChecks: jsonText(failed),
+		FailedCheckCount: s.FailedCheckCount, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens, TotalTokens: s.TotalTokens,
+		CostUSD: s.CostUSD, L3BestOfN: l3.BestOfN, L3CandidatesGenerated: l3.CandidatesGenerated,
+		L3CandidatesEvaluated: l3.CandidatesEvaluated, L3PassingCandidateSelected: l3.PassingCandidateSelected,
+		L3ReviewerInvoked: l3.ReviewerInvoked, L3JudgeInvoked: l3.JudgeInvoked, L3JudgeInvocationReason: l3.JudgeInvocationReason,
+		Raw: rawJSON(raw)})
 	for _, c := range s.Costs {
-		r.add(query.SummaryCosts, fileID, runID, c.Provider, num(c.InputTokens), num(c.OutputTokens), num(c.TotalTokens), num(c.CostUSD))
+		r.SummaryCosts = append(r.SummaryCosts, rows.SummaryCost{FileID: fileID, RunID: runID, Provider: c.Provider,
+			InputTokens: c.InputTokens, OutputTokens: c.OutputTokens, TotalTokens: c.TotalTokens, CostUSD: c.CostUSD})
 	}
 }
 
-func verificationRows(r rows, fileID int32, runID, report string, v *runfile.Verification, raw []byte) {
-	var iter driver.Value
-	if v.Iteration != nil {
-		iter = *v.Iteration
-	}
+func verificationRows(r *rows.Set, fileID int32, runID, report string, v *runfile.Verification, raw []byte) {
 	var failed any
 	if v.FailedChecks != nil {
 		failed = v.FailedChecks
 	}
-	var checks driver.Value
+	var checks *string
 	if v.ChecksJSON != nil {
-		checks = string(v.ChecksJSON)
+		s := string(v.ChecksJSON)
+		checks = &s
 	}
-	r.add(query.VerificationReports, fileID, runID, report, v.Phase, iter, boolean(v.Passed), str(v.FailureSignature),
-		str(v.FailureSummary), jsonText(failed), checks, rawJSON(raw))
+	r.VerificationReports = append(r.VerificationReports, rows.VerificationReport{FileID: fileID, RunID: runID, Report: report,
+		Phase: v.Phase, Iteration: v.Iteration, Passed: v.Passed, FailureSignature: v.FailureSignature,
+		FailureSummary: v.FailureSummary, FailedChecks: jsonText(failed), Checks: checks, Raw: rawJSON(raw)})
 }
 
 // rawJSON keeps a run file's text as written; it was parsed already, so it
 // is valid JSON.
-func rawJSON(raw []byte) driver.Value {
+func rawJSON(raw []byte) string {
 	return string(bytes.TrimPrefix(raw, []byte{0xEF, 0xBB, 0xBF}))
 }

@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"bytes"
-	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,7 +23,7 @@ import (
 	"github.com/orchstat/orchstat/ingest/orchestr8"
 	"github.com/orchstat/orchstat/ingest/otlp"
 	"github.com/orchstat/orchstat/model/records"
-	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/model/rows"
 )
 
 // Record kinds, as stored in files.kind: the files of the other systems'
@@ -484,24 +483,31 @@ func walkRecords(root string, allow func(kind string) bool, add func(source), w 
 }
 
 // recordRows adds a record set's rows.
-func recordRows(r rows, f fileState, set *records.Set, b []byte) {
+func recordRows(r *rows.Set, f fileState, set *records.Set, b []byte) {
 	id := f.id
 	for _, x := range set.Runs {
-		r.add(query.RecordRuns, id, x.System, x.RunID, text(x.Item), text(x.Source), text(x.Batch), when(x.StartedAt), when(x.FinishedAt),
-			text(x.Status), text(x.Verdict), integer(x.Attempts), integer(x.MaxAttempts), text(x.EndedStage),
-			num(x.DurationMS), num(x.Tokens), num(x.CostUSD), jsonBytes(x.Detail))
+		r.RecordRuns = append(r.RecordRuns, rows.RecordRun{FileID: id, System: x.System, RunID: x.RunID, Item: text(x.Item),
+			Source: text(x.Source), Batch: text(x.Batch), StartedAt: when(x.StartedAt), FinishedAt: when(x.FinishedAt),
+			Status: text(x.Status), Verdict: text(x.Verdict), Attempts: integer(x.Attempts), MaxAttempts: integer(x.MaxAttempts),
+			EndedStage: text(x.EndedStage), DurationMS: num(x.DurationMS), Tokens: num(x.Tokens), CostUSD: num(x.CostUSD),
+			Detail: jsonBytes(x.Detail)})
 	}
 	for _, a := range set.Attempts {
-		r.add(query.RecordAttempts, id, a.System, a.RunID, text(a.Item), text(a.Source), int32(a.Attempt), when(a.TS), boolean(a.Passed),
-			text(a.Stage), text(a.Class), integer(a.ExitCode), text(a.Command), text(a.Error), text(a.Signature),
-			num(a.DurationMS), num(a.Tokens), num(a.CostUSD))
+		attempt := int32(a.Attempt)
+		r.RecordAttempts = append(r.RecordAttempts, rows.RecordAttempt{FileID: id, System: a.System, RunID: a.RunID,
+			Item: text(a.Item), Source: text(a.Source), Attempt: &attempt, TS: when(a.TS), Passed: boolean(a.Passed),
+			Stage: text(a.Stage), Class: text(a.Class), ExitCode: integer(a.ExitCode), Command: text(a.Command),
+			Error: text(a.Error), Signature: text(a.Signature), DurationMS: num(a.DurationMS), Tokens: num(a.Tokens),
+			CostUSD: num(a.CostUSD)})
 	}
 	for _, s := range set.Stages {
-		r.add(query.RecordStages, id, s.System, s.RunID, text(s.Item), text(s.Source), int32(s.Attempt), int32(s.Seq), s.Name,
-			boolean(s.Passed), integer(s.ExitCode), text(s.Command), num(s.DurationMS), num(s.Tokens), num(s.CostUSD), text(s.Feedback))
+		r.RecordStages = append(r.RecordStages, rows.RecordStage{FileID: id, System: s.System, RunID: s.RunID, Item: text(s.Item),
+			Source: text(s.Source), Attempt: int32(s.Attempt), Seq: int32(s.Seq), Stage: s.Name, Passed: boolean(s.Passed),
+			ExitCode: integer(s.ExitCode), Command: text(s.Command), DurationMS: num(s.DurationMS), Tokens: num(s.Tokens),
+			CostUSD: num(s.CostUSD), Feedback: text(s.Feedback)})
 	}
 	for _, c := range set.Configs {
-		r.add(query.RecordConfigs, id, c.System, jsonBytes(c.JSON))
+		r.RecordConfigs = append(r.RecordConfigs, rows.RecordConfig{FileID: id, System: c.System, Config: jsonBytes(c.JSON)})
 	}
 	callRows(r, id, set)
 	for _, p := range set.Problems {
@@ -523,45 +529,76 @@ func problemLine(b []byte, p records.Error) []byte {
 }
 
 // callRows adds a record set's agent calls and their attempts.
-func callRows(r rows, id int32, set *records.Set) {
+func callRows(r *rows.Set, id int32, set *records.Set) {
 	for _, c := range set.Calls {
-		r.add(query.Calls, id, c.System, text(c.RunID), text(c.Session), text(c.CallID), text(c.Source), int64(c.Line), when(c.TS),
-			num(c.DurationMS), text(c.Provider), text(c.Model), text(c.Operation), boolean(c.Success), text(c.Error), text(c.ErrorType),
-			integer(c.StatusCode), integer(c.Attempts), text(c.Evidence), num(c.BackoffMS), num(c.InputTokens), num(c.CacheReadTokens),
-			num(c.CacheWriteTokens), num(c.OutputTokens), num(c.ReasoningTokens), num(c.CostUSD),
-			num(c.FailedInputTokens), num(c.FailedOutputTokens), num(c.FailedCostUSD), num(c.CacheWrite1hTokens))
+		r.Calls = append(r.Calls, rows.Call{FileID: id, System: c.System, RunID: text(c.RunID), Session: text(c.Session),
+			CallID: text(c.CallID), Source: text(c.Source), Line: int64(c.Line), TS: when(c.TS), DurationMS: num(c.DurationMS),
+			Provider: text(c.Provider), Model: text(c.Model), Operation: text(c.Operation), Success: boolean(c.Success),
+			Error: text(c.Error), ErrorType: text(c.ErrorType), StatusCode: integer(c.StatusCode), Attempts: integer(c.Attempts),
+			Evidence: text(c.Evidence), BackoffMS: num(c.BackoffMS),
+			Tokens:            tokens(c.InputTokens, c.CacheReadTokens, c.CacheWriteTokens, c.OutputTokens, c.ReasoningTokens, c.CostUSD),
+			FailedInputTokens: num(c.FailedInputTokens), FailedOutputTokens: num(c.FailedOutputTokens),
+			FailedCostUSD: num(c.FailedCostUSD), CacheWrite1hTokens: num(c.CacheWrite1hTokens)})
 	}
 	for _, a := range set.CallAttempts {
-		r.add(query.CallAttempts, id, a.System, text(a.RunID), text(a.CallID), text(a.Source), int32(a.Attempt), when(a.TS),
-			num(a.DurationMS), boolean(a.Success), integer(a.StatusCode), text(a.Error), num(a.BackoffMS),
-			num(a.InputTokens), num(a.CacheReadTokens), num(a.CacheWriteTokens), num(a.OutputTokens), num(a.ReasoningTokens), num(a.CostUSD))
+		r.CallAttempts = append(r.CallAttempts, rows.CallAttempt{FileID: id, System: a.System, RunID: text(a.RunID),
+			CallID: text(a.CallID), Source: text(a.Source), Attempt: int32(a.Attempt), TS: when(a.TS),
+			DurationMS: num(a.DurationMS), Success: boolean(a.Success), StatusCode: integer(a.StatusCode), Error: text(a.Error),
+			BackoffMS: num(a.BackoffMS),
+			Tokens:    tokens(a.InputTokens, a.CacheReadTokens, a.CacheWriteTokens, a.OutputTokens, a.ReasoningTokens, a.CostUSD)})
 	}
 }
 
-func text(s string) driver.Value {
+func tokens(input, cacheRead, cacheWrite, output, reasoning, cost *float64) rows.Tokens {
+	return rows.Tokens{InputTokens: num(input), CacheReadTokens: num(cacheRead), CacheWriteTokens: num(cacheWrite),
+		OutputTokens: num(output), ReasoningTokens: num(reasoning), CostUSD: num(cost)}
+}
+
+// text is a record's string, with "" as NULL.
+func text(s string) *string {
 	if s == "" {
 		return nil
 	}
-	return strings.ToValidUTF8(s, "\uFFFD")
+	v := strings.ToValidUTF8(s, "\uFFFD")
+	return &v
 }
 
-func integer(p *int) driver.Value {
+// integer is a record's whole number as an INTEGER column holds it.
+func integer(p *int) *int32 {
 	if p == nil {
 		return nil
 	}
-	return int32(*p)
+	n := int32(*p)
+	return &n
 }
 
-func when(t *time.Time) driver.Value {
+// when is a record's time in UTC.
+func when(t *time.Time) *time.Time {
 	if t == nil {
 		return nil
 	}
-	return t.UTC()
+	u := t.UTC()
+	return &u
 }
 
-func jsonBytes(b []byte) driver.Value {
+// num and boolean copy a record's value, so the row does not share what
+// the record's reader may yet change.
+func num(p *float64) *float64 { return copyOf(p) }
+
+func boolean(p *bool) *bool { return copyOf(p) }
+
+func copyOf[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+func jsonBytes(b []byte) *string {
 	if len(b) == 0 {
 		return nil
 	}
-	return string(b)
+	s := string(b)
+	return &s
 }

@@ -20,7 +20,6 @@ package ingest
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -34,7 +33,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/model/rows"
 )
 
 const (
@@ -110,7 +109,7 @@ type Result struct {
 	Sealed, SealedRuns int
 	Full               bool
 	Events             int64
-	Calls              int64 // agents' model calls read (rows of query.Calls)
+	Calls              int64 // agents' model calls read (rows of the calls table)
 	Quarantined        int64
 	Bytes              int64
 	Transactions       int
@@ -151,8 +150,7 @@ type chunk struct {
 	drop         *openRows // on an agent file's first chunk: the rows its last reading stored as open
 	replace      string    // why a trace's earlier rows go, reported to the user
 	moved        string    // the file's old path, when it was found under a new one
-	events       []eventRow
-	rows         rows
+	rows         *rows.Set
 	payloadBytes int
 	quarantined  int // lines quarantined in the chunk, which weigh as events do
 	maxPayload   int
@@ -165,22 +163,13 @@ type chunk struct {
 // quarantinedLines counts the lines the chunk quarantined: its rows, or
 // for a trace more when rows past maxQuarantinedRows were only counted.
 func (c *chunk) quarantinedLines() int64 {
-	return int64(max(len(c.rows[query.Quarantine.Name]), c.quarantined))
-}
-
-type eventRow struct {
-	line    int64
-	runID   string
-	ts      time.Time
-	typ     string
-	sv      driver.Value
-	payload string
+	return int64(max(len(c.rows.Quarantine), c.quarantined))
 }
 
 // runOnce ingests opts.Paths into st with DuckDB's memory limit at limit.
 // It also returns the work of the transactions that committed, which is
 // what stays in the store if it fails.
-func runOnce(ctx context.Context, st *query.Store, opts Options, limit int64) (*Result, tally, error) {
+func runOnce(ctx context.Context, st Store, opts Options, limit int64) (*Result, tally, error) {
 	p, err := makePlan(ctx, st, opts)
 	if err != nil {
 		return nil, tally{}, err
@@ -247,15 +236,15 @@ func runOnce(ctx context.Context, st *query.Store, opts Options, limit int64) (*
 	return res, w.committed, nil
 }
 
-func loadKnown(ctx context.Context, st *query.Store, prev map[string]*fileState, full bool) (known, error) {
+func loadKnown(ctx context.Context, st Store, prev map[string]*fileState, full bool) (known, error) {
 	k := known{dirs: make(map[string]time.Time, len(prev)/3), files: make(map[string][]source, len(prev)/3)}
-	err := st.DirStates(ctx, !full, func(p string, m time.Time) { k.dirs[query.ReadString(p)] = m })
+	err := st.DirStates(ctx, !full, func(p string, m time.Time) { k.dirs[rows.ReadString(p)] = m })
 	if err != nil {
 		return k, fmt.Errorf("reading ingest state: %w", err)
 	}
 	if !full {
-		k.sealed = map[string]query.Sealed{}
-		if err := st.SealedDirs(ctx, func(p string, d query.Sealed) { k.sealed[query.ReadString(p)] = d }); err != nil {
+		k.sealed = map[string]rows.Sealed{}
+		if err := st.SealedDirs(ctx, func(p string, d rows.Sealed) { k.sealed[rows.ReadString(p)] = d }); err != nil {
 			return k, fmt.Errorf("reading ingest state: %w", err)
 		}
 	}

@@ -650,3 +650,6 @@ func TestPayloadsAreStoredAsWritten(t *testing.T) {
 		t.Errorf("payload->>'$.a' = %q", got)
 	}
 }
+
+// The DuckDB store is what cmd/orchstat hands ingest as its Store.
+var _ ingest.Store = (*query.Store)(nil)

@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
@@ -9,7 +8,7 @@ import (
 	"time"
 
 	"github.com/orchstat/orchstat/ingest/trace"
-	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/model/rows"
 )
 
 // readLines turns complete lines into chunks. Each chunk carries the file
@@ -17,7 +16,7 @@ import (
 func readLines(r *trace.Reader, cur fileState, replace string, head func(*fileState) error, send func(chunk) bool) bool {
 	lr := &lineReader{
 		r: r, cur: cur, start: cur.offset, head: head, send: send,
-		c:     chunk{replace: replace, deleteOld: replace != "", rows: rows{}},
+		c:     chunk{replace: replace, deleteOld: replace != "", rows: &rows.Set{}},
 		spans: map[string]*span{},
 		pair:  decodePairing(cur.pairing),
 	}
@@ -31,10 +30,10 @@ func readLines(r *trace.Reader, cur fileState, replace string, head func(*fileSt
 			if !lr.flush(false) {
 				return false
 			}
-			return send(chunk{state: lr.cur, err: &FileError{Path: lr.cur.path, Err: err}, last: true, rows: rows{}})
+			return send(chunk{state: lr.cur, err: &FileError{Path: lr.cur.path, Err: err}, last: true, rows: &rows.Set{}})
 		}
 		lr.line(l)
-		if lr.c.payloadBytes >= chunkBytes || len(lr.c.events)+lr.c.quarantined >= chunkRows {
+		if lr.c.payloadBytes >= chunkBytes || len(lr.c.rows.Events)+lr.c.quarantined >= chunkRows {
 			// Flushing mid-file records the offset after this line.
 			if !lr.flush(false) {
 				return false
@@ -115,13 +114,15 @@ func keepQuarantined(c *chunk, cur *fileState, what string, line, offset int64, 
 // typed row of a metric-bearing event.
 func (lr *lineReader) event(line int64, ev *trace.Event) {
 	c := &lr.c
-	var sv driver.Value
+	var sv *int32
 	if ev.HasSchema && ev.SchemaVersion >= -1<<31 && ev.SchemaVersion < 1<<31 {
-		sv = int32(ev.SchemaVersion)
+		n := int32(ev.SchemaVersion)
+		sv = &n
 	}
 	lr.spansOf = append(lr.spansOf, [2]int{len(lr.arena), len(lr.arena) + len(ev.Payload)})
 	lr.arena = append(lr.arena, ev.Payload...)
-	c.events = append(c.events, eventRow{line: line, runID: ev.RunID, ts: ev.Time, typ: ev.Type, sv: sv})
+	c.rows.Events = append(c.rows.Events, rows.Event{EventKey: rows.EventKey{FileID: lr.cur.id, Line: line, RunID: ev.RunID, TS: ev.Time},
+		Type: ev.Type, SchemaVersion: sv})
 	if sp := lr.spans[ev.RunID]; sp == nil {
 		lr.spans[ev.RunID] = &span{first: ev.Time, last: ev.Time, events: 1}
 	} else {
@@ -140,13 +141,13 @@ func (lr *lineReader) flush(last bool) bool {
 	if len(lr.spansOf) > 0 {
 		all := string(lr.arena)
 		for i, sp := range lr.spansOf {
-			c.events[i].payload = all[sp[0]:sp[1]]
+			c.rows.Events[i].Payload = all[sp[0]:sp[1]]
 		}
 		lr.arena, lr.spansOf = lr.arena[:0], lr.spansOf[:0]
 	}
 	cur.pairing = lr.pair.encode()
 	for run, sp := range lr.spans {
-		c.rows.add(query.RunSpans, cur.id, run, sp.first, sp.last, sp.events)
+		c.rows.RunSpans = append(c.rows.RunSpans, rows.RunSpan{FileID: cur.id, RunID: run, FirstTS: sp.first, LastTS: sp.last, Events: sp.events})
 	}
 	clear(lr.spans)
 	cur.offset, cur.lines = lr.r.Offset(), lr.r.LineNum()
@@ -167,7 +168,7 @@ func (lr *lineReader) flush(last bool) bool {
 	if !lr.send(*c) {
 		return false
 	}
-	lr.c = chunk{rows: rows{}}
+	lr.c = chunk{rows: &rows.Set{}}
 	return true
 }
 
@@ -187,19 +188,20 @@ func (s *span) add(t time.Time) {
 	s.events++
 }
 
-func quarantine(r rows, f fileState, line, offset int64, field, reason string, raw []byte) {
+func quarantine(r *rows.Set, f fileState, line, offset int64, field, reason string, raw []byte) {
 	quarantineLen(r, f, line, offset, field, reason, raw, int64(len(raw)))
 }
 
 // quarantineLen is quarantine of a line of n bytes of which raw is the
 // start: raw_bytes is always the line's full length.
-func quarantineLen(r rows, f fileState, line, offset int64, field, reason string, raw []byte, n int64) {
+func quarantineLen(r *rows.Set, f fileState, line, offset int64, field, reason string, raw []byte, n int64) {
 	if len(raw) > trace.MaxRaw {
 		raw = raw[:trace.MaxRaw]
 	}
-	var fieldV driver.Value
+	var fieldV *string
 	if field != "" {
-		fieldV = field
+		fieldV = &field
 	}
-	r.add(query.Quarantine, f.id, f.path, line, offset, fieldV, reason, strings.ToValidUTF8(string(raw), "\uFFFD"), n, nil)
+	r.Quarantine = append(r.Quarantine, rows.Quarantined{FileID: f.id, Path: f.path, Line: line, ByteOffset: offset, Field: fieldV,
+		Reason: reason, Raw: strings.ToValidUTF8(string(raw), "\uFFFD"), RawBytes: n})
 }

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/model/disk"
 )
 
 // learnedLimitKey names the meta row that remembers the memory limit the
@@ -45,7 +45,7 @@ var tempFull = regexp.MustCompile(`(?i)failed to offload|max_temp_directory_size
 // raised, up to what the machine has; the store is exactly as before the
 // failed transaction, and the retry reads the same lines again. The limit
 // that worked is remembered in the store for the next ingest.
-func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
+func Run(ctx context.Context, st Store, opts Options) (*Result, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -105,14 +105,14 @@ func Run(ctx context.Context, st *query.Store, opts Options) (*Result, error) {
 			}
 			oom := err != nil && outOfMemory.MatchString(err.Error())
 			if oom && tempFull.MatchString(err.Error()) {
-				dir := filepath.Dir(st.Path)
-				free, _ := query.FreeBytes(dir)
+				dir := filepath.Dir(st.DBPath())
+				free, _ := disk.FreeBytes(dir)
 				err = fmt.Errorf("no space left on device: %s (%s free): DuckDB could not spill to %s.tmp with a memory limit of %s; "+
 					"free space there (a spill needs tens of MiB), or set ORCHSTAT_MEMORY_LIMIT higher so that it need not spill; the store is unchanged (%w)",
-					dir, query.FormatBytes(free), filepath.Base(st.Path), query.FormatBytes(limit), err)
+					dir, disk.FormatBytes(free), filepath.Base(st.DBPath()), disk.FormatBytes(limit), err)
 			} else if oom {
 				err = fmt.Errorf("%w (DuckDB's memory limit was %s, the most this machine allows orchstat; "+
-					"set ORCHSTAT_MEMORY_LIMIT higher to try anyway)", err, query.FormatBytes(limit))
+					"set ORCHSTAT_MEMORY_LIMIT higher to try anyway)", err, disk.FormatBytes(limit))
 				if rerr := st.Reopen(ctx); rerr != nil {
 					return res, errors.Join(err, rerr)
 				}
@@ -151,7 +151,7 @@ func (r *Result) merge(done tally, replaced, moved []Replacement, txns int) {
 	r.Moved = append(moved, r.Moved...)
 }
 
-func learnedLimit(ctx context.Context, st *query.Store) (int64, error) {
+func learnedLimit(ctx context.Context, st Store) (int64, error) {
 	v, ok, err := st.Setting(ctx, learnedLimitKey)
 	if err != nil {
 		return 0, fmt.Errorf("reading ingest state: %w", err)
@@ -163,7 +163,7 @@ func learnedLimit(ctx context.Context, st *query.Store) (int64, error) {
 	return n, nil
 }
 
-func saveLearnedLimit(ctx context.Context, st *query.Store, n int64) error {
+func saveLearnedLimit(ctx context.Context, st Store, n int64) error {
 	if err := st.SaveSetting(ctx, learnedLimitKey, strconv.FormatInt(n, 10)); err != nil {
 		return fmt.Errorf("saving the memory limit ingest needed: %w", err)
 	}

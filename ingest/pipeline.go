@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 
 	"github.com/orchstat/orchstat/model/records"
-	"github.com/orchstat/orchstat/query"
 )
 
 // The steps of runOnce, in the order it takes them: plan what to read,
@@ -37,7 +36,7 @@ type earlier struct {
 // loadEarlier starts reading what earlier ingests recorded and returns a
 // function that waits for it. Discovery stats run directories meanwhile:
 // both are a large share of an ingest with nothing new.
-func loadEarlier(ctx context.Context, st *query.Store, full bool) func() (*earlier, error) {
+func loadEarlier(ctx context.Context, st Store, full bool) func() (*earlier, error) {
 	var e earlier
 	loaded := make(chan error, 1)
 	go func() {
@@ -57,7 +56,7 @@ func loadEarlier(ctx context.Context, st *query.Store, full bool) func() (*earli
 // makePlan finds the sources opts names (or takes what Find found), adds
 // standard input, and pairs each source with what earlier ingests recorded
 // about it.
-func makePlan(ctx context.Context, st *query.Store, opts Options) (*plan, error) {
+func makePlan(ctx context.Context, st Store, opts Options) (*plan, error) {
 	wait := loadEarlier(ctx, st, opts.Full)
 	var sources []source
 	var errs []FileError
@@ -92,7 +91,7 @@ func makePlan(ctx context.Context, st *query.Store, opts Options) (*plan, error)
 // ingest looks into after all: those whose mtime changed, and, when a new
 // file may be a known one moved, those that were not found where they
 // were (see moves). What is loaded follows what changed.
-func loadUnsealed(ctx context.Context, st *query.Store, e *earlier, sources []source, lists []listing) error {
+func loadUnsealed(ctx context.Context, st Store, e *earlier, sources []source, lists []listing) error {
 	if len(e.known.sealed) == 0 {
 		return nil
 	}
@@ -297,8 +296,8 @@ func (g *gather) add(c chunk, commits chan<- *batch) {
 	if c.last && c.err == nil && c.state.id != 0 {
 		g.final[c.state.id] = c.state
 	}
-	res.Events += int64(len(c.events))
-	res.Calls += int64(len(c.rows[query.Calls.Name]))
+	res.Events += int64(len(c.rows.Events))
+	res.Calls += int64(len(c.rows.Calls))
 	if c.drop != nil {
 		res.Calls -= int64(len(c.drop.calls)) // the same calls, read on
 	}
@@ -334,7 +333,7 @@ func (g *gather) last(commits chan<- *batch, dirs, sealed []listing) {
 
 // settle completes an ingest that committed everything: the counts, the
 // states' compaction and the last progress report.
-func (g *gather) settle(ctx context.Context, st *query.Store, w *writer, unchanged int64) error {
+func (g *gather) settle(ctx context.Context, st Store, w *writer, unchanged int64) error {
 	res := g.res
 	res.Unchanged = int(unchanged)
 	res.Read = max(0, res.Files-res.Unchanged-g.failed)

@@ -13,8 +13,9 @@ import (
 
 	"github.com/orchstat/orchstat/ingest/runfile"
 	"github.com/orchstat/orchstat/ingest/trace"
+	"github.com/orchstat/orchstat/model/disk"
 	"github.com/orchstat/orchstat/model/records"
-	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/model/rows"
 )
 
 // Reading one source: a file is stat'ed and skipped when unchanged, else
@@ -26,7 +27,7 @@ import (
 // returns skipped when the file is unchanged, and ok=false when cancelled.
 func readFile(t task, send func(chunk) bool) (skipped, ok bool) {
 	fail := func(err error) (bool, bool) {
-		return false, send(chunk{err: &FileError{Path: t.src.path, Err: err}, last: true})
+		return false, send(chunk{err: &FileError{Path: t.src.path, Err: err}, last: true, rows: &rows.Set{}})
 	}
 	fi, err := os.Stat(t.src.path)
 	if err != nil {
@@ -90,7 +91,7 @@ func adoptMoved(t *task, f *os.File, cur *fileState, send func(chunk) bool) bool
 		return true
 	}
 	t.prev, cur.id = old, old.id
-	moved := chunk{state: *old, moved: old.path, rows: rows{}}
+	moved := chunk{state: *old, moved: old.path, rows: &rows.Set{}}
 	moved.state.path = cur.path
 	return send(moved)
 }
@@ -101,7 +102,7 @@ func readTrace(t task, f *os.File, cur fileState, send func(chunk) bool) bool {
 	p := t.prev
 	replace, err := traceReplaced(p, t.src.kind, cur, f)
 	if err != nil {
-		return send(chunk{err: &FileError{Path: t.src.path, Err: err}, last: true})
+		return send(chunk{err: &FileError{Path: t.src.path, Err: err}, last: true, rows: &rows.Set{}})
 	}
 	if p != nil && replace == "" {
 		cur.offset, cur.lines, cur.events, cur.quarantined = p.offset, p.lines, p.events, p.quarantined
@@ -262,7 +263,7 @@ func readRunFile(t task, f *os.File, cur fileState, send func(chunk) bool) bool 
 		err = nil // it shrank since the stat: what is there is read
 	}
 	if err != nil {
-		return send(chunk{err: &FileError{Path: cur.path, Err: err}, last: true, rows: rows{}})
+		return send(chunk{err: &FileError{Path: cur.path, Err: err}, last: true, rows: &rows.Set{}})
 	}
 	return send(parseRunFile(t, cur, b[:n], kindChange(t.prev, t.src.kind)))
 }
@@ -286,7 +287,7 @@ func readWholeStream(t task, in io.Reader, send func(chunk) bool) bool {
 	}
 	b, err := io.ReadAll(io.LimitReader(in, maxRunFile+1))
 	if err != nil {
-		return send(chunk{err: &FileError{Path: cur.path, Err: err}, last: true, rows: rows{}})
+		return send(chunk{err: &FileError{Path: cur.path, Err: err}, last: true, rows: &rows.Set{}})
 	}
 	cur.size = int64(len(b))
 	if cur.size > maxRunFile {
@@ -304,11 +305,11 @@ func readWholeStream(t task, in io.Reader, send func(chunk) bool) bool {
 // ingest does not try again until it changes; a quarantine row says why.
 func tooLarge(t task, cur fileState) chunk {
 	grew := t.prev != nil && t.prev.kind == t.src.kind && t.prev.size > 0 && cur.size >= t.prev.size
-	c := chunk{state: cur, deleteOld: t.prev != nil && !grew, rows: rows{}, last: true, replace: kindChange(t.prev, t.src.kind)}
+	c := chunk{state: cur, deleteOld: t.prev != nil && !grew, rows: &rows.Set{}, last: true, replace: kindChange(t.prev, t.src.kind)}
 	reason := fmt.Sprintf("file larger than %d MiB", maxRunFile>>20)
 	if grew {
 		reason = fmt.Sprintf("file grew past %d MiB (from %s to %s): the rows read from it before are kept; what it holds beyond is not read, "+
-			"as files of this kind are read whole (docs/limits.md)", maxRunFile>>20, query.FormatBytes(t.prev.size), query.FormatBytes(cur.size))
+			"as files of this kind are read whole (docs/limits.md)", maxRunFile>>20, disk.FormatBytes(t.prev.size), disk.FormatBytes(cur.size))
 		c.state.offset, c.state.lines, c.state.events = t.prev.offset, t.prev.lines, t.prev.events
 		c.state.quarantined = t.prev.quarantined
 	}
@@ -320,7 +321,7 @@ func tooLarge(t task, cur fileState) chunk {
 // parseRunFile is the chunk of a run file's content b: its rows, or the
 // whole file quarantined when it cannot be read at all.
 func parseRunFile(t task, cur fileState, b []byte, replace string) chunk {
-	c := chunk{state: cur, deleteOld: t.prev != nil, rows: rows{}, last: true, replace: replace}
+	c := chunk{state: cur, deleteOld: t.prev != nil, rows: &rows.Set{}, last: true, replace: replace}
 	c.state.offset = int64(len(b))
 	c.consumed = int64(len(b))
 	problems, perr := runFileRows(&c, t.src, cur, b)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"path/filepath"
 	"time"
-
-	"github.com/orchstat/orchstat/query"
 )
 
 // Sealed runs: a cron ingest's cost follows what changed, not the
@@ -35,7 +33,7 @@ const lastFullPass = "last_full_pass"
 
 // fullPassDue says whether this ingest must look at sealed runs' files
 // too: the last full pass is older than opts.FullEvery, or there was none.
-func fullPassDue(ctx context.Context, st *query.Store, opts Options) (bool, error) {
+func fullPassDue(ctx context.Context, st Store, opts Options) (bool, error) {
 	every := opts.FullEvery
 	if every <= 0 {
 		every = defaultFullEvery

@@ -6,12 +6,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/model/rows"
 )
 
 // loadStates reads where every known file stopped, but for the files of
 // sealed run directories unless full.
-func loadStates(ctx context.Context, st *query.Store, full bool) (map[string]*fileState, int32, error) {
+func loadStates(ctx context.Context, st Store, full bool) (map[string]*fileState, int32, error) {
 	var out map[string]*fileState
 	var maxID int32
 	load := st.UnsealedFileStates
@@ -20,7 +20,7 @@ func loadStates(ctx context.Context, st *query.Store, full bool) (map[string]*fi
 	}
 	err := load(ctx, func(n int) {
 		out = make(map[string]*fileState, n) // sized once, no rehashing garbage
-	}, func(f *query.FileState) {
+	}, func(f *rows.FileState) {
 		s := stateOf(f)
 		out[s.path] = s
 		maxID = max(maxID, s.id)
@@ -40,8 +40,8 @@ func loadStates(ctx context.Context, st *query.Store, full bool) (map[string]*fi
 }
 
 // loadStatesIn adds to states the files of the sealed directories dirs.
-func loadStatesIn(ctx context.Context, st *query.Store, dirs []string, states map[string]*fileState) error {
-	err := st.FileStatesIn(ctx, dirs, func(f *query.FileState) {
+func loadStatesIn(ctx context.Context, st Store, dirs []string, states map[string]*fileState) error {
+	err := st.FileStatesIn(ctx, dirs, func(f *rows.FileState) {
 		s := stateOf(f)
 		states[s.path] = s
 	})
@@ -51,12 +51,12 @@ func loadStatesIn(ctx context.Context, st *query.Store, dirs []string, states ma
 	return nil
 }
 
-func stateOf(f *query.FileState) *fileState {
+func stateOf(f *rows.FileState) *fileState {
 	s := &fileState{id: f.ID, size: f.Size, dev: f.Dev, ino: f.Inode, offset: f.Offset, lines: f.Lines,
 		headLen: int(f.HeadLen), headHash: f.HeadHash, events: f.Events, quarantined: f.Quarantined, pairing: f.Pairing}
-	s.path = query.ReadString(f.Path)
+	s.path = rows.ReadString(f.Path)
 	s.kind = internKind(f.Kind)
-	s.runDir = baseOf(s.path, query.ReadString(f.RunDir))
+	s.runDir = baseOf(s.path, rows.ReadString(f.RunDir))
 	s.mtime = time.UnixMicro(f.MTimeMicros).UTC()
 	return s
 }

@@ -2,26 +2,25 @@ package ingest
 
 import (
 	"context"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
 
-	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/model/disk"
+	"github.com/orchstat/orchstat/model/rows"
 )
 
 // batch is what the writer hands DuckDB in one go; a transaction holds
 // several (see writer.write).
 type batch struct {
 	deletes []int32
-	drops   []query.OpenRows
-	// parts are the chunks' own event slices, kept as they are: copying
-	// every row into one slice was a visible share of ingest CPU.
-	parts        []eventPart
+	drops   []rows.OpenRows
+	// sets are the chunks' own rows, kept as they are: copying every
+	// event into one slice was a visible share of ingest CPU.
+	sets         []*rows.Set
 	nEvents      int
 	nQuarantined int // quarantined lines, which weigh as events do
-	rows         rows
 	states       map[int32]fileState
 	order        []int32
 	dirs         []listing
@@ -48,26 +47,8 @@ func (t *tally) add(o tally) {
 	t.filesRead += o.filesRead
 }
 
-// eventPart is one chunk's events, all from one file.
-type eventPart struct {
-	file int32
-	rows []eventRow
-}
-
-// eachEvent calls fn for every event of the batch, in order.
-func (b *batch) eachEvent(fn func(file int32, e *eventRow) error) error {
-	for _, p := range b.parts {
-		for i := range p.rows {
-			if err := fn(p.file, &p.rows[i]); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 func newBatch(maxBytes, maxRows int) *batch {
-	return &batch{rows: rows{}, states: map[int32]fileState{}, maxBytes: maxBytes, maxRows: maxRows}
+	return &batch{states: map[int32]fileState{}, maxBytes: maxBytes, maxRows: maxRows}
 }
 
 func (b *batch) empty() bool { return len(b.states) == 0 }
@@ -84,15 +65,10 @@ func (b *batch) add(c chunk) {
 	if c.deleteOld {
 		b.deletes = append(b.deletes, id)
 	} else if !c.drop.empty() {
-		b.drops = append(b.drops, query.OpenRows{File: id, Calls: c.drop.calls, CallIDs: callIDsOf(c.drop.calls), Runs: c.drop.runs, TailLine: c.drop.tail})
+		b.drops = append(b.drops, rows.OpenRows{File: id, Calls: c.drop.calls, CallIDs: callIDsOf(c.drop.calls), Runs: c.drop.runs, TailLine: c.drop.tail})
 	}
-	if len(c.events) > 0 {
-		b.parts = append(b.parts, eventPart{file: id, rows: c.events})
-		b.nEvents += len(c.events)
-	}
-	for t, rs := range c.rows {
-		b.rows[t] = append(b.rows[t], rs...)
-	}
+	b.sets = append(b.sets, c.rows)
+	b.nEvents += len(c.rows.Events)
 	if _, ok := b.states[id]; !ok {
 		b.order = append(b.order, id)
 	}
@@ -100,7 +76,7 @@ func (b *batch) add(c chunk) {
 	b.payloadBytes += c.payloadBytes
 	b.nQuarantined += c.quarantined
 	b.maxPayload = max(b.maxPayload, c.maxPayload)
-	b.done.events += int64(len(c.events))
+	b.done.events += int64(len(c.rows.Events))
 	b.done.quarantined += c.quarantinedLines()
 	b.done.bytes += c.consumed
 	if c.last && c.err == nil {
@@ -109,15 +85,15 @@ func (b *batch) add(c chunk) {
 }
 
 type writer struct {
-	st   *query.Store
+	st   Store
 	now  func() time.Time
 	hook func(string)
 	seq  int64 // last file_states.seq written
 	// firstSeq is seq before this ingest wrote any state.
 	firstSeq int64
 
-	tx          *query.Tx // the open transaction, if any
-	txnBytes    int       // payload bytes in the open transaction
+	tx          rows.Appender // the open transaction, if any
+	txnBytes    int           // payload bytes in the open transaction
 	maxTxnBytes int
 	commits     int
 	memLimit    int64 // DuckDB's memory_limit as last set
@@ -136,7 +112,7 @@ func (w *writer) setMemoryLimit(ctx context.Context, n int64) error {
 	return nil
 }
 
-func newWriter(ctx context.Context, st *query.Store, opts Options) (*writer, error) {
+func newWriter(ctx context.Context, st Store, opts Options) (*writer, error) {
 	w := &writer{st: st, now: opts.Now, hook: opts.Hook, maxTxnBytes: opts.TxnBytes, scratch: opts.Scratch}
 	if w.maxTxnBytes <= 0 {
 		w.maxTxnBytes = defaultTxnBytes
@@ -171,7 +147,7 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 		}
 	}
 	// Free space is checked before DuckDB sees the rows: running out
-	// mid-commit has aborted DuckDB 1.1.2 (see query.NoSpaceError). The
+	// mid-commit has aborted DuckDB 1.1.2 (see disk.NoSpaceError). The
 	// rows pass through the log and then the file, hence twice, and the
 	// margin covers the blocks a checkpoint rewrites.
 	if err := w.st.EnsureSpace(2*int64(w.txnBytes+b.payloadBytes) + spaceMargin); err != nil {
@@ -179,7 +155,7 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 		return err
 	}
 	if w.tx == nil {
-		tx, err := w.st.Begin(ctx)
+		tx, err := w.st.Appender(ctx)
 		if err != nil {
 			return err
 		}
@@ -197,23 +173,14 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 	if err := w.tx.DeleteOpen(ctx, b.drops); err != nil {
 		return err
 	}
-	if err := appendEvents(w.tx, b); err != nil {
-		return err
-	}
 	now := w.now().UTC()
-	for _, t := range query.FileTables {
-		rs := b.rows[t.Name]
-		if len(rs) == 0 {
-			continue
+	for _, s := range b.sets {
+		for i := range s.Quarantine {
+			s.Quarantine[i].IngestedAt = now
 		}
-		if t.Name == query.Quarantine.Name {
-			for _, r := range rs {
-				r[len(r)-1] = now
-			}
-		}
-		if err := w.tx.Append(t.Name, rs); err != nil {
-			return err
-		}
+	}
+	if err := w.tx.Append(b.sets...); err != nil {
+		return err
 	}
 	w.hook("before-files")
 	if err := w.appendStates(b, now); err != nil {
@@ -230,37 +197,23 @@ func (w *writer) write(ctx context.Context, b *batch) (err error) {
 // appendStates records where each file of the batch now stops, and the
 // directories listed, numbered after every state before them.
 func (w *writer) appendStates(b *batch, now time.Time) error {
-	var frs [][]driver.Value
+	var st rows.States
 	for _, id := range b.order {
 		s := b.states[id]
 		w.seq++
-		frs = append(frs, []driver.Value{w.seq, s.id, s.path, s.kind, s.runDir, s.size, s.mtime, s.dev, s.ino,
-			s.offset, s.lines, int32(s.headLen), s.headHash, s.events, s.quarantined, now, s.pairing})
+		st.Files = append(st.Files, rows.FileStateRow{Seq: w.seq, FileID: s.id, Path: s.path, Kind: s.kind, RunDir: s.runDir,
+			Size: s.size, MTime: s.mtime, Dev: s.dev, Inode: s.ino, ByteOffset: s.offset, Lines: s.lines, HeadLen: int32(s.headLen),
+			HeadSHA256: s.headHash, Events: s.events, Quarantined: s.quarantined, IngestedAt: now, Pairing: s.pairing})
 	}
-	if len(frs) > 0 {
-		if err := w.tx.Append(query.FileStates.Name, frs); err != nil {
-			return err
-		}
-	}
-	var drs [][]driver.Value
 	for _, d := range b.dirs {
 		w.seq++
-		drs = append(drs, []driver.Value{w.seq, d.dir, d.mtime})
+		st.Dirs = append(st.Dirs, rows.DirStateRow{Seq: w.seq, Path: d.dir, MTime: d.mtime})
 	}
-	if len(drs) > 0 {
-		if err := w.tx.Append(query.DirStates.Name, drs); err != nil {
-			return err
-		}
-	}
-	var srs [][]driver.Value
 	for _, d := range b.sealed {
 		w.seq++
-		srs = append(srs, []driver.Value{w.seq, d.dir, d.mtime, int32(d.files)})
+		st.Sealed = append(st.Sealed, rows.SealedDirRow{Seq: w.seq, Path: d.dir, MTime: d.mtime, Files: int32(d.files)})
 	}
-	if len(srs) > 0 {
-		return w.tx.Append(query.SealedDirs.Name, srs)
-	}
-	return nil
+	return w.tx.AppendStates(&st)
 }
 
 // commit ends the open transaction. Its rows and the read positions of
@@ -294,14 +247,14 @@ const spaceMargin = 4 << 20
 // wrap names the store in a write error; running out of space is said
 // plainly, as the file system would.
 func (w *writer) wrap(err error) error {
-	if query.IsNoSpace(err) {
-		var ns *query.NoSpaceError
+	if disk.IsNoSpace(err) {
+		var ns *disk.NoSpaceError
 		if errors.As(err, &ns) {
 			return err
 		}
-		return &query.NoSpaceError{Dir: filepath.Dir(w.st.Path)}
+		return &disk.NoSpaceError{Dir: filepath.Dir(w.st.DBPath())}
 	}
-	return fmt.Errorf("writing to %s: %w", w.st.Path, err)
+	return fmt.Errorf("writing to %s: %w", w.st.DBPath(), err)
 }
 
 func (w *writer) rollback(ctx context.Context) {
@@ -310,17 +263,4 @@ func (w *writer) rollback(ctx context.Context) {
 		w.tx = nil
 	}
 	w.txn = tally{}
-}
-
-// appendEvents hands the batch's events to the open transaction as they
-// lie in the chunks, without gathering them first.
-func appendEvents(tx *query.Tx, b *batch) error {
-	if b.nEvents == 0 {
-		return nil
-	}
-	return tx.AppendEach(query.Events.Name, func(add func(...driver.Value) error) error {
-		return b.eachEvent(func(file int32, e *eventRow) error {
-			return add(file, e.line, e.runID, e.ts, e.typ, e.sv, e.payload)
-		})
-	})
 }

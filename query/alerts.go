@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchstat/orchstat/model/alerts"
 	"github.com/orchstat/orchstat/model/reports"
 )
 
@@ -19,28 +20,41 @@ var AlertState = Table{"alert_state", "alerts as of the last check", cols(
 		"value DOUBLE, numerator DOUBLE, denominator DOUBLE, no_data BOOLEAN")}
 
 // The store reads series for alert rules and keeps their alerts, but does
-// not know the rules: it hands out plain rows and series, and the check
-// (rules/check) turns them into the rules' samples and alerts. So the
-// rules' evaluation and the store can change apart.
+// not know the rules: it hands out plain rows and series (model/alerts),
+// and the check (rules/check) turns them into the rules' samples and
+// alerts. So the rules' evaluation and the store can change apart.
 
-// AlertRow is one saved alert, a row of alert_state. Times are UTC, zero
-// when unset; State is the alert's state as text (pending, firing, ...).
-type AlertRow struct {
-	Rule, Fingerprint string
-	Labels            map[string]string
-	State             string
+// CheckStore is the store as alert rules read it and as `orchstat check`
+// keeps its alerts and notifications in it (rules/check's Store). Its
+// windows are the rules' (alerts.Window), not a report's Filter.
+type CheckStore struct{ st *Store }
 
-	ActiveAt, FiredAt, ResolvedAt, LastEvalAt, KeepFiringSince time.Time
+// NewCheckStore is st as a check reads and keeps it. Closing it closes st.
+func NewCheckStore(st *Store) *CheckStore { return &CheckStore{st: st} }
 
-	Checks                        int
-	Value, Numerator, Denominator *float64
-	NoData                        bool
+// Path is the store's file.
+func (c *CheckStore) Path() string { return c.st.Path }
+
+func (c *CheckStore) Close() error { return c.st.Close() }
+
+// filterOf is the runs a rule's window selects, as the read models take them.
+func filterOf(w alerts.Window) Filter {
+	return Filter{Since: w.Since, Until: w.Until, Last: w.Last, Paths: w.Paths}
 }
 
-// Series is a metric's value for one label set.
-type Series struct {
-	Labels map[string]string
-	reports.Metric
+// WindowMetrics computes the metrics of the runs w selects; see Store.WindowMetrics.
+func (c *CheckStore) WindowMetrics(ctx context.Context, w alerts.Window, records bool) (reports.Metrics, error) {
+	return c.st.WindowMetrics(ctx, filterOf(w), records)
+}
+
+// CallSeries splits a call metric of the runs w selects; see Store.CallSeries.
+func (c *CheckStore) CallSeries(ctx context.Context, w alerts.Window, metric string, by []string) ([]alerts.Series, error) {
+	return c.st.CallSeries(ctx, filterOf(w), metric, by)
+}
+
+// DataSpan is when the first and the last run under paths started; see Store.DataSpan.
+func (c *CheckStore) DataSpan(ctx context.Context, paths []string) (first, last *time.Time, err error) {
+	return c.st.DataSpan(ctx, paths)
 }
 
 // providerLabels are the labels a provider_* metric can be split by.
@@ -63,10 +77,10 @@ func (st *Store) WindowMetrics(ctx context.Context, f Filter, records bool) (rep
 	return m, callMetrics(ctx, q, f, m)
 }
 
-// ProviderSeries splits a provider_* metric of the runs f selects by the
+// ProviderSeries splits a provider_* metric of the runs w selects by the
 // labels by names (provider and/or model).
-func (st *Store) ProviderSeries(ctx context.Context, f Filter, metric string, by []string) ([]Series, error) {
-	q := st.conn
+func (c *CheckStore) ProviderSeries(ctx context.Context, w alerts.Window, metric string, by []string) ([]alerts.Series, error) {
+	q, f := c.st.conn, filterOf(w)
 	var exprs, names []string
 	for _, l := range by {
 		e, ok := providerLabels[l]
@@ -85,7 +99,7 @@ func (st *Store) ProviderSeries(ctx context.Context, f Filter, metric string, by
 		return nil, err
 	}
 	defer rs.Close()
-	var out []Series
+	var out []alerts.Series
 	for rs.Next() {
 		labels := make([]sql.NullString, len(names))
 		dest := make([]any, 0, len(names)+4)
@@ -97,7 +111,7 @@ func (st *Store) ProviderSeries(ctx context.Context, f Filter, metric string, by
 		if err := rs.Scan(dest...); err != nil {
 			return nil, err
 		}
-		s := Series{Labels: map[string]string{}}
+		s := alerts.Series{Labels: map[string]string{}}
 		for i, l := range labels {
 			s.Labels[names[i]] = l.String
 		}
@@ -117,27 +131,26 @@ func (st *Store) ProviderSeries(ctx context.Context, f Filter, metric string, by
 }
 
 // HasRecords reports whether the store holds any system's records.
-func (st *Store) HasRecords(ctx context.Context) (bool, error) { return hasRecords(ctx, st.conn) }
+func (c *CheckStore) HasRecords(ctx context.Context) (bool, error) { return hasRecords(ctx, c.st.conn) }
 
-// SystemSeries splits a record metric of the runs f selects by system,
+// SystemSeries splits a record metric of the runs w selects by system,
 // in the systems' order.
-func (st *Store) SystemSeries(ctx context.Context, f Filter, metric string) ([]Series, error) {
-	q := st.conn
-	keys, by, err := recordMetricsBy(ctx, q, f, "system")
+func (c *CheckStore) SystemSeries(ctx context.Context, w alerts.Window, metric string) ([]alerts.Series, error) {
+	keys, by, err := recordMetricsBy(ctx, c.st.conn, filterOf(w), "system")
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Series, 0, len(keys))
+	out := make([]alerts.Series, 0, len(keys))
 	for _, k := range keys {
-		out = append(out, Series{Labels: map[string]string{"system": k}, Metric: by[k][metric]})
+		out = append(out, alerts.Series{Labels: map[string]string{"system": k}, Metric: by[k][metric]})
 	}
 	return out, nil
 }
 
 // SQLSeries runs a rule's own read-only query: a value column, optional
 // numerator and denominator columns, and any other columns as labels.
-func (st *Store) SQLSeries(ctx context.Context, query string) ([]Series, error) {
-	q := st.conn
+func (cs *CheckStore) SQLSeries(ctx context.Context, query string) ([]alerts.Series, error) {
+	st, q := cs.st, cs.st.conn
 	// A rule may read priced_calls.
 	if err := st.priced(ctx); err != nil {
 		return nil, err
@@ -149,9 +162,9 @@ func (st *Store) SQLSeries(ctx context.Context, query string) ([]Series, error) 
 	if err != nil {
 		return nil, err
 	}
-	var out []Series
+	var out []alerts.Series
 	for _, row := range t.Rows {
-		s := Series{Labels: map[string]string{}}
+		s := alerts.Series{Labels: map[string]string{}}
 		for i, c := range t.Columns {
 			switch c {
 			case "value":
@@ -192,16 +205,16 @@ func asFloat(v any) *float64 {
 
 // LoadAlerts reads the alerts saved by the last check, by rule and
 // fingerprint.
-func LoadAlerts(ctx context.Context, st *Store) ([]AlertRow, error) {
-	rs, err := st.conn.QueryContext(ctx, `SELECT rule, fingerprint, labels, state, active_at, fired_at, resolved_at,
+func (c *CheckStore) LoadAlerts(ctx context.Context) ([]alerts.Alert, error) {
+	rs, err := c.st.conn.QueryContext(ctx, `SELECT rule, fingerprint, labels, state, active_at, fired_at, resolved_at,
 		last_eval_at, keep_firing_since, checks, value, numerator, denominator, no_data FROM alert_state ORDER BY rule, fingerprint`)
 	if err != nil {
 		return nil, fmt.Errorf("reading alert state: %w", err)
 	}
 	defer rs.Close()
-	var out []AlertRow
+	var out []alerts.Alert
 	for rs.Next() {
-		var a AlertRow
+		var a alerts.Alert
 		var labels string
 		var active, fired, resolved, last, keep sql.NullTime
 		var value, num, den sql.NullFloat64
@@ -220,11 +233,11 @@ func LoadAlerts(ctx context.Context, st *Store) ([]AlertRow, error) {
 }
 
 // saveAlerts replaces the saved alerts, inside the caller's transaction.
-func saveAlerts(ctx context.Context, st *Store, alerts []AlertRow) error {
+func saveAlerts(ctx context.Context, st *Store, rows []alerts.Alert) error {
 	if _, err := st.conn.ExecContext(ctx, "DELETE FROM alert_state"); err != nil {
 		return err
 	}
-	for _, a := range alerts {
+	for _, a := range rows {
 		labels, _ := json.Marshal(a.Labels)
 		if _, err := st.conn.ExecContext(ctx, `INSERT INTO alert_state VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			a.Rule, a.Fingerprint, string(labels), a.State, tArg(a.ActiveAt), tArg(a.FiredAt), tArg(a.ResolvedAt),

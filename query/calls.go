@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/orchstat/orchstat/model/alerts"
 	"github.com/orchstat/orchstat/model/reports"
 )
 
@@ -224,7 +225,7 @@ var callLabels = []string{"system", "provider", "model"}
 
 // CallSeries splits a call metric of the calls f selects by the labels by
 // names (system, provider and/or model).
-func (st *Store) CallSeries(ctx context.Context, f Filter, metric string, by []string) ([]Series, error) {
+func (st *Store) CallSeries(ctx context.Context, f Filter, metric string, by []string) ([]alerts.Series, error) {
 	for _, l := range by {
 		if !slices.Contains(callLabels, l) {
 			return nil, fmt.Errorf("%s cannot be split by %q (only by %s)", metric, l, strings.Join(callLabels, ", "))
@@ -240,9 +241,9 @@ func (st *Store) CallSeries(ctx context.Context, f Filter, metric string, by []s
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Series, 0, len(rows))
+	out := make([]alerts.Series, 0, len(rows))
 	for i, r := range rows {
-		s := Series{Labels: map[string]string{}, Metric: r.Metrics[metric]}
+		s := alerts.Series{Labels: map[string]string{}, Metric: r.Metrics[metric]}
 		for j, l := range by {
 			s.Labels[l] = keys[i][j]
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/orchstat/orchstat/model/rows"
 )
 
 // ExecInvocation is one `orchstat exec` invocation as exec_invocations
@@ -32,8 +34,8 @@ func RecordExecInvocation(ctx context.Context, st *Store, inv ExecInvocation, n 
 	err := st.inTransaction(ctx, "recording the exec invocation", func() error {
 		if _, err := st.conn.ExecContext(ctx, `INSERT INTO exec_invocations
 			(started_at, finished_at, run_id, op, command, success, attempts, reason, dir) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			inv.StartedAt.UTC(), inv.FinishedAt.UTC(), StoreString(inv.RunID), inv.Op, StoreString(inv.Command), inv.Success, inv.Attempts, inv.Reason,
-			StoreString(inv.Dir)); err != nil {
+			inv.StartedAt.UTC(), inv.FinishedAt.UTC(), rows.StoreString(inv.RunID), inv.Op, rows.StoreString(inv.Command), inv.Success, inv.Attempts, inv.Reason,
+			rows.StoreString(inv.Dir)); err != nil {
 			return err
 		}
 		var err error
@@ -50,7 +52,7 @@ func ResetExecCascade(ctx context.Context, st *Store, command, dir string) (int6
 	var n int64
 	err := st.inTransaction(ctx, "resetting the exec cascade", func() error {
 		r, err := st.conn.ExecContext(ctx, `DELETE FROM exec_invocations WHERE $1 = '' OR (command = $1 AND dir = $2)`,
-			StoreString(command), StoreString(dir))
+			rows.StoreString(command), rows.StoreString(dir))
 		if err != nil {
 			return err
 		}
@@ -72,7 +74,7 @@ func recentExecOutcomes(ctx context.Context, q querier, command, dir string, n i
 	}
 	rs, err := q.QueryContext(ctx, `SELECT NOT coalesce(success, false) FROM exec_invocations
 		WHERE command = $1 AND dir = $2
-		ORDER BY finished_at DESC NULLS LAST, rowid DESC`+limit, StoreString(command), StoreString(dir))
+		ORDER BY finished_at DESC NULLS LAST, rowid DESC`+limit, rows.StoreString(command), rows.StoreString(dir))
 	if err != nil {
 		return nil, fmt.Errorf("reading exec invocations: %w", err)
 	}

@@ -199,7 +199,7 @@ func TestUndatedRunsAndQueuedTasks(t *testing.T) {
 
 	// An alert rule's time window holds the runs that started in it: the
 	// files' modification time is no start.
-	s := check.NewSampler(st, mtime.Add(time.Hour))
+	s := check.NewSampler(query.NewCheckStore(st), mtime.Add(time.Hour))
 	day := rules.Window{Duration: 24 * time.Hour}
 	samples, err := s.Samples(ctx, &rules.Rule{Name: "records", Metric: "record_runs", Window: day})
 	if err != nil {

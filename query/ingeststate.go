@@ -6,31 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"time"
-)
 
-// FileState is where ingest stopped reading one file, as file_states
-// records it (see the files view). A file read from standard input has no
-// size, time or identity: those are zero.
-type FileState struct {
-	ID                  int32
-	Path, Kind, RunDir  string // as stored; see ReadString
-	Size                int64
-	MTimeMicros         int64
-	Dev, Inode          uint64
-	Offset, Lines       int64
-	HeadLen             int32
-	HeadHash            string
-	Events, Quarantined int64
-	Pairing             string
-}
+	"github.com/orchstat/orchstat/model/rows"
+)
 
 // FileStates calls each for every known file's latest state. It returns
 // first an upper bound of their number, so a caller can size its map once.
-func (s *Store) FileStates(ctx context.Context, sized func(n int), each func(*FileState)) error {
+func (s *Store) FileStates(ctx context.Context, sized func(n int), each func(*rows.FileState)) error {
 	return s.fileStates(ctx, "", nil, sized, each)
 }
 
-func (s *Store) fileStates(ctx context.Context, where string, args []any, sized func(n int), each func(*FileState)) error {
+func (s *Store) fileStates(ctx context.Context, where string, args []any, sized func(n int), each func(*rows.FileState)) error {
 	// Each file's latest state, as the files view has it, found by a
 	// grouped max and a join: half the time of the view's window over
 	// every state row (145 ms against 75 ms at 139,000 files).
@@ -56,7 +42,7 @@ func (s *Store) fileStates(ctx context.Context, where string, args []any, sized 
 	}
 	defer rs.Close()
 	for rs.Next() {
-		var f FileState
+		var f rows.FileState
 		if err := rs.Scan(&f.ID, &f.Path, &f.Kind, &f.RunDir, &f.Size, &f.MTimeMicros, &f.Dev, &f.Inode,
 			&f.Offset, &f.Lines, &f.HeadLen, &f.HeadHash, &f.Events, &f.Quarantined, &f.Pairing); err != nil {
 			return err
@@ -99,16 +85,9 @@ func (s *Store) LastStateSeq(ctx context.Context) (int64, error) {
 	return seq, err
 }
 
-// Sealed is a run directory recorded as sealed: its mtime then, and how
-// many files it held.
-type Sealed struct {
-	MTime time.Time
-	Files int
-}
-
 // SealedDirs calls each with every sealed run directory, as stored (see
 // ReadString).
-func (s *Store) SealedDirs(ctx context.Context, each func(path string, d Sealed)) error {
+func (s *Store) SealedDirs(ctx context.Context, each func(path string, d rows.Sealed)) error {
 	rs, err := s.conn.QueryContext(ctx, `SELECT path, m, f FROM (SELECT path, arg_max(mtime, seq) AS m, arg_max(files, seq) AS f
 		FROM sealed_dirs GROUP BY path) WHERE f >= 0`)
 	if err != nil {
@@ -117,7 +96,7 @@ func (s *Store) SealedDirs(ctx context.Context, each func(path string, d Sealed)
 	defer rs.Close()
 	for rs.Next() {
 		var p string
-		var d Sealed
+		var d rows.Sealed
 		if err := rs.Scan(&p, &d.MTime, &d.Files); err != nil {
 			return err
 		}
@@ -139,16 +118,16 @@ const sealedSet = `(SELECT path FROM (SELECT path, arg_max(files, seq) AS f FROM
 
 // UnsealedFileStates is FileStates without the files of sealed run
 // directories, which a cron ingest does not look at.
-func (s *Store) UnsealedFileStates(ctx context.Context, sized func(n int), each func(*FileState)) error {
+func (s *Store) UnsealedFileStates(ctx context.Context, sized func(n int), each func(*rows.FileState)) error {
 	return s.fileStates(ctx, `WHERE parent NOT IN `+sealedSet, nil, sized, each)
 }
 
 // FileStatesIn calls each for the files of the directories dirs (paths as
 // ReadString gives them).
-func (s *Store) FileStatesIn(ctx context.Context, dirs []string, each func(*FileState)) error {
+func (s *Store) FileStatesIn(ctx context.Context, dirs []string, each func(*rows.FileState)) error {
 	stored := make([]string, len(dirs))
 	for i, d := range dirs {
-		stored[i] = StoreString(d)
+		stored[i] = rows.StoreString(d)
 	}
 	return s.fileStates(ctx, `WHERE parent IN (SELECT unnest(?::VARCHAR[]))`, []any{stored}, func(int) {}, each)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/orchstat/orchstat/model/records"
 	"github.com/orchstat/orchstat/model/reports"
+	"github.com/orchstat/orchstat/model/rows"
 )
 
 // Filter selects runs. METRICS.md scopes every metric to the selected runs,
@@ -469,7 +470,7 @@ func overviewAndWorst(ctx context.Context, q querier, f Filter, r *reports.Repor
 		}
 		run := reports.RunRow{RunID: id.String, StartedAt: started.Time.UTC(), Status: status.String,
 			ProviderRequests: requests.Int64, ProviderRetries: retries.Float64, Escalated: escalated.Bool,
-			Trace: ReadString(trace.String)}
+			Trace: rows.ReadString(trace.String)}
 		if iters.Valid {
 			run.RepairIterations = &iters.Float64
 		}

@@ -3,11 +3,11 @@ package query
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
+
+	"github.com/orchstat/orchstat/model/alerts"
 )
 
 // The notification queue. A notification is queued in the same
@@ -25,33 +25,6 @@ var (
 // deliveredRetention is how long delivered notifications are kept, as a
 // log to query; undelivered ones are kept until delivered.
 const deliveredRetention = 7 * 24 * time.Hour
-
-// Queued is a notification waiting in the queue. Its message is kept as
-// the JSON the check queued, to be sent as it is.
-type Queued struct {
-	ID       int64
-	Receiver string
-	Reason   string
-	Message  json.RawMessage
-	QueuedAt time.Time
-	Attempts int
-}
-
-// NotificationRow is a notification a check queues: its receiver, the
-// message's group key and status (firing or resolved), why it is sent,
-// and the message as JSON.
-type NotificationRow struct {
-	Receiver, GroupKey, Status, Reason string
-	Message                            json.RawMessage
-}
-
-// Delivery is the outcome of one check's attempts at a queued notification.
-type Delivery struct {
-	ID       int64     `json:"id"`
-	Attempts int       `json:"attempts"`
-	Err      string    `json:"error,omitempty"` // empty when delivered
-	At       time.Time `json:"at"`
-}
 
 // loadNotifyGroups reads when each group was last queued, keyed by
 // receiver and group key joined by a NUL (notify.Notification.Key).
@@ -73,17 +46,32 @@ func loadNotifyGroups(ctx context.Context, q querier) (map[string]time.Time, err
 	return out, rs.Err()
 }
 
+// LoadNotifyGroups reads when each notification group was last queued; see loadNotifyGroups.
+func (c *CheckStore) LoadNotifyGroups(ctx context.Context) (map[string]time.Time, error) {
+	return loadNotifyGroups(ctx, c.st.conn)
+}
+
+// PendingNotifications lists the undelivered notifications, oldest first; see pendingNotifications.
+func (c *CheckStore) PendingNotifications(ctx context.Context) ([]alerts.Queued, error) {
+	return pendingNotifications(ctx, c.st.conn)
+}
+
+// CountPending is how many notifications wait to be delivered; see countPending.
+func (c *CheckStore) CountPending(ctx context.Context) (int, error) {
+	return countPending(ctx, c.st.conn)
+}
+
 // pendingNotifications lists the undelivered notifications, oldest first.
-func pendingNotifications(ctx context.Context, q querier) ([]Queued, error) {
+func pendingNotifications(ctx context.Context, q querier) ([]alerts.Queued, error) {
 	rs, err := q.QueryContext(ctx, `SELECT id, receiver, reason, message, queued_at, attempts
 		FROM notifications WHERE delivered_at IS NULL ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("reading the notification queue: %w", err)
 	}
 	defer rs.Close()
-	var out []Queued
+	var out []alerts.Queued
 	for rs.Next() {
-		var n Queued
+		var n alerts.Queued
 		var msg string
 		if err := rs.Scan(&n.ID, &n.Receiver, &n.Reason, &msg, &n.QueuedAt, &n.Attempts); err != nil {
 			return nil, fmt.Errorf("reading the notification queue: %w", err)
@@ -98,9 +86,10 @@ func pendingNotifications(ctx context.Context, q querier) ([]Queued, error) {
 // SaveCheck saves a check's outcome in one checkpointed transaction: the
 // alerts (replacing the saved ones), the notifications their changes
 // queue, and when each group was last queued.
-func SaveCheck(ctx context.Context, st *Store, alerts []AlertRow, queue []NotificationRow, groups map[string]time.Time, now time.Time) error {
+func (c *CheckStore) SaveCheck(ctx context.Context, saved []alerts.Alert, queue []alerts.Notification, groups map[string]time.Time, now time.Time) error {
+	st := c.st
 	return st.inTransaction(ctx, "saving alert state", func() error {
-		if err := saveAlerts(ctx, st, alerts); err != nil {
+		if err := saveAlerts(ctx, st, saved); err != nil {
 			return err
 		}
 		if _, err := st.conn.ExecContext(ctx, "DELETE FROM notify_groups"); err != nil {
@@ -129,8 +118,9 @@ func SaveCheck(ctx context.Context, st *Store, alerts []AlertRow, queue []Notifi
 // RecordDeliveries saves delivery attempts, and forgets notifications
 // delivered more than a week before now. A notification recorded as
 // delivered stays so, and is not counted again, so recording the same
-// journal twice (see FoldDeliveries) changes nothing.
-func RecordDeliveries(ctx context.Context, st *Store, ds []Delivery, now time.Time) error {
+// journal twice (see rules/check's foldDeliveries) changes nothing.
+func (c *CheckStore) RecordDeliveries(ctx context.Context, ds []alerts.Delivery, now time.Time) error {
+	st := c.st
 	return st.inTransaction(ctx, "saving notification deliveries", func() error {
 		for _, d := range ds {
 			at := d.At
@@ -170,77 +160,15 @@ func countPending(ctx context.Context, q querier) (int, error) {
 }
 
 // Delivering notifications can take as long as a receiver's timeouts, so
-// `orchstat check` does it holding no lock on the store: it writes each
-// outcome, as the receiver answers, to a journal beside the store
-// (<db>.deliveries, a JSON line each, synced), and folds the journal into
-// the notifications table afterwards, or at the next delivery should it
-// be killed first. So an acknowledged notification is never sent twice.
-// One check delivers at a time (LockDeliveries), and only the holder of
-// that lock appends to the journal or folds it.
-
-// DeliveryJournal appends delivery outcomes to the journal.
-type DeliveryJournal struct{ f *os.File }
-
-// OpenDeliveryJournal opens the journal of the store at db for appending.
-func OpenDeliveryJournal(db string) (*DeliveryJournal, error) {
-	f, err := os.OpenFile(db+".deliveries", os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("opening the delivery journal: %w", err)
-	}
-	return &DeliveryJournal{f: f}, nil
-}
-
-// Record writes d and syncs it: once Record returns, a later check knows.
-func (j *DeliveryJournal) Record(d Delivery) error {
-	b, err := json.Marshal(d)
-	if err != nil {
-		return err
-	}
-	if _, err := j.f.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("writing the delivery journal: %w", err)
-	}
-	if err := j.f.Sync(); err != nil {
-		return fmt.Errorf("writing the delivery journal: %w", err)
-	}
-	return nil
-}
-
-func (j *DeliveryJournal) Close() error { return j.f.Close() }
-
-// FoldDeliveries records the journal's outcomes in the store, then empties
-// the journal. A line cut short by a crash is ignored: its delivery is
-// tried again. The caller holds LockDeliveries.
-func FoldDeliveries(ctx context.Context, st *Store, now time.Time) error {
-	path := st.Path + ".deliveries"
-	b, err := os.ReadFile(path)
-	if os.IsNotExist(err) || (err == nil && len(b) == 0) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("reading the delivery journal: %w", err)
-	}
-	var ds []Delivery
-	for _, line := range strings.Split(string(b), "\n") {
-		var d Delivery
-		if line != "" && json.Unmarshal([]byte(line), &d) == nil && d.ID > 0 {
-			ds = append(ds, d)
-		}
-	}
-	if err := RecordDeliveries(ctx, st, ds, now); err != nil {
-		return err
-	}
-	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
-		return fmt.Errorf("emptying the delivery journal: %w", err)
-	}
-	return nil
-}
-
-// ErrDeliveryBusy is LockDeliveries' error when another check kept
-// delivering past the wait.
-var ErrDeliveryBusy = errors.New("notifications are being delivered")
+// `orchstat check` does it holding no lock on the store, journaling each
+// outcome beside the store and folding the journal into the notifications
+// table afterwards (see rules/check). One check delivers at a time
+// (LockDeliveries), and only the holder of that lock appends to the
+// journal or folds it.
 
 // LockDeliveries makes this process the one delivering notifications for
-// the store at db, waiting up to timeout for another that is. The store
+// the store at db, waiting up to timeout for another that is (then
+// alerts.ErrDeliveryBusy). The store
 // itself is not locked: the caller must not hold the store while it
 // waits here (a delivering check opens the store while holding this).
 // sleep is the wait between polls, which must end with ctx: the caller
@@ -257,7 +185,7 @@ func LockDeliveries(ctx context.Context, db string, timeout time.Duration, sleep
 			return lk.unlock, nil
 		}
 		if !time.Now().Before(deadline) {
-			return nil, fmt.Errorf("%w by %s (waited %s)", ErrDeliveryBusy, holder, timeout)
+			return nil, fmt.Errorf("%w by %s (waited %s)", alerts.ErrDeliveryBusy, holder, timeout)
 		}
 		if err := sleep(ctx, delay); err != nil {
 			return nil, err

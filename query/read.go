@@ -2,7 +2,6 @@ package query
 
 import (
 	"context"
-	"time"
 
 	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/failure"
@@ -52,21 +51,6 @@ func (s *Store) KnownProviders(ctx context.Context) ([]string, error) {
 // KnownRuns lists the run ids a run filter can name; see knownRuns.
 func (s *Store) KnownRuns(ctx context.Context) ([]string, error) {
 	return knownRuns(ctx, s.conn)
-}
-
-// LoadNotifyGroups reads when each notification group was last queued; see loadNotifyGroups.
-func (s *Store) LoadNotifyGroups(ctx context.Context) (map[string]time.Time, error) {
-	return loadNotifyGroups(ctx, s.conn)
-}
-
-// PendingNotifications lists the undelivered notifications, oldest first; see pendingNotifications.
-func (s *Store) PendingNotifications(ctx context.Context) ([]Queued, error) {
-	return pendingNotifications(ctx, s.conn)
-}
-
-// CountPending is how many notifications wait to be delivered; see countPending.
-func (s *Store) CountPending(ctx context.Context) (int, error) {
-	return countPending(ctx, s.conn)
 }
 
 // AttemptRuns reads the selected record runs with their attempts, for replay; see attemptRuns.

@@ -4,7 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"reflect"
 	"strings"
+
+	"github.com/orchstat/orchstat/model/rows"
 )
 
 // SchemaVersion is bumped whenever a table changes shape. A database written
@@ -14,12 +17,64 @@ const SchemaVersion = 1
 // Column is one column of a table orchstat writes.
 type Column struct{ Name, Type string }
 
-// Table is a table that holds rows derived from one source file. Every such
-// table starts with file_id so a file's rows can be replaced as a unit.
+// Table is a table orchstat writes. Those ingest fills are declared in
+// package model/rows, a Go struct per table; the others here, by their
+// columns' SQL.
 type Table struct {
 	Name    string
 	Comment string
 	Columns []Column
+}
+
+// rowConvs turn a row of each declared table into the values DuckDB's
+// Appender takes, by table name.
+var rowConvs = map[string]*rowConv{}
+
+// declaredNotes are the declared columns' doc tags, by table.column (see
+// columnNotes).
+var declaredNotes = map[string]string{}
+
+// declaredTables are the tables of a rows.Set-like struct, one per field:
+// a slice of row structs whose tags name the table and its columns.
+func declaredTables(set reflect.Type) []Table {
+	var out []Table
+	for i := range set.NumField() {
+		f := set.Field(i)
+		t := Table{Name: f.Tag.Get("table"), Comment: f.Tag.Get("holds")}
+		row := f.Type.Elem()
+		rowConvs[t.Name] = newRowConv(row, f.Index, f.Tag.Get("strings") == "verbatim")
+		for _, c := range columnFields(row) {
+			name, typ, _ := strings.Cut(c.Tag.Get("col"), " ")
+			t.Columns = append(t.Columns, Column{name, typ})
+			if doc := c.Tag.Get("doc"); doc != "" {
+				declaredNotes[t.Name+"."+name] = doc
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// columnFields are a row struct's column fields in column order, the
+// fields of embedded structs (rows.EventKey, rows.Tokens) in their place.
+func columnFields(row reflect.Type) []reflect.StructField {
+	var out []reflect.StructField
+	for _, f := range reflect.VisibleFields(row) {
+		if f.Tag.Get("col") != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// fileTable is the file table named name.
+func fileTable(name string) Table {
+	for _, t := range FileTables {
+		if t.Name == name {
+			return t
+		}
+	}
+	panic("query: rows.Set declares no table " + name)
 }
 
 func cols(spec string) []Column {
@@ -31,112 +86,50 @@ func cols(spec string) []Column {
 	return out
 }
 
-const eventKey = "file_id INTEGER, line BIGINT, run_id VARCHAR, ts TIMESTAMP, "
-
-// tokenColumns are a model call's or attempt's tokens and cost, as
-// records.Call means them: input is the uncached input, the cache's reads
-// and writes apart; reasoning is part of output.
-const tokenColumns = "input_tokens DOUBLE, cache_read_tokens DOUBLE, cache_write_tokens DOUBLE, output_tokens DOUBLE, " +
-	"reasoning_tokens DOUBLE, cost_usd DOUBLE"
-
-// The typed tables hold the fields of metric-bearing events, extracted at
-// ingest so reports never re-parse payload JSON. Their column order is the
-// order ingest appends values in.
+// The file tables hold the rows ingest derives from each source file,
+// declared by rows.Set; the typed ones hold the fields of metric-bearing
+// events, extracted at ingest so reports never re-parse payload JSON.
 var (
-	Events = Table{"events", "every accepted trace line", cols(
-		"file_id INTEGER, line BIGINT, run_id VARCHAR, ts TIMESTAMP, type VARCHAR, schema_version INTEGER, payload VARCHAR")}
-	RunEvents = Table{"run_events", "RunStarted, RunFinished and RunStopped", cols(eventKey +
-		"type VARCHAR, task_id VARCHAR, status VARCHAR, reason VARCHAR")}
-	Escalations = Table{"escalations", "RunEscalated", cols(eventKey +
-		"from_level VARCHAR, to_level VARCHAR, reason VARCHAR")}
-	ProviderSelections = Table{"provider_selections", "ProviderSelected", cols(eventKey +
-		"role VARCHAR, provider_id VARCHAR")}
-	ProviderStarts = Table{"provider_request_starts", "ProviderRequestStarted", cols(eventKey +
-		"provider VARCHAR, model VARCHAR")}
-	// model is paired at ingest: the model of the nearest earlier
-	// ProviderRequestStarted of the same run and provider in the same file.
-	ProviderFinishes = Table{"provider_request_finishes", "ProviderRequestFinished", cols(eventKey +
-		"provider VARCHAR, model VARCHAR, duration_ms DOUBLE, success BOOLEAN, retries DOUBLE, error VARCHAR")}
-	L2Events = Table{"l2_events", "IterationStarted, RepairAttempted and IterationFinished", cols(eventKey +
-		"type VARCHAR, iteration DOUBLE, result VARCHAR, patch_path VARCHAR")}
-	PatchEvents = Table{"patch_events", "PatchApplied and PatchApplyFailed", cols(eventKey +
-		"type VARCHAR, success BOOLEAN, error VARCHAR, error_type VARCHAR, error_kind VARCHAR")}
-	VerificationEvents = Table{"verification_events", "VerificationFinished", cols(eventKey +
-		"passed BOOLEAN, failed_checks VARCHAR")}
-	Steps = Table{"steps", "StepStarted and StepFinished", cols(eventKey +
-		"type VARCHAR, step_index DOUBLE, total DOUBLE, success BOOLEAN, error VARCHAR, judge_invoked BOOLEAN, judge_reason VARCHAR")}
-	L3Candidates = Table{"l3_candidates", "CandidateGenerated", cols(eventKey +
-		"iteration DOUBLE, candidate_index DOUBLE, valid BOOLEAN, provider_id VARCHAR, duration_ms DOUBLE, files_changed DOUBLE, lines_added DOUBLE, lines_deleted DOUBLE")}
-	Diagnoses = Table{"diagnoses", "DiagnosisStarted and DiagnosisCompleted", cols(eventKey +
-		"type VARCHAR, iteration DOUBLE, reason VARCHAR, selected_hypothesis VARCHAR")}
-	JudgeCalls = Table{"judge_calls", "JudgeInvoked, JudgeDecided and JudgeFailed", cols(eventKey +
-		"type VARCHAR, iteration DOUBLE, reason VARCHAR, candidate_count DOUBLE, winner_candidate_id VARCHAR, confidence DOUBLE, duration_ms DOUBLE, error VARCHAR, fallback_candidate_id VARCHAR")}
-	// RunSpans summarises each chunk of a file's events per run, so reports
-	// find runs and their time spans without scanning events.
-	RunSpans = Table{"run_spans", "the span and count of each run's events, per file and ingest chunk", cols(
-		"file_id INTEGER, run_id VARCHAR, first_ts TIMESTAMP, last_ts TIMESTAMP, events BIGINT")}
-	Quarantine = Table{"quarantine", "lines and files that could not be ingested", cols(
-		"file_id INTEGER, path VARCHAR, line BIGINT, byte_offset BIGINT, field VARCHAR, reason VARCHAR, raw VARCHAR, raw_bytes BIGINT, ingested_at TIMESTAMP")}
-	Summaries = Table{"summaries", "one row per summary.json", cols(
-		"file_id INTEGER, run_id VARCHAR, schema_version DOUBLE, status VARCHAR, stop_reason VARCHAR, think_level VARCHAR, escalated BOOLEAN, " +
-			"started_at TIMESTAMP, finished_at TIMESTAMP, duration_ms DOUBLE, goal VARCHAR, verification_passed BOOLEAN, failed_checks VARCHAR, failed_check_count DOUBLE, " +
-			"input_tokens DOUBLE, output_tokens DOUBLE, total_tokens DOUBLE, cost_usd DOUBLE, " +
-			"l3_best_of_n DOUBLE, l3_candidates_generated DOUBLE, l3_candidates_evaluated DOUBLE, l3_passing_candidate_selected BOOLEAN, " +
-			"l3_reviewer_invoked BOOLEAN, l3_judge_invoked BOOLEAN, l3_judge_invocation_reason VARCHAR, raw VARCHAR")}
-	SummaryCosts = Table{"summary_costs", "costs.perProvider of each summary.json", cols(
-		"file_id INTEGER, run_id VARCHAR, provider VARCHAR, input_tokens DOUBLE, output_tokens DOUBLE, total_tokens DOUBLE, cost_usd DOUBLE")}
-	// VerificationReports' run_id is the run directory's name, as reports
-	// do not name their run; the verifications view resolves it.
-	VerificationReports = Table{"verification_reports", "one row per verification report", cols(
-		"file_id INTEGER, run_id VARCHAR, report VARCHAR, phase VARCHAR, iteration BIGINT, passed BOOLEAN, failure_signature VARCHAR, " +
-			"failure_summary VARCHAR, failed_checks VARCHAR, checks VARCHAR, raw VARCHAR")}
-	// The record tables hold the other systems' records (package
-	// model/records): factory, claudestrator, orchestr8 and exec.
-	RecordRuns = Table{"record_runs", "one row per run in a factory, claudestrator, orchestr8 or exec record", cols(
-		"file_id INTEGER, system VARCHAR, run_id VARCHAR, item VARCHAR, source VARCHAR, batch VARCHAR, started_at TIMESTAMP, finished_at TIMESTAMP, " +
-			"status VARCHAR, verdict VARCHAR, attempts INTEGER, max_attempts INTEGER, ended_stage VARCHAR, duration_ms DOUBLE, tokens DOUBLE, cost_usd DOUBLE, detail VARCHAR")}
-	RecordAttempts = Table{"record_attempts", "one row per attempt at a record run's item", cols(
-		"file_id INTEGER, system VARCHAR, run_id VARCHAR, item VARCHAR, source VARCHAR, attempt INTEGER, ts TIMESTAMP, passed BOOLEAN, stage VARCHAR, " +
-			"class VARCHAR, exit_code INTEGER, command VARCHAR, error VARCHAR, signature VARCHAR, duration_ms DOUBLE, tokens DOUBLE, cost_usd DOUBLE")}
-	RecordStages = Table{"record_stages", "one row per stage a record attempt ran", cols(
-		"file_id INTEGER, system VARCHAR, run_id VARCHAR, item VARCHAR, source VARCHAR, attempt INTEGER, seq INTEGER, stage VARCHAR, passed BOOLEAN, " +
-			"exit_code INTEGER, command VARCHAR, duration_ms DOUBLE, tokens DOUBLE, cost_usd DOUBLE, feedback VARCHAR")}
-	// Calls and CallAttempts hold agents' model calls (records.Call):
-	// OpenTelemetry GenAI spans and logs, Claude Code transcripts, Codex
-	// rollouts.
-	Calls = Table{"calls", "one row per logical model call an agent made", cols(
-		"file_id INTEGER, system VARCHAR, run_id VARCHAR, session VARCHAR, call_id VARCHAR, source VARCHAR, line BIGINT, ts TIMESTAMP, " +
-			"duration_ms DOUBLE, provider VARCHAR, model VARCHAR, operation VARCHAR, success BOOLEAN, error VARCHAR, error_type VARCHAR, " +
-			"status_code INTEGER, attempts INTEGER, evidence VARCHAR, backoff_ms DOUBLE, " + tokenColumns +
-			", failed_input_tokens DOUBLE, failed_output_tokens DOUBLE, failed_cost_usd DOUBLE, cache_write_1h_tokens DOUBLE")}
-	CallAttempts = Table{"call_attempts", "one row per attempt of a call, where the record shows attempts one by one", cols(
-		"file_id INTEGER, system VARCHAR, run_id VARCHAR, call_id VARCHAR, source VARCHAR, attempt INTEGER, ts TIMESTAMP, duration_ms DOUBLE, " +
-			"success BOOLEAN, status_code INTEGER, error VARCHAR, backoff_ms DOUBLE, " + tokenColumns)}
-	RecordConfigs = Table{"record_configs", "retry configuration files, such as orchestr8's retry-config.json", cols(
-		"file_id INTEGER, system VARCHAR, config VARCHAR")}
-	// FileStates is append-only: each commit adds a row per file it touched
-	// and the files view shows the latest, so the common path never deletes.
-	FileStates = Table{"file_states", "where ingest stopped in each source file, one row per commit that moved it", cols(
-		"seq BIGINT, file_id INTEGER, path VARCHAR, kind VARCHAR, run_dir VARCHAR, size BIGINT, mtime TIMESTAMP, dev UBIGINT, inode UBIGINT, " +
-			"byte_offset BIGINT, lines BIGINT, head_len INTEGER, head_sha256 VARCHAR, events BIGINT, quarantined BIGINT, ingested_at TIMESTAMP, " +
-			"pairing VARCHAR")}
+	Events              = fileTable("events")
+	RunEvents           = fileTable("run_events")
+	Escalations         = fileTable("escalations")
+	ProviderSelections  = fileTable("provider_selections")
+	ProviderStarts      = fileTable("provider_request_starts")
+	ProviderFinishes    = fileTable("provider_request_finishes")
+	L2Events            = fileTable("l2_events")
+	PatchEvents         = fileTable("patch_events")
+	VerificationEvents  = fileTable("verification_events")
+	Steps               = fileTable("steps")
+	L3Candidates        = fileTable("l3_candidates")
+	Diagnoses           = fileTable("diagnoses")
+	JudgeCalls          = fileTable("judge_calls")
+	RunSpans            = fileTable("run_spans")
+	Quarantine          = fileTable("quarantine")
+	Summaries           = fileTable("summaries")
+	SummaryCosts        = fileTable("summary_costs")
+	VerificationReports = fileTable("verification_reports")
+	RecordRuns          = fileTable("record_runs")
+	RecordAttempts      = fileTable("record_attempts")
+	RecordStages        = fileTable("record_stages")
+	Calls               = fileTable("calls")
+	CallAttempts        = fileTable("call_attempts")
+	RecordConfigs       = fileTable("record_configs")
+	// FileStates, DirStates and SealedDirs are declared by rows.States.
+	FileStates = stateTables[0]
 )
 
-// DirStates records run directories' mtimes when they were listed, so an
-// ingest can skip listing those that have not changed. Append-only too.
-var DirStates = Table{"dir_states", "run directories as last listed", cols("seq BIGINT, path VARCHAR, mtime TIMESTAMP")}
-
-// SealedDirs records run directories whose run had ended when an ingest
-// read them whole: a cron ingest looks at such a directory's mtime only,
-// not at its files, until it changes or a full pass (docs/ingest.md).
-// Append-only too: a row with files < 0 unseals.
-var SealedDirs = Table{"sealed_dirs", "run directories whose run had ended, looked at by their mtime alone", cols("seq BIGINT, path VARCHAR, mtime TIMESTAMP, files INTEGER")}
+var (
+	DirStates  = stateTables[1]
+	SealedDirs = stateTables[2]
+)
 
 // FileTables lists every table whose rows come from one file, in the order
-// they are replaced.
-var FileTables = []Table{Events, RunSpans, RunEvents, Escalations, ProviderSelections, ProviderStarts, ProviderFinishes,
-	L2Events, PatchEvents, VerificationEvents, Steps, L3Candidates, Diagnoses, JudgeCalls, Quarantine, Summaries,
-	SummaryCosts, VerificationReports, RecordRuns, RecordAttempts, RecordStages, RecordConfigs, Calls, CallAttempts}
+// they are replaced: rows.Set's.
+var FileTables = declaredTables(reflect.TypeFor[rows.Set]())
+
+// stateTables are rows.States' tables: file_states, dir_states and
+// sealed_dirs.
+var stateTables = declaredTables(reflect.TypeFor[rows.States]())
 
 // ExecInvocations is what `orchstat exec` remembers between invocations,
 // for seed 001's cascade detection. It is not derived from a file.

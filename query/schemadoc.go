@@ -9,7 +9,8 @@ import (
 )
 
 // relationDoc is what docs/schema.md says of one table or view beyond its
-// columns. Tables take their description from their Table definition.
+// columns. Tables take their description from their declaration (a
+// rows.Set field's holds tag, or the Table here).
 type relationDoc struct {
 	name  string
 	view  bool
@@ -61,49 +62,32 @@ var schemaDocOrder = []relationDoc{
 	{name: "meta", holds: "the store's own settings: `schema_version`, `schema_hash`, `ingest_memory_limit` (the DuckDB memory limit the last ingest needed) and `store_id` (names the store in the lakes it exports to)"},
 }
 
-// columnNotes says what a column's name and type do not. Keys are
-// table.column; TestDocsDocumentSchema checks every key names a column.
+// columnNotes says what a column's name and type do not, for the tables
+// declared here by SQL and where a note is one table's alone though its
+// column is declared in a struct two tables share (rows.Tokens); the
+// tables of package model/rows say it in their doc tags (see noteOf).
+// Keys are table.column; TestDocsDocumentSchema checks every key names a
+// column.
 var columnNotes = map[string]string{
-	"events.payload":                     "the payload's JSON text, byte for byte as the trace holds it",
-	"events.schema_version":              "the line's `schemaVersion`",
-	"provider_request_finishes.model":    "paired at ingest: the model of the nearest earlier `ProviderRequestStarted` of the same run and provider in the same file",
-	"verification_events.failed_checks":  "JSON",
-	"summaries.think_level":              "a numeric `thinkLevel` is stored as `L<n>`",
-	"summaries.failed_checks":            "JSON",
-	"summaries.raw":                      "the whole file, JSON",
-	"verification_reports.run_id":        "the run directory's name, as reports do not name their run; `verifications` resolves it",
-	"verification_reports.phase":         "`initial`, `l2`, `l3_final` or `other`",
-	"verification_reports.failed_checks": "JSON",
-	"verification_reports.checks":        "JSON",
-	"verification_reports.raw":           "the whole file, JSON",
-	"quarantine.raw":                     "the line's text, cut at 64 KiB",
-	"quarantine.raw_bytes":               "the line's full length",
-	"file_states.pairing":                "the model pairing state at `byte_offset`, so a resumed read pairs the same way",
-	"file_states.head_sha256":            "SHA-256 of the first `head_len` bytes (up to 4 KiB), to see a rewritten file",
-	"alert_state.labels":                 "JSON",
-	"notifications.reason":               "`change` or `repeat`",
-	"notifications.message":              "the webhook payload, JSON",
-	"notifications.delivered_at":         "NULL while it waits",
-	"notify_groups.last_queued_at":       "for `repeat_interval`",
-	"record_runs.source":                 "the kind of file it came from",
-	"record_runs.detail":                 "JSON",
-	"record_attempts.stage":              "where it failed",
-	"record_attempts.class":              "the retry core's failure class",
-	"record_stages.passed":               "NULL: not applicable",
-	"record_configs.config":              "JSON",
-	"calls.session":                      "the conversation or session the run belongs to",
-	"calls.line":                         "the file line the call was read from (its last)",
-	"calls.attempts":                     "first attempt included; NULL: unknown",
-	"calls.evidence":                     "where `attempts` comes from: `http_spans`, `span_events`, `siblings`, `attribute`, `transcript` or `none`",
-	"calls.backoff_ms":                   "time waiting between attempts, recorded or derived from the attempts' times; NULL: unknown",
-	"calls.input_tokens":                 "input tokens neither read from nor written to a prompt cache (an input count that includes its cached part, as OpenAI's does, is split: see docs/formats)",
-	"calls.cache_read_tokens":            "input tokens read from the prompt cache",
-	"calls.cache_write_tokens":           "input tokens written to the prompt cache",
-	"calls.cache_write_1h_tokens":        "the part of cache_write_tokens written with a 1-hour lifetime (Claude Code transcripts split it), which Anthropic bills higher; NULL when the record does not split it",
-	"calls.reasoning_tokens":             "the part of `output_tokens` spent reasoning, where the record says",
-	"calls.failed_input_tokens":          "tokens of the call's failed attempts, apart from its successful one",
-	"call_attempts.backoff_ms":           "the wait after this attempt, before the next",
-	"exec_invocations.dir":               "NULL for invocations recorded before it existed; they count for no command's cascade",
+	"alert_state.labels":           "JSON",
+	"notifications.reason":         "`change` or `repeat`",
+	"notifications.message":        "the webhook payload, JSON",
+	"notifications.delivered_at":   "NULL while it waits",
+	"notify_groups.last_queued_at": "for `repeat_interval`",
+	"calls.input_tokens":           "input tokens neither read from nor written to a prompt cache (an input count that includes its cached part, as OpenAI's does, is split: see docs/formats)",
+	"calls.cache_read_tokens":      "input tokens read from the prompt cache",
+	"calls.cache_write_tokens":     "input tokens written to the prompt cache",
+	"calls.reasoning_tokens":       "the part of `output_tokens` spent reasoning, where the record says",
+	"exec_invocations.dir":         "NULL for invocations recorded before it existed; they count for no command's cascade",
+}
+
+// noteOf is the note of a column, table.column: its doc tag or its
+// columnNotes entry.
+func noteOf(key string) string {
+	if n, ok := declaredNotes[key]; ok {
+		return n
+	}
+	return columnNotes[key]
 }
 
 // documentedTables are the tables orchstat defines, by name.
@@ -141,7 +125,7 @@ func SchemaDoc(ctx context.Context) (string, error) {
 		}
 		b.WriteString("\n\n| column | type | note |\n|---|---|---|\n")
 		for _, c := range cols[r.name] {
-			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", c.Name, c.Type, columnNotes[r.name+"."+c.Name])
+			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", c.Name, c.Type, noteOf(r.name+"."+c.Name))
 		}
 	}
 	return b.String(), nil
@@ -170,8 +154,8 @@ func checkDocumented(cols map[string][]Column) error {
 	return nil
 }
 
-const schemaDocHead = `<!-- Generated from the table definitions in query/schema.go by
-     ` + "`go run ./cmd/orchstat gen-docs docs`" + `; do not edit. -->
+const schemaDocHead = `<!-- Generated from the table declarations in model/rows and
+     query/schema.go by ` + "`go run ./cmd/orchstat gen-docs docs`" + `; do not edit. -->
 # The store's schema
 
 What ` + "`orchstat sql`" + ` and the DuckDB CLI see in a store (see [sql.md](sql.md)).

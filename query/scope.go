@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/orchstat/orchstat/model/reports"
+	"github.com/orchstat/orchstat/model/rows"
 )
 
 // pathsCond renders a condition on col, a stored file path, that holds for
@@ -18,9 +19,9 @@ func pathsCond(col string, paths []string) (string, []any) {
 	var args []any
 	for _, p := range paths {
 		p = strings.TrimSuffix(p, "/")
-		esc := bytesPrefix + strings.ReplaceAll(p, `\`, `\\`)
+		esc := rows.BytesPrefix + strings.ReplaceAll(p, `\`, `\\`)
 		ors = append(ors, fmt.Sprintf("(%[1]s = ? OR starts_with(%[1]s, ?) OR starts_with(%[1]s, ?))", col))
-		args = append(args, StoreString(p), StoreString(p)+"/", esc+"/")
+		args = append(args, rows.StoreString(p), rows.StoreString(p)+"/", esc+"/")
 	}
 	if len(ors) == 0 {
 		return "false", nil

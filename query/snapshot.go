@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/orchstat/orchstat/model/disk"
 	"golang.org/x/sys/unix"
 )
 
@@ -57,7 +58,7 @@ func takeSnapshot(db string) *snapshot {
 	if unix.IoctlFileClone(int(dst.Fd()), int(src.Fd())) == nil {
 		return s
 	}
-	free, ok := FreeBytes(dir)
+	free, ok := disk.FreeBytes(dir)
 	if info.Size() > maxCopiedSnapshot || !ok || free < info.Size()+snapshotMargin {
 		s.remove()
 		return nil

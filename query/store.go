@@ -574,3 +574,7 @@ func cleanDuckErr(err error) error {
 }
 
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// DBPath is the store's database file, for a writer that knows the store
+// only by an interface (ingest) to name it in its errors.
+func (s *Store) DBPath() string { return s.Path }

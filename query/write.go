@@ -5,15 +5,20 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
+	"time"
+	"unsafe"
 
 	"github.com/duckdb/duckdb-go/v2"
+	"github.com/orchstat/orchstat/model/rows"
 )
 
-// Tx is a write transaction on the store, the way ingest's rows get in.
-// DuckDB transactions belong to a connection, and the store has one, so a
-// store holds at most one Tx at a time.
+// Tx is a write transaction on the store, the way ingest's rows get in
+// (it is the store's rows.Appender). DuckDB transactions belong to a
+// connection, and the store has one, so a store holds at most one Tx at a
+// time.
 type Tx struct {
 	s    *Store
 	done bool
@@ -25,6 +30,16 @@ func (s *Store) Begin(ctx context.Context) (*Tx, error) {
 		return nil, err
 	}
 	return &Tx{s: s}, nil
+}
+
+// Appender starts a write transaction for a writer that knows the store
+// only as a rows.Appender's source (ingest).
+func (s *Store) Appender(ctx context.Context) (rows.Appender, error) {
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return tx, nil
 }
 
 // Commit ends the transaction, keeping its rows. When it fails, the
@@ -69,35 +84,69 @@ func (t *Tx) DeleteFiles(ctx context.Context, ids []int32) error {
 	return nil
 }
 
-// Append adds rows, each in the table's column order, to table. Strings
-// taken from file names or records may not be UTF-8; they are stored as
-// StoreString says.
+// Append adds the rows of sets, table by table in rows.Set's order, one
+// DuckDB Appender per table for all of them. Strings taken from file
+// names or records may not be UTF-8; they are stored as rows.StoreString
+// says, but for a table whose declaration keeps them verbatim (events).
 //
 // Rows go through DuckDB's Appender: a table function that DuckDB scans on
 // all its threads (duckdb-go's ParallelChunkTableFunction) measured the
 // same on the benchmark corpus, and Arrow needs a build tag; see
 // benchmarks/RESULTS.md. The Appender encodes what it is given for a JSON
-// column as JSON, so no column orchstat writes is JSON (see Events).
-func (t *Tx) Append(table string, rows [][]driver.Value) error {
-	return t.AppendEach(table, func(add func(...driver.Value) error) error {
-		for _, r := range rows {
-			for i, v := range r {
-				if s, ok := v.(string); ok {
-					r[i] = StoreString(s)
-				}
-			}
-			if err := add(r...); err != nil {
-				return err
-			}
+// column as JSON, so no column orchstat writes is JSON (see rows.Event).
+func (t *Tx) Append(sets ...*rows.Set) error {
+	vs := make([]reflect.Value, 0, len(sets))
+	for _, s := range sets {
+		if s != nil {
+			vs = append(vs, reflect.ValueOf(s).Elem())
 		}
-		return nil
-	})
+	}
+	return t.appendTables(FileTables, vs)
 }
 
-// AppendEach appends the rows each calls add with, as they come, so a
-// caller with many rows need not gather them first. Values are stored as
-// given: StoreString is the caller's to apply.
-func (t *Tx) AppendEach(table string, each func(add func(...driver.Value) error) error) error {
+// AppendStates adds file, directory and sealed directory states.
+func (t *Tx) AppendStates(s *rows.States) error {
+	return t.appendTables(stateTables, []reflect.Value{reflect.ValueOf(s).Elem()})
+}
+
+// appendTables appends each table's rows from the sets, skipping a table
+// none of them has rows for.
+func (t *Tx) appendTables(tables []Table, sets []reflect.Value) error {
+	for _, tb := range tables {
+		conv := rowConvs[tb.Name]
+		n := 0
+		for _, s := range sets {
+			n += conv.rowsOf(s).Len()
+		}
+		if n == 0 {
+			continue
+		}
+		err := t.appendEach(tb.Name, func(add func(...driver.Value) error) error {
+			vals := make([]driver.Value, len(conv.cols))
+			for _, s := range sets {
+				rs := conv.rowsOf(s)
+				if rs.Len() == 0 {
+					continue
+				}
+				base := rs.UnsafePointer()
+				for i := range rs.Len() {
+					conv.values(unsafe.Add(base, uintptr(i)*conv.size), vals)
+					if err := add(vals...); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendEach appends the rows each calls add with, as they come.
+func (t *Tx) appendEach(table string, each func(add func(...driver.Value) error) error) error {
 	return t.s.conn.Raw(func(dc any) error {
 		a, err := duckdb.NewAppenderFromConn(dc.(driver.Conn), "", table)
 		if err != nil {
@@ -117,6 +166,119 @@ func (t *Tx) AppendEach(table string, each func(add func(...driver.Value) error)
 	})
 }
 
+// rowConv turns rows of one declared type into Appender values. Where
+// each column lies in the row and what Go type it has are found once per
+// table, by reflection, when the table is declared; a row is then read at
+// those offsets, with no reflection per row or field: the Appender is a
+// cold ingest's hot path, and reflect.Value per field cost about as much
+// as DuckDB's own append of it.
+type rowConv struct {
+	set  []int   // the table's field in its set
+	size uintptr // a row's size, the slice's stride
+	cols []colConv
+}
+
+type colConv struct {
+	off      uintptr // the column's field in the row, through embedded structs
+	kind     colKind
+	nullable bool // the field is a pointer: nil is NULL
+}
+
+type colKind uint8
+
+const (
+	colString colKind = iota
+	colVerbatim
+	colInt32
+	colInt64
+	colUint64
+	colFloat64
+	colBool
+	colTime
+)
+
+var timeType = reflect.TypeFor[time.Time]()
+
+func newRowConv(row reflect.Type, set []int, verbatim bool) *rowConv {
+	c := &rowConv{set: set, size: row.Size()}
+	for _, f := range columnFields(row) {
+		var off uintptr
+		t := row
+		for _, x := range f.Index {
+			sf := t.Field(x)
+			off += sf.Offset
+			t = sf.Type
+		}
+		col := colConv{off: off}
+		if t.Kind() == reflect.Pointer {
+			col.nullable, t = true, t.Elem()
+		}
+		col.kind = kindOf(t, verbatim)
+		c.cols = append(c.cols, col)
+	}
+	return c
+}
+
+// kindOf is how a field of type t becomes an Appender value.
+func kindOf(t reflect.Type, verbatim bool) colKind {
+	switch {
+	case t == timeType:
+		return colTime
+	case t.Kind() == reflect.String && verbatim:
+		return colVerbatim
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return colString
+	case reflect.Int32:
+		return colInt32
+	case reflect.Int64:
+		return colInt64
+	case reflect.Uint64:
+		return colUint64
+	case reflect.Float64:
+		return colFloat64
+	case reflect.Bool:
+		return colBool
+	}
+	panic("query: no store column for a row field of type " + t.String())
+}
+
+func (c *rowConv) rowsOf(set reflect.Value) reflect.Value { return set.FieldByIndex(c.set) }
+
+// values puts the columns of the row at p in vals. The offsets and types
+// are the row type's own (newRowConv), so each read is of the field's
+// type.
+func (c *rowConv) values(p unsafe.Pointer, vals []driver.Value) {
+	for i, col := range c.cols {
+		f := unsafe.Add(p, col.off)
+		if col.nullable {
+			if f = *(*unsafe.Pointer)(f); f == nil {
+				vals[i] = nil
+				continue
+			}
+		}
+		switch col.kind {
+		case colString:
+			vals[i] = rows.StoreString(*(*string)(f))
+		case colVerbatim:
+			vals[i] = *(*string)(f)
+		case colInt32:
+			vals[i] = *(*int32)(f)
+		case colInt64:
+			vals[i] = *(*int64)(f)
+		case colUint64:
+			vals[i] = *(*uint64)(f)
+		case colFloat64:
+			vals[i] = *(*float64)(f)
+		case colBool:
+			vals[i] = *(*bool)(f)
+		case colTime:
+			vals[i] = *(*time.Time)(f)
+		}
+	}
+}
+
 // Exec runs a statement in the transaction: for statements the Tx has no
 // method for, such as a test arranging rows a read model then reads.
 func (t *Tx) Exec(ctx context.Context, q string, args ...any) error {
@@ -130,28 +292,8 @@ func (t *Tx) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
 	return t.s.conn.QueryRowContext(ctx, q, args...)
 }
 
-// OpenRows are the rows an agent file's last reading stored as still
-// open (see ingest's readAgent): its calls by id and line (OpenCallKey),
-// their attempts by call id, its runs by id, and the quarantine rows of a
-// last line that had no newline yet. The next reading deletes them before
-// it stores what they became. A call is named by its line too because a
-// format's reader keeps ids unique only within a window of recent calls:
-// an id repeated from far back must not take the earlier call with it.
-type OpenRows struct {
-	File     int32
-	Calls    []string // OpenCallKey of each call
-	CallIDs  []string
-	Runs     []string
-	TailLine int64
-}
-
-// OpenCallKey names a stored call for OpenRows.
-func OpenCallKey(callID string, line int64) string {
-	return StoreString(callID) + "@" + strconv.FormatInt(line, 10)
-}
-
 // DeleteOpen deletes each file's open rows.
-func (t *Tx) DeleteOpen(ctx context.Context, files []OpenRows) error {
+func (t *Tx) DeleteOpen(ctx context.Context, files []rows.OpenRows) error {
 	for _, o := range files {
 		stmts := []struct {
 			sql  string

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orchstat/orchstat/model/reports"
+	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/reports/render"
 	"github.com/orchstat/orchstat/rules"
 	"github.com/orchstat/orchstat/rules/check"
@@ -184,9 +185,10 @@ func backtestRun(ctx context.Context, o *backtestOptions) error {
 	if err != nil {
 		return err
 	}
+	data := query.NewCheckStore(st)
 	bt, err := check.RunBacktest(ctx, check.BacktestOptions{Rules: rf, Times: times, Scope: scopeLabel(scope),
 		Sampler: func(at time.Time) rules.Sampler {
-			s := check.NewSampler(st, at)
+			s := check.NewSampler(data, at)
 			s.Paths = paths
 			s.Past = true
 			return s

@@ -17,6 +17,7 @@ import (
 	"github.com/orchstat/orchstat/rules"
 	"github.com/orchstat/orchstat/rules/check"
 	"github.com/orchstat/orchstat/rules/notify"
+	"github.com/orchstat/orchstat/rules/retry"
 )
 
 // check speaks the monitoring-plugin convention (see check.OK).
@@ -42,15 +43,21 @@ type checkOptions struct {
 	prices *prices.Table
 
 	IO *IO
-	// Open opens a store for writing; NewSender makes the notification
-	// sender.
-	Open      func(ctx context.Context, path string) (*query.Store, error)
+	// Open opens a store for writing, as a check keeps its state in it;
+	// NewSender makes the notification sender.
+	Open      func(ctx context.Context, path string) (check.Store, error)
 	NewSender func(now func() time.Time) *notify.Sender
 }
 
 func newCheckCmd(g *globals, runF func(context.Context, *checkOptions) error) *cobra.Command {
 	o := &checkOptions{g: g, IO: g.io, NewSender: g.deps.newSender,
-		Open: func(ctx context.Context, path string) (*query.Store, error) { return g.open(ctx, path, false) }}
+		Open: func(ctx context.Context, path string) (check.Store, error) {
+			st, err := g.open(ctx, path, false)
+			if err != nil {
+				return nil, err
+			}
+			return query.NewCheckStore(st), nil
+		}}
 	cmd := &cobra.Command{
 		Use:   "check [PATH...]",
 		Short: "Evaluate the alert rules, keeping alert state between runs (for cron)",
@@ -204,8 +211,8 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 		st.Close()
 		return 0, err
 	}
-	res, err := check.Run(ctx, check.Options{Store: st, Open: o.Open, Rules: rf, Now: now, Clock: o.IO.Now,
-		Paths: paths, Scope: scopeLabel(scope), Sender: o.NewSender(o.IO.Now), LockTimeout: o.g.lockTimeout,
+	res, err := check.Run(ctx, check.Options{Store: query.NewCheckStore(st), Open: o.Open, Lock: lockDeliveries,
+		Rules: rf, Now: now, Clock: o.IO.Now, Paths: paths, Scope: scopeLabel(scope), Sender: o.NewSender(o.IO.Now), LockTimeout: o.g.lockTimeout,
 		Warn: func(msg string) { fmt.Fprintf(o.IO.Err, "orchstat: %s\n", msg) }})
 	if err != nil {
 		return 0, err
@@ -256,7 +263,7 @@ func look(ctx context.Context, o *checkOptions, rf *rules.File, format render.Fo
 		db = st.Path
 	}
 	defer st.Close()
-	res, err := check.Look(ctx, st, rf, at, paths, scopeLabel(scope))
+	res, err := check.Look(ctx, query.NewCheckStore(st), rf, at, paths, scopeLabel(scope))
 	if err != nil {
 		return 0, err
 	}
@@ -301,8 +308,8 @@ func evaluateLake(ctx context.Context, o *checkOptions, rf *rules.File, format r
 		return 0, err
 	}
 	runs.Lake = o.lakeName
-	res, err := check.Run(ctx, check.Options{Store: st, Data: data, Open: o.Open, Rules: rf, Now: now, Clock: o.IO.Now,
-		Scope: scope, Sender: o.NewSender(o.IO.Now), LockTimeout: o.g.lockTimeout,
+	res, err := check.Run(ctx, check.Options{Store: query.NewCheckStore(st), Data: query.NewCheckStore(data), Open: o.Open,
+		Lock: lockDeliveries, Rules: rf, Now: now, Clock: o.IO.Now, Scope: scope, Sender: o.NewSender(o.IO.Now), LockTimeout: o.g.lockTimeout,
 		Warn: func(msg string) { fmt.Fprintf(o.IO.Err, "orchstat: %s\n", msg) }})
 	if err != nil {
 		return 0, err
@@ -700,4 +707,10 @@ func renderQuiet(io *IO, rows []check.Row, code int) error {
 	}
 	_, err := fmt.Fprint(io.Out, b.String())
 	return err
+}
+
+// lockDeliveries is the store's delivery lock, waiting between tries with
+// the retry core's one wait.
+func lockDeliveries(ctx context.Context, db string, wait time.Duration) (func(), error) {
+	return query.LockDeliveries(ctx, db, wait, retry.Sleep)
 }

@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/query/lake"
 	"github.com/orchstat/orchstat/rules/notify"
+	"github.com/orchstat/orchstat/rules/ruletest"
 )
 
 // deps are what commands take from the world besides IO's streams
@@ -18,7 +18,7 @@ type deps struct {
 	// randomness and sleeps.
 	newSender func(now func() time.Time) *notify.Sender
 	// openTestStore opens a rule-test worker's store; tests count calls.
-	openTestStore func(ctx context.Context, path string) (*query.Store, error)
+	openTestStore func(ctx context.Context, path string) (ruletest.Store, error)
 	// ruleTestWorkers bounds how many rule tests run at once, each on a
 	// store of its own: a test is a chain of small queries on one
 	// connection, so running a few side by side uses the cores one test
@@ -36,9 +36,7 @@ func defaultDeps() deps {
 			s.Now = now
 			return s
 		},
-		openTestStore: func(ctx context.Context, path string) (*query.Store, error) {
-			return query.Open(ctx, path, query.Options{})
-		},
+		openTestStore:   openRuleTestStore,
 		ruleTestWorkers: 4,
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/model/disk"
 )
 
 // smallDisk mounts a tmpfs of size bytes for the test. Mounting needs
@@ -33,7 +33,7 @@ func smallDisk(t *testing.T, size int64) string {
 // fill leaves about free bytes free on the file system holding dir.
 func fill(t *testing.T, dir string, free int64) string {
 	t.Helper()
-	have, ok := query.FreeBytes(dir)
+	have, ok := disk.FreeBytes(dir)
 	if !ok {
 		t.Fatal("cannot read free space")
 	}

@@ -2,11 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/orchstat/orchstat/ingest"
+	"github.com/orchstat/orchstat/ingest/trace"
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/rules/ruletest"
 )
@@ -19,7 +23,7 @@ type rulesTestOptions struct {
 	// Workers bounds how many tests run at once; OpenStore opens each
 	// worker's store.
 	Workers   int
-	OpenStore func(ctx context.Context, path string) (*query.Store, error)
+	OpenStore func(ctx context.Context, path string) (ruletest.Store, error)
 }
 
 func newRulesTestCmd(g *globals) *cobra.Command {
@@ -82,7 +86,8 @@ a test file that cannot be read or is invalid.`,
 // per file, and writes the JUnit file if asked.
 func rulesTestRun(ctx context.Context, o *rulesTestOptions) error {
 	io := o.IO
-	all := ruletest.Run(ctx, ruletest.Options{Files: o.Files, Workers: o.Workers, OpenStore: o.OpenStore})
+	all := ruletest.Run(ctx, ruletest.Options{Files: o.Files, Workers: o.Workers, OpenStore: o.OpenStore,
+		AppendTrace: trace.AppendLine})
 	invalid, failed := false, false
 	for _, fr := range all {
 		if fr.Err != nil {
@@ -117,6 +122,47 @@ func rulesTestRun(ctx context.Context, o *rulesTestOptions) error {
 		return silentError{exitUsage}
 	case failed:
 		return silentError{exitError}
+	}
+	return nil
+}
+
+// ruleTestStore is a rule-test worker's store: the tests' runs are
+// ingested into it as check's ingest does, and read as check reads.
+type ruleTestStore struct {
+	*query.CheckStore
+	st *query.Store
+}
+
+// openRuleTestStore opens a new store at path for a worker's rule tests.
+func openRuleTestStore(ctx context.Context, path string) (ruletest.Store, error) {
+	st, err := query.Open(ctx, path, query.Options{})
+	if err != nil {
+		return nil, err
+	}
+	// The tests' data is a few rows: DuckDB's threads cost more to start
+	// and join than they save, and the tests run side by side.
+	if err := st.SetThreads(ctx, 1); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &ruleTestStore{CheckStore: query.NewCheckStore(st), st: st}, nil
+}
+
+func (s *ruleTestStore) Clear(ctx context.Context) error { return s.st.Clear(ctx) }
+
+// Ingest ingests the runs under dir as of now, from scratch; a file that
+// could not be read fails it.
+func (s *ruleTestStore) Ingest(ctx context.Context, dir string, now time.Time) error {
+	res, err := ingest.Run(ctx, s.st, ingest.Options{Paths: []string{dir}, Now: func() time.Time { return now }, Scratch: true})
+	if err != nil {
+		return err
+	}
+	if len(res.Errors) > 0 {
+		var msgs []string
+		for _, fe := range res.Errors {
+			msgs = append(msgs, fe.Error())
+		}
+		return errors.New(strings.Join(msgs, "; "))
 	}
 	return nil
 }

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/rules/ruletest"
 )
 
 // The shipped tests of the default rules pass, and cover every rule.
@@ -223,7 +223,7 @@ func TestRulesTestSharesStores(t *testing.T) {
 	var opened atomic.Int32
 	d := defaultDeps()
 	open := d.openTestStore
-	d.openTestStore = func(ctx context.Context, path string) (*query.Store, error) {
+	d.openTestStore = func(ctx context.Context, path string) (ruletest.Store, error) {
 		opened.Add(1)
 		return open(ctx, path)
 	}

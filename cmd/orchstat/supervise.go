@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/orchstat/orchstat/model/disk"
 	"github.com/orchstat/orchstat/query"
 )
 
@@ -221,9 +222,9 @@ func explainCrash(stderr io.Writer, c *child, rep childReport) int {
 	// the words the file system would use, as a clean failure would.
 	if rep.store != "" {
 		dir := filepath.Dir(rep.store)
-		if free, ok := query.FreeBytes(dir); ok && free < diskFullBelow {
+		if free, ok := disk.FreeBytes(dir); ok && free < diskFullBelow {
 			fmt.Fprintf(stderr, "orchstat: no space left on device: %s (%s free); the store is as it was before this command\n",
-				dir, query.FormatBytes(free))
+				dir, disk.FormatBytes(free))
 			if rep.command != "check" {
 				code = exitError
 			}

@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/model/alerts"
 	"github.com/orchstat/orchstat/rules/notify"
-	"github.com/orchstat/orchstat/rules/retry"
 )
 
 // Sent is one notification a check delivered or tried to.
@@ -27,11 +26,11 @@ type Sent struct {
 // refreshes, and returns how each went, with the number still queued.
 // It holds no lock on the store while receivers answer: as one
 // delivering check at a time, it reads the queue, lets the store go, and
-// journals each outcome as it comes (see query.FoldDeliveries), so a
+// journals each outcome as it comes (see foldDeliveries), so a
 // check killed mid-delivery never has an acknowledged notification sent
 // again. Failures are told to o.Warn, with no secrets.
 func deliver(ctx context.Context, o Options, db string, refresh []notify.Notification, wait time.Duration) ([]Sent, int, error) {
-	release, err := query.LockDeliveries(ctx, db, wait, retry.Sleep)
+	release, err := o.Lock(ctx, db, wait)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -78,7 +77,7 @@ func deliver(ctx context.Context, o Options, db string, refresh []notify.Notific
 		return rows, kept, fmt.Errorf("%w (the deliveries are journaled; the next check records them)", err)
 	}
 	defer st.Close()
-	return rows, kept, query.FoldDeliveries(ctx, st, o.Now)
+	return rows, kept, foldDeliveries(ctx, st, o.Now)
 }
 
 // queued folds the deliveries journaled by an earlier check into the
@@ -89,7 +88,7 @@ func queued(ctx context.Context, o Options, db string) ([]notify.Item, map[int64
 		return nil, nil, err
 	}
 	defer st.Close()
-	if err := query.FoldDeliveries(ctx, st, o.Now); err != nil {
+	if err := foldDeliveries(ctx, st, o.Now); err != nil {
 		return nil, nil, err
 	}
 	return pendingItems(ctx, st)
@@ -99,7 +98,7 @@ func queued(ctx context.Context, o Options, db string) ([]notify.Item, map[int64
 // queued notification as it comes. journalErr is the first outcome that
 // could not be journaled.
 func send(ctx context.Context, o Options, db string, items []notify.Item) (results []notify.Result, journalErr, err error) {
-	journal, err := query.OpenDeliveryJournal(db)
+	journal, err := openJournal(db)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -107,12 +106,12 @@ func send(ctx context.Context, o Options, db string, items []notify.Item) (resul
 		if r.ID == 0 || journalErr != nil {
 			return
 		}
-		d := query.Delivery{ID: r.ID, Attempts: r.Attempts, At: o.Clock().UTC()}
+		d := alerts.Delivery{ID: r.ID, Attempts: r.Attempts, At: o.Clock().UTC()}
 		if r.Err != nil {
 			d.Err = r.Err.Error()
 		}
-		journalErr = journal.Record(d)
+		journalErr = journal.record(d)
 	})
-	journal.Close()
+	journal.close()
 	return results, journalErr, nil
 }

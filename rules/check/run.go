@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/model/alerts"
 	"github.com/orchstat/orchstat/rules"
 	"github.com/orchstat/orchstat/rules/notify"
 )
@@ -15,13 +15,15 @@ import (
 // the way to the receivers.
 type Options struct {
 	// Store is the store, open for writing; Run closes it.
-	Store *query.Store
+	Store Store
 	// Data, when set, is what the rules read instead of Store, which then
 	// keeps only the alerts and notifications: a lake's rows (see
 	// query.OpenLake), held in memory. Run closes it.
-	Data *query.Store
+	Data Data
 	// Open opens the store at a path for writing, to record deliveries.
-	Open  func(ctx context.Context, path string) (*query.Store, error)
+	Open func(ctx context.Context, path string) (Store, error)
+	// Lock makes this check the one delivering the store's notifications.
+	Lock  LockFunc
 	Rules *rules.File
 	// Now is the instant of the check; Clock times deliveries.
 	Now   time.Time
@@ -66,7 +68,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			st.Close()
 		}
 	}()
-	data := st
+	var data Data = st
 	if o.Data != nil {
 		data = o.Data
 		defer o.Data.Close()
@@ -78,7 +80,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	prev, others := splitScope(saved, o.Scope)
 	sampler := NewSampler(data, o.Now)
 	sampler.Paths = o.Paths
-	res := Result{DB: st.Path, Evaluation: Evaluate(ctx, sampler, o.Rules, prev, o.Now, o.Scope)}
+	res := Result{DB: st.Path(), Evaluation: Evaluate(ctx, sampler, o.Rules, prev, o.Now, o.Scope)}
 	res.Alerts = append(res.Alerts, others...)
 	if res.Latest, err = latestIfNoData(ctx, data, o.Rules, o.Paths, res.Rows); err != nil {
 		return Result{}, err
@@ -104,7 +106,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 		sent, kept, err := deliver(ctx, o, res.DB, refresh, wait)
 		switch {
-		case errors.Is(err, query.ErrDeliveryBusy):
+		case errors.Is(err, alerts.ErrDeliveryBusy):
 			// Evaluated all the same: the queue keeps what is not sent.
 			o.Warn(fmt.Sprintf("%v; %d queued notification(s) left for it or the next check", err, pending))
 		case err != nil:
@@ -119,13 +121,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 // save saves the evaluation's alerts and queues its notifications, and
 // returns the Alertmanager refreshes to send and how many notifications
 // wait in the queue.
-func save(ctx context.Context, st *query.Store, o Options, ev Evaluation) (refresh []notify.Notification, queued, pending int, err error) {
+func save(ctx context.Context, st Store, o Options, ev Evaluation) (refresh []notify.Notification, queued, pending int, err error) {
 	groups, err := st.LoadNotifyGroups(ctx)
 	if err != nil {
 		return nil, 0, 0, err
 	}
 	queue, refresh := notify.Plan(o.Rules.Route, o.Rules.Receivers, ev.Notify, groups, o.Now)
-	alerts, err := alertRows(ev.Alerts)
+	saved, err := alertRows(ev.Alerts)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -133,7 +135,7 @@ func save(ctx context.Context, st *query.Store, o Options, ev Evaluation) (refre
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	if err := query.SaveCheck(ctx, st, alerts, rows, groups, o.Now); err != nil {
+	if err := st.SaveCheck(ctx, saved, rows, groups, o.Now); err != nil {
 		return nil, 0, 0, err
 	}
 	pending, err = st.CountPending(ctx)
@@ -145,11 +147,11 @@ func save(ctx context.Context, st *query.Store, o Options, ev Evaluation) (refre
 // state is read or saved and nothing is notified, so every alert starts
 // from inactive (a rule with `for` is pending at most). The caller closes
 // data.
-func Look(ctx context.Context, data *query.Store, rf *rules.File, at time.Time, paths []string, scope string) (Result, error) {
+func Look(ctx context.Context, data Data, rf *rules.File, at time.Time, paths []string, scope string) (Result, error) {
 	sampler := NewSampler(data, at)
 	sampler.Paths = paths
 	sampler.Past = true
-	res := Result{DB: data.Path, Evaluation: Evaluate(ctx, sampler, rf, nil, at, scope)}
+	res := Result{DB: data.Path(), Evaluation: Evaluate(ctx, sampler, rf, nil, at, scope)}
 	res.Notify = nil // a look notifies nothing
 	for i := range res.Rows {
 		// Every alert starts from inactive at the look: a change from it,
@@ -165,7 +167,7 @@ func Look(ctx context.Context, data *query.Store, rf *rules.File, at time.Time, 
 // latestIfNoData is when the latest run under paths started, when some
 // rule over a time window has no data (a rule over the last N runs has
 // runs whenever there are any); nil otherwise.
-func latestIfNoData(ctx context.Context, data *query.Store, rf *rules.File, paths []string, rows []Row) (*time.Time, error) {
+func latestIfNoData(ctx context.Context, data Data, rf *rules.File, paths []string, rows []Row) (*time.Time, error) {
 	timed := map[string]bool{}
 	for _, r := range rf.Rules {
 		timed[r.Name] = r.Window.Duration > 0

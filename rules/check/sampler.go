@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/orchstat/orchstat/model/alerts"
 	"github.com/orchstat/orchstat/model/reports"
-	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/rules"
 )
 
@@ -25,7 +25,7 @@ type StoreSampler struct {
 	// evaluated (ErrNotAtTime). A check at the present leaves it unset,
 	// so a run whose clock is ahead is not missed.
 	Past    bool
-	st      *query.Store
+	st      Data
 	now     time.Time
 	metrics map[sampleKey]reports.Metrics
 }
@@ -39,7 +39,7 @@ type sampleKey struct {
 }
 
 // NewSampler returns a sampler reading st as of now.
-func NewSampler(st *query.Store, now time.Time) *StoreSampler {
+func NewSampler(st Data, now time.Time) *StoreSampler {
 	return &StoreSampler{st: st, now: now, metrics: map[sampleKey]reports.Metrics{}}
 }
 
@@ -91,7 +91,7 @@ func (s *StoreSampler) Samples(ctx context.Context, r *rules.Rule) ([]rules.Samp
 // split computes a rule's metric split by its labels: a call metric by
 // system, provider and/or model, a record metric by
 // system, a provider_* metric by provider and/or model.
-func (s *StoreSampler) split(ctx context.Context, r *rules.Rule, f query.Filter) ([]rules.Sample, error) {
+func (s *StoreSampler) split(ctx context.Context, r *rules.Rule, f alerts.Window) ([]rules.Sample, error) {
 	if reports.CallMetric(r.Metric) {
 		series, err := s.st.CallSeries(ctx, f, r.Metric, r.By)
 		if err != nil {
@@ -121,8 +121,8 @@ func (s *StoreSampler) split(ctx context.Context, r *rules.Rule, f query.Filter)
 
 // windowFilter turns a rule's window into the runs it covers: those that
 // started in the last Duration, or the last Runs runs to start.
-func windowFilter(w rules.Window, now time.Time) query.Filter {
-	var f query.Filter
+func windowFilter(w rules.Window, now time.Time) alerts.Window {
+	var f alerts.Window
 	switch {
 	case w.Duration > 0:
 		since := now.Add(-w.Duration)
@@ -133,7 +133,7 @@ func windowFilter(w rules.Window, now time.Time) query.Filter {
 	return f
 }
 
-func samplesOf(series []query.Series) []rules.Sample {
+func samplesOf(series []alerts.Series) []rules.Sample {
 	var out []rules.Sample
 	for _, s := range series {
 		out = append(out, rules.Sample{Value: s.Value, Numerator: s.Numerator, Denominator: s.Denominator, NoPrice: s.NoPrice, Labels: s.Labels})

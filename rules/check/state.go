@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/model/alerts"
 	"github.com/orchstat/orchstat/rules"
 	"github.com/orchstat/orchstat/rules/notify"
 )
 
 // loadAlerts reads the alerts saved by the last check, by rule.
-func loadAlerts(ctx context.Context, st *query.Store) (map[string][]rules.Alert, error) {
-	saved, err := query.LoadAlerts(ctx, st)
+func loadAlerts(ctx context.Context, st Store) (map[string][]rules.Alert, error) {
+	saved, err := st.LoadAlerts(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -31,14 +31,14 @@ func loadAlerts(ctx context.Context, st *query.Store) (map[string][]rules.Alert,
 }
 
 // alertRows are alerts as the store keeps them.
-func alertRows(alerts []rules.Alert) ([]query.AlertRow, error) {
-	out := make([]query.AlertRow, 0, len(alerts))
-	for _, a := range alerts {
+func alertRows(as []rules.Alert) ([]alerts.Alert, error) {
+	out := make([]alerts.Alert, 0, len(as))
+	for _, a := range as {
 		state, err := a.State.MarshalText()
 		if err != nil {
 			return nil, fmt.Errorf("saving alert state: %w", err)
 		}
-		out = append(out, query.AlertRow{Rule: a.Rule, Fingerprint: a.Fingerprint, Labels: a.Labels, State: string(state),
+		out = append(out, alerts.Alert{Rule: a.Rule, Fingerprint: a.Fingerprint, Labels: a.Labels, State: string(state),
 			ActiveAt: a.ActiveAt, FiredAt: a.FiredAt, ResolvedAt: a.ResolvedAt, LastEvalAt: a.LastEvalAt, KeepFiringSince: a.KeepFiringSince,
 			Checks: a.Checks, Value: a.Value, Numerator: a.Numerator, Denominator: a.Denominator, NoData: a.NoData})
 	}
@@ -46,14 +46,14 @@ func alertRows(alerts []rules.Alert) ([]query.AlertRow, error) {
 }
 
 // notificationRows are queued notifications as the store keeps them.
-func notificationRows(queue []notify.Notification) ([]query.NotificationRow, error) {
-	out := make([]query.NotificationRow, 0, len(queue))
+func notificationRows(queue []notify.Notification) ([]alerts.Notification, error) {
+	out := make([]alerts.Notification, 0, len(queue))
 	for _, n := range queue {
 		msg, err := json.Marshal(n.Message)
 		if err != nil {
 			return nil, fmt.Errorf("saving alert state: %w", err)
 		}
-		out = append(out, query.NotificationRow{Receiver: n.Receiver, GroupKey: n.Message.GroupKey, Status: n.Message.Status,
+		out = append(out, alerts.Notification{Receiver: n.Receiver, GroupKey: n.Message.GroupKey, Status: n.Message.Status,
 			Reason: n.Reason, Message: msg})
 	}
 	return out, nil
@@ -61,7 +61,7 @@ func notificationRows(queue []notify.Notification) ([]query.NotificationRow, err
 
 // pendingItems reads the undelivered notifications, oldest first, as
 // items to send, with when each was queued.
-func pendingItems(ctx context.Context, st *query.Store) ([]notify.Item, map[int64]time.Time, error) {
+func pendingItems(ctx context.Context, st Store) ([]notify.Item, map[int64]time.Time, error) {
 	pending, err := st.PendingNotifications(ctx)
 	if err != nil {
 		return nil, nil, err

@@ -4,13 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-
-	"github.com/orchstat/orchstat/ingest/trace"
 )
 
 // writeEvents writes inline events as trace.jsonl files, one run
-// directory per run, in the order given.
-func writeEvents(runs string, events []Event) error {
+// directory per run, in the order given, each line by appendTrace.
+func writeEvents(runs string, events []Event, appendTrace TraceFunc) error {
 	if err := os.MkdirAll(runs, 0o755); err != nil {
 		return err
 	}
@@ -25,7 +23,7 @@ func writeEvents(runs string, events []Event) error {
 		if e.Payload == nil {
 			payload = nil // written as {}
 		}
-		line, err := trace.AppendLine(byRun[e.Run], e.Run, e.Type, at, payload)
+		line, err := appendTrace(byRun[e.Run], e.Run, e.Type, at, payload)
 		if err != nil {
 			return fmt.Errorf("event of run %s: %w", e.Run, err)
 		}

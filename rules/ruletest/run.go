@@ -13,8 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/orchstat/orchstat/ingest"
-	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/rules"
 	"github.com/orchstat/orchstat/rules/check"
 )
@@ -26,7 +24,27 @@ type Options struct {
 	// own (at most GOMAXPROCS).
 	Workers int
 	// OpenStore opens a worker's store, a new file at path.
-	OpenStore func(ctx context.Context, path string) (*query.Store, error)
+	OpenStore func(ctx context.Context, path string) (Store, error)
+	// AppendTrace writes inline events' trace lines.
+	AppendTrace TraceFunc
+}
+
+// TraceFunc appends a trace line, an event of run runID of type typ at at
+// with payload (nil written as {}), to dst: the trace envelope's writer
+// (ingest/trace's AppendLine), which rule tests take from the command so
+// they link no reader of traces.
+type TraceFunc func(dst []byte, runID, typ string, at time.Time, payload any) ([]byte, error)
+
+// Store is a worker's store of the tests' input, emptied before each test:
+// the runs are ingested into it as a check's ingest would, and the rules
+// read it as a check does (check.Data). cmd/orchstat wires in the DuckDB
+// store.
+type Store interface {
+	check.Data
+	// Clear empties the store.
+	Clear(ctx context.Context) error
+	// Ingest reads the runs under dir as of now.
+	Ingest(ctx context.Context, dir string, now time.Time) error
 }
 
 // Result is the outcome of one test.
@@ -84,7 +102,7 @@ func runJobs(ctx context.Context, o Options, jobs []job) []Result {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			store := testStore{open: o.OpenStore}
+			store := testStore{open: o.OpenStore, appendTrace: o.AppendTrace}
 			defer store.close()
 			for j := range next {
 				lf, i := jobs[j].file, jobs[j].test
@@ -114,7 +132,7 @@ func runTest(ctx context.Context, store *testStore, lf *Loaded, i int) (string, 
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	in := input{st: st, events: t.Input.Events, runs: filepath.Join(tmp, "runs"), written: -1}
+	in := input{st: st, events: t.Input.Events, runs: filepath.Join(tmp, "runs"), written: -1, appendTrace: store.appendTrace}
 	if lf.traces[i] != "" {
 		if err := in.ingest(ctx, lf.traces[i], lf.times[i][0]); err != nil {
 			return "", err
@@ -147,10 +165,11 @@ func runTest(ctx context.Context, store *testStore, lf *Loaded, i int) (string, 
 
 // input is a test's input as it is ingested into the test's store.
 type input struct {
-	st      *query.Store
-	events  []Event
-	runs    string // where inline events are written
-	written int    // how many events are, -1 before the first write
+	st          Store
+	events      []Event
+	runs        string // where inline events are written
+	written     int    // how many events are, -1 before the first write
+	appendTrace TraceFunc
 }
 
 // catchUp writes and ingests the inline events that have happened by
@@ -166,7 +185,7 @@ func (in *input) catchUp(ctx context.Context, now time.Time) error {
 		return nil
 	}
 	in.written = len(due)
-	if err := writeEvents(in.runs, due); err != nil {
+	if err := writeEvents(in.runs, due, in.appendTrace); err != nil {
 		return err
 	}
 	return in.ingest(ctx, in.runs, now)
@@ -174,16 +193,8 @@ func (in *input) catchUp(ctx context.Context, now time.Time) error {
 
 // ingest ingests the runs under runs as of now.
 func (in *input) ingest(ctx context.Context, runs string, now time.Time) error {
-	res, err := ingest.Run(ctx, in.st, ingest.Options{Paths: []string{runs}, Now: func() time.Time { return now }, Scratch: true})
-	if err != nil {
+	if err := in.st.Ingest(ctx, runs, now); err != nil {
 		return fmt.Errorf("ingesting the input: %w", err)
-	}
-	if len(res.Errors) > 0 {
-		var msgs []string
-		for _, fe := range res.Errors {
-			msgs = append(msgs, fe.Error())
-		}
-		return fmt.Errorf("ingesting the input: %s", strings.Join(msgs, "; "))
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package query
+package rows
 
 import (
 	"strconv"
@@ -14,16 +14,16 @@ import (
 // and each backslash as \\. Stored paths otherwise begin with "/" or "<",
 // so the prefix cannot be mistaken for a real one, and every string that
 // was valid is stored as it always was.
-const bytesPrefix = "bytes:"
+const BytesPrefix = "bytes:"
 
 // StoreString is s as it can be stored. A valid string that happens to
 // begin with the prefix is escaped too, so reading back is never unsure.
 func StoreString(s string) string {
-	if utf8.ValidString(s) && !strings.HasPrefix(s, bytesPrefix) {
+	if utf8.ValidString(s) && !strings.HasPrefix(s, BytesPrefix) {
 		return s
 	}
 	var b strings.Builder
-	b.WriteString(bytesPrefix)
+	b.WriteString(BytesPrefix)
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
@@ -43,7 +43,7 @@ func StoreString(s string) string {
 
 // ReadString reverses StoreString.
 func ReadString(stored string) string {
-	rest, ok := strings.CutPrefix(stored, bytesPrefix)
+	rest, ok := strings.CutPrefix(stored, BytesPrefix)
 	if !ok {
 		return stored
 	}
