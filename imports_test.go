@@ -46,6 +46,7 @@ var pure = []string{
 	"model/records/prices",
 	"model/episode",
 	"model/simulated",
+	"model/advice",
 	"model/factory/spec",
 	"model/factory/audit",
 	"model/alerts",

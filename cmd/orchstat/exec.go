@@ -210,11 +210,7 @@ func execRun(ctx context.Context, o *execOptions) error {
 	// must decide as simulate's replay of it does. Halting is a policy's
 	// choice (signature_halt).
 	if o.MaxRetries >= 0 {
-		p = p.Clone()
-		if p.PerOperation == nil {
-			p.PerOperation = map[string]int{}
-		}
-		p.PerOperation[o.Op] = o.MaxRetries
+		p = p.WithRetries(o.Op, o.MaxRetries)
 	}
 	path, err := exec.LookPath(o.Argv[0])
 	if err != nil {

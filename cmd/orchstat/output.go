@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+
+	"github.com/orchstat/orchstat/reports/render"
 )
 
 // addOutputFlag adds -o/--output, for the commands whose output is a
@@ -79,21 +81,6 @@ func outputError(path string, err error) error {
 	return fmt.Errorf("-o %s: %w", path, err)
 }
 
-// sizeText is a file's size as people read it: 812 bytes, 80 KB, 1.4 MB.
-func sizeText(n int64) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprintf("%d bytes", n)
-	case n < 10_000:
-		return fmt.Sprintf("%.1f KB", float64(n)/1e3)
-	case n < 1_000_000:
-		return fmt.Sprintf("%.0f KB", float64(n)/1e3)
-	case n < 10_000_000:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	}
-	return fmt.Sprintf("%.0f MB", float64(n)/1e6)
-}
-
 // withOutput runs write with io's output sent to path when it is set; a
 // file is no terminal, so tables are not fitted to one. Unless io.Quiet,
 // it then says on stderr what it wrote ("wrote report.html, 80 KB"), as
@@ -113,7 +100,7 @@ func withOutput(io *IO, path string, write func(*IO) error) error {
 	}
 	if !io.Quiet {
 		if fi, err := os.Stat(path); err == nil {
-			fmt.Fprintf(io.Err, "wrote %s, %s\n", path, sizeText(fi.Size()))
+			fmt.Fprintf(io.Err, "wrote %s, %s\n", path, render.SizeText(fi.Size()))
 		}
 	}
 	return nil

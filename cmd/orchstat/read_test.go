@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/orchstat/orchstat/reports/render"
 	"github.com/spf13/cobra"
 )
 
@@ -104,7 +105,7 @@ func TestOutputSaysWhatItWrote(t *testing.T) {
 	if code != 0 || err != nil {
 		t.Fatalf("exit %d, %v: %s", code, err, stderr)
 	}
-	if want := "wrote " + out + ", " + sizeText(fi.Size()) + "\n"; stderr != want || !strings.HasSuffix(want, " KB\n") {
+	if want := "wrote " + out + ", " + render.SizeText(fi.Size()) + "\n"; stderr != want || !strings.HasSuffix(want, " KB\n") {
 		t.Errorf("stderr %q, want %q", stderr, want)
 	}
 	if _, _, stderr = runCLI(t, "", "--db", db, "report", "--no-ingest", "-q", "--format", "html", "-o", out); stderr != "" {
@@ -135,8 +136,8 @@ func TestOutputSaysWhatItWrote(t *testing.T) {
 func TestSizeText(t *testing.T) {
 	t.Parallel()
 	for n, want := range map[int64]string{0: "0 bytes", 999: "999 bytes", 1500: "1.5 KB", 81234: "81 KB", 2_345_678: "2.3 MB", 45_000_000: "45 MB"} {
-		if got := sizeText(n); got != want {
-			t.Errorf("sizeText(%d) = %q, want %q", n, got, want)
+		if got := render.SizeText(n); got != want {
+			t.Errorf("render.SizeText(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

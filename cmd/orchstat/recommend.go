@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,8 +17,6 @@ import (
 	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/reports/render"
 	"github.com/orchstat/orchstat/rules/adaptive"
-	"github.com/orchstat/orchstat/rules/retry"
-	"github.com/orchstat/orchstat/rules/yamlast"
 )
 
 type recommendOptions struct {
@@ -103,103 +99,33 @@ of --item at STAGE, or 1.`,
 	return cmd
 }
 
-// recommendation is the JSON output; the text output says the same.
-type recommendation struct {
-	Stage   string `json:"stage"`
-	Attempt int    `json:"attempt"`
-	// AttemptFrom is "flag" (--attempt), "history" (the recorded failures
-	// of --item at the stage, plus one) or "default" (1).
-	AttemptFrom string  `json:"attempt_from"`
-	Item        string  `json:"item,omitempty"`
-	System      string  `json:"system"`
-	FailureRate float64 `json:"failure_rate"`
-	Numerator   int     `json:"numerator"`
-	Denominator int     `json:"denominator"`
-	// Runs is every recorded run in the history, the window's or not.
-	Runs        int     `json:"runs"`
-	Window      int     `json:"window"`
-	Threshold   float64 `json:"threshold"`
-	MaxRetries  int     `json:"max_retries"`
-	Strategy    string  `json:"strategy"`
-	ShouldRetry bool    `json:"should_retry"`
-	Reason      string  `json:"reason"`
-	Config      string  `json:"config"`
-	// ConfigDefaults names the settings not taken from the file.
-	ConfigDefaults []string `json:"config_defaults"`
-	Warnings       []string `json:"warnings"`
-	// Store and Scope say where the history came from; empty when no
-	// store was read.
-	Store string         `json:"store,omitempty"`
-	Scope *reports.Scope `json:"scope,omitempty"`
-}
-
 func recommendRun(ctx context.Context, o *recommendOptions) error {
 	cfg, cwarns := adaptive.Load(o.Config)
-	r := recommendation{Stage: o.Stage, Item: o.Item, System: o.System, Config: o.Config, ConfigDefaults: defaultedKeys(cfg), Warnings: []string{}}
-	if r.System == "" {
-		r.System = "all"
-	}
+	var warns []string
 	for _, w := range cwarns {
-		r.Warnings = append(r.Warnings, "retry configuration "+w.String())
+		warns = append(warns, "retry configuration "+w.String())
 	}
-
-	hist, attempts, recorded, hwarns, err := stageHistory(ctx, o, &r)
+	var from source
+	hist, earlier, recorded, hwarns, err := stageHistory(ctx, o, &from)
 	if err != nil {
 		return err
 	}
-	if err := checkStage(o.Stage, recorded, cfg); err != nil {
-		return err
+	if err := cfg.CheckStage(o.Stage, recorded); err != nil {
+		return usageError{err}
 	}
-	r.Warnings = append(r.Warnings, hwarns...)
-
-	switch {
-	case o.Attempt > 0:
-		r.Attempt, r.AttemptFrom = o.Attempt, "flag"
-	case o.Item != "" && attempts >= 0:
-		r.Attempt, r.AttemptFrom = attempts+1, "history"
-	default:
-		r.Attempt, r.AttemptFrom = 1, "default"
-	}
-
-	// The rule is the retry core's: Advise decides, and says on what
+	// The rule is the retry core's: Recommend decides, and says on what
 	// numbers and by which case, which is all this reports.
-	a := cfg.Adaptive()
-	adv := a.Advise(o.Stage, r.Attempt, hist)
-	r.Runs, r.Window, r.Threshold, r.MaxRetries = len(hist), a.Window, a.Threshold, a.MaxRetries
-	r.FailureRate, r.Numerator, r.Denominator = adv.Rate, adv.Failed, adv.Runs
-	r.Strategy = adv.Strategy
-	r.ShouldRetry = r.Strategy != retry.StrategyAbort // retry.js shouldRetry
-	r.Reason = explain(r, adv, a, hist)
-	return renderRecommendation(o.g.io, r, o.Format)
+	r := cfg.Recommend(o.Config, adaptive.Question{Stage: o.Stage, Item: o.Item, System: o.System, Attempt: o.Attempt, Earlier: earlier, History: hist})
+	r.Warnings = append(append(r.Warnings, warns...), hwarns...)
+	r.Store, r.Scope = from.store, from.scope
+	return render.RenderRecommendation(o.g.io.Out, o.g.io.Err, r, o.Format == "json")
 }
 
-// checkStage refuses a stage that neither the records nor the retry
-// configuration name: a typo would otherwise read as a stage that never
-// failed, and get a confident "retry". With no records there is nothing to
-// check against, and the recommendation says it has no history.
-func checkStage(stage string, recorded []string, cfg adaptive.Config) error {
-	if len(recorded) == 0 || slices.Contains(recorded, stage) {
-		return nil
-	}
-	if _, ok := cfg.Strategies[stage]; ok {
-		return nil
-	}
-	var configured []string
-	for s := range cfg.Strategies {
-		if !slices.Contains(recorded, s) {
-			configured = append(configured, s)
-		}
-	}
-	slices.Sort(configured)
-	hint := yamlast.Suggest(stage, append(slices.Clone(recorded), configured...))
-	if s := spec.ReportStage(stage); s != stage && slices.Contains(recorded, s) {
-		hint = fmt.Sprintf("; did you mean %q? (the report's name for it)", s)
-	}
-	msg := fmt.Sprintf("--stage %q: no recorded run has this stage%s\n  stages in the records: %s", stage, hint, strings.Join(recorded, ", "))
-	if len(configured) > 0 {
-		msg += "\n  stages in the retry configuration: " + strings.Join(configured, ", ")
-	}
-	return usageError{errors.New(msg)}
+// source is where a recommendation's history came from: empty when no
+// store was read.
+type source struct {
+	store string
+	scope *reports.Scope
 }
 
 // stageHistory opens the store, ingesting first as report does, and reads
@@ -209,7 +135,7 @@ func checkStage(stage string, recorded []string, cfg adaptive.Config) error {
 // (line 170), and with no history the advice is a simple retry. Only the
 // user's own mistakes (a PATH that does not exist, a bad flag) and an
 // interrupt are errors. attempts is -1 when not counted.
-func stageHistory(ctx context.Context, o *recommendOptions, r *recommendation) (hist []episode.StageOutcome, attempts int, recorded, warns []string, err error) {
+func stageHistory(ctx context.Context, o *recommendOptions, from *source) (hist []episode.StageOutcome, attempts int, recorded, warns []string, err error) {
 	attempts = -1
 	g := o.g
 	if len(o.Paths) == 0 && !o.NoIngest {
@@ -247,7 +173,7 @@ func stageHistory(ctx context.Context, o *recommendOptions, r *recommendation) (
 	if err != nil {
 		return nil, attempts, nil, nil, err
 	}
-	r.Store, r.Scope = st.Path, &scope
+	from.store, from.scope = st.Path, &scope
 	hist, hw, err := st.StageHistory(ctx, o.System, paths)
 	if err != nil {
 		return nil, attempts, nil, append(warns, fmt.Sprintf("cannot read the history (%v); recommending as for a first failure", err)), nil
@@ -272,119 +198,4 @@ func stageHistory(ctx context.Context, o *recommendOptions, r *recommendation) (
 		}
 	}
 	return hist, attempts, recorded, warns, nil
-}
-
-// explain says which of rule 2's cases applied, and on what numbers.
-func explain(r recommendation, adv retry.Advice, a retry.Adaptive, hist []episode.StageOutcome) string {
-	rate := fmt.Sprintf("%s failed in %d of the last %d runs (%s)", r.Stage, r.Numerator, r.Denominator, percent(r.FailureRate))
-	if r.Denominator == 1 {
-		rate = fmt.Sprintf("%s failed in %d of the 1 recorded run (%s)", r.Stage, r.Numerator, percent(r.FailureRate))
-	}
-	switch adv.Rule {
-	case retry.AdvicePastMaxRetries:
-		return fmt.Sprintf("attempt %d is past maxRetries %d: abort, or skip the stage (the choice stays yours)", r.Attempt, a.MaxRetries)
-	case retry.AdviceNoHistory:
-		return "no recorded runs: a first failure gets a simple retry"
-	case retry.AdviceNoStrategy:
-		return fmt.Sprintf("%s, above the %s threshold, but no strategy is configured for %s: simple retry", rate, percent(a.Threshold), r.Stage)
-	case retry.AdviceStrategy:
-		s := a.Strategies[r.Stage]
-		return fmt.Sprintf("%s, above the %s threshold: strategy %d of %s's %s", rate, percent(a.Threshold), adv.Step, r.Stage, strings.Join(s, " -> "))
-	}
-	if r.Numerator == 0 {
-		msg := fmt.Sprintf("no run among the last %d failed at %s: simple retry", r.Denominator, r.Stage)
-		if r.Denominator == 1 {
-			msg = fmt.Sprintf("the 1 recorded run did not fail at %s: simple retry", r.Stage)
-		}
-		if failed := failedStages(hist); !slices.Contains(failed, r.Stage) {
-			// Most likely a stage name the records do not use: say which
-			// they do, so a typo shows.
-			msg += fmt.Sprintf(" (no recorded run ever failed at %s", r.Stage)
-			if len(failed) > 0 {
-				msg += "; stages that failed: " + strings.Join(failed, ", ")
-			}
-			msg += ")"
-		}
-		return msg
-	}
-	return fmt.Sprintf("%s, not above the %s threshold: simple retry", rate, percent(a.Threshold))
-}
-
-func failedStages(hist []episode.StageOutcome) []string {
-	var out []string
-	for _, h := range hist {
-		if h.Failed && h.Stage != "" && !slices.Contains(out, h.Stage) {
-			out = append(out, h.Stage)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// percent is 0.2 as "20%" and 1/3 as "33.3%".
-func percent(f float64) string {
-	return strconv.FormatFloat(math.Round(f*1000)/10, 'f', -1, 64) + "%"
-}
-
-func defaultedKeys(c adaptive.Config) []string {
-	out := []string{}
-	for k, d := range c.Defaulted {
-		if d {
-			out = append(out, k)
-		}
-	}
-	// The file's order: top-level keys, then stages by name.
-	rank := func(k string) int {
-		if i := slices.Index(adaptive.Keys, k); i >= 0 {
-			return i
-		}
-		return len(adaptive.Keys)
-	}
-	slices.SortFunc(out, func(a, b string) int {
-		if ra, rb := rank(a), rank(b); ra != rb {
-			return ra - rb
-		}
-		return strings.Compare(a, b)
-	})
-	return out
-}
-
-func renderRecommendation(io *IO, r recommendation, format string) error {
-	if format == "json" {
-		b, err := render.MarshalJSON(r)
-		if err != nil {
-			return err
-		}
-		_, err = io.Out.Write(b)
-		return err
-	}
-	for _, w := range r.Warnings {
-		fmt.Fprintf(io.Err, "orchstat: warning: %s\n", w)
-	}
-	// The first line is the seed's prompt to the user (line 60).
-	fmt.Fprintf(io.Out, "Recommended strategy: %s\n", r.Strategy)
-	attempt := fmt.Sprintf("attempt %d", r.Attempt)
-	if r.AttemptFrom == "history" {
-		switch n := r.Attempt - 1; n {
-		case 0:
-			attempt += fmt.Sprintf(" (%s has no earlier failure at %s)", r.Item, r.Stage)
-		case 1:
-			attempt += fmt.Sprintf(" (%s failed at %s once before)", r.Item, r.Stage)
-		default:
-			attempt += fmt.Sprintf(" (%s failed at %s %d times before)", r.Item, r.Stage, n)
-		}
-	}
-	fmt.Fprintf(io.Out, "  %s, %s: %s\n", r.Stage, attempt, r.Reason)
-	settings := fmt.Sprintf("window %d runs (%d recorded), threshold %s, maxRetries %d; %s", r.Window, r.Runs, percent(r.Threshold), r.MaxRetries, r.Config)
-	switch {
-	case !slices.ContainsFunc(adaptive.Keys, func(k string) bool { return !slices.Contains(r.ConfigDefaults, k) }):
-		settings += " (defaults)"
-	case len(r.ConfigDefaults) > 0:
-		settings += " (defaults for " + strings.Join(r.ConfigDefaults, ", ") + ")"
-	}
-	fmt.Fprintf(io.Out, "  %s\n", settings)
-	if r.Scope != nil {
-		fmt.Fprintf(io.Out, "  %s\n", render.ScopeText(r.Store, *r.Scope, 0))
-	}
-	return nil
 }

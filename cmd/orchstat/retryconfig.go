@@ -1,16 +1,15 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/orchstat/orchstat/model/advice"
+	"github.com/orchstat/orchstat/reports/render"
 	"github.com/orchstat/orchstat/rules/adaptive"
 )
 
@@ -92,62 +91,11 @@ func (o *retryConfigOptions) load() (adaptive.Config, []string) {
 	return c, out
 }
 
-func (o *retryConfigOptions) warn(warns []string) {
-	for _, w := range warns {
-		fmt.Fprintf(o.g.io.Err, "orchstat: warning: %s\n", w)
-	}
-}
-
 func (o *retryConfigOptions) show() error {
 	c, warns := o.load()
 	_, statErr := os.Stat(o.Config)
-	exists := statErr == nil
 	io := o.g.io
-	if o.Format == "json" {
-		return writeJSON(io, struct {
-			Path     string          `json:"path"`
-			Exists   bool            `json:"exists"`
-			Config   json.RawMessage `json:"config"`
-			Defaults []string        `json:"defaults"`
-			Warnings []string        `json:"warnings"`
-		}{o.Config, exists, c.Marshal(), defaultedKeys(c), warns})
-	}
-	o.warn(warns)
-	head := "Retry configuration: " + o.Config
-	if !exists {
-		head += " (no file: the defaults)"
-	}
-	fmt.Fprintf(io.Out, "%s\n\n", head)
-	mark := func(key string) string {
-		if c.Defaulted[key] {
-			return "  (default)"
-		}
-		return ""
-	}
-	// Laid out as orchestr8's displayConfig (retry.js), with the marks.
-	line := func(label, value, key string) {
-		fmt.Fprintln(io.Out, strings.TrimRight(fmt.Sprintf("  %-24s%-6s%s", label, value, mark(key)), " "))
-	}
-	line("Max retries:", strconv.Itoa(c.MaxRetries), adaptive.KeyMaxRetries)
-	line("Window size:", strconv.Itoa(c.WindowSize), adaptive.KeyWindowSize)
-	line("High failure threshold:", strconv.FormatFloat(c.HighFailureThreshold, 'f', -1, 64), adaptive.KeyThreshold)
-	fmt.Fprintf(io.Out, "\n  Stage strategies:%s\n", mark(adaptive.KeyStrategies))
-	stages := c.StageNames()
-	if len(stages) == 0 {
-		fmt.Fprintln(io.Out, "    (none: every stage gets a simple retry)")
-	}
-	for _, st := range stages {
-		list := strings.Join(c.Strategies[st], " -> ")
-		if list == "" {
-			list = "(none: simple retry)"
-		}
-		m := ""
-		if c.Defaulted[adaptive.KeyStrategies+"."+st] {
-			m = "  (default)"
-		}
-		fmt.Fprintf(io.Out, "    %-16s: %s%s\n", st, list, m)
-	}
-	return nil
+	return render.RenderSettings(io.Out, io.Err, c.Settings(o.Config, statErr == nil, warns), o.Format == "json")
 }
 
 func (o *retryConfigOptions) set(key, value string) error {
@@ -164,30 +112,7 @@ func (o *retryConfigOptions) set(key, value string) error {
 		return fmt.Errorf("writing %s: %w", o.Config, err)
 	}
 	io := o.g.io
-	if o.Format == "json" {
-		return writeJSON(io, adaptive.SetResult{Key: key, Path: o.Config, Value: setValue(c, key), Warnings: warns})
-	}
-	o.warn(warns)
-	// orchestr8 prints "Set ${key} = ${numValue}".
-	v := fmt.Sprint(setValue(c, key))
-	if l, ok := setValue(c, key).([]string); ok {
-		v = strings.Join(l, ",")
-	}
-	fmt.Fprintf(io.Out, "Set %s = %s in %s\n", key, v, o.Config)
-	return nil
-}
-
-// setValue is the value Set stored, as it is written.
-func setValue(c adaptive.Config, key string) any {
-	switch key {
-	case adaptive.KeyMaxRetries:
-		return c.MaxRetries
-	case adaptive.KeyWindowSize:
-		return c.WindowSize
-	case adaptive.KeyThreshold:
-		return c.HighFailureThreshold
-	}
-	return c.Strategies[strings.TrimPrefix(key, adaptive.KeyStrategies+".")]
+	return render.RenderSet(io.Out, io.Err, advice.SetResult{Key: key, Path: o.Config, Value: c.Value(key), Warnings: warns}, o.Format == "json")
 }
 
 func (o *retryConfigOptions) reset() error {
@@ -196,19 +121,5 @@ func (o *retryConfigOptions) reset() error {
 	if err := adaptive.Reset(o.Config); err != nil {
 		return fmt.Errorf("writing %s: %w", o.Config, err)
 	}
-	io := o.g.io
-	if o.Format == "json" {
-		return writeJSON(io, adaptive.ResetResult{Existed: existed, Path: o.Config, Reset: true, Warnings: []string{}})
-	}
-	fmt.Fprintf(io.Out, "Reset %s to the defaults\n", o.Config)
-	return nil
-}
-
-func writeJSON(io *IO, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(io.Out, "%s\n", b)
-	return err
+	return render.RenderReset(o.g.io.Out, advice.ResetResult{Existed: existed, Path: o.Config, Reset: true, Warnings: []string{}}, o.Format == "json")
 }

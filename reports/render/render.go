@@ -933,3 +933,18 @@ func isControl(r rune) bool {
 	return r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) ||
 		r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f || r == 0x061c
 }
+
+// SizeText is a file's size as people read it: 812 bytes, 80 KB, 1.4 MB.
+func SizeText(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 10_000:
+		return fmt.Sprintf("%.1f KB", float64(n)/1e3)
+	case n < 1_000_000:
+		return fmt.Sprintf("%.0f KB", float64(n)/1e3)
+	case n < 10_000_000:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	}
+	return fmt.Sprintf("%.0f MB", float64(n)/1e6)
+}

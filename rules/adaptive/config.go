@@ -671,21 +671,3 @@ func (c Config) Save(path string) error {
 // writes getDefaultConfig rather than removing the file). Keys orchestr8
 // does not know are dropped with the rest.
 func Reset(path string) error { return Default().Save(path) }
-
-// SetResult is `retry-config set --format json`: the value written under
-// key, and the warnings about what could not be read. Fields are in the
-// order of their JSON names, as the document always had them.
-type SetResult struct {
-	Key      string   `json:"key"`
-	Path     string   `json:"path"`
-	Value    any      `json:"value"` // an int, a float64 or a []string, as written
-	Warnings []string `json:"warnings"`
-}
-
-// ResetResult is `retry-config reset --format json`.
-type ResetResult struct {
-	Existed  bool     `json:"existed"`
-	Path     string   `json:"path"`
-	Reset    bool     `json:"reset"`
-	Warnings []string `json:"warnings"`
-}

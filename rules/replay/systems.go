@@ -6,6 +6,7 @@ import (
 
 	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/records"
+	"github.com/orchstat/orchstat/model/simulated"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
@@ -90,17 +91,12 @@ func variant(base *retry.Policy, name string, set func(p *retry.Policy)) *retry.
 	return p
 }
 
-// Orchestrator names the orchestrator's own episodes (provider requests,
-// L2 loops, L3 steps), whose ids carry no system; an agent's calls are
-// "<system>:…" (see EpisodeSystem).
-const Orchestrator = "orchestrator"
-
-// EpisodeSystem is the system whose record e comes from: Orchestrator,
+// EpisodeSystem is the system whose record e comes from: simulated.Orchestrator,
 // or the agent whose call it is ("claude-code", "codex", "otel").
 func EpisodeSystem(e *episode.Episode) string {
 	s, _, ok := strings.Cut(e.ID, ":")
 	if !ok || s == "" || strings.Contains(s, "/") {
-		return Orchestrator
+		return simulated.Orchestrator
 	}
 	return s
 }
