@@ -16,6 +16,7 @@ const module = "github.com/orchstat/orchstat/"
 // pure are the packages that compute and must stay cheap to build, test and
 // reuse: none links DuckDB, Arrow, cobra or the table renderer.
 var pure = []string{
+	"ingest",
 	"ingest/trace",
 	"model/records",
 	"ingest/runfile",
