@@ -5,16 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/orchstat/orchstat/model/events"
 
 	"github.com/spf13/cobra"
 
@@ -26,11 +21,6 @@ import (
 
 // execOps are seed 001's operations (line 20).
 var execOps = []string{"test", "build", "review", "custom"}
-
-// execMaxString bounds each string exec writes in a trace, as the
-// orchestrator's writer truncates strings over 4096 characters
-// (spec/EVENTS.md).
-const execMaxString = 4096
 
 type execOptions struct {
 	g          *globals
@@ -220,15 +210,15 @@ func execRun(ctx context.Context, o *execOptions) error {
 
 	e := &execution{o: o, policy: p, command: shellQuote(o.Argv), started: io.Now()}
 	e.maxAttempts = runner.MaxAttempts(p, o.Op)
-	e.openTrace()
+	e.record()
 	res := runner.Run(ctx, runner.Spec{
 		Op: o.Op, Argv: o.Argv, Path: path, Policy: p, Rand: o.Rand,
 		Timeout: o.Timeout, KillAfter: o.KillAfter,
 		Stdout: io.Out, Stderr: io.Err,
 		Now: io.Now, Sleep: o.Sleep,
 		Observer: runner.Observer{
-			AttemptStarted:  e.attemptStarted,
-			AttemptFinished: e.attemptFinished,
+			AttemptStarted:  e.rec.AttemptStarted,
+			AttemptFinished: e.rec.AttemptFinished,
 			RetryScheduled:  e.retryScheduled,
 			Halted:          e.halted,
 		},
@@ -316,8 +306,8 @@ type execCascade struct {
 	Action           string `json:"action"`
 }
 
-// execution is one exec invocation's bookkeeping: its trace, its notices
-// and its result.
+// execution is one exec invocation's bookkeeping: its notices and its
+// result; runner.Recorder writes its trace.
 type execution struct {
 	o           *execOptions
 	policy      *retry.Policy
@@ -325,136 +315,28 @@ type execution struct {
 	maxAttempts int
 	started     time.Time
 	finished    time.Time
-
-	runID string
-	// invocation names this invocation's record run: the run id, or, when
-	// appending to a run exec did not start, one of its own under it.
-	invocation string
-	ownRun     bool
-	trace      *os.File
-	traceErr   error
+	rec         *runner.Recorder
 }
 
-// openTrace starts a run, or joins the one --run-id names. A trace that
-// cannot be written costs the record, never the command: exec warns and
-// runs anyway.
-func (e *execution) openTrace() {
-	o := e.o
-	e.runID = o.RunID
-	var dir string
-	err := os.MkdirAll(o.RunsDir, 0o755)
-	if err == nil && e.runID == "" {
-		// The orchestrator's run id is Date.now(); two runs starting in
-		// the same millisecond take the next free one.
-		ms := e.started.UnixMilli()
-		for i := int64(0); ; i++ {
-			e.runID = strconv.FormatInt(ms+i, 10)
-			dir = filepath.Join(o.RunsDir, e.runID)
-			if err = os.Mkdir(dir, 0o755); !errors.Is(err, fs.ErrExist) || i == 1000 {
-				break
-			}
-		}
-		e.ownRun = err == nil
-	} else if err == nil {
-		dir = filepath.Join(o.RunsDir, e.runID)
-		if err = os.MkdirAll(dir, 0o755); err == nil {
-			fi, serr := os.Stat(filepath.Join(dir, "trace.jsonl"))
-			e.ownRun = serr != nil || fi.Size() == 0
-		}
-	}
-	if e.runID == "" {
-		e.runID = strconv.FormatInt(e.started.UnixMilli(), 10)
-	}
-	e.invocation = e.runID
-	if !e.ownRun && err == nil {
-		e.invocation = fmt.Sprintf("%s/exec-%d-%d", e.runID, e.started.UnixMilli(), os.Getpid())
-	}
-	if err == nil {
-		e.trace, err = os.OpenFile(filepath.Join(dir, "trace.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	}
-	if err != nil {
-		e.warnTrace(err)
-		return
-	}
-	if e.ownRun {
-		e.event(e.started, events.RunStarted, map[string]any{"taskId": "exec:" + o.Op, "goal": clip(e.command)})
-	}
-}
-
-func (e *execution) warnTrace(err error) {
-	if e.traceErr == nil {
-		e.traceErr = err
-		fmt.Fprintf(e.o.g.io.Err, "orchstat: warning: the attempts are not recorded in a trace: %v\n", err)
-	}
-}
-
-// event appends one line to the trace (in one write: see trace.Writer).
-func (e *execution) event(at time.Time, typ string, payload map[string]any) {
-	if e.trace == nil || e.traceErr != nil {
-		return
-	}
-	if err := trace.NewWriter(e.trace, e.runID).Write(at, typ, payload); err != nil {
-		e.warnTrace(err)
-	}
-}
-
-func (e *execution) base(attempt int) map[string]any {
-	m := map[string]any{"invocationId": e.invocation, "op": e.o.Op}
-	if attempt > 0 {
-		m["attempt"] = attempt
-	}
-	return m
-}
-
-func (e *execution) argv() []string {
-	out := make([]string, len(e.o.Argv))
-	for i, a := range e.o.Argv {
-		out[i] = clip(a)
-	}
-	return out
-}
-
-func (e *execution) attemptStarted(n, pid int, at time.Time) {
-	m := e.base(n)
-	m["argv"], m["pid"] = e.argv(), pid
-	e.event(at, events.CommandAttemptStarted, m)
-}
-
-func (e *execution) attemptFinished(a runner.Attempt) {
-	m := e.base(a.N)
-	m["argv"], m["command"] = e.argv(), clip(e.command)
-	m["passed"], m["timedOut"], m["durationMs"] = a.Passed(), a.TimedOut, a.Duration.Milliseconds()
-	m["exitCode"], m["signal"] = nil, nil
-	if a.Signal != "" {
-		m["signal"] = a.Signal
-	} else {
-		m["exitCode"] = a.ExitCode
-	}
-	m["class"], m["signature"], m["stderrTail"] = nil, nil, nil
-	if !a.Passed() {
-		m["class"], m["signature"], m["stderrTail"] = string(a.Class), a.Signature, clip(a.StderrTail)
-	}
-	e.event(a.Started.Add(a.Duration), events.CommandAttemptFinished, m)
+// record starts the invocation's trace: its own run, or the one --run-id
+// names.
+func (e *execution) record() {
+	e.rec = runner.Record(runner.RecordSpec{
+		Op: e.o.Op, Argv: e.o.Argv, Command: e.command, RunsDir: e.o.RunsDir, RunID: e.o.RunID,
+		Started: e.started, PID: os.Getpid(), Append: trace.AppendLine,
+		Warn: func(err error) {
+			fmt.Fprintf(e.o.g.io.Err, "orchstat: warning: the attempts are not recorded in a trace: %v\n", err)
+		},
+	})
 }
 
 func (e *execution) retryScheduled(a runner.Attempt, wait time.Duration) {
-	m := e.base(a.N)
-	m["nextAttempt"], m["waitMs"], m["class"], m["signature"] = a.N+1, wait.Milliseconds(), string(a.Class), a.Signature
-	e.event(e.o.g.io.Now(), events.CommandRetryScheduled, m)
+	e.rec.RetryScheduled(a, wait, e.o.g.io.Now())
 	e.notice("%s failed (attempt %d/%d): %s; retrying%s", e.o.Op, a.N, e.maxAttempts, a.Error(), waitText(wait))
 }
 
 func (e *execution) halted(a runner.Attempt, reason string) {
-	m := e.base(a.N)
-	m["reason"], m["class"], m["signature"] = reason, string(a.Class), a.Signature
-	e.event(e.o.g.io.Now(), events.CommandHalted, m)
-}
-
-func attempts(n int) string {
-	if n == 1 {
-		return "1 attempt"
-	}
-	return strconv.Itoa(n) + " attempts"
+	e.rec.Halted(a, reason, e.o.g.io.Now())
 }
 
 func waitText(d time.Duration) string {
@@ -478,7 +360,7 @@ func (e *execution) result(res runner.Result) execResult {
 		Op:       e.o.Op,
 		Reason:   res.Reason,
 		ExitCode: res.Status,
-		RunID:    e.runID,
+		RunID:    e.rec.RunID(),
 		Policy:   e.policy.Name,
 	}
 	if res.Success {
@@ -497,13 +379,13 @@ func (e *execution) result(res runner.Result) execResult {
 		e.notice("%s interrupted during attempt %d", e.o.Op, out.Attempts)
 	case "signature_halt":
 		out.EscalationRequired = true
-		e.notice("%s failed after %s: halted, the same failure %d times in a row (signature_halt)", e.o.Op, attempts(out.Attempts), e.policy.SignatureHalt)
+		e.notice("%s failed after %s: halted, the same failure %d times in a row (signature_halt)", e.o.Op, runner.Attempts(out.Attempts), e.policy.SignatureHalt)
 	case "class":
 		out.EscalationRequired = true
-		e.notice("%s failed after %s: policy %s does not retry %s", e.o.Op, attempts(out.Attempts), e.policy.Name, out.Class)
+		e.notice("%s failed after %s: policy %s does not retry %s", e.o.Op, runner.Attempts(out.Attempts), e.policy.Name, out.Class)
 	default:
 		out.EscalationRequired = true
-		e.notice("%s failed after %s (%s)", e.o.Op, attempts(out.Attempts), res.Reason)
+		e.notice("%s failed after %s (%s)", e.o.Op, runner.Attempts(out.Attempts), res.Reason)
 	}
 	return out
 }
@@ -529,7 +411,7 @@ func (e *execution) cascade(ctx context.Context, res runner.Result, out *execRes
 	}
 	defer st.Close()
 	failed, err := query.RecordExecInvocation(ctx, st, query.ExecInvocation{
-		StartedAt: e.started, FinishedAt: e.finished, RunID: e.invocation, Op: e.o.Op,
+		StartedAt: e.started, FinishedAt: e.finished, RunID: e.rec.Invocation(), Op: e.o.Op,
 		Command: e.command, Dir: e.o.Dir, Success: res.Success, Attempts: len(res.Attempts), Reason: res.Reason,
 	}, window)
 	if err != nil {
@@ -553,36 +435,10 @@ func (e *execution) cascade(ctx context.Context, res runner.Result, out *execRes
 		n, len(failed), e.command, e.o.Dir, c.Threshold, e.command)
 }
 
-// finish writes the invocation's last events and makes the trace durable.
+// finish writes the invocation's last events.
 func (e *execution) finish(res runner.Result, out execResult) {
-	status := "failure"
-	switch {
-	case res.Success:
-		status = "success"
-	case res.Reason == runner.ReasonInterrupted:
-		status = "cancelled"
-	}
-	m := e.base(0)
-	m["argv"], m["command"] = e.argv(), clip(e.command)
-	m["status"], m["success"], m["attempts"], m["maxAttempts"] = status, res.Success, len(res.Attempts), e.maxAttempts
-	m["reason"], m["exitStatus"], m["finalError"] = res.Reason, out.ExitCode, clip(out.FinalError)
-	m["escalationRequired"], m["cascadeDetected"], m["policy"] = out.EscalationRequired, out.CascadeDetected, e.policy.Name
-	m["startedAt"] = e.started.UTC().Format("2006-01-02T15:04:05.000Z")
-	m["durationMs"] = e.finished.Sub(e.started).Milliseconds()
-	e.event(e.finished, events.CommandFinished, m)
-	if e.ownRun {
-		summary := fmt.Sprintf("%s %s after %s: %s", e.o.Op, status, attempts(len(res.Attempts)), res.Reason)
-		e.event(e.finished, events.RunFinished, map[string]any{"status": status, "summary": summary})
-	}
-	if e.trace == nil {
-		return
-	}
-	if err := e.trace.Sync(); err != nil {
-		e.warnTrace(err)
-	}
-	if err := e.trace.Close(); err != nil {
-		e.warnTrace(err)
-	}
+	e.rec.Finish(runner.Finished{Result: res, MaxAttempts: e.maxAttempts, ExitStatus: out.ExitCode, FinalError: out.FinalError,
+		EscalationRequired: out.EscalationRequired, CascadeDetected: out.CascadeDetected, Policy: e.policy.Name, At: e.finished})
 }
 
 // writeResult prints the JSON result where it does not mix with the
@@ -602,21 +458,6 @@ func (e *execution) writeResult(out execResult) {
 			io.Err.Write(b)
 		}
 	}
-}
-
-// clip truncates a string for the trace at a character boundary.
-func clip(s string) string {
-	if len(s) <= execMaxString {
-		return s
-	}
-	n := 0
-	for i := range s {
-		if n == execMaxString {
-			return s[:i]
-		}
-		n++
-	}
-	return s
 }
 
 // shellQuote renders argv as a shell would need it typed, for display.
