@@ -31,9 +31,10 @@ type feedKey struct{}
 // feed is one INSERT's rows: a declared table's rows, from one or more
 // sets.
 type feed struct {
-	conv *rowConv
-	segs []feedSeg
-	n    int
+	table string
+	conv  *rowConv
+	segs  []feedSeg
+	n     int
 }
 
 // feedSeg is one set's rows of the table: n rows from base, conv.size

@@ -96,7 +96,7 @@ func TestFeedWithoutRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	if err := tx.Append(&rows.Set{}); err != nil { // registers the feed
+	if err := tx.Append(&rows.Set{Events: []rows.Event{{Type: "T"}}}); err != nil { // registers the feed
 		t.Fatal(err)
 	}
 	err = tx.Exec(ctx, "SELECT * FROM "+feedFunc+"()")

@@ -110,15 +110,18 @@ func (t *Tx) AppendStates(s *rows.States) error {
 
 // appendTables inserts each table's rows from the sets, skipping a table
 // none of them has rows for.
-func (t *Tx) appendTables(tables []Table, sets []reflect.Value) error {
-	if t.s.fed != t.s.conn {
-		if err := t.s.registerFeed(); err != nil {
-			return err
-		}
-		t.s.fed = t.s.conn
-	}
+//
+// The INSERTs run on one DuckDB thread, the caller's: with DuckDB's
+// others on, the feed's scan ran on one of them, calling into Go from a
+// thread Go did not start while ingest's readers kept Go busy, and a cold
+// ingest took more CPU and time than through the Appender; on the
+// caller's thread it took less (benchmarks/RESULTS.md). The store's
+// thread count is restored afterwards, for the commit's checkpoint and
+// the reads.
+func (t *Tx) appendTables(tables []Table, sets []reflect.Value) (err error) {
+	var feeds []*feed
 	for _, tb := range tables {
-		f := &feed{conv: rowConvs[tb.Name]}
+		f := &feed{conv: rowConvs[tb.Name], table: tb.Name}
 		for _, s := range sets {
 			rs := f.conv.rowsOf(s)
 			if rs.Len() > 0 {
@@ -126,12 +129,38 @@ func (t *Tx) appendTables(tables []Table, sets []reflect.Value) error {
 				f.n += rs.Len()
 			}
 		}
-		if f.n == 0 {
-			continue
+		if f.n > 0 {
+			feeds = append(feeds, f)
 		}
-		ctx := context.WithValue(context.Background(), feedKey{}, f)
-		if _, err := t.s.conn.ExecContext(ctx, "INSERT INTO "+tb.Name+" SELECT * FROM "+feedFunc+"()"); err != nil {
-			return fmt.Errorf("appending to %s: %w", tb.Name, err)
+	}
+	if len(feeds) == 0 {
+		return nil
+	}
+	ctx := context.Background()
+	if t.s.fed != t.s.conn {
+		if err := t.s.registerFeed(); err != nil {
+			return err
+		}
+		t.s.fed = t.s.conn
+	}
+	var threads int64
+	if err := t.s.conn.QueryRowContext(ctx, `SELECT current_setting('threads')`).Scan(&threads); err != nil {
+		return fmt.Errorf("reading DuckDB's thread count: %w", err)
+	}
+	if threads > 1 {
+		if _, err := t.s.conn.ExecContext(ctx, `SET threads = 1`); err != nil {
+			return err
+		}
+		defer func() {
+			if _, rerr := t.s.conn.ExecContext(ctx, fmt.Sprintf(`SET threads = %d`, threads)); err == nil {
+				err = rerr
+			}
+		}()
+	}
+	for _, f := range feeds {
+		fctx := context.WithValue(ctx, feedKey{}, f)
+		if _, err := t.s.conn.ExecContext(fctx, "INSERT INTO "+f.table+" SELECT * FROM "+feedFunc+"()"); err != nil {
+			return fmt.Errorf("appending to %s: %w", f.table, err)
 		}
 	}
 	return nil
