@@ -26,8 +26,8 @@ type Table struct {
 	Columns []Column
 }
 
-// rowConvs turn a row of each declared table into the values DuckDB's
-// Appender takes, by table name.
+// rowConvs say how feedFunc reads a row of each declared table, by table
+// name.
 var rowConvs = map[string]*rowConv{}
 
 // declaredNotes are the declared columns' doc tags, by table.column (see

@@ -68,6 +68,7 @@ type Store struct {
 	priceTable *prices.Table
 	priceSetup []stmt
 	pricedOn   bool
+	fed        *sql.Conn // the conn whose database has feedFunc (feed.go)
 }
 
 // LockError reports that another process kept the database locked.

@@ -3,13 +3,11 @@ package query
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/orchstat/orchstat/model/rows"
@@ -85,15 +83,16 @@ func (t *Tx) DeleteFiles(ctx context.Context, ids []int32) error {
 }
 
 // Append adds the rows of sets, table by table in rows.Set's order, one
-// DuckDB Appender per table for all of them. Strings taken from file
-// names or records may not be UTF-8; they are stored as rows.StoreString
-// says, but for a table whose declaration keeps them verbatim (events).
+// INSERT per table for all of them, its rows fed to DuckDB a chunk at a
+// time by feedFunc. Strings taken from file names or records may not be
+// UTF-8; they are stored as rows.StoreString says, but for a table whose
+// declaration keeps them verbatim (events).
 //
-// Rows go through DuckDB's Appender: a table function that DuckDB scans on
-// all its threads (duckdb-go's ParallelChunkTableFunction) measured the
-// same on the benchmark corpus, and Arrow needs a build tag; see
-// benchmarks/RESULTS.md. The Appender encodes what it is given for a JSON
-// column as JSON, so no column orchstat writes is JSON (see rows.Event).
+// The chunk feed took less CPU than DuckDB's Appender, which is given a
+// row at a time, each value boxed into a driver.Value; Arrow needs a
+// build tag; see benchmarks/RESULTS.md. A setter encodes what it is given
+// for a JSON column as JSON, so no column orchstat writes is JSON (see
+// rows.Event).
 func (t *Tx) Append(sets ...*rows.Set) error {
 	vs := make([]reflect.Value, 0, len(sets))
 	for _, s := range sets {
@@ -109,73 +108,75 @@ func (t *Tx) AppendStates(s *rows.States) error {
 	return t.appendTables(stateTables, []reflect.Value{reflect.ValueOf(s).Elem()})
 }
 
-// appendTables appends each table's rows from the sets, skipping a table
+// appendTables inserts each table's rows from the sets, skipping a table
 // none of them has rows for.
-func (t *Tx) appendTables(tables []Table, sets []reflect.Value) error {
+//
+// The INSERTs run on one DuckDB thread, the caller's: with DuckDB's
+// others on, the feed's scan ran on one of them, calling into Go from a
+// thread Go did not start while ingest's readers kept Go busy, and a cold
+// ingest took more CPU and time than through the Appender; on the
+// caller's thread it took less (benchmarks/RESULTS.md). The store's
+// thread count is restored afterwards, for the commit's checkpoint and
+// the reads.
+func (t *Tx) appendTables(tables []Table, sets []reflect.Value) (err error) {
+	var feeds []*feed
 	for _, tb := range tables {
-		conv := rowConvs[tb.Name]
-		n := 0
+		f := &feed{conv: rowConvs[tb.Name], table: tb.Name}
 		for _, s := range sets {
-			n += conv.rowsOf(s).Len()
-		}
-		if n == 0 {
-			continue
-		}
-		err := t.appendEach(tb.Name, func(add func(...driver.Value) error) error {
-			vals := make([]driver.Value, len(conv.cols))
-			for _, s := range sets {
-				rs := conv.rowsOf(s)
-				if rs.Len() == 0 {
-					continue
-				}
-				base := rs.UnsafePointer()
-				for i := range rs.Len() {
-					conv.values(unsafe.Add(base, uintptr(i)*conv.size), vals)
-					if err := add(vals...); err != nil {
-						return err
-					}
-				}
+			rs := f.conv.rowsOf(s)
+			if rs.Len() > 0 {
+				f.segs = append(f.segs, feedSeg{rs.UnsafePointer(), rs.Len()})
+				f.n += rs.Len()
 			}
-			return nil
-		})
-		if err != nil {
+		}
+		if f.n > 0 {
+			feeds = append(feeds, f)
+		}
+	}
+	if len(feeds) == 0 {
+		return nil
+	}
+	ctx := context.Background()
+	if t.s.fed != t.s.conn {
+		if err := t.s.registerFeed(); err != nil {
 			return err
+		}
+		t.s.fed = t.s.conn
+	}
+	var threads int64
+	if err := t.s.conn.QueryRowContext(ctx, `SELECT current_setting('threads')`).Scan(&threads); err != nil {
+		return fmt.Errorf("reading DuckDB's thread count: %w", err)
+	}
+	if threads > 1 {
+		if _, err := t.s.conn.ExecContext(ctx, `SET threads = 1`); err != nil {
+			return err
+		}
+		defer func() {
+			if _, rerr := t.s.conn.ExecContext(ctx, fmt.Sprintf(`SET threads = %d`, threads)); err == nil {
+				err = rerr
+			}
+		}()
+	}
+	for _, f := range feeds {
+		fctx := context.WithValue(ctx, feedKey{}, f)
+		if _, err := t.s.conn.ExecContext(fctx, "INSERT INTO "+f.table+" SELECT * FROM "+feedFunc+"()"); err != nil {
+			return fmt.Errorf("appending to %s: %w", f.table, err)
 		}
 	}
 	return nil
 }
 
-// appendEach appends the rows each calls add with, as they come.
-func (t *Tx) appendEach(table string, each func(add func(...driver.Value) error) error) error {
-	return t.s.conn.Raw(func(dc any) error {
-		a, err := duckdb.NewAppenderFromConn(dc.(driver.Conn), "", table)
-		if err != nil {
-			return err
-		}
-		add := func(row ...driver.Value) error {
-			if err := a.AppendRow(row...); err != nil {
-				return fmt.Errorf("appending to %s: %w", table, err)
-			}
-			return nil
-		}
-		if err := each(add); err != nil {
-			a.Close()
-			return err
-		}
-		return a.Close()
-	})
-}
-
-// rowConv turns rows of one declared type into Appender values. Where
-// each column lies in the row and what Go type it has are found once per
+// rowConv is how feedFunc reads rows of one declared type. Where each
+// column lies in the row and what Go type it has are found once per
 // table, by reflection, when the table is declared; a row is then read at
-// those offsets, with no reflection per row or field: the Appender is a
-// cold ingest's hot path, and reflect.Value per field cost about as much
-// as DuckDB's own append of it.
+// those offsets, with no reflection per row or field: this is a cold
+// ingest's hot path, and reflect.Value per field cost about as much as
+// DuckDB's own append of it.
 type rowConv struct {
-	set  []int   // the table's field in its set
-	size uintptr // a row's size, the slice's stride
-	cols []colConv
+	set   []int   // the table's field in its set
+	size  uintptr // a row's size, the slice's stride
+	cols  []colConv
+	infos []duckdb.ColumnInfo // feedFunc's columns, the table's
 }
 
 type colConv struct {
@@ -215,11 +216,12 @@ func newRowConv(row reflect.Type, set []int, verbatim bool) *rowConv {
 		}
 		col.kind = kindOf(t, verbatim)
 		c.cols = append(c.cols, col)
+		c.infos = append(c.infos, columnInfo(f.Tag.Get("col")))
 	}
 	return c
 }
 
-// kindOf is how a field of type t becomes an Appender value.
+// kindOf is how a field of type t is read and set.
 func kindOf(t reflect.Type, verbatim bool) colKind {
 	switch {
 	case t == timeType:
@@ -245,39 +247,6 @@ func kindOf(t reflect.Type, verbatim bool) colKind {
 }
 
 func (c *rowConv) rowsOf(set reflect.Value) reflect.Value { return set.FieldByIndex(c.set) }
-
-// values puts the columns of the row at p in vals. The offsets and types
-// are the row type's own (newRowConv), so each read is of the field's
-// type.
-func (c *rowConv) values(p unsafe.Pointer, vals []driver.Value) {
-	for i, col := range c.cols {
-		f := unsafe.Add(p, col.off)
-		if col.nullable {
-			if f = *(*unsafe.Pointer)(f); f == nil {
-				vals[i] = nil
-				continue
-			}
-		}
-		switch col.kind {
-		case colString:
-			vals[i] = rows.StoreString(*(*string)(f))
-		case colVerbatim:
-			vals[i] = *(*string)(f)
-		case colInt32:
-			vals[i] = *(*int32)(f)
-		case colInt64:
-			vals[i] = *(*int64)(f)
-		case colUint64:
-			vals[i] = *(*uint64)(f)
-		case colFloat64:
-			vals[i] = *(*float64)(f)
-		case colBool:
-			vals[i] = *(*bool)(f)
-		case colTime:
-			vals[i] = *(*time.Time)(f)
-		}
-	}
-}
 
 // Exec runs a statement in the transaction: for statements the Tx has no
 // method for, such as a test arranging rows a read model then reads.
