@@ -1,8 +1,8 @@
 // Package rows declares the store's tables that ingest fills, one Go
 // struct per table: a field's `col` tag is its column and SQL type, in
 // column order, and its `doc` tag what docs/schema.md says of it beyond
-// that. The store derives its DDL, its schema doc and the conversion of a
-// row to the values DuckDB appends from these declarations alone, so a
+// that. The store derives its DDL, its schema doc and how a row's values
+// reach DuckDB (query's chunk feed) from these declarations alone, so a
 // column is declared once (see Set for how a table is named).
 //
 // A pointer field is a nullable column: nil is NULL.
@@ -86,8 +86,8 @@ type Event struct {
 	EventKey
 	Type          string `col:"type VARCHAR"`
 	SchemaVersion *int32 "col:\"schema_version INTEGER\" doc:\"the line's `schemaVersion`\""
-	// Payload is JSON text, not a JSON column: DuckDB's Appender encodes
-	// what it is given for a JSON column as JSON.
+	// Payload is JSON text, not a JSON column: duckdb-go encodes what it
+	// is given for a JSON column as JSON.
 	Payload string `col:"payload VARCHAR" doc:"the payload's JSON text, byte for byte as the trace holds it"`
 }
 
