@@ -20,17 +20,12 @@ import (
 // there instead of failing and retrying at every cron round.
 const learnedLimitKey = "ingest_memory_limit"
 
-// outOfMemory matches DuckDB's errors for a buffer pool too small for the
-// work: they reach us wrapped ("Failed to commit: could not allocate block
-// of size 256.0 KiB (63.7 MiB/64.0 MiB used)"), so the type prefix alone
-// is not enough.
+// What counts as DuckDB running out of memory is disk.IsOutOfMemory's:
+// a commit's failure does not say "Out of Memory" (see there). A buffer
+// pool that must spill where the disk is nearly full fails too, and a
+// larger pool needs no spill, so that is retried the same way (tempFull
+// tells it apart).
 //
-// A buffer pool that must spill to disk where the disk is nearly full
-// fails instead with "failed to offload data block … max_temp_directory_size":
-// DuckDB caps its spill files by the free space. A larger pool needs no
-// spill, so that is retried the same way (tempFull tells it apart).
-var outOfMemory = regexp.MustCompile(`(?i)out of memory|could not allocate block|failed to (allocate|pin|offload) (data )?block|max_temp_directory_size`)
-
 // tempFull matches DuckDB's failure to spill to its temporary directory.
 var tempFull = regexp.MustCompile(`(?i)failed to offload|max_temp_directory_size`)
 
@@ -93,7 +88,7 @@ func Run(ctx context.Context, st Store, opts Options) (*Result, error) {
 	txns := 0
 	for {
 		res, committed, err := runOnce(ctx, st, opts, limit)
-		if err == nil || !outOfMemory.MatchString(err.Error()) || limit >= ceiling || ctx.Err() != nil {
+		if err == nil || !disk.IsOutOfMemory(err) || limit >= ceiling || ctx.Err() != nil {
 			if res != nil {
 				res.merge(done, replaced, moved, txns)
 			}
@@ -103,7 +98,7 @@ func Run(ctx context.Context, st Store, opts Options) (*Result, error) {
 			if err == nil && opts.Full && res.Files > 0 {
 				err = st.SaveSetting(ctx, lastFullPass, opts.Now().UTC().Format(time.RFC3339Nano))
 			}
-			oom := err != nil && outOfMemory.MatchString(err.Error())
+			oom := disk.IsOutOfMemory(err)
 			if oom && tempFull.MatchString(err.Error()) {
 				dir := filepath.Dir(st.DBPath())
 				free, _ := disk.FreeBytes(dir)

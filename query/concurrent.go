@@ -18,14 +18,11 @@ import (
 // the report's CPU for no gain in time. Queries side by side use the
 // cores instead. The store's thread count is restored afterwards.
 func (s *Store) ReportConcurrently(ctx context.Context, f Filter) (*reports.Report, error) {
-	var threads int64
-	if err := s.conn.QueryRowContext(ctx, `SELECT current_setting('threads')`).Scan(&threads); err != nil {
-		return nil, fmt.Errorf("reading DuckDB's thread count: %w", err)
-	}
-	if _, err := s.conn.ExecContext(ctx, `SET threads = 1`); err != nil {
+	restore, err := s.oneThread(ctx)
+	if err != nil {
 		return nil, err
 	}
-	defer s.conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`SET threads = %d`, threads))
+	defer restore()
 	setup, err := s.pricing(ctx)
 	if err != nil {
 		return nil, err

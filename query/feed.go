@@ -17,7 +17,7 @@ import (
 // rows in the statement's context (feedKey). DuckDB asks it for a chunk of
 // rows at a time and it fills each column's vector with typed setters, so
 // no value is boxed into a driver.Value and no row crosses into DuckDB on
-// its own, as they do through the Appender.
+// its own (duckdb-go's row Appender, used before, did both).
 //
 // A table function is registered in the database, not the connection, and
 // registering a name again silently keeps the first definition; so there
@@ -176,8 +176,7 @@ var sqlTypes = map[string]duckdb.Type{
 
 // columnInfo is feedFunc's column for a declared `col:"name TYPE"` tag:
 // the table's own type, so that INSERT … SELECT * casts nothing and a
-// value is converted to the column's type by the setter, as the Appender
-// converts it.
+// value is converted to the column's type by the setter.
 func columnInfo(tag string) duckdb.ColumnInfo {
 	name, typ, _ := strings.Cut(tag, " ")
 	t, ok := sqlTypes[typ]

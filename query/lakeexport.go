@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchstat/orchstat/model/disk"
 	"github.com/orchstat/orchstat/query/lake"
 )
 
@@ -386,7 +387,7 @@ func (e *export) stage(ctx context.Context, dirty []partition, out *Exported) ([
 			continue
 		}
 		got, rows, err := e.copyTable(ctx, t, filepath.Join(dir, t.Name))
-		if isOutOfMemory(err) {
+		if disk.IsOutOfMemory(err) {
 			// A row too wide for the bound: this table is written with the
 			// store's own limit, and the export says so.
 			out.Warnings = append(out.Warnings, fmt.Sprintf("table %s did not fit the export's %s of memory; it was written with the store's limit (%s) instead: %v", t.Name, e.memory, before, err))
@@ -422,9 +423,6 @@ func (e *export) stage(ctx context.Context, dirty []partition, out *Exported) ([
 	}
 	return files, nil
 }
-
-// exportMemory is DuckDB's memory limit during an export's COPYs.
-const exportMemory = boundedMemory
 
 const rowGroupBytes = "16MB"
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchstat/orchstat/model/disk"
 	"github.com/orchstat/orchstat/query/lake"
 )
 
@@ -118,9 +119,15 @@ func OpenLake(ctx context.Context, lk lake.Lake, o LakeOptions) (*Store, LakeRea
 	}
 	l := &lakeSync{st: st, lk: lk, read: &got}
 	err = l.syncBounded(ctx, objs, o)
-	if isOutOfMemory(err) && o.Replica != "" {
+	if disk.IsOutOfMemory(err) && o.Replica != "" {
 		// More changed than the bound holds in one transaction: read it
-		// again with the store's own limit, and say so.
+		// again with the store's own limit, and say so, on a new instance
+		// (one that failed for want of memory, at a commit above all, is
+		// not to be trusted: see Reopen).
+		if rerr := st.Reopen(ctx); rerr != nil {
+			st.Close()
+			return nil, got, errors.Join(err, rerr)
+		}
 		got = LakeRead{Warnings: []string{fmt.Sprintf("reading the lake's changes into its replica did not fit in %s of memory; read them with DuckDB's own limit instead: %v", cmp.Or(o.Memory, lakeReadMemory), err)}}
 		l = &lakeSync{st: st, lk: lk, read: &got}
 		err = st.inTransaction(ctx, "reading lake "+lk.Location(), func() error { return l.sync(ctx, objs, o) })

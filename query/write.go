@@ -20,6 +20,9 @@ import (
 type Tx struct {
 	s    *Store
 	done bool
+	// threads puts back DuckDB's thread count once the transaction ends,
+	// when its appends ran on one thread (see appendTables).
+	threads func() error
 }
 
 // Begin starts a write transaction.
@@ -49,7 +52,18 @@ func (t *Tx) Commit(ctx context.Context) error {
 	t.done = true
 	// The calls may have models the prices were not looked up for.
 	t.s.priceSetup, t.s.pricedOn = nil, false
-	return nil
+	return t.end()
+}
+
+// end puts back what the transaction's appends changed, once DuckDB
+// accepts statements again (it refuses them in a transaction that failed).
+func (t *Tx) end() error {
+	if t.threads == nil {
+		return nil
+	}
+	restore := t.threads
+	t.threads = nil
+	return restore()
 }
 
 // Rollback ends the transaction, dropping its rows. It is safe to call
@@ -59,6 +73,7 @@ func (t *Tx) Rollback(ctx context.Context) {
 		t.done = true
 		t.s.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 	}
+	t.end()
 }
 
 // DeleteFiles removes every row the files with these ids contributed to
@@ -116,8 +131,9 @@ func (t *Tx) AppendStates(s *rows.States) error {
 // thread Go did not start while ingest's readers kept Go busy, and a cold
 // ingest took more CPU and time than through the Appender; on the
 // caller's thread it took less (benchmarks/RESULTS.md). The store's
-// thread count is restored afterwards, for the commit's checkpoint and
-// the reads.
+// thread count is put back when the transaction ends (Commit, Rollback),
+// for the checkpoint and the reads: not before, since DuckDB refuses a SET
+// in a transaction an INSERT failed.
 func (t *Tx) appendTables(tables []Table, sets []reflect.Value) (err error) {
 	var feeds []*feed
 	for _, tb := range tables {
@@ -143,19 +159,10 @@ func (t *Tx) appendTables(tables []Table, sets []reflect.Value) (err error) {
 		}
 		t.s.fed = t.s.conn
 	}
-	var threads int64
-	if err := t.s.conn.QueryRowContext(ctx, `SELECT current_setting('threads')`).Scan(&threads); err != nil {
-		return fmt.Errorf("reading DuckDB's thread count: %w", err)
-	}
-	if threads > 1 {
-		if _, err := t.s.conn.ExecContext(ctx, `SET threads = 1`); err != nil {
+	if t.threads == nil {
+		if t.threads, err = t.s.oneThread(ctx); err != nil {
 			return err
 		}
-		defer func() {
-			if _, rerr := t.s.conn.ExecContext(ctx, fmt.Sprintf(`SET threads = %d`, threads)); err == nil {
-				err = rerr
-			}
-		}()
 	}
 	for _, f := range feeds {
 		fctx := context.WithValue(ctx, feedKey{}, f)

@@ -427,7 +427,7 @@ func FuzzClassify(f *testing.F) {
 	})
 }
 
-// go test ./rules/failure -run - -bench Classify -benchmem
+// go test ./model/failure -run - -bench Classify -benchmem
 func BenchmarkClassify(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {

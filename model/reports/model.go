@@ -366,7 +366,7 @@ type Table struct {
 	// apart from the string '-'.
 	Null string
 	// Width is the terminal's width in columns: table and markdown output
-	// are fitted to it (see fit.go). 0 (not a terminal, or --wide) draws
+	// are fitted to it (see reports/render/fit.go). 0 (not a terminal, or --wide) draws
 	// every cell in full.
 	Width int
 }

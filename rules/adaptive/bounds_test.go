@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/orchstat/orchstat/model/orchestr8/spec"
 )
 
 // The retry configuration is bounded like the YAML files: nesting past
@@ -43,7 +45,7 @@ func TestLoadHostile(t *testing.T) {
 		case <-time.After(30 * time.Second): // a hang guard
 			t.Fatalf("%s: Load did not return", tc.path)
 		}
-		if len(w) != 1 || !strings.HasPrefix(w[0].String(), tc.want) || c.MaxRetries != DefaultMaxRetries {
+		if len(w) != 1 || !strings.HasPrefix(w[0].String(), tc.want) || c.MaxRetries != spec.DefaultMaxRetries {
 			t.Errorf("%s: %v %+v, want %q", tc.path, w, c.MaxRetries, tc.want)
 		}
 		if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {

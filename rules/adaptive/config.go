@@ -43,30 +43,6 @@ import (
 // root (retry.js's CONFIG_FILE; seed 004 lines 16 and 138).
 const DefaultPath = ".claude/retry-config.json"
 
-// The file's keys, defaults, stages and strategy names are orchestr8's
-// own, written once in model/orchestr8/spec; these name them here.
-const (
-	KeyMaxRetries = spec.KeyMaxRetries
-	KeyWindowSize = spec.KeyWindowSize
-	KeyThreshold  = spec.KeyThreshold
-	KeyStrategies = spec.KeyStrategies
-
-	DefaultMaxRetries = spec.DefaultMaxRetries
-	DefaultWindowSize = spec.DefaultWindowSize
-	DefaultThreshold  = spec.DefaultThreshold
-)
-
-var (
-	// Keys lists the top-level keys in the order orchestr8 writes them.
-	Keys = spec.Keys
-	// Stages are orchestr8's pipeline stages in pipeline order.
-	Stages = spec.Stages
-	// Strategies are the names applyStrategy knows. A name outside the
-	// list is passed on by orchestr8 but changes nothing in the prompt, so
-	// Set refuses one and Load warns about one.
-	Strategies = spec.Strategies
-)
-
 // maxFile bounds what Load reads: the file is a few hundred bytes, and one
 // of megabytes is not a configuration anyone wrote.
 const maxFile = 1 << 20
@@ -101,14 +77,14 @@ type extraKey struct {
 // Default is orchestr8's getDefaultConfig, every value marked defaulted.
 func Default() Config {
 	c := Config{
-		MaxRetries:           DefaultMaxRetries,
-		WindowSize:           DefaultWindowSize,
-		HighFailureThreshold: DefaultThreshold,
+		MaxRetries:           spec.DefaultMaxRetries,
+		WindowSize:           spec.DefaultWindowSize,
+		HighFailureThreshold: spec.DefaultThreshold,
 		Strategies:           spec.DefaultStrategies(),
 		Defaulted:            map[string]bool{},
-		order:                slices.Clone(Stages),
+		order:                slices.Clone(spec.Stages),
 	}
-	for _, k := range Keys {
+	for _, k := range spec.Keys {
 		c.Defaulted[k] = true
 	}
 	return c
@@ -252,29 +228,29 @@ func Parse(path string, b []byte) (Config, []Warning) {
 	}
 	for _, m := range lastOf(top) {
 		switch m.key {
-		case KeyMaxRetries:
+		case spec.KeyMaxRetries:
 			if n, ok := count(m.raw, spec.MaxRetriesRange); ok {
 				c.MaxRetries, c.Defaulted[m.key] = n, false
 			} else {
-				warn(m.valOff, m.key, "must be a whole number from 0 up, got %s; using the default %d", show(m.raw), DefaultMaxRetries)
+				warn(m.valOff, m.key, "must be a whole number from 0 up, got %s; using the default %d", show(m.raw), spec.DefaultMaxRetries)
 			}
-		case KeyWindowSize:
+		case spec.KeyWindowSize:
 			if n, ok := count(m.raw, spec.WindowSizeRange); ok {
 				c.WindowSize, c.Defaulted[m.key] = n, false
 			} else {
-				warn(m.valOff, m.key, "must be a whole number from 1 up, got %s; using the default %d", show(m.raw), DefaultWindowSize)
+				warn(m.valOff, m.key, "must be a whole number from 1 up, got %s; using the default %d", show(m.raw), spec.DefaultWindowSize)
 			}
-		case KeyThreshold:
+		case spec.KeyThreshold:
 			if f, ok := fraction(m.raw); ok {
 				c.HighFailureThreshold, c.Defaulted[m.key] = f, false
 			} else {
-				warn(m.valOff, m.key, "must be a number from 0 to 1, got %s; using the default %v", show(m.raw), DefaultThreshold)
+				warn(m.valOff, m.key, "must be a number from 0 to 1, got %s; using the default %v", show(m.raw), spec.DefaultThreshold)
 			}
-		case KeyStrategies:
+		case spec.KeyStrategies:
 			parseStrategies(&c, b, m, warn)
 		default:
 			warn(m.valOff, m.key, "is not a key orchestr8's retry configuration has%s (keys: %s); kept as it is",
-				names.Suggest(m.key, Keys), strings.Join(Keys, ", "))
+				names.Suggest(m.key, spec.Keys), strings.Join(spec.Keys, ", "))
 			c.extra = append(c.extra, extraKey{m.key, m.raw})
 		}
 	}
@@ -286,23 +262,23 @@ func Parse(path string, b []byte) (Config, []Warning) {
 func parseStrategies(c *Config, b []byte, m member, warn func(int, string, string, ...any)) {
 	stages, err := members(m.raw, m.valOff)
 	if err != nil {
-		warn(m.valOff, KeyStrategies, "must be an object of stage: [strategy, ...], got %s; using the default strategies", show(m.raw))
+		warn(m.valOff, spec.KeyStrategies, "must be an object of stage: [strategy, ...], got %s; using the default strategies", show(m.raw))
 		return
 	}
-	c.Defaulted[KeyStrategies] = false
+	c.Defaulted[spec.KeyStrategies] = false
 	c.Strategies = map[string][]string{}
 	c.order = nil
 	seen := map[string]int{}
 	for _, s := range stages {
 		if prev, dup := seen[s.key]; dup {
-			warn(s.valOff, KeyStrategies+"."+s.key, "appears again (first on line %d); the last one is used", lineAt(b, prev))
+			warn(s.valOff, spec.KeyStrategies+"."+s.key, "appears again (first on line %d); the last one is used", lineAt(b, prev))
 		}
 		seen[s.key] = s.valOff
 	}
 	for _, s := range lastOf(stages) {
-		field := KeyStrategies + "." + s.key
+		field := spec.KeyStrategies + "." + s.key
 		if s.key == "" {
-			warn(s.valOff, KeyStrategies, "a stage has an empty name; ignored")
+			warn(s.valOff, spec.KeyStrategies, "a stage has an empty name; ignored")
 			continue
 		}
 		var items []json.RawMessage
@@ -328,11 +304,11 @@ func parseStrategies(c *Config, b []byte, m member, warn func(int, string, strin
 			continue
 		}
 		for i, name := range list {
-			if !slices.Contains(Strategies, name) {
+			if !slices.Contains(spec.Strategies, name) {
 				// Kept: this is what orchestr8 would recommend, though its
 				// applyStrategy changes nothing for a name it does not know.
 				warn(s.valOff, fmt.Sprintf("%s[%d]", field, i), "%q is not a strategy orchestr8 applies%s (strategies: %s); it is recommended as written and works as a simple retry",
-					name, names.Suggest(name, Strategies), strings.Join(Strategies, ", "))
+					name, names.Suggest(name, spec.Strategies), strings.Join(spec.Strategies, ", "))
 			}
 		}
 		if list == nil {
@@ -474,7 +450,7 @@ func number(raw json.RawMessage) (float64, bool) {
 
 // SettableKeys describes what Set takes, for messages and help.
 func SettableKeys() string {
-	return KeyMaxRetries + ", " + KeyWindowSize + ", " + KeyThreshold + ", " + KeyStrategies + ".<stage> (" + strings.Join(Stages, ", ") + ")"
+	return spec.KeyMaxRetries + ", " + spec.KeyWindowSize + ", " + spec.KeyThreshold + ", " + spec.KeyStrategies + ".<stage> (" + strings.Join(spec.Stages, ", ") + ")"
 }
 
 // Set changes one value, given as text, after checking it as orchestr8's
@@ -488,9 +464,9 @@ func SettableKeys() string {
 func (c *Config) Set(key, value string) error {
 	v := strings.TrimSpace(value)
 	switch key {
-	case KeyMaxRetries, KeyWindowSize:
+	case spec.KeyMaxRetries, spec.KeyWindowSize:
 		r := spec.MaxRetriesRange
-		if key == KeyWindowSize {
+		if key == spec.KeyWindowSize {
 			r = spec.WindowSizeRange
 		}
 		// As setConfigValue: a number that is an integer, so "3.0" is 3.
@@ -499,12 +475,12 @@ func (c *Config) Set(key, value string) error {
 			return fmt.Errorf("%s must be a whole number from %d up, got %q", key, int(r.Min), value)
 		}
 		n := int(f)
-		if key == KeyMaxRetries {
+		if key == spec.KeyMaxRetries {
 			c.MaxRetries = n
 		} else {
 			c.WindowSize = n
 		}
-	case KeyThreshold:
+	case spec.KeyThreshold:
 		f, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
 		if strings.HasSuffix(v, "%") {
 			f /= 100
@@ -514,23 +490,23 @@ func (c *Config) Set(key, value string) error {
 		}
 		c.HighFailureThreshold = f
 	default:
-		stage, ok := strings.CutPrefix(key, KeyStrategies+".")
-		if key == KeyStrategies || ok && stage == "" {
-			return fmt.Errorf("name the stage: %s.<stage>, one of %s", KeyStrategies, strings.Join(c.knownStages(), ", "))
+		stage, ok := strings.CutPrefix(key, spec.KeyStrategies+".")
+		if key == spec.KeyStrategies || ok && stage == "" {
+			return fmt.Errorf("name the stage: %s.<stage>, one of %s", spec.KeyStrategies, strings.Join(c.knownStages(), ", "))
 		}
 		if !ok {
-			known := append(slices.Clone(Keys[:3]), KeyStrategies+"."+Stages[0])
+			known := append(slices.Clone(spec.Keys[:3]), spec.KeyStrategies+"."+spec.Stages[0])
 			return fmt.Errorf("unknown key %q%s (valid keys: %s)", key, names.Suggest(key, known), SettableKeys())
 		}
-		if _, has := c.Strategies[stage]; !has && !slices.Contains(Stages, stage) {
+		if _, has := c.Strategies[stage]; !has && !slices.Contains(spec.Stages, stage) {
 			return fmt.Errorf("unknown stage %q%s (stages: %s)", stage, names.Suggest(stage, c.knownStages()), strings.Join(c.knownStages(), ", "))
 		}
 		list := []string{}
 		if v != "" {
 			for _, s := range strings.Split(v, ",") {
 				s = strings.TrimSpace(s)
-				if !slices.Contains(Strategies, s) {
-					return fmt.Errorf("%s: unknown strategy %q%s (strategies: %s)", key, s, names.Suggest(s, Strategies), strings.Join(Strategies, ", "))
+				if !slices.Contains(spec.Strategies, s) {
+					return fmt.Errorf("%s: unknown strategy %q%s (strategies: %s)", key, s, names.Suggest(s, spec.Strategies), strings.Join(spec.Strategies, ", "))
 				}
 				list = append(list, s)
 			}
@@ -544,7 +520,7 @@ func (c *Config) Set(key, value string) error {
 		c.Strategies[stage] = list
 		if c.Defaulted != nil {
 			delete(c.Defaulted, key)
-			c.Defaulted[KeyStrategies] = false
+			c.Defaulted[spec.KeyStrategies] = false
 		}
 		return nil
 	}
@@ -555,7 +531,7 @@ func (c *Config) Set(key, value string) error {
 }
 
 func (c Config) knownStages() []string {
-	out := slices.Clone(Stages)
+	out := slices.Clone(spec.Stages)
 	for _, st := range c.StageNames() {
 		if !slices.Contains(out, st) {
 			out = append(out, st)
@@ -571,11 +547,11 @@ func (c Config) knownStages() []string {
 func (c Config) Marshal() []byte {
 	var b bytes.Buffer
 	b.WriteString("{\n")
-	fmt.Fprintf(&b, "  %q: %d,\n", KeyMaxRetries, c.MaxRetries)
-	fmt.Fprintf(&b, "  %q: %d,\n", KeyWindowSize, c.WindowSize)
+	fmt.Fprintf(&b, "  %q: %d,\n", spec.KeyMaxRetries, c.MaxRetries)
+	fmt.Fprintf(&b, "  %q: %d,\n", spec.KeyWindowSize, c.WindowSize)
 	th, _ := json.Marshal(c.HighFailureThreshold)
-	fmt.Fprintf(&b, "  %q: %s,\n", KeyThreshold, th)
-	fmt.Fprintf(&b, "  %q: ", KeyStrategies)
+	fmt.Fprintf(&b, "  %q: %s,\n", spec.KeyThreshold, th)
+	fmt.Fprintf(&b, "  %q: ", spec.KeyStrategies)
 	stages := c.StageNames()
 	if len(stages) == 0 {
 		b.WriteString("{}")

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orchstat/orchstat/model/orchestr8/spec"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
@@ -64,7 +65,7 @@ func TestLoadMissingIsDefaultsSilently(t *testing.T) {
 	if !reflect.DeepEqual(c.Adaptive(), Default().Adaptive()) {
 		t.Errorf("got %+v", c)
 	}
-	for _, k := range Keys {
+	for _, k := range spec.Keys {
 		if !c.Defaulted[k] {
 			t.Errorf("%s not marked defaulted", k)
 		}
@@ -90,49 +91,49 @@ func TestParse(t *testing.T) {
 		{"integral doubles are counts", `{"maxRetries": 4.0, "windowSize": 1e1, "highFailureThreshold": 1, "strategies": {}}`,
 			want{4, 10, 1, map[string][]string{}, nil, nil}},
 		{"missing keys are defaults", `{"maxRetries": 1}`,
-			want{1, 10, 0.2, nil, []string{KeyWindowSize, KeyThreshold, KeyStrategies}, nil}},
+			want{1, 10, 0.2, nil, []string{spec.KeyWindowSize, spec.KeyThreshold, spec.KeyStrategies}, nil}},
 		{"bad JSON is the defaults whole", "{\n  \"maxRetries\": 5,\n  \"windowSize\": oops\n}",
-			want{3, 10, 0.2, nil, Keys, []string{"3: is not valid JSON"}}},
-		{"truncated", "{\n  \"maxRetries\": 5,\n", want{3, 10, 0.2, nil, Keys, []string{"3: is not valid JSON"}}},
-		{"empty", "  \n", want{3, 10, 0.2, nil, Keys, []string{"1: is empty"}}},
-		{"trailing garbage", `{"maxRetries": 5} {}`, want{3, 10, 0.2, nil, Keys, []string{"1: is not valid JSON"}}},
-		{"not an object", "\n[1, 2]", want{3, 10, 0.2, nil, Keys, []string{"2: is not a JSON object (it is a list)"}}},
-		{"null", "null", want{3, 10, 0.2, nil, Keys, []string{"1: is not a JSON object (it is null)"}}},
+			want{3, 10, 0.2, nil, spec.Keys, []string{"3: is not valid JSON"}}},
+		{"truncated", "{\n  \"maxRetries\": 5,\n", want{3, 10, 0.2, nil, spec.Keys, []string{"3: is not valid JSON"}}},
+		{"empty", "  \n", want{3, 10, 0.2, nil, spec.Keys, []string{"1: is empty"}}},
+		{"trailing garbage", `{"maxRetries": 5} {}`, want{3, 10, 0.2, nil, spec.Keys, []string{"1: is not valid JSON"}}},
+		{"not an object", "\n[1, 2]", want{3, 10, 0.2, nil, spec.Keys, []string{"2: is not a JSON object (it is a list)"}}},
+		{"null", "null", want{3, 10, 0.2, nil, spec.Keys, []string{"1: is not a JSON object (it is null)"}}},
 		{"wrong types, key by key", "{\n  \"maxRetries\": \"5\",\n  \"windowSize\": 7,\n  \"highFailureThreshold\": true,\n  \"strategies\": [\"x\"]\n}",
-			want{3, 7, 0.2, nil, []string{KeyMaxRetries, KeyThreshold, KeyStrategies}, []string{
+			want{3, 7, 0.2, nil, []string{spec.KeyMaxRetries, spec.KeyThreshold, spec.KeyStrategies}, []string{
 				`2: maxRetries: must be a whole number from 0 up, got "5"; using the default 3`,
 				`4: highFailureThreshold: must be a number from 0 to 1, got true; using the default 0.2`,
 				`5: strategies: must be an object`,
 			}}},
 		{"out of range", "{\"maxRetries\": -1,\n\"windowSize\": 0,\n\"highFailureThreshold\": 1.5}",
-			want{3, 10, 0.2, nil, Keys, []string{"1: maxRetries: ", "2: windowSize: must be a whole number from 1 up, got 0", "3: highFailureThreshold: must be a number from 0 to 1, got 1.5"}}},
+			want{3, 10, 0.2, nil, spec.Keys, []string{"1: maxRetries: ", "2: windowSize: must be a whole number from 1 up, got 0", "3: highFailureThreshold: must be a number from 0 to 1, got 1.5"}}},
 		{"fractions and huge counts", `{"maxRetries": 2.5, "windowSize": 1e300}`,
-			want{3, 10, 0.2, nil, Keys, []string{"maxRetries: must be a whole number from 0 up, got 2.5", "windowSize: must be a whole number from 1 up, got 1e300"}}},
+			want{3, 10, 0.2, nil, spec.Keys, []string{"maxRetries: must be a whole number from 0 up, got 2.5", "windowSize: must be a whole number from 1 up, got 1e300"}}},
 		{"null values", `{"maxRetries": null, "windowSize": 3}`,
-			want{3, 3, 0.2, nil, []string{KeyMaxRetries, KeyThreshold, KeyStrategies}, []string{"maxRetries: must be a whole number from 0 up, got null"}}},
+			want{3, 3, 0.2, nil, []string{spec.KeyMaxRetries, spec.KeyThreshold, spec.KeyStrategies}, []string{"maxRetries: must be a whole number from 0 up, got null"}}},
 		{"a bad stage costs only that stage", "{\"strategies\": {\n  \"cass\": \"simplify-prompt\",\n  \"nigel\": [\"add-context\", 3],\n  \"mine\": {\"a\": 1},\n  \"alex\": [\"simplify-prompt\"]\n}}",
 			want{3, 10, 0.2, map[string][]string{"cass": def.Strategies["cass"], "nigel": def.Strategies["nigel"], "alex": {"simplify-prompt"}},
-				[]string{KeyMaxRetries, KeyWindowSize, KeyThreshold, "strategies.cass", "strategies.nigel"}, []string{
+				[]string{spec.KeyMaxRetries, spec.KeyWindowSize, spec.KeyThreshold, "strategies.cass", "strategies.nigel"}, []string{
 					`2: strategies.cass: must be a list of strategy names, got "simplify-prompt"; using the default reduce-stories, simplify-prompt`,
 					`3: strategies.nigel: must be a list of strategy names, got ["add-context", 3]; using the default simplify-tests, add-context`,
 					`4: strategies.mine: must be a list of strategy names, got {"a": 1}; the stage is ignored`,
 				}}},
 		{"unknown strategies are kept, with a warning", `{"strategies": {"cass": ["simplfy-prompt", "", "retry"]}}`,
-			want{3, 10, 0.2, map[string][]string{"cass": {"simplfy-prompt", "", "retry"}}, []string{KeyMaxRetries, KeyWindowSize, KeyThreshold}, []string{
+			want{3, 10, 0.2, map[string][]string{"cass": {"simplfy-prompt", "", "retry"}}, []string{spec.KeyMaxRetries, spec.KeyWindowSize, spec.KeyThreshold}, []string{
 				`strategies.cass[0]: "simplfy-prompt" is not a strategy orchestr8 applies; did you mean "simplify-prompt"?`,
 				`strategies.cass[1]: "" is not a strategy`,
 			}}},
 		{"an empty list and a null list", `{"strategies": {"cass": [], "alex": null}}`,
-			want{3, 10, 0.2, map[string][]string{"cass": {}, "alex": def.Strategies["alex"]}, []string{KeyMaxRetries, KeyWindowSize, KeyThreshold, "strategies.alex"},
+			want{3, 10, 0.2, map[string][]string{"cass": {}, "alex": def.Strategies["alex"]}, []string{spec.KeyMaxRetries, spec.KeyWindowSize, spec.KeyThreshold, "strategies.alex"},
 				[]string{"strategies.alex: must be a list of strategy names, got null"}}},
 		{"an unnamed stage", `{"strategies": {"": ["retry"]}}`,
-			want{3, 10, 0.2, map[string][]string{}, []string{KeyMaxRetries, KeyWindowSize, KeyThreshold}, []string{"strategies: a stage has an empty name"}}},
+			want{3, 10, 0.2, map[string][]string{}, []string{spec.KeyMaxRetries, spec.KeyWindowSize, spec.KeyThreshold}, []string{"strategies: a stage has an empty name"}}},
 		{"unknown keys are kept", "{\n\"max_retries\": 5}",
-			want{3, 10, 0.2, nil, Keys, []string{`2: max_retries: is not a key orchestr8's retry configuration has; did you mean "maxRetries"?`}}},
+			want{3, 10, 0.2, nil, spec.Keys, []string{`2: max_retries: is not a key orchestr8's retry configuration has; did you mean "maxRetries"?`}}},
 		{"duplicates: the last wins", "{\"maxRetries\": 1,\n\"maxRetries\": 2}",
-			want{2, 10, 0.2, nil, []string{KeyWindowSize, KeyThreshold, KeyStrategies}, []string{"2: maxRetries: appears again (first on line 1)"}}},
+			want{2, 10, 0.2, nil, []string{spec.KeyWindowSize, spec.KeyThreshold, spec.KeyStrategies}, []string{"2: maxRetries: appears again (first on line 1)"}}},
 		{"duplicate stages", "{\"strategies\": {\"cass\": [\"retry\"],\n \"cass\": [\"rollback\"]}}",
-			want{3, 10, 0.2, map[string][]string{"cass": {"rollback"}}, []string{KeyMaxRetries, KeyWindowSize, KeyThreshold}, []string{"2: strategies.cass: appears again (first on line 1)"}}},
+			want{3, 10, 0.2, map[string][]string{"cass": {"rollback"}}, []string{spec.KeyMaxRetries, spec.KeyWindowSize, spec.KeyThreshold}, []string{"2: strategies.cass: appears again (first on line 1)"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, warns := Parse("cfg.json", []byte(tc.file))
@@ -260,7 +261,7 @@ func TestSaveRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, w := Load(path)
-	if len(w) != 0 || got.MaxRetries != 5 || len(got.Defaulted) != 0 && slices.ContainsFunc(Keys, func(k string) bool { return got.Defaulted[k] }) {
+	if len(w) != 0 || got.MaxRetries != 5 || len(got.Defaulted) != 0 && slices.ContainsFunc(spec.Keys, func(k string) bool { return got.Defaulted[k] }) {
 		t.Fatalf("after save: %+v %v", got, w)
 	}
 	if !reflect.DeepEqual(got.Adaptive(), c.Adaptive()) {

@@ -9,6 +9,7 @@ import (
 	"github.com/orchstat/orchstat/model/advice"
 	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/factory/spec"
+	o8spec "github.com/orchstat/orchstat/model/orchestr8/spec"
 	"github.com/orchstat/orchstat/rules/internal/names"
 	"github.com/orchstat/orchstat/rules/retry"
 )
@@ -143,10 +144,10 @@ func (c Config) DefaultedKeys() []string {
 		}
 	}
 	rank := func(k string) int {
-		if i := slices.Index(Keys, k); i >= 0 {
+		if i := slices.Index(o8spec.Keys, k); i >= 0 {
 			return i
 		}
-		return len(Keys)
+		return len(o8spec.Keys)
 	}
 	slices.SortFunc(out, func(a, b string) int {
 		if ra, rb := rank(a), rank(b); ra != rb {
@@ -168,12 +169,12 @@ func (c Config) Settings(path string, exists bool, warns []string) advice.Settin
 // Value is the value of key (see Set) as it is written.
 func (c Config) Value(key string) any {
 	switch key {
-	case KeyMaxRetries:
+	case o8spec.KeyMaxRetries:
 		return c.MaxRetries
-	case KeyWindowSize:
+	case o8spec.KeyWindowSize:
 		return c.WindowSize
-	case KeyThreshold:
+	case o8spec.KeyThreshold:
 		return c.HighFailureThreshold
 	}
-	return c.Strategies[strings.TrimPrefix(key, KeyStrategies+".")]
+	return c.Strategies[strings.TrimPrefix(key, o8spec.KeyStrategies+".")]
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/orchstat/orchstat/model/episode"
+	"github.com/orchstat/orchstat/model/orchestr8/spec"
 )
 
 func TestRecommend(t *testing.T) {
@@ -57,7 +58,7 @@ func TestRecommend(t *testing.T) {
 			if !strings.Contains(r.Reason, tt.reasonHas) {
 				t.Errorf("reason %q lacks %q", r.Reason, tt.reasonHas)
 			}
-			if r.Config != "cfg.json" || r.Warnings == nil || !slices.Equal(r.ConfigDefaults, Keys) {
+			if r.Config != "cfg.json" || r.Warnings == nil || !slices.Equal(r.ConfigDefaults, spec.Keys) {
 				t.Errorf("config %q, warnings %v, defaults %v", r.Config, r.Warnings, r.ConfigDefaults)
 			}
 		})
