@@ -104,3 +104,46 @@ func TestFeedWithoutRows(t *testing.T) {
 		t.Errorf("got %v, want the feed to refuse", err)
 	}
 }
+
+// TestAppendPutsThreadsBack: the appends run on one DuckDB thread, and the
+// store's count is put back when the transaction ends, committed or
+// rolled back after a statement failed (when DuckDB refuses a SET until
+// the ROLLBACK).
+func TestAppendPutsThreadsBack(t *testing.T) {
+	st := openTestStore(t)
+	ctx := context.Background()
+	threads := func() int64 {
+		t.Helper()
+		var n int64
+		if err := st.conn.QueryRowContext(ctx, `SELECT current_setting('threads')`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if _, err := st.conn.ExecContext(ctx, `SET threads = 3`); err != nil {
+		t.Fatal(err)
+	}
+	for _, fail := range []bool{false, true} {
+		tx, err := st.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Append(&rows.Set{Events: []rows.Event{{Type: "T"}}}); err != nil {
+			t.Fatal(err)
+		}
+		if n := threads(); n != 1 {
+			t.Errorf("appending on %d threads, want 1", n)
+		}
+		if fail {
+			if err := tx.Exec(ctx, "SELECT * FROM "+feedFunc+"()"); err == nil {
+				t.Fatal("the feed read without rows")
+			}
+			tx.Rollback(ctx)
+		} else if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := threads(); n != 3 {
+			t.Errorf("failed %v: %d threads after the transaction, want 3", fail, n)
+		}
+	}
+}
