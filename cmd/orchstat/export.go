@@ -100,9 +100,7 @@ func exportRun(ctx context.Context, o *exportOptions) error {
 	if err != nil {
 		return err
 	}
-	for _, w := range res.Warnings {
-		fmt.Fprintf(o.g.io.Err, "orchstat: warning: %s\n", render.EscapeControls(w))
-	}
+	warnAll(o.g.io.Err, res.Warnings)
 	where := render.EscapeControls(res.Lake)
 	switch {
 	case o.Quiet:

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -115,4 +116,12 @@ func refuseHTMLAtTerminal(cmd *cobra.Command, io *IO) error {
 		return nil
 	}
 	return usageError{fmt.Errorf("--format html writes a page for a browser: name its file with -o (orchstat %s --format html -o %s.html), or redirect standard output", cmd.Name(), cmd.Name())}
+}
+
+// warnAll tells the user what a library did other than asked, a warning
+// a line.
+func warnAll(w io.Writer, warnings []string) {
+	for _, m := range warnings {
+		fmt.Fprintf(w, "orchstat: warning: %s\n", render.EscapeControls(m))
+	}
 }

@@ -224,9 +224,7 @@ func (i *ingestFirst) openLake(ctx context.Context, g *globals) (*query.Store, e
 		fmt.Fprintf(g.io.Err, "orchstat: %v; reading the whole lake into memory\n", err)
 	}
 	st, read, err := query.OpenLake(ctx, lk, o)
-	for _, w := range read.Warnings {
-		fmt.Fprintf(g.io.Err, "orchstat: warning: %s\n", render.EscapeControls(w))
-	}
+	warnAll(g.io.Err, read.Warnings)
 	return st, err
 }
 

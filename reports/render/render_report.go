@@ -66,7 +66,15 @@ func have(n int64) string {
 // writeReportText writes the scope lines, then the report's sections, for
 // the table and markdown formats.
 func writeReportText(buf *bytes.Buffer, r *reports.Report, f Format, width int) error {
-	for _, l := range scopeLines(r) {
+	writeHeadLines(buf, scopeLines(r), f, width)
+	return writeGrids(buf, grids(reportSections(r, width)), f, width)
+}
+
+// writeHeadLines writes the lines above a model's tables, wrapped to the
+// width: a paragraph each in Markdown, a block with a blank line after it
+// in a table.
+func writeHeadLines(buf *bytes.Buffer, lines []string, f Format, width int) {
+	for _, l := range lines {
 		for _, line := range wrapText(escapeControls(l), width) {
 			buf.WriteString(line + "\n")
 		}
@@ -77,7 +85,6 @@ func writeReportText(buf *bytes.Buffer, r *reports.Report, f Format, width int) 
 	if f != FormatMarkdown {
 		buf.WriteByte('\n')
 	}
-	return writeGrids(buf, grids(reportSections(r, width)), f, width)
 }
 
 // metricOrder is MetricNames followed by any other of names, sorted, so that

@@ -84,17 +84,7 @@ func windowText(f reports.Filters) string {
 }
 
 func writeUsageText(buf *bytes.Buffer, r *reports.UsageReport, f Format, width int) error {
-	for _, l := range usageLines(r) {
-		for _, line := range wrapText(escapeControls(l), width) {
-			buf.WriteString(line + "\n")
-		}
-		if f == FormatMarkdown {
-			buf.WriteByte('\n')
-		}
-	}
-	if f != FormatMarkdown {
-		buf.WriteByte('\n')
-	}
+	writeHeadLines(buf, usageLines(r), f, width)
 	return writeGrids(buf, grids(usageSections(r, width)), f, width)
 }
 
