@@ -237,16 +237,16 @@ func runOnce(ctx context.Context, st Store, opts Options, limit int64) (*Result,
 }
 
 func loadKnown(ctx context.Context, st Store, prev map[string]*fileState, full bool) (known, error) {
-	k := known{dirs: make(map[string]time.Time, len(prev)/3), files: make(map[string][]source, len(prev)/3)}
+	k := known{dirs: make(map[string]time.Time, len(prev)/3), files: make(map[string][]source, len(prev)/3), full: full}
 	err := st.DirStates(ctx, !full, func(p string, m time.Time) { k.dirs[rows.ReadString(p)] = m })
 	if err != nil {
 		return k, fmt.Errorf("reading ingest state: %w", err)
 	}
-	if !full {
-		k.sealed = map[string]rows.Sealed{}
-		if err := st.SealedDirs(ctx, func(p string, d rows.Sealed) { k.sealed[rows.ReadString(p)] = d }); err != nil {
-			return k, fmt.Errorf("reading ingest state: %w", err)
-		}
+	// A full pass loads the seals too, so it does not seal again what is
+	// sealed as it was (see sealable).
+	k.sealed = map[string]rows.Sealed{}
+	if err := st.SealedDirs(ctx, func(p string, d rows.Sealed) { k.sealed[rows.ReadString(p)] = d }); err != nil {
+		return k, fmt.Errorf("reading ingest state: %w", err)
 	}
 	for p, s := range prev {
 		if i := strings.LastIndexByte(p, '/'); i > 0 && s.kind != KindStdin {

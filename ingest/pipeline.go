@@ -92,12 +92,14 @@ func makePlan(ctx context.Context, st Store, opts Options) (*plan, error) {
 // file may be a known one moved, those that were not found where they
 // were (see moves). What is loaded follows what changed.
 func loadUnsealed(ctx context.Context, st Store, e *earlier, sources []source, lists []listing) error {
-	if len(e.known.sealed) == 0 {
+	if len(e.known.sealed) == 0 || e.known.full {
 		return nil
 	}
-	matched := make(map[string]bool, len(lists))
+	var dirs []string
 	for _, l := range lists {
-		matched[l.dir] = l.sealed
+		if _, ok := e.known.sealed[l.dir]; ok && !l.sealed {
+			dirs = append(dirs, l.dir) // changed since it was sealed
+		}
 	}
 	newFile := false
 	for _, s := range sources {
@@ -106,11 +108,15 @@ func loadUnsealed(ctx context.Context, st Store, e *earlier, sources []source, l
 			break
 		}
 	}
-	var dirs []string
-	for dir := range e.known.sealed {
-		sealed, listed := matched[dir]
-		if listed && !sealed || !listed && newFile {
-			dirs = append(dirs, dir)
+	if newFile {
+		listed := make(map[string]bool, len(lists))
+		for _, l := range lists {
+			listed[l.dir] = true
+		}
+		for dir := range e.known.sealed {
+			if !listed[dir] {
+				dirs = append(dirs, dir) // not found where it was: moved?
+			}
 		}
 	}
 	if len(dirs) == 0 {

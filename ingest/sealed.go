@@ -57,9 +57,12 @@ func sealable(p *plan, final map[int32]fileState, errs []FileError, now time.Tim
 		failed[e.Path] = true
 	}
 	type dir struct {
-		files          int
+		ids            []int32
 		summary, trace bool
 		unsealable     bool
+		// written is set when this ingest wrote a state of one of its
+		// files.
+		written bool
 	}
 	dirs := map[string]*dir{}
 	for _, l := range p.lists {
@@ -75,8 +78,9 @@ func sealable(p *plan, final map[int32]fileState, errs []FileError, now time.Tim
 		if d == nil {
 			continue
 		}
-		d.files++
+		d.ids = append(d.ids, t.id)
 		s, ok := final[t.id]
+		d.written = d.written || ok
 		if !ok && t.prev != nil {
 			s, ok = *t.prev, true
 		}
@@ -91,9 +95,14 @@ func sealable(p *plan, final map[int32]fileState, errs []FileError, now time.Tim
 	}
 	var out []listing
 	for _, l := range p.lists {
-		if d := dirs[l.dir]; d != nil && d.summary && d.trace && !d.unsealable {
-			out = append(out, listing{dir: l.dir, mtime: l.mtime, sealed: true, files: d.files})
+		d := dirs[l.dir]
+		if d == nil || !d.summary || !d.trace || d.unsealable {
+			continue
 		}
+		if s, ok := p.known.sealed[l.dir]; ok && s.MTime.Equal(l.mtime) && int(s.Files) == len(d.ids) && !d.written {
+			continue // a full pass found it as it was sealed
+		}
+		out = append(out, listing{dir: l.dir, mtime: l.mtime, sealed: true, files: len(d.ids), ids: d.ids})
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package ingest_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -82,6 +83,14 @@ func TestSealedRuns(t *testing.T) {
 		t.Fatalf("%s runs sealed, want 3", got)
 	}
 	before := events()
+	// Sealing marks the rows of the runs and their files, so a cron pass
+	// loads none of them (UnsealedFileStates, DirStates).
+	unmarked := func() string {
+		return value(t, db, `SELECT (SELECT count(*) FROM file_states WHERE NOT sealed) || ' ' || (SELECT count(*) FROM dir_states WHERE NOT sealed)`)
+	}
+	if got := unmarked(); got != "0 0" {
+		t.Fatalf("file and directory states not marked sealed: %s, want 0 0", got)
+	}
 
 	if res := run(false); res.Full || res.Files != 0 || res.Sealed != 6 || res.SealedRuns != 3 {
 		t.Fatalf("cron ingest: full %v, %d files looked at, %d sealed in %d runs; want 0, 6 in 3", res.Full, res.Files, res.Sealed, res.SealedRuns)
@@ -107,6 +116,9 @@ func TestSealedRuns(t *testing.T) {
 	if res := run(false); res.Events != 2 {
 		t.Fatalf("append to an unsealed run: %d events, want 2", res.Events)
 	}
+	if got := unmarked(); got != "2 1" {
+		t.Fatalf("states not marked sealed: %s, want the new run's: its trace's two and its folder's one", got)
+	}
 
 	// A file added to a sealed run changes its folder: the run is read.
 	sealed := filepath.Join(runs, "1762164347120")
@@ -128,6 +140,7 @@ func TestSealedRuns(t *testing.T) {
 	b, _ := os.ReadFile(summary)
 	b = bytes.Replace(b, []byte(`"status": "success"`), []byte(`"status": "failure"`), 1)
 	os.WriteFile(summary, b, 0o644)
+	os.Chtimes(summary, t0, t0.Add(time.Second)) // long ago, so the run can be sealed again
 	os.Chtimes(filepath.Join(runs, "1762161125318"), t0, t0)
 	status := func() string {
 		return value(t, db, `SELECT status FROM summaries s JOIN files f USING (file_id) WHERE f.path LIKE '%1762161125318/summary.json'`)
@@ -139,6 +152,15 @@ func TestSealedRuns(t *testing.T) {
 	run(true)
 	if got := status(); got != "failure" {
 		t.Fatalf("--full did not read the rewrite: status %s", got)
+	}
+	// The run is sealed again, the rewrite's state with it; a full pass
+	// that finds the seals as they were adds none.
+	if got := value(t, db, `SELECT bool_and(sealed) FROM file_states WHERE path LIKE '%1762161125318/%'`); got != "true" {
+		t.Fatalf("the resealed run's states marked sealed: %s, want true", got)
+	}
+	seals := value(t, db, `SELECT count(*) FROM sealed_dirs`)
+	if res := run(true); res.Events != 0 || value(t, db, `SELECT count(*) FROM sealed_dirs`) != seals {
+		t.Fatalf("a full pass with nothing changed read %d events and sealed again (%s seal rows, %s before)", res.Events, value(t, db, `SELECT count(*) FROM sealed_dirs`), seals)
 	}
 	b = bytes.Replace(b, []byte(`"status": "failure"`), []byte(`"status": "cancelled"`), 1)
 	os.WriteFile(summary, b, 0o644)
@@ -171,4 +193,53 @@ func mustAtoi(t *testing.T, s string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// A store made before states were marked sealed has its sealed runs'
+// states marked when it is opened, once: its next cron pass loads none of
+// them and reads nothing again.
+func TestSealedMarkedInAnOlderStore(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+	runs := sealedCorpus(t, dir, t0, "1762161125318", "1762164347120")
+	db := filepath.Join(dir, "s.duckdb")
+	now := t0.Add(time.Hour)
+	run := func() *ingest.Result {
+		t.Helper()
+		st, err := query.Open(context.Background(), db, query.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		now = now.Add(time.Minute)
+		res, err := ingest.Run(context.Background(), st, ingest.Options{Paths: []string{runs}, Now: func() time.Time { return now }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	run()
+
+	// The older store: no sealed columns, and another schema's hash.
+	raw, err := sql.Open("duckdb", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`ALTER TABLE file_states DROP COLUMN sealed`,
+		`ALTER TABLE dir_states DROP COLUMN sealed`,
+		`UPDATE meta SET value = 'older' WHERE key = 'schema_hash'`,
+	} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw.Close()
+
+	if res := run(); res.Files != 0 || res.SealedRuns != 2 || res.Events != 0 {
+		t.Fatalf("cron pass after the upgrade: %d files looked at, %d sealed runs, %d events; want 0, 2, 0", res.Files, res.SealedRuns, res.Events)
+	}
+	if got := value(t, db, `SELECT (SELECT count(*) FILTER (WHERE sealed) || '/' || count(*) FROM file_states) || ' ' || (SELECT count(*) FILTER (WHERE sealed) || '/' || count(*) FROM dir_states)`); got != "4/4 2/2" {
+		t.Fatalf("states marked sealed after the upgrade: %s, want 4/4 2/2", got)
+	}
 }

@@ -211,7 +211,7 @@ func (w *writer) appendStates(b *batch, now time.Time) error {
 	}
 	for _, d := range b.sealed {
 		w.seq++
-		st.Sealed = append(st.Sealed, rows.SealedDirRow{Seq: w.seq, Path: d.dir, MTime: d.mtime, Files: int32(d.files)})
+		st.Sealed = append(st.Sealed, rows.SealedDirRow{Seq: w.seq, Path: d.dir, MTime: d.mtime, Files: int32(d.files), FileIDs: d.ids})
 	}
 	return w.tx.AppendStates(&st)
 }

@@ -60,7 +60,7 @@ func declaredTables(set reflect.Type) []Table {
 func columnFields(row reflect.Type) []reflect.StructField {
 	var out []reflect.StructField
 	for _, f := range reflect.VisibleFields(row) {
-		if f.Tag.Get("col") != "" {
+		if c := f.Tag.Get("col"); c != "" && c != "-" {
 			out = append(out, f)
 		}
 	}
@@ -264,7 +264,14 @@ func tableStatements() []string {
 		// A store made before exec_invocations had its dir column: CREATE
 		// TABLE IF NOT EXISTS leaves the table as it was. Its rows have no
 		// directory, so they count for no command's cascade.
-		`ALTER TABLE exec_invocations ADD COLUMN IF NOT EXISTS dir VARCHAR`}
+		`ALTER TABLE exec_invocations ADD COLUMN IF NOT EXISTS dir VARCHAR`,
+		// A store made before file_states and dir_states had their
+		// sealed columns: the rows of sealed directories and their files
+		// are marked once, here, as sealing marks them from then on.
+		`ALTER TABLE file_states ADD COLUMN IF NOT EXISTS sealed BOOLEAN`,
+		`UPDATE file_states SET sealed = path[:length(path) - strpos(reverse(path), '/')] IN ` + sealedSet + ` WHERE sealed IS NULL`,
+		`ALTER TABLE dir_states ADD COLUMN IF NOT EXISTS sealed BOOLEAN`,
+		`UPDATE dir_states SET sealed = path IN ` + sealedSet + ` WHERE sealed IS NULL`}
 	for _, t := range FileTables {
 		stmts = append(stmts, t.ddl())
 	}

@@ -39,7 +39,7 @@ var schemaDocOrder = []relationDoc{
 		note: "A directory's run is the one whose events its trace holds most of: reports name no run, and directories need not be named after one."},
 	{name: "quarantine"},
 	{name: "files", view: true, holds: "one row per source file: where ingest stopped in it (the latest `file_states` row)"},
-	{name: "file_states", note: "Append-only, so the common path never deletes; superseded rows are dropped once `file_states` and `dir_states` hold more than twice the live rows plus 10,000."},
+	{name: "file_states", note: "Append-only, so the common path never deletes; superseded rows are dropped once `file_states`, `dir_states` and `sealed_dirs` hold more than twice the live rows plus 10,000."},
 	{name: "dir_states", note: "A run directory whose mtime has not changed since it was listed (and was at least 2 s old then) is not listed again."},
 	{name: "sealed_dirs", note: "A run directory recorded here with its mtime is one whose run had ended: while its mtime is the same, an ingest looks at none of its files until the next full pass. See [ingest.md](ingest.md#reading-files)."},
 	{name: "alert_state", note: "An alert is its rule and label set; see [rules.md](rules.md)."},

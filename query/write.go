@@ -120,7 +120,28 @@ func (t *Tx) Append(sets ...*rows.Set) error {
 
 // AppendStates adds file, directory and sealed directory states.
 func (t *Tx) AppendStates(s *rows.States) error {
-	return t.appendTables(stateTables, []reflect.Value{reflect.ValueOf(s).Elem()})
+	if err := t.appendTables(stateTables, []reflect.Value{reflect.ValueOf(s).Elem()}); err != nil {
+		return err
+	}
+	if len(s.Sealed) == 0 {
+		return nil
+	}
+	var ids []int32
+	var dirs []string
+	for _, d := range s.Sealed {
+		ids = append(ids, d.FileIDs...)
+		dirs = append(dirs, rows.StoreString(d.Path))
+	}
+	// Every row of a sealed directory and of its files, this
+	// transaction's too: see rows.FileStateRow.Sealed.
+	ctx := context.Background()
+	if _, err := t.s.conn.ExecContext(ctx, `UPDATE file_states SET sealed = true WHERE file_id IN (SELECT unnest(?::INTEGER[])) AND NOT sealed`, ids); err != nil {
+		return fmt.Errorf("marking sealed files: %w", err)
+	}
+	if _, err := t.s.conn.ExecContext(ctx, `UPDATE dir_states SET sealed = true WHERE path IN (SELECT unnest(?::VARCHAR[])) AND NOT sealed`, dirs); err != nil {
+		return fmt.Errorf("marking sealed directories: %w", err)
+	}
+	return nil
 }
 
 // appendTables inserts each table's rows from the sets, skipping a table

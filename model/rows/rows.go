@@ -409,12 +409,21 @@ type FileStateRow struct {
 	Quarantined int64     `col:"quarantined BIGINT"`
 	IngestedAt  time.Time `col:"ingested_at TIMESTAMP"`
 	Pairing     string    "col:\"pairing VARCHAR\" doc:\"the model pairing state at `byte_offset`, so a resumed read pairs the same way\""
+	// Sealed is false when written; sealing the file's directory sets it
+	// on every row of the file, in the transaction that adds the
+	// sealed_dirs row. It is an index of sealed_dirs, so a cron ingest
+	// loads the states of the files it looks at without reading the
+	// others'.
+	Sealed bool `col:"sealed BOOLEAN" doc:"set on every row of a file once its run directory is sealed (sealed_dirs): a cron ingest does not load these"`
 }
 
 type DirStateRow struct {
 	Seq   int64     `col:"seq BIGINT"`
 	Path  string    `col:"path VARCHAR"`
 	MTime time.Time `col:"mtime TIMESTAMP"`
+	// Sealed is as FileStateRow's: set on the directory's rows when it is
+	// sealed.
+	Sealed bool `col:"sealed BOOLEAN" doc:"set on every row of a directory once it is sealed (sealed_dirs): a cron ingest does not load these"`
 }
 
 type SealedDirRow struct {
@@ -422,4 +431,7 @@ type SealedDirRow struct {
 	Path  string    `col:"path VARCHAR"`
 	MTime time.Time `col:"mtime TIMESTAMP"`
 	Files int32     `col:"files INTEGER"`
+	// FileIDs are the files the seal covers, whose file_states rows it
+	// marks sealed.
+	FileIDs []int32 `col:"-"`
 }

@@ -35,7 +35,7 @@ func TestDeclarations(t *testing.T) {
 				seen := map[string]bool{}
 				var first string
 				for _, c := range reflect.VisibleFields(f.Type.Elem()) {
-					if c.Anonymous {
+					if c.Anonymous || c.Tag.Get("col") == "-" { // not a column
 						continue
 					}
 					col, typ, ok := strings.Cut(c.Tag.Get("col"), " ")
