@@ -152,9 +152,12 @@ func (t Table) ddl() string {
 // Views derive the documented per-run and per-iteration shapes. They are
 // recreated on every read-write open, so changing one needs no migration.
 var views = []string{
+	// A grouped max and a join: a third of the time of a window over
+	// every state (12 ms against 30 at 109,000 files). sealed is ingest's
+	// own (rows.FileStateRow.Sealed).
 	`CREATE OR REPLACE VIEW files AS
-	SELECT * EXCLUDE (seq) FROM file_states
-	QUALIFY row_number() OVER (PARTITION BY file_id ORDER BY seq DESC) = 1`,
+	SELECT s.* EXCLUDE (seq, sealed) FROM file_states s
+	JOIN (SELECT file_id, max(seq) AS seq FROM file_states GROUP BY file_id) l USING (file_id, seq)`,
 
 	// Kept for users' SQL; the model is paired at ingest.
 	`CREATE OR REPLACE VIEW provider_requests AS

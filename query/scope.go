@@ -48,9 +48,21 @@ func scopeOf(ctx context.Context, q querier, paths []string) (reports.Scope, err
 	in := "0"
 	var args []any
 	if len(paths) > 0 {
-		runs, a := scopedRuns(paths)
-		in = `count(*) FILTER (WHERE run_id IN (` + runs + `))`
-		args = a
+		// Every run comes from a file: when no file lies outside paths,
+		// no run does, and the runs need not be matched to their files
+		// (the common case, a cron check of the folder it always reads).
+		cond, a := pathsCond("path", paths)
+		var outside int64
+		if err := eachRow(ctx, q, "counting the store's files", `SELECT count(*) FROM files WHERE NOT `+cond, a,
+			func(rs *sql.Rows) error { return rs.Scan(&outside) }); err != nil {
+			return sc, err
+		}
+		in = "count(*)"
+		if outside > 0 {
+			runs, a := scopedRuns(paths)
+			in = `count(*) FILTER (WHERE run_id IN (` + runs + `))`
+			args = a
+		}
 	}
 	var inScope int64
 	err := eachRow(ctx, q, "counting the store's runs",
