@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/orchstat/orchstat/model/records"
 )
@@ -266,12 +267,23 @@ type gather struct {
 	b                 *batch
 	maxBytes, maxRows int
 	failed            int // sources that reported an error
-	// final are the states of the files read to their last chunk, by id.
-	final map[int32]fileState
+	// final is where the files read to their last chunk ended, by id:
+	// what sealing asks of them, not their whole states, which at
+	// 100,000 files were tens of megabytes kept to the end of a first
+	// ingest.
+	final map[int32]readTo
 }
 
+// readTo is how far a file was read, and its size and mtime then.
+type readTo struct {
+	offset, size int64
+	mtime        time.Time
+}
+
+func readToOf(s fileState) readTo { return readTo{s.offset, s.size, s.mtime} }
+
 func newGather(res *Result, opts Options) *gather {
-	g := &gather{res: res, progress: opts.Progress, maxBytes: opts.BatchBytes, maxRows: opts.BatchRows, final: map[int32]fileState{}}
+	g := &gather{res: res, progress: opts.Progress, maxBytes: opts.BatchBytes, maxRows: opts.BatchRows, final: map[int32]readTo{}}
 	if g.maxBytes <= 0 {
 		g.maxBytes = defaultBatchBytes
 	}
@@ -300,7 +312,7 @@ func (g *gather) add(c chunk, commits chan<- *batch) {
 	}
 	g.b.add(c)
 	if c.last && c.err == nil && c.state.id != 0 {
-		g.final[c.state.id] = c.state
+		g.final[c.state.id] = readToOf(c.state)
 	}
 	res.Events += int64(len(c.rows.Events))
 	res.Calls += int64(len(c.rows.Calls))

@@ -50,7 +50,7 @@ func fullPassDue(ctx context.Context, st Store, opts Options) (bool, error) {
 // sealed already, holding a summary and a trace, every file of them read
 // to its end (final holds the states this ingest committed; the others are
 // as before), none failed, and all left alone for sealQuiet.
-func sealable(p *plan, final map[int32]fileState, errs []FileError, now time.Time) []listing {
+func sealable(p *plan, final map[int32]readTo, errs []FileError, now time.Time) []listing {
 	failed := map[string]bool{}
 	for _, e := range errs {
 		failed[filepath.Dir(e.Path)] = true
@@ -82,7 +82,7 @@ func sealable(p *plan, final map[int32]fileState, errs []FileError, now time.Tim
 		s, ok := final[t.id]
 		d.written = d.written || ok
 		if !ok && t.prev != nil {
-			s, ok = *t.prev, true
+			s, ok = readToOf(*t.prev), true
 		}
 		switch {
 		case !ok || failed[t.src.path] || s.offset != s.size || now.Sub(s.mtime) < sealQuiet:

@@ -12,7 +12,7 @@ import (
 
 // SchemaVersion is bumped whenever a table changes shape. A database written
 // by a newer orchstat is refused rather than misread.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Column is one column of a table orchstat writes.
 type Column struct{ Name, Type string }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -135,14 +136,21 @@ func (t *Tx) AppendStates(s *rows.States) error {
 	// Every row of a sealed directory and of its files, this
 	// transaction's too: see rows.FileStateRow.Sealed.
 	ctx := context.Background()
-	if _, err := t.s.conn.ExecContext(ctx, `UPDATE file_states SET sealed = true WHERE file_id IN (SELECT unnest(?::INTEGER[])) AND NOT sealed`, ids); err != nil {
-		return fmt.Errorf("marking sealed files: %w", err)
+	for part := range slices.Chunk(ids, markChunk) {
+		if _, err := t.s.conn.ExecContext(ctx, `UPDATE file_states SET sealed = true WHERE file_id IN (SELECT unnest(?::INTEGER[])) AND NOT sealed`, part); err != nil {
+			return fmt.Errorf("marking sealed files: %w", err)
+		}
 	}
-	if _, err := t.s.conn.ExecContext(ctx, `UPDATE dir_states SET sealed = true WHERE path IN (SELECT unnest(?::VARCHAR[])) AND NOT sealed`, dirs); err != nil {
-		return fmt.Errorf("marking sealed directories: %w", err)
+	for part := range slices.Chunk(dirs, markChunk) {
+		if _, err := t.s.conn.ExecContext(ctx, `UPDATE dir_states SET sealed = true WHERE path IN (SELECT unnest(?::VARCHAR[])) AND NOT sealed`, part); err != nil {
+			return fmt.Errorf("marking sealed directories: %w", err)
+		}
 	}
 	return nil
 }
+
+// markChunk is how many files or directories one UPDATE marks sealed
+var markChunk = 4096
 
 // appendTables inserts each table's rows from the sets, skipping a table
 // none of them has rows for.
