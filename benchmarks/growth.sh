@@ -26,6 +26,7 @@ STEPS=${STEPS:-"1000 3000 10000 30000"}
 LAST=${STEPS##* }
 W=$(mktemp -d "${TMPDIR:-/tmp}/orchstat-growth.XXXXXX")
 CORPUS=${CORPUS:-}
+GIVEN=$CORPUS
 LIVE=$W/live/runs
 mkdir -p "$LIVE"
 
@@ -39,8 +40,10 @@ if [[ -z $CORPUS ]]; then
 	find "$CORPUS" -exec touch -d '-1 hour' {} +
 fi
 mapfile -t ALL < <(ls "$CORPUS" | sort | head -n "$LAST")
-cleanup() { # the corpus's runs go back where they came from
-	for r in "$LIVE"/*; do [[ -e $r ]] && mv "$r" "$CORPUS/"; done
+cleanup() { # a corpus given keeps its runs: they go back where they came from
+	if [[ -n $GIVEN ]]; then
+		find "$LIVE" -mindepth 1 -maxdepth 1 -exec mv -t "$CORPUS/" {} + 2>/dev/null || true
+	fi
 	rm -rf "$W"
 }
 trap cleanup EXIT
