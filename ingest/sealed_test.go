@@ -243,3 +243,49 @@ func TestSealedMarkedInAnOlderStore(t *testing.T) {
 		t.Fatalf("states marked sealed after the upgrade: %s, want 4/4 2/2", got)
 	}
 }
+
+// A finished run holding a file whose name is not UTF-8 (stored escaped,
+// though the run's folder is not): when a file is added to the run, its
+// folder changes and its files' states are loaded again, the odd one's
+// with them, so it is not read a second time as a new file.
+func TestSealedRunWithAnOddFileName(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+	runs := sealedCorpus(t, dir, t0, "1762161125318")
+	run := filepath.Join(runs, "1762161125318")
+	odd := filepath.Join(run, "verification_report_\xe9t\xe9.json")
+	os.WriteFile(odd, []byte(`{"passed": true}`), 0o644)
+	os.Chtimes(odd, t0, t0)
+	os.Chtimes(run, t0, t0)
+	db := filepath.Join(dir, "s.duckdb")
+	now := t0.Add(time.Hour)
+	ingestNow := func() *ingest.Result {
+		t.Helper()
+		st, err := query.Open(context.Background(), db, query.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		now = now.Add(time.Minute)
+		res, err := ingest.Run(context.Background(), st, ingest.Options{Paths: []string{runs}, Now: func() time.Time { return now }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := ingestNow(); res.Files != 3 || len(res.Errors) > 0 {
+		t.Fatalf("first ingest: %d files, errors %v; want 3 and none", res.Files, res.Errors)
+	}
+	if res := ingestNow(); res.SealedRuns != 1 {
+		t.Fatalf("the run is not sealed: %d sealed runs", res.SealedRuns)
+	}
+	second := filepath.Join(run, "verification_report_second.json")
+	os.WriteFile(second, []byte(`{"passed": false}`), 0o644)
+	os.Chtimes(second, t0, t0)
+	if res := ingestNow(); res.Files != 4 || len(res.Moved) > 0 {
+		t.Fatalf("after a file was added: %d files looked at, %d moved; want 4 and none", res.Files, len(res.Moved))
+	}
+	if got := value(t, db, `SELECT count(*) || ' ' || count(DISTINCT file_id) FROM verification_reports`); got != "2 2" {
+		t.Fatalf("verification reports (rows, files): %s, want 2 2: the odd one was read again as a new file", got)
+	}
+}

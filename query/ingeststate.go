@@ -35,9 +35,14 @@ func (s *Store) UnsealedFileStates(ctx context.Context, sized func(n int), each 
 // FileStatesIn calls each for the files of the directories dirs (paths as
 // ReadString gives them).
 func (s *Store) FileStatesIn(ctx context.Context, dirs []string, each func(*rows.FileState)) error {
-	stored := make([]string, len(dirs))
-	for i, d := range dirs {
-		stored[i] = rows.StoreString(d)
+	var stored []string
+	for _, d := range dirs {
+		// A file whose name was escaped has its folder's path escaped
+		// too, however the folder itself is stored.
+		stored = append(stored, rows.StoreString(d))
+		if e := rows.Escaped(d); e != stored[len(stored)-1] {
+			stored = append(stored, e)
+		}
 	}
 	// A file's directory is its path up to the last slash.
 	return s.fileStates(ctx, `(SELECT * EXCLUDE (parent) FROM (SELECT *, path[:length(path) - strpos(reverse(path), '/')] AS parent FROM `+latestStates+`)

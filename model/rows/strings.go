@@ -22,6 +22,13 @@ func StoreString(s string) string {
 	if utf8.ValidString(s) && !strings.HasPrefix(s, BytesPrefix) {
 		return s
 	}
+	return Escaped(s)
+}
+
+// Escaped is s in the escaped form whether it needs it or not: how a
+// folder's path begins in the stored path of a file in it whose name
+// needed escaping, though the folder's own stored path is plain.
+func Escaped(s string) string {
 	var b strings.Builder
 	b.WriteString(BytesPrefix)
 	for i := 0; i < len(s); {
