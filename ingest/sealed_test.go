@@ -36,6 +36,26 @@ func sealedCorpus(t *testing.T, dir string, t0 time.Time, ids ...string) string 
 	return runs
 }
 
+// ingester ingests runs into the store db, each time a minute after the
+// last, starting an hour after t0; *now moves the clock further.
+func ingester(t *testing.T, db, runs string, t0 time.Time) (ingestAt func(full bool) *ingest.Result, now *time.Time) {
+	clock := t0.Add(time.Hour)
+	return func(full bool) *ingest.Result {
+		t.Helper()
+		st, err := query.Open(context.Background(), db, query.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		clock = clock.Add(time.Minute)
+		res, err := ingest.Run(context.Background(), st, ingest.Options{Paths: []string{runs}, Now: func() time.Time { return clock }, Full: full})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}, &clock
+}
+
 // value is one value from the store.
 func value(t *testing.T, db, q string) string {
 	t.Helper()
@@ -59,21 +79,7 @@ func TestSealedRuns(t *testing.T) {
 	t0 := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
 	runs := sealedCorpus(t, dir, t0, "1762161125318", "1762164347120", "1762169462777")
 	db := filepath.Join(dir, "s.duckdb")
-	now := t0.Add(time.Hour)
-	run := func(full bool) *ingest.Result {
-		t.Helper()
-		st, err := query.Open(context.Background(), db, query.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		now = now.Add(time.Minute)
-		res, err := ingest.Run(context.Background(), st, ingest.Options{Paths: []string{runs}, Now: func() time.Time { return now }, Full: full})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
+	run, now := ingester(t, db, runs, t0)
 	events := func() string { return value(t, db, `SELECT count(*) FROM events`) }
 
 	if res := run(false); !res.Full || res.Files != 6 || res.Sealed != 0 {
@@ -165,7 +171,7 @@ func TestSealedRuns(t *testing.T) {
 	b = bytes.Replace(b, []byte(`"status": "failure"`), []byte(`"status": "cancelled"`), 1)
 	os.WriteFile(summary, b, 0o644)
 	os.Chtimes(filepath.Join(runs, "1762161125318"), t0, t0)
-	now = now.Add(25 * time.Hour)
+	*now = now.Add(25 * time.Hour)
 	if res := run(false); !res.Full {
 		t.Fatal("no full pass a day after the last one")
 	}
@@ -203,21 +209,8 @@ func TestSealedMarkedInAnOlderStore(t *testing.T) {
 	t0 := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
 	runs := sealedCorpus(t, dir, t0, "1762161125318", "1762164347120")
 	db := filepath.Join(dir, "s.duckdb")
-	now := t0.Add(time.Hour)
-	run := func() *ingest.Result {
-		t.Helper()
-		st, err := query.Open(context.Background(), db, query.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		now = now.Add(time.Minute)
-		res, err := ingest.Run(context.Background(), st, ingest.Options{Paths: []string{runs}, Now: func() time.Time { return now }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
+	ingestAt, _ := ingester(t, db, runs, t0)
+	run := func() *ingest.Result { return ingestAt(false) }
 	run()
 
 	// The older store: no sealed columns, and another schema's hash.
@@ -258,21 +251,8 @@ func TestSealedRunWithAnOddFileName(t *testing.T) {
 	os.Chtimes(odd, t0, t0)
 	os.Chtimes(run, t0, t0)
 	db := filepath.Join(dir, "s.duckdb")
-	now := t0.Add(time.Hour)
-	ingestNow := func() *ingest.Result {
-		t.Helper()
-		st, err := query.Open(context.Background(), db, query.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		now = now.Add(time.Minute)
-		res, err := ingest.Run(context.Background(), st, ingest.Options{Paths: []string{runs}, Now: func() time.Time { return now }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
+	ingestAt, _ := ingester(t, db, runs, t0)
+	ingestNow := func() *ingest.Result { return ingestAt(false) }
 	if res := ingestNow(); res.Files != 3 || len(res.Errors) > 0 {
 		t.Fatalf("first ingest: %d files, errors %v; want 3 and none", res.Files, res.Errors)
 	}
