@@ -202,8 +202,8 @@ func mustAtoi(t *testing.T, s string) int {
 }
 
 // A store made before states were marked sealed has its sealed runs'
-// states marked when it is opened, once: its next cron pass loads none of
-// them and reads nothing again.
+// states marked when it is opened, once, and its superseded seals
+// dropped: its next cron pass loads none of them and reads nothing again.
 func TestSealedMarkedInAnOlderStore(t *testing.T) {
 	dir := t.TempDir()
 	t0 := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
@@ -222,6 +222,8 @@ func TestSealedMarkedInAnOlderStore(t *testing.T) {
 		`ALTER TABLE file_states DROP COLUMN sealed`,
 		`ALTER TABLE dir_states DROP COLUMN sealed`,
 		`UPDATE meta SET value = 'older' WHERE key = 'schema_hash'`,
+		// and each run sealed again by an earlier daily full pass
+		`INSERT INTO sealed_dirs SELECT seq - 1000, path, mtime, files FROM sealed_dirs`,
 	} {
 		if _, err := raw.Exec(q); err != nil {
 			t.Fatal(err)
@@ -234,6 +236,9 @@ func TestSealedMarkedInAnOlderStore(t *testing.T) {
 	}
 	if got := value(t, db, `SELECT (SELECT count(*) FILTER (WHERE sealed) || '/' || count(*) FROM file_states) || ' ' || (SELECT count(*) FILTER (WHERE sealed) || '/' || count(*) FROM dir_states)`); got != "4/4 2/2" {
 		t.Fatalf("states marked sealed after the upgrade: %s, want 4/4 2/2", got)
+	}
+	if got := value(t, db, `SELECT count(*) || ' ' || count(DISTINCT path) FROM sealed_dirs`); got != "2 2" {
+		t.Fatalf("seals (rows, runs) after the upgrade: %s, want 2 2", got)
 	}
 }
 

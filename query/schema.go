@@ -274,7 +274,11 @@ func tableStatements() []string {
 		`ALTER TABLE file_states ADD COLUMN IF NOT EXISTS sealed BOOLEAN`,
 		`UPDATE file_states SET sealed = path[:length(path) - strpos(reverse(path), '/')] IN ` + sealedSet + ` WHERE sealed IS NULL`,
 		`ALTER TABLE dir_states ADD COLUMN IF NOT EXISTS sealed BOOLEAN`,
-		`UPDATE dir_states SET sealed = path IN ` + sealedSet + ` WHERE sealed IS NULL`}
+		`UPDATE dir_states SET sealed = path IN ` + sealedSet + ` WHERE sealed IS NULL`,
+		// Before, each daily full pass sealed every finished run again, and
+		// compaction did not count seals: such a store kept a row per run
+		// per day, which every cron pass read.
+		`DELETE FROM sealed_dirs WHERE seq NOT IN (SELECT max(seq) FROM sealed_dirs GROUP BY path)`}
 	for _, t := range FileTables {
 		stmts = append(stmts, t.ddl())
 	}
