@@ -114,6 +114,9 @@ type Report struct {
 	// FactoryAudit is seed 003's audit of the factory's runs in scope, nil
 	// when there are none.
 	FactoryAudit *FactoryAudit `json:"factory_audit"`
+	// Summary is the first screen (summary.go); nil when not asked for,
+	// as by check and the lake's consumers.
+	Summary *Summary `json:"summary,omitempty"`
 }
 
 // Systems summarises the runs of systems other than the orchestrator.
