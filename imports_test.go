@@ -44,6 +44,7 @@ var pure = []string{
 	"reports/reference",
 	"query/lake",
 	"reports/render/chart",
+	"reports/summary",
 	"model/records/prices",
 	"model/episode",
 	"model/simulated",

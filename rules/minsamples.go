@@ -81,3 +81,17 @@ func (r *Rule) ShortOfSamples(s Sample) (need string, short bool) {
 	}
 	return op + " " + strconv.FormatFloat(r.guard.n, 'f', -1, 64), true
 }
+
+// MinSamples is the least denominator the rule's guard asks for ("≥ 20"
+// gives 20, "> 20" gives 21 for counts), and whether it has a guard: the
+// report compares a rate between two windows only when both have as many
+// samples as the rule on it would need to fire.
+func (r *Rule) MinSamples() (float64, bool) {
+	if r.guard == nil {
+		return 0, false
+	}
+	if r.guard.op == ">" {
+		return r.guard.n + 1, true
+	}
+	return r.guard.n, true
+}

@@ -38,6 +38,10 @@ type reportOptions struct {
 	// whole report; Timezone is the zone its days are cut in.
 	By       string
 	Timezone string
+	// Compare is --compare; Sections --section; ASCII --ascii.
+	Compare  string
+	Sections []string
+	ASCII    bool
 }
 
 func newReportCmd(g *globals, runF func(context.Context, *reportOptions) error) *cobra.Command {
@@ -100,6 +104,9 @@ Exit status 1 means the report is printed but some file could not be read
 			if o.By != "" && !slices.Contains(reports.UsageBy, o.By) {
 				return usageError{fmt.Errorf("--by %q: give one of %s", o.By, strings.Join(reports.UsageBy, ", "))}
 			}
+			if _, err := render.ParseSections(o.Sections); err != nil {
+				return usageError{err}
+			}
 			if o.Timezone != "" && o.By == "" {
 				return usageError{fmt.Errorf("--timezone cuts --by's days: give --by too")}
 			}
@@ -120,6 +127,9 @@ Exit status 1 means the report is printed but some file could not be read
 	addPricesFlag(cmd, &o.Prices)
 	f.StringVar(&o.By, "by", "", "show agents' calls, tokens and cost by day, week, month, session or model instead of the whole report")
 	f.StringVar(&o.Timezone, "timezone", "", "with --by: the IANA time zone days are cut in (default: the local zone)")
+	f.StringVar(&o.Compare, "compare", "previous", "what the summary's changes are against: previous (the window of equal length just before), none, or SINCE..UNTIL")
+	f.StringSliceVar(&o.Sections, "section", nil, "print these sections only (summary, metrics, by_day, ...; all prints every one, with data or not)")
+	f.BoolVar(&o.ASCII, "ascii", false, "draw the summary's sparklines and marks in ASCII (the default in a locale that is not UTF-8)")
 	return cmd
 }
 
@@ -372,6 +382,11 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 	if err != nil {
 		return err
 	}
+	cmp, err := parseCompare(now, o.Compare)
+	if err != nil {
+		return err
+	}
+	sections, _ := render.ParseSections(o.Sections)
 	st, scope, unread, err := o.openPriced(ctx, &f)
 	if err != nil {
 		return err
@@ -390,7 +405,14 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 	if r.Thresholds, err = thresholds(o.g.io, rf, r.Metrics); err != nil {
 		return err
 	}
-	err = withOutput(o.g.io, o.Output, func(io *IO) error { return render.RenderWidth(io.Out, r, format, io.OutWidth) })
+	if r.Summary, err = summarise(ctx, st, f, r, rf, scope, cmp, now); err != nil {
+		return err
+	}
+	ropts := render.Options{Sections: sections, ASCII: o.ASCII || !utf8Locale(os.Getenv)}
+	err = withOutput(o.g.io, o.Output, func(io *IO) error {
+		ropts.Width = io.OutWidth
+		return render.RenderReport(io.Out, r, format, ropts)
+	})
 	if err != nil {
 		return err
 	}

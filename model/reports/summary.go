@@ -129,11 +129,17 @@ type DayPoint struct {
 type WhereRow struct {
 	// What is retries, failures or cost_usd.
 	What string `json:"what"`
-	// Kind is model, session or run; Key names it, System its system.
-	Kind   string  `json:"kind"`
-	Key    string  `json:"key"`
-	System string  `json:"system"`
-	Value  float64 `json:"value"`
-	// Share is Value over the window's total of What, 0 to 1.
+	// Kind is model, session, run or stage; Key names it, System its
+	// system.
+	Kind   string `json:"kind"`
+	Key    string `json:"key"`
+	System string `json:"system"`
+	// Unit is what Value and Total count: "retried calls", "failed
+	// attempts", "USD", ...
+	Unit  string  `json:"unit"`
+	Value float64 `json:"value"`
+	// Total is the window's total of the same unit, over every key of the
+	// kind; Share is Value over Total, 0 to 1.
+	Total float64 `json:"total"`
 	Share float64 `json:"share"`
 }

@@ -87,6 +87,12 @@ func Render(w io.Writer, r *reports.Report, f Format) error { return RenderWidth
 // terminal width columns wide (see fit.go); 0 draws every cell in full,
 // as Render does.
 func RenderWidth(w io.Writer, r *reports.Report, f Format, width int) error {
+	return RenderReport(w, r, f, Options{Width: width})
+}
+
+// RenderReport is Render with the options of the table, markdown and HTML
+// formats; JSON and CSV carry every section whatever o says.
+func RenderReport(w io.Writer, r *reports.Report, f Format, o Options) error {
 	if r == nil {
 		return errors.New("reports: nil report")
 	}
@@ -94,7 +100,7 @@ func RenderWidth(w io.Writer, r *reports.Report, f Format, width int) error {
 	var err error
 	switch f {
 	case FormatTable, FormatMarkdown:
-		err = writeReportText(&buf, r, f, width)
+		err = writeReportText(&buf, r, f, o)
 	case FormatJSON:
 		err = writeJSON(&buf, jsonReport(r))
 	case FormatCSV:

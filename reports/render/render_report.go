@@ -17,14 +17,15 @@ import (
 // of its runs it covers, then what the overview's numbers leave out.
 func scopeLines(r *reports.Report) []string {
 	lines := []string{ScopeLine(r.Database, r.Scope)}
+	var notes []string
 	if n := r.Overview.Undated; n > 0 {
-		lines = append(lines, fmt.Sprintf("%s %s no recorded time (left out of --since, --until and time windows)", plural(n, "run"), have(n)))
+		notes = append(notes, fmt.Sprintf("%s undated (in no time window)", plural(n, "run")))
 	}
 	if n := r.Overview.QueuedTasks; n > 0 {
-		lines = append(lines, fmt.Sprintf("%s never ran (not counted as runs)", plural(n, "queued task")))
+		notes = append(notes, fmt.Sprintf("%s never ran (not runs)", plural(n, "queued task")))
 	}
-	if noTraceRuns(r) {
-		lines = append(lines, "No orchestrator runs in scope: their metrics and breakdowns are left out (--format json keeps them)")
+	if len(notes) > 0 {
+		lines = append(lines, strings.Join(notes, "; "))
 	}
 	return lines
 }
@@ -39,6 +40,9 @@ func ScopeLine(db string, s reports.Scope) string {
 	if len(s.Paths) > 0 {
 		scope = fmt.Sprintf("runs under %s (%d of %s in the store; %d left out)",
 			strings.Join(s.Paths, ", "), s.RunsInStore-s.RunsLeftOut, plural(s.RunsInStore, "run"), s.RunsLeftOut)
+		if s.RunsLeftOut == 0 {
+			scope = fmt.Sprintf("runs under %s (all %s in the store)", strings.Join(s.Paths, ", "), plural(s.RunsInStore, "run"))
+		}
 	}
 	return "Store: " + db + " — scope: " + scope
 }
@@ -63,11 +67,53 @@ func have(n int64) string {
 	return "have"
 }
 
-// writeReportText writes the scope lines, then the report's sections, for
-// the table and markdown formats.
-func writeReportText(buf *bytes.Buffer, r *reports.Report, f Format, width int) error {
-	writeHeadLines(buf, scopeLines(r), f, width)
-	return writeGrids(buf, grids(reportSections(r, width)), f, width)
+// writeReportText writes the scope lines, the summary, then the report's
+// sections with data (or those o names), for the table and markdown
+// formats, and a line naming what was left out.
+func writeReportText(buf *bytes.Buffer, r *reports.Report, f Format, o Options) error {
+	g := unicodeGlyphs
+	if o.ASCII {
+		g = asciiGlyphs
+	}
+	writeHeadLines(buf, scopeLines(r), f, o.Width)
+	if r.Summary != nil && o.wants("summary") {
+		if f == FormatMarkdown {
+			buf.WriteString("## Summary\n\n")
+		}
+		writeSummary(buf, r.Summary, f, o.Width, g)
+	}
+	shown, left := chooseSections(r, o)
+	if len(shown) > 0 {
+		if f == FormatMarkdown {
+			buf.WriteString("# Details\n\n")
+		} else if r.Summary != nil && o.wants("summary") {
+			buf.WriteString("Details\n\n")
+		}
+	}
+	if err := writeGrids(buf, grids(shown), f, o.Width); err != nil {
+		return err
+	}
+	var tail []string
+	if l := leftOutLine(left); l != "" {
+		tail = append(tail, l)
+	}
+	if !r.GeneratedAt.IsZero() {
+		tail = append(tail, footerLine(r))
+	}
+	if len(tail) > 0 {
+		if len(shown) > 0 {
+			buf.WriteByte('\n')
+		}
+		for i, l := range tail {
+			for _, line := range wrapText(escapeControls(l), o.Width) {
+				buf.WriteString(line + "\n")
+			}
+			if f == FormatMarkdown && i < len(tail)-1 {
+				buf.WriteByte('\n')
+			}
+		}
+	}
+	return nil
 }
 
 // writeHeadLines writes the lines above a model's tables, wrapped to the
