@@ -98,7 +98,10 @@ func summarise(ctx context.Context, st *query.Store, f query.Filter, r *reports.
 	for _, fl := range look.Failures {
 		in.Attention.Failed = append(in.Attention.Failed, reports.AttentionFail{Rule: fl.Rule, Error: fl.Err.Error()})
 	}
-	in.Attention.Note = attentionNote(look, f, until)
+	in.Attention.Note = attentionNote(f)
+	if look.Latest != nil && look.Latest.Before(until) {
+		in.Attention.LatestData = look.Latest
+	}
 	if in.Previous != nil {
 		pl, err := check.Look(ctx, query.NewCheckStore(st), rf, in.Previous.Until, f.Paths, scopeLabel(scope))
 		if err != nil {
@@ -109,20 +112,13 @@ func summarise(ctx context.Context, st *query.Store, f query.Filter, r *reports.
 	return summary.Build(in), nil
 }
 
-// attentionNote says where the data is when the rules found none in
-// their windows, and that the rules see every provider and run when the
-// report was filtered.
-func attentionNote(look check.Result, f query.Filter, at time.Time) string {
-	var notes []string
-	if look.Latest != nil && look.Latest.Before(at) {
-		l := look.Latest.UTC().Truncate(time.Second).Add(time.Second)
-		notes = append(notes, "rules without data in their windows: the latest run started "+
-			look.Latest.UTC().Format("2006-01-02 15:04:05")+" UTC (--until "+l.Format(time.RFC3339)+" looks there)")
-	}
+// attentionNote says that the rules see every provider and run in scope
+// when the report was filtered.
+func attentionNote(f query.Filter) string {
 	if f.Provider != "" || len(f.Runs) > 0 {
-		notes = append(notes, "the rules see every provider and run in scope, as check does, not only the report's filter")
+		return "the rules see every provider and run in scope, as check does, not only the report's filter"
 	}
-	return strings.Join(notes, "; ")
+	return ""
 }
 
 func attentionRows(rows []check.Row) []reports.AttentionRow {

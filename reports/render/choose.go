@@ -60,7 +60,7 @@ func ParseSections(names []string) ([]string, error) {
 
 // leftOut is what the default view leaves out for want of data.
 type leftOut struct {
-	sections []string // their titles
+	sections []string // their names
 	metrics  []string
 	fields   []string // overview fields
 }
@@ -90,8 +90,8 @@ func chooseSections(r *reports.Report, o Options) ([]section, leftOut) {
 	}
 	for _, s := range all {
 		if s.grid == nil {
-			if t := sectionTitle(s.name); t != "" && !hiddenAlways[s.name] {
-				left.sections = append(left.sections, t)
+			if !hiddenAlways[s.name] {
+				left.sections = append(left.sections, s.name)
 			}
 			continue
 		}
@@ -102,7 +102,7 @@ func chooseSections(r *reports.Report, o Options) ([]section, leftOut) {
 			s.grid, left.metrics = trimMetrics(r, s.grid)
 		}
 		if len(s.grid.rows) == 0 {
-			left.sections = append(left.sections, s.grid.title)
+			left.sections = append(left.sections, s.name)
 			continue
 		}
 		out = append(out, s)
@@ -122,6 +122,10 @@ func sectionTitle(name string) string {
 		"stop_reasons": "Stop reasons", "escalation_reasons": "Escalation reasons", "judge_reasons": "Judge reasons",
 		"candidate_validity": "Candidate validity", "systems": "Other systems",
 		"failures_by_stage": "Failed attempts by system and stage", "stages": "Stages",
+		"calls": "Agents' model calls", "calls_by_provider_model": "Agents' model calls by provider and model",
+		"factory_audit": "Factory retry audit", "factory_audit_stages": "Failures by stage",
+		"factory_audit_deterministic": "Retried deterministic failures", "factory_audit_repeats": "Repeated failure signatures",
+		"factory_audit_exceptions": "Model API errors (the exception stage) by error class", "factory_audit_timeouts": "Command timeouts",
 	}
 	if t, ok := titles[name]; ok {
 		return t
@@ -190,7 +194,7 @@ func trimMetrics(r *reports.Report, g *grid) (*grid, []string) {
 	for _, row := range g.rows {
 		n := row[0]
 		m, ok := r.Metrics[n]
-		noValue := ok && m.Value == nil && row[4] == ""
+		noValue := ok && m.Value == nil
 		if base, counted := zeroBase[n]; noValue || counted && zero(n) && zero(base) {
 			left = append(left, n)
 			continue
@@ -200,17 +204,59 @@ func trimMetrics(r *reports.Report, g *grid) (*grid, []string) {
 	return &c, left
 }
 
+// sectionGroups name the sections that come and go together, by what
+// holds their data: when every one of a group is left out, the line says
+// the group's name once rather than each title.
+var sectionGroups = []struct {
+	name     string
+	sections []string
+}{
+	{"the orchestrator's breakdowns", []string{"by_provider", "by_day", "worst_runs_by_retries", "worst_runs_by_iterations",
+		"stop_reasons", "escalation_reasons", "judge_reasons", "candidate_validity"}},
+	{"other systems' runs and stages", []string{"systems", "failures_by_stage", "stages"}},
+	{"agents' model calls", []string{"calls", "calls_by_provider_model"}},
+	{"the factory audit", []string{"factory_audit", "factory_audit_stages", "factory_audit_deterministic",
+		"factory_audit_repeats", "factory_audit_exceptions", "factory_audit_timeouts"}},
+}
+
+// leftSectionNames names the sections left out: a group's name when all
+// of it is, else each section's title.
+func leftSectionNames(left []string) []string {
+	var out []string
+	done := map[string]bool{}
+	for _, g := range sectionGroups {
+		all := true
+		for _, s := range g.sections {
+			if !slices.Contains(left, s) {
+				all = false
+			}
+		}
+		if all {
+			out = append(out, g.name)
+			for _, s := range g.sections {
+				done[s] = true
+			}
+		}
+	}
+	for _, s := range left {
+		if !done[s] {
+			out = append(out, sectionTitle(s))
+		}
+	}
+	return out
+}
+
 // leftOutLine says what the default view left out, and how to see it.
 func leftOutLine(l leftOut) string {
 	var parts []string
 	if len(l.sections) > 0 {
-		parts = append(parts, plural(int64(len(l.sections)), "section")+" ("+strings.Join(l.sections, ", ")+")")
+		parts = append(parts, "sections: "+strings.Join(leftSectionNames(l.sections), ", "))
 	}
 	if len(l.metrics) > 0 {
-		parts = append(parts, plural(int64(len(l.metrics)), "metric")+" ("+strings.Join(l.metrics, ", ")+")")
+		parts = append(parts, "metrics: "+strings.Join(l.metrics, ", "))
 	}
 	if len(l.fields) > 0 {
-		parts = append(parts, plural(int64(len(l.fields)), "overview count")+" ("+strings.Join(l.fields, ", ")+")")
+		parts = append(parts, "overview counts: "+strings.Join(l.fields, ", "))
 	}
 	if len(parts) == 0 {
 		return ""

@@ -199,8 +199,8 @@ func TestRenderScope(t *testing.T) {
 	for _, f := range []Format{FormatTable, FormatMarkdown} {
 		for _, want := range []string{
 			"Store: /var/lib/orchstat/orchstat.duckdb — scope: runs under /a, /b (12 of 40 runs in the store; 28 left out)",
-			"3 runs have no recorded time",
-			"101 queued tasks never ran (not counted as runs)",
+			"3 runs undated (in no time window)",
+			"101 queued tasks never ran (not runs)",
 		} {
 			if !bytes.Contains(out[f], []byte(want)) {
 				t.Errorf("%s lacks %q:\n%s", f, want, out[f])
@@ -232,7 +232,7 @@ func TestRenderScope(t *testing.T) {
 	var buf bytes.Buffer
 	Render(&buf, whole, FormatTable)
 	if !strings.HasPrefix(buf.String(), "Store: /var/lib/orchstat/orchstat.duckdb — scope: the whole store (1 run)\n") ||
-		strings.Contains(buf.String(), "no recorded time") || strings.Contains(buf.String(), "never ran") {
+		strings.Contains(buf.String(), "runs undated") || strings.Contains(buf.String(), "never ran") {
 		t.Errorf("whole store:\n%s", buf.String())
 	}
 }

@@ -75,19 +75,29 @@ func writeReportText(buf *bytes.Buffer, r *reports.Report, f Format, o Options) 
 	if o.ASCII {
 		g = asciiGlyphs
 	}
-	writeHeadLines(buf, scopeLines(r), f, o.Width)
-	if r.Summary != nil && o.wants("summary") {
+	lines := scopeLines(r)
+	summary := r.Summary != nil && o.wants("summary")
+	if summary {
+		// The notes on undated runs and queued tasks explain the
+		// overview's counts: they go with it, below the summary.
+		lines = lines[:1]
+	}
+	writeHeadLines(buf, lines, f, o.Width)
+	if summary {
 		if f == FormatMarkdown {
 			buf.WriteString("## Summary\n\n")
 		}
 		writeSummary(buf, r.Summary, f, o.Width, g)
 	}
 	shown, left := chooseSections(r, o)
-	if len(shown) > 0 {
+	if len(shown) > 0 && summary {
 		if f == FormatMarkdown {
-			buf.WriteString("# Details\n\n")
-		} else if r.Summary != nil && o.wants("summary") {
+			buf.WriteString("## Details\n\n")
+		} else {
 			buf.WriteString("Details\n\n")
+		}
+		if notes := scopeLines(r)[1:]; len(notes) > 0 {
+			writeHeadLines(buf, notes, f, o.Width)
 		}
 	}
 	if err := writeGrids(buf, grids(shown), f, o.Width); err != nil {
@@ -97,15 +107,17 @@ func writeReportText(buf *bytes.Buffer, r *reports.Report, f Format, o Options) 
 	if l := leftOutLine(left); l != "" {
 		tail = append(tail, l)
 	}
-	if !r.GeneratedAt.IsZero() {
-		tail = append(tail, footerLine(r))
-	}
+	tail = append(tail, footerLine(r))
 	if len(tail) > 0 {
 		if len(shown) > 0 {
 			buf.WriteByte('\n')
 		}
 		for i, l := range tail {
-			for _, line := range wrapText(escapeControls(l), o.Width) {
+			l = escapeControls(l)
+			if f == FormatMarkdown {
+				l = markdownEscaper.Replace(l)
+			}
+			for _, line := range wrapText(l, o.Width) {
 				buf.WriteString(line + "\n")
 			}
 			if f == FormatMarkdown && i < len(tail)-1 {

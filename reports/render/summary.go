@@ -123,12 +123,20 @@ func minuteText(t time.Time) string {
 func writeAttention(buf *bytes.Buffer, s *reports.Summary, f Format, width int, g glyphs, wrapped func(string)) {
 	a := s.Attention
 	head := "Needs attention (check --at " + a.At.UTC().Format(time.RFC3339) + ")"
+	noData := ""
+	if a.LatestData != nil && a.Counts["no data"] > 0 {
+		next := a.LatestData.UTC().Truncate(time.Second).Add(time.Second)
+		noData = "  " + plural(int64(a.Counts["no data"]), "rule") + " without data; --until " + next.Format(time.RFC3339) + " takes in the latest run"
+	}
 	if len(a.Alerts) == 0 {
 		l := head + ": nothing firing or pending, " + stateCounts(a)
 		if a.Note != "" {
 			l += ". " + a.Note
 		}
 		wrapped(l)
+		if noData != "" {
+			wrapped(noData)
+		}
 		for _, fl := range a.Failed {
 			wrapped("  rule " + fl.Rule + " failed: " + fl.Error)
 		}
@@ -151,6 +159,9 @@ func writeAttention(buf *bytes.Buffer, s *reports.Summary, f Format, width int, 
 	}
 	wrapped(head + ": " + strings.Join(parts, ", ") + " of " + plural(int64(a.Rules), "rule"))
 	defer func() {
+		if noData != "" {
+			wrapped(noData)
+		}
 		if a.Note != "" {
 			wrapped("  " + a.Note)
 		}
@@ -272,7 +283,7 @@ func writeWhere(buf *bytes.Buffer, s *reports.Summary, f Format, width int, g gl
 	var rows [][]string
 	for _, w := range s.Where {
 		key := w.Kind + " " + w.Key
-		if w.System != "" && w.Kind != "run" {
+		if w.System != "" && w.Kind != "run" && w.System != "orchestrator" {
 			key += " (" + w.System + ")"
 		}
 		what, of := w.Unit, countText(w.Value)+" of "+countText(w.Total)
