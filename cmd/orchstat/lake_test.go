@@ -428,9 +428,14 @@ func TestLakeS3(t *testing.T) {
 		return m
 	}
 	// A window downloads only the partitions it needs; the whole report
-	// then downloads the rest.
+	// then downloads the rest. The summary evaluates the rules at the
+	// window's end and the previous window's, so the report reads what
+	// their windows need too: rules over time windows only here, as a
+	// rule over the last N runs needs the whole lake.
+	timed := filepath.Join(t.TempDir(), "timed.yaml")
+	os.WriteFile(timed, []byte("rules:\n  - name: retries\n    metric: provider_retry_rate\n    window: 24h\n    threshold: 0.2\n    condition: value > threshold\n"), 0o644)
 	gets.Store(0)
-	sameJSON(t, "s3 --since", lakeReportJSON(t, "--db", union, "report", "--no-ingest", "--since", "2026-11-12"), report("--since", "2026-11-12"))
+	sameJSON(t, "s3 --since", lakeReportJSON(t, "--db", union, "report", "--no-ingest", "--rules", timed, "--since", "2026-11-12"), report("--rules", timed, "--since", "2026-11-12"))
 	windowed := gets.Load()
 	gets.Store(0)
 	want := lakeReportJSON(t, "--db", union, "report", "--no-ingest")

@@ -120,7 +120,7 @@ func TestReportWithoutTracesLeadsWithWhatIsThere(t *testing.T) {
 	if strings.Contains(stdout, "Stop reasons") || strings.Contains(stdout, "By provider") || strings.Contains(stdout, "provider_retry_rate") {
 		t.Errorf("empty orchestrator sections shown:\n%s", stdout)
 	}
-	if strings.Count(stdout, "No orchestrator runs in scope") != 1 || !strings.Contains(stdout, "Other systems") {
+	if strings.Count(stdout, "the orchestrator's breakdowns") != 1 || !strings.Contains(stdout, "Other systems") {
 		t.Errorf("the report does not say once what it left out, or lacks the systems:\n%s", stdout)
 	}
 	code, stdout, _ = runCLI(t, "", "report", "-f", "json", "--no-ingest", "--db", db, filepath.Join(top, "webshop"))

@@ -42,6 +42,9 @@ type reportOptions struct {
 	Compare  string
 	Sections []string
 	ASCII    bool
+	// reach, when set, is what of a lake the report reads, wider than its
+	// window (see lakeReach).
+	reach *query.LakeOptions
 }
 
 func newReportCmd(g *globals, runF func(context.Context, *reportOptions) error) *cobra.Command {
@@ -387,6 +390,8 @@ func reportRun(ctx context.Context, o *reportOptions) error {
 		return err
 	}
 	sections, _ := render.ParseSections(o.Sections)
+	reach := lakeReach(f, cmp, rf, now)
+	o.reach = &reach
 	st, scope, unread, err := o.openPriced(ctx, &f)
 	if err != nil {
 		return err
@@ -433,6 +438,9 @@ func (o *reportOptions) openPriced(ctx context.Context, f *query.Filter) (st *qu
 		return nil, scope, false, err
 	}
 	o.Window = query.LakeOptions{Since: f.Since, Until: f.Until}
+	if o.reach != nil {
+		o.Window = *o.reach
+	}
 	if st, unread, err = o.ingestFirst.open(ctx, o.g, false); err != nil {
 		return nil, scope, false, err
 	}

@@ -44,32 +44,80 @@ func parseCompare(now time.Time, s string) (compareSpec, error) {
 	return compareSpec{since: since, end: until}, nil
 }
 
+// windowEnd is the report window's end: --until, else now.
+func windowEnd(f query.Filter, now time.Time) time.Time {
+	if f.Until != nil {
+		return *f.Until
+	}
+	return now
+}
+
+// comparePeriod is the window the summary compares with: the one named,
+// else the one of equal length just before the report's; nil under
+// --compare none, or when the report's window has no start (it starts
+// at the first data, so nothing comes before it).
+func comparePeriod(f query.Filter, cmp compareSpec, now time.Time) *reports.Period {
+	switch {
+	case cmp.none:
+		return nil
+	case cmp.since != nil:
+		return &reports.Period{Since: cmp.since, Until: *cmp.end}
+	case f.Since == nil:
+		return nil
+	}
+	s := f.Since.Add(-windowEnd(f, now).Sub(*f.Since))
+	return &reports.Period{Since: &s, Until: *f.Since}
+}
+
+// lakeReach is what of a lake a report reads: its window, the window it
+// compares with, and the rules' windows at each one's end (the summary
+// evaluates them there), or the whole lake when any of these is
+// unbounded (a rule over the last N runs).
+func lakeReach(f query.Filter, cmp compareSpec, rf *rules.File, now time.Time) query.LakeOptions {
+	end := windowEnd(f, now)
+	since, until := f.Since, end
+	widen := func(o query.LakeOptions) bool {
+		if o.All || o.Since == nil {
+			return false
+		}
+		if since == nil || o.Since.Before(*since) {
+			since = o.Since
+		}
+		return true
+	}
+	if f.Since == nil || !widen(rulesWindow(rf, end)) {
+		return query.LakeOptions{}
+	}
+	if p := comparePeriod(f, cmp, now); p != nil {
+		if !widen(query.LakeOptions{Since: p.Since}) || !widen(rulesWindow(rf, p.Until)) {
+			return query.LakeOptions{}
+		}
+		if p.Until.After(until) {
+			until = p.Until
+		}
+	}
+	if f.Until == nil {
+		return query.LakeOptions{Since: since}
+	}
+	return query.LakeOptions{Since: since, Until: &until}
+}
+
 // summarise builds the report's first screen: the rules at the window's
 // end by check's own evaluator (check.Look, as check --at), the report of
 // the window to compare with, the systems' days and the sessions.
 func summarise(ctx context.Context, st *query.Store, f query.Filter, r *reports.Report, rf *rules.File, scope reports.Scope, cmp compareSpec, now time.Time) (*reports.Summary, error) {
 	in := summary.Input{Now: r, MinSamples: minSamples(rf)}
-	until := now
-	if f.Until != nil {
-		until = *f.Until
-	}
+	until := windowEnd(f, now)
 	in.Window = reports.Period{Since: f.Since, Until: until}
 	var prev query.Filter
+	in.Previous = comparePeriod(f, cmp, now)
 	switch {
 	case cmp.none:
 		in.CompareNote = "not compared (--compare none)"
-	case cmp.since != nil:
-		in.Previous = &reports.Period{Since: cmp.since, Until: *cmp.end}
-	case f.Since == nil:
-		if firstData(r) == nil {
-			in.CompareNote = "nothing in scope to compare"
-			break
-		}
+	case in.Previous == nil && firstData(r) == nil:
+		in.CompareNote = "nothing in scope to compare"
+	case in.Previous == nil:
 		in.CompareNote = "no earlier window to compare (--since 7d compares a week with the one before)"
-	default:
-		length := until.Sub(*f.Since)
-		s := f.Since.Add(-length)
-		in.Previous = &reports.Period{Since: &s, Until: *f.Since}
 	}
 	if in.Previous != nil {
 		prev = f

@@ -305,3 +305,45 @@ func checkFirstScreen(t *testing.T, golden string, now time.Time, belowScope boo
 	}
 	matchGolden(t, golden, text)
 }
+
+// The README's tour quotes the summary of the bundled runs: it must be
+// what report prints.
+func TestReadmeTour(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const marker = "<!-- tour: report testdata/runs, now 2025-11-06T00:00:00Z, 80 columns"
+	s := string(readme)
+	i := strings.Index(s, marker)
+	if i < 0 {
+		t.Fatalf("README.md lacks the tour's marker %q", marker)
+	}
+	s = s[i:]
+	s = s[strings.Index(s, "\n\n")+2:]
+	var quoted []string
+	for _, l := range strings.Split(s, "\n") {
+		if l != "" && !strings.HasPrefix(l, "    ") {
+			break
+		}
+		quoted = append(quoted, strings.TrimPrefix(l, "    "))
+	}
+	for len(quoted) > 0 && quoted[len(quoted)-1] == "" {
+		quoted = quoted[:len(quoted)-1]
+	}
+	_, db := goldenStore(t, "runs")
+	var out bytes.Buffer
+	if code := runWith(context.Background(), []string{"--db", db, "report", "--no-ingest", "--section", "summary"},
+		&IO{In: strings.NewReader(""), Out: &out, Err: &bytes.Buffer{}, Now: func() time.Time { return fixedNow }, OutWidth: 80}, defaultDeps()); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	got := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	// Below the scope line and its blank line.
+	got = got[2:]
+	for len(got) > 0 && (got[len(got)-1] == "" || strings.HasPrefix(got[len(got)-1], "Generated ")) {
+		got = got[:len(got)-1]
+	}
+	if strings.Join(quoted, "\n") != strings.Join(got, "\n") {
+		t.Errorf("README.md's tour quotes:\n%s\n\nreport prints:\n%s", strings.Join(quoted, "\n"), strings.Join(got, "\n"))
+	}
+}

@@ -446,7 +446,11 @@ func utcRuns(runs []reports.RunRow) []reports.RunRow {
 //     severity, condition, threshold, value (the metric's value) and crossed
 //     (true or false).
 func writeReportCSV(buf *bytes.Buffer, r *reports.Report) error {
-	return writeCSV(buf, reportSections(r, 0))
+	sections := reportSections(r, 0)
+	if r.Summary != nil {
+		sections = append(sections, section{name: "summary", csv: summaryFields(r.Summary)})
+	}
+	return writeCSV(buf, sections)
 }
 
 // WrapText is prose for a terminal width columns wide (0: as it is): s,
