@@ -40,14 +40,14 @@ type Attention struct {
 	At time.Time `json:"at"`
 	// Rules is how many rules were evaluated; Alerts the firing and
 	// pending ones, firing first.
-	Rules  int             `json:"rules"`
-	Alerts []AttentionRow  `json:"alerts"`
-	Counts map[string]int  `json:"states"` // rows by state: inactive, no data, ...
-	Note   string          `json:"note,omitempty"`
+	Rules  int            `json:"rules"`
+	Alerts []AttentionRow `json:"alerts"`
+	Counts map[string]int `json:"states"` // rows by state: inactive, no data, ...
+	Note   string         `json:"note,omitempty"`
 	// LatestData is when the latest run in scope started, set when some
 	// rule over a time window found no data: where the data is.
-	LatestData *time.Time `json:"latest_data,omitempty"`
-	Failed []AttentionFail `json:"failed,omitempty"`
+	LatestData *time.Time      `json:"latest_data,omitempty"`
+	Failed     []AttentionFail `json:"failed,omitempty"`
 }
 
 // AttentionFail is a rule the look could not evaluate.
