@@ -51,12 +51,28 @@ func newReportCmd(g *globals, runF func(context.Context, *reportOptions) error) 
 	o := &reportOptions{g: g}
 	cmd := &cobra.Command{
 		Use:   "report [PATH...]",
-		Short: "Report retry, escalation, iteration and diagnosis rates",
-		Long: `Ingest any new lines under PATH (unless --no-ingest), then report every
-metric (see docs/metrics.md) with the counts behind it, breakdowns by provider
-and model and by day, the worst runs, stop, escalation and judge reasons, and
-candidate validity. A metric that crosses a threshold of the alert rules is
-marked.
+		Short: "Report what needs attention, what changed, and every system's retry, failure and cost figures",
+		Long: `Ingest any new lines under PATH (unless --no-ingest), then report. The
+first screen is a summary: the window and what it is compared with
+(--compare), the alert rules firing or pending at the window's end exactly as
+check --at sees them, one line per system (orchestrator runs, other systems'
+runs, agents' calls) with its count, failure rate, retry rate and cost, each
+with its change against the previous window, and a daily sparkline, and the
+models, sessions, runs or stages behind most of the retries, failures and
+cost. The details follow, only where there is data (--section all prints
+every section, --section NAME,... some): every metric (see docs/metrics.md)
+with the counts behind it, marked where it crosses a threshold of the alert
+rules, breakdowns by provider and model and by day, the worst runs, stop,
+escalation and judge reasons, candidate validity, other systems' runs and
+stages, agents' calls by model, and the factory audit. One line says what
+was left out for want of data; JSON and CSV keep every field.
+
+--compare previous (the default) compares with the window of equal length
+just before (a window without --since starts at the first data, so has
+none); --compare SINCE..UNTIL with another; --compare none with nothing. A
+rate's change is shown when both windows have the samples its alert rule
+asks for, marked ▲ or ▼ when its 95% interval excludes zero and ~ when it
+does not. --ascii (or a locale that is not UTF-8) draws in ASCII.
 
 The report covers the runs found under the PATHs named, even when the store
 holds more; with no PATH, or --all, the whole store. Its first line names the

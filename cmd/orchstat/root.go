@@ -191,10 +191,15 @@ func newRootCmdWith(io *IO, deps deps) *cobra.Command {
 	g := &globals{io: io, deps: deps}
 	root := &cobra.Command{
 		Use:   "orchstat",
-		Short: "Retry, escalation and diagnosis statistics for LLM orchestrator runs",
-		Long: `orchstat indexes the orchestrator's .orchestrator/runs/*/trace.jsonl files, with
-each run's summary.json and verification reports, into an embedded DuckDB file,
-and answers how often runs retried, escalated, iterated and diagnosed.
+		Short: "Retry, failure and cost statistics for LLM orchestrators and coding agents",
+		Long: `orchstat indexes the records of LLM coding orchestrators and agents into an
+embedded DuckDB file: the orchestrator's .orchestrator/runs/*/trace.jsonl with
+each run's summary.json and verification reports, the factory's,
+claudestrator's and orchestr8's records, Claude Code transcripts, Codex
+rollouts and OpenTelemetry GenAI exports. It answers how often runs and model
+calls retried, failed, escalated, iterated and diagnosed, what they cost, what
+needs attention and what changed, and what other retry policies would have
+done.
 
 The store is orchstat.duckdb in the nearest .orchestrator folder at or above
 the data named (else in that folder's own .orchestrator); there is no server

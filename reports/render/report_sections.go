@@ -173,7 +173,7 @@ var providerTable = rowTable[reports.ProviderRow]{
 		numCol("retries_total", func(p reports.ProviderRow) float64 { return p.RetriesTotal }, countText),
 		rateCol("retry_rate", func(p reports.ProviderRow) reports.Metric { return p.RetryRate }),
 		rateCol("failure_rate", func(p reports.ProviderRow) reports.Metric { return p.FailureRate }),
-		numCol("avg_duration_ms", func(p reports.ProviderRow) *float64 { return p.AvgDuration }, durationText),
+		titled(numCol("avg_duration_ms", func(p reports.ProviderRow) *float64 { return p.AvgDuration }, durationText), "avg_duration"),
 	},
 }
 
@@ -267,9 +267,9 @@ var systemTable = rowTable[reports.SystemRow]{
 		intCol("success", func(r reports.SystemRow) int64 { return r.Success }),
 		intCol("failure", func(r reports.SystemRow) int64 { return r.Failure }),
 		intCol("other_status", func(r reports.SystemRow) int64 { return r.OtherStatus }),
-		intCol("attempts", func(r reports.SystemRow) int64 { return r.Attempts }),
-		intCol("failed_attempts", func(r reports.SystemRow) int64 { return r.FailedAttempts }),
-		intCol("retried_runs", func(r reports.SystemRow) int64 { return r.RetriedRuns }),
+		attemptCol("attempts", func(r reports.SystemRow) int64 { return r.Attempts }),
+		attemptCol("failed_attempts", func(r reports.SystemRow) int64 { return r.FailedAttempts }),
+		attemptCol("retried_runs", func(r reports.SystemRow) int64 { return r.RetriedRuns }),
 		systemMetricCol("retry_rate", "record_retry_rate"),
 		systemMetricCol("wasted_attempt_rate", "wasted_attempt_rate"),
 		systemMetricCol("signature_repeat_rate", "signature_repeat_rate"),
@@ -281,6 +281,27 @@ var systemTable = rowTable[reports.SystemRow]{
 	more: func(r reports.SystemRow) []field {
 		return presentMetrics(r.Metrics, metricOrder(metricNames(r.Metrics)))
 	},
+}
+
+// attemptCol is a count of a system's attempts, "-" in the grid for a
+// system whose records hold no attempts (agents, whose attempts are their
+// calls', in their own section): 0 there would read as "never tried".
+// The CSV keeps the 0.
+func attemptCol(name string, v func(reports.SystemRow) int64) column[reports.SystemRow] {
+	c := intCol(name, v)
+	c.text = func(r reports.SystemRow) string {
+		if r.Attempts == 0 {
+			return "-"
+		}
+		return strconv.FormatInt(v(r), 10)
+	}
+	return c
+}
+
+// titled is c with its grid heading set to title.
+func titled[T any](c column[T], title string) column[T] {
+	c.title = title
+	return c
 }
 
 // systemMetricCol shows a system's record metric in the grid only: the
@@ -311,7 +332,7 @@ var stageTable = rowTable[reports.StageRow]{
 		intCol("failed", func(r reports.StageRow) int64 { return r.Failed }),
 		intCol("not_applicable", func(r reports.StageRow) int64 { return r.NotApplicable }),
 		rateCol("failure_rate", func(r reports.StageRow) reports.Metric { return r.FailureRate }),
-		numCol("avg_duration_ms", func(r reports.StageRow) *float64 { return r.AvgDurationMS }, durationText),
+		titled(numCol("avg_duration_ms", func(r reports.StageRow) *float64 { return r.AvgDurationMS }, durationText), "avg_duration"),
 		numCol("tokens", func(r reports.StageRow) *float64 { return r.Tokens }, countPtrText),
 		numCol("cost_usd", func(r reports.StageRow) *float64 { return r.CostUSD }, costText),
 	},

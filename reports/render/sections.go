@@ -58,7 +58,11 @@ func fieldsSection(name, title string, fields []field, numericValues bool) secti
 // (the CSV says it in its key column instead); columns with a nil text
 // appear only in CSV-only sections.
 type column[T any] struct {
-	name    string
+	name string
+	// title, when set, heads the grid's column instead of name: a cell
+	// that shows "4.6 s" is not under a heading that says milliseconds,
+	// which the CSV's values are.
+	title   string
 	numeric bool           // right-aligned in the grid
 	text    func(T) string // the cell as people read it
 	value   func(T) any    // the CSV's value, as for field
@@ -94,7 +98,11 @@ func (t rowTable[T]) section(rows []T) section {
 	}
 	g := &grid{title: t.title, sorted: sortedBy[t.name]}
 	for _, c := range t.columns {
-		g.columns = append(g.columns, c.name)
+		title := c.name
+		if c.title != "" {
+			title = c.title
+		}
+		g.columns = append(g.columns, title)
 		g.numeric = append(g.numeric, c.numeric)
 	}
 	for _, r := range rows {
