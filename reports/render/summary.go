@@ -418,6 +418,9 @@ func changeText(metric string, c *reports.Change, g glyphs, withInterval bool) s
 		return countText(v)
 	}
 	signed := num(math.Abs(d))
+	if d == 0 && c.Low == nil && !rate {
+		return "±0"
+	}
 	if d < 0 {
 		signed = "-" + signed
 	} else {
@@ -447,6 +450,9 @@ func changeText(metric string, c *reports.Change, g glyphs, withInterval bool) s
 func costChangeText(c *reports.Change) string {
 	if c == nil || c.Delta == nil {
 		return ""
+	}
+	if *c.Delta == 0 {
+		return "±0"
 	}
 	if *c.Delta < 0 {
 		v := -*c.Delta

@@ -108,6 +108,19 @@ func systems(in Input, days []string) []reports.SystemSummary {
 			f = figures{unit: p.unit, count: reports.Figure{Metric: p.count.Metric, Value: new(float64)},
 				fail: reports.Figure{Metric: p.fail.Metric}, retry: reports.Figure{Metric: p.retry.Metric},
 				cost: reports.Figure{Metric: p.cost.Metric}}
+			if p.cost.Value != nil {
+				f.cost.Value = new(float64)
+			}
+		}
+		if in.Prev != nil && !p.present {
+			// New in this window: it had nothing before, which is a
+			// count and a cost of zero, and rates over no samples.
+			p = figures{count: reports.Figure{Metric: f.count.Metric, Value: new(float64)},
+				fail: reports.Figure{Metric: f.fail.Metric}, retry: reports.Figure{Metric: f.retry.Metric},
+				cost: reports.Figure{Metric: f.cost.Metric}}
+			if f.cost.Value != nil {
+				p.cost.Value = new(float64)
+			}
 		}
 		s := reports.SystemSummary{System: n, Unit: f.unit, Count: f.count, FailureRate: f.fail, RetryRate: f.retry, Cost: f.cost}
 		if in.Prev != nil {
