@@ -64,6 +64,11 @@ type htmlPage struct {
 	Title    string
 	Lines    []string // under the title: the scope
 	Sections []htmlSection
+	// Summary is the report's first screen, as tiles, and Lead the chart
+	// under them; Footer the lines after every section.
+	Summary template.HTML
+	Lead    *htmlFigure
+	Footer  []string
 }
 
 // htmlSection is a headed part of a page: figures, tables and lines in

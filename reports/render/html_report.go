@@ -11,22 +11,42 @@ import (
 	"github.com/orchstat/orchstat/model/reports"
 )
 
-// writeReportHTML writes r as one HTML page: the scope, then the table
-// format's sections in its order, each a table, with charts in the
-// sections they illustrate (see reportHTMLSection).
-func writeReportHTML(buf *bytes.Buffer, r *reports.Report) error {
+// writeReportHTML writes r as one HTML page: the scope, the summary as
+// tiles with the chart that matters most under them (the first screen),
+// then the sections with data (or those o names) in the table format's
+// order, each a table, with charts in the sections they illustrate (see
+// reportHTMLSection), and a footer with what was left out, the store, the
+// time and the filters.
+func writeReportHTML(buf *bytes.Buffer, r *reports.Report, o Options) error {
 	p := htmlPage{Title: "orchstat report"}
-	for _, l := range scopeLines(r) {
+	lines := scopeLines(r)
+	summary := r.Summary != nil && o.wants("summary")
+	if summary {
+		p.Summary = summaryHTML(r.Summary)
+		if f := leadFigure(r, dayFigures(r)); f != nil {
+			p.Lead = f
+		}
+		p.Footer = append(p.Footer, lines[1:]...)
+		lines = lines[:1]
+	}
+	for _, l := range lines {
 		p.Lines = append(p.Lines, escapeControls(l))
 	}
-	for _, s := range reportSections(r, 0) {
-		if s.name == "stop_reasons" && s.grid != nil {
+	o.Width = 0
+	shown, left := chooseSections(r, o)
+	for _, s := range shown {
+		if s.name == "stop_reasons" {
 			// Repair loops: how many iterations, then how they stopped.
 			p.Sections = append(p.Sections, repairSection(r.Breakdowns.RepairIterations))
 		}
-		if s.grid != nil {
-			p.Sections = append(p.Sections, reportHTMLSection(r, s))
-		}
+		p.Sections = append(p.Sections, reportHTMLSection(r, s))
+	}
+	if l := leftOutLine(left); l != "" {
+		p.Footer = append(p.Footer, l)
+	}
+	p.Footer = append(p.Footer, footerLine(r))
+	for i := range p.Footer {
+		p.Footer[i] = escapeControls(p.Footer[i])
 	}
 	return writeHTMLPage(buf, p)
 }
@@ -99,9 +119,16 @@ func metricData(m reports.Metric) []dataAttr {
 // runs of each system ("runs.factory") are the JSON's runs_by_system
 // list, not overview fields, and are left unmarked.
 func markOverview(t *htmlTable, fields []field) {
-	for i, f := range fields {
-		if n, ok := f.value.(int64); ok && i < len(t.Rows) && !strings.Contains(f.name, ".") {
-			t.Rows[i].Cells[1].Data = []dataAttr{{"overview", f.name}, {"value", strconv.FormatInt(n, 10)}}
+	for _, f := range fields {
+		n, ok := f.value.(int64)
+		if !ok || strings.Contains(f.name, ".") {
+			continue
+		}
+		// The rows are the fields the view keeps (see chooseSections).
+		for i := range t.Rows {
+			if t.Rows[i].Cells[0].Text == f.name {
+				t.Rows[i].Cells[1].Data = []dataAttr{{"overview", f.name}, {"value", strconv.FormatInt(n, 10)}}
+			}
 		}
 	}
 }

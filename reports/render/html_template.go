@@ -20,7 +20,8 @@ const pageHTML = `<!DOCTYPE html>
 <h1>{{.Title}}</h1>
 {{range .Lines}}<p class="scope">{{.}}</p>
 {{end}}</header>
-{{if .Sections}}<nav aria-label="Sections"><ul>
+{{.Summary}}{{with .Lead}}<div class="lead">{{template "figure" .}}</div>
+{{end}}{{if .Sections}}<nav aria-label="Sections"><ul>
 {{range .Sections}}{{if not .Sub}}<li><a href="#{{.ID}}">{{.Title}}</a></li>
 {{end}}{{end}}</ul></nav>
 {{end}}<main>
@@ -28,7 +29,10 @@ const pageHTML = `<!DOCTYPE html>
 {{if .Sub}}<h3 id="{{.ID}}-h">{{.Title}}</h3>{{else}}<h2 id="{{.ID}}-h">{{.Title}}</h2>{{end}}
 {{range .Blocks}}{{template "block" .}}{{end}}</section>
 {{end}}</main>
-</body>
+{{if .Footer}}<footer>
+{{range .Footer}}<p>{{.}}</p>
+{{end}}</footer>
+{{end}}</body>
 </html>
 {{define "block"}}{{if .Figures}}<div class="figs">
 {{range .Figures}}{{template "figure" .}}{{end}}</div>
@@ -88,6 +92,27 @@ summary { cursor: pointer; }
   color: #fff; background: #b34700; border: 1px solid #7a3000; border-radius: 3px; padding: 0 .35rem; margin-left: .3rem; }
 tr.alert > * { background: #fff1e6; }
 tr.alert > th { font-weight: 700; box-shadow: inset 4px 0 0 #b34700; }
+/* The first screen: tiles that wrap to one column in a narrow window. */
+.window { font-size: .9rem; margin: 0 0 .5rem; }
+.tiles { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 14rem), 1fr)); gap: .5rem; margin: .3rem 0 .6rem; }
+.tile { border: 1px solid #bbb; border-radius: 4px; padding: .35rem .6rem; min-width: 0; break-inside: avoid; }
+.tile h3 { font-size: .95rem; margin: 0 0 .1rem; overflow-wrap: anywhere; }
+.tile .big { font-size: 1.25rem; font-weight: 600; margin: .1rem 0; }
+.tile dl { display: grid; grid-template-columns: auto 1fr; gap: 0 .6rem; margin: .2rem 0 0; font-size: .875rem; font-variant-numeric: tabular-nums; }
+.tile dt { color: #333; } .tile dd { margin: 0; }
+.tile ul { margin: .2rem 0; padding-left: 1.1rem; font-size: .875rem; }
+.tile.attention { grid-column: span 2; }
+.tile.where { grid-column: span 2; }
+.tile.firing { border-left: 5px solid #b34700; }
+.tile .state { letter-spacing: .03em; }
+.tile .key { overflow-wrap: anywhere; }
+.at, .small { font-size: .8rem; color: #333; margin: .1rem 0; }
+.chg { font-size: .8rem; white-space: nowrap; }
+.chg.noise, .chg.none { color: #444; }
+svg.spark { display: block; width: 100%; height: 1.5rem; margin: .15rem 0; }
+.lead svg.chart { max-width: 56rem; max-height: 16rem; }
+footer { margin-top: 2rem; padding-top: .5rem; border-top: 1px solid #999; font-size: .85rem; overflow-wrap: anywhere; }
+@media (max-width: 40rem) { .tile.attention, .tile.where { grid-column: auto; } }
 .vh { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 @media print {
   @page { size: A4; margin: 15mm; }

@@ -106,7 +106,7 @@ func RenderReport(w io.Writer, r *reports.Report, f Format, o Options) error {
 	case FormatCSV:
 		err = writeReportCSV(&buf, r)
 	case FormatHTML:
-		err = writeReportHTML(&buf, r)
+		err = writeReportHTML(&buf, r, o)
 	default:
 		_, err = ParseFormat(string(f))
 	}
