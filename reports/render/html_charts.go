@@ -2,6 +2,7 @@ package render
 
 import (
 	"errors"
+	"time"
 	"fmt"
 	"html/template"
 	"math"
@@ -61,12 +62,15 @@ func dayFigures(r *reports.Report) []htmlFigure {
 	if len(days) == 0 {
 		return nil
 	}
-	cats, xlabel := dayLabels(days)
+	// Every day from the first to the last, so that days apart are drawn
+	// apart: a day without runs is a gap in the line.
+	all := everyDay(days)
+	cats, xlabel := dayLabels(all)
 	var figs []htmlFigure
 	for _, dc := range dayCharts {
 		line := chart.Line{Title: dc.title, Categories: cats, XLabel: xlabel, Percent: isRate(dc.metric),
 			Series: []chart.Series{{Name: strings.ReplaceAll(dc.metric, "_", " ")}}}
-		for _, d := range days {
+		for _, d := range all {
 			line.Series[0].Values = append(line.Series[0].Values, value(d.Metrics[dc.metric]))
 		}
 		for _, t := range r.Thresholds {
@@ -77,6 +81,41 @@ func dayFigures(r *reports.Report) []htmlFigure {
 		figs = append(figs, figure(dc.title, line, dayChartTable(dc.metric, days, line.Thresholds)))
 	}
 	return figs
+}
+
+// maxFilledDays bounds the days a chart fills in between its first and
+// last: past it (years of days), the chart draws the days with data only.
+const maxFilledDays = 1500
+
+// everyDay is days with the days between them that have none, as rows
+// without metrics; days as they are when they are not all dates or span
+// more than maxFilledDays.
+func everyDay(days []reports.DayRow) []reports.DayRow {
+	if len(days) == 0 {
+		return days
+	}
+	first, err1 := time.Parse(time.DateOnly, days[0].Day)
+	last, err2 := time.Parse(time.DateOnly, days[len(days)-1].Day)
+	if err1 != nil || err2 != nil || last.Sub(first) > maxFilledDays*24*time.Hour || last.Before(first) {
+		return days
+	}
+	by := map[string]reports.DayRow{}
+	for _, d := range days {
+		by[d.Day] = d
+	}
+	var out []reports.DayRow
+	for t := first; !t.After(last); t = t.AddDate(0, 0, 1) {
+		k := t.Format(time.DateOnly)
+		d, ok := by[k]
+		if !ok {
+			d = reports.DayRow{Day: k}
+		}
+		out = append(out, d)
+	}
+	if len(out) < len(days) {
+		return days // not in order: draw them as they are
+	}
+	return out
 }
 
 // dayLabels are the days as a chart shows them: month and day when all

@@ -108,3 +108,16 @@ func TestSummaryFirstAndSections(t *testing.T) {
 		t.Errorf("ParseSections(nope) = %v, want the names listed", err)
 	}
 }
+
+// Days months apart are drawn apart: the days between are filled in as
+// gaps, not joined as neighbours.
+func TestEveryDay(t *testing.T) {
+	days := []reports.DayRow{{Day: "2025-09-03"}, {Day: "2025-09-05"}, {Day: "2026-08-03"}}
+	all := everyDay(days)
+	if len(all) != 335 || all[0].Day != "2025-09-03" || all[1].Day != "2025-09-04" || all[1].Metrics != nil || all[334].Day != "2026-08-03" {
+		t.Errorf("everyDay: %d days, %v … %v", len(all), all[:2], all[len(all)-1])
+	}
+	if got := everyDay([]reports.DayRow{{Day: "x"}}); len(got) != 1 {
+		t.Errorf("not dates: %v", got)
+	}
+}

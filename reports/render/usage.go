@@ -324,6 +324,25 @@ func usageCostFigure(u reports.Usage) htmlFigure {
 		t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{{Text: escapeControls(r.Key)}, {Text: usageCostText(r), Numeric: true},
 			{Text: itoa(r.NoPriceCalls), Numeric: true}}})
 	}
+	if u.By == "day" {
+		// Every day of the span, so that days apart are drawn apart.
+		rows := make([]reports.DayRow, len(cats))
+		costs := map[string]float64{}
+		for i, c := range cats {
+			rows[i] = reports.DayRow{Day: c}
+			costs[c] = vals[i]
+		}
+		if all := everyDay(rows); len(all) > len(rows) {
+			cats, vals = nil, nil
+			for _, d := range all {
+				v, ok := costs[d.Day]
+				if !ok {
+					v = math.NaN()
+				}
+				cats, vals = append(cats, d.Day), append(vals, v)
+			}
+		}
+	}
 	series := []chart.Series{{Name: "cost (USD)", Values: vals}}
 	switch u.By {
 	case "day", "week", "month":

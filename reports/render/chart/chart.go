@@ -366,6 +366,23 @@ func categoryTicks(names []string, max int, vertical bool) plot.ConstantTicks {
 	}
 	width := vg.Length(labelWidth)
 	if !vertical {
+		// Short labels (dates) are spaced out until each fits whole: a
+		// day cut to "2025-0…" names no day.
+		sty := plot.NewLegend().TextStyle
+		sty.Font = font.From(sans, tickFont)
+		var widest vg.Length
+		for _, n := range names {
+			if w := sty.Width(Label(n, 300)); w > widest {
+				widest = w
+			}
+		}
+		for widest <= 90 && step < len(names) {
+			shown := (len(names) + step - 1) / step
+			if shown <= 2 || vg.Length((Width-40)/shown-6) >= widest {
+				break
+			}
+			step++
+		}
 		shown := (len(names) + step - 1) / step
 		// The value axis and its labels take about 40 points; a gap of
 		// 6 keeps neighbours apart.
