@@ -950,3 +950,105 @@ func TestBrowserCompareSimulate(t *testing.T) {
 		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(problems, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// firstScreenJS measures the page's first screen: every summary tile and
+// the first chart, as rectangles from the top of the document.
+const firstScreenJS = `(() => {
+  const box = e => { const r = e.getBoundingClientRect(); return {top: r.top + window.scrollY, bottom: r.bottom + window.scrollY, left: r.left, right: r.right, name: e.getAttribute('data-tile') || e.tagName}; };
+  const chart = document.querySelector('figure svg.chart, figure svg[role="img"]');
+  return JSON.stringify({
+    tiles: [...document.querySelectorAll('[data-tile]')].map(box),
+    chart: chart ? box(chart) : null,
+    width: document.documentElement.scrollWidth,
+  });
+})()`
+
+type screenBox struct {
+	Top, Bottom, Left, Right float64
+	Name                     string
+}
+
+// The report page's first screen, at 1280×800 with no scrolling, holds
+// the summary's tiles and a chart; at 400 px the tiles stack and nothing
+// is wider than the window. For the bundled runs at the end of their
+// last day, and for the external records when they are here.
+func TestBrowserReportFirstScreen(t *testing.T) {
+	exe := needChromium(t)
+	browser := startBrowser(t, exe)
+	shots := screenshotDir(t)
+	pages := map[string]string{}
+	db := bundledStore(t)
+	pages["bundled"] = filepath.Join(t.TempDir(), "bundled.html")
+	if code, _, stderr := runCLI(t, "", "--db", db, "report", "--no-ingest", "--since", "2025-11-04T19:06:00Z", "--until", "2025-11-05T19:06:00Z",
+		"--format", "html", "-o", pages["bundled"]); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	if ext, err := filepath.Abs("../../../shared/testdata-external"); err == nil {
+		if _, err := os.Stat(ext); err == nil {
+			dir := t.TempDir()
+			if err := os.CopyFS(filepath.Join(dir, "ext"), os.DirFS(ext)); err != nil {
+				t.Fatal(err)
+			}
+			pages["external"] = filepath.Join(dir, "external.html")
+			code, _, stderr := runCLIAt(t, time.Date(2026, 8, 4, 0, 0, 0, 0, time.UTC), "", "--db", filepath.Join(dir, "o.duckdb"),
+				"report", "-q", filepath.Join(dir, "ext"), "--format", "html", "-o", pages["external"])
+			if code != 0 && code != 1 {
+				t.Fatalf("report of the external records: exit %d: %s", code, stderr)
+			}
+		}
+	}
+	for name, page := range pages {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := chromedp.NewContext(browser)
+			defer cancel()
+			abs, _ := filepath.Abs(page)
+			measure := func(width, height int64) (tiles []screenBox, chart *screenBox, scrollWidth float64) {
+				t.Helper()
+				if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height), chromedp.Navigate((&url.URL{Scheme: "file", Path: abs}).String())); err != nil {
+					t.Fatal(err)
+				}
+				raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](firstScreenJS))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var m struct {
+					Tiles []screenBox
+					Chart *screenBox
+					Width float64
+				}
+				if err := json.Unmarshal([]byte(raw), &m); err != nil {
+					t.Fatal(err)
+				}
+				shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+				if err != nil {
+					t.Fatal(err)
+				}
+				path := filepath.Join(shots, fmt.Sprintf("first-screen-%s-%d.png", name, width))
+				os.WriteFile(path, shot, 0o644)
+				t.Logf("the first screen at %d px: %s", width, path)
+				return m.Tiles, m.Chart, m.Width
+			}
+			tiles, chart, _ := measure(1280, 800)
+			if len(tiles) < 2 {
+				t.Fatalf("%d tiles, want the attention tile and a system's at least", len(tiles))
+			}
+			for _, b := range tiles {
+				if b.Bottom > 800 {
+					t.Errorf("tile %s ends at %.0f px, below the first 800", b.Name, b.Bottom)
+				}
+			}
+			if chart == nil || chart.Bottom > 800 {
+				t.Errorf("no chart within the first 800 px: %+v", chart)
+			}
+			tiles, _, width := measure(400, 800)
+			if width > 400 {
+				t.Errorf("at 400 px the page is %.0f px wide", width)
+			}
+			for i, b := range tiles {
+				if b.Right > 400 || (i > 0 && b.Top < tiles[i-1].Bottom) {
+					t.Errorf("at 400 px tile %s is not stacked inside the window: %+v", b.Name, b)
+				}
+			}
+		})
+	}
+}

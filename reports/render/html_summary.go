@@ -18,6 +18,9 @@ import (
 // markup here, every text escaped, since its shape (a grid of tiles) is
 // not the sections' tables.
 
+// leadPoints is the most points the lead chart draws per series.
+const leadPoints = 60
+
 // sparkBars is the most bars a tile's sparkline draws; a longer window
 // puts several days in a bar.
 const sparkBars = 60
@@ -201,25 +204,45 @@ func leadFigure(r *reports.Report, dayFigs []htmlFigure) *htmlFigure {
 	if len(s.Window.Days) == 0 || len(s.Systems) == 0 {
 		return nil
 	}
-	cats, xlabel := dayNames(s.Window.Days)
-	line := chart.Line{Title: "Runs and calls per day", Categories: cats, XLabel: xlabel}
-	t := &htmlTable{Head: []htmlHead{{Text: "day"}}}
-	for _, sy := range s.Systems {
+	// A long window is drawn a few days a point, at most leadPoints of
+	// them, so that its markers do not run into a bar.
+	days := s.Window.Days
+	per := (len(days) + leadPoints - 1) / leadPoints
+	var starts []string
+	for i := 0; i < len(days); i += per {
+		starts = append(starts, days[i])
+	}
+	cats, xlabel := dayNames(starts)
+	title, unit := "Runs and calls per day", "day"
+	if per > 1 {
+		title, unit = fmt.Sprintf("Runs and calls per %d days", per), fmt.Sprintf("%d days from", per)
+		xlabel = strings.Replace(xlabel, "day (UTC)", fmt.Sprintf("%d days from (UTC)", per), 1)
+	}
+	line := chart.Line{Title: title, Categories: cats, XLabel: xlabel}
+	t := &htmlTable{Head: []htmlHead{{Text: unit}}}
+	sums := make([][]int64, len(s.Systems))
+	for j, sy := range s.Systems {
 		t.Head = append(t.Head, htmlHead{Text: sy.System + " (" + sy.Unit + ")", Numeric: true})
 		ser := chart.Series{Name: sy.System + " " + sy.Unit}
-		for _, d := range sy.Daily {
-			ser.Values = append(ser.Values, float64(d.Count))
+		for i := 0; i < len(sy.Daily); i += per {
+			var n int64
+			for _, d := range sy.Daily[i:min(i+per, len(sy.Daily))] {
+				n += d.Count
+			}
+			sums[j] = append(sums[j], n)
+			ser.Values = append(ser.Values, float64(n))
 		}
 		line.Series = append(line.Series, ser)
 	}
-	for i, d := range s.Window.Days {
+	for i, d := range starts {
 		row := htmlRow{Cells: []htmlCell{{Text: d}}}
-		for _, sy := range s.Systems {
-			row.Cells = append(row.Cells, htmlCell{Text: strconv.FormatInt(sy.Daily[i].Count, 10), Numeric: true})
+		for j := range s.Systems {
+			row.Cells = append(row.Cells, htmlCell{Text: strconv.FormatInt(sums[j][i], 10), Numeric: true})
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	f := figure("Runs and calls per day (UTC), every day of the window", line, t)
+	caption := title + " (UTC), every day of the window"
+	f := figure(caption, line, t)
 	return &f
 }
 
