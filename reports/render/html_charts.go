@@ -2,12 +2,12 @@ package render
 
 import (
 	"errors"
-	"time"
 	"fmt"
 	"html/template"
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/reports/render/chart"
