@@ -30,10 +30,8 @@ func (o Options) wants(name string) bool {
 func SectionNames() []string {
 	names := []string{"summary"}
 	for _, s := range reportSections(&reports.Report{FactoryAudit: &reports.FactoryAudit{}}, 0) {
-		if s.grid != nil || s.name == "by_provider" || s.name == "systems" || strings.HasPrefix(s.name, "calls") {
-			if !slices.Contains(names, s.name) {
-				names = append(names, s.name)
-			}
+		if !hiddenAlways[s.name] && !slices.Contains(names, s.name) {
+			names = append(names, s.name)
 		}
 	}
 	return names

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -24,11 +25,11 @@ import (
 //  2. Transpose: one row per column, one column per row, wrapping but
 //     cutting nothing. A table with many columns and few rows (By day)
 //     reads well so.
-//  3. Split the columns into several tables, each repeating the columns
-//     that tell its rows apart (the first, or the first two or three).
-//     The column the rows are sorted by, if any (Worst runs by retries:
-//     provider_retries), goes in the first table, so the first table
-//     still says why its rows come in their order.
+//  3. Leave out the last columns, one at a time, but never the columns
+//     that tell the rows apart (the first, or the first two or three) nor
+//     the one the rows are sorted by (Worst runs by retries:
+//     provider_retries), until the rest fits as in 1; a line under the
+//     table names the columns left out and says --wide shows them.
 //  4. Cut whatever still does not fit.
 //
 // Widths are display widths (a CJK character is two columns), as
@@ -119,7 +120,10 @@ func longestWords(rows [][]string, n int) []int {
 	return out
 }
 
-// cut shortens s to at most w display columns, ending in "…" when cut.
+// cut shortens s to at most w display columns. A cell of words ends in
+// "…"; an identifier (one word: a model id, a path, a session id) loses
+// its middle instead, so that bedrock/au.anthropic…-v1:0 keeps both the
+// family and the version that tell it from its neighbours.
 func cut(s string, w int) string {
 	if twwidth.Width(s) <= w {
 		return s
@@ -127,7 +131,22 @@ func cut(s string, w int) string {
 	if w <= 1 {
 		return twwidth.Truncate(s, w)
 	}
+	if !strings.ContainsAny(s, " \n") && w >= 5 {
+		return cutMiddle(s, w)
+	}
 	return twwidth.Truncate(s, w-1) + "…"
+}
+
+// cutMiddle keeps s's head and tail around "…" in w display columns.
+func cutMiddle(s string, w int) string {
+	head := twwidth.Truncate(s, (w-1+1)/2)
+	room := w - 1 - twwidth.Width(head)
+	r := []rune(s)
+	i := len(r)
+	for i > 0 && twwidth.Width(string(r[i-1:])) <= room {
+		i--
+	}
+	return head + "…" + string(r[i:])
 }
 
 // cutRows cuts every cell to its column's width. With wrap, a cell of
@@ -155,6 +174,9 @@ type fitPart struct {
 	header  []string
 	rows    [][]string
 	numeric []bool
+	// leftOut names the columns left out to fit, which a line under the
+	// table names with the way to see them (--wide).
+	leftOut []string
 }
 
 // fitTable lays out header and rows in at most width columns, as one or
@@ -164,7 +186,7 @@ type fitPart struct {
 // wrap lets a cell of several words take several lines (the ASCII table
 // can; a Markdown row cannot).
 func fitTable(header []string, rows [][]string, numeric []bool, sorted, width int, wrap bool) []fitPart {
-	whole := fitPart{header, rows, numeric}
+	whole := fitPart{header: header, rows: rows, numeric: numeric}
 	if width <= 0 || tableWidth(naturalWidths(header, rows)) <= width {
 		return []fitPart{whole}
 	}
@@ -185,24 +207,134 @@ func fitTable(header []string, rows [][]string, numeric []bool, sorted, width in
 			// A turned table's columns mix fields, so nothing in them is
 			// cut: cells may only wrap.
 			keep = unbreakableWidths(c.rows, len(c.header), wrap)
+		} else {
+			for j := range keyColumns(c) {
+				keep[j] = max(keep[j], min(w[j], keyWidth))
+			}
 		}
 		if shrink(c.header, w, width, true, words, keep) {
-			return []fitPart{{c.header, cutRows(w, c.rows, wrap), c.numeric}}
+			return []fitPart{{header: c.header, rows: cutRows(w, c.rows, wrap), numeric: c.numeric}}
 		}
 	}
-	var parts []fitPart
-	for _, p := range splitColumns(whole, sorted, width) {
-		pw := naturalWidths(p.header, p.rows)
-		if !shrink(p.header, pw, width, false, nil, nil) {
-			// One column wider than the terminal even at its floor: cut
-			// headers too, sharing out what is left.
-			hard(pw, width)
-			p.header = cutRows(pw, [][]string{p.header}, false)[0]
-		}
-		p.rows = cutRows(pw, p.rows, wrap)
-		parts = append(parts, p)
+	// Leave out the last columns, one at a time, never the keys nor the
+	// column the rows are sorted by, until the rest fits; the line under
+	// the table names what was left out. One table with a named gap reads
+	// better than pieces of one column each repeating the keys.
+	keys := keyColumns(whole)
+	keep := make([]bool, len(header))
+	for j := range keep {
+		keep[j] = true
 	}
-	return parts
+	var left []int
+	for _, j := range dropOrder(header, keys, sorted) {
+		keep[j] = false
+		left = append(left, j)
+		slices.Sort(left)
+		p := pick(whole, keep)
+		w := naturalWidths(p.header, p.rows)
+		var words []int
+		if wrap {
+			words = longestWords(p.rows, len(p.header))
+		}
+		floor := distinctWidths(p.rows, len(p.header), wrap)
+		for j := range keys {
+			// A key (a model, a run id) keeps keyWidth columns while a
+			// value column can be left out instead.
+			floor[j] = max(floor[j], min(w[j], keyWidth))
+		}
+		if shrink(p.header, w, width, false, words, floor) {
+			p.rows = cutRows(w, p.rows, wrap)
+			p.leftOut = names(header, left)
+			return []fitPart{p}
+		}
+	}
+	// The keys alone are wider than the terminal: cut what must be,
+	// headers too, sharing out what is left.
+	p := pick(whole, keep)
+	p.leftOut = names(header, left)
+	pw := naturalWidths(p.header, p.rows)
+	if !shrink(p.header, pw, width, false, nil, nil) {
+		hard(pw, width)
+		p.header = cutRows(pw, [][]string{p.header}, false)[0]
+	}
+	p.rows = cutRows(pw, p.rows, wrap)
+	return []fitPart{p}
+}
+
+// The order value columns are left out in: the details first (dates,
+// breakdowns of a count, evidence), then the rest from the right, and
+// last what a reader came for, rates, counts of failures and retries, the
+// cost, the count of what the row is.
+var (
+	detailColumns = map[string]bool{
+		"first_run": true, "last_run": true, "not_applicable": true, "other_status": true, "wasted_attempt_rate": true,
+		"signature_repeat_rate": true, "failed_attempts": true, "unknown": true, "input": true, "output": true,
+		"cache_write": true, "retries_total": true, "avg_duration": true, "avg_duration_ms": true, "tokens": true,
+		"evidence": true, "backoff": true, "failed_attempt_tokens": true, "failed_attempt_cost": true, "started_at": true,
+	}
+	headlineColumns = []string{"runs", "calls", "requests", "cost", "cost_usd", "failed", "failures", "retried", "failure_rate", "retry_rate"}
+)
+
+// dropOrder is the value columns of header (after the keys, and never
+// sorted) in the order fitTable leaves them out.
+func dropOrder(header []string, keys, sorted int) []int {
+	var details, rest, headline []int
+	for j := len(header) - 1; j >= keys; j-- {
+		switch {
+		case j == sorted:
+		case detailColumns[header[j]]:
+			details = append(details, j)
+		case slices.Contains(headlineColumns, header[j]):
+			headline = append(headline, j)
+		default:
+			rest = append(rest, j)
+		}
+	}
+	// The headline columns go least important first: the last of
+	// headlineColumns first.
+	slices.SortStableFunc(headline, func(a, b int) int {
+		return slices.Index(headlineColumns, header[b]) - slices.Index(headlineColumns, header[a])
+	})
+	return append(append(details, rest...), headline...)
+}
+
+// pick is p with the columns keep says.
+func pick(p fitPart, keep []bool) fitPart {
+	var out fitPart
+	for j, k := range keep {
+		if k {
+			out.header = append(out.header, p.header[j])
+			out.numeric = append(out.numeric, p.numeric[j])
+		}
+	}
+	for _, row := range p.rows {
+		var r []string
+		for j, k := range keep {
+			if k {
+				r = append(r, row[j])
+			}
+		}
+		out.rows = append(out.rows, r)
+	}
+	return out
+}
+
+func names(header []string, idx []int) []string {
+	out := make([]string, len(idx))
+	for i, j := range idx {
+		out[i] = header[j]
+	}
+	return out
+}
+
+// keyWidth is the least a key column keeps while value columns can be
+// left out: claude-sonnet-4-5-20250929 as claude-sonnet…20250929.
+const keyWidth = 20
+
+// leftOutNote is the line under a table whose columns were left out,
+// wrapped to the width.
+func leftOutNote(cols []string, width int) string {
+	return strings.Join(wrapText(fmt.Sprintf("(left out at %d columns: %s; --wide shows every column)", width, strings.Join(cols, ", ")), width), "\n")
 }
 
 // hard narrows widths, widest first, until the table fits, down to one
@@ -241,66 +373,6 @@ func transpose(p fitPart) fitPart {
 		}
 	}
 	return t
-}
-
-// splitColumns splits p's columns into parts that each fit width, every
-// part starting with p's key columns, the first holding the column sorted
-// (an index; -1 for none) too. Each part keeps p's order of columns.
-func splitColumns(p fitPart, sorted, width int) []fitPart {
-	// Columns are packed at their full width, so no cell is cut that
-	// need not be.
-	full := func(j int) int {
-		return naturalWidths([]string{p.header[j]}, columnOf(p.rows, j))[0]
-	}
-	keys := keyColumns(p)
-	lead := 1
-	for j := range keys {
-		lead += full(j) + 3
-	}
-	var parts []fitPart
-	var cols []int
-	used := lead
-	flush := func() {
-		part := fitPart{}
-		idx := make([]int, 0, keys+len(cols))
-		for j := range keys {
-			idx = append(idx, j)
-		}
-		idx = append(idx, cols...)
-		slices.Sort(idx)
-		for _, j := range idx {
-			part.header = append(part.header, p.header[j])
-			part.numeric = append(part.numeric, p.numeric[j])
-		}
-		for _, row := range p.rows {
-			r := make([]string, 0, len(idx))
-			for _, j := range idx {
-				r = append(r, row[j])
-			}
-			part.rows = append(part.rows, r)
-		}
-		parts = append(parts, part)
-	}
-	if sorted >= keys && sorted < len(p.header) {
-		cols = append(cols, sorted)
-		used += full(sorted) + 3
-	}
-	for j := keys; j < len(p.header); j++ {
-		if j == sorted {
-			continue
-		}
-		f := full(j) + 3
-		if len(cols) > 0 && used+f > width {
-			flush()
-			cols, used = nil, lead
-		}
-		cols = append(cols, j)
-		used += f
-	}
-	if len(cols) > 0 || len(parts) == 0 {
-		flush()
-	}
-	return parts
 }
 
 // keyColumns is how many leading columns each part of a split table

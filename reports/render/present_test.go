@@ -237,8 +237,8 @@ func TestRenderScope(t *testing.T) {
 	}
 }
 
-// Fitting never cuts two different cells to the same text, and a split
-// table repeats the columns that tell its rows apart.
+// Fitting never cuts two different cells to the same text, and keeps the
+// columns that tell the rows apart, leaving out value columns first.
 func TestRenderTableFitKeepsRowsApart(t *testing.T) {
 	tbl := reports.Table{Title: "By provider and model",
 		Columns: []string{"provider", "model", "requests", "retried", "failed", "retries_total", "retry_rate", "failure_rate", "avg_duration_ms"}}

@@ -55,20 +55,60 @@ func firstHeaderLine(s string) string {
 	return ""
 }
 
-func TestSplitColumnsSorted(t *testing.T) {
+// A table too wide for the terminal is one table, never pieces: its last
+// columns are left out, never the keys nor the column sorted by, and the
+// line under it names them. Before, the per-model table at 80 columns was
+// cut into eight pieces of one value column each.
+func TestFitLeavesOutColumnsAndSaysSo(t *testing.T) {
 	p := fitPart{
 		header:  []string{"id", "aaaaaaaaaa", "bbbbbbbbbb", "cccccccccc", "dddddddddd"},
-		rows:    [][]string{{"1", "a", "b", "c", "d"}, {"2", "a", "b", "c", "d"}},
 		numeric: make([]bool, 5),
 	}
-	parts := splitColumns(p, 3, 35)
-	var got []string
-	for _, part := range parts {
-		got = append(got, strings.Join(part.header, ","))
+	for i := range 6 {
+		p.rows = append(p.rows, []string{fmt.Sprintf("run-%04d", i), "a", "b", "c", "d"})
 	}
-	want := "id,aaaaaaaaaa,cccccccccc id,bbbbbbbbbb,dddddddddd"
-	if strings.Join(got, " ") != want {
-		t.Errorf("parts %q, want %q", got, want)
+	parts := fitTable(p.header, p.rows, p.numeric, 3, 40, true)
+	if len(parts) != 1 {
+		t.Fatalf("%d parts, want one table", len(parts))
+	}
+	if got := strings.Join(parts[0].header, ","); got != "id,aaaaaaaaaa,cccccccccc" {
+		t.Errorf("columns %s, want id, aaaaaaaaaa and the sorted cccccccccc", got)
+	}
+	if got := strings.Join(parts[0].leftOut, ","); got != "bbbbbbbbbb,dddddddddd" {
+		t.Errorf("left out %q", got)
+	}
+	var buf bytes.Buffer
+	g := grid{title: "T", columns: p.header, numeric: p.numeric, rows: p.rows, sorted: "cccccccccc"}
+	if err := writeGrids(&buf, []grid{g}, FormatTable, 40); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.ReplaceAll(buf.String(), "\n", " "), "(left out at 40 columns: bbbbbbbbbb, dddddddddd; --wide shows every column)") {
+		t.Errorf("no line names the columns left out:\n%s", buf.String())
+	}
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n")[1:] {
+		if len([]rune(l)) > 40 && !strings.HasPrefix(l, "(left out") {
+			t.Errorf("line wider than 40: %q", l)
+		}
+	}
+}
+
+func TestCutMiddle(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		w    int
+		want string
+	}{
+		{"bedrock/au.anthropic.claude-sonnet-4-5-20250929-v1:0", 26, "bedrock/au.an…0250929-v1:0"},
+		{"claude-sonnet-4-5", 20, "claude-sonnet-4-5"},
+		{"tests fail and lint is ok", 10, "tests fai…"},
+	} {
+		got := cut(tt.s, tt.w)
+		if got != tt.want && tt.w >= len([]rune(tt.want)) {
+			t.Errorf("cut(%q, %d) = %q, want %q", tt.s, tt.w, got, tt.want)
+		}
+		if len([]rune(got)) > tt.w {
+			t.Errorf("cut(%q, %d) = %q is wider", tt.s, tt.w, got)
+		}
 	}
 }
 

@@ -833,7 +833,13 @@ func drawGrid(w *bytes.Buffer, g grid, f Format, width int) error {
 			rows[i][j] = escape(c)
 		}
 	}
-	for i, p := range fitTable(header, rows, g.numeric, slices.Index(g.columns, g.sorted), width, f == FormatTable) {
+	parts := fitTable(header, rows, g.numeric, slices.Index(g.columns, g.sorted), width, f == FormatTable)
+	defer func() {
+		if len(parts) > 0 && len(parts[0].leftOut) > 0 {
+			w.WriteString(leftOutNote(parts[0].leftOut, width) + "\n")
+		}
+	}()
+	for i, p := range parts {
 		if i > 0 {
 			w.WriteByte('\n')
 		}
