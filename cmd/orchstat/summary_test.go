@@ -347,3 +347,37 @@ func TestReadmeTour(t *testing.T) {
 		t.Errorf("README.md's tour quotes:\n%s\n\nreport prints:\n%s", strings.Join(quoted, "\n"), strings.Join(got, "\n"))
 	}
 }
+
+func TestLocalZoneName(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	link := func(target string, err error) func(string) (string, error) {
+		return func(string) (string, error) { return target, err }
+	}
+	if got := localZoneName(env(map[string]string{"TZ": ":Europe/Paris"}), link("", os.ErrNotExist), now); got != "Europe/Paris" {
+		t.Errorf("TZ: %q", got)
+	}
+	if got := localZoneName(env(nil), link("/usr/share/zoneinfo/America/New_York", nil), now); got != "America/New_York" {
+		t.Errorf("/etc/localtime: %q", got)
+	}
+	if got := localZoneName(env(nil), link("", os.ErrNotExist), now); !strings.HasPrefix(got, "local ") || !strings.Contains(got, "UTC") {
+		t.Errorf("neither: %q", got)
+	}
+}
+
+func TestUTF8Locale(t *testing.T) {
+	for _, tt := range []struct {
+		env  map[string]string
+		want bool
+	}{
+		{nil, true},
+		{map[string]string{"LANG": "en_US.UTF-8"}, true},
+		{map[string]string{"LANG": "C"}, false},
+		{map[string]string{"LC_ALL": "POSIX", "LANG": "en_US.UTF-8"}, false},
+		{map[string]string{"LC_CTYPE": "de_DE.utf8"}, true},
+	} {
+		if got := utf8Locale(func(k string) string { return tt.env[k] }); got != tt.want {
+			t.Errorf("utf8Locale(%v) = %v, want %v", tt.env, got, tt.want)
+		}
+	}
+}

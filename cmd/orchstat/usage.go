@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	// --timezone names zones by IANA name on machines without a zone
@@ -40,6 +42,9 @@ func usageRun(ctx context.Context, o *reportOptions) error {
 	if err != nil {
 		return err
 	}
+	if loc == time.Local {
+		u.Timezone = localZoneName(os.Getenv, os.Readlink, now)
+	}
 	r := &reports.UsageReport{GeneratedAt: now, Database: o.g.dbPath(o.Paths), Scope: scope,
 		Filters: reports.Filters{Since: f.Since, Until: f.Until, Runs: f.Runs}, Usage: *u}
 	if o.Lake != "" {
@@ -67,4 +72,27 @@ func inZone(s string, loc *time.Location) string {
 		return s
 	}
 	return d.Format(time.RFC3339)
+}
+
+// localZoneName names the local time zone as a person would set it: $TZ,
+// else the zone /etc/localtime links to (Europe/Paris), else its offset
+// from UTC. Go names it "Local", which says nothing on a shared runner.
+func localZoneName(getenv func(string) string, readlink func(string) (string, error), now time.Time) string {
+	if tz := strings.TrimPrefix(getenv("TZ"), ":"); tz != "" {
+		return tz
+	}
+	if target, err := readlink("/etc/localtime"); err == nil {
+		if _, name, ok := strings.Cut(target, "zoneinfo/"); ok && name != "" {
+			return name
+		}
+	}
+	name, offset := now.In(time.Local).Zone()
+	return fmt.Sprintf("local %s, UTC%+03d:%02d", name, offset/3600, absInt(offset%3600)/60)
+}
+
+func absInt(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }

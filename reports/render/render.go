@@ -745,9 +745,11 @@ type grid struct {
 	columns []string
 	rows    [][]string
 	numeric []bool // right-align this column
-	// sorted names the column the rows are sorted by, which a table split
-	// to fit a terminal keeps in its first part; "" for none.
+	// sorted names the column the rows are sorted by, which a table
+	// fitted to a terminal keeps; "" for none.
 	sorted string
+	// note is a line under the table: what it left out to fit.
+	note string
 }
 
 // tableGrid formats plainCell rows for display. A column is numeric when
@@ -800,6 +802,9 @@ func writeGrids(buf *bytes.Buffer, grids []grid, f Format, width int) error {
 		}
 		if err := drawGrid(buf, g, f, width); err != nil {
 			return fmt.Errorf("reports: rendering %q: %w", g.title, err)
+		}
+		if g.note != "" {
+			buf.WriteString(g.note + "\n")
 		}
 	}
 	return nil

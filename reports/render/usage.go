@@ -33,7 +33,7 @@ func RenderUsage(w io.Writer, r *reports.UsageReport, f Format, width int) error
 	case FormatJSON:
 		err = writeJSON(&buf, jsonUsage(r))
 	case FormatCSV:
-		err = writeCSV(&buf, usageSections(r, 0))
+		err = writeCSV(&buf, usageSections(r, 0, false))
 	case FormatHTML:
 		err = writeUsageHTML(&buf, r)
 	default:
@@ -85,7 +85,7 @@ func windowText(f reports.Filters) string {
 
 func writeUsageText(buf *bytes.Buffer, r *reports.UsageReport, f Format, width int) error {
 	writeHeadLines(buf, usageLines(r), f, width)
-	return writeGrids(buf, grids(usageSections(r, width)), f, width)
+	return writeGrids(buf, grids(usageSections(r, width, true)), f, width)
 }
 
 // usageColumn is a column of the usage tables; drop orders the columns
@@ -111,16 +111,16 @@ func usageColumns(short bool) []usageColumn {
 	}
 	return []usageColumn{
 		i64("calls", func(r reports.UsageRow) int64 { return r.Calls }, 0),
-		num("input", func(r reports.UsageRow) *float64 { return r.InputTokens }, tok, 0),
-		num(read, func(r reports.UsageRow) *float64 { return r.CacheReadTokens }, tok, 8),
-		num(write, func(r reports.UsageRow) *float64 { return r.CacheWriteTokens }, tok, 7),
-		num("output", func(r reports.UsageRow) *float64 { return r.OutputTokens }, tok, 0),
+		num("input", func(r reports.UsageRow) *float64 { return r.InputTokens }, tok, 6),
+		num(read, func(r reports.UsageRow) *float64 { return r.CacheReadTokens }, tok, 10),
+		num(write, func(r reports.UsageRow) *float64 { return r.CacheWriteTokens }, tok, 5),
+		num("output", func(r reports.UsageRow) *float64 { return r.OutputTokens }, tok, 7),
 		num("reasoning", func(r reports.UsageRow) *float64 { return r.ReasoningTokens }, tok, 1),
 		{column[reports.UsageRow]{name: "cost", numeric: true, text: usageCostText,
 			value: func(r reports.UsageRow) any { return r.CostUSD }}, 0},
-		i64("retried", func(r reports.UsageRow) int64 { return r.Retried }, 6),
+		i64("retried", func(r reports.UsageRow) int64 { return r.Retried }, 8),
 		i64("attempts", func(r reports.UsageRow) int64 { return r.Attempts }, 2),
-		i64("failed", func(r reports.UsageRow) int64 { return r.Failed }, 5),
+		i64("failed", func(r reports.UsageRow) int64 { return r.Failed }, 9),
 		num("failed_cost", func(r reports.UsageRow) *float64 { return r.FailedCostUSD }, costText, 4),
 		i64("no_price", func(r reports.UsageRow) int64 { return r.NoPriceCalls }, 3),
 	}
@@ -163,8 +163,14 @@ func usageTables(r *reports.UsageReport, width int) (main, byModel rowTable[repo
 	cols := usageColumns(width > 0)
 	main = rowTable[reports.UsageRow]{name: "usage", title: "Agents' calls by " + by,
 		key:     func(u reports.UsageRow) string { return u.Key },
-		columns: []column[reports.UsageRow]{keyCol(by, func(u reports.UsageRow) string { return u.Key })},
-		more:    usageMore}
+		columns: []column[reports.UsageRow]{keyCol(by, func(u reports.UsageRow) string {
+			if width > 0 {
+				// A model id or a session id keeps its ends.
+				return cut(u.Key, usageKeyWidth)
+			}
+			return u.Key
+		})},
+		more: usageMore}
 	byModel = rowTable[reports.UsageRow]{name: "usage_by_model", title: "Agents' calls by " + by + " and model",
 		key: func(u reports.UsageRow) string { return joinKey(u.Key, u.Provider, u.Model) },
 		columns: []column[reports.UsageRow]{
@@ -196,7 +202,13 @@ func fitUsage(r *reports.UsageReport, cols []usageColumn, width int) []bool {
 	fits := func() bool {
 		w := []int{len(r.Usage.By)}
 		for _, u := range rows {
-			w[0] = max(w[0], len(u.Key))
+			w[0] = max(w[0], min(len([]rune(u.Key)), usageKeyWidth))
+			if r.Usage.By != "model" {
+				for _, m := range u.Models {
+					// Nested "└ model" rows, cut to nestedModelWidth.
+					w[0] = max(w[0], min(nestedModelWidth, 2+len([]rune(m.Model))))
+				}
+			}
 		}
 		for i, c := range cols {
 			if !keep[i] {
@@ -224,6 +236,49 @@ func fitUsage(r *reports.UsageReport, cols []usageColumn, width int) []bool {
 	return keep
 }
 
+// nestModels puts each row's models under it in g, whose rows are
+// rows' in order.
+func nestModels(g *grid, t rowTable[reports.UsageRow], rows []reports.UsageRow, width int) {
+	var out [][]string
+	for i, row := range rows {
+		out = append(out, g.rows[i])
+		for _, m := range row.Models {
+			cells := make([]string, len(t.columns))
+			cells[0] = "└ " + m.Model
+			if width > 0 {
+				cells[0] = "└ " + cut(m.Model, nestedModelWidth-2)
+			}
+			if len(row.Models) > 1 {
+				for j, c := range t.columns[1:] {
+					cells[j+1] = c.text(m)
+				}
+			}
+			out = append(out, cells)
+		}
+	}
+	g.rows = out
+}
+
+// usageKeyWidth is the widest a row's key (a model id, a session id) is
+// at a terminal; a longer one loses its middle.
+const usageKeyWidth = 28
+
+// nestedModelWidth is the widest a nested "└ model" cell is at a
+// terminal: a long model id loses its middle.
+const nestedModelWidth = 24
+
+// droppedUsage names the columns fitUsage leaves out at width.
+func droppedUsage(r *reports.UsageReport, width int) []string {
+	cols := usageColumns(width > 0)
+	var out []string
+	for i, k := range fitUsage(r, cols, width) {
+		if !k {
+			out = append(out, cols[i].name)
+		}
+	}
+	return out
+}
+
 // usageMore are a row's values the columns leave out, for the CSV.
 func usageMore(u reports.UsageRow) []field {
 	return []field{
@@ -246,7 +301,13 @@ var noPriceTable = rowTable[reports.NoPriceModel]{
 // their last row, the groups by model (left out of the tables in the
 // model view, whose rows are models already, unless a model has several
 // providers), and the models without a price.
-func usageSections(r *reports.UsageReport, width int) []section {
+//
+// nested (table, Markdown and HTML) puts each period's models under it,
+// as ccusage does, rather than in a table of their own: "└ model" rows
+// with their figures when the period has several models, the name alone
+// when it has one (its figures are the period's). The CSV keeps the
+// table of its own.
+func usageSections(r *reports.UsageReport, width int, nested bool) []section {
 	u := r.Usage
 	main, byModel := usageTables(r, width)
 	rows := append(append([]reports.UsageRow{}, u.Rows...), u.Total)
@@ -260,8 +321,14 @@ func usageSections(r *reports.UsageReport, width int) []section {
 	}
 	models = append(models, u.Total.Models...)
 	out := []section{main.section(rows), byModel.section(models)}
-	if !split {
+	if !split || nested {
 		out[1].grid = nil
+	}
+	if nested && split && out[0].grid != nil {
+		nestModels(out[0].grid, main, rows, width)
+	}
+	if dropped := droppedUsage(r, width); len(dropped) > 0 && out[0].grid != nil {
+		out[0].grid.note = leftOutNote(dropped, width)
 	}
 	np := noPriceTable.section(u.NoPrice)
 	if len(u.NoPrice) == 0 {
@@ -292,7 +359,7 @@ func writeUsageHTML(buf *bytes.Buffer, r *reports.UsageReport) error {
 	for _, l := range usageLines(r) {
 		p.Lines = append(p.Lines, escapeControls(l))
 	}
-	for _, s := range usageSections(r, 0) {
+	for _, s := range usageSections(r, 0, true) {
 		if s.grid == nil {
 			continue
 		}
