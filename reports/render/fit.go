@@ -30,6 +30,8 @@ import (
 //     the one the rows are sorted by (Worst runs by retries:
 //     provider_retries), until the rest fits as in 1; a line under the
 //     table names the columns left out and says --wide shows them.
+//     A table whose value columns are peers (simulate's policies) is
+//     split instead, each part repeating the keys.
 //  4. Cut whatever still does not fit.
 //
 // Widths are display widths (a CJK character is two columns), as
@@ -185,7 +187,11 @@ type fitPart struct {
 //
 // wrap lets a cell of several words take several lines (the ASCII table
 // can; a Markdown row cannot).
-func fitTable(header []string, rows [][]string, numeric []bool, sorted, width int, wrap bool) []fitPart {
+//
+// peers says the value columns are peers (simulate's policies, each with
+// its difference from the record): none of them can be left out, so a
+// table that does not fit is split into parts, each repeating the keys.
+func fitTable(header []string, rows [][]string, numeric []bool, sorted, width int, wrap, peers bool) []fitPart {
 	whole := fitPart{header: header, rows: rows, numeric: numeric}
 	if width <= 0 || tableWidth(naturalWidths(header, rows)) <= width {
 		return []fitPart{whole}
@@ -215,6 +221,19 @@ func fitTable(header []string, rows [][]string, numeric []bool, sorted, width in
 		if shrink(c.header, w, width, true, words, keep) {
 			return []fitPart{{header: c.header, rows: cutRows(w, c.rows, wrap), numeric: c.numeric}}
 		}
+	}
+	if peers {
+		var parts []fitPart
+		for _, p := range splitColumns(whole, sorted, width) {
+			pw := naturalWidths(p.header, p.rows)
+			if !shrink(p.header, pw, width, false, nil, nil) {
+				hard(pw, width)
+				p.header = cutRows(pw, [][]string{p.header}, false)[0]
+			}
+			p.rows = cutRows(pw, p.rows, wrap)
+			parts = append(parts, p)
+		}
+		return parts
 	}
 	// Leave out the last columns, one at a time, never the keys nor the
 	// column the rows are sorted by, until the rest fits; the line under
@@ -373,6 +392,66 @@ func transpose(p fitPart) fitPart {
 		}
 	}
 	return t
+}
+
+// splitColumns splits p's columns into parts that each fit width, every
+// part starting with p's key columns, the first holding the column sorted
+// (an index; -1 for none) too. Each part keeps p's order of columns.
+func splitColumns(p fitPart, sorted, width int) []fitPart {
+	// Columns are packed at their full width, so no cell is cut that
+	// need not be.
+	full := func(j int) int {
+		return naturalWidths([]string{p.header[j]}, columnOf(p.rows, j))[0]
+	}
+	keys := keyColumns(p)
+	lead := 1
+	for j := range keys {
+		lead += full(j) + 3
+	}
+	var parts []fitPart
+	var cols []int
+	used := lead
+	flush := func() {
+		part := fitPart{}
+		idx := make([]int, 0, keys+len(cols))
+		for j := range keys {
+			idx = append(idx, j)
+		}
+		idx = append(idx, cols...)
+		slices.Sort(idx)
+		for _, j := range idx {
+			part.header = append(part.header, p.header[j])
+			part.numeric = append(part.numeric, p.numeric[j])
+		}
+		for _, row := range p.rows {
+			r := make([]string, 0, len(idx))
+			for _, j := range idx {
+				r = append(r, row[j])
+			}
+			part.rows = append(part.rows, r)
+		}
+		parts = append(parts, part)
+	}
+	if sorted >= keys && sorted < len(p.header) {
+		cols = append(cols, sorted)
+		used += full(sorted) + 3
+	}
+	for j := keys; j < len(p.header); j++ {
+		if j == sorted {
+			continue
+		}
+		f := full(j) + 3
+		if len(cols) > 0 && used+f > width {
+			flush()
+			cols, used = nil, lead
+		}
+		cols = append(cols, j)
+		used += f
+	}
+	if len(cols) > 0 || len(parts) == 0 {
+		flush()
+	}
+	return parts
 }
 
 // keyColumns is how many leading columns each part of a split table

@@ -31,7 +31,7 @@ func summaryHTML(s *reports.Summary) template.HTML {
 	}
 	var b strings.Builder
 	esc := func(v string) string { return template.HTMLEscapeString(escapeControls(v)) }
-	b.WriteString(`<section id="summary" class="summary" aria-labelledby="summary-h"><h2 id="summary-h" class="vh">Summary</h2>` + "\n")
+	b.WriteString(`<section id="summary" class="summary" aria-label="Summary">` + "\n")
 	b.WriteString(`<p class="window">` + esc(windowLine(s)) + "</p>\n")
 	b.WriteString(`<div class="tiles">` + "\n")
 	// What needs attention: one tile, first.
@@ -81,7 +81,8 @@ func summaryHTML(s *reports.Summary) template.HTML {
 	}
 	b.WriteString("</div>\n")
 	for _, sy := range s.Systems {
-		fmt.Fprintf(&b, `<div class="tile" data-tile="system" data-system="%s"><h3>%s</h3>`, esc(sy.System), esc(sy.System))
+		// A figure: its sparkline is a chart, with its data table.
+		fmt.Fprintf(&b, `<figure class="tile" data-tile="system" data-system="%s"><h3>%s</h3>`, esc(sy.System), esc(sy.System))
 		fmt.Fprintf(&b, `<p class="big">%s %s %s</p>`, esc(countText(deref(sy.Count.Value))), esc(sy.Unit), changeHTML(sy.Count.Metric, sy.Count.Change))
 		b.WriteString(sparkSVG(sy))
 		b.WriteString(`<dl>`)
@@ -92,7 +93,9 @@ func summaryHTML(s *reports.Summary) template.HTML {
 			cost = `<span class="chg">` + esc(costChangeText(c)) + "</span>"
 		}
 		fmt.Fprintf(&b, `<dt>cost</dt><dd>%s %s</dd>`, esc(costText(sy.Cost.Value)), cost)
-		b.WriteString("</dl></div>\n")
+		b.WriteString("</dl>")
+		b.WriteString(sparkTable(sy))
+		b.WriteString("</figure>\n")
 	}
 	if len(s.Where) > 0 {
 		b.WriteString(`<div class="tile where" data-tile="where"><h3>Where</h3><ul>`)
@@ -146,15 +149,10 @@ func changeHTML(metric string, c *reports.Change) string {
 	return `<span class="` + cls + `" title="` + template.HTMLEscapeString(title) + `">` + template.HTMLEscapeString(t) + `</span>`
 }
 
-// sparkSVG draws a system's days as bars, a stretch with nothing as no
-// bar, with the days it covers as its title.
-func sparkSVG(sy reports.SystemSummary) string {
-	days := sy.Daily
-	if len(days) == 0 {
-		return ""
-	}
-	per := (len(days) + sparkBars - 1) / sparkBars
-	var sums []int64
+// sparkBuckets sums a system's days into at most sparkBars runs of per
+// days each: the sparkline's bars and its data table's rows.
+func sparkBuckets(days []reports.DayPoint) (sums []int64, per int) {
+	per = (len(days) + sparkBars - 1) / sparkBars
 	for i := 0; i < len(days); i += per {
 		var n int64
 		for _, d := range days[i:min(i+per, len(days))] {
@@ -162,6 +160,17 @@ func sparkSVG(sy reports.SystemSummary) string {
 		}
 		sums = append(sums, n)
 	}
+	return sums, per
+}
+
+// sparkSVG draws a system's days as bars, a stretch with nothing as no
+// bar, with the days it covers as its title.
+func sparkSVG(sy reports.SystemSummary) string {
+	days := sy.Daily
+	if len(days) == 0 {
+		return ""
+	}
+	sums, per := sparkBuckets(days)
 	var top int64
 	for _, n := range sums {
 		top = max(top, n)
@@ -182,6 +191,26 @@ func sparkSVG(sy reports.SystemSummary) string {
 		fmt.Fprintf(&b, `<rect x="%d" y="%.1f" width="3" height="%.1f" fill="#0b4f8a"/>`, i*4, 23-h, h)
 	}
 	b.WriteString("</svg>")
+	return b.String()
+}
+
+// sparkTable is a sparkline's data, folded away as the charts' are.
+func sparkTable(sy reports.SystemSummary) string {
+	if len(sy.Daily) == 0 {
+		return ""
+	}
+	sums, per := sparkBuckets(sy.Daily)
+	head := "day"
+	if per > 1 {
+		head = fmt.Sprintf("%d days from", per)
+	}
+	var b strings.Builder
+	b.WriteString(`<details><summary>Data table<span class="vh"> of ` + template.HTMLEscapeString(sy.System) + `</span></summary><table><thead><tr><th scope="col">` +
+		template.HTMLEscapeString(head) + `</th><th scope="col" class="n">` + template.HTMLEscapeString(sy.Unit) + `</th></tr></thead><tbody>`)
+	for i, n := range sums {
+		fmt.Fprintf(&b, `<tr><th scope="row">%s</th><td class="n">%d</td></tr>`, template.HTMLEscapeString(sy.Daily[i*per].Day), n)
+	}
+	b.WriteString("</tbody></table></details>")
 	return b.String()
 }
 

@@ -95,7 +95,8 @@ tr.alert > th { font-weight: 700; box-shadow: inset 4px 0 0 #b34700; }
 /* The first screen: tiles that wrap to one column in a narrow window. */
 .window { font-size: .9rem; margin: 0 0 .5rem; }
 .tiles { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 14rem), 1fr)); gap: .5rem; margin: .3rem 0 .6rem; }
-.tile { border: 1px solid #bbb; border-radius: 4px; padding: .35rem .6rem; min-width: 0; break-inside: avoid; }
+.tile { border: 1px solid #bbb; border-radius: 4px; padding: .35rem .6rem; margin: 0; min-width: 0; break-inside: avoid; }
+.tile details { font-size: .75rem; margin-top: .1rem; }
 .tile h3 { font-size: .95rem; margin: 0 0 .1rem; overflow-wrap: anywhere; }
 .tile .big { font-size: 1.25rem; font-weight: 600; margin: .1rem 0; }
 .tile dl { display: grid; grid-template-columns: auto 1fr; gap: 0 .6rem; margin: .2rem 0 0; font-size: .875rem; font-variant-numeric: tabular-nums; }

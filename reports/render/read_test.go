@@ -67,7 +67,7 @@ func TestFitLeavesOutColumnsAndSaysSo(t *testing.T) {
 	for i := range 6 {
 		p.rows = append(p.rows, []string{fmt.Sprintf("run-%04d", i), "a", "b", "c", "d"})
 	}
-	parts := fitTable(p.header, p.rows, p.numeric, 3, 40, true)
+	parts := fitTable(p.header, p.rows, p.numeric, 3, 40, true, false)
 	if len(parts) != 1 {
 		t.Fatalf("%d parts, want one table", len(parts))
 	}

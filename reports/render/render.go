@@ -169,7 +169,9 @@ func RenderTable(w io.Writer, t reports.Table, f Format) error {
 		if null == "" {
 			null = "-"
 		}
-		err = writeGrids(&buf, []grid{tableGrid(t.Title, t.Columns, rows, null)}, f, t.Width)
+		g := tableGrid(t.Title, t.Columns, rows, null)
+		g.peers = t.Peers
+		err = writeGrids(&buf, []grid{g}, f, t.Width)
 	case FormatJSON:
 		err = writeTableJSON(&buf, t.Columns, rows)
 	case FormatCSV:
@@ -750,6 +752,9 @@ type grid struct {
 	sorted string
 	// note is a line under the table: what it left out to fit.
 	note string
+	// peers: the value columns are peers, split rather than left out
+	// (see fitTable).
+	peers bool
 }
 
 // tableGrid formats plainCell rows for display. A column is numeric when
@@ -838,7 +843,7 @@ func drawGrid(w *bytes.Buffer, g grid, f Format, width int) error {
 			rows[i][j] = escape(c)
 		}
 	}
-	parts := fitTable(header, rows, g.numeric, slices.Index(g.columns, g.sorted), width, f == FormatTable)
+	parts := fitTable(header, rows, g.numeric, slices.Index(g.columns, g.sorted), width, f == FormatTable, g.peers)
 	defer func() {
 		if len(parts) > 0 && len(parts[0].leftOut) > 0 {
 			w.WriteString(leftOutNote(parts[0].leftOut, width) + "\n")

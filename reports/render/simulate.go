@@ -201,7 +201,7 @@ func simulationTable(res []simulated.Result, what string, width int) reports.Tab
 		cols = append(cols, r.Policy, "Δ "+r.Policy)
 	}
 	t := reports.Table{Title: fmt.Sprintf("orchstat simulate: %s; baseline %s (the record column); %s",
-		what, base.Policy, selfCheck(base)), Columns: cols, Width: width}
+		what, base.Policy, selfCheck(base)), Columns: cols, Width: width, Peers: true}
 	figs := simulated.Shown(base)
 	for i, fig := range figs {
 		cells := []any{fig.Label, fig.Text(fig.Of(base), false, false)}
