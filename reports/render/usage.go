@@ -162,7 +162,7 @@ func usageTables(r *reports.UsageReport, width int) (main, byModel rowTable[repo
 	by := r.Usage.By
 	cols := usageColumns(width > 0)
 	main = rowTable[reports.UsageRow]{name: "usage", title: "Agents' calls by " + by,
-		key:     func(u reports.UsageRow) string { return u.Key },
+		key: func(u reports.UsageRow) string { return u.Key },
 		columns: []column[reports.UsageRow]{keyCol(by, func(u reports.UsageRow) string {
 			if width > 0 {
 				// A model id or a session id keeps its ends.
