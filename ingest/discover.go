@@ -197,7 +197,10 @@ func (d *discovery) resolve(p string) {
 	if !fi.IsDir() {
 		s, ok := classifyFile(abs, d.format)
 		if !ok && d.format == "" {
-			d.fail(p, errors.New("no format reads it: it is binary, not JSON"))
+			// Named alone, as a folder's file would be: not recognised,
+			// saying what its first bytes are.
+			_, why := namedContentKind(abs)
+			d.fail(p, fmt.Errorf("not recognised: no format reads it: it is %s", why))
 			return
 		}
 		if !ok {
@@ -544,12 +547,19 @@ func classifyFile(path, format string) (source, bool) {
 			return s, true
 		}
 		// A file whose name says nothing is read as what its first
-		// lines say, an orchestrator trace when they say nothing; but
-		// binary content is no format's, and not read line by line.
-		if k, why := namedContentKind(path); format == "" && agentKinds[k] {
+		// lines say, as a folder's files are: a README or a go.sum named
+		// alone is not recognised, not quarantined line by line as a
+		// trace. --input-format orchestrator reads it as a trace all the
+		// same, and so does a file that cannot be looked at first (a
+		// pipe: it is refused when read, saying why).
+		k, why := namedContentKind(path)
+		switch {
+		case format == "" && (agentKinds[k] || k == KindTrace):
 			s.kind = k
 			return s, true
-		} else if format == "" && why == whyBinary {
+		case format == "" && why != "" && why != "empty":
+			// An empty file may be a trace not yet written: it is read
+			// as one, which stores nothing until it has lines.
 			return s, false
 		}
 		s.kind = KindTrace

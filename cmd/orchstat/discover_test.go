@@ -91,8 +91,38 @@ func TestNotRecognisedAreNamed(t *testing.T) {
 	bin := filepath.Join(top, "x.bin")
 	os.WriteFile(bin, []byte("\x00\x01\x02\x03zstd"), 0o644)
 	code, _, stderr = runCLI(t, "", "--db", filepath.Join(top, "bin.duckdb"), "ingest", bin)
-	if code != exitError || !strings.Contains(stderr, "cannot read "+bin+": no format reads it: it is binary, not JSON") {
+	if code != exitError || !strings.Contains(stderr, "cannot read "+bin+": not recognised: no format reads it: it is binary, not JSON") {
 		t.Errorf("binary named: exit %d, %q", code, stderr)
+	}
+
+	// Text that is no record, named alone (a README, go.sum): not
+	// recognised, as in a folder, exit 1, and no store created. Before,
+	// it was read as a trace: exit 0, every line quarantined, a store
+	// beside it, nothing said.
+	for _, name := range []string{"README.md", "go.sum", "notes.json"} {
+		p := filepath.Join(top, "alone", name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("# a heading\nsome words\n"), 0o644)
+		if name == "notes.json" {
+			os.WriteFile(p, []byte(`{"title": "notes"}`+"\n"), 0o644)
+		}
+		for _, cmd := range []string{"ingest", "report"} {
+			code, _, stderr = runCLI(t, "", cmd, p)
+			if code != exitError || !strings.Contains(stderr, "cannot read "+p+": not recognised: no format reads it: it is ") {
+				t.Errorf("%s %s: exit %d, %q", cmd, name, code, stderr)
+			}
+			if _, err := os.Stat(filepath.Join(top, "alone", ".orchestrator")); err == nil {
+				t.Errorf("%s %s: a store was created beside it", cmd, name)
+			}
+		}
+	}
+	// A trace under another name is still read by its first line.
+	trace := filepath.Join(top, "alone", "run.log")
+	first, _ := filepath.Glob("../../testdata/runs/*/trace.jsonl")
+	b, _ := os.ReadFile(first[0])
+	os.WriteFile(trace, b, 0o644)
+	if code, _, stderr = runCLI(t, "", "--db", filepath.Join(top, "trace.duckdb"), "ingest", trace); code != 0 {
+		t.Errorf("a trace named run.log: exit %d, %q", code, stderr)
 	}
 
 	// Named alone, without --format: a transcript, not a trace.
