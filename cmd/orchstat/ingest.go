@@ -36,7 +36,8 @@ file, any folder above runs (they are found at any depth down to 6), or -
 for standard input. Other systems' records are found by name and place,
 and agents' records (OpenTelemetry, Claude Code, Codex) and traces under
 other names by their first lines, wherever a walk meets them; a file
-named alone is read as its first lines say, else as a trace. Files a walk
+named alone is read as its first lines say (not recognised, exit 1, when no
+format reads them; --input-format orchestrator reads it as a trace). Files a walk
 meets that no format reads are named in one line on stderr (--verbose
 lists each with the reason, and counts the records read but not used).
 --input-format reads one format only. The store is orchstat.duckdb in the nearest

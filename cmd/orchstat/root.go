@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -202,8 +205,10 @@ needs attention and what changed, and what other retry policies would have
 done.
 
 The store is orchstat.duckdb in the nearest .orchestrator folder at or above
-the data named (else in that folder's own .orchestrator); there is no server
-to start. Set --db or ORCHSTAT_DB to put it elsewhere. report, check,
+the data named (else in that folder's own .orchestrator); agents' records
+under ~/.claude or ~/.codex get theirs in $XDG_DATA_HOME/orchstat instead
+(~/.local/share/orchstat), as orchstat writes nothing into another tool's
+folder. There is no server to start. Set --db or ORCHSTAT_DB to put it elsewhere. report, check,
 simulate and recommend cover the runs found under the PATHs named, or the
 whole store with no PATH or --all.`,
 		Example: `  # Index the runs under the current repository, then report
@@ -292,10 +297,54 @@ func defaultDBFor(p string) string {
 	if (err == nil && !fi.IsDir()) || (err != nil && (ext == ".jsonl" || ext == ".json")) {
 		abs = filepath.Dir(abs)
 	}
+	if tool, ok := agentToolDir(abs); ok {
+		return agentStore(tool, os.Getenv, os.UserHomeDir)
+	}
 	if d, ok := nearestOrchestrator(abs); ok {
 		return filepath.Join(d, "orchstat.duckdb")
 	}
 	return filepath.Join(abs, ".orchestrator", "orchstat.duckdb")
+}
+
+// agentToolDirs are the folders agents keep their records in, which
+// belong to those tools: orchstat writes nothing there.
+var agentToolDirs = []string{".claude", ".codex"}
+
+// agentToolDir is the agent tool's folder at or above dir (~/.claude,
+// ~/.codex), if any.
+func agentToolDir(dir string) (string, bool) {
+	for d := dir; ; {
+		if slices.Contains(agentToolDirs, filepath.Base(d)) {
+			return d, true
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			return "", false
+		}
+		d = up
+	}
+}
+
+// agentStore is the store of the records under an agent tool's folder,
+// in the user's data folder ($XDG_DATA_HOME/orchstat, by default
+// ~/.local/share/orchstat): claude.duckdb for ~/.claude, codex.duckdb for
+// ~/.codex, and for such a folder elsewhere (a copy, another user's) its
+// name with a hash of its path, so that two never share a store.
+func agentStore(tool string, getenv func(string) string, home func() (string, error)) string {
+	dir := getenv("XDG_DATA_HOME")
+	h, herr := home()
+	if dir == "" || !filepath.IsAbs(dir) {
+		if herr != nil {
+			return filepath.Join(tool, ".orchestrator", "orchstat.duckdb")
+		}
+		dir = filepath.Join(h, ".local", "share")
+	}
+	name := strings.TrimPrefix(filepath.Base(tool), ".")
+	if herr != nil || filepath.Dir(tool) != h {
+		sum := sha256.Sum256([]byte(tool))
+		name += "-" + hex.EncodeToString(sum[:4])
+	}
+	return filepath.Join(dir, "orchstat", name+".duckdb")
 }
 
 // nearestOrchestrator finds the .orchestrator directory at or above dir, as
@@ -450,9 +499,10 @@ func (g *globals) openWith(ctx context.Context, path string, opts query.Options)
 	return st, err
 }
 
-// makeStoreDir creates the one directory orchstat chooses itself, the
-// .orchestrator folder of a default store; a directory named by --db or
-// ORCHSTAT_DB must exist, so a typo does not leave a tree behind.
+// makeStoreDir creates the directories orchstat chooses itself, the
+// .orchestrator folder of a default store and the data folder of agents'
+// stores; a directory named by --db or ORCHSTAT_DB must exist, so a typo
+// does not leave a tree behind.
 func (g *globals) makeStoreDir(path string) error {
 	dir := filepath.Dir(path)
 	if isDir(dir) {
@@ -460,6 +510,14 @@ func (g *globals) makeStoreDir(path string) error {
 	}
 	if g.db == "" && filepath.Base(dir) == ".orchestrator" {
 		if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
+			return fmt.Errorf("creating %s: %w", dir, err)
+		}
+		return nil
+	}
+	if g.db == "" && filepath.Base(dir) == "orchstat" {
+		// The data folder of agents' stores (agentStore), made as XDG
+		// asks: the folder itself 0700.
+		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("creating %s: %w", dir, err)
 		}
 		return nil

@@ -381,3 +381,49 @@ func TestUTF8Locale(t *testing.T) {
 		}
 	}
 }
+
+// Agents' records get a store in the user's data folder, never one
+// inside ~/.claude or ~/.codex: those folders are the tools'.
+func TestAgentStoreOutsideTheToolsFolder(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_DATA_HOME", "")
+	t.Setenv("ORCHSTAT_DB", "")
+	projects := filepath.Join(home, ".claude", "projects", "x")
+	os.MkdirAll(projects, 0o755)
+	src, _ := filepath.Glob("../../testdata/agents/claude/project/*.jsonl")
+	var copied bool
+	for _, f := range src {
+		b, _ := os.ReadFile(f)
+		if strings.Contains(string(b), `"sessionId"`) {
+			os.WriteFile(filepath.Join(projects, filepath.Base(f)), b, 0o644)
+			copied = true
+		}
+	}
+	if !copied {
+		t.Skip("no Claude Code transcript in testdata/agents")
+	}
+	code, out, stderr := runCLI(t, "", "report", "--section", "summary", filepath.Join(home, ".claude"))
+	want := filepath.Join(home, ".local", "share", "orchstat", "claude.duckdb")
+	if code != 0 || !strings.HasPrefix(out, "Store: "+want+" — ") {
+		t.Fatalf("exit %d, first line %q (stderr %q); want the store %s named first", code, strings.SplitN(out, "\n", 2)[0], stderr, want)
+	}
+	filepath.WalkDir(filepath.Join(home, ".claude"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && (d.Name() == ".orchestrator" || strings.HasSuffix(p, ".duckdb")) {
+			t.Errorf("orchstat wrote into Claude Code's folder: %s", p)
+		}
+		return nil
+	})
+	xdg := filepath.Join(home, "xdg")
+	t.Setenv("XDG_DATA_HOME", xdg)
+	if got := defaultDBFor(projects); got != filepath.Join(xdg, "orchstat", "claude.duckdb") {
+		t.Errorf("with XDG_DATA_HOME: %s", got)
+	}
+	other := filepath.Join(t.TempDir(), "copy", ".codex", "sessions")
+	if got := defaultDBFor(other); !strings.HasPrefix(filepath.Base(got), "codex-") || filepath.Dir(got) != filepath.Join(xdg, "orchstat") {
+		t.Errorf("a .codex elsewhere: %s, want codex-HASH.duckdb in the data folder", got)
+	}
+	if got := defaultDBFor(filepath.Join(home, "repo", ".orchestrator", "runs")); got != filepath.Join(home, "repo", ".orchestrator", "orchstat.duckdb") {
+		t.Errorf("an orchestrator's runs: %s", got)
+	}
+}
