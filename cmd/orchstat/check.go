@@ -504,9 +504,10 @@ func noPriceNote(n float64) string {
 		int64(n), plural(int(n)))
 }
 
-// noDataNote says of a rule without data where the data is: "no data in
-// the last 24h; latest data 2025-11-05T18:40:12Z: try check --at
-// 2025-11-05T18:41:00Z, or rules backtest".
+// noDataNote says of a rule without data where the data is: "nothing in
+// the last 24h; the latest run started 2025-11-05T18:40:12Z: try check
+// --at 2025-11-05T18:41:00Z, or rules backtest", or, when runs started in
+// the window but none holds what the rule counts, that.
 func noDataNote(r *rules.Rule, out checkPrint) string {
 	window := "its window"
 	var start time.Time // the window's start, when it is a duration
@@ -521,20 +522,22 @@ func noDataNote(r *rules.Rule, out checkPrint) string {
 		// what the rule counts.
 		return fmt.Sprintf("no data in the last %d runs: they have none of what the rule counts", r.Window.Runs)
 	}
-	note := "no data in " + window
 	if out.latest == nil {
-		return note + "; no run has a start time"
+		return "no data in " + window + "; no run has a start time"
 	}
 	latest := out.latest.UTC()
-	note += "; latest data " + latest.Format(time.RFC3339)
+	at := latest.Format(time.RFC3339)
 	switch {
 	case !start.IsZero() && latest.Before(start):
 		next := latest.Truncate(time.Minute).Add(time.Minute)
-		note += ": try check --at " + next.Format(time.RFC3339) + ", or rules backtest"
+		return "nothing in " + window + "; the latest run started " + at + ": try check --at " + next.Format(time.RFC3339) + ", or rules backtest"
 	case out.look && !latest.Before(out.at):
-		note += ", after this look: try a later --at, or rules backtest"
+		return "nothing in " + window + "; the latest run started " + at + ", after this look: try a later --at, or rules backtest"
 	}
-	return note
+	// Runs started in the window, but none holds what the rule counts:
+	// say so, rather than "no data" beside a latest run inside it.
+	return "none of what the rule counts in " + window + ", though runs started there (the latest " + at +
+		"): they are of other kinds, or outside the rule's filter"
 }
 
 // durationText is a window as a person writes it: 24h, 7d, 30m.

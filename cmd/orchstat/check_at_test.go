@@ -149,7 +149,7 @@ func TestCheckNoDataSaysWhereTheDataIs(t *testing.T) {
 	code, doc, _ := runLook(t, now, "--db", db, runs)
 	latest := then.Add(-time.Hour)
 	r := rowOf(doc, "provider_retry_rate_high")
-	want := "no data in the last 24h; latest data " + latest.Format(time.RFC3339) + ": try check --at " +
+	want := "nothing in the last 24h; the latest run started " + latest.Format(time.RFC3339) + ": try check --at " +
 		latest.Add(time.Minute).Format(time.RFC3339) + ", or rules backtest"
 	if code != 0 || r.State != "no data" || r.Note != want || doc.LatestData == nil || !doc.LatestData.Equal(latest) {
 		t.Fatalf("exit %d, row %+v, latest %v; want note %q", code, r, doc.LatestData, want)
@@ -167,6 +167,17 @@ func TestCheckNoDataSaysWhereTheDataIs(t *testing.T) {
 	code, doc, _ = runLook(t, now, "--db", db, "--no-ingest", "--at", latest.Add(time.Minute).Format(time.RFC3339))
 	if r := rowOf(doc, "provider_retry_rate_high"); r.State != "pending" {
 		t.Errorf("the suggested look: exit %d, %+v", code, r)
+	}
+
+	// A run inside the window that holds nothing the rule counts: the
+	// note says so, not "no data" beside a latest run inside the window.
+	fresh := filepath.Join(runs, "fresh", "trace.jsonl")
+	os.MkdirAll(filepath.Dir(fresh), 0o755)
+	os.WriteFile(fresh, []byte(fmt.Sprintf(`{"type":"RunStarted","schemaVersion":1,"timestamp":%q,"runId":"fresh","payload":{}}`+"\n",
+		now.Add(-time.Hour).Format(time.RFC3339Nano))), 0o644)
+	_, doc, _ = runLook(t, now, "--db", db, runs)
+	if r := rowOf(doc, "provider_retry_rate_high"); !strings.HasPrefix(r.Note, "none of what the rule counts in the last 24h, though runs started there (the latest ") {
+		t.Errorf("a run of another kind in the window: note %q", r.Note)
 	}
 }
 

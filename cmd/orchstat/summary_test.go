@@ -427,3 +427,30 @@ func TestAgentStoreOutsideTheToolsFolder(t *testing.T) {
 		t.Errorf("an orchestrator's runs: %s", got)
 	}
 }
+
+// The tour's check line says what check prints today: each part of its
+// comment is in the output.
+func TestReadmeTourCheck(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var comment string
+	for _, l := range strings.Split(string(readme), "\n") {
+		if strings.HasPrefix(l, "    ./orchstat check testdata/runs ") && strings.Contains(l, "#") {
+			comment = strings.TrimSpace(l[strings.Index(l, "#")+1:])
+		}
+	}
+	if comment == "" {
+		t.Fatal("README.md's tour has no commented check line")
+	}
+	runs, _ := filepath.Abs("../../testdata/runs")
+	// Today, as the tour says: long after the bundled runs.
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	_, out, stderr := runCLIAt(t, now, "", "--db", filepath.Join(t.TempDir(), "o.duckdb"), "check", runs)
+	for _, part := range strings.Split(comment, "; ") {
+		if !strings.Contains(out+stderr, part) {
+			t.Errorf("the tour says %q; check prints no %q:\n%s%s", comment, part, out, stderr)
+		}
+	}
+}

@@ -164,6 +164,14 @@ func cutRows(widths []int, rows [][]string, wrap bool) [][]string {
 				continue
 			}
 			if lines := wrapCell(c, widths[j]); len(lines) <= 3 && strings.Join(lines, " ") == c {
+				// A cell's second line is indented, so that it does not
+				// read as the next row's (check's "rule {labels}").
+				if in := wrapCell(c, widths[j]-2); len(lines) > 1 && widths[j] > 10 && len(in) <= 3 && strings.Join(in, " ") == c {
+					lines = in
+					for k := 1; k < len(lines); k++ {
+						lines[k] = "  " + lines[k]
+					}
+				}
 				out[i][j] = strings.Join(lines, "\n")
 			}
 		}
