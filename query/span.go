@@ -30,3 +30,27 @@ func (s *Store) DataSpan(ctx context.Context, paths []string) (first, last *time
 	})
 	return first, last, err
 }
+
+// RunStarts is when each of the runs found under paths (every run when
+// paths is empty) started, in order, once each instant: rules backtest
+// evaluates at the data's own times.
+func (s *Store) RunStarts(ctx context.Context, paths []string) ([]time.Time, error) {
+	where, args := Filter{Paths: paths}.window()
+	cond := ""
+	if len(where) > 0 {
+		cond = " AND " + strings.Join(where, " AND ")
+	}
+	q := `SELECT DISTINCT start FROM (
+		SELECT run_id, min(first_ts) AS start FROM run_spans GROUP BY run_id
+		UNION ALL SELECT run_id, start FROM (` + recordRuns + `)) WHERE start IS NOT NULL` + cond + ` ORDER BY start`
+	var out []time.Time
+	err := eachRow(ctx, s.conn, "finding when the runs started", q, args, func(rs *sql.Rows) error {
+		var t time.Time
+		if err := rs.Scan(&t); err != nil {
+			return err
+		}
+		out = append(out, t.UTC())
+		return nil
+	})
+	return out, err
+}

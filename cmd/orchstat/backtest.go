@@ -177,13 +177,35 @@ func backtestRun(ctx context.Context, o *backtestOptions) error {
 		scope.Lake = o.lakeName
 		db = "lake " + o.lakeName
 	}
-	first, last, err := st.DataSpan(ctx, paths)
+	starts, err := st.RunStarts(ctx, paths)
 	if err != nil {
 		return err
 	}
-	times, step, err := backtestSpan(o, now, first, last)
-	if err != nil {
-		return err
+	var first, last *time.Time
+	if len(starts) > 0 {
+		first, last = &starts[0], &starts[len(starts)-1]
+	}
+	longest := longestWindow(rf)
+	var times []time.Time
+	var step time.Duration
+	skipped := 0
+	if o.From == "" && o.To == "" && o.Step == "" && len(starts) > 0 {
+		// The data's own times: an instant an hour after each run and
+		// after it leaves the window, not a grid of mostly empty steps.
+		times, _ = check.DataTimes(starts, longest, maxBacktestPoints/5)
+	}
+	if times == nil {
+		if times, step, err = backtestSpan(o, now, first, last); err != nil {
+			return err
+		}
+		if o.Step == "" {
+			// A step of the user's own is evaluated whole; the default
+			// grid leaves out the instants no run's data reaches.
+			times, skipped = check.WithData(times, starts, longest)
+		}
+		if len(times) == 0 {
+			return fmt.Errorf("no run started in the rules' windows from %s to %s: nothing to backtest", first, last)
+		}
 	}
 	data := query.NewCheckStore(st)
 	bt, err := check.RunBacktest(ctx, check.BacktestOptions{Rules: rf, Times: times, Scope: scopeLabel(scope),
@@ -196,7 +218,8 @@ func backtestRun(ctx context.Context, o *backtestOptions) error {
 	if err != nil {
 		return err
 	}
-	p := backtestPrint{db: db, scope: scope, rulesFile: rf.Path, from: times[0], to: times[len(times)-1], step: step, bt: bt}
+	p := backtestPrint{db: db, scope: scope, rulesFile: rf.Path, from: times[0], to: times[len(times)-1], step: step, bt: bt,
+		skipped: skipped, longest: longest}
 	if err := renderBacktest(o.IO, p, format); err != nil {
 		return err
 	}
@@ -219,15 +242,65 @@ type backtestPrint struct {
 	scope     reports.Scope
 	rulesFile string
 	from, to  time.Time
-	step      time.Duration
-	bt        check.Backtest
+	// step is 0 when the instants are the data's own (check.DataTimes).
+	step time.Duration
+	bt   check.Backtest
+	// skipped counts the step's instants left out for want of data, and
+	// longest is the rules' longest time window.
+	skipped int
+	longest time.Duration
+}
+
+// longestWindow is the longest time window of the rules; 0 when every
+// rule looks at the last N runs.
+func longestWindow(rf *rules.File) time.Duration {
+	var d time.Duration
+	for _, r := range rf.Rules {
+		d = max(d, r.Window.Duration)
+	}
+	return d
+}
+
+// when says at which instants the backtest evaluated.
+func (p backtestPrint) when() string {
+	if p.step == 0 {
+		return "at the data's own times (the hour after each run started, and after it left the rules' longest window, " +
+			durationText(p.longest) + ")"
+	}
+	s := "every " + durationText(p.step)
+	if p.skipped > 0 {
+		s += fmt.Sprintf(", leaving out %d instants with no run in the rules' windows", p.skipped)
+	}
+	return s
+}
+
+// firedLine summarises what would have fired: each rule's alerts, the
+// first and the last.
+func firedLine(bt check.Backtest) string {
+	var parts []string
+	for _, r := range bt.Rules {
+		if len(r.Alerts) == 0 {
+			continue
+		}
+		first, last := r.Alerts[0].FiredAt, r.Alerts[len(r.Alerts)-1].FiredAt
+		part := fmt.Sprintf("%s %s (%s)", r.Rule, timesText(len(r.Alerts)), first.UTC().Format(time.RFC3339))
+		if len(r.Alerts) > 1 {
+			part = fmt.Sprintf("%s %s (first %s, last %s)", r.Rule, timesText(len(r.Alerts)),
+				first.UTC().Format(time.RFC3339), last.UTC().Format(time.RFC3339))
+		}
+		parts = append(parts, part)
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("Nothing would have fired in %d evaluations.", bt.Evaluations)
+	}
+	return "Would have fired: " + strings.Join(parts, "; ") + "."
 }
 
 func renderBacktest(io *IO, p backtestPrint, f render.Format) error {
 	bt := p.bt
 	if f == render.FormatJSON {
 		b, err := render.MarshalJSON(check.BacktestReport{Database: p.db, Scope: p.scope, RuleFile: p.rulesFile,
-			From: p.from.UTC(), To: p.to.UTC(), Step: durationText(p.step), StepSeconds: p.step.Seconds(),
+			From: p.from.UTC(), To: p.to.UTC(), Step: stepName(p.step), StepSeconds: p.step.Seconds(), Skipped: p.skipped,
 			Evaluations: bt.Evaluations, Receivers: bt.Receivers, Notifications: bt.Notifications, Rules: bt.Rules})
 		if err != nil {
 			return err
@@ -239,9 +312,11 @@ func renderBacktest(io *IO, p backtestPrint, f render.Format) error {
 		return render.RenderTable(io.Out, backtestCSV(bt), f)
 	}
 	fmt.Fprintln(io.Out, render.ScopeText(p.db, p.scope, io.OutWidth))
-	fmt.Fprint(io.Out, wrapText(fmt.Sprintf("The rules of %s from %s to %s, every %s: %d evaluations as check would have made them, "+
+	fmt.Fprint(io.Out, wrapText(fmt.Sprintf("The rules of %s from %s to %s, %s: %d evaluations as check would have made them, "+
 		"with alert state in memory; nothing was saved or sent.", p.rulesFile, p.from.UTC().Format(time.RFC3339),
-		p.to.UTC().Format(time.RFC3339), durationText(p.step), bt.Evaluations), io.OutWidth))
+		p.to.UTC().Format(time.RFC3339), p.when(), bt.Evaluations), io.OutWidth))
+	fmt.Fprint(io.Out, wrapText(firedLine(bt), io.OutWidth))
+	fmt.Fprintln(io.Out)
 	if err := render.RenderTable(io.Out, backtestRulesTable(bt, io.OutWidth), f); err != nil {
 		return err
 	}
@@ -252,7 +327,7 @@ func renderBacktest(io *IO, p backtestPrint, f render.Format) error {
 	fmt.Fprintln(io.Out)
 	note := fmt.Sprintf("held: evaluations at which the condition held; short: those at which a value was past "+
 		"the threshold but short of the samples the condition asks for; blips: alerts pending that never fired. "+
-		"A rule's for counted in checks counts evaluations, here every %s.", durationText(p.step))
+		"A rule's for counted in checks counts evaluations, here %s.", p.when())
 	if bt.Receivers {
 		note += " sent: the notifications check would have queued (changes, and repeats after repeat_interval)."
 	} else {
@@ -355,4 +430,20 @@ func backtestCSV(bt check.Backtest) reports.Table {
 		}
 	}
 	return t
+}
+
+// stepName is the step as the JSON names it: "data" for the data's own
+// times.
+func stepName(step time.Duration) string {
+	if step == 0 {
+		return "data"
+	}
+	return durationText(step)
+}
+
+func timesText(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
 }

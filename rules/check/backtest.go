@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/orchstat/orchstat/rules"
@@ -216,4 +217,57 @@ func BacktestTimes(from, to time.Time, step time.Duration, limit int) ([]time.Ti
 		out = append(out, t)
 	}
 	return out, true
+}
+
+// DataTimes are the instants a backtest evaluates at by default: the
+// hour after each run started (a window ending there holds it) and the
+// hour after it left the longest window (so an alert it raised
+// resolves), in order and once each; ok is false when there would be
+// more than limit of them, when a fixed step serves better.
+func DataTimes(starts []time.Time, longest time.Duration, limit int) (times []time.Time, ok bool) {
+	seen := map[time.Time]bool{}
+	add := func(t time.Time) {
+		t = t.Truncate(time.Hour).Add(time.Hour)
+		if !seen[t] {
+			seen[t] = true
+			times = append(times, t)
+		}
+	}
+	for _, s := range starts {
+		add(s)
+		if longest > 0 {
+			add(s.Add(longest))
+		}
+		if len(times) > limit {
+			return nil, false
+		}
+	}
+	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+	return times, true
+}
+
+// WithData keeps of times those whose window of length longest, ending
+// there, holds a run start, and the first after each stretch of them, so
+// that an alert resolves as check would see it; it returns how many were
+// dropped. A rule over the last N runs (longest 0) sees data wherever a
+// run started before: nothing is dropped after the first run.
+func WithData(times, starts []time.Time, longest time.Duration) (kept []time.Time, dropped int) {
+	prevKept := false
+	for _, at := range times {
+		i, _ := slices.BinarySearchFunc(starts, at, func(s, t time.Time) int { return s.Compare(t) })
+		var has bool
+		if longest <= 0 {
+			has = i > 0
+		} else {
+			j, _ := slices.BinarySearchFunc(starts, at.Add(-longest), func(s, t time.Time) int { return s.Compare(t) })
+			has = i > j
+		}
+		if has || prevKept {
+			kept = append(kept, at)
+		} else {
+			dropped++
+		}
+		prevKept = has
+	}
+	return kept, dropped
 }

@@ -2,6 +2,7 @@ package check
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -110,5 +111,34 @@ func TestDefaultStep(t *testing.T) {
 	}
 	if _, ok := BacktestTimes(t0, t0.Add(time.Hour), time.Second, 100); ok {
 		t.Error("3,600 evaluations passed a limit of 100")
+	}
+}
+
+func TestDataTimes(t *testing.T) {
+	at := func(h, m int) time.Time { return time.Date(2026, 1, 1, h, m, 0, 0, time.UTC) }
+	starts := []time.Time{at(1, 10), at(1, 50), at(5, 0)}
+	got, ok := DataTimes(starts, 2*time.Hour, 100)
+	want := []time.Time{at(2, 0), at(4, 0), at(6, 0), at(8, 0)}
+	if !ok || !slices.Equal(got, want) {
+		t.Errorf("DataTimes = %v, %v; want %v", got, ok, want)
+	}
+	if _, ok := DataTimes(starts, 2*time.Hour, 2); ok {
+		t.Error("more than the limit, and ok")
+	}
+}
+
+// A grid's instants with no run in the window before them are left out,
+// but for the first after a stretch of data, where alerts resolve.
+func TestWithData(t *testing.T) {
+	at := func(h int) time.Time { return time.Date(2026, 1, 1, h, 0, 0, 0, time.UTC) }
+	starts := []time.Time{at(1).Add(30 * time.Minute), at(10).Add(10 * time.Minute)}
+	var grid []time.Time
+	for h := range 14 {
+		grid = append(grid, at(h))
+	}
+	kept, dropped := WithData(grid, starts, time.Hour)
+	want := []time.Time{at(2), at(3), at(11), at(12)}
+	if !slices.Equal(kept, want) || dropped != 10 {
+		t.Errorf("kept %v, dropped %d; want %v, 10", kept, dropped, want)
 	}
 }

@@ -54,4 +54,7 @@ type BacktestReport struct {
 	Step          string         `json:"step"`
 	StepSeconds   float64        `json:"step_seconds"`
 	To            time.Time      `json:"to"`
+	// Skipped counts the instants of the step left out because no run
+	// started in the rules' longest window before them.
+	Skipped int `json:"skipped_without_data"`
 }
