@@ -308,6 +308,14 @@ func simulateEpisodes(ctx context.Context, o *simulateOptions, st *query.Store, 
 	policies := named
 	if q != nil {
 		policies = append(slices.Clip(named), q)
+		if len(named) > 0 {
+			var names []string
+			for _, p := range named {
+				names = append(names, p.Name)
+			}
+			sim.Note = fmt.Sprintf("%d policies, not one: %s (--policy) and %s (the quick flags change the baseline, not --policy's policies; a policy file combines them).",
+				len(policies), strings.Join(names, ", "), q.Name)
+		}
 	}
 	if len(policies) == 0 {
 		// The defaults, less one the baseline already is (--baseline none).

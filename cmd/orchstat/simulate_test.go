@@ -491,7 +491,7 @@ func TestSimulateEverySystem(t *testing.T) {
 	code, table, _ := runCLI(t, "", "simulate", "--db", db, "--no-ingest")
 	first, _, _ := strings.Cut(table, "\n")
 	want := "Replays orchestrator's 152 provider requests, 9 L2 loops and 8 runs with L3 steps against orchestrator; " +
-		"exec's 2 runs against retry-handler. Leaves out orchestrator's 1 run (nothing in them to replay: no provider request, L2 loop or L3 step)."
+		"exec's 2 runs against retry-handler. Leaves out orchestrator's 1 run (with nothing to replay: no provider request, L2 loop or L3 step)."
 	if code != 0 || first != want || first != so.Summary {
 		t.Errorf("first line %q\nwant       %q\n(JSON %q)", first, want, so.Summary)
 	}

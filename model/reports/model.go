@@ -372,8 +372,9 @@ type Table struct {
 	// are fitted to it (see reports/render/fit.go). 0 (not a terminal, or --wide) draws
 	// every cell in full.
 	Width int
-	// Peers says the columns after the first are peers (simulate's
-	// policies): a table too wide is split into parts, each repeating the
-	// first column, rather than leaving columns out.
+	// Peers says the columns after the first two come in pairs that are
+	// peers (simulate's policies, each with its difference from the
+	// record): a table too wide is split into a part per pair, each
+	// repeating the first two columns, rather than leaving columns out.
 	Peers bool
 }

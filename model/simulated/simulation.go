@@ -20,6 +20,9 @@ type Simulation struct {
 	Results  []Result
 	Systems  []System
 	LeftOut  []LeftOut
+	// Note says how the policies compared came to be when that is not
+	// plain from the flags (--policy and quick flags make two).
+	Note string
 }
 
 // LeftOut is something in scope that simulate does not replay, with why:

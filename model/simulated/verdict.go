@@ -29,7 +29,14 @@ func Verdict(base, r Result) string {
 				said = append(said, s)
 			}
 		} else if f.Key == "success_rate" {
-			said = append(said, fmt.Sprintf("success stays at about %.1f%%", r.SuccessRate.Value*100))
+			// The record's figure, not the replay's: a replay within its
+			// interval of the record is the record, and quoting its own
+			// 98.0% beside a record of 97.4% reads as a change.
+			s := fmt.Sprintf("success stays at the record's %.1f%%", base.SuccessRate.Value*100)
+			if d := r.SuccessRate.Value - base.SuccessRate.Value; math.Abs(d) >= 0.0005 {
+				s += fmt.Sprintf(" (%.1f%% replayed; the difference is within its interval)", r.SuccessRate.Value*100)
+			}
+			said = append(said, s)
 		}
 	}
 	if len(r.Unchanged) > 0 {

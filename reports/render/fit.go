@@ -30,8 +30,9 @@ import (
 //     the one the rows are sorted by (Worst runs by retries:
 //     provider_retries), until the rest fits as in 1; a line under the
 //     table names the columns left out and says --wide shows them.
-//     A table whose value columns are peers (simulate's policies) is
-//     split instead, each part repeating the keys.
+//     A table whose value columns are peers (simulate's policies, each
+//     with its difference) is split instead, one part per policy, each
+//     repeating the figure and the record.
 //  4. Cut whatever still does not fit.
 //
 // Widths are display widths (a CJK character is two columns), as
@@ -232,7 +233,7 @@ func fitTable(header []string, rows [][]string, numeric []bool, sorted, width in
 	}
 	if peers {
 		var parts []fitPart
-		for _, p := range splitColumns(whole, sorted, width) {
+		for _, p := range pairParts(whole) {
 			pw := naturalWidths(p.header, p.rows)
 			if !shrink(p.header, pw, width, false, nil, nil) {
 				hard(pw, width)
@@ -402,62 +403,23 @@ func transpose(p fitPart) fitPart {
 	return t
 }
 
-// splitColumns splits p's columns into parts that each fit width, every
-// part starting with p's key columns, the first holding the column sorted
-// (an index; -1 for none) too. Each part keeps p's order of columns.
-func splitColumns(p fitPart, sorted, width int) []fitPart {
-	// Columns are packed at their full width, so no cell is cut that
-	// need not be.
-	full := func(j int) int {
-		return naturalWidths([]string{p.header[j]}, columnOf(p.rows, j))[0]
-	}
-	keys := keyColumns(p)
-	lead := 1
-	for j := range keys {
-		lead += full(j) + 3
+// pairParts splits a table whose first two columns are its keys (simulate's
+// figure and record) and whose others come in pairs (a policy and its
+// difference from the record) into one part per pair, each repeating the
+// keys: a policy's figures stay beside their difference and the record.
+func pairParts(p fitPart) []fitPart {
+	if len(p.header) <= 4 {
+		return []fitPart{p}
 	}
 	var parts []fitPart
-	var cols []int
-	used := lead
-	flush := func() {
-		part := fitPart{}
-		idx := make([]int, 0, keys+len(cols))
-		for j := range keys {
-			idx = append(idx, j)
+	for j := 2; j < len(p.header); j += 2 {
+		keep := make([]bool, len(p.header))
+		keep[0], keep[1] = true, true
+		keep[j] = true
+		if j+1 < len(p.header) {
+			keep[j+1] = true
 		}
-		idx = append(idx, cols...)
-		slices.Sort(idx)
-		for _, j := range idx {
-			part.header = append(part.header, p.header[j])
-			part.numeric = append(part.numeric, p.numeric[j])
-		}
-		for _, row := range p.rows {
-			r := make([]string, 0, len(idx))
-			for _, j := range idx {
-				r = append(r, row[j])
-			}
-			part.rows = append(part.rows, r)
-		}
-		parts = append(parts, part)
-	}
-	if sorted >= keys && sorted < len(p.header) {
-		cols = append(cols, sorted)
-		used += full(sorted) + 3
-	}
-	for j := keys; j < len(p.header); j++ {
-		if j == sorted {
-			continue
-		}
-		f := full(j) + 3
-		if len(cols) > 0 && used+f > width {
-			flush()
-			cols, used = nil, lead
-		}
-		cols = append(cols, j)
-		used += f
-	}
-	if len(cols) > 0 || len(parts) == 0 {
-		flush()
+		parts = append(parts, pick(p, keep))
 	}
 	return parts
 }

@@ -101,6 +101,13 @@ func leftOutText(l simulated.LeftOut) string {
 // simulationSummary is the output's first line: what is replayed, against
 // which baseline, and what is left out and why.
 func simulationSummary(sim *simulated.Simulation) string {
+	if sim.Note != "" {
+		return simulationParts(sim) + " " + sim.Note
+	}
+	return simulationParts(sim)
+}
+
+func simulationParts(sim *simulated.Simulation) string {
 	var parts []string
 	if len(sim.Results) > 0 {
 		parts = append(parts, episodesText(sim)+" against "+sim.Results[0].Policy)
@@ -305,7 +312,7 @@ func simulationPage(w, errw io.Writer, sim *simulated.Simulation) error {
 // renderSystemSimulation writes one system's replay as a table.
 func renderSystemSimulation(w io.Writer, s simulated.System, f Format, width int) error {
 	all := append([]simulated.AttemptResult{s.Baseline}, s.Policies...)
-	title := fmt.Sprintf("%s: %d recorded runs replayed exactly; baseline %s (the record column)", s.System, s.Baseline.Runs, s.Baseline.Policy)
+	title := fmt.Sprintf("%s: %s replayed exactly; baseline %s (the record column)", s.System, plural(int64(s.Baseline.Runs), "recorded run"), s.Baseline.Policy)
 	if s.Baseline.Checked > 0 {
 		title += fmt.Sprintf("; baseline reproduces %d/%d", s.Baseline.Reproduced, s.Baseline.Checked)
 	}

@@ -115,5 +115,5 @@ func IdleLeftOut(n int) []simulated.LeftOut {
 		return nil
 	}
 	return []simulated.LeftOut{{System: simulated.Orchestrator, Count: n, What: "runs",
-		Why: "nothing in them to replay: no provider request, L2 loop or L3 step"}}
+		Why: "with nothing to replay: no provider request, L2 loop or L3 step"}}
 }
