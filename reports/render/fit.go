@@ -69,11 +69,13 @@ func naturalWidths(header []string, rows [][]string) []int {
 // wide, and reports whether it got there. Headers are not cut: a column
 // whose name is cut can no longer be looked up in the docs. The first
 // column, which names the row, gives only when no other can, and keeps a
-// third of the line. gentle keeps every column at 60% of its width or
-// more, so that a cut cell still reads, or at its longest word when words
-// (words[j], nil for none) can wrap, and never cuts two different cells
-// of a column to the same text (distinct[j], nil for no such care);
-// widths is changed either way.
+// third of the line. Columns whose cells wrap (words[j], the narrowest
+// column j wraps to losing nothing; nil: cells do not wrap) narrow first,
+// widest first, the first column too; cutting comes after. gentle keeps
+// every column at 60% of its width or more, so that a cut cell still
+// reads, or at words[j], and never cuts two different cells of a column
+// to the same text (distinct[j], nil for no such care); widths is
+// changed either way.
 func shrink(header []string, widths []int, width int, gentle bool, words, distinct []int) bool {
 	floor := make([]int, len(widths))
 	for j, h := range header {
@@ -90,6 +92,25 @@ func shrink(header []string, widths []int, width int, gentle bool, words, distin
 		}
 	}
 	floor[0] = min(widths[0], max(floor[0], width/3))
+	// First the columns that lose nothing by narrowing, cells of words
+	// wrapping onto up to three lines, widest first, the first column
+	// too: a class of failure wraps before a stage id is cut.
+	for words != nil && tableWidth(widths) > width {
+		pick := -1
+		for j := range widths {
+			lossless := max(floor[j], words[j])
+			if j == 0 {
+				lossless = max(words[0], min(widths[0], minCol))
+			}
+			if widths[j] > lossless && (pick < 0 || widths[j] > widths[pick]) {
+				pick = j
+			}
+		}
+		if pick < 0 {
+			break
+		}
+		widths[pick]--
+	}
 	for tableWidth(widths) > width {
 		pick := -1
 		for j := len(widths) - 1; j >= 1; j-- {
@@ -108,15 +129,29 @@ func shrink(header []string, widths []int, width int, gentle bool, words, distin
 	return true
 }
 
-// longestWords is, for each column, the widest word of its cells: how
-// narrow it can wrap without cutting a word.
-func longestWords(rows [][]string, n int) []int {
+// wrapWidths is, for each column, the narrowest it can be without losing
+// anything: every cell of words still wraps onto three lines or fewer
+// (as cutRows wraps them), every one-word cell (an id, a number, a time)
+// is whole.
+func wrapWidths(rows [][]string, n int) []int {
 	out := make([]int, n)
 	for _, row := range rows {
 		for j, c := range row {
-			for _, w := range strings.Fields(c) {
-				out[j] = max(out[j], twwidth.Width(w))
+			full := twwidth.Width(c)
+			if !strings.Contains(c, " ") {
+				out[j] = max(out[j], full)
+				continue
 			}
+			w := max(out[j], 1)
+			for _, word := range strings.Fields(c) {
+				w = max(w, twwidth.Width(word))
+			}
+			for ; w < full; w++ {
+				if lines := wrapCell(c, w); len(lines) <= 3 && strings.Join(lines, " ") == c {
+					break
+				}
+			}
+			out[j] = max(out[j], w)
 		}
 	}
 	return out
@@ -206,7 +241,7 @@ func fitTable(header []string, rows [][]string, numeric []bool, sorted, width in
 		w := naturalWidths(c.header, c.rows)
 		var words []int
 		if wrap {
-			words = longestWords(c.rows, len(c.header))
+			words = wrapWidths(c.rows, len(c.header))
 		}
 		keep := distinctWidths(c.rows, len(c.header), wrap)
 		if i > 0 {
@@ -253,15 +288,9 @@ func fitTable(header []string, rows [][]string, numeric []bool, sorted, width in
 		w := naturalWidths(p.header, p.rows)
 		var words []int
 		if wrap {
-			words = longestWords(p.rows, len(p.header))
+			words = wrapWidths(p.rows, len(p.header))
 		}
-		floor := distinctWidths(p.rows, len(p.header), wrap)
-		for j := range keys {
-			// A key (a model, a run id) keeps keyWidth columns while a
-			// value column can be left out instead.
-			floor[j] = max(floor[j], min(w[j], keyWidth))
-		}
-		if shrink(p.header, w, width, false, words, floor) {
+		if shrink(p.header, w, width, false, words, dropFloors(p, w, words, keys, wrap)) {
 			p.rows = cutRows(w, p.rows, wrap)
 			p.leftOut = names(header, left)
 			return []fitPart{p}
@@ -278,6 +307,33 @@ func fitTable(header []string, rows [][]string, numeric []bool, sorted, width in
 	}
 	p.rows = cutRows(pw, p.rows, wrap)
 	return []fitPart{p}
+}
+
+// dropFloors are the widths p's columns (at widths w) keep while a
+// column can still be left out instead: a key (a model, a run id) keeps
+// keyWidth columns, its middle cut; any other column keeps what the
+// first, gentle step keeps (60% of its width, or its longest word where
+// cells wrap), and a number is never cut; no column cuts two different
+// cells to the same text. Before, a stage id such as
+// precondition_failed was cut to "prec…led" rather than a column being
+// left out.
+func dropFloors(p fitPart, w, words []int, keys int, wrap bool) []int {
+	floor := distinctWidths(p.rows, len(p.header), wrap)
+	for j := range floor {
+		switch {
+		case j < keys:
+			floor[j] = max(floor[j], min(w[j], keyWidth))
+		case p.numeric[j]:
+			floor[j] = w[j]
+		default:
+			keep := (w[j]*6 + 9) / 10
+			if words != nil {
+				keep = min(keep, words[j])
+			}
+			floor[j] = max(floor[j], keep)
+		}
+	}
+	return floor
 }
 
 // The order value columns are left out in: the details first (dates,
