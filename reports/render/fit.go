@@ -23,8 +23,9 @@ import (
 //     text. The first column (the row's name: a rule, a run id, a metric)
 //     gives last.
 //  2. Transpose: one row per column, one column per row, wrapping but
-//     cutting nothing. A table with many columns and few rows (By day)
-//     reads well so.
+//     cutting nothing. A table with many columns and a row or few (By
+//     day, Agents' model calls by system) reads well so; one of more
+//     rows (maxTurned) would have their keys, model ids, as a header.
 //  3. Leave out the last columns, one at a time, but never the columns
 //     that tell the rows apart (the first, or the first two or three) nor
 //     the one the rows are sorted by (Worst runs by retries:
@@ -36,6 +37,9 @@ import (
 //
 // Widths are display widths (a CJK character is two columns), as
 // tablewriter measures them.
+
+// maxTurned is the most rows a table turned round (step 2) has.
+const maxTurned = 3
 
 // minCol is the narrowest a shrunk column gets, so a cut cell still says
 // something.
@@ -138,7 +142,7 @@ func wrapWidths(rows [][]string, n int) []int {
 	for _, row := range rows {
 		for j, c := range row {
 			full := twwidth.Width(c)
-			if !strings.Contains(c, " ") {
+			if oneWord(c) {
 				out[j] = max(out[j], full)
 				continue
 			}
@@ -168,10 +172,24 @@ func cut(s string, w int) string {
 	if w <= 1 {
 		return twwidth.Truncate(s, w)
 	}
-	if !strings.ContainsAny(s, " \n") && w >= 5 {
+	if oneWord(s) && w >= 5 {
+		if rest, ok := strings.CutPrefix(s, nestMark); ok && w >= 5+len([]rune(nestMark)) {
+			return nestMark + cutMiddle(rest, w-twwidth.Width(nestMark))
+		}
 		return cutMiddle(s, w)
 	}
 	return twwidth.Truncate(s, w-1) + "…"
+}
+
+// nestMark starts a row nested under the one above it (a period's model:
+// "└ claude-sonnet-4-5"); the name after it is one word for cutting and
+// wrapping.
+const nestMark = "└ "
+
+// oneWord reports whether a cell is one word (an id, a path, a number, a
+// nested row's name), which is cut in the middle rather than wrapped.
+func oneWord(s string) bool {
+	return !strings.ContainsAny(strings.TrimPrefix(s, nestMark), " \n")
 }
 
 // cutMiddle keeps s's head and tail around "…" in w display columns.
@@ -195,7 +213,7 @@ func cutRows(widths []int, rows [][]string, wrap bool) [][]string {
 		out[i] = make([]string, len(row))
 		for j, c := range row {
 			out[i][j] = cut(c, widths[j])
-			if !wrap || out[i][j] == c {
+			if !wrap || out[i][j] == c || oneWord(c) {
 				continue
 			}
 			if lines := wrapCell(c, widths[j]); len(lines) <= 3 && strings.Join(lines, " ") == c {
@@ -234,7 +252,7 @@ func fitTable(header []string, rows [][]string, numeric []bool, sorted, width in
 	// Cut a little, or turn the table round, before splitting it: one
 	// table reads better than several.
 	candidates := []fitPart{whole}
-	if len(header) > 2 && len(rows) > 0 {
+	if len(header) > 2 && len(rows) > 0 && len(rows) <= maxTurned {
 		candidates = append(candidates, transpose(whole))
 	}
 	for i, c := range candidates {
@@ -540,7 +558,7 @@ func unbreakableWidths(rows [][]string, n int, wrap bool) []int {
 	out := make([]int, n)
 	for _, row := range rows {
 		for j, c := range row {
-			if !wrap || !strings.Contains(c, " ") {
+			if !wrap || oneWord(c) {
 				out[j] = max(out[j], twwidth.Width(c))
 			}
 		}
@@ -559,7 +577,7 @@ func distinctWidths(rows [][]string, n int, wrap bool) []int {
 		seen := map[string]bool{}
 		for _, row := range rows {
 			c := row[j]
-			if seen[c] || (wrap && strings.Contains(c, " ")) {
+			if seen[c] || (wrap && !oneWord(c)) {
 				continue
 			}
 			seen[c] = true

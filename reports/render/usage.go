@@ -282,7 +282,7 @@ func nestModels(g *grid, t rowTable[reports.UsageRow], by string, rows []reports
 			if keyWidth > 0 {
 				label = cut(label, keyWidth-2)
 			}
-			cells[0] = "└ " + label
+			cells[0] = nestMark + label
 			if len(row.Models) > 1 {
 				for j, c := range t.columns[1:] {
 					cells[j+1] = c.text(m)
