@@ -23,8 +23,9 @@ import (
 //     text. The first column (the row's name: a rule, a run id, a metric)
 //     gives last.
 //  2. Transpose: one row per column, one column per row, wrapping but
-//     cutting nothing. A table with many columns and few rows (By day)
-//     reads well so.
+//     cutting nothing. A table with many columns and a row or few (By
+//     day, Agents' model calls by system) reads well so; one of more
+//     rows (maxTurned) would have their keys, model ids, as a header.
 //  3. Leave out the last columns, one at a time, but never the columns
 //     that tell the rows apart (the first, or the first two or three) nor
 //     the one the rows are sorted by (Worst runs by retries:
@@ -37,6 +38,9 @@ import (
 //
 // Widths are display widths (a CJK character is two columns), as
 // tablewriter measures them.
+
+// maxTurned is the most rows a table turned round (step 2) has.
+const maxTurned = 3
 
 // minCol is the narrowest a shrunk column gets, so a cut cell still says
 // something.
@@ -70,11 +74,13 @@ func naturalWidths(header []string, rows [][]string) []int {
 // wide, and reports whether it got there. Headers are not cut: a column
 // whose name is cut can no longer be looked up in the docs. The first
 // column, which names the row, gives only when no other can, and keeps a
-// third of the line. gentle keeps every column at 60% of its width or
-// more, so that a cut cell still reads, or at its longest word when words
-// (words[j], nil for none) can wrap, and never cuts two different cells
-// of a column to the same text (distinct[j], nil for no such care);
-// widths is changed either way.
+// third of the line. Columns whose cells wrap (words[j], the narrowest
+// column j wraps to losing nothing; nil: cells do not wrap) narrow first,
+// widest first, the first column too; cutting comes after. gentle keeps
+// every column at 60% of its width or more, so that a cut cell still
+// reads, or at words[j], and never cuts two different cells of a column
+// to the same text (distinct[j], nil for no such care); widths is
+// changed either way.
 func shrink(header []string, widths []int, width int, gentle bool, words, distinct []int) bool {
 	floor := make([]int, len(widths))
 	for j, h := range header {
@@ -91,6 +97,25 @@ func shrink(header []string, widths []int, width int, gentle bool, words, distin
 		}
 	}
 	floor[0] = min(widths[0], max(floor[0], width/3))
+	// First the columns that lose nothing by narrowing, cells of words
+	// wrapping onto up to three lines, widest first, the first column
+	// too: a class of failure wraps before a stage id is cut.
+	for words != nil && tableWidth(widths) > width {
+		pick := -1
+		for j := range widths {
+			lossless := max(floor[j], words[j])
+			if j == 0 {
+				lossless = max(words[0], min(widths[0], minCol))
+			}
+			if widths[j] > lossless && (pick < 0 || widths[j] > widths[pick]) {
+				pick = j
+			}
+		}
+		if pick < 0 {
+			break
+		}
+		widths[pick]--
+	}
 	for tableWidth(widths) > width {
 		pick := -1
 		for j := len(widths) - 1; j >= 1; j-- {
@@ -109,15 +134,29 @@ func shrink(header []string, widths []int, width int, gentle bool, words, distin
 	return true
 }
 
-// longestWords is, for each column, the widest word of its cells: how
-// narrow it can wrap without cutting a word.
-func longestWords(rows [][]string, n int) []int {
+// wrapWidths is, for each column, the narrowest it can be without losing
+// anything: every cell of words still wraps onto three lines or fewer
+// (as cutRows wraps them), every one-word cell (an id, a number, a time)
+// is whole.
+func wrapWidths(rows [][]string, n int) []int {
 	out := make([]int, n)
 	for _, row := range rows {
 		for j, c := range row {
-			for _, w := range strings.Fields(c) {
-				out[j] = max(out[j], twwidth.Width(w))
+			full := twwidth.Width(c)
+			if oneWord(c) {
+				out[j] = max(out[j], full)
+				continue
 			}
+			w := max(out[j], 1)
+			for _, word := range strings.Fields(c) {
+				w = max(w, twwidth.Width(word))
+			}
+			for ; w < full; w++ {
+				if lines := wrapCell(c, w); len(lines) <= 3 && strings.Join(lines, " ") == c {
+					break
+				}
+			}
+			out[j] = max(out[j], w)
 		}
 	}
 	return out
@@ -134,10 +173,24 @@ func cut(s string, w int) string {
 	if w <= 1 {
 		return twwidth.Truncate(s, w)
 	}
-	if !strings.ContainsAny(s, " \n") && w >= 5 {
+	if oneWord(s) && w >= 5 {
+		if rest, ok := strings.CutPrefix(s, nestMark); ok && w >= 5+len([]rune(nestMark)) {
+			return nestMark + cutMiddle(rest, w-twwidth.Width(nestMark))
+		}
 		return cutMiddle(s, w)
 	}
 	return twwidth.Truncate(s, w-1) + "…"
+}
+
+// nestMark starts a row nested under the one above it (a period's model:
+// "└ claude-sonnet-4-5"); the name after it is one word for cutting and
+// wrapping.
+const nestMark = "└ "
+
+// oneWord reports whether a cell is one word (an id, a path, a number, a
+// nested row's name), which is cut in the middle rather than wrapped.
+func oneWord(s string) bool {
+	return !strings.ContainsAny(strings.TrimPrefix(s, nestMark), " \n")
 }
 
 // cutMiddle keeps s's head and tail around "…" in w display columns.
@@ -161,7 +214,7 @@ func cutRows(widths []int, rows [][]string, wrap bool) [][]string {
 		out[i] = make([]string, len(row))
 		for j, c := range row {
 			out[i][j] = cut(c, widths[j])
-			if !wrap || out[i][j] == c {
+			if !wrap || out[i][j] == c || oneWord(c) {
 				continue
 			}
 			if lines := wrapCell(c, widths[j]); len(lines) <= 3 && strings.Join(lines, " ") == c {
@@ -208,14 +261,14 @@ func fitTable(header []string, rows [][]string, numeric []bool, sorted, width in
 	// Cut a little, or turn the table round, before splitting it: one
 	// table reads better than several.
 	candidates := []fitPart{whole}
-	if len(header) > 2 && len(rows) > 0 {
+	if len(header) > 2 && len(rows) > 0 && len(rows) <= maxTurned {
 		candidates = append(candidates, transpose(whole))
 	}
 	for i, c := range candidates {
 		w := naturalWidths(c.header, c.rows)
 		var words []int
 		if wrap {
-			words = longestWords(c.rows, len(c.header))
+			words = wrapWidths(c.rows, len(c.header))
 		}
 		keep := distinctWidths(c.rows, len(c.header), wrap)
 		if i > 0 {
@@ -262,15 +315,9 @@ func fitTable(header []string, rows [][]string, numeric []bool, sorted, width in
 		w := naturalWidths(p.header, p.rows)
 		var words []int
 		if wrap {
-			words = longestWords(p.rows, len(p.header))
+			words = wrapWidths(p.rows, len(p.header))
 		}
-		floor := distinctWidths(p.rows, len(p.header), wrap)
-		for j := range keys {
-			// A key (a model, a run id) keeps keyWidth columns while a
-			// value column can be left out instead.
-			floor[j] = max(floor[j], min(w[j], keyWidth))
-		}
-		if shrink(p.header, w, width, false, words, floor) {
+		if shrink(p.header, w, width, false, words, dropFloors(p, w, words, keys, wrap)) {
 			p.rows = cutRows(w, p.rows, wrap)
 			p.leftOut = names(header, left)
 			return []fitPart{p}
@@ -287,6 +334,33 @@ func fitTable(header []string, rows [][]string, numeric []bool, sorted, width in
 	}
 	p.rows = cutRows(pw, p.rows, wrap)
 	return []fitPart{p}
+}
+
+// dropFloors are the widths p's columns (at widths w) keep while a
+// column can still be left out instead: a key (a model, a run id) keeps
+// keyWidth columns, its middle cut; any other column keeps what the
+// first, gentle step keeps (60% of its width, or its longest word where
+// cells wrap), and a number is never cut; no column cuts two different
+// cells to the same text. Before, a stage id such as
+// precondition_failed was cut to "prec…led" rather than a column being
+// left out.
+func dropFloors(p fitPart, w, words []int, keys int, wrap bool) []int {
+	floor := distinctWidths(p.rows, len(p.header), wrap)
+	for j := range floor {
+		switch {
+		case j < keys:
+			floor[j] = max(floor[j], min(w[j], keyWidth))
+		case p.numeric[j]:
+			floor[j] = w[j]
+		default:
+			keep := (w[j]*6 + 9) / 10
+			if words != nil {
+				keep = min(keep, words[j])
+			}
+			floor[j] = max(floor[j], keep)
+		}
+	}
+	return floor
 }
 
 // The order value columns are left out in: the details first (dates,
@@ -454,7 +528,7 @@ func unbreakableWidths(rows [][]string, n int, wrap bool) []int {
 	out := make([]int, n)
 	for _, row := range rows {
 		for j, c := range row {
-			if !wrap || !strings.Contains(c, " ") {
+			if !wrap || oneWord(c) {
 				out[j] = max(out[j], twwidth.Width(c))
 			}
 		}
@@ -473,7 +547,7 @@ func distinctWidths(rows [][]string, n int, wrap bool) []int {
 		seen := map[string]bool{}
 		for _, row := range rows {
 			c := row[j]
-			if seen[c] || (wrap && strings.Contains(c, " ")) {
+			if seen[c] || (wrap && !oneWord(c)) {
 				continue
 			}
 			seen[c] = true

@@ -750,8 +750,10 @@ type grid struct {
 	// sorted names the column the rows are sorted by, which a table
 	// fitted to a terminal keeps; "" for none.
 	sorted string
-	// note is a line under the table: what it left out to fit.
-	note string
+	// leftOut names the columns its maker left out to fit the terminal
+	// (the usage view chooses its own); the line under the table names
+	// them with those fitTable leaves out.
+	leftOut []string
 	// peers: the value columns are peers, split rather than left out
 	// (see fitTable).
 	peers bool
@@ -808,9 +810,6 @@ func writeGrids(buf *bytes.Buffer, grids []grid, f Format, width int) error {
 		if err := drawGrid(buf, g, f, width); err != nil {
 			return fmt.Errorf("reports: rendering %q: %w", g.title, err)
 		}
-		if g.note != "" {
-			buf.WriteString(g.note + "\n")
-		}
 	}
 	return nil
 }
@@ -845,8 +844,13 @@ func drawGrid(w *bytes.Buffer, g grid, f Format, width int) error {
 	}
 	parts := fitTable(header, rows, g.numeric, slices.Index(g.columns, g.sorted), width, f == FormatTable, g.peers)
 	defer func() {
-		if len(parts) > 0 && len(parts[0].leftOut) > 0 {
-			w.WriteString(leftOutNote(parts[0].leftOut, width) + "\n")
+		// One line names every column left out, the maker's and fitTable's.
+		left := slices.Clone(g.leftOut)
+		if len(parts) > 0 {
+			left = append(left, parts[0].leftOut...)
+		}
+		if len(left) > 0 {
+			w.WriteString(leftOutNote(left, width) + "\n")
 		}
 	}()
 	for i, p := range parts {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/reports/render/chart"
 )
@@ -157,16 +158,19 @@ func shortCount(v *float64) string {
 
 // usageTables are the view's two tables' descriptions with the columns
 // that fit width: the main one (keyed by the period) and the one by
-// model within a period.
-func usageTables(r *reports.UsageReport, width int) (main, byModel rowTable[reports.UsageRow]) {
+// model within a period; keyWidth is what the main table's key column
+// (a session or model id, a nested "└ model") may take at a terminal
+// (0: no limit).
+func usageTables(r *reports.UsageReport, width int) (main, byModel rowTable[reports.UsageRow], keyWidth int) {
 	by := r.Usage.By
 	cols := usageColumns(width > 0)
+	keep, keyWidth := fitUsage(r, cols, width)
 	main = rowTable[reports.UsageRow]{name: "usage", title: "Agents' calls by " + by,
 		key: func(u reports.UsageRow) string { return u.Key },
 		columns: []column[reports.UsageRow]{keyCol(by, func(u reports.UsageRow) string {
-			if width > 0 {
+			if keyWidth > 0 {
 				// A model id or a session id keeps its ends.
-				return cut(u.Key, usageKeyWidth)
+				return cut(u.Key, keyWidth)
 			}
 			return u.Key
 		})},
@@ -178,51 +182,63 @@ func usageTables(r *reports.UsageReport, width int) (main, byModel rowTable[repo
 			keyCol("model", func(u reports.UsageRow) string { return u.Model }),
 		},
 		more: usageMore}
-	keep := fitUsage(r, cols, width)
 	for i, c := range cols {
 		if keep[i] {
 			main.columns = append(main.columns, c.column)
 			byModel.columns = append(byModel.columns, c.column)
 		}
 	}
-	return main, byModel
+	return main, byModel, keyWidth
 }
 
 // fitUsage chooses the columns a terminal width wide shows: all of them
-// at width 0, else dropping by rank until the main table fits.
-func fitUsage(r *reports.UsageReport, cols []usageColumn, width int) []bool {
-	keep := make([]bool, len(cols))
+// at width 0, else dropping by rank until the main table fits with its
+// keys cut to usageKeyWidth and its nested models to nestedModelWidth.
+// keyWidth is the room the key column then has, at least what those
+// cuts leave (0 at width 0): what the columns leave spare goes to the
+// keys, so that a model id is cut only as much as it must be.
+func fitUsage(r *reports.UsageReport, cols []usageColumn, width int) (keep []bool, keyWidth int) {
+	keep = make([]bool, len(cols))
 	for i := range keep {
 		keep[i] = true
 	}
 	if width <= 0 {
-		return keep
+		return keep, 0
 	}
 	rows := append(append([]reports.UsageRow{}, r.Usage.Rows...), r.Usage.Total)
-	fits := func() bool {
-		w := []int{len(r.Usage.By)}
-		for _, u := range rows {
-			w[0] = max(w[0], min(len([]rune(u.Key)), usageKeyWidth))
-			if r.Usage.By != "model" {
-				for _, m := range u.Models {
-					// Nested "└ model" rows, cut to nestedModelWidth.
-					w[0] = max(w[0], min(nestedModelWidth, 2+len([]rune(m.Model))))
-				}
-			}
+	// Rows of several models show each model's figures, which can be
+	// wider than the row's own ($0.0002 under $2.49).
+	valued := rows
+	for _, u := range rows {
+		if len(u.Models) > 1 {
+			valued = append(valued, u.Models...)
 		}
+	}
+	key := twwidth.Width(r.Usage.By)
+	for _, u := range rows {
+		key = max(key, min(twwidth.Width(u.Key), usageKeyWidth))
+		for _, m := range u.Models {
+			// Nested "└ model" rows, cut to nestedModelWidth.
+			key = max(key, min(nestedModelWidth, 2+twwidth.Width(nestedLabel(r.Usage.By, u, m))))
+		}
+	}
+	values := func() []int {
+		var w []int
 		for i, c := range cols {
 			if !keep[i] {
 				continue
 			}
-			cw := len(c.name)
-			for _, u := range rows {
-				cw = max(cw, len(c.text(u)))
+			cw := twwidth.Width(c.name)
+			for _, u := range valued {
+				cw = max(cw, twwidth.Width(c.text(u)))
 			}
 			w = append(w, cw)
 		}
-		return tableWidth(w) <= width
+		return w
 	}
-	for rank := 1; !fits(); rank++ {
+	// A key column k wide adds k+3 to the values' table.
+	room := func() int { return width - tableWidth(values()) - 3 }
+	for rank := 1; room() < key; rank++ {
 		dropped := false
 		for i, c := range cols {
 			if c.drop == rank {
@@ -233,21 +249,40 @@ func fitUsage(r *reports.UsageReport, cols []usageColumn, width int) []bool {
 			break
 		}
 	}
-	return keep
+	return keep, max(room(), key)
+}
+
+// nestedLabel names model row m under row u: the model, as provider/model
+// when u holds the same model from two providers, or in the model view
+// (whose rows are models already) the provider.
+func nestedLabel(by string, u, m reports.UsageRow) string {
+	if by == "model" {
+		if m.Provider == "" {
+			return "(no provider)"
+		}
+		return m.Provider
+	}
+	for _, o := range u.Models {
+		if o.Model == m.Model && o.Provider != m.Provider && m.Provider != "" {
+			return m.Provider + "/" + m.Model
+		}
+	}
+	return m.Model
 }
 
 // nestModels puts each row's models under it in g, whose rows are
-// rows' in order.
-func nestModels(g *grid, t rowTable[reports.UsageRow], rows []reports.UsageRow, width int) {
+// rows' in order, their names cut to keyWidth (0: whole).
+func nestModels(g *grid, t rowTable[reports.UsageRow], by string, rows []reports.UsageRow, keyWidth int) {
 	var out [][]string
 	for i, row := range rows {
 		out = append(out, g.rows[i])
 		for _, m := range row.Models {
 			cells := make([]string, len(t.columns))
-			cells[0] = "└ " + m.Model
-			if width > 0 {
-				cells[0] = "└ " + cut(m.Model, nestedModelWidth-2)
+			label := nestedLabel(by, row, m)
+			if keyWidth > 0 {
+				label = cut(label, keyWidth-2)
 			}
+			cells[0] = nestMark + label
 			if len(row.Models) > 1 {
 				for j, c := range t.columns[1:] {
 					cells[j+1] = c.text(m)
@@ -259,21 +294,25 @@ func nestModels(g *grid, t rowTable[reports.UsageRow], rows []reports.UsageRow, 
 	g.rows = out
 }
 
-// usageKeyWidth is the widest a row's key (a model id, a session id) is
-// at a terminal; a longer one loses its middle.
+// usageKeyWidth is the least room a row's key (a model id, a session id)
+// keeps at a terminal while a column can be left out instead; a longer
+// one loses its middle.
 const usageKeyWidth = 28
 
-// nestedModelWidth is the widest a nested "└ model" cell is at a
-// terminal: a long model id loses its middle.
+// nestedModelWidth is the least room a nested "└ model" cell keeps at a
+// terminal while a column can be left out instead: a longer model id
+// loses its middle.
 const nestedModelWidth = 24
 
-// droppedUsage names the columns fitUsage leaves out at width.
+// droppedUsage names the columns fitUsage leaves out at width, as --wide
+// heads them (cache_write, not c.write).
 func droppedUsage(r *reports.UsageReport, width int) []string {
-	cols := usageColumns(width > 0)
+	full := usageColumns(false)
 	var out []string
-	for i, k := range fitUsage(r, cols, width) {
+	keep, _ := fitUsage(r, usageColumns(width > 0), width)
+	for i, k := range keep {
 		if !k {
-			out = append(out, cols[i].name)
+			out = append(out, full[i].name)
 		}
 	}
 	return out
@@ -309,7 +348,7 @@ var noPriceTable = rowTable[reports.NoPriceModel]{
 // table of its own.
 func usageSections(r *reports.UsageReport, width int, nested bool) []section {
 	u := r.Usage
-	main, byModel := usageTables(r, width)
+	main, byModel, keyWidth := usageTables(r, width)
 	rows := append(append([]reports.UsageRow{}, u.Rows...), u.Total)
 	var models []reports.UsageRow
 	split := u.By != "model"
@@ -325,10 +364,10 @@ func usageSections(r *reports.UsageReport, width int, nested bool) []section {
 		out[1].grid = nil
 	}
 	if nested && split && out[0].grid != nil {
-		nestModels(out[0].grid, main, rows, width)
+		nestModels(out[0].grid, main, u.By, rows, keyWidth)
 	}
-	if dropped := droppedUsage(r, width); len(dropped) > 0 && out[0].grid != nil {
-		out[0].grid.note = leftOutNote(dropped, width)
+	if out[0].grid != nil {
+		out[0].grid.leftOut = droppedUsage(r, width)
 	}
 	np := noPriceTable.section(u.NoPrice)
 	if len(u.NoPrice) == 0 {
