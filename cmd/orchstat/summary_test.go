@@ -454,3 +454,38 @@ func TestReadmeTourCheck(t *testing.T) {
 		}
 	}
 }
+
+// simulate's words: --policy with quick flags says it makes two
+// policies; the verdict quotes the record's success rate, not the
+// replay's; a time to resolution the record does not hold is "-".
+func TestSimulateSaysWhatRan(t *testing.T) {
+	t.Parallel()
+	runs, _ := filepath.Abs("../../testdata/runs")
+	code, out, stderr := runCLIWidth(t, 80, fixedNow, "simulate", "-q", "--db", filepath.Join(t.TempDir(), "s.duckdb"), runs,
+		"--max-retries", "5", "--policy", "auto-retry")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{
+		"2 policies, not one: auto-retry (--policy) and orchestrator with max-retries 5 (the quick flags change the baseline",
+		"orchestrator with max-retries 5: success stays at the record's 97.4% (98.0% replayed; the difference is within its interval)",
+		"Leaves out orchestrator's 1 run (with nothing to replay",
+	} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	ext, _ := filepath.Abs("../../../shared/testdata-external/claude-code/d-kimuson")
+	if _, err := os.Stat(ext); err != nil {
+		t.Skipf("no external transcripts: %v", err)
+	}
+	code, out, stderr = runCLIWidth(t, 80, fixedNow, "simulate", "-q", "--db", filepath.Join(t.TempDir(), "c.duckdb"), ext, "--max-retries", "5")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	flat = strings.Join(strings.Fields(out), " ")
+	if !strings.Contains(flat, "| time to | - | - | - |") || strings.Contains(flat, "| time to | 0.00") {
+		t.Errorf("transcripts without durations: the times to resolution must read -:\n%s", out)
+	}
+}

@@ -240,3 +240,16 @@ func FigureKeys() []string {
 	}
 	return out
 }
+
+// Unrecorded reports whether the record gives f nothing to measure:
+// times to resolution when the record's p95 is at most the resolution
+// histogram's first bin, a millisecond (transcripts that record no
+// durations put every call there). Such a figure shows as "-", not as
+// 0.00 s, which would read as instant.
+func (f Figure) Unrecorded(base Result) bool {
+	switch f.Key {
+	case "resolution_p50_seconds", "resolution_p95_seconds":
+		return base.ResolutionP95.Value <= 0.001
+	}
+	return false
+}

@@ -40,10 +40,11 @@ func simEstimated(r simulated.Result, f simulated.Figure, baseline bool) bool {
 	return !baseline && f.Estimated(r)
 }
 
-// SimulationHTML writes p as one HTML page: the scope, the figures'
-// table (as simulate's table, with the numbers contract's attributes),
-// a chart per figure with its 95% intervals as error bars, and the
-// verdicts. Nothing is written if rendering fails.
+// SimulationHTML writes p as one HTML page: the scope, the verdicts in
+// plain words, the figures' table (as simulate's table, with the numbers
+// contract's attributes), a chart per figure with its 95% intervals as
+// error bars, and what the baseline did not reproduce. Nothing is written
+// if rendering fails.
 func SimulationHTML(w io.Writer, p SimulationPage) error {
 	b := p.Baseline
 	var lines []string
@@ -55,7 +56,10 @@ func SimulationHTML(w io.Writer, p SimulationPage) error {
 		fmt.Sprintf("%d provider requests, %d L2 loops, %d runs with L3 steps; baseline reproduces %d of %d episodes; %d not reproduced; %d not checkable.",
 			b.Episodes, b.L2Loops, b.L3Runs, b.Reproduced, b.Checked+b.NotCheckable, b.Checked-b.Reproduced, b.NotCheckable),
 	)}
+	// The verdicts in plain words first: the answer, then its evidence.
+	notes := p.notes()
 	page.Sections = []htmlSection{
+		notes[0],
 		{ID: "figures", Title: "Baseline and policies", Blocks: []htmlBlock{
 			{Text: "The baseline is the record, counted without interval. A policy's values are followed by their 95% interval over runs; " +
 				"a figure with no interval is exact. \"est.\" marks a policy some of whose outcomes are estimated."},
@@ -66,7 +70,7 @@ func SimulationHTML(w io.Writer, p SimulationPage) error {
 			{Figures: p.charts()},
 		}},
 	}
-	page.Sections = append(page.Sections, p.notes()...)
+	page.Sections = append(page.Sections, notes[1:]...)
 	var buf bytes.Buffer
 	if err := writeHTMLPage(&buf, page); err != nil {
 		return err

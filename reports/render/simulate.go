@@ -216,6 +216,11 @@ func simulationTable(res []simulated.Result, what string, width int) reports.Tab
 			est := fig.Estimated(r)
 			cells = append(cells, fig.Text(fig.Of(r), false, est), fig.Text(r.Diff[fig.Key], true, est))
 		}
+		if fig.Unrecorded(base) {
+			for j := 1; j < len(cells); j++ {
+				cells[j] = "-"
+			}
+		}
 		t.Rows = append(t.Rows, cells)
 		if i+1 == len(figs) || figs[i+1].Kind != fig.Kind {
 			if row := estimatedCells(res, fig.Kind); row != nil {
