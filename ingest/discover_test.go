@@ -105,10 +105,18 @@ func TestDiscoverByContent(t *testing.T) {
 
 	// A file named without --format is read as its first lines say.
 	for file, kind := range map[string]string{"copy/cc/session one.jsonl": KindClaudeCode, "copy/cx/renamed.jsonl": KindCodexRollout,
-		"copy/otel/out.json": KindOTLP, "copy/nodata.json": KindTrace, "copy/empty.jsonl": KindTrace} {
+		"copy/otel/out.json": KindOTLP, "copy/empty.jsonl": KindTrace} {
 		if s, ok := classifyFile(filepath.Join(root, file), ""); !ok || s.kind != kind {
 			t.Errorf("%s named: %q, want %q", file, s.kind, kind)
 		}
+	}
+	// One whose first lines no format reads is not recognised, named
+	// alone as in a folder (before, it was read as a trace).
+	if _, ok := classifyFile(filepath.Join(root, "copy/nodata.json"), ""); ok {
+		t.Error("nodata.json named alone is read")
+	}
+	if s, ok := classifyFile(filepath.Join(root, "copy/nodata.json"), "orchestrator"); !ok || s.kind != KindTrace {
+		t.Errorf("nodata.json with --input-format orchestrator: %q, %v", s.kind, ok)
 	}
 	// Binary content is no format's: an error, not lines quarantined.
 	if _, ok := classifyFile(filepath.Join(root, "copy/bin.json"), ""); ok {

@@ -232,7 +232,7 @@ func TestWrongFormatIsReadAgain(t *testing.T) {
 		}
 		return strings.TrimSpace(strings.SplitN(out, "\n", 2)[1])
 	}
-	if code, out, stderr := runCLI(t, "", "--db", db, "ingest", foo); code != 0 || !strings.Contains(out, "lines quarantined") {
+	if code, out, stderr := runCLI(t, "", "--db", db, "ingest", "--format", "orchestrator", foo); code != 0 || !strings.Contains(out, "lines quarantined") {
 		t.Fatalf("ingest as a trace: %d %q %q", code, out, stderr)
 	}
 	if n := count("SELECT count(*) FROM quarantine"); n == "0" {
