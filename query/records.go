@@ -198,14 +198,15 @@ func systems(ctx context.Context, q querier, f Filter, out *reports.Systems) err
 		FROM attempts a JOIN rs USING (system, run_id) GROUP BY ALL)
 		SELECT r.system, count(*),
 		  count(*) FILTER (WHERE r.status = 'success'), count(*) FILTER (WHERE r.status = 'failure'),
-		  count(*) FILTER (WHERE r.status IS NULL OR r.status NOT IN ('success', 'failure')),
+		  count(*) FILTER (WHERE r.status = 'cancelled'), count(*) FILTER (WHERE r.status = 'unfinished'),
+		  count(*) FILTER (WHERE r.status IS NULL OR r.status NOT IN ('success', 'failure', 'cancelled', 'unfinished')),
 		  coalesce(sum(att.n), 0)::BIGINT, coalesce(sum(att.failed), 0)::BIGINT,
 		  count(*) FILTER (WHERE greatest(r.attempts, att.n) > 1), min(rs.start), max(rs.start)
 		FROM attempt_runs r JOIN rs USING (system, run_id) LEFT JOIN att USING (system, run_id)
 		GROUP BY r.system ORDER BY r.system`, func(rs *sql.Rows) error {
 		var s reports.SystemRow
 		var first, last sql.NullTime
-		if err := rs.Scan(&s.System, &s.Runs, &s.Success, &s.Failure, &s.OtherStatus, &s.Attempts, &s.FailedAttempts,
+		if err := rs.Scan(&s.System, &s.Runs, &s.Success, &s.Failure, &s.Cancelled, &s.Unfinished, &s.OtherStatus, &s.Attempts, &s.FailedAttempts,
 			&s.RetriedRuns, &first, &last); err != nil {
 			return err
 		}

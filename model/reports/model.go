@@ -128,10 +128,15 @@ type Systems struct {
 
 // SystemRow is one system's runs and attempts.
 type SystemRow struct {
-	System         string     `json:"system"`
-	Runs           int64      `json:"runs"`
-	Success        int64      `json:"success"`
-	Failure        int64      `json:"failure"`
+	System  string `json:"system"`
+	Runs    int64  `json:"runs"`
+	Success int64  `json:"success"`
+	Failure int64  `json:"failure"`
+	// Cancelled, Unfinished and OtherStatus split the rest as the
+	// overview does (SystemRuns): a Codex rollout, which records no
+	// outcome, is unfinished in both.
+	Cancelled      int64      `json:"cancelled"`
+	Unfinished     int64      `json:"unfinished"`
 	OtherStatus    int64      `json:"other_status"`
 	Attempts       int64      `json:"attempts"`
 	FailedAttempts int64      `json:"failed_attempts"`

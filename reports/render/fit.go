@@ -369,7 +369,7 @@ func dropFloors(p fitPart, w, words []int, keys int, wrap bool) []int {
 // cost, the count of what the row is.
 var (
 	detailColumns = map[string]bool{
-		"first_run": true, "last_run": true, "not_applicable": true, "other_status": true, "wasted_attempt_rate": true,
+		"first_run": true, "last_run": true, "not_applicable": true, "other_status": true, "cancelled": true, "unfinished": true, "wasted_attempt_rate": true,
 		"signature_repeat_rate": true, "failed_attempts": true, "unknown": true, "input": true, "output": true,
 		"cache_write": true, "retries_total": true, "avg_duration": true, "avg_duration_ms": true, "tokens": true,
 		"evidence": true, "backoff": true, "failed_attempt_tokens": true, "failed_attempt_cost": true, "started_at": true,

@@ -436,7 +436,7 @@ func utcRuns(runs []reports.RunRow) []reports.RunRow {
 //   - candidate_validity: key the provider id; metric is candidates, valid
 //     and rate.
 //   - systems: key the system; metric is runs, success, failure,
-//     other_status, attempts, failed_attempts, retried_runs, first_run,
+//     cancelled, unfinished, other_status, attempts, failed_attempts, retried_runs, first_run,
 //     last_run, then the system's record metrics.
 //   - failures_by_stage: key "system/stage"; metric is failures and runs.
 //   - stages: key "system/stage"; metric is runs, failed, not_applicable,

@@ -266,6 +266,8 @@ var systemTable = rowTable[reports.SystemRow]{
 		intCol("runs", func(r reports.SystemRow) int64 { return r.Runs }),
 		intCol("success", func(r reports.SystemRow) int64 { return r.Success }),
 		intCol("failure", func(r reports.SystemRow) int64 { return r.Failure }),
+		intCol("cancelled", func(r reports.SystemRow) int64 { return r.Cancelled }),
+		intCol("unfinished", func(r reports.SystemRow) int64 { return r.Unfinished }),
 		intCol("other_status", func(r reports.SystemRow) int64 { return r.OtherStatus }),
 		attemptCol("attempts", func(r reports.SystemRow) int64 { return r.Attempts }),
 		attemptCol("failed_attempts", func(r reports.SystemRow) int64 { return r.FailedAttempts }),
