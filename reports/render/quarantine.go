@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
@@ -72,7 +73,10 @@ func writeQuarantineList(w io.Writer, t reports.Table, width int, full bool) {
 			fmt.Fprintf(w, "\n%s\n", cutLeft(path, width))
 			last = path
 		}
-		head := fmt.Sprintf("  line %s, byte %s: %s", cellText(r[1]), cellText(r[2]), escapeControls(cellText(r[4])))
+		// A parser's reason may name the line again ("line 47: ..."):
+		// the head names it once.
+		reason := strings.TrimPrefix(cellText(r[4]), "line "+cellText(r[1])+": ")
+		head := fmt.Sprintf("  line %s, byte %s: %s", cellText(r[1]), cellText(r[2]), escapeControls(reason))
 		fmt.Fprintln(w, cutRight(head, width))
 		raw := "    " + escapeControls(cellText(r[5]))
 		if !full {

@@ -7,10 +7,12 @@ import (
 	"github.com/orchstat/orchstat/model/reports"
 )
 
+// The reason's own "line 4: " is not said twice ("line 4, byte 200:
+// line 4: not JSON" before).
 func TestRenderQuarantineList(t *testing.T) {
 	tbl := reports.Table{Title: "Quarantined lines", Rows: [][]any{
 		{"/a/very/long/path/to/trace.jsonl", 3, 120, "ts", "bad time", "{\"ts\":\x1b}"},
-		{"/a/very/long/path/to/trace.jsonl", 4, 200, nil, "not JSON", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
+		{"/a/very/long/path/to/trace.jsonl", 4, 200, nil, "line 4: not JSON", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"},
 	}}
 	var out, errw bytes.Buffer
 	if err := RenderQuarantine(&out, &errw, Quarantine{Lines: tbl, Total: 5}, FormatTable, 30); err != nil {
