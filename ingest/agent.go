@@ -206,7 +206,13 @@ func (ar *agentReader) quarantine(p records.Error, raw []byte, n int64) {
 	if n < 0 {
 		n = int64(len(raw))
 	}
-	keepQuarantined(&ar.c, &ar.cur, "records", int64(p.Line), p.Offset, p.Field, p.Error(), raw, n)
+	// The row keeps the line and the offset in columns of their own: the
+	// reason does not say the line again ("line 47, byte 17030: line 47:").
+	reason := p.Msg
+	if p.Field != "" {
+		reason = p.Field + ": " + p.Msg
+	}
+	keepQuarantined(&ar.c, &ar.cur, "records", int64(p.Line), p.Offset, p.Field, reason, raw, n)
 }
 
 // lineAt reads the line a problem names, up to what quarantine keeps.
