@@ -276,7 +276,7 @@ func deref(v *float64) float64 {
 
 func writeWhere(buf *bytes.Buffer, s *reports.Summary, f Format, width int, g glyphs) {
 	if f == FormatMarkdown {
-		buf.WriteString("Where\n\n")
+		buf.WriteString("**Where**\n\n")
 	} else {
 		buf.WriteString("Where\n")
 	}
