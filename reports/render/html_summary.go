@@ -100,14 +100,7 @@ func summaryHTML(s *reports.Summary) template.HTML {
 	if len(s.Where) > 0 {
 		b.WriteString(`<div class="tile where" data-tile="where"><h3>Where</h3><ul>`)
 		for _, w := range s.Where {
-			key := w.Kind + " " + w.Key
-			if w.System != "" && w.Kind != "run" && w.System != "orchestrator" {
-				key += " (" + w.System + ")"
-			}
-			what, of := w.Unit, countText(w.Value)+" of "+countText(w.Total)
-			if w.Unit == "USD" {
-				what, of = "cost", costText(&w.Value)+" of "+costText(&w.Total)
-			}
+			what, key, of := whereText(w)
 			fmt.Fprintf(&b, `<li><span class="what">%s</span> <span class="key" title="%s">%s</span> %s <strong>%s%%</strong></li>`,
 				esc(what), esc(key), esc(key), esc(of), esc(strconv.FormatFloat(w.Share*100, 'f', 0, 64)))
 		}

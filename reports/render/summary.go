@@ -20,21 +20,20 @@ import (
 // glyphs are the marks the summary draws with: Unicode, or ASCII under
 // --ascii or a locale that is not UTF-8.
 type glyphs struct {
-	spark      []string // lowest to highest; a day with nothing is a space
-	up, down   string
-	noise      string // a change whose interval includes zero
-	ellipsis   string
-	times, sep string
+	spark    []string // lowest to highest; a day with nothing is a space
+	up, down string
+	noise    string // a change whose interval includes zero
+	ellipsis string
 }
 
 var unicodeGlyphs = glyphs{
 	spark: []string{"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"},
-	up:    "▲", down: "▼", noise: "~", ellipsis: "…", times: "×", sep: "·",
+	up:    "▲", down: "▼", noise: "~", ellipsis: "…",
 }
 
 var asciiGlyphs = glyphs{
 	spark: []string{".", ":", "-", "=", "+", "*", "#", "@"},
-	up:    "^", down: "v", noise: "~", ellipsis: "...", times: "x", sep: "|",
+	up:    "^", down: "v", noise: "~", ellipsis: "...",
 }
 
 // sparkWidth is how many characters a system's daily sparkline takes at
@@ -282,17 +281,24 @@ func writeWhere(buf *bytes.Buffer, s *reports.Summary, f Format, width int, g gl
 	}
 	var rows [][]string
 	for _, w := range s.Where {
-		key := w.Kind + " " + w.Key
-		if w.System != "" && w.Kind != "run" && w.System != "orchestrator" {
-			key += " (" + w.System + ")"
-		}
-		what, of := w.Unit, countText(w.Value)+" of "+countText(w.Total)
-		if w.Unit == "USD" {
-			what, of = "cost", costText(&w.Value)+" of "+costText(&w.Total)
-		}
+		what, key, of := whereText(w)
 		rows = append(rows, []string{what, key, of, strconv.FormatFloat(w.Share*100, 'f', 0, 64) + "%"})
 	}
 	writeAligned(buf, f, width, g, []string{"what", "where", "how much", "share"}, rows, []bool{false, false, true, true}, 1, false)
+}
+
+// whereText is a "where" row's words: what it counts ("retried calls",
+// "cost"), the key with its kind and system, and how much of the total.
+// The orchestrator's system goes unsaid: its units (requests) say it.
+func whereText(w reports.WhereRow) (what, key, of string) {
+	key = w.Kind + " " + w.Key
+	if w.System != "" && w.Kind != "run" && w.System != "orchestrator" {
+		key += " (" + w.System + ")"
+	}
+	if w.Unit == "USD" {
+		return "cost", key, costText(&w.Value) + " of " + costText(&w.Total)
+	}
+	return w.Unit, key, countText(w.Value) + " of " + countText(w.Total)
 }
 
 // writeAligned writes rows under cols: a Markdown table, or for the
