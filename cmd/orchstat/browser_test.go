@@ -33,6 +33,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/orchstat/orchstat/model/reports"
+	"github.com/orchstat/orchstat/reports/render"
 )
 
 // browserTimeout bounds each test's browser, so that a hung Chromium fails
@@ -998,57 +1000,152 @@ func TestBrowserReportFirstScreen(t *testing.T) {
 		}
 	}
 	for name, page := range pages {
-		t.Run(name, func(t *testing.T) {
-			ctx, cancel := chromedp.NewContext(browser)
-			defer cancel()
-			abs, _ := filepath.Abs(page)
-			measure := func(width, height int64) (tiles []screenBox, chart *screenBox, scrollWidth float64) {
-				t.Helper()
-				if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height), chromedp.Navigate((&url.URL{Scheme: "file", Path: abs}).String())); err != nil {
-					t.Fatal(err)
-				}
-				raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](firstScreenJS))
-				if err != nil {
-					t.Fatal(err)
-				}
-				var m struct {
-					Tiles []screenBox
-					Chart *screenBox
-					Width float64
-				}
-				if err := json.Unmarshal([]byte(raw), &m); err != nil {
-					t.Fatal(err)
-				}
-				shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-				if err != nil {
-					t.Fatal(err)
-				}
-				path := filepath.Join(shots, fmt.Sprintf("first-screen-%s-%d.png", name, width))
-				os.WriteFile(path, shot, 0o644)
-				t.Logf("the first screen at %d px: %s", width, path)
-				return m.Tiles, m.Chart, m.Width
-			}
-			tiles, chart, _ := measure(1280, 800)
-			if len(tiles) < 2 {
-				t.Fatalf("%d tiles, want the attention tile and a system's at least", len(tiles))
-			}
-			for _, b := range tiles {
-				if b.Bottom > 800 {
-					t.Errorf("tile %s ends at %.0f px, below the first 800", b.Name, b.Bottom)
-				}
-			}
-			if chart == nil || chart.Bottom > 800 {
-				t.Errorf("no chart within the first 800 px: %+v", chart)
-			}
-			tiles, _, width := measure(400, 800)
-			if width > 400 {
-				t.Errorf("at 400 px the page is %.0f px wide", width)
-			}
-			for i, b := range tiles {
-				if b.Right > 400 || (i > 0 && b.Top < tiles[i-1].Bottom) {
-					t.Errorf("at 400 px tile %s is not stacked inside the window: %+v", b.Name, b)
-				}
-			}
-		})
+		t.Run(name, func(t *testing.T) { checkPageFirstScreen(t, browser, shots, name, page) })
 	}
+}
+
+// checkPageFirstScreen loads page at 1280×800 and 400×800, shoots each into
+// shots, and fails unless every tile and a chart are within the first
+// 800 px at 1280, and the tiles stack inside the window at 400.
+func checkPageFirstScreen(t *testing.T, browser context.Context, shots, name, page string) {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(browser)
+	defer cancel()
+	abs, _ := filepath.Abs(page)
+	measure := func(width, height int64) (tiles []screenBox, chart *screenBox, scrollWidth float64) {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height), chromedp.Navigate((&url.URL{Scheme: "file", Path: abs}).String())); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](firstScreenJS))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			Tiles []screenBox
+			Chart *screenBox
+			Width float64
+		}
+		if err := json.Unmarshal([]byte(raw), &m); err != nil {
+			t.Fatal(err)
+		}
+		shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(shots, fmt.Sprintf("first-screen-%s-%d.png", name, width))
+		os.WriteFile(path, shot, 0o644)
+		t.Logf("the first screen at %d px: %s", width, path)
+		return m.Tiles, m.Chart, m.Width
+	}
+	tiles, chart, _ := measure(1280, 800)
+	if len(tiles) < 2 {
+		t.Fatalf("%d tiles, want the attention tile and a system's at least", len(tiles))
+	}
+	for _, b := range tiles {
+		if b.Bottom > 800 {
+			t.Errorf("tile %s ends at %.0f px, below the first 800", b.Name, b.Bottom)
+		}
+	}
+	if chart == nil || chart.Bottom > 800 {
+		t.Errorf("no chart within the first 800 px: %+v", chart)
+	}
+	tiles, _, width := measure(400, 800)
+	if width > 400 {
+		t.Errorf("at 400 px the page is %.0f px wide", width)
+	}
+	for i, b := range tiles {
+		if b.Right > 400 || (i > 0 && b.Top < tiles[i-1].Bottom) {
+			t.Errorf("at 400 px tile %s is not stacked inside the window: %+v", b.Name, b)
+		}
+	}
+}
+
+// firstScreenReport is a report the command cannot yet make from the
+// bundled runs: an alert firing and one pending, three systems with
+// changes marked, within noise and without a delta, days without data,
+// and where; drawn by the renderer alone, so that the first screen is
+// tested whatever the store holds.
+func firstScreenReport() *reports.Report {
+	p := func(v float64) *float64 { return &v }
+	since := time.Date(2026, 1, 23, 0, 0, 0, 0, time.UTC)
+	until, prev := since.AddDate(0, 0, 7), since.AddDate(0, 0, -7)
+	var days []string
+	var byDay []reports.DayRow
+	for d := since; d.Before(until); d = d.AddDate(0, 0, 1) {
+		days = append(days, d.Format(time.DateOnly))
+		n := float64(200 + 10*len(days))
+		byDay = append(byDay, reports.DayRow{Day: days[len(days)-1], Metrics: reports.Metrics{
+			"provider_retry_rate": {Value: p(0.15 + 0.02*float64(len(days))), Numerator: p(n * (0.15 + 0.02*float64(len(days)))), Denominator: p(n)}}})
+	}
+	daily := func(counts ...int64) []reports.DayPoint {
+		var out []reports.DayPoint
+		for i, c := range counts {
+			out = append(out, reports.DayPoint{Day: days[i], Count: c, Failed: c / 5, Retried: c / 3})
+		}
+		return out
+	}
+	rise := &reports.Change{Previous: p(0.18), Delta: p(0.07), Low: p(0.02), High: p(0.12), Significant: true}
+	noise := &reports.Change{Previous: p(0.09), Delta: p(0.01), Low: p(-0.03), High: p(0.05)}
+	return &reports.Report{GeneratedAt: until, Database: "/var/lib/orchstat/a-long-folder-name/orchstat.duckdb",
+		Scope:      reports.Scope{RunsInStore: 376},
+		Metrics:    reports.Metrics{"runs": {Value: p(364)}, "provider_retry_rate": {Value: p(0.25), Numerator: p(50), Denominator: p(200)}},
+		Thresholds: []reports.Threshold{{Rule: "provider_retry_rate_high", Metric: "provider_retry_rate", Condition: "value > threshold", Threshold: 0.2, Crossed: true}},
+		Breakdowns: reports.Breakdowns{ByDay: byDay},
+		Summary: &reports.Summary{
+			Window:   reports.Period{Since: &since, Until: until, Days: days},
+			Previous: &reports.Period{Since: &prev, Until: since},
+			Attention: reports.Attention{At: until, Rules: 13, Counts: map[string]int{"firing": 1, "pending": 1, "inactive": 11},
+				Alerts: []reports.AttentionRow{
+					{Rule: "provider_retry_rate_high", Severity: "warning", State: "firing", Metric: "provider_retry_rate",
+						Value: p(0.25), Numerator: p(50), Denominator: p(200), Threshold: p(0.2), Condition: "value > threshold", Change: rise},
+					{Rule: "call_failure_rate_high", Severity: "critical", State: "pending", Labels: map[string]string{"system": "claude-code"},
+						Metric: "call_failure_rate", Value: p(0.1), Numerator: p(3), Denominator: p(30), Threshold: p(0.05), Condition: "value > threshold", Change: noise},
+				}},
+			Systems: []reports.SystemSummary{
+				{System: "orchestrator", Unit: "runs", Count: reports.Figure{Metric: "runs", Value: p(364), Change: &reports.Change{Previous: p(300), Delta: p(64), Significant: true}},
+					FailureRate: reports.Figure{Metric: "run_failure_rate", Value: p(0.08), Numerator: p(29), Denominator: p(364), Change: noise},
+					RetryRate:   reports.Figure{Metric: "provider_retry_rate", Value: p(0.25), Numerator: p(50), Denominator: p(200), Change: rise},
+					Daily:       daily(50, 51, 52, 0, 70, 71, 70)},
+				{System: "factory", Unit: "runs", Count: reports.Figure{Metric: "record_runs", Value: p(12)},
+					FailureRate: reports.Figure{Metric: "record_failure_rate", Value: p(5.0 / 12), Change: &reports.Change{Reason: "too few runs before"}},
+					RetryRate:   reports.Figure{Metric: "record_retry_rate", Value: p(5.0 / 12)},
+					Daily:       daily(0, 0, 6, 0, 0, 6, 0)},
+				{System: "claude-code", Unit: "calls", Count: reports.Figure{Metric: "calls", Value: p(30)},
+					FailureRate: reports.Figure{Metric: "call_failure_rate", Value: p(0.1), Change: noise},
+					RetryRate:   reports.Figure{Metric: "call_retry_rate", Value: p(1.0 / 3)},
+					Cost:        reports.Figure{Metric: "call_cost_usd", Value: p(4.21), Change: &reports.Change{Previous: p(3), Delta: p(1.21), Significant: true}},
+					Daily:       daily(4, 4, 4, 0, 0, 9, 9)},
+			},
+			Where: []reports.WhereRow{
+				{What: "retries", Kind: "model", Key: "bedrock/au.anthropic.claude-sonnet-4-5-20250929-v1:0", System: "orchestrator", Unit: "retried requests", Value: 30, Total: 50, Share: 0.6},
+				{What: "cost_usd", Kind: "session", Key: "019c8a59-e9dd-71f0-9ae3-4079fe9726a9", System: "claude-code", Unit: "USD", Value: 3.5, Total: 4.21, Share: 3.5 / 4.21},
+			},
+		},
+	}
+}
+
+// TestBrowserReportFirstScreenDrawn is TestBrowserReportFirstScreen on a
+// page the renderer draws from firstScreenReport: the tiles and the lead
+// chart within the first 800 px at 1280, stacked at 400, and the page
+// clean as every page must be (no request, nothing cut off in print,
+// every chart named and with its data table).
+func TestBrowserReportFirstScreenDrawn(t *testing.T) {
+	exe := needChromium(t)
+	page := filepath.Join(t.TempDir(), "drawn.html")
+	var buf bytes.Buffer
+	if err := render.Render(&buf, firstScreenReport(), render.FormatHTML); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(page, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	browser := startBrowser(t, exe)
+	shots := screenshotDir(t)
+	checkPageFirstScreen(t, browser, shots, "drawn", page)
+	res, err := inspectPage(t, browser, page, shots, "drawn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, res)
 }

@@ -111,7 +111,9 @@ tr.alert > th { font-weight: 700; box-shadow: inset 4px 0 0 #b34700; }
 .chg { font-size: .8rem; white-space: nowrap; }
 .chg.noise, .chg.none { color: #444; }
 svg.spark { display: block; width: 100%; height: 1.5rem; margin: .15rem 0; }
-.lead svg.chart { max-width: 56rem; max-height: 16rem; }
+/* The lead chart at a height that keeps it on the first screen, its
+   width following, from the left as every other block. */
+.lead svg.chart { width: auto; height: 16rem; max-width: 100%; }
 footer { margin-top: 2rem; padding-top: .5rem; border-top: 1px solid #999; font-size: .85rem; overflow-wrap: anywhere; }
 @media (max-width: 40rem) { .tile.attention, .tile.where { grid-column: auto; } }
 .vh { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }

@@ -404,7 +404,7 @@ func writeUsageHTML(buf *bytes.Buffer, r *reports.UsageReport) error {
 		}
 		sec := htmlSection{ID: s.name, Title: escapeControls(s.grid.title)}
 		if s.name == "usage" {
-			sec.Blocks = append(sec.Blocks, htmlBlock{Figures: []htmlFigure{usageCostFigure(r.Usage)}})
+			sec.Blocks = append(sec.Blocks, htmlBlock{Figures: usageFigures(r.Usage)})
 		}
 		sec.Blocks = append(sec.Blocks, htmlBlock{Table: gridTable(*s.grid)})
 		p.Sections = append(p.Sections, sec)

@@ -398,6 +398,11 @@ func categoryTicks(names []string, max int, vertical bool) plot.ConstantTicks {
 				label = twoLines(n, width)
 			}
 		}
+		if label == "" && len(names) > 4*max {
+			// A mark per category of a year of days is a solid band,
+			// not a scale: only the labelled ones are drawn.
+			continue
+		}
 		ticks = append(ticks, plot.Tick{Value: float64(i), Label: label})
 	}
 	return ticks
