@@ -150,7 +150,10 @@ func summarise(ctx context.Context, st *query.Store, f query.Filter, r *reports.
 	if look.Latest != nil && look.Latest.Before(until) {
 		in.Attention.LatestData = look.Latest
 	}
-	if in.Previous != nil {
+	if in.Previous != nil && needsAttention(in.Rows) {
+		// The rules at the previous window's end give the alerts their
+		// change; with nothing firing or pending there is nothing to
+		// change, and the look is spared.
 		pl, err := check.Look(ctx, query.NewCheckStore(st), rf, in.Previous.Until, f.Paths, scopeLabel(scope))
 		if err != nil {
 			return nil, err
@@ -167,6 +170,15 @@ func attentionNote(f query.Filter) string {
 		return "the rules see every provider and run in scope, as check does, not only the report's filter"
 	}
 	return ""
+}
+
+func needsAttention(rows []reports.AttentionRow) bool {
+	for _, r := range rows {
+		if r.State == "firing" || r.State == "pending" {
+			return true
+		}
+	}
+	return false
 }
 
 func attentionRows(rows []check.Row) []reports.AttentionRow {
