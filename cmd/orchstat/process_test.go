@@ -61,7 +61,15 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "building orchstat: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	// Agents' records get a store in the user's data folder (agentStore):
+	// no test may write into the real one.
+	data, err := os.MkdirTemp("", "orchstat-test-data-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_DATA_HOME", data)
 	code := m.Run()
+	os.RemoveAll(data)
 	for _, f := range afterTests {
 		f()
 	}
