@@ -147,7 +147,9 @@ func summarise(ctx context.Context, st *query.Store, f query.Filter, r *reports.
 		in.Attention.Failed = append(in.Attention.Failed, reports.AttentionFail{Rule: fl.Rule, Error: fl.Err.Error()})
 	}
 	in.Attention.Note = attentionNote(f)
-	if look.Latest != nil && look.Latest.Before(until) {
+	// Where the data is, when the rules' windows hold none of it: a run
+	// inside them means the rules without data count other things.
+	if longest := longestWindow(rf); look.Latest != nil && longest > 0 && look.Latest.Before(until.Add(-longest)) {
 		in.Attention.LatestData = look.Latest
 	}
 	if in.Previous != nil && needsAttention(in.Rows) {

@@ -9,6 +9,9 @@ package alerts
 import (
 	"encoding/json"
 	"errors"
+	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/orchstat/orchstat/model/reports"
@@ -73,4 +76,19 @@ type Window struct {
 	Since, Until *time.Time
 	Last         int
 	Paths        []string
+}
+
+// LabelText is a label set as Prometheus writes one, {a="x",b="y"},
+// sorted by name; empty for no labels. check's table and the report's
+// list of what needs attention name alerts alike with it.
+func LabelText(labels map[string]string) string {
+	if len(labels) == 0 {
+		return ""
+	}
+	var parts []string
+	for k, v := range labels {
+		parts = append(parts, k+"="+strconv.Quote(v))
+	}
+	sort.Strings(parts)
+	return "{" + strings.Join(parts, ",") + "}"
 }

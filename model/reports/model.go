@@ -85,6 +85,14 @@ var CallMetricNames = []string{
 // CallMetric reports whether a metric is one of CallMetricNames.
 func CallMetric(name string) bool { return slices.Contains(CallMetricNames, name) }
 
+// AverageMetricNames are the ratio metrics that are averages (per run,
+// per loop, per call), not shares: 3.33 iterations, not 333.3%, and a
+// change in them has no interval of a difference of proportions.
+var AverageMetricNames = []string{"avg_repair_iterations", "diagnoses_per_l3_run", "judge_invocations_per_l3_run", "attempts_per_call"}
+
+// AverageMetric reports whether a metric is one of AverageMetricNames.
+func AverageMetric(name string) bool { return slices.Contains(AverageMetricNames, name) }
+
 // CostMetricNames are the call metrics that sum costs; they also say how
 // many calls their sum leaves out for want of a price (Metric.NoPrice).
 var CostMetricNames = []string{"call_cost_usd", "failed_attempt_cost_usd"}

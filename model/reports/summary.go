@@ -44,8 +44,8 @@ type Attention struct {
 	Alerts []AttentionRow `json:"alerts"`
 	Counts map[string]int `json:"states"` // rows by state: inactive, no data, ...
 	Note   string         `json:"note,omitempty"`
-	// LatestData is when the latest run in scope started, set when some
-	// rule over a time window found no data: where the data is.
+	// LatestData is when the latest run in scope started, set when it is
+	// older than the rules' longest window: where the data is.
 	LatestData *time.Time      `json:"latest_data,omitempty"`
 	Failed     []AttentionFail `json:"failed,omitempty"`
 }

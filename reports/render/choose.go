@@ -30,7 +30,7 @@ func (o Options) wants(name string) bool {
 func SectionNames() []string {
 	names := []string{"summary"}
 	for _, s := range reportSections(&reports.Report{FactoryAudit: &reports.FactoryAudit{}}, 0) {
-		if !hiddenAlways[s.name] && !slices.Contains(names, s.name) {
+		if s.title != "" && !slices.Contains(names, s.name) {
 			names = append(names, s.name)
 		}
 	}
@@ -58,7 +58,7 @@ func ParseSections(names []string) ([]string, error) {
 
 // leftOut is what the default view leaves out for want of data.
 type leftOut struct {
-	sections []string // their names
+	sections []section
 	metrics  []string
 	fields   []string // overview fields
 }
@@ -79,7 +79,7 @@ func chooseSections(r *reports.Report, o Options) ([]section, leftOut) {
 		for _, s := range all {
 			if slices.Contains(o.Sections, s.name) {
 				if s.grid == nil {
-					s.grid = &grid{title: sectionTitle(s.name)}
+					s.grid = &grid{title: s.title}
 				}
 				out = append(out, s)
 			}
@@ -88,8 +88,8 @@ func chooseSections(r *reports.Report, o Options) ([]section, leftOut) {
 	}
 	for _, s := range all {
 		if s.grid == nil {
-			if !hiddenAlways[s.name] {
-				left.sections = append(left.sections, s.name)
+			if s.title != "" {
+				left.sections = append(left.sections, s)
 			}
 			continue
 		}
@@ -100,38 +100,12 @@ func chooseSections(r *reports.Report, o Options) ([]section, leftOut) {
 			s.grid, left.metrics = trimMetrics(r, s.grid)
 		}
 		if len(s.grid.rows) == 0 {
-			left.sections = append(left.sections, s.name)
+			left.sections = append(left.sections, s)
 			continue
 		}
 		out = append(out, s)
 	}
 	return out, left
-}
-
-// hiddenAlways are the CSV-only sections: never a grid, never news.
-var hiddenAlways = map[string]bool{"scope": true, "thresholds": true}
-
-// sectionTitle is the title a section's grid has, for a section drawn
-// without one (no rows in scope).
-func sectionTitle(name string) string {
-	titles := map[string]string{
-		"by_provider": "By provider and model", "by_day": "By day",
-		"worst_runs_by_retries": "Worst runs by retries", "worst_runs_by_iterations": "Worst runs by iterations",
-		"stop_reasons": "Stop reasons", "escalation_reasons": "Escalation reasons", "judge_reasons": "Judge reasons",
-		"candidate_validity": "Candidate validity", "systems": "Other systems",
-		"failures_by_stage": "Failed attempts by system and stage", "stages": "Stages",
-		"calls": "Agents' model calls", "calls_by_provider_model": "Agents' model calls by provider and model",
-		"factory_audit": "Factory retry audit", "factory_audit_stages": "Failures by stage",
-		"factory_audit_deterministic": "Retried deterministic failures", "factory_audit_repeats": "Repeated failure signatures",
-		"factory_audit_exceptions": "Model API errors (the exception stage) by error class", "factory_audit_timeouts": "Command timeouts",
-	}
-	if t, ok := titles[name]; ok {
-		return t
-	}
-	if hiddenAlways[name] {
-		return ""
-	}
-	return strings.ReplaceAll(name, "_", " ")
 }
 
 // withGrids gives every section a grid, so --section all shows the empty
@@ -140,11 +114,10 @@ func withGrids(ss []section) []section {
 	var out []section
 	for _, s := range ss {
 		if s.grid == nil {
-			t := sectionTitle(s.name)
-			if t == "" {
-				continue
+			if s.title == "" {
+				continue // CSV only
 			}
-			s.grid = &grid{title: t}
+			s.grid = &grid{title: s.title}
 		}
 		out = append(out, s)
 	}
@@ -219,26 +192,27 @@ var sectionGroups = []struct {
 
 // leftSectionNames names the sections left out: a group's name when all
 // of it is, else each section's title.
-func leftSectionNames(left []string) []string {
+func leftSectionNames(left []section) []string {
 	var out []string
 	done := map[string]bool{}
+	isLeft := func(name string) bool {
+		return slices.ContainsFunc(left, func(s section) bool { return s.name == name })
+	}
 	for _, g := range sectionGroups {
 		all := true
-		for _, s := range g.sections {
-			if !slices.Contains(left, s) {
-				all = false
-			}
+		for _, name := range g.sections {
+			all = all && isLeft(name)
 		}
 		if all {
 			out = append(out, g.name)
-			for _, s := range g.sections {
-				done[s] = true
+			for _, name := range g.sections {
+				done[name] = true
 			}
 		}
 	}
 	for _, s := range left {
-		if !done[s] {
-			out = append(out, sectionTitle(s))
+		if !done[s.name] {
+			out = append(out, s.title)
 		}
 	}
 	return out

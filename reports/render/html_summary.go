@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchstat/orchstat/model/alerts"
 	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/reports/render/chart"
 )
@@ -54,7 +55,7 @@ func summaryHTML(s *reports.Summary) template.HTML {
 		b.WriteString("<ul class=\"alerts\">")
 		for _, al := range a.Alerts {
 			name := al.Rule
-			if l := LabelsText(al.Labels); l != "" {
+			if l := alerts.LabelText(al.Labels); l != "" {
 				name += " " + l
 			}
 			thr := ""

@@ -99,7 +99,7 @@ func TestHTMLSummary(t *testing.T) {
 		t.Error("the footer does not name the store")
 	}
 	for _, want := range []string{"FIRING", "PENDING", "provider_retry_rate_high", "25.0%", "&gt; 20%", "(50/200)",
-		"{system=claude-code}", "no change shown", "too few runs before", "▲+7.0 pts", "▼-16.7 pts", "+$1.21"} {
+		"{system=&#34;claude-code&#34;}", "no change shown", "too few runs before", "▲+7.0 pts", "▼-16.7 pts", "+$1.21"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the summary lacks %q", want)
 		}

@@ -164,15 +164,6 @@ func metricOrder(names []string) []string {
 // CSV keep full precision; these are for table and markdown output, and
 // for check's lines.
 
-// averageMetrics are the ratios that are averages (per run, per loop), not
-// shares: 3.33 iterations, not 333.3%.
-var averageMetrics = map[string]bool{
-	"avg_repair_iterations":        true,
-	"diagnoses_per_l3_run":         true,
-	"judge_invocations_per_l3_run": true,
-	"attempts_per_call":            true,
-}
-
 // isRate reports whether the metric is a share shown as a percentage.
 func isRate(name string) bool { return strings.HasSuffix(name, "_rate") }
 
@@ -187,7 +178,7 @@ func MetricText(name string, v *float64) string {
 	switch {
 	case isRate(name):
 		return percentText(*v)
-	case averageMetrics[name]:
+	case reports.AverageMetric(name):
 		return strconv.FormatFloat(*v, 'f', 2, 64)
 	}
 	return countText(*v)

@@ -18,8 +18,11 @@ import (
 // section is one part of a flat report.
 type section struct {
 	name string // the CSV's section column
-	grid *grid  // nil when the table and markdown formats leave it out
-	csv  []csvRow
+	// title is the grid's title, kept when the grid is left out so that
+	// the view can still name the section; "" for a CSV-only section.
+	title string
+	grid  *grid // nil when the table and markdown formats leave it out
+	csv   []csvRow
 }
 
 // field is one named value: anything plainCell accepts, or a
@@ -39,7 +42,7 @@ type csvRow struct {
 // fieldsSection lays fields out as a two-column field/value grid titled
 // title (none when title is empty) and as CSV rows with an empty key.
 func fieldsSection(name, title string, fields []field, numericValues bool) section {
-	s := section{name: name}
+	s := section{name: name, title: title}
 	for _, f := range fields {
 		s.csv = append(s.csv, csvRow{"", f})
 	}
@@ -79,7 +82,7 @@ type rowTable[T any] struct {
 }
 
 func (t rowTable[T]) section(rows []T) section {
-	s := section{name: t.name}
+	s := section{name: t.name, title: t.title}
 	for _, r := range rows {
 		k := t.key(r)
 		for _, c := range t.columns {

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/orchstat/orchstat/model/alerts"
 	"github.com/orchstat/orchstat/model/reports"
 )
 
@@ -123,9 +124,11 @@ func writeAttention(buf *bytes.Buffer, s *reports.Summary, f Format, width int, 
 	a := s.Attention
 	head := "Needs attention (check --at " + a.At.UTC().Format(time.RFC3339) + ")"
 	noData := ""
-	if a.LatestData != nil && a.Counts["no data"] > 0 {
+	if n := int64(a.Counts["no data"]); n > 0 && a.LatestData != nil {
 		next := a.LatestData.UTC().Truncate(time.Second).Add(time.Second)
-		noData = "  " + plural(int64(a.Counts["no data"]), "rule") + " without data; --until " + next.Format(time.RFC3339) + " takes in the latest run"
+		noData = "  " + plural(n, "rule") + " without data; --until " + next.Format(time.RFC3339) + " takes in the latest run"
+	} else if n > 0 && len(a.Alerts) > 0 {
+		noData = "  " + plural(n, "rule") + " without data: none of what they count in their windows"
 	}
 	if len(a.Alerts) == 0 {
 		l := head + ": nothing firing or pending, " + stateCounts(a)
@@ -168,7 +171,7 @@ func writeAttention(buf *bytes.Buffer, s *reports.Summary, f Format, width int, 
 	rows := make([][]string, 0, len(a.Alerts))
 	for _, al := range a.Alerts {
 		name := al.Rule
-		if l := LabelsText(al.Labels); l != "" {
+		if l := alerts.LabelText(al.Labels); l != "" {
 			name += " " + l
 		}
 		counts := ""
@@ -203,23 +206,6 @@ func stateCounts(a reports.Attention) string {
 		s += ": " + strings.Join(parts, ", ")
 	}
 	return s
-}
-
-// LabelsText is labels as {k=v, ...}, sorted; "" for none.
-func LabelsText(labels map[string]string) string {
-	if len(labels) == 0 {
-		return ""
-	}
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + labels[k]
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
 }
 
 func writeSystems(buf *bytes.Buffer, s *reports.Summary, f Format, width int, g glyphs) {
@@ -292,6 +278,9 @@ func writeWhere(buf *bytes.Buffer, s *reports.Summary, f Format, width int, g gl
 // The orchestrator's system goes unsaid: its units (requests) say it.
 func whereText(w reports.WhereRow) (what, key, of string) {
 	key = w.Kind + " " + w.Key
+	if w.Kind == "stage" && w.Key == "(none)" {
+		key = "attempts naming no stage"
+	}
 	if w.System != "" && w.Kind != "run" && w.System != "orchestrator" {
 		key += " (" + w.System + ")"
 	}
@@ -418,7 +407,7 @@ func changeText(metric string, c *reports.Change, g glyphs, withInterval bool) s
 		if rate {
 			return strconv.FormatFloat(v*100, 'f', 1, 64)
 		}
-		if averageMetrics[metric] {
+		if reports.AverageMetric(metric) {
 			return strconv.FormatFloat(v, 'f', 2, 64)
 		}
 		return countText(v)
@@ -559,7 +548,7 @@ func summaryFields(s *reports.Summary) []csvRow {
 	}
 	for _, a := range s.Attention.Alerts {
 		k := a.Rule
-		if l := LabelsText(a.Labels); l != "" {
+		if l := alerts.LabelText(a.Labels); l != "" {
 			k += " " + l
 		}
 		out = append(out, csvRow{k, field{"state", a.State}})

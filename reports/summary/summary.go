@@ -153,13 +153,7 @@ func ruleChange(in Input, r reports.AttentionRow) *reports.Change {
 // has Newcombe's interval) rather than an average, such as repair
 // iterations per loop.
 func isShare(metric string, num, den float64) bool {
-	return num <= den && !averages[metric]
-}
-
-// averages are the ratio metrics that are per-unit averages, not shares.
-var averages = map[string]bool{
-	"avg_repair_iterations": true, "diagnoses_per_l3_run": true,
-	"judge_invocations_per_l3_run": true, "attempts_per_call": true,
+	return num <= den && !reports.AverageMetric(metric)
 }
 
 func sameLabels(a, b map[string]string) bool {

@@ -9,10 +9,9 @@ import (
 	"context"
 	"errors"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/orchstat/orchstat/model/alerts"
 	"github.com/orchstat/orchstat/rules"
 	"github.com/orchstat/orchstat/rules/notify"
 )
@@ -308,16 +307,5 @@ func inactiveRows(r *rules.Rule, obs []rules.Observation, alerts []rules.Alert, 
 	return rows
 }
 
-// LabelText is a label set as Prometheus writes one, {a="x",b="y"},
-// sorted by name; empty for no labels.
-func LabelText(labels map[string]string) string {
-	if len(labels) == 0 {
-		return ""
-	}
-	var parts []string
-	for k, v := range labels {
-		parts = append(parts, k+"="+strconv.Quote(v))
-	}
-	sort.Strings(parts)
-	return "{" + strings.Join(parts, ",") + "}"
-}
+// LabelText is alerts.LabelText, for the commands that name check's rows.
+func LabelText(labels map[string]string) string { return alerts.LabelText(labels) }
