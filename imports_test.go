@@ -29,7 +29,7 @@ var pure = []string{
 	"ingest/codex",
 	"model/reports",
 	"model/events",
-	"rules",
+	"rules/alerting",
 	"model/failure",
 	"rules/retry",
 	"rules/replay",
@@ -59,7 +59,7 @@ var pure = []string{
 }
 
 // noYAML are the packages that read JSON or decide retries: a YAML parser
-// is the policy and rule files' business (rules/retry/policyfile, rules).
+// is the policy and rule files' business (rules/retry/policyfile, rules/alerting).
 var noYAML = []string{
 	"model/failure",
 	"rules/retry",
@@ -122,8 +122,8 @@ func TestImports(t *testing.T) {
 	}
 	// The store keeps alerts and notifications as plain rows and reads
 	// series; the rules, their check and their notifications are built on
-	// it, not in it (rules/check adapts the store to rules.Sampler).
-	for _, banned := range []string{"rules", "rules/notify", "rules/check", "rules/ruletest"} {
+	// it, not in it (rules/check adapts the store to alerting.Sampler).
+	for _, banned := range []string{"rules/alerting", "rules/notify", "rules/check", "rules/ruletest"} {
 		if chain := importChainTo(graph, module+"query", module+banned); chain != nil {
 			t.Errorf("query links %s: %s", banned, strings.Join(chain, " → "))
 		}

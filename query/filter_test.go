@@ -11,7 +11,7 @@ import (
 
 	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/query"
-	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/alerting"
 	"github.com/orchstat/orchstat/rules/check"
 )
 
@@ -200,16 +200,16 @@ func TestUndatedRunsAndQueuedTasks(t *testing.T) {
 	// An alert rule's time window holds the runs that started in it: the
 	// files' modification time is no start.
 	s := check.NewSampler(query.NewCheckStore(st), mtime.Add(time.Hour))
-	day := rules.Window{Duration: 24 * time.Hour}
-	samples, err := s.Samples(ctx, &rules.Rule{Name: "records", Metric: "record_runs", Window: day})
+	day := alerting.Window{Duration: 24 * time.Hour}
+	samples, err := s.Samples(ctx, &alerting.Rule{Name: "records", Metric: "record_runs", Window: day})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(samples) != 1 || samples[0].Value == nil || *samples[0].Value != 1 {
 		t.Errorf("24h window: samples %+v, want the one dated run", samples)
 	}
-	failures := func(w rules.Window) map[string]string {
-		bySystem, err := s.Samples(ctx, &rules.Rule{Name: "by system", Metric: "record_failure_rate", Window: w, By: []string{"system"}})
+	failures := func(w alerting.Window) map[string]string {
+		bySystem, err := s.Samples(ctx, &alerting.Rule{Name: "by system", Metric: "record_failure_rate", Window: w, By: []string{"system"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,10 +225,10 @@ func TestUndatedRunsAndQueuedTasks(t *testing.T) {
 	// The last run of each system: the dated cccc (passed) before the
 	// undated bbbb (failed); claudestrator's only run is the undated T-2,
 	// and its queued tasks are no runs.
-	if got, want := failures(rules.Window{Runs: 1}), map[string]string{"factory": "0/1", "claudestrator": "0/0"}; !reflect.DeepEqual(got, want) {
+	if got, want := failures(alerting.Window{Runs: 1}), map[string]string{"factory": "0/1", "claudestrator": "0/0"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("last run by system: %v, want %v", got, want)
 	}
-	if got, want := failures(rules.Window{Runs: 10}), map[string]string{"factory": "1/3", "claudestrator": "0/0"}; !reflect.DeepEqual(got, want) {
+	if got, want := failures(alerting.Window{Runs: 10}), map[string]string{"factory": "1/3", "claudestrator": "0/0"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("last 10 runs by system: %v, want %v", got, want)
 	}
 }

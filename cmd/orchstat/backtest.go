@@ -11,7 +11,7 @@ import (
 	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/reports/render"
-	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/alerting"
 	"github.com/orchstat/orchstat/rules/check"
 )
 
@@ -95,7 +95,7 @@ failed or the store could not be read, 2 on usage errors.`,
 
 // parseStep reads --step: a Go duration or a number of days (1d).
 func parseStep(s string) (time.Duration, error) {
-	d, err := rules.ParseDuration(s)
+	d, err := alerting.ParseDuration(s)
 	if err != nil {
 		return 0, fmt.Errorf("--step: %q is not a duration (5m, 1h, 1d)", s)
 	}
@@ -209,7 +209,7 @@ func backtestRun(ctx context.Context, o *backtestOptions) error {
 	}
 	data := query.NewCheckStore(st)
 	bt, err := check.RunBacktest(ctx, check.BacktestOptions{Rules: rf, Times: times, Scope: scopeLabel(scope),
-		Sampler: func(at time.Time) rules.Sampler {
+		Sampler: func(at time.Time) alerting.Sampler {
 			s := check.NewSampler(data, at)
 			s.Paths = paths
 			s.Past = true
@@ -253,7 +253,7 @@ type backtestPrint struct {
 
 // longestWindow is the longest time window of the rules; 0 when every
 // rule looks at the last N runs.
-func longestWindow(rf *rules.File) time.Duration {
+func longestWindow(rf *alerting.File) time.Duration {
 	var d time.Duration
 	for _, r := range rf.Rules {
 		d = max(d, r.Window.Duration)

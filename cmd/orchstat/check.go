@@ -14,7 +14,7 @@ import (
 	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/reports/render"
-	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/alerting"
 	"github.com/orchstat/orchstat/rules/check"
 	"github.com/orchstat/orchstat/rules/notify"
 	"github.com/orchstat/orchstat/rules/retry"
@@ -223,7 +223,7 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 
 // look is check --at: the rules evaluated at a past time over the store
 // (or the lake) as it was then, saving and sending nothing.
-func look(ctx context.Context, o *checkOptions, rf *rules.File, format render.Format, at time.Time) (int, error) {
+func look(ctx context.Context, o *checkOptions, rf *alerting.File, format render.Format, at time.Time) (int, error) {
 	var st *query.Store
 	var scope reports.Scope
 	var paths []string
@@ -288,7 +288,7 @@ func finishCheck(o *checkOptions, res check.Result, now time.Time, p checkPrint,
 // they queue are kept in the store (--db), under the scope "lake
 // LOCATION", so a later check knows how long an alert has been pending and
 // what was sent, and a check of the store's own runs keeps its alerts.
-func evaluateLake(ctx context.Context, o *checkOptions, rf *rules.File, format render.Format, now time.Time) (int, error) {
+func evaluateLake(ctx context.Context, o *checkOptions, rf *alerting.File, format render.Format, now time.Time) (int, error) {
 	o.Window = rulesWindow(rf, now)
 	data, err := o.openLake(ctx, o.g)
 	if err != nil {
@@ -322,7 +322,7 @@ func evaluateLake(ctx context.Context, o *checkOptions, rf *rules.File, format r
 // reads only the lake partitions they are in: from the longest window
 // back. A rule over the last N runs may need any run, and a rule's own SQL
 // any table, so then it is all.
-func rulesWindow(rf *rules.File, now time.Time) query.LakeOptions {
+func rulesWindow(rf *alerting.File, now time.Time) query.LakeOptions {
 	var longest time.Duration
 	for _, r := range rf.Rules {
 		if r.SQL != "" {
@@ -378,7 +378,7 @@ type checkPrint struct {
 	// latest is when the latest run started, when a rule had no data;
 	// rules are the rules evaluated, for their windows.
 	latest *time.Time
-	rules  *rules.File
+	rules  *alerting.File
 }
 
 // reading is a row's value against its threshold as a person reads it:
@@ -470,7 +470,7 @@ func renderCheck(io *IO, out checkPrint, f render.Format, quiet bool) error {
 // inactive, and, for a rule without data, when the latest data is and
 // how to look at it.
 func addNotes(rows []check.Row, out checkPrint) {
-	byName := map[string]*rules.Rule{}
+	byName := map[string]*alerting.Rule{}
 	if out.rules != nil {
 		for _, r := range out.rules.Rules {
 			byName[r.Name] = r
@@ -508,7 +508,7 @@ func noPriceNote(n float64) string {
 // the last 24h; the latest run started 2025-11-05T18:40:12Z: try check
 // --at 2025-11-05T18:41:00Z, or rules backtest", or, when runs started in
 // the window but none holds what the rule counts, that.
-func noDataNote(r *rules.Rule, out checkPrint) string {
+func noDataNote(r *alerting.Rule, out checkPrint) string {
 	window := "its window"
 	var start time.Time // the window's start, when it is a duration
 	if r != nil && r.Window.Duration > 0 {
@@ -688,7 +688,7 @@ func countCell(v *float64) any {
 func renderQuiet(io *IO, rows []check.Row, code int) error {
 	var firing []check.Row
 	for _, r := range rows {
-		if r.State == rules.StateFiring.String() {
+		if r.State == alerting.StateFiring.String() {
 			firing = append(firing, r)
 		}
 	}

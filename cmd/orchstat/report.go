@@ -20,7 +20,7 @@ import (
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/query/lake"
 	"github.com/orchstat/orchstat/reports/render"
-	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/alerting"
 )
 
 type reportOptions struct {
@@ -205,11 +205,11 @@ func parseWhen(now time.Time, s string) (*time.Time, error) {
 }
 
 // loadRules reads --rules, or the rules built into the binary.
-func loadRules(path string) (*rules.File, error) {
+func loadRules(path string) (*alerting.File, error) {
 	if path == "" {
-		return rules.Parse("alerts.yaml (built in)", orchstat.DefaultAlerts)
+		return alerting.Parse("alerts.yaml (built in)", orchstat.DefaultAlerts)
 	}
-	return rules.Load(path)
+	return alerting.Load(path)
 }
 
 // ingestFirst is what report, check, simulate and recommend share: PATH
@@ -470,7 +470,7 @@ func (o *reportOptions) openPriced(ctx context.Context, f *query.Filter) (st *qu
 
 // thresholds checks every rule over a plain METRICS.md metric (no `by`,
 // no custom SQL) against the report's overall numbers.
-func thresholds(io *IO, rf *rules.File, m reports.Metrics) ([]reports.Threshold, error) {
+func thresholds(io *IO, rf *alerting.File, m reports.Metrics) ([]reports.Threshold, error) {
 	out := []reports.Threshold{}
 	for _, r := range rf.Rules {
 		if len(r.By) > 0 || r.SQL != "" || r.Window.Runs > 0 {
@@ -487,7 +487,7 @@ func thresholds(io *IO, rf *rules.File, m reports.Metrics) ([]reports.Threshold,
 			fmt.Fprintf(io.Err, "orchstat: %s: rule %q has no threshold; not marked\n", rf.Path, r.Name)
 			continue
 		}
-		crossed, err := r.Holds(rules.Sample{Value: v.Value, Numerator: v.Numerator, Denominator: v.Denominator})
+		crossed, err := r.Holds(alerting.Sample{Value: v.Value, Numerator: v.Numerator, Denominator: v.Denominator})
 		if err != nil {
 			return nil, err
 		}

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orchstat/orchstat"
-	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/alerting"
 	"github.com/orchstat/orchstat/rules/yamlast"
 )
 
@@ -86,14 +86,14 @@ func rulesCheckRun(o *rulesCheckOptions) error {
 			failed = true
 			continue
 		}
-		problems := rules.Check(in.name, in.data)
+		problems := alerting.Check(in.name, in.data)
 		for _, p := range problems {
 			fmt.Fprintln(io.Err, p)
 		}
 		// Warnings (a template failing on sample data) do not make the
 		// file invalid: check loads it, and the alert reports the error.
 		warnings := len(problems)
-		problems = slices.DeleteFunc(problems, func(p rules.Problem) bool { return p.Warning })
+		problems = slices.DeleteFunc(problems, func(p alerting.Problem) bool { return p.Warning })
 		warnings -= len(problems)
 		warned := ""
 		if warnings > 0 {
@@ -104,7 +104,7 @@ func rulesCheckRun(o *rulesCheckOptions) error {
 			fmt.Fprintf(io.Out, "%s: %d problem%s%s\n", in.name, len(problems), plural(len(problems)), warned)
 			continue
 		}
-		f, err := rules.Parse(in.name, in.data)
+		f, err := alerting.Parse(in.name, in.data)
 		if err != nil { // Check and Parse agree; this is a safety net
 			fmt.Fprintf(io.Err, "orchstat: %v\n", err)
 			fmt.Fprintf(io.Out, "%s: invalid\n", in.name)

@@ -9,7 +9,7 @@ import (
 	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/reports/summary"
-	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/alerting"
 	"github.com/orchstat/orchstat/rules/check"
 )
 
@@ -73,7 +73,7 @@ func comparePeriod(f query.Filter, cmp compareSpec, now time.Time) *reports.Peri
 // compares with, and the rules' windows at each one's end (the summary
 // evaluates them there), or the whole lake when any of these is
 // unbounded (a rule over the last N runs).
-func lakeReach(f query.Filter, cmp compareSpec, rf *rules.File, now time.Time) query.LakeOptions {
+func lakeReach(f query.Filter, cmp compareSpec, rf *alerting.File, now time.Time) query.LakeOptions {
 	end := windowEnd(f, now)
 	since, until := f.Since, end
 	widen := func(o query.LakeOptions) bool {
@@ -105,7 +105,7 @@ func lakeReach(f query.Filter, cmp compareSpec, rf *rules.File, now time.Time) q
 // summarise builds the report's first screen: the rules at the window's
 // end by check's own evaluator (check.Look, as check --at), the report of
 // the window to compare with, the systems' days and the sessions.
-func summarise(ctx context.Context, st *query.Store, f query.Filter, r *reports.Report, rf *rules.File, scope reports.Scope, cmp compareSpec, now time.Time) (*reports.Summary, error) {
+func summarise(ctx context.Context, st *query.Store, f query.Filter, r *reports.Report, rf *alerting.File, scope reports.Scope, cmp compareSpec, now time.Time) (*reports.Summary, error) {
 	in := summary.Input{Now: r, MinSamples: minSamples(rf)}
 	until := windowEnd(f, now)
 	in.Window = reports.Period{Since: f.Since, Until: until}
@@ -195,7 +195,7 @@ func attentionRows(rows []check.Row) []reports.AttentionRow {
 
 // minSamples is, by metric, the largest minimum-samples guard of the
 // rules on it.
-func minSamples(rf *rules.File) map[string]float64 {
+func minSamples(rf *alerting.File) map[string]float64 {
 	out := map[string]float64{}
 	for _, r := range rf.Rules {
 		if n, ok := r.MinSamples(); ok && n > out[r.Metric] {

@@ -6,17 +6,17 @@ import (
 	"slices"
 	"time"
 
-	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/alerting"
 	"github.com/orchstat/orchstat/rules/notify"
 )
 
 // BacktestOptions are what a backtest needs: the rules, the data as it
 // was at each instant, and the instants.
 type BacktestOptions struct {
-	Rules *rules.File
+	Rules *alerting.File
 	// Sampler reads the data as it was at an instant: windows that end
 	// there (see StoreSampler.Past).
-	Sampler func(at time.Time) rules.Sampler
+	Sampler func(at time.Time) alerting.Sampler
 	// Times are the instants to evaluate at, in order.
 	Times []time.Time
 	// Scope labels the alerts, as a check's (see Evaluate).
@@ -49,7 +49,7 @@ type RuleBacktest struct {
 	Held int `json:"held"`
 	// Short counts the evaluations at which a label set was past the
 	// threshold but short of the samples the condition asks for (see
-	// rules.Rule.ShortOfSamples).
+	// alerting.Rule.ShortOfSamples).
 	Short   int `json:"short"`
 	NoData  int `json:"no_data"`
 	Skipped int `json:"skipped,omitempty"`
@@ -96,7 +96,7 @@ func RunBacktest(ctx context.Context, o BacktestOptions) (Backtest, error) {
 		bt.Rules = append(bt.Rules, RuleBacktest{Rule: r.Name, Severity: r.Severity, Metric: metricOf(r),
 			Threshold: r.Threshold, Condition: r.Condition, Alerts: []Incident{}})
 	}
-	prev := map[string][]rules.Alert{}
+	prev := map[string][]alerting.Alert{}
 	groups := map[string]time.Time{}
 	// open is each firing alert's incident, by its notification
 	// fingerprint (as notify's messages carry it).
@@ -108,7 +108,7 @@ func RunBacktest(ctx context.Context, o BacktestOptions) (Backtest, error) {
 		}
 		ev := Evaluate(ctx, o.Sampler(at), o.Rules, prev, at, o.Scope)
 		bt.Evaluations++
-		prev = map[string][]rules.Alert{}
+		prev = map[string][]alerting.Alert{}
 		for _, a := range ev.Alerts {
 			prev[a.Rule] = append(prev[a.Rule], a)
 			i, ok := index[a.Rule]
@@ -116,13 +116,13 @@ func RunBacktest(ctx context.Context, o BacktestOptions) (Backtest, error) {
 				continue
 			}
 			r, rb := o.Rules.Rules[i], &bt.Rules[i]
-			key := rules.Fingerprint(r.Name, notify.Labels(r, a))
+			key := alerting.Fingerprint(r.Name, notify.Labels(r, a))
 			switch {
-			case a.State == rules.StateFiring && a.FiredAt.Equal(at):
+			case a.State == alerting.StateFiring && a.FiredAt.Equal(at):
 				rb.Alerts = append(rb.Alerts, Incident{Labels: a.Labels, ActiveAt: a.ActiveAt, FiredAt: a.FiredAt,
 					Value: a.Value, Numerator: a.Numerator, Denominator: a.Denominator, NoPriceCalls: a.NoPrice})
 				open[key] = ref{i, len(rb.Alerts) - 1}
-			case a.State == rules.StateResolved && a.ResolvedAt.Equal(at):
+			case a.State == alerting.StateResolved && a.ResolvedAt.Equal(at):
 				if x, ok := open[key]; ok && x.rule == i {
 					t := a.ResolvedAt
 					rb.Alerts[x.n].ResolvedAt = &t
@@ -146,7 +146,7 @@ func RunBacktest(ctx context.Context, o BacktestOptions) (Backtest, error) {
 				if rb.Error == "" {
 					rb.Error = fmt.Sprintf("%s: %s", at.UTC().Format(time.RFC3339), row.Error)
 				}
-			case rules.StatePending.String(), rules.StateFiring.String():
+			case alerting.StatePending.String(), alerting.StateFiring.String():
 				if !row.NoData && !held[row.Rule] {
 					held[row.Rule] = true
 					rb.Held++

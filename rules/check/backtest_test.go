@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/alerting"
 )
 
 // A backtest runs check's state machine over made-up history: a rule
@@ -17,7 +17,7 @@ import (
 // quiet, counted as no data.
 func TestRunBacktest(t *testing.T) {
 	t.Parallel()
-	rf, err := rules.Parse("t.yaml", []byte(`rules:
+	rf, err := alerting.Parse("t.yaml", []byte(`rules:
   - name: high
     metric: runs
     threshold: 2
@@ -51,14 +51,14 @@ route:
 		t.Fatalf("times: %v %v", times, ok)
 	}
 	bt, err := RunBacktest(context.Background(), BacktestOptions{Rules: rf, Times: times,
-		Sampler: func(at time.Time) rules.Sampler {
+		Sampler: func(at time.Time) alerting.Sampler {
 			i := int(at.Sub(t0) / time.Hour)
-			return samplerFunc(func(r *rules.Rule) ([]rules.Sample, error) {
+			return samplerFunc(func(r *alerting.Rule) ([]alerting.Sample, error) {
 				s, ok := series[r.Name]
 				if !ok {
 					return nil, nil
 				}
-				return []rules.Sample{{Value: value(s[i]), Labels: map[string]string{}}}, nil
+				return []alerting.Sample{{Value: value(s[i]), Labels: map[string]string{}}}, nil
 			})
 		}})
 	if err != nil {

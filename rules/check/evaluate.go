@@ -1,6 +1,6 @@
 // Package check evaluates alert rules as `orchstat check` and `orchstat
 // rules test` do: Evaluate advances the alerts of every rule one
-// evaluation, from samples a rules.Sampler takes, and Run is a whole
+// evaluation, from samples a alerting.Sampler takes, and Run is a whole
 // check of a store, from its saved alert state to delivered
 // notifications.
 package check
@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/orchstat/orchstat/model/alerts"
-	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/alerting"
 	"github.com/orchstat/orchstat/rules/notify"
 )
 
@@ -30,7 +30,7 @@ var StatusNames = map[int]string{OK: "OK", Warning: "WARNING", Critical: "CRITIC
 
 // Evaluation is one evaluation of every rule.
 type Evaluation struct {
-	Alerts   []rules.Alert
+	Alerts   []alerting.Alert
 	Rows     []Row
 	Gauges   []Gauge
 	Code     int // the exit status it calls for
@@ -106,7 +106,7 @@ const StateSkipped = "skipped"
 // firing alert is never hidden by a typo in its template. The exit status
 // is Critical when a critical alert fires, else Unknown when a rule
 // failed, else Warning or OK.
-func Evaluate(ctx context.Context, s rules.Sampler, rf *rules.File, prev map[string][]rules.Alert, now time.Time, scope string) Evaluation {
+func Evaluate(ctx context.Context, s alerting.Sampler, rf *alerting.File, prev map[string][]alerting.Alert, now time.Time, scope string) Evaluation {
 	var ev Evaluation
 	code := OK
 	for _, r := range rf.Rules {
@@ -129,10 +129,10 @@ func Evaluate(ctx context.Context, s rules.Sampler, rf *rules.File, prev map[str
 		for _, s := range samples {
 			ev.Gauges = append(ev.Gauges, ruleGauges(r, s)...)
 		}
-		spec := rules.Spec{Rule: r.Name, For: r.For, KeepFiringFor: r.KeepFiringFor}
-		next, changes := rules.Eval(spec, prev[r.Name], obs, noData, now)
+		spec := alerting.Spec{Rule: r.Name, For: r.For, KeepFiringFor: r.KeepFiringFor}
+		next, changes := alerting.Eval(spec, prev[r.Name], obs, noData, now)
 		ev.Alerts = append(ev.Alerts, next...)
-		changed := map[string]rules.Transition{}
+		changed := map[string]alerting.Transition{}
 		for _, c := range changes {
 			changed[c.Alert.Fingerprint] = c
 		}
@@ -156,7 +156,7 @@ func Evaluate(ctx context.Context, s rules.Sampler, rf *rules.File, prev map[str
 // addAlerts adds rule r's alerts after this evaluation (changed holds
 // their transitions by fingerprint) to the rows, the gauges and the
 // alerts to notify, and returns the exit status they call for.
-func (ev *Evaluation) addAlerts(r *rules.Rule, next []rules.Alert, changed map[string]rules.Transition) int {
+func (ev *Evaluation) addAlerts(r *alerting.Rule, next []alerting.Alert, changed map[string]alerting.Transition) int {
 	code := OK
 	annotateFailed := false
 	for _, a := range next {
@@ -171,8 +171,8 @@ func (ev *Evaluation) addAlerts(r *rules.Rule, next []rules.Alert, changed map[s
 		if ok {
 			row.Changed = c.From.String() + "→" + c.To.String()
 		}
-		if a.State == rules.StateFiring || a.State == rules.StateResolved {
-			ann, err := r.Annotate(rules.Sample{Value: a.Value, Numerator: a.Numerator, Denominator: a.Denominator, NoPrice: a.NoPrice, Labels: a.Labels})
+		if a.State == alerting.StateFiring || a.State == alerting.StateResolved {
+			ann, err := r.Annotate(alerting.Sample{Value: a.Value, Numerator: a.Numerator, Denominator: a.Denominator, NoPrice: a.NoPrice, Labels: a.Labels})
 			if err != nil {
 				if !annotateFailed {
 					ev.Failures = append(ev.Failures, Failure{Rule: r.Name, Err: err})
@@ -182,17 +182,17 @@ func (ev *Evaluation) addAlerts(r *rules.Rule, next []rules.Alert, changed map[s
 				ann = map[string]string{"annotation_error": err.Error()}
 			}
 			ev.Notify = append(ev.Notify, notify.Evaluated{Rule: r, Alert: a, Annotations: ann,
-				Changed: ok && (c.To == rules.StateResolved || c.From != rules.StateFiring)})
+				Changed: ok && (c.To == alerting.StateResolved || c.From != alerting.StateFiring)})
 		}
 		ev.Rows = append(ev.Rows, row)
-		if a.State != rules.StateInactive {
+		if a.State != alerting.StateInactive {
 			l := map[string]string{"alertname": r.Name, "alertstate": a.State.String(), "severity": r.Severity}
 			for k, v := range a.Labels {
 				l[k] = v
 			}
 			ev.Gauges = append(ev.Gauges, Gauge{Name: "alerts", Help: "Alerts that are pending, firing or recently resolved, one series each (value 1).", Labels: l, Value: 1})
 		}
-		if a.State == rules.StateFiring {
+		if a.State == alerting.StateFiring {
 			switch r.Severity {
 			case "critical":
 				code = max(code, Critical)
@@ -205,7 +205,7 @@ func (ev *Evaluation) addAlerts(r *rules.Rule, next []rules.Alert, changed map[s
 }
 
 // observe takes a rule's samples and decides where its condition holds.
-func observe(ctx context.Context, sampler rules.Sampler, r *rules.Rule, scope string) (samples []rules.Sample, obs []rules.Observation, noData bool, err error) {
+func observe(ctx context.Context, sampler alerting.Sampler, r *alerting.Rule, scope string) (samples []alerting.Sample, obs []alerting.Observation, noData bool, err error) {
 	samples, err = sampler.Samples(ctx, r)
 	if err != nil {
 		return nil, nil, false, err
@@ -225,14 +225,14 @@ func observe(ctx context.Context, sampler rules.Sampler, r *rules.Rule, scope st
 			return nil, nil, false, err
 		}
 		noData = noData && s.Value == nil
-		obs = append(obs, rules.Observation{Sample: s, Holds: holds})
+		obs = append(obs, alerting.Observation{Sample: s, Holds: holds})
 	}
 	return samples, obs, noData, nil
 }
 
 // metricOf is a rule's metric as rows and gauges name it: "sql" for a
 // rule with its own query.
-func metricOf(r *rules.Rule) string {
+func metricOf(r *alerting.Rule) string {
 	if r.SQL != "" {
 		return "sql"
 	}
@@ -240,14 +240,14 @@ func metricOf(r *rules.Rule) string {
 }
 
 // ruleRow is a row of rule r in state, with what every row of it shows.
-func ruleRow(r *rules.Rule, state string) Row {
+func ruleRow(r *alerting.Rule, state string) Row {
 	return Row{Rule: r.Name, Severity: r.Severity, State: state, Metric: metricOf(r), Threshold: r.Threshold, Condition: r.Condition}
 }
 
 // ruleGauges turns one evaluated sample into gauges labelled with the
 // rule, its metric and the sample's labels; values that do not exist are
 // left out.
-func ruleGauges(r *rules.Rule, s rules.Sample) []Gauge {
+func ruleGauges(r *alerting.Rule, s alerting.Sample) []Gauge {
 	labels := map[string]string{"rule": r.Name, "metric": metricOf(r)}
 	for k, v := range s.Labels {
 		labels[k] = v
@@ -270,11 +270,11 @@ func ruleGauges(r *rules.Rule, s rules.Sample) []Gauge {
 }
 
 // inactiveRows are the label sets of r's observations that have no alert:
-// their condition does not hold, and rules.Eval keeps no state for them.
+// their condition does not hold, and alerting.Eval keeps no state for them.
 // They are listed with their values so a reader sees how close they are
 // to firing; a label set seen twice is listed once, with a value if any.
 // A pending alert that stopped holding shows its change (pending→inactive).
-func inactiveRows(r *rules.Rule, obs []rules.Observation, alerts []rules.Alert, changed map[string]rules.Transition) []Row {
+func inactiveRows(r *alerting.Rule, obs []alerting.Observation, alerts []alerting.Alert, changed map[string]alerting.Transition) []Row {
 	active := map[string]bool{}
 	for _, a := range alerts {
 		active[a.Fingerprint] = true
@@ -282,11 +282,11 @@ func inactiveRows(r *rules.Rule, obs []rules.Observation, alerts []rules.Alert, 
 	seen := map[string]int{}
 	var rows []Row
 	for _, o := range obs {
-		fp := rules.Fingerprint(r.Name, o.Sample.Labels)
+		fp := alerting.Fingerprint(r.Name, o.Sample.Labels)
 		if active[fp] {
 			continue
 		}
-		row := ruleRow(r, rules.StateInactive.String())
+		row := ruleRow(r, alerting.StateInactive.String())
 		row.Labels, row.Value, row.Numerator, row.Denominator = o.Sample.Labels, o.Sample.Value, o.Sample.Numerator, o.Sample.Denominator
 		row.NoPriceCalls = o.Sample.NoPrice
 		row.NoData = o.Sample.Value == nil

@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/alerting"
 )
 
-// samplerFunc is a made-up rules.Sampler: Evaluate needs no store.
-type samplerFunc func(r *rules.Rule) ([]rules.Sample, error)
+// samplerFunc is a made-up alerting.Sampler: Evaluate needs no store.
+type samplerFunc func(r *alerting.Rule) ([]alerting.Sample, error)
 
-func (f samplerFunc) Samples(_ context.Context, r *rules.Rule) ([]rules.Sample, error) { return f(r) }
+func (f samplerFunc) Samples(_ context.Context, r *alerting.Rule) ([]alerting.Sample, error) { return f(r) }
 
 func value(v float64) *float64 { return &v }
 
@@ -22,7 +22,7 @@ func value(v float64) *float64 { return &v }
 // its alerts.
 func TestEvaluate(t *testing.T) {
 	t.Parallel()
-	rf, err := rules.Parse("t.yaml", []byte(`rules:
+	rf, err := alerting.Parse("t.yaml", []byte(`rules:
   - name: high
     metric: runs
     threshold: 2
@@ -40,28 +40,28 @@ func TestEvaluate(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	kept := rules.Alert{Rule: "broken", Labels: map[string]string{}, Fingerprint: rules.Fingerprint("broken", nil), State: rules.StateFiring}
+	kept := alerting.Alert{Rule: "broken", Labels: map[string]string{}, Fingerprint: alerting.Fingerprint("broken", nil), State: alerting.StateFiring}
 	for _, tc := range []struct {
 		name    string
-		samples map[string][]rules.Sample
+		samples map[string][]alerting.Sample
 		scope   string
 		code    int
 		states  map[string]string // rule → its first row's state; high has no for, so it fires at once
 	}{
-		{"critical fires", map[string][]rules.Sample{"high": {{Value: value(3), Labels: map[string]string{}}}, "quiet": {{Value: value(3), Labels: map[string]string{}}}},
+		{"critical fires", map[string][]alerting.Sample{"high": {{Value: value(3), Labels: map[string]string{}}}, "quiet": {{Value: value(3), Labels: map[string]string{}}}},
 			"", Critical, map[string]string{"high": "firing", "broken": "error", "quiet": "inactive"}},
-		{"no data", map[string][]rules.Sample{}, "", Unknown, map[string]string{"high": "no data", "broken": "error", "quiet": "no data"}},
-		{"scoped", map[string][]rules.Sample{"high": {{Value: value(3), Labels: map[string]string{}}}}, "a,b", Critical,
+		{"no data", map[string][]alerting.Sample{}, "", Unknown, map[string]string{"high": "no data", "broken": "error", "quiet": "no data"}},
+		{"scoped", map[string][]alerting.Sample{"high": {{Value: value(3), Labels: map[string]string{}}}}, "a,b", Critical,
 			map[string]string{"high": "firing", "broken": "error", "quiet": "no data"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := samplerFunc(func(r *rules.Rule) ([]rules.Sample, error) {
+			s := samplerFunc(func(r *alerting.Rule) ([]alerting.Sample, error) {
 				if r.Name == "broken" {
 					return nil, errors.New("no such table")
 				}
 				return tc.samples[r.Name], nil
 			})
-			ev := Evaluate(context.Background(), s, rf, map[string][]rules.Alert{"broken": {kept}}, now, tc.scope)
+			ev := Evaluate(context.Background(), s, rf, map[string][]alerting.Alert{"broken": {kept}}, now, tc.scope)
 			if ev.Code != tc.code {
 				t.Errorf("code %d, want %d", ev.Code, tc.code)
 			}
@@ -84,7 +84,7 @@ func TestEvaluate(t *testing.T) {
 			}
 			keptBroken := false
 			for _, a := range ev.Alerts {
-				keptBroken = keptBroken || (a.Rule == "broken" && a.State == rules.StateFiring)
+				keptBroken = keptBroken || (a.Rule == "broken" && a.State == alerting.StateFiring)
 			}
 			if !keptBroken {
 				t.Errorf("the failing rule's alert was not kept: %+v", ev.Alerts)

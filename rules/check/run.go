@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/orchstat/orchstat/model/alerts"
-	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/alerting"
 	"github.com/orchstat/orchstat/rules/notify"
 )
 
@@ -24,7 +24,7 @@ type Options struct {
 	Open func(ctx context.Context, path string) (Store, error)
 	// Lock makes this check the one delivering the store's notifications.
 	Lock  LockFunc
-	Rules *rules.File
+	Rules *alerting.File
 	// Now is the instant of the check; Clock times deliveries.
 	Now   time.Time
 	Clock func() time.Time
@@ -147,7 +147,7 @@ func save(ctx context.Context, st Store, o Options, ev Evaluation) (refresh []no
 // state is read or saved and nothing is notified, so every alert starts
 // from inactive (a rule with `for` is pending at most). The caller closes
 // data.
-func Look(ctx context.Context, data Data, rf *rules.File, at time.Time, paths []string, scope string) (Result, error) {
+func Look(ctx context.Context, data Data, rf *alerting.File, at time.Time, paths []string, scope string) (Result, error) {
 	sampler := NewSampler(data, at)
 	sampler.Paths = paths
 	sampler.Past = true
@@ -167,7 +167,7 @@ func Look(ctx context.Context, data Data, rf *rules.File, at time.Time, paths []
 // latestIfNoData is when the latest run under paths started, when some
 // rule over a time window has no data (a rule over the last N runs has
 // runs whenever there are any); nil otherwise.
-func latestIfNoData(ctx context.Context, data Data, rf *rules.File, paths []string, rows []Row) (*time.Time, error) {
+func latestIfNoData(ctx context.Context, data Data, rf *alerting.File, paths []string, rows []Row) (*time.Time, error) {
 	timed := map[string]bool{}
 	for _, r := range rf.Rules {
 		timed[r.Name] = r.Window.Duration > 0

@@ -8,10 +8,10 @@ import (
 
 	"github.com/orchstat/orchstat/model/alerts"
 	"github.com/orchstat/orchstat/model/reports"
-	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/alerting"
 )
 
-// StoreSampler is the rules.Sampler of a check: it reads the rules'
+// StoreSampler is the alerting.Sampler of a check: it reads the rules'
 // metrics from the store as of one instant. Rules over the same window
 // share one computation of the metrics, which is most of a check's time
 // on a large store.
@@ -34,7 +34,7 @@ type StoreSampler struct {
 // window whose metrics are the traces', or the records'. Computing only
 // the family a rule names halves a check over a store of one kind.
 type sampleKey struct {
-	window  rules.Window
+	window  alerting.Window
 	records bool
 }
 
@@ -45,7 +45,7 @@ func NewSampler(st Data, now time.Time) *StoreSampler {
 
 // Samples computes a rule's metric over its window, one sample per label
 // set. An empty result means no data.
-func (s *StoreSampler) Samples(ctx context.Context, r *rules.Rule) ([]rules.Sample, error) {
+func (s *StoreSampler) Samples(ctx context.Context, r *alerting.Rule) ([]alerting.Sample, error) {
 	if r.SQL != "" {
 		if s.Past {
 			return nil, ErrNotAtTime
@@ -53,7 +53,7 @@ func (s *StoreSampler) Samples(ctx context.Context, r *rules.Rule) ([]rules.Samp
 		// The rule's own query chooses its data; window does not apply.
 		// It is bounded: a query that runs on would hold the store's lock,
 		// and every cron round after it would give up waiting.
-		limit := cmp.Or(r.Timeout, rules.DefaultSQLTimeout)
+		limit := cmp.Or(r.Timeout, alerting.DefaultSQLTimeout)
 		qctx, cancel := context.WithTimeout(ctx, limit)
 		defer cancel()
 		series, err := s.st.SQLSeries(qctx, r.SQL)
@@ -85,13 +85,13 @@ func (s *StoreSampler) Samples(ctx context.Context, r *rules.Rule) ([]rules.Samp
 	if !ok {
 		return nil, fmt.Errorf("rule %q: unknown metric %q", r.Name, r.Metric)
 	}
-	return []rules.Sample{{Value: v.Value, Numerator: v.Numerator, Denominator: v.Denominator, NoPrice: v.NoPrice, Labels: map[string]string{}}}, nil
+	return []alerting.Sample{{Value: v.Value, Numerator: v.Numerator, Denominator: v.Denominator, NoPrice: v.NoPrice, Labels: map[string]string{}}}, nil
 }
 
 // split computes a rule's metric split by its labels: a call metric by
 // system, provider and/or model, a record metric by
 // system, a provider_* metric by provider and/or model.
-func (s *StoreSampler) split(ctx context.Context, r *rules.Rule, f alerts.Window) ([]rules.Sample, error) {
+func (s *StoreSampler) split(ctx context.Context, r *alerting.Rule, f alerts.Window) ([]alerting.Sample, error) {
 	if reports.CallMetric(r.Metric) {
 		series, err := s.st.CallSeries(ctx, f, r.Metric, r.By)
 		if err != nil {
@@ -121,7 +121,7 @@ func (s *StoreSampler) split(ctx context.Context, r *rules.Rule, f alerts.Window
 
 // windowFilter turns a rule's window into the runs it covers: those that
 // started in the last Duration, or the last Runs runs to start.
-func windowFilter(w rules.Window, now time.Time) alerts.Window {
+func windowFilter(w alerting.Window, now time.Time) alerts.Window {
 	var f alerts.Window
 	switch {
 	case w.Duration > 0:
@@ -133,10 +133,10 @@ func windowFilter(w rules.Window, now time.Time) alerts.Window {
 	return f
 }
 
-func samplesOf(series []alerts.Series) []rules.Sample {
-	var out []rules.Sample
+func samplesOf(series []alerts.Series) []alerting.Sample {
+	var out []alerting.Sample
 	for _, s := range series {
-		out = append(out, rules.Sample{Value: s.Value, Numerator: s.Numerator, Denominator: s.Denominator, NoPrice: s.NoPrice, Labels: s.Labels})
+		out = append(out, alerting.Sample{Value: s.Value, Numerator: s.Numerator, Denominator: s.Denominator, NoPrice: s.NoPrice, Labels: s.Labels})
 	}
 	return out
 }

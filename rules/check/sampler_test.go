@@ -11,7 +11,7 @@ import (
 
 	"github.com/orchstat/orchstat/model/alerts"
 	"github.com/orchstat/orchstat/model/reports"
-	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/alerting"
 )
 
 // fakeData is made-up Data that logs what the sampler asks of it.
@@ -59,28 +59,28 @@ func (d *fakeData) SystemSeries(_ context.Context, w alerts.Window, metric strin
 func TestStoreSampler(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	day, ago := rules.Window{Duration: 24 * time.Hour}, now.Add(-24*time.Hour)
+	day, ago := alerting.Window{Duration: 24 * time.Hour}, now.Add(-24*time.Hour)
 	for _, tc := range []struct {
 		name   string
 		past   bool
-		rules  []rules.Rule
+		rules  []alerting.Rule
 		want   []string
 		window alerts.Window // the last window WindowMetrics was asked for
 		err    string
 	}{
-		{name: "one computation per window", rules: []rules.Rule{{Name: "a", Metric: "runs", Window: day}, {Name: "b", Metric: "runs", Window: day}},
+		{name: "one computation per window", rules: []alerting.Rule{{Name: "a", Metric: "runs", Window: day}, {Name: "b", Metric: "runs", Window: day}},
 			want: []string{"metrics records=false"}, window: alerts.Window{Since: &ago, Paths: []string{"/runs"}}},
-		{name: "families apart", rules: []rules.Rule{{Name: "a", Metric: "runs"}, {Name: "b", Metric: "record_runs"}},
+		{name: "families apart", rules: []alerting.Rule{{Name: "a", Metric: "runs"}, {Name: "b", Metric: "record_runs"}},
 			want: []string{"metrics records=false", "metrics records=true"}, window: alerts.Window{Paths: []string{"/runs"}}},
-		{name: "last runs, at a past time", past: true, rules: []rules.Rule{{Name: "a", Metric: "runs", Window: rules.Window{Runs: 5}}},
+		{name: "last runs, at a past time", past: true, rules: []alerting.Rule{{Name: "a", Metric: "runs", Window: alerting.Window{Runs: 5}}},
 			want: []string{"metrics records=false"}, window: alerts.Window{Last: 5, Until: &now, Paths: []string{"/runs"}}},
-		{name: "splits", rules: []rules.Rule{{Name: "a", Metric: "calls", By: []string{"model"}},
+		{name: "splits", rules: []alerting.Rule{{Name: "a", Metric: "calls", By: []string{"model"}},
 			{Name: "b", Metric: "provider_requests", By: []string{"provider"}}, {Name: "c", Metric: "record_runs", By: []string{"system"}}},
 			want: []string{"calls calls by model", "providers provider_requests by provider", "has records"}},
-		{name: "a record metric by model", rules: []rules.Rule{{Name: "a", Metric: "record_runs", By: []string{"model"}}},
+		{name: "a record metric by model", rules: []alerting.Rule{{Name: "a", Metric: "record_runs", By: []string{"model"}}},
 			err: `rule "a": record_runs can be split by system only`},
-		{name: "sql at a past time", past: true, rules: []rules.Rule{{Name: "a", SQL: "SELECT 1 AS value"}}, err: ErrNotAtTime.Error()},
-		{name: "unknown metric", rules: []rules.Rule{{Name: "a", Metric: "nope"}}, want: []string{"metrics records=false"},
+		{name: "sql at a past time", past: true, rules: []alerting.Rule{{Name: "a", SQL: "SELECT 1 AS value"}}, err: ErrNotAtTime.Error()},
+		{name: "unknown metric", rules: []alerting.Rule{{Name: "a", Metric: "nope"}}, want: []string{"metrics records=false"},
 			window: alerts.Window{Paths: []string{"/runs"}}, err: `rule "a": unknown metric "nope"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

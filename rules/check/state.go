@@ -7,19 +7,19 @@ import (
 	"time"
 
 	"github.com/orchstat/orchstat/model/alerts"
-	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/alerting"
 	"github.com/orchstat/orchstat/rules/notify"
 )
 
 // loadAlerts reads the alerts saved by the last check, by rule.
-func loadAlerts(ctx context.Context, st Store) (map[string][]rules.Alert, error) {
+func loadAlerts(ctx context.Context, st Store) (map[string][]alerting.Alert, error) {
 	saved, err := st.LoadAlerts(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string][]rules.Alert{}
+	out := map[string][]alerting.Alert{}
 	for _, s := range saved {
-		a := rules.Alert{Rule: s.Rule, Fingerprint: s.Fingerprint, Labels: s.Labels,
+		a := alerting.Alert{Rule: s.Rule, Fingerprint: s.Fingerprint, Labels: s.Labels,
 			ActiveAt: s.ActiveAt, FiredAt: s.FiredAt, ResolvedAt: s.ResolvedAt, LastEvalAt: s.LastEvalAt, KeepFiringSince: s.KeepFiringSince,
 			Checks: s.Checks, Value: s.Value, Numerator: s.Numerator, Denominator: s.Denominator, NoData: s.NoData}
 		if err := a.State.UnmarshalText([]byte(s.State)); err != nil {
@@ -31,7 +31,7 @@ func loadAlerts(ctx context.Context, st Store) (map[string][]rules.Alert, error)
 }
 
 // alertRows are alerts as the store keeps them.
-func alertRows(as []rules.Alert) ([]alerts.Alert, error) {
+func alertRows(as []alerting.Alert) ([]alerts.Alert, error) {
 	out := make([]alerts.Alert, 0, len(as))
 	for _, a := range as {
 		state, err := a.State.MarshalText()
@@ -81,8 +81,8 @@ func pendingItems(ctx context.Context, st Store) ([]notify.Item, map[int64]time.
 
 // splitScope parts the stored alerts into this check's scope's (whose
 // scope label is scope, "" for the whole store) and the others'.
-func splitScope(prev map[string][]rules.Alert, scope string) (mine map[string][]rules.Alert, others []rules.Alert) {
-	mine = map[string][]rules.Alert{}
+func splitScope(prev map[string][]alerting.Alert, scope string) (mine map[string][]alerting.Alert, others []alerting.Alert) {
+	mine = map[string][]alerting.Alert{}
 	for rule, alerts := range prev {
 		for _, a := range alerts {
 			if a.Labels["scope"] == scope {

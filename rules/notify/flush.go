@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/alerting"
 )
 
 // Item is a notification to deliver: a queued one (ID > 0) or an
@@ -31,8 +31,8 @@ type Result struct {
 //
 // done, when set, is called with each result as soon as it is known, so a
 // caller can record an acknowledgement before the next item is tried.
-func (s *Sender) Flush(ctx context.Context, receivers []*rules.Receiver, items []Item, done func(Result)) []Result {
-	byName := map[string]*rules.Receiver{}
+func (s *Sender) Flush(ctx context.Context, receivers []*alerting.Receiver, items []Item, done func(Result)) []Result {
+	byName := map[string]*alerting.Receiver{}
 	for _, r := range receivers {
 		byName[r.Name] = r
 	}

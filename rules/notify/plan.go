@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/alerting"
 )
 
 // Message is Alertmanager's webhook payload, version 4. Commands get it on
@@ -62,8 +62,8 @@ func (n Notification) Key() string { return n.Receiver + "\x00" + n.Message.Grou
 
 // Evaluated is an alert after a check, with what notifying it needs.
 type Evaluated struct {
-	Rule  *rules.Rule
-	Alert rules.Alert
+	Rule  *alerting.Rule
+	Alert alerting.Alert
 	// Changed is set when this check moved the alert to firing or to
 	// resolved: the changes that notify.
 	Changed bool
@@ -75,7 +75,7 @@ type Evaluated struct {
 // Labels are the labels an alert is notified with: its own (the rule's
 // grouping labels), the rule's labels, severity and alertname. The rule's
 // labels win over the sample's, as in Prometheus.
-func Labels(r *rules.Rule, a rules.Alert) map[string]string {
+func Labels(r *alerting.Rule, a alerting.Alert) map[string]string {
 	l := make(map[string]string, len(a.Labels)+len(r.Labels)+2)
 	maps.Copy(l, a.Labels)
 	l["severity"] = r.Severity
@@ -90,18 +90,18 @@ func Labels(r *rules.Rule, a rules.Alert) map[string]string {
 // removed. Durable notifications (changes and repeats) are returned apart
 // from Alertmanager refreshes, which only need to reach Alertmanager at
 // some check and are never queued.
-func Plan(route *rules.Route, receivers []*rules.Receiver, alerts []Evaluated, lastSent map[string]time.Time, now time.Time) (queue, refresh []Notification) {
+func Plan(route *alerting.Route, receivers []*alerting.Receiver, alerts []Evaluated, lastSent map[string]time.Time, now time.Time) (queue, refresh []Notification) {
 	if route == nil {
 		clear(lastSent)
 		return nil, nil
 	}
-	byName := map[string]*rules.Receiver{}
+	byName := map[string]*alerting.Receiver{}
 	for _, r := range receivers {
 		byName[r.Name] = r
 	}
 	type group struct {
-		recv    *rules.Receiver
-		route   *rules.Route
+		recv    *alerting.Receiver
+		route   *alerting.Route
 		labels  map[string]string
 		alerts  []Evaluated
 		changed bool
@@ -110,7 +110,7 @@ func Plan(route *rules.Route, receivers []*rules.Receiver, alerts []Evaluated, l
 	groups := map[string]*group{}
 	var order []string
 	for _, e := range alerts {
-		if e.Alert.State != rules.StateFiring && !(e.Alert.State == rules.StateResolved && e.Changed) {
+		if e.Alert.State != alerting.StateFiring && !(e.Alert.State == alerting.StateResolved && e.Changed) {
 			continue // pending and old resolutions notify nothing
 		}
 		labels := Labels(e.Rule, e.Alert)
@@ -119,8 +119,8 @@ func Plan(route *rules.Route, receivers []*rules.Receiver, alerts []Evaluated, l
 			if recv == nil {
 				continue
 			}
-			resolved := e.Alert.State == rules.StateResolved
-			if resolved && !recv.SendResolved && recv.Kind != rules.KindAlertmanager {
+			resolved := e.Alert.State == alerting.StateResolved
+			if resolved && !recv.SendResolved && recv.Kind != alerting.KindAlertmanager {
 				continue
 			}
 			gl := groupLabels(leaf.GroupBy, labels)
@@ -146,7 +146,7 @@ func Plan(route *rules.Route, receivers []*rules.Receiver, alerts []Evaluated, l
 			// A firing group never notified (the receiver was added while
 			// it fired) is news to its receiver too.
 			n.Reason = ReasonChange
-		case g.recv.Kind == rules.KindAlertmanager:
+		case g.recv.Kind == alerting.KindAlertmanager:
 			n.Reason = ReasonRefresh
 			refresh = append(refresh, n)
 			continue
@@ -204,11 +204,11 @@ func message(receiver string, gl map[string]string, alerts []Evaluated) Message 
 	for i, e := range alerts {
 		labels := Labels(e.Rule, e.Alert)
 		a := Alert{Status: "firing", Labels: labels, Annotations: e.Annotations, StartsAt: e.Alert.FiredAt,
-			Fingerprint: rules.Fingerprint(e.Rule.Name, labels)}
+			Fingerprint: alerting.Fingerprint(e.Rule.Name, labels)}
 		if a.Annotations == nil {
 			a.Annotations = map[string]string{}
 		}
-		if e.Alert.State == rules.StateResolved {
+		if e.Alert.State == alerting.StateResolved {
 			a.Status, a.EndsAt = "resolved", e.Alert.ResolvedAt
 		} else {
 			m.Status = "firing"

@@ -7,23 +7,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/alerting"
 )
 
 var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
-func rule(name, severity string) *rules.Rule {
-	return &rules.Rule{Name: name, Severity: severity, Labels: map[string]string{"team": "ci"}}
+func rule(name, severity string) *alerting.Rule {
+	return &alerting.Rule{Name: name, Severity: severity, Labels: map[string]string{"team": "ci"}}
 }
 
-func firing(r *rules.Rule, changed bool, labels map[string]string) Evaluated {
+func firing(r *alerting.Rule, changed bool, labels map[string]string) Evaluated {
 	return Evaluated{Rule: r, Changed: changed, Annotations: map[string]string{"summary": "s"},
-		Alert: rules.Alert{Rule: r.Name, Labels: labels, State: rules.StateFiring, ActiveAt: t0, FiredAt: t0}}
+		Alert: alerting.Alert{Rule: r.Name, Labels: labels, State: alerting.StateFiring, ActiveAt: t0, FiredAt: t0}}
 }
 
-func resolved(r *rules.Rule, labels map[string]string) Evaluated {
+func resolved(r *alerting.Rule, labels map[string]string) Evaluated {
 	e := firing(r, true, labels)
-	e.Alert.State, e.Alert.ResolvedAt = rules.StateResolved, t0.Add(time.Hour)
+	e.Alert.State, e.Alert.ResolvedAt = alerting.StateResolved, t0.Add(time.Hour)
 	return e
 }
 
@@ -42,12 +42,12 @@ func summary(ns []Notification) string {
 
 func TestPlan(t *testing.T) {
 	t.Parallel()
-	hook := &rules.Receiver{Name: "hook", Kind: rules.KindWebhook, SendResolved: true}
-	quiet := &rules.Receiver{Name: "quiet", Kind: rules.KindWebhook}
-	am := &rules.Receiver{Name: "am", Kind: rules.KindAlertmanager}
-	recvs := []*rules.Receiver{hook, quiet, am}
-	root := func(recv string) *rules.Route {
-		return &rules.Route{Receiver: recv, GroupBy: []string{"alertname"}}
+	hook := &alerting.Receiver{Name: "hook", Kind: alerting.KindWebhook, SendResolved: true}
+	quiet := &alerting.Receiver{Name: "quiet", Kind: alerting.KindWebhook}
+	am := &alerting.Receiver{Name: "am", Kind: alerting.KindAlertmanager}
+	recvs := []*alerting.Receiver{hook, quiet, am}
+	root := func(recv string) *alerting.Route {
+		return &alerting.Route{Receiver: recv, GroupBy: []string{"alertname"}}
 	}
 	a, b := rule("a", "warning"), rule("b", "critical")
 	none := map[string]string{}
@@ -55,7 +55,7 @@ func TestPlan(t *testing.T) {
 
 	tests := []struct {
 		name          string
-		route         *rules.Route
+		route         *alerting.Route
 		alerts        []Evaluated
 		lastSent      map[string]time.Time
 		now           time.Time
@@ -68,10 +68,10 @@ func TestPlan(t *testing.T) {
 			lastSent: map[string]time.Time{key("hook", "a"): t0}, now: t0.Add(time.Hour), after: []string{key("hook", "a")}},
 		{name: "firing but never notified (receiver added later)", route: root("hook"), alerts: []Evaluated{firing(a, false, none)},
 			queue: `hook/change/firing{}:{alertname="a"}[a:firing]`, after: []string{key("hook", "a")}},
-		{name: "repeat_interval not yet", route: &rules.Route{Receiver: "hook", GroupBy: []string{"alertname"}, RepeatInterval: 4 * time.Hour},
+		{name: "repeat_interval not yet", route: &alerting.Route{Receiver: "hook", GroupBy: []string{"alertname"}, RepeatInterval: 4 * time.Hour},
 			alerts: []Evaluated{firing(a, false, none)}, lastSent: map[string]time.Time{key("hook", "a"): t0}, now: t0.Add(4*time.Hour - time.Second),
 			after: []string{key("hook", "a")}},
-		{name: "repeat_interval passed", route: &rules.Route{Receiver: "hook", GroupBy: []string{"alertname"}, RepeatInterval: 4 * time.Hour},
+		{name: "repeat_interval passed", route: &alerting.Route{Receiver: "hook", GroupBy: []string{"alertname"}, RepeatInterval: 4 * time.Hour},
 			alerts: []Evaluated{firing(a, false, none)}, lastSent: map[string]time.Time{key("hook", "a"): t0}, now: t0.Add(4 * time.Hour),
 			queue: `hook/repeat/firing{}:{alertname="a"}[a:firing]`, after: []string{key("hook", "a")}},
 		{name: "resolves: one notification, group forgotten", route: root("hook"), alerts: []Evaluated{resolved(a, none)},
@@ -81,12 +81,12 @@ func TestPlan(t *testing.T) {
 		{name: "an old resolution is not sent again", route: root("hook"),
 			alerts: []Evaluated{func() Evaluated { e := resolved(a, none); e.Changed = false; return e }()}},
 		{name: "pending notifies nothing", route: root("hook"),
-			alerts: []Evaluated{func() Evaluated { e := firing(a, true, none); e.Alert.State = rules.StatePending; return e }()}},
-		{name: "a group carries its other firing alerts", route: &rules.Route{Receiver: "hook", GroupBy: []string{"team"}},
+			alerts: []Evaluated{func() Evaluated { e := firing(a, true, none); e.Alert.State = alerting.StatePending; return e }()}},
+		{name: "a group carries its other firing alerts", route: &alerting.Route{Receiver: "hook", GroupBy: []string{"team"}},
 			alerts:   []Evaluated{firing(a, false, none), resolved(b, none)},
 			lastSent: map[string]time.Time{"hook\x00" + `{}:{team="ci"}`: t0},
 			queue:    `hook/change/firing{}:{team="ci"}[a:firing,b:resolved]`, after: []string{"hook\x00" + `{}:{team="ci"}`}},
-		{name: "group_by ... : one alert a group", route: &rules.Route{Receiver: "hook", GroupBy: []string{"..."}},
+		{name: "group_by ... : one alert a group", route: &alerting.Route{Receiver: "hook", GroupBy: []string{"..."}},
 			alerts: []Evaluated{firing(a, true, map[string]string{"provider": "x"})},
 			queue:  `hook/change/firing{}:{alertname="a", provider="x", severity="warning", team="ci"}[a:firing]`,
 			after:  []string{"hook\x00" + `{}:{alertname="a", provider="x", severity="warning", team="ci"}`}},
@@ -97,8 +97,8 @@ func TestPlan(t *testing.T) {
 			after: []string{key("am", "a"), key("am", "b")}},
 		{name: "Alertmanager always gets resolutions", route: root("am"), alerts: []Evaluated{resolved(a, none)},
 			queue: `am/change/resolved{}:{alertname="a"}[a:resolved]`},
-		{name: "routes: critical to am and on (continue), the rest to hook", route: &rules.Route{Receiver: "hook", GroupBy: []string{"alertname"},
-			Routes: []*rules.Route{{Match: map[string]string{"severity": "critical"}, Receiver: "am", Continue: true}, {Match: map[string]string{"team": "ci"}}}},
+		{name: "routes: critical to am and on (continue), the rest to hook", route: &alerting.Route{Receiver: "hook", GroupBy: []string{"alertname"},
+			Routes: []*alerting.Route{{Match: map[string]string{"severity": "critical"}, Receiver: "am", Continue: true}, {Match: map[string]string{"team": "ci"}}}},
 			alerts: []Evaluated{firing(a, true, none), firing(b, true, none)},
 			queue:  `am/change/firing{}:{alertname="b"}[b:firing] hook/change/firing{}:{alertname="a"}[a:firing] hook/change/firing{}:{alertname="b"}[b:firing]`,
 			after:  []string{key("am", "b"), key("hook", "a"), key("hook", "b")}},
@@ -146,8 +146,8 @@ func TestMessageShape(t *testing.T) {
 	e1 := firing(r, true, map[string]string{"provider": "x"})
 	e2 := resolved(r, map[string]string{"provider": "y"})
 	e2.Annotations = map[string]string{"summary": "other"}
-	q, _ := Plan(&rules.Route{Receiver: "hook", GroupBy: []string{"alertname"}},
-		[]*rules.Receiver{{Name: "hook", Kind: rules.KindWebhook, SendResolved: true}}, []Evaluated{e2, e1}, map[string]time.Time{}, t0.Add(2*time.Hour))
+	q, _ := Plan(&alerting.Route{Receiver: "hook", GroupBy: []string{"alertname"}},
+		[]*alerting.Receiver{{Name: "hook", Kind: alerting.KindWebhook, SendResolved: true}}, []Evaluated{e2, e1}, map[string]time.Time{}, t0.Add(2*time.Hour))
 	if len(q) != 1 {
 		t.Fatalf("got %d notifications", len(q))
 	}
@@ -166,7 +166,7 @@ func TestMessageShape(t *testing.T) {
 	if !f.StartsAt.Equal(t0) || !f.EndsAt.IsZero() || !res.EndsAt.Equal(t0.Add(time.Hour)) {
 		t.Errorf("times: %v %v %v", f.StartsAt, f.EndsAt, res.EndsAt)
 	}
-	if f.Fingerprint != rules.Fingerprint("a", f.Labels) || f.Labels["provider"] != "x" {
+	if f.Fingerprint != alerting.Fingerprint("a", f.Labels) || f.Labels["provider"] != "x" {
 		t.Errorf("fingerprint %s of %v", f.Fingerprint, f.Labels)
 	}
 }

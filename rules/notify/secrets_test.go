@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/alerting"
 )
 
 // forms are the ways a secret can come back in a receiver's answer.
@@ -111,22 +111,22 @@ func TestSecretsInEchoedRequests(t *testing.T) {
 	s, _ := testSender(env)
 	for _, tc := range []struct {
 		name    string
-		r       *rules.Receiver
+		r       *alerting.Receiver
 		secrets []string
 	}{
-		{"query and bearer in the status line", &rules.Receiver{Name: "q", Kind: rules.KindWebhook,
+		{"query and bearer in the status line", &alerting.Receiver{Name: "q", Kind: alerting.KindWebhook,
 			URL:     base + "/hook?token=${TOKEN}",
 			Headers: map[string]string{"Authorization": "Bearer ${TOKEN}"}}, []string{env["TOKEN"]}},
-		{"user info sent as Basic auth", &rules.Receiver{Name: "u", Kind: rules.KindWebhook,
+		{"user info sent as Basic auth", &alerting.Receiver{Name: "u", Kind: alerting.KindWebhook,
 			URL: strings.Replace(base, "http://", "http://alice:${PW}@", 1) + "/hook"},
 			[]string{env["PW"], base64.StdEncoding.EncodeToString([]byte("alice:" + env["PW"]))}},
-		{"header with quote and backslash echoed as JSON", &rules.Receiver{Name: "h", Kind: rules.KindWebhook,
+		{"header with quote and backslash echoed as JSON", &alerting.Receiver{Name: "h", Kind: alerting.KindWebhook,
 			URL: base + "/hook", Headers: map[string]string{"X-Api-Key": "${HDR}"}}, []string{env["HDR"]}},
-		{"literal header value", &rules.Receiver{Name: "l", Kind: rules.KindWebhook,
+		{"literal header value", &alerting.Receiver{Name: "l", Kind: alerting.KindWebhook,
 			URL: base + "/hook", Headers: map[string]string{"Authorization": "Bearer literal-token-42"}}, []string{"literal-token-42"}},
-		{"token re-encoded", &rules.Receiver{Name: "e", Kind: rules.KindWebhook,
+		{"token re-encoded", &alerting.Receiver{Name: "e", Kind: alerting.KindWebhook,
 			URL: base + "/hook", Headers: map[string]string{"Authorization": `Bearer quo"te'tok&42`}}, []string{`quo"te'tok&42`}},
-		{"Slack-style token in the path", &rules.Receiver{Name: "s", Kind: rules.KindWebhook,
+		{"Slack-style token in the path", &alerting.Receiver{Name: "s", Kind: alerting.KindWebhook,
 			URL: base + "/services/T0123ABCD/B0456EFGH/abcdEFGHijklMNOPqrstUVWX"},
 			[]string{"T0123ABCD", "B0456EFGH", "abcdEFGHijklMNOPqrstUVWX"}},
 	} {
@@ -151,7 +151,7 @@ func TestCommandArgumentsNeverShown(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "notify.sh")
 	os.WriteFile(script, []byte("#!/bin/sh\necho \"usage error: $0 $*\" >&2\nprintf '%s\\n' \"$@\" | sed 's/^/arg: /' >&2\nexit 3\n"), 0o755)
 	s, _ := testSender(map[string]string{"SECRET": "env-secret-77"})
-	r := &rules.Receiver{Name: "cmd", Kind: rules.KindCommand, Timeout: 5 * time.Second,
+	r := &alerting.Receiver{Name: "cmd", Kind: alerting.KindCommand, Timeout: 5 * time.Second,
 		Argv: []string{script, "--token", "literal-secret-99", "--other=${SECRET}"}}
 	_, err := s.Deliver(context.Background(), r, testMessage())
 	if err == nil || !strings.Contains(err.Error(), "usage error") {

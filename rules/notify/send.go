@@ -22,7 +22,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/alerting"
 	"github.com/orchstat/orchstat/rules/retry"
 	"github.com/orchstat/orchstat/rules/retry/runner/guard"
 )
@@ -80,7 +80,7 @@ func (e *Error) Error() string { return fmt.Sprintf("receiver %q: %s", e.Receive
 
 // Deliver sends m to r, trying up to Attempts times with backoff between
 // tries, and returns how many attempts it made.
-func (s *Sender) Deliver(ctx context.Context, r *rules.Receiver, m Message) (int, error) {
+func (s *Sender) Deliver(ctx context.Context, r *alerting.Receiver, m Message) (int, error) {
 	var err error
 	for n := 1; ; n++ {
 		err = s.send(ctx, r, m)
@@ -99,21 +99,21 @@ func (s *Sender) Deliver(ctx context.Context, r *rules.Receiver, m Message) (int
 	}
 }
 
-func (s *Sender) send(ctx context.Context, r *rules.Receiver, m Message) error {
+func (s *Sender) send(ctx context.Context, r *alerting.Receiver, m Message) error {
 	switch r.Kind {
-	case rules.KindWebhook:
+	case alerting.KindWebhook:
 		body, err := json.Marshal(m)
 		if err != nil {
 			return &Error{Receiver: r.Name, Msg: err.Error()}
 		}
 		return s.post(ctx, r, r.URL, body)
-	case rules.KindAlertmanager:
+	case alerting.KindAlertmanager:
 		body, err := json.Marshal(postable(m, s.Now().Add(r.AlertTTL)))
 		if err != nil {
 			return &Error{Receiver: r.Name, Msg: err.Error()}
 		}
 		return s.post(ctx, r, strings.TrimRight(r.URL, "/")+"/api/v2/alerts", body)
-	case rules.KindCommand:
+	case alerting.KindCommand:
 		body, err := json.Marshal(m)
 		if err != nil {
 			return &Error{Receiver: r.Name, Msg: err.Error()}
@@ -157,11 +157,11 @@ type expanded struct {
 	secrets []string
 }
 
-func (s *Sender) expand(r *rules.Receiver, rawURL string) (*expanded, error) {
+func (s *Sender) expand(r *alerting.Receiver, rawURL string) (*expanded, error) {
 	x := &expanded{headers: map[string]string{}}
 	var err error
 	add := func(v string) (string, error) {
-		out, used, err := rules.ExpandEnv(v, s.Env)
+		out, used, err := alerting.ExpandEnv(v, s.Env)
 		x.secrets = append(x.secrets, used...)
 		return out, err
 	}
@@ -322,7 +322,7 @@ func tokenLike(seg string) bool {
 	return len(seg) >= 8 && letters && digits
 }
 
-func (s *Sender) post(ctx context.Context, r *rules.Receiver, rawURL string, body []byte) error {
+func (s *Sender) post(ctx context.Context, r *alerting.Receiver, rawURL string, body []byte) error {
 	fail := func(retry bool, format string, args ...any) *Error {
 		return &Error{Receiver: r.Name, Retry: retry, Msg: fmt.Sprintf(format, args...)}
 	}
@@ -372,7 +372,7 @@ func (s *Sender) post(ctx context.Context, r *rules.Receiver, rawURL string, bod
 	return e
 }
 
-func (s *Sender) run(ctx context.Context, r *rules.Receiver, body []byte) error {
+func (s *Sender) run(ctx context.Context, r *alerting.Receiver, body []byte) error {
 	x, err := s.expand(r, "")
 	if err != nil {
 		return &Error{Receiver: r.Name, Msg: err.Error()}

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/alerting"
 )
 
 // testSender never sleeps for real; it records the waits it was asked for.
@@ -66,8 +66,8 @@ func newServer(t *testing.T, statuses ...int) *server {
 
 func testMessage() Message {
 	r := rule("a", "critical")
-	q, _ := Plan(&rules.Route{Receiver: "x", GroupBy: []string{"alertname"}},
-		[]*rules.Receiver{{Name: "x", Kind: rules.KindWebhook, SendResolved: true}},
+	q, _ := Plan(&alerting.Route{Receiver: "x", GroupBy: []string{"alertname"}},
+		[]*alerting.Receiver{{Name: "x", Kind: alerting.KindWebhook, SendResolved: true}},
 		[]Evaluated{firing(r, true, map[string]string{}), resolved(rule("a", "critical"), map[string]string{"provider": "p"})}, map[string]time.Time{}, t0)
 	return q[0].Message
 }
@@ -76,7 +76,7 @@ func TestWebhook(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t, 200)
 	s, _ := testSender(map[string]string{"TOKEN": "tok-123"})
-	r := &rules.Receiver{Name: "hook", Kind: rules.KindWebhook, URL: srv.URL + "/hook?key=${TOKEN}", Timeout: time.Second,
+	r := &alerting.Receiver{Name: "hook", Kind: alerting.KindWebhook, URL: srv.URL + "/hook?key=${TOKEN}", Timeout: time.Second,
 		Headers: map[string]string{"Authorization": "Bearer ${TOKEN}"}}
 	n, err := s.Deliver(context.Background(), r, testMessage())
 	if err != nil || n != 1 {
@@ -110,7 +110,7 @@ func TestAlertmanagerPayload(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t, 200)
 	s, _ := testSender(nil)
-	r := &rules.Receiver{Name: "am", Kind: rules.KindAlertmanager, URL: srv.URL + "/", Timeout: time.Second, AlertTTL: time.Hour}
+	r := &alerting.Receiver{Name: "am", Kind: alerting.KindAlertmanager, URL: srv.URL + "/", Timeout: time.Second, AlertTTL: time.Hour}
 	if _, err := s.Deliver(context.Background(), r, testMessage()); err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestRetries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := newServer(t, tt.statuses...)
 			s, waits := testSender(nil)
-			r := &rules.Receiver{Name: "hook", Kind: rules.KindWebhook, URL: srv.URL, Timeout: time.Second}
+			r := &alerting.Receiver{Name: "hook", Kind: alerting.KindWebhook, URL: srv.URL, Timeout: time.Second}
 			n, err := s.Deliver(context.Background(), r, testMessage())
 			if n != tt.attempts || len(srv.bodies) != tt.attempts {
 				t.Errorf("attempts %d, requests %d, want %d", n, len(srv.bodies), tt.attempts)
@@ -185,7 +185,7 @@ func TestTimeout(t *testing.T) {
 	defer close(block)
 	s, _ := testSender(nil)
 	s.Attempts = 1
-	r := &rules.Receiver{Name: "slow", Kind: rules.KindWebhook, URL: srv.URL, Timeout: 50 * time.Millisecond}
+	r := &alerting.Receiver{Name: "slow", Kind: alerting.KindWebhook, URL: srv.URL, Timeout: 50 * time.Millisecond}
 	_, err := s.Deliver(context.Background(), r, testMessage())
 	var de *Error
 	if !errors.As(err, &de) || !de.Retry || !strings.Contains(err.Error(), "timed out after 50ms") {
@@ -203,10 +203,10 @@ func TestSecretsNeverInErrors(t *testing.T) {
 	secrets := []string{"hunter2-token", "hdr-secret-9", "pw-secret-7", "hunter2", "hdr-sec"}
 	url := strings.Replace(srv.URL, "http://", "http://user:pw-secret-7@", 1) + "/hook?token=${TOKEN}"
 	s, _ := testSender(env)
-	for _, r := range []*rules.Receiver{
-		{Name: "hook", Kind: rules.KindWebhook, URL: url, Timeout: time.Second, Headers: map[string]string{"X-Key": "Bearer hdr-secret-9"}},
-		{Name: "down", Kind: rules.KindWebhook, URL: "http://user:pw-secret-7@127.0.0.1:1/x?token=${TOKEN}", Timeout: time.Second},
-		{Name: "cmd", Kind: rules.KindCommand, Argv: []string{"sh", "-c", `echo "failed with $1 and $ORCHSTAT_RECEIVER" >&2; exit 3`, "sh", "${TOKEN}"}, Timeout: 5 * time.Second},
+	for _, r := range []*alerting.Receiver{
+		{Name: "hook", Kind: alerting.KindWebhook, URL: url, Timeout: time.Second, Headers: map[string]string{"X-Key": "Bearer hdr-secret-9"}},
+		{Name: "down", Kind: alerting.KindWebhook, URL: "http://user:pw-secret-7@127.0.0.1:1/x?token=${TOKEN}", Timeout: time.Second},
+		{Name: "cmd", Kind: alerting.KindCommand, Argv: []string{"sh", "-c", `echo "failed with $1 and $ORCHSTAT_RECEIVER" >&2; exit 3`, "sh", "${TOKEN}"}, Timeout: 5 * time.Second},
 	} {
 		_, err := s.Deliver(context.Background(), r, testMessage())
 		if err == nil {
@@ -226,7 +226,7 @@ func TestSecretsNeverInErrors(t *testing.T) {
 	if got := redactCut("xx: hunter2-to", secrets[:1]); got != "xx: <redacted>" {
 		t.Errorf("cut secret: %q", got)
 	}
-	if _, err := s.Deliver(context.Background(), &rules.Receiver{Name: "unset", Kind: rules.KindWebhook, URL: srv.URL + "/${NOPE}", Timeout: time.Second}, testMessage()); err == nil ||
+	if _, err := s.Deliver(context.Background(), &alerting.Receiver{Name: "unset", Kind: alerting.KindWebhook, URL: srv.URL + "/${NOPE}", Timeout: time.Second}, testMessage()); err == nil ||
 		!strings.Contains(err.Error(), "environment variable NOPE is not set") {
 		t.Errorf("unset variable: %v", err)
 	}
@@ -237,7 +237,7 @@ func TestCommand(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "got.json")
 	s, _ := testSender(map[string]string{"OUT": out})
-	r := &rules.Receiver{Name: "script", Kind: rules.KindCommand, Argv: []string{"sh", "-c", `cat > "$1"`, "sh", "${OUT}"}, Timeout: 5 * time.Second}
+	r := &alerting.Receiver{Name: "script", Kind: alerting.KindCommand, Argv: []string{"sh", "-c", `cat > "$1"`, "sh", "${OUT}"}, Timeout: 5 * time.Second}
 	if _, err := s.Deliver(context.Background(), r, testMessage()); err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestCommand(t *testing.T) {
 	}
 
 	s.Attempts = 1
-	slow := &rules.Receiver{Name: "slow", Kind: rules.KindCommand, Argv: []string{"sleep", "10"}, Timeout: 100 * time.Millisecond}
+	slow := &alerting.Receiver{Name: "slow", Kind: alerting.KindCommand, Argv: []string{"sleep", "10"}, Timeout: 100 * time.Millisecond}
 	start := time.Now()
 	_, err = s.Deliver(context.Background(), slow, testMessage())
 	if err == nil || !strings.Contains(err.Error(), "killed after its timeout of 100ms") {
@@ -269,9 +269,9 @@ func TestFlushOrder(t *testing.T) {
 	bad, good := newServer(t, 500), newServer(t, 200)
 	s, _ := testSender(nil)
 	s.Attempts = 1
-	recvs := []*rules.Receiver{
-		{Name: "bad", Kind: rules.KindWebhook, URL: bad.URL, Timeout: time.Second},
-		{Name: "good", Kind: rules.KindWebhook, URL: good.URL, Timeout: time.Second},
+	recvs := []*alerting.Receiver{
+		{Name: "bad", Kind: alerting.KindWebhook, URL: bad.URL, Timeout: time.Second},
+		{Name: "good", Kind: alerting.KindWebhook, URL: good.URL, Timeout: time.Second},
 	}
 	m := testMessage()
 	res := s.Flush(context.Background(), recvs, []Item{
@@ -302,10 +302,10 @@ func TestFlushOrder(t *testing.T) {
 func TestURLFromEnvironment(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t, 200)
-	if _, err := rules.Parse("r.yaml", []byte("receivers:\n  - name: hook\n    webhook: {url: \"${HOOK_URL}\"}\n")); err != nil {
+	if _, err := alerting.Parse("r.yaml", []byte("receivers:\n  - name: hook\n    webhook: {url: \"${HOOK_URL}\"}\n")); err != nil {
 		t.Fatal(err)
 	}
-	r := &rules.Receiver{Name: "hook", Kind: rules.KindWebhook, URL: "${HOOK_URL}", Timeout: time.Second}
+	r := &alerting.Receiver{Name: "hook", Kind: alerting.KindWebhook, URL: "${HOOK_URL}", Timeout: time.Second}
 	s, _ := testSender(map[string]string{"HOOK_URL": srv.URL + "/path?t=abc"})
 	if _, err := s.Deliver(context.Background(), r, testMessage()); err != nil || srv.paths[0] != "/path?t=abc" {
 		t.Fatalf("%v %v", err, srv.paths)

@@ -16,7 +16,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/orchstat/orchstat"
-	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/alerting"
 	"github.com/orchstat/orchstat/rules/yamlast"
 )
 
@@ -62,7 +62,7 @@ type Alert struct {
 // Loaded is a validated test file, ready to run.
 type Loaded struct {
 	Path   string
-	Rules  *rules.File
+	Rules  *alerting.File
 	Tests  []Test
 	dir    string
 	times  [][]time.Time // per test, per evaluation
@@ -148,18 +148,18 @@ func decode(path string) (*File, error) {
 
 // loadRules loads the rules under test: the named files together
 // (relative to the test file), or the built-in ones.
-func (lf *Loaded) loadRules(files []string) (*rules.File, error) {
+func (lf *Loaded) loadRules(files []string) (*alerting.File, error) {
 	if len(files) == 0 {
-		return rules.Parse("alerts.yaml (built in)", orchstat.DefaultAlerts)
+		return alerting.Parse("alerts.yaml (built in)", orchstat.DefaultAlerts)
 	}
-	all := &rules.File{Path: strings.Join(files, ",")}
+	all := &alerting.File{Path: strings.Join(files, ",")}
 	seen := map[string]string{}
 	for _, rfPath := range files {
 		p := rfPath
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(lf.dir, p)
 		}
-		f, err := rules.Load(p)
+		f, err := alerting.Load(p)
 		if err != nil {
 			return nil, fmt.Errorf("rule file %s: %v", rfPath, err)
 		}
@@ -243,8 +243,8 @@ func checkExpected(ev Eval, ruleNames map[string]bool) error {
 		if !ruleNames[a.Rule] {
 			return fmt.Errorf("alert %d: no rule named %q", k+1, a.Rule)
 		}
-		var st rules.State
-		if err := st.UnmarshalText([]byte(a.State)); err != nil || st == rules.StateInactive {
+		var st alerting.State
+		if err := st.UnmarshalText([]byte(a.State)); err != nil || st == alerting.StateInactive {
 			return fmt.Errorf("alert %d: state %q is not pending, firing or resolved", k+1, a.State)
 		}
 		if len(ev.Rules) > 0 && !slices.Contains(ev.Rules, a.Rule) {

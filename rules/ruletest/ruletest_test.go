@@ -4,15 +4,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/alerting"
 )
 
 // A rule test evaluates only the rules its evaluations name, unless one
 // names none; what it asserts is the same either way.
 func TestTestedRules(t *testing.T) {
 	t.Parallel()
-	rf := &rules.File{Path: "x.yaml", Rules: []*rules.Rule{{Name: "a"}, {Name: "b"}, {Name: "c"}}}
-	names := func(f *rules.File) string {
+	rf := &alerting.File{Path: "x.yaml", Rules: []*alerting.Rule{{Name: "a"}, {Name: "b"}, {Name: "c"}}}
+	names := func(f *alerting.File) string {
 		var out []string
 		for _, r := range f.Rules {
 			out = append(out, r.Name)

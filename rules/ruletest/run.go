@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/orchstat/orchstat/rules"
+	"github.com/orchstat/orchstat/rules/alerting"
 	"github.com/orchstat/orchstat/rules/check"
 )
 
@@ -139,7 +139,7 @@ func runTest(ctx context.Context, store *testStore, lf *Loaded, i int) (string, 
 		}
 	}
 	var b strings.Builder
-	prev := map[string][]rules.Alert{}
+	prev := map[string][]alerting.Alert{}
 	rf := testedRules(lf.Rules, t.Evaluations)
 	for j, want := range t.Evaluations {
 		now := lf.times[i][j]
@@ -154,7 +154,7 @@ func runTest(ctx context.Context, store *testStore, lf *Loaded, i int) (string, 
 			return "", fmt.Errorf("evaluation at %s: rule %s: %w", want.At, f.Rule, f.Err)
 		}
 		// Thread the alerts on, by rule, as check does through the store.
-		prev = map[string][]rules.Alert{}
+		prev = map[string][]alerting.Alert{}
 		for _, a := range ev.Alerts {
 			prev[a.Rule] = append(prev[a.Rule], a)
 		}
@@ -201,10 +201,10 @@ func (in *input) ingest(ctx context.Context, runs string, now time.Time) error {
 
 // diff compares evaluation j's alerts with those expected, and returns
 // the missing and unexpected ones, or "" when they match.
-func diff(j int, now time.Time, want Eval, alerts []rules.Alert) string {
+func diff(j int, now time.Time, want Eval, alerts []alerting.Alert) string {
 	got := map[string]bool{}
 	for _, a := range alerts {
-		if a.State == rules.StateInactive || (len(want.Rules) > 0 && !slices.Contains(want.Rules, a.Rule)) {
+		if a.State == alerting.StateInactive || (len(want.Rules) > 0 && !slices.Contains(want.Rules, a.Rule)) {
 			continue
 		}
 		got[alertKey(a.Rule, a.State.String(), a.Labels)] = true
@@ -253,7 +253,7 @@ func alertKey(rule, state string, labels map[string]string) string {
 // names some: rules are evaluated independently, so the others' alerts
 // could not change the outcome, and skipping them saves most of the
 // metric queries of a rule test.
-func testedRules(rf *rules.File, evals []Eval) *rules.File {
+func testedRules(rf *alerting.File, evals []Eval) *alerting.File {
 	named := map[string]bool{}
 	for _, e := range evals {
 		if len(e.Rules) == 0 {

@@ -36,7 +36,7 @@
 // Each alert records when it became active, when it fired and resolved,
 // when it was last evaluated, and its last value with the numerator and
 // denominator behind it.
-package rules
+package alerting
 
 import (
 	"fmt"

@@ -1,6 +1,6 @@
-// Package rules loads alert rules (alerts.yaml) and evaluates their
+// Package alerting loads alert rules (alerts.yaml) and evaluates their
 // conditions. It is pure Go: metric values come in, decisions go out.
-package rules
+package alerting
 
 import (
 	"fmt"
