@@ -98,38 +98,35 @@ type callCounts struct {
 	costUnknown, failedCostUnknown float64
 }
 
-// callMetricsOf computes CallMetricNames from a group's sums and counts.
+// callMetricsOf computes the call metrics from a group's sums and counts:
+// the counts the catalog's call metrics name.
 func callMetricsOf(row *reports.CallRow, n callCounts) reports.Metrics {
-	known := n.known
+	f := func(v float64) *float64 { return &v }
 	withAttempts := float64(row.WithAttempts)
-	m := reports.Metrics{
-		"calls":                   count(float64(row.Calls)),
-		"call_retry_rate":         ratio(float64(row.Retried), withAttempts),
-		"call_failure_rate":       ratio(float64(row.Failed), known),
-		"call_retries_total":      count(float64(row.Attempts) - withAttempts),
-		"attempts_per_call":       ratio(float64(row.Attempts), withAttempts),
-		"calls_attempts_unknown":  count(float64(row.Calls) - withAttempts),
-		"call_backoff_seconds":    {},
-		"failed_attempt_tokens":   {Value: row.FailedTokens},
-		"failed_attempt_cost_usd": costSum(row.FailedCostUSD, n.failedCostUnknown),
-		"call_cost_usd":           costSum(row.CostUSD, n.costUnknown),
-		"call_input_tokens":       {Value: row.InputTokens},
-		"call_cache_read_tokens":  {Value: row.CacheReadTokens},
-		"call_cache_write_tokens": {Value: row.CacheWriteTokens},
-		"call_output_tokens":      {Value: row.OutputTokens},
-	}
+	var backoff *float64
 	if row.BackoffMS != nil {
-		m["call_backoff_seconds"] = count(*row.BackoffMS / 1000)
+		backoff = f(*row.BackoffMS / 1000)
 	}
-	return m
-}
-
-// costSum is a sum of costs that says how many calls it leaves out for
-// want of a price (NoPrice, 0 included, so a rule can tell "all priced"
-// from "not a cost"). It has no value when no call has a cost, rather
-// than $0: calls that all lack a price cost something unknown.
-func costSum(sum *float64, unknown float64) reports.Metric {
-	return reports.Metric{Value: sum, NoPrice: &unknown}
+	return reports.MetricsOf(reports.FamilyCall, map[string]*float64{
+		"calls":                f(float64(row.Calls)),
+		"retried":              f(float64(row.Retried)),
+		"with_attempts":        f(withAttempts),
+		"failed":               f(float64(row.Failed)),
+		"known":                f(n.known),
+		"attempts":             f(float64(row.Attempts)),
+		"retries":              f(float64(row.Attempts) - withAttempts),
+		"attempts_unknown":     f(float64(row.Calls) - withAttempts),
+		"backoff_seconds":      backoff,
+		"failed_tokens":        row.FailedTokens,
+		"failed_cost":          row.FailedCostUSD,
+		"failed_cost_unpriced": f(n.failedCostUnknown),
+		"cost":                 row.CostUSD,
+		"cost_unpriced":        f(n.costUnknown),
+		"input_tokens":         row.InputTokens,
+		"cache_read_tokens":    row.CacheReadTokens,
+		"cache_write_tokens":   row.CacheWriteTokens,
+		"output_tokens":        row.OutputTokens,
+	})
 }
 
 func floatPtr(v sql.NullFloat64) *float64 {

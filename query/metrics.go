@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -156,12 +155,17 @@ cv AS (
 fr AS (
   SELECT s.grp, count(DISTINCT run_id) AS n FROM run_events e JOIN s USING (run_id)
   WHERE e.type = 'RunFinished' AND e.status = 'failure' GROUP BY s.grp)
-SELECT g.grp, g.runs,
-  coalesce(pr.n, 0), coalesce(pr.retried, 0), coalesce(pr.failed, 0), coalesce(pr.retries, 0),
-  coalesce(l2.l2_runs, 0), coalesce(l2.escalated, 0), coalesce(l2.l2_or_escalated, 0),
-  coalesce(rep.runs, 0), coalesce(rep.total, 0),
-  coalesce(l3.steps, 0), coalesce(dgs.steps, 0), coalesce(dgc.n, 0), coalesce(jc.n, 0),
-  coalesce(cv.runs, 0), coalesce(cv.n, 0), coalesce(cv.valid, 0), coalesce(fr.n, 0)
+-- Each column is a count the catalog (model/reports/catalog.go) names
+-- as a metric's Num or Den.
+SELECT g.grp, g.runs AS runs,
+  coalesce(pr.n, 0) AS requests, coalesce(pr.retried, 0) AS requests_retried,
+  coalesce(pr.failed, 0) AS requests_failed, coalesce(pr.retries, 0) AS request_retries,
+  coalesce(l2.l2_runs, 0) AS l2_runs, coalesce(l2.escalated, 0) AS l2_escalated,
+  coalesce(l2.l2_or_escalated, 0) AS l2_or_escalated,
+  coalesce(rep.runs, 0) AS repair_runs, coalesce(rep.total, 0) AS repair_iterations,
+  coalesce(l3.steps, 0) AS l3_steps, coalesce(dgs.steps, 0) AS diagnosed_steps, coalesce(dgc.n, 0) AS diagnoses,
+  coalesce(jc.n, 0) AS judge_invocations, coalesce(cv.runs, 0) AS l3_runs, coalesce(cv.n, 0) AS candidates,
+  coalesce(cv.valid, 0) AS valid_candidates, coalesce(fr.n, 0) AS failed_runs
 FROM g
 LEFT JOIN pr USING (grp) LEFT JOIN l2 USING (grp) LEFT JOIN rep USING (grp) LEFT JOIN l3 USING (grp)
 LEFT JOIN dgs USING (grp) LEFT JOIN dgc USING (grp) LEFT JOIN jc USING (grp) LEFT JOIN cv USING (grp)
@@ -200,33 +204,35 @@ func metricsIn(ctx context.Context, q querier, f Filter, cte string, args []any)
 		return nil, nil, fmt.Errorf("computing metrics: %w", err)
 	}
 	defer rs.Close()
+	return groupMetrics(rs, reports.FamilyTrace, "computing metrics")
+}
+
+// groupMetrics reads a family's query, whose rows are a group's key and
+// then the counts its catalog entries name, by column name, into each
+// group's metrics, in the query's order of groups.
+func groupMetrics(rs *sql.Rows, family reports.Family, what string) ([]string, map[string]reports.Metrics, error) {
+	cols, err := rs.Columns()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
+	}
 	var keys []string
 	out := map[string]reports.Metrics{}
 	for rs.Next() {
 		var grp string
-		var runs, prN, prRetried, prFailed, prRetries, l2Runs, l2Esc, l2Den, repRuns, repTotal,
-			l3Steps, dgSteps, dgN, jcN, cvRuns, cvN, cvValid, failedRuns float64
-		if err := rs.Scan(&grp, &runs, &prN, &prRetried, &prFailed, &prRetries, &l2Runs, &l2Esc, &l2Den,
-			&repRuns, &repTotal, &l3Steps, &dgSteps, &dgN, &jcN, &cvRuns, &cvN, &cvValid, &failedRuns); err != nil {
-			return nil, nil, fmt.Errorf("computing metrics: %w", err)
+		vals := make([]sql.NullFloat64, len(cols)-1)
+		dest := []any{&grp}
+		for i := range vals {
+			dest = append(dest, &vals[i])
+		}
+		if err := rs.Scan(dest...); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", what, err)
+		}
+		counts := map[string]*float64{}
+		for i, v := range vals {
+			counts[cols[i+1]] = floatPtr(v)
 		}
 		keys = append(keys, grp)
-		out[grp] = reports.Metrics{
-			"runs":                         count(runs),
-			"provider_requests":            count(prN),
-			"provider_retry_rate":          ratio(prRetried, prN),
-			"provider_failure_rate":        ratio(prFailed, prN),
-			"provider_retries_total":       count(prRetries),
-			"l2_runs":                      count(l2Runs),
-			"l2_escalation_rate":           ratio(l2Esc, l2Den),
-			"avg_repair_iterations":        ratio(repTotal, repRuns),
-			"l3_steps":                     count(l3Steps),
-			"l3_diagnosis_rate":            ratio(dgSteps, l3Steps),
-			"diagnoses_per_l3_run":         ratio(dgN, cvRuns),
-			"judge_invocations_per_l3_run": ratio(jcN, cvRuns),
-			"candidate_validity_rate":      ratio(cvValid, cvN),
-			"failed_runs":                  count(failedRuns),
-		}
+		out[grp] = reports.MetricsOf(family, counts)
 	}
 	return keys, out, rs.Err()
 }
@@ -234,15 +240,9 @@ func metricsIn(ctx context.Context, q querier, f Filter, cte string, args []any)
 // EmptyMetrics is the metric set of an empty scope.
 func EmptyMetrics() reports.Metrics {
 	m := reports.Metrics{}
-	for _, n := range reports.MetricNames {
-		m[n] = count(0)
+	for _, s := range reports.Catalog {
+		m[s.Name] = s.Of(nil)
 	}
-	for _, n := range []string{"provider_retry_rate", "provider_failure_rate", "l2_escalation_rate", "avg_repair_iterations",
-		"l3_diagnosis_rate", "diagnoses_per_l3_run", "judge_invocations_per_l3_run", "candidate_validity_rate"} {
-		m[n] = ratio(0, 0)
-	}
-	maps.Copy(m, emptyRecordMetrics())
-	maps.Copy(m, emptyCallMetrics())
 	return m
 }
 

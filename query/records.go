@@ -109,18 +109,13 @@ an AS (
     count(*) FILTER (WHERE attempt > 1 AND passed = false AND signature IS NOT NULL AND signature = prev_signature) AS repeats
   FROM att GROUP BY grp)
 SELECT rn.grp, rn.runs, rn.retried, rn.with_attempts, rn.failed, rn.finished,
-  coalesce(an.known, 0), coalesce(an.failed, 0), coalesce(an.retries, 0), coalesce(an.wasted, 0), coalesce(an.repeats, 0)
+  coalesce(an.known, 0) AS attempts_known, coalesce(an.failed, 0) AS attempts_failed,
+  coalesce(an.retries, 0) AS retries, coalesce(an.wasted, 0) AS wasted, coalesce(an.repeats, 0) AS repeats
 FROM rn LEFT JOIN an USING (grp) ORDER BY rn.grp`
 }
 
-func emptyRecordMetrics() reports.Metrics {
-	m := reports.Metrics{}
-	for _, n := range reports.RecordMetricNames {
-		m[n] = ratio(0, 0)
-	}
-	m["record_runs"] = count(0)
-	return m
-}
+// emptyRecordMetrics are the record metrics of no record run.
+func emptyRecordMetrics() reports.Metrics { return reports.MetricsOf(reports.FamilyRecord, nil) }
 
 // recordMetricsBy computes the record metrics for each group of the
 // filtered record runs.
@@ -131,25 +126,7 @@ func recordMetricsBy(ctx context.Context, q querier, f Filter, group string) ([]
 		return nil, nil, fmt.Errorf("computing record metrics: %w", err)
 	}
 	defer rs.Close()
-	var keys []string
-	out := map[string]reports.Metrics{}
-	for rs.Next() {
-		var grp string
-		var runs, retried, withAttempts, failed, finished, known, aFailed, retries, wasted, repeats float64
-		if err := rs.Scan(&grp, &runs, &retried, &withAttempts, &failed, &finished, &known, &aFailed, &retries, &wasted, &repeats); err != nil {
-			return nil, nil, fmt.Errorf("computing record metrics: %w", err)
-		}
-		keys = append(keys, grp)
-		out[grp] = reports.Metrics{
-			"record_runs":           count(runs),
-			"record_retry_rate":     ratio(retried, withAttempts),
-			"record_failure_rate":   ratio(failed, finished),
-			"attempt_failure_rate":  ratio(aFailed, known),
-			"wasted_attempt_rate":   ratio(wasted, retries),
-			"signature_repeat_rate": ratio(repeats, retries),
-		}
-	}
-	return keys, out, rs.Err()
+	return groupMetrics(rs, reports.FamilyRecord, "computing record metrics")
 }
 
 // hasRecords reports whether the store holds any other system's run. A

@@ -6,7 +6,6 @@
 package reports
 
 import (
-	"slices"
 	"time"
 )
 
@@ -24,81 +23,6 @@ type Metric struct {
 
 // IsRatio reports whether m is a ratio.
 func (m Metric) IsRatio() bool { return m.Denominator != nil }
-
-// MetricNames lists METRICS.md's metrics in the order reports show them,
-// then orchstat's own, then RecordMetricNames.
-var MetricNames = append([]string{
-	"runs",
-	"provider_requests",
-	"provider_retry_rate",
-	"provider_failure_rate",
-	"provider_retries_total",
-	"l2_runs",
-	"l2_escalation_rate",
-	"avg_repair_iterations",
-	"l3_steps",
-	"l3_diagnosis_rate",
-	"diagnoses_per_l3_run",
-	"judge_invocations_per_l3_run",
-	"candidate_validity_rate",
-	// Beyond METRICS.md, documented in the README.
-	"failed_runs",
-}, append(RecordMetricNames, CallMetricNames...)...)
-
-// RecordMetricNames are the metrics of the other systems' runs (factory,
-// claudestrator, orchestr8, exec), from their records, which alert rules
-// can split by system; they follow MetricNames' own in reports.
-var RecordMetricNames = []string{
-	"record_runs",
-	"record_retry_rate",
-	"record_failure_rate",
-	"attempt_failure_rate",
-	"wasted_attempt_rate",
-	"signature_repeat_rate",
-}
-
-// RecordMetric reports whether a metric is one of RecordMetricNames.
-func RecordMetric(name string) bool { return slices.Contains(RecordMetricNames, name) }
-
-// CallMetricNames are the metrics of agents' model calls (OpenTelemetry
-// GenAI, Claude Code, Codex): logical calls, not attempts, with the calls
-// whose attempts the record does not show counted apart rather than as
-// calls that took one attempt. Alert rules can split them by system, or
-// by provider and model.
-var CallMetricNames = []string{
-	"calls",
-	"call_retry_rate",
-	"call_failure_rate",
-	"call_retries_total",
-	"attempts_per_call",
-	"calls_attempts_unknown",
-	"call_backoff_seconds",
-	"failed_attempt_tokens",
-	"failed_attempt_cost_usd",
-	"call_cost_usd",
-	"call_input_tokens",
-	"call_cache_read_tokens",
-	"call_cache_write_tokens",
-	"call_output_tokens",
-}
-
-// CallMetric reports whether a metric is one of CallMetricNames.
-func CallMetric(name string) bool { return slices.Contains(CallMetricNames, name) }
-
-// AverageMetricNames are the ratio metrics that are averages (per run,
-// per loop, per call), not shares: 3.33 iterations, not 333.3%, and a
-// change in them has no interval of a difference of proportions.
-var AverageMetricNames = []string{"avg_repair_iterations", "diagnoses_per_l3_run", "judge_invocations_per_l3_run", "attempts_per_call"}
-
-// AverageMetric reports whether a metric is one of AverageMetricNames.
-func AverageMetric(name string) bool { return slices.Contains(AverageMetricNames, name) }
-
-// CostMetricNames are the call metrics that sum costs; they also say how
-// many calls their sum leaves out for want of a price (Metric.NoPrice).
-var CostMetricNames = []string{"call_cost_usd", "failed_attempt_cost_usd"}
-
-// CostMetric reports whether a metric is one of CostMetricNames.
-func CostMetric(name string) bool { return slices.Contains(CostMetricNames, name) }
 
 // Metrics maps a metric name to its value.
 type Metrics map[string]Metric

@@ -16,14 +16,17 @@ import (
 // The report page's charts. Each is a figure with a caption and its data
 // table; a chart with nothing to draw is a line saying so.
 
-// dayCharts are the metrics charted by day, with their captions.
-var dayCharts = []struct{ metric, title string }{
-	{"provider_retry_rate", "Provider retry rate by day"},
-	{"provider_failure_rate", "Provider failure rate by day"},
-	{"l2_escalation_rate", "L2 escalation rate by day"},
-	{"avg_repair_iterations", "Average repair iterations by day"},
-	{"l3_diagnosis_rate", "L3 diagnosis rate by day"},
-}
+// dayCharts are the metrics charted by day, with their captions: those
+// the catalog gives a chart.
+var dayCharts = func() []struct{ metric, title string } {
+	var out []struct{ metric, title string }
+	for _, s := range reports.Catalog {
+		if s.Chart != "" {
+			out = append(out, struct{ metric, title string }{s.Name, s.Chart})
+		}
+	}
+	return out
+}()
 
 // thresholdNote says what a day chart's threshold line and marks mean.
 const thresholdNote = "Dashed: the alert threshold alone; triangles: days that cross it. " +

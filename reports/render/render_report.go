@@ -164,8 +164,15 @@ func metricOrder(names []string) []string {
 // CSV keep full precision; these are for table and markdown output, and
 // for check's lines.
 
-// isRate reports whether the metric is a share shown as a percentage.
-func isRate(name string) bool { return strings.HasSuffix(name, "_rate") }
+// isRate reports whether the metric is a share shown as a percentage: a
+// Share in the catalog, and a figure outside it (the summary's run failure
+// rate, an SQL rule's value) by its name.
+func isRate(name string) bool {
+	if s, ok := reports.Spec(name); ok {
+		return s.Kind == reports.Share
+	}
+	return strings.HasSuffix(name, "_rate")
+}
 
 // MetricText shows a value of the metric named name as a person reads it:
 // "28.1%" for a rate, "3.33" for an average, "7" for a count; "-" when
