@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra/doc"
 
 	"github.com/orchstat/orchstat/query"
+	"github.com/orchstat/orchstat/reports/render"
 )
 
 // genDocsCommand is how the generated docs are rebuilt; tests name it when
@@ -35,7 +36,8 @@ func newGenDocsCmd() *cobra.Command {
 }
 
 // genDocs writes DIR/cli (one Markdown page per command), DIR/cli/man
-// (the same as man pages) and DIR/schema.md. Earlier generated files are
+// (the same as man pages) and DIR/schema.md, and redraws the tables of
+// DIR/metrics.md. Earlier generated files are
 // removed first, so a command that is gone leaves no page behind.
 func genDocs(ctx context.Context, dir string) error {
 	cli, man := filepath.Join(dir, "cli"), filepath.Join(dir, "cli", "man")
@@ -61,7 +63,24 @@ func genDocs(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "schema.md"), []byte(schema), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "schema.md"), []byte(schema), 0o644); err != nil {
+		return err
+	}
+	return fillMetricDoc(filepath.Join(dir, "metrics.md"))
+}
+
+// fillMetricDoc redraws the metrics page's tables from the catalog; the
+// prose around them is written by hand.
+func fillMetricDoc(path string) error {
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	doc, err := render.FillMetricDoc(string(old))
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return os.WriteFile(path, []byte(doc), 0o644)
 }
 
 // docsRoot is the command tree as users see it, with nothing in it that
