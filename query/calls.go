@@ -98,16 +98,21 @@ type callCounts struct {
 	costUnknown, failedCostUnknown float64
 }
 
-// callMetricsOf computes the call metrics from a group's sums and counts:
-// the counts the catalog's call metrics name.
+// callMetricsOf computes the call metrics from a group's sums and counts.
 func callMetricsOf(row *reports.CallRow, n callCounts) reports.Metrics {
+	return reports.MetricsOf(reports.FamilyCall, callCountsOf(row, n))
+}
+
+// callCountsOf names a group's sums and counts as the catalog's call
+// metrics do (MetricSpec.Num, Den and Unpriced).
+func callCountsOf(row *reports.CallRow, n callCounts) map[string]*float64 {
 	f := func(v float64) *float64 { return &v }
 	withAttempts := float64(row.WithAttempts)
 	var backoff *float64
 	if row.BackoffMS != nil {
 		backoff = f(*row.BackoffMS / 1000)
 	}
-	return reports.MetricsOf(reports.FamilyCall, map[string]*float64{
+	return map[string]*float64{
 		"calls":                f(float64(row.Calls)),
 		"retried":              f(float64(row.Retried)),
 		"with_attempts":        f(withAttempts),
@@ -126,7 +131,7 @@ func callMetricsOf(row *reports.CallRow, n callCounts) reports.Metrics {
 		"cache_read_tokens":    row.CacheReadTokens,
 		"cache_write_tokens":   row.CacheWriteTokens,
 		"output_tokens":        row.OutputTokens,
-	})
+	}
 }
 
 func floatPtr(v sql.NullFloat64) *float64 {

@@ -3,9 +3,13 @@ package query
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/failure"
+	"github.com/orchstat/orchstat/model/reports"
 )
 
 // Seams for query's external tests, compiled into its tests only.
@@ -26,3 +30,33 @@ func EpisodesOn(ctx context.Context, q Querier, f Filter, classify func(string) 
 // AfterTests run once every test has: they remove fixtures that tests
 // share (see sharedDatasets).
 var AfterTests []func()
+
+// CountsOf names the counts a family's query computes for each group: the
+// columns (or, for calls, the sums) the catalog's metrics are made of.
+func CountsOf(ctx context.Context, st *Store, family reports.Family) ([]string, error) {
+	var cte string
+	var args []any
+	var query string
+	switch family {
+	case reports.FamilyTrace:
+		cte, args = Filter{}.scope("'all'")
+		query = metricsSQL("true")
+	case reports.FamilyRecord:
+		cte, args = Filter{}.recordScope("'all'")
+		query = recordMetricsSQL()
+	case reports.FamilyCall:
+		return slices.Sorted(maps.Keys(callCountsOf(&reports.CallRow{}, callCounts{}))), nil
+	default:
+		return nil, fmt.Errorf("no query computes %q metrics", family)
+	}
+	rs, err := st.conn.QueryContext(ctx, "WITH "+cte+query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	cols, err := rs.Columns()
+	if err != nil {
+		return nil, err
+	}
+	return cols[1:], nil // the group's key first
+}
