@@ -12,7 +12,9 @@ import (
 // samplerFunc is a made-up alerting.Sampler: Evaluate needs no store.
 type samplerFunc func(r *alerting.Rule) ([]alerting.Sample, error)
 
-func (f samplerFunc) Samples(_ context.Context, r *alerting.Rule) ([]alerting.Sample, error) { return f(r) }
+func (f samplerFunc) Samples(_ context.Context, r *alerting.Rule) ([]alerting.Sample, error) {
+	return f(r)
+}
 
 func value(v float64) *float64 { return &v }
 
