@@ -23,16 +23,6 @@ type Run struct {
 	Files  []File
 }
 
-// File returns the named file's contents, or nil.
-func (r Run) File(name string) []byte {
-	for _, f := range r.Files {
-		if f.Name == name {
-			return f.Data
-		}
-	}
-	return nil
-}
-
 // BuildRun builds run i (0-based) of the corpus cfg describes, without
 // touching the disk.
 func BuildRun(cfg Config, i int) Run {

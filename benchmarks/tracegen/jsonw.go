@@ -98,8 +98,6 @@ func appendISO(b []byte, ms int64) []byte {
 	return time.UnixMilli(ms).UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z")
 }
 
-func isoString(ms int64) string { return string(appendISO(nil, ms)) }
-
 const hexDigits = "0123456789abcdef"
 
 // appendJSString escapes as JSON.stringify does: only quote, backslash and

@@ -631,3 +631,13 @@ func TestSummaryKeyOrder(t *testing.T) {
 		t.Errorf("summary is not JSON.stringify(v, null, 2) + newline:\n%s", s[:80])
 	}
 }
+
+// File returns the named file's contents, or nil.
+func (r Run) File(name string) []byte {
+	for _, f := range r.Files {
+		if f.Name == name {
+			return f.Data
+		}
+	}
+	return nil
+}

@@ -1134,7 +1134,7 @@ func TestBrowserReportFirstScreenDrawn(t *testing.T) {
 	exe := needChromium(t)
 	page := filepath.Join(t.TempDir(), "drawn.html")
 	var buf bytes.Buffer
-	if err := render.Render(&buf, firstScreenReport(), render.FormatHTML); err != nil {
+	if err := render.RenderReport(&buf, firstScreenReport(), render.FormatHTML, render.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(page, buf.Bytes(), 0o644); err != nil {

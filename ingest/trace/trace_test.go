@@ -364,3 +364,24 @@ func TestWriterRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// NewWriter returns a writer of run runID's events to w.
+func NewWriter(w io.Writer, runID string) *Writer { return &Writer{w: w, runID: runID} }
+
+// Write writes one event as a line, in one Write: with a file opened
+// O_APPEND, concurrent writers to the same trace (an orchestrator,
+// another exec) never interleave within a line.
+func (w *Writer) Write(at time.Time, typ string, payload any) error {
+	line, err := AppendLine(nil, w.runID, typ, at, payload)
+	if err != nil {
+		return err
+	}
+	_, err = w.w.Write(line)
+	return err
+}
+
+// Writer writes one run's events to a trace.
+type Writer struct {
+	w     io.Writer
+	runID string
+}

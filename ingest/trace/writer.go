@@ -3,7 +3,6 @@ package trace
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"time"
 )
 
@@ -38,25 +37,4 @@ func AppendLine(dst []byte, runID, typ string, at time.Time, payload any) ([]byt
 		return dst, err
 	}
 	return b.Bytes(), nil
-}
-
-// Writer writes one run's events to a trace.
-type Writer struct {
-	w     io.Writer
-	runID string
-}
-
-// NewWriter returns a writer of run runID's events to w.
-func NewWriter(w io.Writer, runID string) *Writer { return &Writer{w: w, runID: runID} }
-
-// Write writes one event as a line, in one Write: with a file opened
-// O_APPEND, concurrent writers to the same trace (an orchestrator,
-// another exec) never interleave within a line.
-func (w *Writer) Write(at time.Time, typ string, payload any) error {
-	line, err := AppendLine(nil, w.runID, typ, at, payload)
-	if err != nil {
-		return err
-	}
-	_, err = w.w.Write(line)
-	return err
 }

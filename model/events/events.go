@@ -1,7 +1,5 @@
 package events
 
-import "slices"
-
 // The event types orchstat reads from a trace or writes to one (exec's
 // traces), spelled as the orchestrator spells them. This is their one
 // home: Go code that compares or switches on an event's Type uses these,
@@ -50,9 +48,3 @@ var eventTypes = []string{
 	StepStarted, StepFinished, CandidateGenerated, DiagnosisStarted, DiagnosisCompleted, JudgeInvoked, JudgeDecided, JudgeFailed,
 	CommandAttemptStarted, CommandAttemptFinished, CommandRetryScheduled, CommandHalted, CommandFinished,
 }
-
-// EventTypes lists the event types orchstat knows, in the order above.
-func EventTypes() []string { return slices.Clone(eventTypes) }
-
-// KnownEvent reports whether typ is one of EventTypes.
-func KnownEvent(typ string) bool { return slices.Contains(eventTypes, typ) }

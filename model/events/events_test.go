@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -148,3 +149,9 @@ func stringLit(e ast.Expr) (string, *ast.BasicLit, bool) {
 	s, err := strconv.Unquote(lit.Value)
 	return s, lit, err == nil
 }
+
+// EventTypes lists the event types orchstat knows, in the order above.
+func EventTypes() []string { return slices.Clone(eventTypes) }
+
+// KnownEvent reports whether typ is one of EventTypes.
+func KnownEvent(typ string) bool { return slices.Contains(eventTypes, typ) }

@@ -288,6 +288,3 @@ var CostMetricNames = names(ofKind(Cost))
 
 // CostMetric reports whether a metric is a Cost.
 func CostMetric(name string) bool { return is(name, ofKind(Cost)) }
-
-// ShareMetric reports whether a metric is a Share.
-func ShareMetric(name string) bool { return is(name, ofKind(Share)) }

@@ -232,15 +232,6 @@ func whole(v float64) bool {
 	return !math.IsNaN(v) && !math.IsInf(v, 0) && math.Abs(v-math.Round(v)) < 1e-9
 }
 
-// FigureKeys are the figures' keys, in the catalog's order.
-func FigureKeys() []string {
-	out := make([]string, len(figureCatalog))
-	for i, f := range figureCatalog {
-		out[i] = f.Key
-	}
-	return out
-}
-
 // Unrecorded reports whether the record gives f nothing to measure:
 // times to resolution when the record's p95 is at most the resolution
 // histogram's first bin, a millisecond (transcripts that record no

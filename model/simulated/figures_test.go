@@ -88,3 +88,12 @@ func TestFigureText(t *testing.T) {
 }
 
 func exact(v float64) Metric { return Metric{Value: v, Lo: v, Hi: v, Exact: true} }
+
+// FigureKeys are the figures' keys, in the catalog's order.
+func FigureKeys() []string {
+	out := make([]string, len(figureCatalog))
+	for i, f := range figureCatalog {
+		out[i] = f.Key
+	}
+	return out
+}

@@ -1,10 +1,6 @@
 package render
 
 import (
-	"bytes"
-	"errors"
-	"io"
-
 	"github.com/orchstat/orchstat/model/reports"
 )
 
@@ -126,44 +122,4 @@ func exceptionKind(transient bool) string {
 		return "transient"
 	}
 	return "permanent"
-}
-
-// RenderAuditText writes the audit as the report's tables do: ASCII
-// tables, or GitHub Markdown when markdown is set. Nothing is written if
-// rendering fails.
-func RenderAuditText(w io.Writer, a *reports.FactoryAudit, markdown bool) error {
-	if a == nil {
-		return errors.New("reports: nil factory audit")
-	}
-	f := FormatTable
-	if markdown {
-		f = FormatMarkdown
-	}
-	var buf bytes.Buffer
-	if err := writeGrids(&buf, grids(auditSections(a)), f, 0); err != nil {
-		return err
-	}
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-// AuditCSV is the audit as rows of the report's long CSV (see
-// writeReportCSV): section, key, metric, value, numerator, denominator,
-// without the header, so they can follow a report's rows. Sections:
-//
-//   - factory_audit: key empty; metric is each total of the overview
-//     table (runs, attempts, ..., command_timeouts_retried).
-//   - factory_audit_stages: key the seed id, or the stage for a stage
-//     outside the taxonomy; metric is stage, failed_attempts, runs,
-//     retry_helps and classification.
-//   - factory_audit_deterministic: key the seed id; metric is stage,
-//     failures, runs and wasted_attempts.
-//   - factory_audit_repeats: key the run id; metric is item, stage,
-//     attempts and repeated_attempts.
-//   - factory_audit_exceptions: key the class and kind
-//     ("rate_limit/transient"); metric is attempts and runs.
-//   - factory_audit_timeouts: key the stage; metric is attempts, runs and
-//     retried.
-func AuditCSV(a *reports.FactoryAudit) [][]string {
-	return csvRecords(auditSections(a))
 }

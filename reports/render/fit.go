@@ -572,14 +572,6 @@ func distinctWidths(rows [][]string, n int, wrap bool) []int {
 	return out
 }
 
-func columnOf(rows [][]string, j int) [][]string {
-	out := make([][]string, len(rows))
-	for i, r := range rows {
-		out[i] = []string{r[j]}
-	}
-	return out
-}
-
 // wrapCell wraps a cell as wrapText does, but keeps the items of a list
 // ("a; b; c", as several rules' thresholds are shown) whole where it can.
 func wrapCell(s string, width int) []string {

@@ -70,7 +70,8 @@ func parseFormat(s string, valid []Format) (Format, error) {
 	return "", fmt.Errorf("unknown format %q: valid formats are %s", s, strings.Join(names, ", "))
 }
 
-// Render writes r to w in format f. The output is built in memory first so
+// RenderReport writes r to w in format f, the table, Markdown and HTML
+// formats as o says; JSON and CSV carry every section whatever o says. The output is built in memory first so
 // that an error never leaves half a report on w.
 //
 // Floats are never rounded in JSON and CSV. A non-finite float (a sum that
@@ -81,17 +82,6 @@ func parseFormat(s string, valid []Format) (Format, error) {
 // year (10000-01-01T00:00:00Z, -0001-01-01T00:00:00Z) rather than failing.
 // Table and Markdown output escape control characters in the report's text
 // (see escapeControls); JSON and CSV keep it exact.
-func Render(w io.Writer, r *reports.Report, f Format) error { return RenderWidth(w, r, f, 0) }
-
-// RenderWidth is Render with table and markdown output fitted to a
-// terminal width columns wide (see fit.go); 0 draws every cell in full,
-// as Render does.
-func RenderWidth(w io.Writer, r *reports.Report, f Format, width int) error {
-	return RenderReport(w, r, f, Options{Width: width})
-}
-
-// RenderReport is Render with the options of the table, markdown and HTML
-// formats; JSON and CSV carry every section whatever o says.
 func RenderReport(w io.Writer, r *reports.Report, f Format, o Options) error {
 	if r == nil {
 		return errors.New("reports: nil report")

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"math/big"
 	"os"
@@ -1193,4 +1194,12 @@ func TestBidiControlsEscaped(t *testing.T) {
 	if got := csvText("a\x1bb\x00c\x07\td\n"); got != `a\x1bb\x00c\a`+"\td\n" {
 		t.Errorf("CSV cell %q", got)
 	}
+}
+
+// Render is RenderReport with every cell in full.
+func Render(w io.Writer, r *reports.Report, f Format) error { return RenderWidth(w, r, f, 0) }
+
+// RenderWidth is RenderReport fitted to a terminal width columns wide.
+func RenderWidth(w io.Writer, r *reports.Report, f Format, width int) error {
+	return RenderReport(w, r, f, Options{Width: width})
 }

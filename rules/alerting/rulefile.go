@@ -691,7 +691,7 @@ func (c *checker) condition(rn string, e entry, threshold *float64, by []string,
 	}
 	if uses.names["no_price"] && (metric != "" || isSQL) && !reports.CostMetric(metric) {
 		c.add(e.Raw, rn, "condition", "uses no_price, which only cost metrics (%s) set; for %s it would be 0",
-			strings.Join(reports.CostMetricNames, ", "), cmp.Or(metric, "a sql rule"))
+			strings.Join(slices.Sorted(slices.Values(reports.CostMetricNames)), ", "), cmp.Or(metric, "a sql rule"))
 	}
 	if msg := probeCondition(p, threshold, by, isSQL); msg != "" {
 		c.add(e.Raw, rn, "condition", "%s", msg)

@@ -57,9 +57,6 @@ type Notification struct {
 	Message  Message
 }
 
-// Key identifies a receiver's notification group, for repeat_interval.
-func (n Notification) Key() string { return n.Receiver + "\x00" + n.Message.GroupKey }
-
 // Evaluated is an alert after a check, with what notifying it needs.
 type Evaluated struct {
 	Rule  *alerting.Rule

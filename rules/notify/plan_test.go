@@ -170,3 +170,6 @@ func TestMessageShape(t *testing.T) {
 		t.Errorf("fingerprint %s of %v", f.Fingerprint, f.Labels)
 	}
 }
+
+// Key identifies a receiver's notification group, for repeat_interval.
+func (n Notification) Key() string { return n.Receiver + "\x00" + n.Message.GroupKey }

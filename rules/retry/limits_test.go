@@ -709,3 +709,19 @@ func TestTrackerSeededReplay(t *testing.T) {
 		t.Error("another seed gave the same waits")
 	}
 }
+
+// Cascaded reports whether cascade detection has paused the run.
+func (t *Tracker) Cascaded() bool { return t.cascaded }
+
+// RunRetries is the number of retries granted in this run so far.
+func (t *Tracker) RunRetries() int { return t.runRetries }
+
+// Tokens is the budget's token count (the full bucket before any
+// attempt); 0 without a Budget.
+func (t *Tracker) Tokens() float64 {
+	if t.Policy.Budget == nil {
+		return 0
+	}
+	t.initTokens()
+	return t.tokens
+}
