@@ -14,6 +14,12 @@ import (
 // columns, for the wasted_attempt_rate metric.
 var shlexFailureSQL = "(a.stage = " + quoteSQL(failure.ShlexFailureStage) + " AND starts_with(trim(coalesce(a.error, '')), " + quoteSQL(failure.ShlexFailurePrefix) + "))"
 
+// FactoryAudit audits the factory records of the filtered runs on the
+// store's connection; factoryAudit runs it on any, as a report's part.
+func (s *Store) FactoryAudit(ctx context.Context, f Filter) (*reports.FactoryAudit, error) {
+	return factoryAudit(ctx, s.conn, f)
+}
+
 // factoryAudit computes seed 003's retry audit over the factory's record
 // runs (the attempt_runs view, system 'factory') and their attempts (the
 // attempts view), under f.

@@ -24,6 +24,15 @@ import (
 // are rounded down.
 const MaxRecordedRetries = 100
 
+// Episodes reads the filtered runs' retry episodes, for replay, on the
+// store's connection with the calls priced; see episodes.
+func (s *Store) Episodes(ctx context.Context, f Filter, classify func(string) failure.Class) ([]episode.Episode, error) {
+	if err := s.priced(ctx); err != nil {
+		return nil, err
+	}
+	return episodes(ctx, s.conn, f, classify)
+}
+
 // episodes builds the recorded failure episodes of the runs f selects, in
 // (Time, ID) order (Kind breaks the tie that cannot happen between kinds'
 // ID shapes). As in Metrics, a selected run brings all its episodes: the

@@ -62,6 +62,13 @@ func ResetExecCascade(ctx context.Context, st *Store, command, dir string) (int6
 	return n, err
 }
 
+// RecentExecOutcomes is whether each of the last n invocations of command
+// in dir failed, on the store's connection; exec's write transaction reads
+// them with recentExecOutcomes on its own.
+func (s *Store) RecentExecOutcomes(ctx context.Context, command, dir string, n int) ([]bool, error) {
+	return recentExecOutcomes(ctx, s.conn, command, dir, n)
+}
+
 // recentExecOutcomes is whether each of the last n invocations of command
 // in dir failed, oldest first, as retry.Cascade.Detect reads them; n <= 0
 // is every such invocation. The last are those that finished last;

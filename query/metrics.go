@@ -246,13 +246,13 @@ func EmptyMetrics() reports.Metrics {
 	return m
 }
 
-// metrics computes the METRICS.md metrics over the filtered runs.
-func metrics(ctx context.Context, q querier, f Filter) (reports.Metrics, error) {
-	all, err := traceMetrics(ctx, q, f)
+// Metrics computes the METRICS.md metrics over the filtered runs.
+func (s *Store) Metrics(ctx context.Context, f Filter) (reports.Metrics, error) {
+	all, err := traceMetrics(ctx, s.conn, f)
 	if err != nil {
 		return nil, err
 	}
-	if err := recordMetrics(ctx, q, f, all); err != nil {
+	if err := recordMetrics(ctx, s.conn, f, all); err != nil {
 		return nil, err
 	}
 	return all, nil
@@ -282,11 +282,14 @@ func overall(m map[string]reports.Metrics) reports.Metrics {
 	return EmptyMetrics()
 }
 
-// report computes the whole report for the filtered runs.
-func report(ctx context.Context, q querier, f Filter) (*reports.Report, error) {
+// Report computes the whole report for the filtered runs.
+func (s *Store) Report(ctx context.Context, f Filter) (*reports.Report, error) {
+	if err := s.priced(ctx); err != nil {
+		return nil, err
+	}
 	r, parts := reportParts(f)
 	for _, p := range parts {
-		if err := p(ctx, q); err != nil {
+		if err := p(ctx, s.conn); err != nil {
 			return nil, err
 		}
 	}
@@ -586,20 +589,20 @@ func eachRow(ctx context.Context, q querier, what, query string, args []any, sca
 	return rs.Err()
 }
 
-// knownProviders lists the providers a provider filter can name: those
+// KnownProviders lists the providers a provider filter can name: those
 // requested or selected in the store's traces, sorted, once each.
-func knownProviders(ctx context.Context, q querier) ([]string, error) {
-	return strings1(ctx, q, "listing providers", `SELECT DISTINCT p FROM (
+func (s *Store) KnownProviders(ctx context.Context) ([]string, error) {
+	return strings1(ctx, s.conn, "listing providers", `SELECT DISTINCT p FROM (
 		SELECT provider AS p FROM provider_request_starts
 		UNION ALL SELECT provider FROM provider_request_finishes
 		UNION ALL SELECT provider_id FROM provider_selections) WHERE p IS NOT NULL AND p <> '' ORDER BY p`)
 }
 
-// knownRuns lists the run ids a run filter can name: orchestrator runs and
+// KnownRuns lists the run ids a run filter can name: orchestrator runs and
 // other systems' runs (queued tasks included, as the overview counts them
 // under a run filter), sorted, once each.
-func knownRuns(ctx context.Context, q querier) ([]string, error) {
-	return strings1(ctx, q, "listing runs", `SELECT DISTINCT run_id FROM (
+func (s *Store) KnownRuns(ctx context.Context) ([]string, error) {
+	return strings1(ctx, s.conn, "listing runs", `SELECT DISTINCT run_id FROM (
 		SELECT run_id FROM run_spans UNION ALL SELECT run_id FROM record_runs) WHERE run_id IS NOT NULL ORDER BY run_id`)
 }
 

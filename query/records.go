@@ -234,12 +234,12 @@ type RecordedRuns struct {
 	Unknown map[string]int
 }
 
-// attemptRuns reads the selected record runs with their attempts, for
+// AttemptRuns reads the selected record runs with their attempts, for
 // replay: by system, then batch, then start, so a batch's runs come in the
 // order they ran.
-func attemptRuns(ctx context.Context, q querier, f Filter) (*RecordedRuns, error) {
+func (s *Store) AttemptRuns(ctx context.Context, f Filter) (*RecordedRuns, error) {
 	cte, args := f.recordScope("''")
-	rs, err := q.QueryContext(ctx, "WITH "+cte+`
+	rs, err := s.conn.QueryContext(ctx, "WITH "+cte+`
 		SELECT r.system, r.run_id, coalesce(r.batch, ''), coalesce(r.max_attempts, 0),
 		  a.passed, coalesce(a.class, ''), coalesce(a.signature, ''), coalesce(a.stage, ''), coalesce(a.error, '')
 		FROM attempt_runs r JOIN rs USING (system, run_id) JOIN attempts a USING (system, run_id)

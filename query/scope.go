@@ -38,9 +38,9 @@ func scopedRuns(paths []string) (string, []any) {
 		append(args, args...)
 }
 
-// scopeOf counts the store's runs, and those of them not found under paths
+// ScopeOf counts the store's runs, and those of them not found under paths
 // (none left out when paths is empty: the whole store).
-func scopeOf(ctx context.Context, q querier, paths []string) (reports.Scope, error) {
+func (s *Store) ScopeOf(ctx context.Context, paths []string) (reports.Scope, error) {
 	sc := reports.Scope{Paths: paths}
 	if sc.Paths == nil {
 		sc.Paths = []string{}
@@ -53,7 +53,7 @@ func scopeOf(ctx context.Context, q querier, paths []string) (reports.Scope, err
 		// (the common case, a cron check of the folder it always reads).
 		cond, a := pathsCond("path", paths)
 		var outside int64
-		if err := eachRow(ctx, q, "counting the store's files", `SELECT count(*) FROM files WHERE NOT `+cond, a,
+		if err := eachRow(ctx, s.conn, "counting the store's files", `SELECT count(*) FROM files WHERE NOT `+cond, a,
 			func(rs *sql.Rows) error { return rs.Scan(&outside) }); err != nil {
 			return sc, err
 		}
@@ -65,7 +65,7 @@ func scopeOf(ctx context.Context, q querier, paths []string) (reports.Scope, err
 		}
 	}
 	var inScope int64
-	err := eachRow(ctx, q, "counting the store's runs",
+	err := eachRow(ctx, s.conn, "counting the store's runs",
 		`SELECT count(*), `+in+` FROM (`+allRunsSQL+`)`, args,
 		func(rs *sql.Rows) error { return rs.Scan(&sc.RunsInStore, &inScope) })
 	if len(paths) > 0 {

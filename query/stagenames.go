@@ -9,11 +9,11 @@ import (
 	"github.com/orchstat/orchstat/model/factory/spec"
 )
 
-// recordedStages is every stage the records of system ("" every system)
+// RecordedStages is every stage the records of system ("" every system)
 // name, as the report names them: the stages of attempts, the stages
 // attempts failed at, and the stages runs ended at.
-func recordedStages(ctx context.Context, q querier, system string) ([]string, error) {
-	rs, err := q.QueryContext(ctx, `SELECT stage FROM attempt_stages WHERE $1 = '' OR system = $1
+func (s *Store) RecordedStages(ctx context.Context, system string) ([]string, error) {
+	rs, err := s.conn.QueryContext(ctx, `SELECT stage FROM attempt_stages WHERE $1 = '' OR system = $1
 	  UNION SELECT stage FROM attempts WHERE $1 = '' OR system = $1
 	  UNION SELECT ended_stage FROM attempt_runs WHERE $1 = '' OR system = $1`, system)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/orchstat/orchstat/model/episode"
 )
 
-// stageHistory is seed 004's history as rules/retry's Adaptive reads it:
+// StageHistory is seed 004's history as rules/retry's Adaptive reads it:
 // one episode.StageOutcome per recorded run, oldest first, Failed when
 // the run's status is "failure" and Stage its ended_stage (the stage of
 // its last failure: orchestr8's failedStage). Every run counts, failed or not, as
@@ -34,14 +34,14 @@ import (
 // history that is what follows, and other files in the store still count.
 // With system "", a history that mixes systems says so too, since their
 // runs then share one window.
-func stageHistory(ctx context.Context, q querier, system string, paths []string) ([]episode.StageOutcome, []string, error) {
+func (s *Store) StageHistory(ctx context.Context, system string, paths []string) ([]episode.StageOutcome, []string, error) {
 	scope, args := "", []any{system, system}
 	if len(paths) > 0 {
 		runs, a := scopedRuns(paths)
 		scope = " AND r.run_id IN (" + runs + ")"
 		args = append(args, a...)
 	}
-	rs, err := q.QueryContext(ctx, `WITH staged AS (
+	rs, err := s.conn.QueryContext(ctx, `WITH staged AS (
 	  SELECT system FROM attempt_runs WHERE ended_stage IS NOT NULL
 	  UNION SELECT system FROM attempts WHERE stage IS NOT NULL
 	  UNION SELECT system FROM attempt_stages),
@@ -68,7 +68,7 @@ func stageHistory(ctx context.Context, q querier, system string, paths []string)
 	if err := rs.Err(); err != nil {
 		return nil, nil, err
 	}
-	warns, err := historyProblems(ctx, q, system)
+	warns, err := historyProblems(ctx, s.conn, system)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -170,13 +170,13 @@ func bareReason(reason string, line int64, field string) string {
 	return reason
 }
 
-// stageAttempts counts the recorded failures of item at stage, for seed
+// StageAttempts counts the recorded failures of item at stage, for seed
 // 004's attempt count ("maxRetries attempts at same stage for same
 // feature", line 69): each failed attempt whose stage it is, and each run
 // that failed there without attempts recorded. system "" counts every
 // system.
-func stageAttempts(ctx context.Context, q querier, system, item, stage string) (int, error) {
-	rs, err := q.QueryContext(ctx, `SELECT
+func (s *Store) StageAttempts(ctx context.Context, system, item, stage string) (int, error) {
+	rs, err := s.conn.QueryContext(ctx, `SELECT
 	  (SELECT count(*) FROM attempts a
 	   WHERE a.item = $2 AND a.stage = $3 AND a.passed IS DISTINCT FROM true AND ($1 = '' OR a.system = $1))
 	+ (SELECT count(*) FROM attempt_runs r
