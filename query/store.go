@@ -1,5 +1,22 @@
 // Package query owns orchstat's DuckDB store: opening it safely alongside
 // other orchstat processes, its schema, and the SQL behind every report.
+//
+// It has two rooms, told apart by file name:
+//
+//   - The engine: opening and locks (store.go, lock*.go, snapshot.go,
+//     membound.go, disk.go), the schema and its migrations (schema*.go,
+//     migrate_*.go), writing (write.go, feed.go, ingeststate.go,
+//     clear.go), prices (pricing.go), the lake (lake*.go), and the user's
+//     own SQL (sql.go, readonly.go, values.go).
+//   - The read models, in read_*.go: each an exported method of Store
+//     beside its SQL (Metrics, Report, Episodes, ScopeOf, …), computing
+//     the model/ types the stages above draw and decide on. The few a
+//     report runs on connections of its own (concurrent.go) also have a
+//     lower-case form taking any querier.
+//
+// What check, exec and notifications keep (alert states, invocations,
+// deliveries) is in alerts.go, exec.go and notify.go: rows they write and
+// read back.
 package query
 
 import (

@@ -16,13 +16,13 @@ type Family string
 
 const (
 	// FamilyTrace metrics come from the orchestrator's trace events
-	// (METRICS.md), computed by query/metrics.go.
+	// (METRICS.md), computed by query/read_metrics.go.
 	FamilyTrace Family = "trace"
 	// FamilyRecord metrics come from other systems' run records
-	// (the factory, claudestrator, orchestr8, exec), query/records.go.
+	// (the factory, claudestrator, orchestr8, exec), query/read_records.go.
 	FamilyRecord Family = "record"
 	// FamilyCall metrics come from agents' model calls (OpenTelemetry
-	// GenAI, Claude Code, Codex), query/calls.go.
+	// GenAI, Claude Code, Codex), query/read_calls.go.
 	FamilyCall Family = "call"
 )
 
