@@ -159,7 +159,7 @@ func TestAgentFileGrowsPast64MiB(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		tbl, err := query.ReadOnly(context.Background(), st, `SELECT count(*) FROM calls`)
+		tbl, err := st.ReadOnly(context.Background(), `SELECT count(*) FROM calls`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,7 +263,7 @@ func TestTraceInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	tbl, err := query.ReadOnly(context.Background(), st, `SELECT count(*), count(DISTINCT line) FROM events`)
+	tbl, err := st.ReadOnly(context.Background(), `SELECT count(*), count(DISTINCT line) FROM events`)
 	if err != nil {
 		t.Fatal(err)
 	}

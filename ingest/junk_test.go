@@ -37,7 +37,7 @@ func TestJunkFileQuarantineIsBounded(t *testing.T) {
 	if res.Events != 1 || res.Quarantined != bad {
 		t.Errorf("events %d, quarantined %d; want 1 and %d", res.Events, res.Quarantined, bad)
 	}
-	tbl, err := query.ReadOnly(ctx, st, `SELECT (SELECT count(*) FROM quarantine), (SELECT sum(quarantined) FROM files)`)
+	tbl, err := st.ReadOnly(ctx, `SELECT (SELECT count(*) FROM quarantine), (SELECT sum(quarantined) FROM files)`)
 	if err != nil {
 		t.Fatal(err)
 	}

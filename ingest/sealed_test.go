@@ -64,7 +64,7 @@ func value(t *testing.T, db, q string) string {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	tbl, err := query.ReadOnly(context.Background(), st, q)
+	tbl, err := st.ReadOnly(context.Background(), q)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ func TestClear(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	if _, err := RecordExecInvocation(ctx, st, ExecInvocation{StartedAt: now, FinishedAt: now, Command: "make", Dir: "/a"}, 5); err != nil {
+	if _, err := st.RecordExecInvocation(ctx, ExecInvocation{StartedAt: now, FinishedAt: now, Command: "make", Dir: "/a"}, 5); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.conn.ExecContext(ctx, `INSERT INTO file_states (seq, file_id, path, kind) VALUES (1, 1, '/x/trace.jsonl', 'trace')`); err != nil {

@@ -29,7 +29,7 @@ type ExecInvocation struct {
 // invocations of the same command in the same directory, inv included
 // (RecentExecOutcomes), in one transaction: invocations that finish
 // together each count the other exactly once, whichever writes first.
-func RecordExecInvocation(ctx context.Context, st *Store, inv ExecInvocation, n int) ([]bool, error) {
+func (st *Store) RecordExecInvocation(ctx context.Context, inv ExecInvocation, n int) ([]bool, error) {
 	var out []bool
 	err := st.inTransaction(ctx, "recording the exec invocation", func() error {
 		if _, err := st.conn.ExecContext(ctx, `INSERT INTO exec_invocations
@@ -48,7 +48,7 @@ func RecordExecInvocation(ctx context.Context, st *Store, inv ExecInvocation, n 
 // ResetExecCascade forgets the recorded invocations of command in dir, so
 // that its cascade detection starts afresh; command "" forgets every
 // invocation. It returns how many were forgotten.
-func ResetExecCascade(ctx context.Context, st *Store, command, dir string) (int64, error) {
+func (st *Store) ResetExecCascade(ctx context.Context, command, dir string) (int64, error) {
 	var n int64
 	err := st.inTransaction(ctx, "resetting the exec cascade", func() error {
 		r, err := st.conn.ExecContext(ctx, `DELETE FROM exec_invocations WHERE $1 = '' OR (command = $1 AND dir = $2)`,

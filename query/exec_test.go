@@ -32,7 +32,7 @@ func TestExecInvocations(t *testing.T) {
 	for i, ok := range outcomes {
 		inv := ExecInvocation{StartedAt: t0.Add(time.Duration(i) * time.Minute), FinishedAt: t0.Add(time.Duration(i)*time.Minute + time.Second),
 			RunID: "r", Op: "test", Command: "go test ./...", Dir: "/src", Success: ok, Attempts: 3, Reason: "max_retries"}
-		last, err = RecordExecInvocation(ctx, st, inv, c.Window)
+		last, err = st.RecordExecInvocation(ctx, inv, c.Window)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,11 +54,11 @@ func TestExecInvocations(t *testing.T) {
 	// slow store lock) counts where it finished.
 	same := t0.Add(time.Hour)
 	for _, ok := range []bool{false, true, false} {
-		if _, err := RecordExecInvocation(ctx, st, ExecInvocation{StartedAt: same, FinishedAt: same, Success: ok}, 0); err != nil {
+		if _, err := st.RecordExecInvocation(ctx, ExecInvocation{StartedAt: same, FinishedAt: same, Success: ok}, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := RecordExecInvocation(ctx, st, ExecInvocation{StartedAt: t0, FinishedAt: same.Add(-time.Minute), Success: true}, 0); err != nil {
+	if _, err := st.RecordExecInvocation(ctx, ExecInvocation{StartedAt: t0, FinishedAt: same.Add(-time.Minute), Success: true}, 0); err != nil {
 		t.Fatal(err)
 	}
 	got, err := recentExecOutcomes(ctx, st.conn, "", "", 4)
@@ -83,7 +83,7 @@ func TestExecInvocationDurable(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	if _, err := RecordExecInvocation(ctx, st, ExecInvocation{StartedAt: now, FinishedAt: now, Op: "build", Success: false}, 5); err != nil {
+	if _, err := st.RecordExecInvocation(ctx, ExecInvocation{StartedAt: now, FinishedAt: now, Op: "build", Success: false}, 5); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
@@ -113,7 +113,7 @@ func TestExecCascadePerCommandAndDir(t *testing.T) {
 	record := func(i int, cmd, dir string, ok bool) []bool {
 		t.Helper()
 		at := t0.Add(time.Duration(i) * time.Minute)
-		got, err := RecordExecInvocation(ctx, st, ExecInvocation{StartedAt: at, FinishedAt: at, Command: cmd, Dir: dir, Success: ok}, 5)
+		got, err := st.RecordExecInvocation(ctx, ExecInvocation{StartedAt: at, FinishedAt: at, Command: cmd, Dir: dir, Success: ok}, 5)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +136,7 @@ func TestExecCascadePerCommandAndDir(t *testing.T) {
 		t.Errorf("the third failure of make in /b sees %v", got)
 	}
 
-	if n, err := ResetExecCascade(ctx, st, "make", "/b"); err != nil || n != 3 {
+	if n, err := st.ResetExecCascade(ctx, "make", "/b"); err != nil || n != 3 {
 		t.Fatalf("reset make in /b: %d, %v", n, err)
 	}
 	if got, err := recentExecOutcomes(ctx, st.conn, "make", "/b", 0); err != nil || len(got) != 0 {
@@ -145,7 +145,7 @@ func TestExecCascadePerCommandAndDir(t *testing.T) {
 	if got, _ := recentExecOutcomes(ctx, st.conn, "make", "/a", 0); len(got) != 2 {
 		t.Errorf("the reset of /b touched /a: %v", got)
 	}
-	if n, err := ResetExecCascade(ctx, st, "", ""); err != nil || n != 5 {
+	if n, err := st.ResetExecCascade(ctx, "", ""); err != nil || n != 5 {
 		t.Errorf("reset all: %d, %v", n, err)
 	}
 }
@@ -175,7 +175,7 @@ func TestExecInvocationsOldStore(t *testing.T) {
 	}
 	defer st.Close()
 	now := time.Now()
-	got, err := RecordExecInvocation(ctx, st, ExecInvocation{StartedAt: now, FinishedAt: now, Command: "make", Dir: "/a"}, 5)
+	got, err := st.RecordExecInvocation(ctx, ExecInvocation{StartedAt: now, FinishedAt: now, Command: "make", Dir: "/a"}, 5)
 	if err != nil || !slices.Equal(got, []bool{true}) {
 		t.Errorf("%v, %v", got, err)
 	}

@@ -111,7 +111,7 @@ func TestPricedCalls(t *testing.T) {
 		}
 	}
 
-	tbl, err := query.ReadOnly(ctx, st, `SELECT cost_usd, cost_source, failed_cost_usd, failed_cost_source, price_model, no_price
+	tbl, err := st.ReadOnly(ctx, `SELECT cost_usd, cost_source, failed_cost_usd, failed_cost_source, price_model, no_price
 		FROM priced_calls ORDER BY line`)
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +166,7 @@ func TestPricedCalls(t *testing.T) {
 	}
 	defer again.Close()
 	again.UsePrices(prices.Builtin().Extend(mine))
-	tbl, err = query.ReadOnly(ctx, again, `SELECT cost_usd FROM priced_calls WHERE model = 'gpt-4o'`)
+	tbl, err = again.ReadOnly(ctx, `SELECT cost_usd FROM priced_calls WHERE model = 'gpt-4o'`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 // ReadOnly runs a user's query on a store opened read-only. External access
 // is switched off first, and locked, because read-only mode alone still lets
 // COPY ... TO write files and ATTACH open other databases.
-func ReadOnly(ctx context.Context, st *Store, q string) (reports.Table, error) {
+func (st *Store) ReadOnly(ctx context.Context, q string) (reports.Table, error) {
 	var t reports.Table
 	// The user's query may read priced_calls.
 	if err := st.priced(ctx); err != nil {
@@ -72,7 +72,7 @@ func queryTable(ctx context.Context, db querier, title, q string) (reports.Table
 }
 
 // Quarantined lists quarantined lines by file path and line.
-func Quarantined(ctx context.Context, st *Store, limit int) (reports.Table, error) {
+func (st *Store) Quarantined(ctx context.Context, limit int) (reports.Table, error) {
 	q := `SELECT path, line, byte_offset, field, reason, raw, raw_bytes, ingested_at FROM quarantine ORDER BY path, line, byte_offset`
 	if limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", limit)
@@ -82,7 +82,7 @@ func Quarantined(ctx context.Context, st *Store, limit int) (reports.Table, erro
 
 // QuarantineCount is how many lines the store holds in quarantine, so a
 // limited listing can say how many it left out.
-func QuarantineCount(ctx context.Context, st *Store) (int64, error) {
+func (st *Store) QuarantineCount(ctx context.Context) (int64, error) {
 	var n int64
 	err := st.conn.QueryRowContext(ctx, `SELECT count(*) FROM quarantine`).Scan(&n)
 	return n, cleanDuckErr(err)

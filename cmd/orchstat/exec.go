@@ -259,7 +259,7 @@ func execResetCascade(ctx context.Context, o *execOptions) error {
 	if len(o.Argv) > 0 {
 		command = shellQuote(o.Argv)
 	}
-	n, err := query.ResetExecCascade(ctx, st, command, o.Dir)
+	n, err := st.ResetExecCascade(ctx, command, o.Dir)
 	if err != nil {
 		return err
 	}
@@ -410,7 +410,7 @@ func (e *execution) cascade(ctx context.Context, res runner.Result, out *execRes
 		return
 	}
 	defer st.Close()
-	failed, err := query.RecordExecInvocation(ctx, st, query.ExecInvocation{
+	failed, err := st.RecordExecInvocation(ctx, query.ExecInvocation{
 		StartedAt: e.started, FinishedAt: e.finished, RunID: e.rec.Invocation(), Op: e.o.Op,
 		Command: e.command, Dir: e.o.Dir, Success: res.Success, Attempts: len(res.Attempts), Reason: res.Reason,
 	}, window)

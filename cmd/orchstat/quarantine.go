@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/reports/render"
 )
 
@@ -58,13 +57,13 @@ func quarantineRun(ctx context.Context, o *quarantineOptions) error {
 		return err
 	}
 	defer st.Close()
-	t, err := query.Quarantined(ctx, st, o.Limit)
+	t, err := st.Quarantined(ctx, o.Limit)
 	if err != nil {
 		return err
 	}
 	total := int64(len(t.Rows))
 	if o.Limit > 0 && len(t.Rows) == o.Limit {
-		if total, err = query.QuarantineCount(ctx, st); err != nil {
+		if total, err = st.QuarantineCount(ctx); err != nil {
 			return err
 		}
 	}

@@ -135,7 +135,7 @@ func sqlRun(ctx context.Context, o *sqlOptions) error {
 		qctx, cancel = context.WithTimeout(ctx, o.Timeout)
 		defer cancel()
 	}
-	t, err := query.ReadOnly(qctx, st, o.Query)
+	t, err := st.ReadOnly(qctx, o.Query)
 	if errors.Is(err, query.ErrEmptyQuery) {
 		return usageError{err}
 	}
