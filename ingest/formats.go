@@ -34,6 +34,10 @@ import (
 // transcript's session id on any early line.
 var formats = []records.Format{factory.Format, claudestrator.Format, orchestr8.Format, otlp.Format, codex.Format, claudecode.Format}
 
+// RecordFormats are the record formats ingest reads, in the order it asks
+// them.
+func RecordFormats() []records.Format { return slices.Clone(formats) }
+
 // FormatOTLP names OpenTelemetry's format; its rows' system is records.OTel.
 const FormatOTLP = "otlp"
 
