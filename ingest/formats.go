@@ -38,9 +38,6 @@ var formats = []records.Format{factory.Format, claudestrator.Format, orchestr8.F
 // them.
 func RecordFormats() []records.Format { return slices.Clone(formats) }
 
-// FormatOTLP names OpenTelemetry's format; its rows' system is records.OTel.
-const FormatOTLP = "otlp"
-
 // formatSystem is the system whose records a format names.
 func formatSystem(format string) string {
 	if s, ok := systems.OfFormat(format); ok {

@@ -22,7 +22,7 @@ type SystemReplay struct {
 	// its replay must reproduce the record.
 	Check bool
 	// Defaults are the policies compared when none is named: the
-	// questions the seeds ask of each system.
+	// questions asked of each system.
 	Defaults []*retry.Policy
 	// Mismatch explains the usual reason a run does not reproduce.
 	Mismatch string
@@ -73,7 +73,7 @@ func factoryQuestions(base *retry.Policy) []*retry.Policy {
 func preset(name string) *retry.Policy {
 	p, err := retry.Preset(name)
 	if err != nil {
-		panic(err) // the names above are the engine's own presets
+		panic(err) // model/systems names the engine's own presets (TestEverySystemHandled)
 	}
 	return p
 }
