@@ -56,6 +56,7 @@ var pure = []string{
 	"rules/ruletest",
 	"model/rows",
 	"model/disk",
+	"model/systems",
 }
 
 // noYAML are the packages that read JSON or decide retries: a YAML parser

@@ -66,10 +66,10 @@ func (o *openRows) empty() bool {
 // streamFormat is the line-by-line reader of a kind, if it has one.
 func streamFormat(kind string) (records.StreamFormat, bool) {
 	f, ok := recordKinds[kind]
-	if !ok || f.stream == nil {
+	if !ok || f.Stream == nil {
 		return records.StreamFormat{}, false
 	}
-	return *f.stream, true
+	return *f.Stream, true
 }
 
 // readAgent reads an agent's file on from where the last ingest stopped,

@@ -554,7 +554,7 @@ func classifyFile(path, format string) (source, bool) {
 		// pipe: it is refused when read, saying why).
 		k, why := namedContentKind(path)
 		switch {
-		case format == "" && (agentKinds[k] || k == KindTrace):
+		case format == "" && (byContent(k) || k == KindTrace):
 			s.kind = k
 			return s, true
 		case format == "" && why != "" && why != "empty":

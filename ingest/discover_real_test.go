@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/orchstat/orchstat/ingest"
+	"github.com/orchstat/orchstat/model/systems"
 	"github.com/orchstat/orchstat/query"
 )
 
@@ -58,10 +59,10 @@ func TestRealAgentsRecordsFoundByContent(t *testing.T) {
 	for _, tc := range []struct {
 		dir, format, kind string
 	}{
-		{cc, "", ingest.KindClaudeCode},
-		{cc, "claude-code", ingest.KindClaudeCode},
-		{cx, "", ingest.KindCodexRollout},
-		{cx, "codex", ingest.KindCodexRollout},
+		{cc, "", systems.KindClaudeCode},
+		{cc, "claude-code", systems.KindClaudeCode},
+		{cx, "", systems.KindCodexRollout},
+		{cx, "codex", systems.KindCodexRollout},
 	} {
 		st := openStore(t)
 		res := ingestWith(t, st, tc.format, tc.dir)
@@ -100,7 +101,7 @@ func TestRealRecordsWholeTree(t *testing.T) {
 	if got := scalar[int64](t, st, `SELECT count(*) FROM files WHERE kind = 'trace'`); got != runs {
 		t.Errorf("%d trace files, want %d", got, runs)
 	}
-	for _, kind := range []string{ingest.KindClaudeCode, ingest.KindCodexRollout, ingest.KindOTLP, ingest.KindFactorySummary, ingest.KindClaudeHistory} {
+	for _, kind := range []string{systems.KindClaudeCode, systems.KindCodexRollout, systems.KindOTLP, systems.KindFactorySummary, systems.KindClaudeHistory} {
 		if n := scalar[int64](t, st, `SELECT count(*) FROM files WHERE kind = ?`, kind); n == 0 {
 			t.Errorf("no %s read", kind)
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orchstat/orchstat/model/systems"
 )
 
 // fixture is a file of another package's testdata, for its content.
@@ -104,8 +106,8 @@ func TestDiscoverByContent(t *testing.T) {
 	}
 
 	// A file named without --format is read as its first lines say.
-	for file, kind := range map[string]string{"copy/cc/session one.jsonl": KindClaudeCode, "copy/cx/renamed.jsonl": KindCodexRollout,
-		"copy/otel/out.json": KindOTLP, "copy/empty.jsonl": KindTrace} {
+	for file, kind := range map[string]string{"copy/cc/session one.jsonl": systems.KindClaudeCode, "copy/cx/renamed.jsonl": systems.KindCodexRollout,
+		"copy/otel/out.json": systems.KindOTLP, "copy/empty.jsonl": KindTrace} {
 		if s, ok := classifyFile(filepath.Join(root, file), ""); !ok || s.kind != kind {
 			t.Errorf("%s named: %q, want %q", file, s.kind, kind)
 		}

@@ -24,33 +24,24 @@ import (
 	"github.com/orchstat/orchstat/ingest/otlp"
 	"github.com/orchstat/orchstat/model/records"
 	"github.com/orchstat/orchstat/model/rows"
+	"github.com/orchstat/orchstat/model/systems"
 )
 
-// Record kinds, as stored in files.kind: the files of the other systems'
-// records, each parsed whole (see readRunFile).
-const (
-	KindFactorySummary = "factory_summary" // run_summary.json
-	KindFactoryBrief   = "factory_brief"   // attempt_N/failure_brief.json
-	KindFactoryEvents  = "factory_events"  // web pipeline runs/<id>/events.jsonl
-	KindFactoryMeta    = "factory_meta"    // web pipeline runs/<id>/meta.json
-	KindClaudeHistory  = "claudestrator_history"
-	KindClaudeSession  = "claudestrator_session"
-	KindClaudeTasks    = "claudestrator_tasks"
-	KindClaudeIssues   = "claudestrator_issues"
-	KindO8History      = "orchestr8_history"
-	KindO8Config       = "orchestr8_config"
-	KindCodexRollout   = "codex_rollout"          // sessions/YYYY/MM/DD/rollout-*.jsonl
-	KindClaudeCode     = "claude_code_transcript" // projects/<dir>/<session>.jsonl and its sub-agents'
-	KindOTLP           = "otlp"                   // the OpenTelemetry Collector file exporter's JSON, or an OTLP/HTTP JSON payload
-)
+// formats are the record formats, asked in this order: Codex's rollouts,
+// named rollout-*.jsonl, before Claude Code's transcripts, which are any
+// .jsonl below projects/, so a rollout kept below a Claude folder is
+// Codex's; by content, OTLP's first object and Codex's first line before a
+// transcript's session id on any early line.
+var formats = []records.Format{factory.Format, claudestrator.Format, orchestr8.Format, otlp.Format, codex.Format, claudecode.Format}
 
-// FormatOTLP names OpenTelemetry's format; its rows' system is records.OTel.
-const FormatOTLP = "otlp"
+// RecordFormats are the record formats ingest reads, in the order it asks
+// them.
+func RecordFormats() []records.Format { return slices.Clone(formats) }
 
 // formatSystem is the system whose records a format names.
 func formatSystem(format string) string {
-	if format == FormatOTLP {
-		return records.OTel
+	if s, ok := systems.OfFormat(format); ok {
+		return s.Name
 	}
 	return format
 }
@@ -59,31 +50,33 @@ func formatSystem(format string) string {
 // its name and place; "orchestrator" is the trace format of EVENTS.md.
 // Agents' formats are named as their users know them: "otlp" for the
 // OpenTelemetry file exporter's JSON, whose rows' system is "otel".
-var Formats = []string{"auto", "orchestrator", records.Factory, records.Claudestrator, records.Orchestr8, FormatOTLP, records.ClaudeCode, records.Codex}
+var Formats = append([]string{"auto"}, formatNames()...)
+
+func formatNames() []string {
+	var out []string
+	for _, s := range systems.All {
+		if s.Format != "" {
+			out = append(out, s.Format)
+		}
+	}
+	return out
+}
 
 type recordFormat struct {
 	system string
-	parse  records.Parser
-	// stream, for a format of lines that grow, reads a file on from where
-	// the last ingest stopped (see readAgent).
-	stream *records.StreamFormat
+	records.Kind
 }
 
-var recordKinds = map[string]recordFormat{
-	KindFactorySummary: {records.Factory, factory.ParseSummary, nil},
-	KindFactoryBrief:   {records.Factory, factory.ParseBrief, nil},
-	KindFactoryEvents:  {records.Factory, factory.ParseEvents, nil},
-	KindFactoryMeta:    {records.Factory, factory.ParseMeta, nil},
-	KindClaudeHistory:  {records.Claudestrator, claudestrator.ParseHistory, nil},
-	KindClaudeSession:  {records.Claudestrator, claudestrator.ParseSessionState, nil},
-	KindClaudeTasks:    {records.Claudestrator, claudestrator.ParseTaskQueue, nil},
-	KindClaudeIssues:   {records.Claudestrator, claudestrator.ParseIssueQueue, nil},
-	KindO8History:      {records.Orchestr8, orchestr8.ParseHistory, nil},
-	KindO8Config:       {records.Orchestr8, orchestr8.ParseConfig, nil},
-	KindCodexRollout:   {records.Codex, codex.ParseRollout, &codex.Stream},
-	KindClaudeCode:     {records.ClaudeCode, claudecode.ParseTranscript, &claudecode.Stream},
-	KindOTLP:           {records.OTel, otlp.Parse, &otlp.Stream},
-}
+// recordKinds are the formats' kinds, by name.
+var recordKinds = func() map[string]recordFormat {
+	m := map[string]recordFormat{}
+	for _, f := range formats {
+		for _, k := range f.Kinds {
+			m[k.Name] = recordFormat{f.System, k}
+		}
+	}
+	return m
+}()
 
 // systemOf is the system a source kind belongs to: "orchestrator" for
 // traces and run files.
@@ -91,45 +84,32 @@ func systemOf(kind string) string {
 	if f, ok := recordKinds[kind]; ok {
 		return f.system
 	}
-	return "orchestrator"
+	return systems.Orchestrator
 }
 
 // recordKind names a record file's kind from its name, and for the web
-// pipeline's generic names, from its sibling: events.jsonl and meta.json
-// count only as a pair.
+// pipeline's generic names, from its sibling: a file of a kind's name
+// without the sibling it needs is no kind's.
 func recordKind(path string) (string, bool) {
 	base := filepath.Base(path)
-	sibling := func(name string) bool {
-		_, err := os.Stat(filepath.Join(filepath.Dir(path), name))
-		return err == nil
+	for _, f := range formats {
+		for _, k := range f.Kinds {
+			if k.File != base {
+				continue
+			}
+			if k.Beside == "" {
+				return k.Name, true
+			}
+			_, err := os.Stat(filepath.Join(filepath.Dir(path), k.Beside))
+			return k.Name, err == nil
+		}
 	}
-	switch base {
-	case "run_summary.json":
-		return KindFactorySummary, true
-	case "failure_brief.json":
-		return KindFactoryBrief, true
-	case "events.jsonl":
-		return KindFactoryEvents, sibling("meta.json")
-	case "meta.json":
-		return KindFactoryMeta, sibling("events.jsonl")
-	case "history.csv":
-		return KindClaudeHistory, true
-	case "session_state.md":
-		return KindClaudeSession, true
-	case "task_queue.md":
-		return KindClaudeTasks, true
-	case "issue_queue.md":
-		return KindClaudeIssues, true
-	case "pipeline-history.json":
-		return KindO8History, true
-	case "retry-config.json":
-		return KindO8Config, true
-	}
-	switch {
-	case codex.IsRolloutPath(path):
-		return KindCodexRollout, true
-	case claudecode.IsTranscriptPath(path):
-		return KindClaudeCode, true
+	for _, f := range formats {
+		for _, k := range f.Kinds {
+			if k.Path != nil && k.Path(path) {
+				return k.Name, true
+			}
+		}
 	}
 	return "", false
 }
@@ -146,40 +126,10 @@ func sniffKind(format, path string) (string, bool) {
 	f.Close()
 	head = head[:n]
 	ext := strings.ToLower(filepath.Ext(path))
-	switch format {
-	case records.Factory:
-		switch {
-		case ext == ".jsonl":
-			return KindFactoryEvents, true
-		case bytes.Contains(head, []byte(`"pipeline_run_id"`)):
-			return KindFactoryMeta, true
-		case bytes.Contains(head, []byte(`"attempts"`)) || bytes.Contains(head, []byte(`"verdict"`)):
-			return KindFactorySummary, true
-		default:
-			return KindFactoryBrief, true
+	for _, r := range formats {
+		if r.System == format {
+			return r.Guess(ext, head)
 		}
-	case records.Claudestrator:
-		switch {
-		case ext == ".csv":
-			return KindClaudeHistory, true
-		case bytes.Contains(head, []byte("Retry-Count")) || bytes.Contains(head, []byte("Auto-Retry")):
-			return KindClaudeIssues, true
-		case bytes.Contains(head, []byte("loop_count:")):
-			return KindClaudeSession, true
-		default:
-			return KindClaudeTasks, true
-		}
-	case records.Orchestr8:
-		if bytes.Contains(head, []byte(`"windowSize"`)) || bytes.Contains(head, []byte(`"maxRetries"`)) {
-			return KindO8Config, true
-		}
-		return KindO8History, true
-	case records.Codex:
-		return KindCodexRollout, codex.Sniff(head)
-	case records.ClaudeCode:
-		return KindClaudeCode, claudecode.Sniff(head)
-	case records.OTel:
-		return KindOTLP, otlp.Sniff(head)
 	}
 	return "", false
 }
@@ -212,21 +162,24 @@ func contentKind(path string) (kind, why string) {
 
 // headKind names the kind a file's first bytes say, or why they say none.
 func headKind(head []byte) (kind, why string) {
-	switch {
-	case otlp.Sniff(head):
-		return KindOTLP, ""
-	case codex.Sniff(head):
-		return KindCodexRollout, ""
-	case claudecode.Sniff(head):
-		return KindClaudeCode, ""
-	case traceHead(head):
+	for _, f := range formats {
+		for _, k := range f.Kinds {
+			if k.Head != nil && k.Head(head) {
+				return k.Name, ""
+			}
+		}
+	}
+	if traceHead(head) {
 		return KindTrace, ""
 	}
 	return "", whyNot(head)
 }
 
-// agentKinds are the kinds told by content alone.
-var agentKinds = map[string]bool{KindOTLP: true, KindCodexRollout: true, KindClaudeCode: true}
+// byContent reports whether a kind is told by content alone.
+func byContent(kind string) bool {
+	f, ok := recordKinds[kind]
+	return ok && f.Head != nil
+}
 
 // traceHead tells an orchestrator trace by its first line's keys: type,
 // runId and timestamp, in any order (EVENTS.md).
@@ -316,13 +269,22 @@ func whyNot(head []byte) string {
 }
 
 // probeRecords finds the record files at the places the systems keep
-// them, relative to a directory the user named: claudestrator's
-// .orchestrator/ and orchestr8's .claude/. A few stats, so it runs on
-// every ingest.
+// them, relative to a directory the user named: each format's Home
+// (claudestrator's .orchestrator/, orchestr8's .claude/). A few stats, so
+// it runs on every ingest.
 func probeRecords(dir string, allow func(kind string) bool, add func(source)) {
-	for _, sub := range []string{"", ".orchestrator", ".claude"} {
-		for _, name := range []string{"history.csv", "session_state.md", "task_queue.md", "issue_queue.md",
-			"pipeline-history.json", "retry-config.json"} {
+	subs, names := []string{""}, []string(nil)
+	for _, f := range formats {
+		if f.Home == "" {
+			continue
+		}
+		subs = append(subs, f.Home)
+		for _, k := range f.Kinds {
+			names = append(names, k.File)
+		}
+	}
+	for _, sub := range subs {
+		for _, name := range names {
 			p := filepath.Join(dir, sub, name)
 			if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
 				continue

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/orchstat/orchstat/model/records"
+	"github.com/orchstat/orchstat/model/systems"
 )
 
 // The steps of runOnce, in the order it takes them: plan what to read,
@@ -126,10 +126,23 @@ func loadUnsealed(ctx context.Context, st Store, e *earlier, sources []source, l
 	return loadStatesIn(ctx, st, dirs, e.states)
 }
 
-// streamKinds are the kinds standard input is read as in the formats
-// that are one kind of file: agents' records. Any other format reads it
-// as an orchestrator trace.
-var streamKinds = map[string]string{records.Codex: KindCodexRollout, records.ClaudeCode: KindClaudeCode, FormatOTLP: KindOTLP}
+// streamKind is the kind standard input is read as in a format whose
+// kind is read as a stream of lines: agents' records. Any other format
+// reads it as an orchestrator trace.
+func streamKind(format string) (string, bool) {
+	s, ok := systems.OfFormat(format)
+	for _, f := range formats {
+		if !ok || f.System != s.Name {
+			continue
+		}
+		for _, k := range f.Kinds {
+			if k.Stream != nil {
+				return k.Name, true
+			}
+		}
+	}
+	return "", false
+}
 
 // stdinSource is the source standard input is read as, when a path is "-".
 func stdinSource(opts Options) (source, bool) {
@@ -140,7 +153,7 @@ func stdinSource(opts Options) (source, bool) {
 				name = "stdin"
 			}
 			kind := KindStdin
-			if k, ok := streamKinds[opts.Format]; ok {
+			if k, ok := streamKind(opts.Format); ok {
 				kind = k
 			}
 			return source{path: stdinPath(name), kind: kind, runDir: name}, true

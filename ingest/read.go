@@ -366,7 +366,7 @@ func runFileRows(c *chunk, src source, cur fileState, b []byte) (problems int64,
 		}
 		verificationRows(r, cur.id, src.runDir, baseName(cur.path), v, b)
 	default:
-		set, err := recordKinds[src.kind].parse(cur.path, b)
+		set, err := recordKinds[src.kind].Parse(cur.path, b)
 		if err != nil {
 			return 0, err
 		}

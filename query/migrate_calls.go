@@ -3,6 +3,8 @@ package query
 import (
 	"context"
 	"strings"
+
+	systemspec "github.com/orchstat/orchstat/model/systems"
 )
 
 // Stores made before calls kept cache tokens apart hold Claude Code
@@ -14,8 +16,10 @@ import (
 // tables made anew, so the next ingest reads those files again. Nothing
 // else in the store changes.
 
-// callsOutdated reports whether the store has a calls table without the
-// cache columns.
+// callsOutdated reports whether the store has a calls table without one
+// of the columns rows.Call declares. Columns were only ever added, and
+// cache_write_1h_tokens last, so that is a table without the cache
+// columns; a column added later makes its table outdated too.
 func (s *Store) callsOutdated(ctx context.Context) (bool, error) {
 	var cols string
 	err := s.conn.QueryRowContext(ctx, `SELECT coalesce(string_agg(column_name, ','), '') FROM duckdb_columns()
@@ -23,7 +27,12 @@ func (s *Store) callsOutdated(ctx context.Context) (bool, error) {
 	if err != nil || cols == "" {
 		return false, err
 	}
-	return !strings.Contains(","+cols+",", ",cache_read_tokens,") || !strings.Contains(","+cols+",", ",cache_write_1h_tokens,"), nil
+	for _, c := range Calls.Columns {
+		if !strings.Contains(","+cols+",", ","+c.Name+",") {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // rereadCalls forgets the files that gave calls to an outdated store's
@@ -38,8 +47,8 @@ func (s *Store) rereadCalls(ctx context.Context) (files int64, err error) {
 	// older reader may have quarantined them whole (xorcise's wrapped
 	// OTLP), and unchanged, they would never be read by the newer one.
 	ids := `SELECT file_id FROM calls UNION SELECT file_id FROM call_attempts
-		UNION SELECT file_id FROM record_runs WHERE system IN ('claude-code', 'codex', 'otel')
-		UNION SELECT file_id FROM files WHERE kind IN ('otlp', 'claude_code_transcript', 'codex_rollout')`
+		UNION SELECT file_id FROM record_runs WHERE system IN (` + quoted(systemspec.Names(func(s systemspec.System) bool { return s.Calls })) + `)
+		UNION SELECT file_id FROM files WHERE kind IN (` + quoted(systemspec.CallKinds()) + `)`
 	// The ids are kept aside first: the tables they come from are among
 	// those emptied.
 	stmts := []string{`CREATE TEMP TABLE reread_files AS ` + ids}
@@ -63,4 +72,13 @@ func (s *Store) rereadCalls(ctx context.Context) (files int64, err error) {
 		}
 	}
 	return files, nil
+}
+
+// quoted is a list of SQL strings.
+func quoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = quoteSQL(n)
+	}
+	return strings.Join(q, ", ")
 }

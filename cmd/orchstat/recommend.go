@@ -13,8 +13,8 @@ import (
 
 	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/factory/spec"
-	"github.com/orchstat/orchstat/model/records"
 	"github.com/orchstat/orchstat/model/reports"
+	"github.com/orchstat/orchstat/model/systems"
 	"github.com/orchstat/orchstat/reports/render"
 	"github.com/orchstat/orchstat/rules/adaptive"
 )
@@ -32,7 +32,7 @@ type recommendOptions struct {
 
 // recordSystems are what --system takes: the systems whose records may
 // have stages.
-var recordSystems = []string{records.Factory, records.Claudestrator, records.Orchestr8, records.Exec}
+var recordSystems = systems.Names(func(s systems.System) bool { return s.Stages })
 
 func newRecommendCmd(g *globals, runF func(context.Context, *recommendOptions) error) *cobra.Command {
 	o := &recommendOptions{g: g}

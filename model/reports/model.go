@@ -205,11 +205,6 @@ type SystemRuns struct {
 	OtherStatus int64  `json:"other_status"`
 }
 
-// SystemOrder is the order systems are listed in: the orchestrator, the
-// runs orchstat exec records, the agents, then the other systems'
-// records. A system not listed comes after these, by name.
-var SystemOrder = []string{"orchestrator", "exec", "claude-code", "codex", "otel", "factory", "claudestrator", "orchestr8"}
-
 // Threshold is an alert rule's threshold checked against the report's
 // overall value of its metric.
 type Threshold struct {

@@ -1,11 +1,14 @@
 package simulated
 
-import "github.com/orchstat/orchstat/model/reports"
+import (
+	"github.com/orchstat/orchstat/model/reports"
+	"github.com/orchstat/orchstat/model/systems"
+)
 
 // Orchestrator names the orchestrator's own episodes (provider requests,
 // L2 loops, L3 steps), whose ids carry no system; an agent's calls are
 // "<system>:…" (see rules/replay's EpisodeSystem).
-const Orchestrator = "orchestrator"
+const Orchestrator = systems.Orchestrator
 
 // Simulation is what simulate found in its scope: the replay of provider
 // requests, L2 loops and L3 steps (Results, the baseline first; nil when

@@ -6,6 +6,7 @@ import (
 
 	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/simulated"
+	"github.com/orchstat/orchstat/model/systems"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
@@ -60,7 +61,7 @@ func PickEpisodes(eps []episode.Episode, baseline string) Pick {
 			switch {
 			case !ok:
 				p.LeftOut = append(p.LeftOut, simulated.LeftOut{System: s, Count: countProvider(bySystem[s]), What: "model calls",
-					Why: "they name no agent whose policy would be their baseline; name it with --baseline"})
+					Why: noReplay(s)})
 			case len(p.Systems) > 0:
 				p.LeftOut = append(p.LeftOut, simulated.LeftOut{System: s, Count: countProvider(bySystem[s]), What: "model calls",
 					Why: "provider requests are replayed against one baseline at a time, here " + order[0] + "'s: simulate their records alone"})
@@ -77,6 +78,14 @@ func PickEpisodes(eps []episode.Episode, baseline string) Pick {
 		slices.SortStableFunc(p.Episodes, func(a, b episode.Episode) int { return a.Time.Compare(b.Time) })
 	}
 	return p
+}
+
+// noReplay is why simulate leaves a system's calls out.
+func noReplay(system string) string {
+	if s, ok := systems.Get(system); ok && s.NoReplay != "" {
+		return s.NoReplay
+	}
+	return "simulate has no replay of this system's calls"
 }
 
 // countProvider counts an agent's calls among eps (its provider requests).

@@ -7,6 +7,7 @@ import (
 	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/records"
 	"github.com/orchstat/orchstat/model/simulated"
+	"github.com/orchstat/orchstat/model/systems"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
@@ -21,41 +22,43 @@ type SystemReplay struct {
 	// its replay must reproduce the record.
 	Check bool
 	// Defaults are the policies compared when none is named: the
-	// questions the seeds ask of each system.
+	// questions asked of each system.
 	Defaults []*retry.Policy
 	// Mismatch explains the usual reason a run does not reproduce.
 	Mismatch string
 }
 
 // ForSystem is how system's records are replayed (fresh policies, the
-// caller's to change), or false for a system simulate does not replay.
+// caller's to change), or false for a system simulate does not replay
+// its attempts of (model/systems says which).
 func ForSystem(system string) (SystemReplay, bool) {
-	switch system {
-	case records.Factory:
-		// Seed 003: what not retrying deterministic stages, halting on a
-		// repeated signature, and other attempt limits would have done.
-		base := preset("factory")
-		return SystemReplay{Baseline: base, Check: true, Defaults: factoryQuestions(base),
-			Mismatch: "older run summaries do not record the max_attempts a run was made under; they are replayed " +
-				"under the preset's 5, so one that gave up after fewer failed attempts does not reproduce."}, true
-	case records.Claudestrator:
-		// Seed 002: the auto-retry caps (per issue 10, global 15,
-		// signature halt 3) against the loops as they ran.
-		return SystemReplay{Baseline: asRecorded(), Defaults: []*retry.Policy{preset("auto-retry")}}, true
-	case records.Orchestr8:
-		// Seed 004: the adaptive rule's maxRetries against the retries the
-		// user chose.
-		return SystemReplay{Baseline: asRecorded(), Defaults: []*retry.Policy{preset("adaptive")}}, true
-	case records.Exec:
-		// Seed 001: exec decides with the retry handler; what if it did
-		// not retry at all?
-		return SystemReplay{Baseline: preset("retry-handler"), Check: true, Defaults: []*retry.Policy{preset("none")}}, true
+	s, ok := systems.Get(system)
+	if !ok || s.Replay != systems.Attempts {
+		return SystemReplay{}, false
 	}
-	return SystemReplay{}, false
+	own := preset(s.Preset)
+	if s.AsRecorded {
+		// Its own rule (claudestrator's auto-retry caps, orchestr8's
+		// adaptive maxRetries) against the loops as they ran.
+		return SystemReplay{Baseline: asRecorded(), Defaults: []*retry.Policy{own}, Mismatch: s.Mismatch}, true
+	}
+	sr := SystemReplay{Baseline: own, Check: true, Defaults: []*retry.Policy{preset("none")}, Mismatch: s.Mismatch}
+	if q := questions[system]; q != nil {
+		sr.Defaults = q(own)
+	}
+	return sr, true
 }
 
-// factoryQuestions are seed 003's: the audited factory, a signature halt,
-// and fewer attempts.
+// questions are the policies a system's replay compares by default when
+// there is more to ask than what no retries would have done.
+var questions = map[string]func(base *retry.Policy) []*retry.Policy{
+	// The factory's audit: not retrying deterministic stages, halting
+	// on a repeated signature, and other attempt limits.
+	records.Factory: factoryQuestions,
+}
+
+// factoryQuestions are the factory's: the audited factory, a signature
+// halt, and fewer attempts.
 func factoryQuestions(base *retry.Policy) []*retry.Policy {
 	out := []*retry.Policy{preset("factory-audited"),
 		variant(base, "signature-halt 3", func(p *retry.Policy) { p.SignatureHalt = 3 })}
@@ -70,7 +73,7 @@ func factoryQuestions(base *retry.Policy) []*retry.Policy {
 func preset(name string) *retry.Policy {
 	p, err := retry.Preset(name)
 	if err != nil {
-		panic(err) // the names above are the engine's own presets
+		panic(err) // model/systems names the engine's own presets (TestEverySystemHandled)
 	}
 	return p
 }
@@ -107,9 +110,9 @@ func EpisodeSystem(e *episode.Episode) string {
 // with no retries at all (what do the retries buy?). False for a system
 // with no policy of its own: OpenTelemetry calls come from any agent.
 func ForEpisodes(system string) (SystemReplay, bool) {
-	base, err := retry.Preset(system)
-	if err != nil {
+	s, ok := systems.Get(system)
+	if !ok || s.Replay != systems.Calls {
 		return SystemReplay{}, false
 	}
-	return SystemReplay{Baseline: base, Check: true, Defaults: []*retry.Policy{preset("none")}}, true
+	return SystemReplay{Baseline: preset(s.Preset), Check: true, Defaults: []*retry.Policy{preset("none")}}, true
 }
