@@ -10,7 +10,7 @@ import (
 )
 
 // ExecInvocation is one `orchstat exec` invocation as exec_invocations
-// keeps it: what seed 001's cascade detection counts across invocations.
+// keeps it: what the retry handler's cascade detection counts across invocations.
 type ExecInvocation struct {
 	StartedAt, FinishedAt time.Time
 	RunID, Op, Command    string

@@ -20,7 +20,7 @@ func (s *Store) FactoryAudit(ctx context.Context, f Filter) (*reports.FactoryAud
 	return factoryAudit(ctx, s.conn, f)
 }
 
-// factoryAudit computes seed 003's retry audit over the factory's record
+// factoryAudit computes the factory retry audit over the factory's record
 // runs (the attempt_runs view, system 'factory') and their attempts (the
 // attempts view), under f.
 //
@@ -32,7 +32,7 @@ func (s *Store) FactoryAudit(ctx context.Context, f Filter) (*reports.FactoryAud
 // Provider filter selects none; Last keeps the last N dated runs
 // (undated ones after).
 //
-// What the runs add up to, seed 003's definitions, is audit.Summarise.
+// What the runs add up to, the factory audit's definitions, is audit.Summarise.
 func factoryAudit(ctx context.Context, q querier, f Filter) (*reports.FactoryAudit, error) {
 	runs, err := auditRuns(ctx, q, f)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/orchstat/orchstat/model/episode"
 )
 
-// StageHistory is seed 004's history as rules/retry's Adaptive reads it:
+// StageHistory is orchestr8's history as rules/retry's Adaptive reads it:
 // one episode.StageOutcome per recorded run, oldest first, Failed when
 // the run's status is "failure" and Stage its ended_stage (the stage of
 // its last failure: orchestr8's failedStage). Every run counts, failed or not, as
@@ -29,7 +29,7 @@ import (
 // The warnings name what the history is missing: record files quarantined
 // whole (corrupt, or of a format not read yet) and files some of whose
 // records were skipped, so that a recommendation made from the rest says
-// so. Seed 004 has a corrupt history default to a simple retry (line
+// so. orchestr8's adaptive retry spec has a corrupt history default to a simple retry (line
 // 168): a file quarantined whole adds no runs, so when it is the only
 // history that is what follows, and other files in the store still count.
 // With system "", a history that mixes systems says so too, since their

@@ -132,7 +132,7 @@ var FileTables = declaredTables(reflect.TypeFor[rows.Set]())
 var stateTables = declaredTables(reflect.TypeFor[rows.States]())
 
 // ExecInvocations is what `orchstat exec` remembers between invocations,
-// for seed 001's cascade detection. It is not derived from a file.
+// for the retry handler's cascade detection. It is not derived from a file.
 var ExecInvocations = Table{"exec_invocations", "each orchstat exec invocation's outcome", cols(
 	"started_at TIMESTAMP, finished_at TIMESTAMP, run_id VARCHAR, op VARCHAR, command VARCHAR, success BOOLEAN, attempts INTEGER, reason VARCHAR, dir VARCHAR")}
 

@@ -1,5 +1,5 @@
-// Package claudestrator reads claudestrator's records (seed 002's
-// auto-retry): .orchestrator/history.csv, session_state.md, task_queue.md
+// Package claudestrator reads claudestrator's records (its auto-retry
+// among them): .orchestrator/history.csv, session_state.md, task_queue.md
 // and issue_queue.md.
 //
 // Each file says something the others do not, and the attempt_runs view
@@ -8,7 +8,7 @@
 //
 //   - history.csv (Source "history") knows every task that ran: the
 //     analysis agent appends a row per task per loop from every report,
-//     failures included (seed 002 lines 26-28). Its runs are
+//     failures included (the auto-retry document, lines 26-28). Its runs are
 //     "<run_id>/<task_id>".
 //   - task_queue.md (Source "tasks") knows the tasks that have not run to
 //     an end: pending, in progress, blocked. Completed and failed tasks are
@@ -22,7 +22,7 @@
 //     tasks, which history.csv counts as runs of their own: an issue and
 //     its remediation tasks are two views of the same work.
 //   - session_state.md knows the orchestrator run itself: its run_id, loop
-//     count and total_auto_retries (the global cap's counter, seed 002
+//     count and total_auto_retries (the global cap's counter, auto-retry
 //     line 128). A run of the records model is a task, not an orchestrator
 //     run, so the session is kept as a records.Config rather than a Run
 //     that would count as one more task.
@@ -88,7 +88,7 @@ func parseBool(s string) (v, known, ok bool) {
 }
 
 // maxCount bounds the counts the files hold (loops, retries, limits):
-// seed 002's limits are 10 and 15, and a count past this is a typo.
+// auto-retry's limits are 10 and 15, and a count past this is a typo.
 const maxCount = 1_000_000
 
 // parseInt reads a non-negative count. Empty text is absent, not an error.

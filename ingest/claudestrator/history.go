@@ -49,7 +49,7 @@ type histRow struct {
 // are fine; only run_id and task_id are required, as they name the run.
 //
 // Attempts are numbered 1, 2, ... in loop order, not by the loop number:
-// a task first run in loop 3 (a remediation task, seed 002's improvement
+// a task first run in loop 3 (a remediation task, auto-retry's improvement
 // loop) has made one attempt, and counting it as attempt 3 would report
 // retries that never happened. The loop numbers stay in the run's Detail.
 func ParseHistory(path string, b []byte) (*records.Set, error) {

@@ -12,7 +12,7 @@ import (
 )
 
 // issueDetail is an issue's Detail: its auto-retry fields typed, so that
-// seed 002's caps can be replayed from the store (per issue
+// auto-retry's caps can be replayed from the store (per issue
 // Max-Retries and Signature-Repeat-Count >= 3; the global cap is the
 // session's total_auto_retries), and everything else as written.
 type issueDetail struct {
@@ -36,13 +36,13 @@ type issueDetail struct {
 }
 
 // ParseIssueQueue reads .orchestrator/issue_queue.md: entries headed
-// "## ISSUE-YYYYMMDD-NNN" (seed 002 line 44) or "### ISSUE-..." (the
+// "## ISSUE-YYYYMMDD-NNN" (the auto-retry document, line 44) or "### ISSUE-..." (the
 // queue template and the failure analysis agent), with a field table and
 // sections ("### Summary", "**Summary:**").
 //
 // Each issue is a run whose attempts are rebuilt from its fields: the
 // loop in which QA flagged it is attempt 1 and each auto-retry loop one
-// more (Retry-Count is incremented as a retry loop starts, seed 002 lines
+// more (Retry-Count is incremented as a retry loop starts, the auto-retry document, lines
 // 134-136), so an issue has Retry-Count + 1 attempts. Every attempt but
 // the last failed, or the issue would not have been retried; the last
 // failed too unless the issue is complete (passed) or in progress (still
@@ -191,7 +191,7 @@ func (r issueFields) when(names ...string) *time.Time {
 }
 
 // maxRebuilt bounds the attempts rebuilt for one issue, a hundred times
-// seed 002's Max-Retries.
+// auto-retry's Max-Retries.
 const maxRebuilt = 1000
 
 // issueAttempts rebuilds an issue's retries+1 attempts.
@@ -248,7 +248,7 @@ func issueAttempts(set *records.Set, run *records.Run, e *entry, d issueDetail, 
 // reconstructSignatures gives the signatures of an issue's failed
 // attempts, oldest first, from what the issue keeps. Claudestrator writes
 // Previous-Signatures two ways:
-//   - seed 002 (lines 161-165): a new signature pushes the old one onto
+//   - auto-retry (lines 161-165): a new signature pushes the old one onto
 //     Previous-Signatures and resets Signature-Repeat-Count to 1, so the
 //     list holds one entry per change and the last Signature-Repeat-Count
 //     failures had the current signature;
@@ -260,7 +260,7 @@ func issueAttempts(set *records.Set, run *records.Run, e *entry, d issueDetail, 
 // With one entry per retry the list is the history itself: it has as many
 // entries as failed attempts (an issue in progress, whose latest failure
 // was appended as its retry started), or one fewer (the latest failure is
-// the current signature). A shorter list is seed 002's: the last
+// the current signature). A shorter list is auto-retry's: the last
 // Signature-Repeat-Count attempts (at least one) get the current
 // signature and the attempt before them the last previous one; earlier
 // attempts are known only when each previous signature failed once.

@@ -43,7 +43,7 @@ func TestParseIssueQueueWebshop(t *testing.T) {
 	c.TS = ts("2026-01-05T11:05:00Z")
 	want = append(want, a, b, c)
 	// Halted: one earlier signature, then the same failure three times
-	// (seed 002 lines 161-165).
+	// (the auto-retry document, lines 161-165).
 	a = att("ISSUE-20260105-002", 1, no, "8277e0910d750195")
 	a.TS = ts("2026-01-05T10:30:00Z")
 	d := att("ISSUE-20260105-002", 4, no, "4a8a08f09d37b737")
@@ -73,7 +73,7 @@ func TestParseIssueQueueWebshop(t *testing.T) {
 		t.Errorf("stages %d, problems %v", len(set.Stages), set.Problems)
 	}
 
-	// The Detail keeps what a replay of seed 002's caps needs.
+	// The Detail keeps what a replay of auto-retry's caps needs.
 	var det issueDetail
 	if err := json.Unmarshal(set.Runs[1].Detail, &det); err != nil {
 		t.Fatal(err)

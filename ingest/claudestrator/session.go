@@ -27,7 +27,7 @@ type session struct {
 
 // ParseSessionState reads .orchestrator/session_state.md: the real file's
 // "key: value" lines (run_id, loop_count, ...) and the tables of the
-// templates, such as seed 002's "## Auto-Retry State" (lines 183-190).
+// templates, such as auto-retry's "## Auto-Retry State" (lines 183-190).
 // Without a run_id the session cannot be tied to history.csv's runs, and
 // the file is an error.
 func ParseSessionState(path string, b []byte) (*records.Set, error) {

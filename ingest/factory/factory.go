@@ -1,4 +1,4 @@
-// Package factory reads the records of seed 003's factory
+// Package factory reads the records of the factory
 // (llm-contract-harness): run summaries, failure briefs, and the web
 // pipeline's events and meta files.
 //
@@ -260,7 +260,7 @@ func readBrief(f *fields, n *node, p string) brief {
 }
 
 // class is the failure's class (model/failure). A verify or acceptance
-// command that timed out says so in its stderr (seed 003, T2), given as
+// command that timed out says so in its stderr (the factory audit, T2), given as
 // extra text when the record has it.
 func (b brief) class(stderr string) string {
 	exit := 0

@@ -1,4 +1,4 @@
-// Package orchestr8 reads orchestr8's records (seed 004):
+// Package orchestr8 reads orchestr8's records (orchestr8's adaptive retry spec):
 // .claude/pipeline-history.json and .claude/retry-config.json.
 //
 // No real history or retry configuration was ever published, so the
@@ -23,7 +23,7 @@
 //   - src/retry.js: retry-config.json {maxRetries, windowSize,
 //     highFailureThreshold, strategies: {stage: [strategy]}}.
 //
-// orchestr8 records no tokens, cost or error text, and seed 004 names the
+// orchestr8 records no tokens, cost or error text, and orchestr8's adaptive retry spec names the
 // history fields retryAttempts and strategiesUsed[] (line 174) without a
 // shape. Those are read under the names in tokenKeys, costKeys and
 // errorKeys and in the shapes parser.retries reads, which are this
@@ -294,7 +294,7 @@ func (p *parser) pipelineRun(i int, in *entryInfo) {
 
 	retries, retryStages := p.retries(e, path)
 	if run.Status == "failure" && failedStage != "" {
-		// The pipeline stays in a stage while it retries it (seed 004 line
+		// The pipeline stays in a stage while it retries it (orchestr8's adaptive retry spec line
 		// 85) and moves on only when the stage passes, so retries whose
 		// stage is not said were at the stage it failed at in the end.
 		for k := range retryStages {
@@ -350,7 +350,7 @@ func (p *parser) pipelineRun(i int, in *entryInfo) {
 }
 
 // retries reads how many times an entry's stages were retried, and at
-// which stage each retry was, "" when not said. Seed 004 adds
+// which stage each retry was, "" when not said. orchestr8's adaptive retry spec adds
 // retryAttempts to history entries without a shape, so a count, a list of
 // retries (each a stage name or an object with a stage) and a map of
 // stage to count are all read; attempts or attemptCount, when present,

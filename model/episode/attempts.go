@@ -9,8 +9,8 @@ import "github.com/orchstat/orchstat/model/failure"
 // stops earlier than the record did is exact.
 type AttemptRun struct {
 	System, RunID string
-	// Batch groups the runs that share a run-wide limit (seed 002's global
-	// cap, seed 001's cascade): one orchestrator run's tasks. "" is a batch
+	// Batch groups the runs that share a run-wide limit (auto-retry's global
+	// cap, the retry handler's cascade): one orchestrator run's tasks. "" is a batch
 	// of its own.
 	Batch string
 	// MaxAttempts is the limit the run was made under, when the record
@@ -25,12 +25,12 @@ type RecordedAttempt struct {
 	Class     failure.Class
 	Signature string
 	// Stage is where it failed; it is also the operation whose limit
-	// applies (seed 001's test, build, review).
+	// applies (the retry handler's test, build, review).
 	Stage   string
 	Message string
 }
 
-// StageOutcome is one pipeline run in seed 004's history: whether it
+// StageOutcome is one pipeline run in orchestr8's history: whether it
 // failed, and at which stage (the history's failedStage). The store reads
 // the history; rules/retry's Adaptive rule counts it.
 type StageOutcome struct {

@@ -1,7 +1,7 @@
 // Package failure names what went wrong in an attempt, for the three
-// systems orchstat reads: the classes of provider errors (seed 000), of
-// the factory's failure stages (seed 003) and of commands (seeds 001 and
-// 003), the classifiers that tell them from a failure's text, failure
+// systems orchstat reads: the classes of provider errors (the orchestrator), of
+// the factory's failure stages (the factory audit) and of commands (the retry handler
+// and the factory audit), the classifiers that tell them from a failure's text, failure
 // signatures, and which failures a retry cannot change (Deterministic).
 // It is plain Go and imports nothing from the module, so the JSON parsers
 // and the retry engine can share it.
@@ -13,7 +13,7 @@ import "slices"
 // failure is worth retrying.
 type Class string
 
-// Classes of provider errors (seed 000), told from the error text.
+// Classes of provider errors (the orchestrator), told from the error text.
 const (
 	ClassRateLimit Class = "rate_limit" // 429
 	ClassTimeout   Class = "timeout"
@@ -25,7 +25,7 @@ const (
 	ClassUnknown   Class = "unknown" // text that matches nothing
 )
 
-// Classes of the factory's failure stages (seed 003).
+// Classes of the factory's failure stages (the factory audit).
 const (
 	ClassPreflight           Class = "preflight"
 	ClassException           Class = "exception"
@@ -38,7 +38,7 @@ const (
 	ClassPatchApplyFailed    Class = "patch_apply_failed"
 )
 
-// Classes of a command's failure (seed 001 and seed 003's T2): a timeout
+// Classes of a command's failure (the retry handler and the factory audit's T2): a timeout
 // is told apart from a logic error.
 const (
 	ClassCommandTimeout Class = "command_timeout"

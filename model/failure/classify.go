@@ -161,7 +161,7 @@ func compiled(expr string) *regexp.Regexp {
 }
 
 // DefaultProvider classifies provider error text as the orchestrator
-// writes it in ProviderRequestFinished.error (seed 000, spec/EVENTS.md),
+// writes it in ProviderRequestFinished.error (the orchestrator, spec/EVENTS.md),
 // in this order:
 //
 //  1. A reported HTTP status (StatusCode): 429 is rate_limit, 401 and 403
@@ -171,7 +171,7 @@ func compiled(expr string) *regexp.Regexp {
 //     ("Bad Gateway", "overloaded"), then network errors, then timeouts,
 //     then auth, client and abort.
 //
-// ETIMEDOUT is network, not timeout: seed 000 lists it under Network
+// ETIMEDOUT is network, not timeout: the orchestrator lists it under Network
 // Error (ETIMEDOUT, ECONNRESET, ECONNREFUSED), the adapter's
 // isRetriableError tests it with the other socket codes, and it is a
 // connect timeout raised by the socket, not the adapter's TimeoutError
@@ -200,7 +200,7 @@ var DefaultProvider = Classifier{Rules: []Rule{
 	{Class: ClassAbort, Contains: []string{"aborterror"}, Regexp: `\b(abort|aborted|cancell?ed|cancellation)\b`},
 }}
 
-// DefaultFactory classifies the factory's failure_brief stage (seed 003):
+// DefaultFactory classifies the factory's failure_brief stage (the factory audit):
 // each allowed stage is its own class, and so is the older
 // patch_apply_failed. The whole stage must match.
 var DefaultFactory = Classifier{Rules: []Rule{
@@ -215,8 +215,8 @@ var DefaultFactory = Classifier{Rules: []Rule{
 	{Class: ClassPatchApplyFailed, Equals: []string{"patch_apply_failed"}},
 }}
 
-// ClassifyCommand names a failed command's class (seed 001's operations,
-// seed 003's T2): a timeout is command_timeout, a command killed by a
+// ClassifyCommand names a failed command's class (the retry handler's operations,
+// the factory audit's T2): a timeout is command_timeout, a command killed by a
 // signal (signal named, or a negative exit code as Python reports one) is
 // signal, and any other non-zero exit is logic_error. A command that
 // exited 0 without timing out did not fail: the class is "".
@@ -236,7 +236,7 @@ func ClassifyCommand(exitCode int, timedOut bool, signal string) Class {
 
 // FactoryTimedOut tells the factory's timeout apart from a logic error:
 // run_command returns exit code -1 and appends "[TIMEOUT]" to stderr
-// (seed 003, T2).
+// (the factory audit, T2).
 func FactoryTimedOut(exitCode int, stderr string) bool {
 	return exitCode == -1 && strings.Contains(stderr, "[TIMEOUT]")
 }
@@ -244,7 +244,7 @@ func FactoryTimedOut(exitCode int, stderr string) bool {
 // ClassifyFactory names a factory failure's class from its stage and, for
 // the two command stages, the command's result: a verify or acceptance
 // command that timed out is command_timeout rather than verify_failed or
-// acceptance_failed, which the factory itself conflates (seed 003, T2).
+// acceptance_failed, which the factory itself conflates (the factory audit, T2).
 func ClassifyFactory(stage string, exitCode int, stderr string) Class {
 	c := DefaultFactory.Classify(stage)
 	if (c == ClassVerifyFailed || c == ClassAcceptanceFailed) && FactoryTimedOut(exitCode, stderr) {

@@ -46,7 +46,7 @@ var providerCases = []struct {
 	{"APITimeoutError", ClassTimeout},
 	{"context deadline exceeded", ClassTimeout},
 	{"ReadTimeout: read timed out", ClassTimeout},
-	// network (ETIMEDOUT is network: seed 000's Network Error row)
+	// network (ETIMEDOUT is network: the orchestrator's Network Error row)
 	{"read ECONNRESET", ClassNetwork},
 	{"connect ETIMEDOUT 104.18.7.192:443", ClassNetwork},
 	{"connect ECONNREFUSED 127.0.0.1:8787", ClassNetwork},

@@ -24,7 +24,7 @@ func DeterministicClasses() []Class { return slices.Clone(deterministicClasses) 
 // Deterministic reports whether a retry cannot change a failure of class c.
 func (c Class) Deterministic() bool { return slices.Contains(deterministicClasses, c) }
 
-// F8a, an acceptance command that does not parse (seed 003, lines 260-266
+// F8a, an acceptance command that does not parse (the factory audit, lines 260-266
 // and 288): the factory writes this text, with exit code null as no
 // command ran, when shlex cannot split the work order's acceptance
 // command. The command comes from the immutable work order, so every retry

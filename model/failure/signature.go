@@ -10,7 +10,7 @@ import (
 )
 
 // Signature is a failure's signature: the sha256, in hex, of its parts
-// normalised so that the same failure matches across attempts (seed 002
+// normalised so that the same failure matches across attempts (auto-retry
 // halts on identical signatures). Each part is normalised, then the parts
 // are joined with NUL bytes, so ("a b", "c") and ("a", "b c") differ.
 // Normalising, in order:

@@ -1,7 +1,7 @@
 // Package records is the shape every non-trace record format maps into:
-// the factory's run summaries and failure briefs (seed 003), claudestrator's
-// history and queues (seed 002), orchestr8's pipeline history (seed 004),
-// and the command attempts `orchstat exec` writes (seed 001). One shape
+// the factory's run summaries and failure briefs (the factory audit), claudestrator's
+// history and queues (auto-retry), orchestr8's pipeline history (orchestr8's adaptive retry spec),
+// and the command attempts `orchstat exec` writes (the retry handler). One shape
 // lets one set of metrics, report sections, alert rules and replays serve
 // every system.
 //

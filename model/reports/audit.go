@@ -1,6 +1,6 @@
 package reports
 
-// FactoryAudit is seed 003's factory retry audit, computed from the
+// FactoryAudit is the factory retry audit, computed from the
 // factory's records (query.FactoryAudit): where attempts fail, which
 // failures a retry cannot change yet were retried, which failures repeat
 // word for word, and the two failure kinds the factory lumps together
@@ -24,7 +24,7 @@ type FactoryAudit struct {
 	CommandTimeouts      AuditTimeouts             `json:"command_timeouts"`
 }
 
-// Whether a retry can change an outcome, by seed 003's classification.
+// Whether a retry can change an outcome, by the factory audit's classification.
 const (
 	RetryNo      = "no"               // deterministic: every retry fails the same way
 	RetryYes     = "yes"              // the retry loop's intended case
@@ -46,7 +46,7 @@ type AuditStage struct {
 }
 
 // AuditRetriedDeterministic counts failures a retry cannot change that
-// were retried anyway (seed 003, section 3). See query.FactoryAudit for
+// were retried anyway (the factory audit, section 3). See query.FactoryAudit for
 // the definitions.
 type AuditRetriedDeterministic struct {
 	Failures       int64                   `json:"failures"`

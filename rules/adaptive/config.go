@@ -40,7 +40,7 @@ import (
 )
 
 // DefaultPath is where orchestr8 keeps the file, relative to the project
-// root (retry.js's CONFIG_FILE; seed 004 lines 16 and 138).
+// root (retry.js's CONFIG_FILE; orchestr8's adaptive retry spec, lines 16 and 138).
 const DefaultPath = ".claude/retry-config.json"
 
 // maxFile bounds what Load reads: the file is a few hundred bytes, and one
@@ -144,7 +144,7 @@ func (w Warning) String() string {
 	return b.String()
 }
 
-// Load reads the file at path. It never fails, because seed 004 wants a
+// Load reads the file at path. It never fails, because orchestr8's adaptive retry spec wants a
 // missing or corrupt file to fall back to the hardcoded defaults (line
 // 169) rather than stop a pipeline: a missing file is the defaults
 // silently; anything else unusable is the defaults, key by key where the

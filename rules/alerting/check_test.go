@@ -259,7 +259,7 @@ func TestDefaultAlertsPassCheck(t *testing.T) {
 	for _, r := range f.Rules {
 		switch r.Name {
 		case "run_failure_cascade", "record_failure_cascade":
-			// Seed 001: 3 failures among the last 5 runs, at once.
+			// The retry handler: 3 failures among the last 5 runs, at once.
 			if r.Window.Runs != 5 || r.For != (Hold{}) || r.Severity != "critical" || r.Threshold == nil || *r.Threshold != 3 {
 				t.Errorf("cascade: window %+v, for %+v, severity %q", r.Window, r.For, r.Severity)
 			}

@@ -71,7 +71,7 @@ func TestReplayAttempts(t *testing.T) {
 	}
 }
 
-// Seed 002's global cap counts retries across one orchestrator run's
+// Auto-retry's global cap counts retries across one orchestrator run's
 // issues; a baseline that only stands for the record ends where it does.
 func TestReplayAttemptsGlobalCapAndRecordBaseline(t *testing.T) {
 	var runs []episode.AttemptRun

@@ -13,7 +13,7 @@ import (
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
-// orchestratorL2 is the orchestrator's provider policy with seed 000's L2
+// orchestratorL2 is the orchestrator's provider policy with the orchestrator's L2
 // loop and L3 trigger.
 func orchestratorL2() *retry.Policy {
 	p := orchestrator()

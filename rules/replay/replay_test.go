@@ -14,7 +14,7 @@ import (
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
-// orchestrator is seed 000's provider policy, spelt out so these tests do
+// orchestrator is the orchestrator's provider policy, spelt out so these tests do
 // not depend on the presets.
 func orchestrator() *retry.Policy {
 	return &retry.Policy{Name: "baseline", MaxRetries: 3, Backoff: retry.Orchestrator,

@@ -65,7 +65,7 @@ type Backoff struct {
 	Spread  float64 // for JitterProportional: 0.1 is ±10%
 }
 
-// Orchestrator is the orchestrator's provider backoff (seed 000): 1 s
+// Orchestrator is the orchestrator's provider backoff: 1 s
 // doubling to at most 10 s, ±10%.
 var Orchestrator = Backoff{Initial: time.Second, Max: 10 * time.Second, Factor: 2, Jitter: JitterProportional, Spread: 0.1}
 

@@ -2,7 +2,7 @@ package retry
 
 import "github.com/orchstat/orchstat/model/episode"
 
-// Detect reports a cascade (seed 001): at least Threshold failures among
+// Detect reports a cascade (the retry handler): at least Threshold failures among
 // the last Window items, failed[i] being whether item i failed, oldest
 // first. Threshold 0 is off; Window 0 looks at every item.
 func (c Cascade) Detect(failed []bool) bool {
@@ -27,7 +27,7 @@ const (
 	StrategyAbort = "abort-recommended"
 )
 
-// FailureRate is seed 004's rule 1: among the last Window runs (every run
+// FailureRate is orchestr8's rule 1: among the last Window runs (every run
 // when Window is 0), the share that failed at stage. No history is 0.
 func (a Adaptive) FailureRate(stage string, history []episode.StageOutcome) float64 {
 	failed, runs := a.window(stage, history)
@@ -88,7 +88,7 @@ type Advice struct {
 	Step int
 }
 
-// Recommend is seed 004's rule 2, in its order, after attempt (1-based)
+// Recommend is orchestr8's rule 2, in its order, after attempt (1-based)
 // at stage failed:
 //
 //  1. attempt > MaxRetries: "abort-recommended";
@@ -171,7 +171,7 @@ type L2Outcome struct {
 	Stopped          string
 }
 
-// ReplayL2 replays seed 000's L2 repair loop (runners/l2.ts, as
+// ReplayL2 replays the orchestrator's L2 repair loop (runners/l2.ts, as
 // spec/EVENTS.md describes it) over a recorded verification sequence under
 // p. Each iteration i, from 1:
 //
@@ -247,7 +247,7 @@ func ReplayL2(p *Policy, its []L2Iteration) L2Outcome {
 	}
 }
 
-// DiagnosisDue replays seed 000's L3 diagnosis trigger over one run's
+// DiagnosisDue replays the orchestrator's L3 diagnosis trigger over one run's
 // patch-apply errors, in order (runners/l3.ts): an error identical to the
 // previous one adds to a count that otherwise restarts at 1, and at
 // p.DiagnosisAfter a diagnosis starts (DiagnosisStarted) and the count

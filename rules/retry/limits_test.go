@@ -55,7 +55,7 @@ func TestPresetBehaviour(t *testing.T) {
 		waits  []time.Duration
 		reason string
 	}{
-		// orchestrator (seed 000): 3 retries of the four transient classes, 1 s doubling.
+		// orchestrator (the orchestrator): 3 retries of the four transient classes, 1 s doubling.
 		{"orchestrator", Failure{Class: failure.ClassRateLimit}, nil, secs(1, 2, 4), "max_retries"},
 		{"orchestrator", Failure{Class: failure.ClassTimeout}, nil, secs(1, 2, 4), "max_retries"},
 		{"orchestrator", Failure{Class: failure.ClassServer}, nil, secs(1, 2, 4), "max_retries"},
@@ -65,16 +65,16 @@ func TestPresetBehaviour(t *testing.T) {
 		{"orchestrator", Failure{Class: failure.ClassAbort}, nil, nil, "class"},
 		{"orchestrator", Failure{Class: failure.ClassUnknown}, nil, nil, "class"},
 		{"orchestrator", Failure{}, nil, nil, "class"}, // no class is unknown
-		// retry-handler (seed 001): attempts test 3, review 2, build 1.
+		// retry-handler (the retry handler): attempts test 3, review 2, build 1.
 		{"retry-handler", Failure{Class: failure.ClassLogicError, Operation: "test"}, nil, secs(0, 0), "max_retries"},
 		{"retry-handler", Failure{Class: failure.ClassLogicError, Operation: "review"}, nil, secs(0), "max_retries"},
 		{"retry-handler", Failure{Class: failure.ClassLogicError, Operation: "build"}, nil, nil, "max_retries"},
 		{"retry-handler", Failure{Class: failure.ClassCommandTimeout, Operation: "custom"}, nil, secs(0, 0), "max_retries"},
-		// auto-retry (seed 002): 10 retries, halted by 3 identical signatures.
+		// auto-retry: 10 retries, halted by 3 identical signatures.
 		{"auto-retry", Failure{Class: failure.ClassUnknown}, distinct, make([]time.Duration, 10), "max_retries"},
 		{"auto-retry", Failure{Class: failure.ClassUnknown}, func(int) string { return "same" }, secs(0, 0), "signature_halt"},
 		{"auto-retry", Failure{Class: failure.ClassUnknown}, func(k int) string { return []string{"", "a", "b", "b", "b"}[min(k, 4)] }, secs(0, 0, 0), "signature_halt"},
-		// factory (seed 003): 5 attempts of anything.
+		// factory (the factory audit): 5 attempts of anything.
 		{"factory", Failure{Class: failure.ClassVerifyFailed}, nil, make([]time.Duration, 4), "max_retries"},
 		{"factory", Failure{Class: failure.ClassPreflight}, nil, make([]time.Duration, 4), "max_retries"},
 		{"factory", Failure{Class: failure.ClassWriteFailed}, nil, make([]time.Duration, 4), "max_retries"},
@@ -91,7 +91,7 @@ func TestPresetBehaviour(t *testing.T) {
 		{"factory-audited", Failure{Class: failure.ClassAcceptanceFailed}, nil, make([]time.Duration, 4), "max_retries"},
 		{"factory-audited", Failure{Class: failure.ClassCommandTimeout}, nil, make([]time.Duration, 4), "max_retries"},
 		{"factory-audited", Failure{Class: failure.ClassLLMOutputInvalid}, nil, make([]time.Duration, 4), "max_retries"},
-		// adaptive (seed 004): 3 retries.
+		// adaptive (orchestr8's adaptive retry spec): 3 retries.
 		{"adaptive", Failure{Class: failure.ClassUnknown, Operation: "cass"}, nil, secs(0, 0, 0), "max_retries"},
 		// generic.
 		{"none", Failure{Class: failure.ClassRateLimit}, nil, nil, "class"},
@@ -119,7 +119,7 @@ func TestPresetBehaviour(t *testing.T) {
 	}
 }
 
-// Per-operation maximum retries (seed 001's operations).
+// Per-operation maximum retries (the retry handler's operations).
 func TestLimitPerOperation(t *testing.T) {
 	p := &Policy{Retriable: every(), MaxRetries: 5, PerOperation: map[string]int{"test": 3, "review": 2, "build": 1, "never": 0}}
 	for op, want := range map[string]int{"test": 3, "review": 2, "build": 1, "never": 0, "custom": 5, "": 5} {
@@ -130,7 +130,7 @@ func TestLimitPerOperation(t *testing.T) {
 	}
 }
 
-// Per-item maximum attempts (seed 002: 10 at an issue).
+// Per-item maximum attempts (auto-retry: 10 at an issue).
 func TestLimitMaxAttempts(t *testing.T) {
 	for _, tt := range []struct {
 		maxAttempts, maxRetries, retries int
@@ -151,7 +151,7 @@ func TestLimitMaxAttempts(t *testing.T) {
 	}
 }
 
-// Failure-signature halting (seed 002: 3 identical in a row).
+// Failure-signature halting (auto-retry: 3 identical in a row).
 func TestLimitSignatureHalt(t *testing.T) {
 	for _, tt := range []struct {
 		halt   int
@@ -201,7 +201,7 @@ func TestLimitSignatureHalt(t *testing.T) {
 	}
 }
 
-// A global cap per run (seed 002: 15), shared by the run's items.
+// A global cap per run (auto-retry: 15), shared by the run's items.
 func TestLimitGlobalCap(t *testing.T) {
 	p := &Policy{Retriable: every(), MaxRetries: 4, GlobalCap: 15}
 	tr := NewTracker(p, fixed(0))

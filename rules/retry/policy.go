@@ -26,23 +26,23 @@ type Policy struct {
 
 	// MaxAttempts caps the attempts at one item across loops, the first
 	// attempt included: after attempt MaxAttempts fails there is no retry.
-	// Seed 002's per-issue Max-Retries 10 allows 10 retries after the loop
+	// Auto-retry's per-issue Max-Retries 10 allows 10 retries after the loop
 	// that flagged the issue, so its preset has MaxAttempts 11.
 	MaxAttempts int
 	// SignatureHalt stops after this many identical failure signatures in
-	// a row (seed 002: 3).
+	// a row (auto-retry: 3).
 	SignatureHalt int
 	// GlobalCap caps the retries of one run across all its items (seed
 	// 002: 15).
 	GlobalCap int
 
-	// L2 repair loop (seed 000).
+	// L2 repair loop (the orchestrator).
 	MaxIterations    int // 5
 	NonImprovingStop int // stop after this many identical signatures in a row: 2
 	Escalation       Escalation
 
 	// Diagnosis triggers after this many identical patch-apply failures in
-	// an L3 step (seed 000: 2).
+	// an L3 step (the orchestrator: 2).
 	DiagnosisAfter int
 
 	Budget   *Budget
@@ -109,7 +109,7 @@ func (p *Policy) Clone() *Policy {
 	return &c
 }
 
-// Escalation is when an L2 loop escalates to L3 (seed 000).
+// Escalation is when an L2 loop escalates to L3 (the orchestrator).
 type Escalation struct {
 	NonImproving       int // identical signatures in a row: 2
 	PatchApplyFailures int // patch-apply failures in a row: 2
@@ -131,7 +131,7 @@ type Cascade struct {
 	Threshold, Window int
 }
 
-// Adaptive is seed 004's advisory rule: over the last Window runs, a stage
+// Adaptive is orchestr8's advisory rule: over the last Window runs, a stage
 // failing more often than Threshold gets an alternative strategy by
 // attempt; past MaxRetries the advice is to abort.
 type Adaptive struct {
@@ -260,7 +260,7 @@ func (t *Tracker) Failed(f Failure) Decision {
 }
 
 // EndItem records an item's final outcome (failed after its retries, or
-// not) for cascade detection (seed 001): once Cascade.Threshold of the
+// not) for cascade detection (the retry handler): once Cascade.Threshold of the
 // last Cascade.Window items have failed, the run pauses, EndItem reports
 // true, and every later failure's Decision is "cascade". Without a
 // Cascade it does nothing and reports false.

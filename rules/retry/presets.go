@@ -70,7 +70,7 @@ func classSet(cs ...failure.Class) map[failure.Class]bool {
 // that retry whatever failed.
 func everyClass() map[failure.Class]bool { return classSet(failure.AllClasses()...) }
 
-// orchestratorPreset is seed 000, the orchestrator:
+// orchestratorPreset is the orchestrator:
 //   - Backoff (Orchestrator): initialDelayMs 1000, maxDelayMs 10000,
 //     backoffFactor 2 (lines 28-30), ±10% jitter (lines 54-56).
 //   - MaxRetries 3: maxRetries default 3 (line 27).
@@ -126,7 +126,7 @@ func codexPreset() *Policy {
 	}
 }
 
-// retryHandlerPreset is seed 001, the retry handler:
+// retryHandlerPreset is the retry handler:
 //   - PerOperation test 2, review 1, build 0 retries. The table (lines
 //     57-59) gives test 3, review 2, build 1 under "Max Retries", but the
 //     loop retries only while current_attempt < max_retries (line 84) and
@@ -154,7 +154,7 @@ func retryHandlerPreset() *Policy {
 	}
 }
 
-// autoRetryPreset is seed 002, auto-retry:
+// autoRetryPreset is auto-retry:
 //   - MaxRetries 10: Max-Retries default 10 (lines 56, 84, 152), retried
 //     while retry_count < max_retries (line 120), so at most 10 auto-retry
 //     loops after the one in which QA flagged the issue.
@@ -179,7 +179,7 @@ func autoRetryPreset() *Policy {
 	}
 }
 
-// factoryPreset is seed 003's factory as it runs:
+// factoryPreset is the factory as it runs:
 //   - MaxAttempts 5, MaxRetries 4: the router ends when attempt_index >
 //     max_attempts (line 19), finalize having counted the attempt; the
 //     audit's "Total waste for max_attempts=5" is 5 attempts each (lines
@@ -197,7 +197,7 @@ func factoryPreset() *Policy {
 	}
 }
 
-// factoryAuditedPreset is the factory as seed 003's audit recommends: the
+// factoryAuditedPreset is the factory as the factory audit recommends: the
 // factory preset without retrying failures a retry cannot change.
 //   - the deterministic classes (failure.DeterministicClasses: preflight,
 //     F1, and write_failed, F6) are not retried: "Deterministic Failures
@@ -221,7 +221,7 @@ func factoryAuditedPreset() *Policy {
 	return p
 }
 
-// adaptivePreset is seed 004, adaptive retry, with orchestr8's defaults
+// adaptivePreset is orchestr8's adaptive retry, with orchestr8's defaults
 // (model/orchestr8/spec, from retry.js getDefaultConfig):
 //   - Adaptive.Window 10: "last 10 runs" (line 58).
 //   - Adaptive.Threshold 0.2: "threshold (20%)" (line 59).

@@ -1,4 +1,4 @@
-// Package audit computes seed 003's retry audit of the factory from its
+// Package audit computes the factory retry audit of the factory from its
 // recorded runs: the seed's failure taxonomy (which stages a retry can
 // change) and the audit's definitions, a pure function from runs to the
 // report model's FactoryAudit. The store reads the runs (query's
@@ -15,7 +15,7 @@ import (
 	"github.com/orchstat/orchstat/model/reports"
 )
 
-// auditStage is one row of seed 003's failure taxonomy: a stage of the
+// auditStage is one row of the factory audit's failure taxonomy: a stage of the
 // factory's FailureBrief, the seed's id for it, and whether a retry from
 // SE can change the outcome.
 type auditStage struct {
@@ -40,7 +40,7 @@ func (s *auditStage) verdict() string {
 }
 
 // factoryTaxonomy is the audit's per-stage classification, the one table
-// of it: seed 003 (shared/seeds/003_*.txt), section 2 and the table of
+// of it: the factory audit (shared/seeds/003_*.txt), section 2 and the table of
 // section 3.
 var factoryTaxonomy = []auditStage{
 	// Lines 49-77, 286: the filesystem is identical after rollback.
@@ -136,7 +136,7 @@ func (t *tally) count() reports.AuditCount {
 //     retry cannot change (retry "no" in the taxonomy: F1, F6, F8a) that
 //     another attempt of its run follows. A run's wasted attempts are the
 //     attempts after its first retried deterministic failure: those a
-//     factory that stops at such a failure (seed 003, section 3) would
+//     factory that stops at such a failure (the factory audit, section 3) would
 //     not have run. They count even when one of them passed, as an F6
 //     run can after a passing filesystem fault ("nearly always").
 //   - A repeated attempt failed with the same signature (failure.Signature

@@ -1,4 +1,4 @@
-// Package spec holds what seed 003's factory (llm-contract-harness)
+// Package spec holds what the factory (llm-contract-harness)
 // itself defines, written once: the stages of an attempt, and the
 // failure-brief stages that name how an attempt failed at one of them.
 // The reader (ingest/factory), the store's stage queries, recommend and

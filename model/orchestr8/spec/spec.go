@@ -7,7 +7,7 @@
 //
 // The source is github.com/NewmanJustice/orchestr8: src/retry.js
 // (getDefaultConfig, setConfigValue, applyStrategy), src/insights.js
-// (STAGES) and seed 004. The package imports nothing of orchstat's, so
+// (STAGES) and orchestr8's adaptive retry spec. The package imports nothing of orchstat's, so
 // any stage may stand on it.
 package spec
 
@@ -17,7 +17,7 @@ import (
 	"slices"
 )
 
-// Stages are orchestr8's agents in pipeline order: seed 004's states (line
+// Stages are orchestr8's agents in pipeline order: orchestr8's states (line
 // 81), as src/insights.js's STAGES and history.js's showStats name them.
 var Stages = []string{"alex", "cass", "nigel", "codey-plan", "codey-implement"}
 
@@ -26,7 +26,7 @@ var Stages = []string{"alex", "cass", "nigel", "codey-plan", "codey-implement"}
 const Commit = "commit"
 
 // The keys of .claude/retry-config.json, spelled as retry.js spells them
-// (getDefaultConfig). Seed 004 calls the threshold "highFailureThreshold"
+// (getDefaultConfig). orchestr8's adaptive retry spec calls the threshold "highFailureThreshold"
 // in rule 2 (line 114), and so does the file.
 const (
 	KeyMaxRetries = "maxRetries"
@@ -38,7 +38,7 @@ const (
 // Keys lists the top-level keys in the order orchestr8 writes them.
 var Keys = []string{KeyMaxRetries, KeyWindowSize, KeyThreshold, KeyStrategies}
 
-// Defaults, from retry.js getDefaultConfig and seed 004: maxRetries 3
+// Defaults, from retry.js getDefaultConfig and orchestr8's adaptive retry spec: maxRetries 3
 // (line 69), windowSize 10 ("last 10 runs", line 58), highFailureThreshold
 // 0.2 ("20%", line 59).
 const (
@@ -69,7 +69,7 @@ func DefaultStrategies() map[string][]string {
 	return out
 }
 
-// Strategies are the names applyStrategy knows (seed 004 rule 3, lines
+// Strategies are the names applyStrategy knows (orchestr8's rule 3, lines
 // 125-133; retry.js applyStrategy). orchestr8 passes any other name on,
 // but it changes nothing in the prompt.
 var Strategies = []string{"retry", "simplify-prompt", "reduce-stories", "simplify-tests", "add-context", "incremental", "rollback"}

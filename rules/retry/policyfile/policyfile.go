@@ -34,7 +34,7 @@
 // escalation likewise change only the fields they set; when the preset has
 // no budget, cascade or adaptive rule, the unset fields take the seeds'
 // values (budget 10 tokens and ratio 0.1 as in gRPC's example and the SRE
-// book's 10%; cascade 3 within 5, seed 001; adaptive, seed 004), and null
+// book's 10%; cascade 3 within 5, the retry handler; adaptive, orchestr8's adaptive retry spec), and null
 // removes the rule. adaptive.strategies replaces the stages it names.
 // Durations are Go durations (500ms, 1s, 1m30s); counts are whole numbers
 // of 0 or more. classify rules (class, and contains, regexp, status or
@@ -715,7 +715,7 @@ func (f *pfile) budget(e entry, base *retry.Budget) *retry.Budget {
 	return &b
 }
 
-// cascade's unset fields take seed 001's values, the retry handler's.
+// cascade's unset fields take the retry handler's values.
 func (f *pfile) cascade(e entry, base *retry.Cascade) *retry.Cascade {
 	f.pos["cascade"] = e.Raw
 	if isNull(e.Value) {
@@ -735,7 +735,7 @@ func (f *pfile) cascade(e entry, base *retry.Cascade) *retry.Cascade {
 	return &c
 }
 
-// adaptive's unset fields take seed 004's values, the adaptive preset's.
+// adaptive's unset fields take orchestr8's values, the adaptive preset's.
 func (f *pfile) adaptive(e entry, base *retry.Adaptive) *retry.Adaptive {
 	f.pos["adaptive"] = e.Raw
 	if isNull(e.Value) {

@@ -1,4 +1,4 @@
-// Package runner runs a command under a retry policy: seed 001's retry
+// Package runner runs a command under a retry policy: the retry handler's retry
 // handler, live. Each attempt is a real process; whether to try again is
 // the retry core's decision (rules/retry Tracker), the same one `orchstat
 // simulate` replays with, so a live run and its replay cannot disagree.
@@ -58,7 +58,7 @@ const (
 
 // Spec is what to run and how to decide.
 type Spec struct {
-	// Op is seed 001's operation (test, build, review, custom): the
+	// Op is the retry handler's operation (test, build, review, custom): the
 	// policy's per-operation limit and part of each failure's signature.
 	Op   string
 	Argv []string

@@ -75,7 +75,7 @@ func TestFlakyPassesOnTheThirdAttempt(t *testing.T) {
 	}
 }
 
-// seed 001 retries test twice (3 attempts) whatever the failure; a policy
+// the retry handler retries test twice (3 attempts) whatever the failure; a policy
 // with signature_halt 2 stops at the second identical one.
 func TestDeterministicFailure(t *testing.T) {
 	script := `echo "FAIL: TestLogin (0.01s) at 2026-11-01T10:00:00Z" >&2; exit 3`
@@ -99,7 +99,7 @@ func TestDeterministicFailure(t *testing.T) {
 		t.Errorf("events %q", rec.events)
 	}
 
-	// build gets no retry under seed 001's loop; --max-retries is an
+	// build gets no retry under the retry handler's loop; --max-retries is an
 	// override of PerOperation.
 	s, _, _, _ = spec(t, "build", preset(t, "retry-handler"), script)
 	if res := Run(context.Background(), s); len(res.Attempts) != 1 || res.Reason != "max_retries" {
