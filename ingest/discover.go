@@ -65,7 +65,7 @@ type known struct {
 // (git's "racy index" rule).
 func trustable(mtime, now time.Time) bool { return now.Sub(mtime) > 2*time.Second }
 
-// discover expands the user's PATH arguments into sources. Paths that
+// discoverAll expands the user's PATH arguments into sources. Paths that
 // cannot be read are returned as errors and do not stop the rest. Run
 // directories are stat'ed while getKnown loads what earlier ingests
 // recorded; both are a large share of an ingest with nothing new.
@@ -75,16 +75,8 @@ func trustable(mtime, now time.Time) bool { return now.Sub(mtime) > 2*time.Secon
 // where those systems keep them; and a directory holding no orchestrator
 // records is walked for any system's records. Naming a record system
 // walks the directories for that system's records only.
-func discover(paths []string, format string, getKnown func() (known, error), now time.Time) ([]source, []FileError, []listing, error) {
-	f, err := discoverAll(paths, format, getKnown, now)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return f.sources, f.errs, f.lists, nil
-}
-
-// discoverAll is discover, with the files the walks met that no format
-// reads.
+//
+// Found also holds the files the walks met that no format reads.
 func discoverAll(paths []string, format string, getKnown func() (known, error), now time.Time) (*Found, error) {
 	if format == "auto" {
 		format = ""

@@ -198,3 +198,13 @@ func TestDiscoverRunsBelowAParent(t *testing.T) {
 		t.Errorf("--format orchestrator: %q", kinds(t, root, srcs))
 	}
 }
+
+// discover is discoverAll without the files no format reads, as most
+// tests want it.
+func discover(paths []string, format string, getKnown func() (known, error), now time.Time) ([]source, []FileError, []listing, error) {
+	f, err := discoverAll(paths, format, getKnown, now)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return f.sources, f.errs, f.lists, nil
+}
