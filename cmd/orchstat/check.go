@@ -194,31 +194,49 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 	if o.Lake != "" {
 		return evaluateLake(ctx, o, rf, format, now)
 	}
-	// check always writes (its alert state), so the store opens read-write.
-	st, unread, err := o.ingestFirst.open(ctx, o.g, true)
+	opts := checkRound(o, rf, now)
+	res, scope, err := checkStore(ctx, o, format, opts)
 	if err != nil {
 		return 0, err
 	}
+	if err := check.Deliver(ctx, opts, &res); err != nil {
+		return 0, err
+	}
+	return res.Code, finishCheck(o, res, now, checkPrint{db: res.DB, scope: scope, rows: res.Rows, sent: res.Sent, code: res.Code,
+		at: now, latest: res.Latest, rules: rf}, format)
+}
+
+// checkRound is what a round of check hands check.Run and check.Deliver,
+// over the store or a lake alike: the rules, the instant, and the way to
+// the receivers.
+func checkRound(o *checkOptions, rf *alerting.File, now time.Time) check.Options {
+	return check.Options{Open: o.Open, Lock: lockDeliveries, Rules: rf, Now: now, Clock: o.IO.Now, Sender: o.NewSender(o.IO.Now),
+		LockTimeout: o.g.lockTimeout, Warn: func(msg string) { fmt.Fprintf(o.IO.Err, "orchstat: %s\n", msg) }}
+}
+
+// checkStore ingests, evaluates the rules over the store and saves the
+// alerts. It closes the store as it returns, before anything is
+// delivered, so that no reader waits on a slow receiver.
+func checkStore(ctx context.Context, o *checkOptions, format render.Format, opts check.Options) (check.Result, reports.Scope, error) {
+	// check always writes (its alert state), so the store opens read-write.
+	st, unread, err := o.ingestFirst.open(ctx, o.g, true)
+	if err != nil {
+		return check.Result{}, reports.Scope{}, err
+	}
+	defer st.Close()
 	st.UsePrices(o.prices)
 	if unread {
-		st.Close()
-		return 0, fmt.Errorf("some files could not be read (named above)")
+		return check.Result{}, reports.Scope{}, fmt.Errorf("some files could not be read (named above)")
 	}
 	// --quiet prints tables as status lines, which do not show the scope.
 	shown := !o.Quiet || format == render.FormatJSON || format == render.FormatCSV
 	scope, paths, err := o.scopeOf(ctx, st, shown)
 	if err != nil {
-		st.Close()
-		return 0, err
+		return check.Result{}, reports.Scope{}, err
 	}
-	res, err := check.Run(ctx, check.Options{Store: query.NewCheckStore(st), Open: o.Open, Lock: lockDeliveries,
-		Rules: rf, Now: now, Clock: o.IO.Now, Paths: paths, Scope: scopeLabel(scope), Sender: o.NewSender(o.IO.Now), LockTimeout: o.g.lockTimeout,
-		Warn: func(msg string) { fmt.Fprintf(o.IO.Err, "orchstat: %s\n", msg) }})
-	if err != nil {
-		return 0, err
-	}
-	return res.Code, finishCheck(o, res, now, checkPrint{db: res.DB, scope: scope, rows: res.Rows, sent: res.Sent, code: res.Code,
-		at: now, latest: res.Latest, rules: rf}, format)
+	opts.Store, opts.Paths, opts.Scope = query.NewCheckStore(st), paths, scopeLabel(scope)
+	res, err := check.Run(ctx, opts)
+	return res, scope, err
 }
 
 // look is check --at: the rules evaluated at a past time over the store
@@ -238,9 +256,9 @@ func look(ctx context.Context, o *checkOptions, rf *alerting.File, format render
 		if st, err = o.openLake(ctx, o.g); err != nil {
 			return 0, err
 		}
+		defer st.Close()
 		st.UsePrices(o.prices)
 		if scope, err = st.ScopeOf(ctx, nil); err != nil {
-			st.Close()
 			return 0, err
 		}
 		scope.Lake = o.lakeName
@@ -250,19 +268,17 @@ func look(ctx context.Context, o *checkOptions, rf *alerting.File, format render
 		if st, unread, err = o.ingestFirst.open(ctx, o.g, false); err != nil {
 			return 0, err
 		}
+		defer st.Close()
 		st.UsePrices(o.prices)
 		if unread {
-			st.Close()
 			return 0, fmt.Errorf("some files could not be read (named above)")
 		}
 		shown := !o.Quiet || format == render.FormatJSON || format == render.FormatCSV
 		if scope, paths, err = o.scopeOf(ctx, st, shown); err != nil {
-			st.Close()
 			return 0, err
 		}
 		db = st.Path
 	}
-	defer st.Close()
 	res, err := check.Look(ctx, query.NewCheckStore(st), rf, at, paths, scopeLabel(scope))
 	if err != nil {
 		return 0, err
@@ -290,32 +306,40 @@ func finishCheck(o *checkOptions, res check.Result, now time.Time, p checkPrint,
 // what was sent, and a check of the store's own runs keeps its alerts.
 func evaluateLake(ctx context.Context, o *checkOptions, rf *alerting.File, format render.Format, now time.Time) (int, error) {
 	o.Window = rulesWindow(rf, now)
-	data, err := o.openLake(ctx, o.g)
+	opts := checkRound(o, rf, now)
+	res, runs, err := checkLake(ctx, o, opts)
 	if err != nil {
 		return 0, err
 	}
+	if err := check.Deliver(ctx, opts, &res); err != nil {
+		return 0, err
+	}
+	return res.Code, finishCheck(o, res, now, checkPrint{db: "lake " + o.lakeName, scope: runs, rows: res.Rows, sent: res.Sent, code: res.Code,
+		at: now, latest: res.Latest, rules: rf}, format)
+}
+
+// checkLake evaluates the rules over the lake and saves the alerts in the
+// store, closing both as it returns, before anything is delivered.
+func checkLake(ctx context.Context, o *checkOptions, opts check.Options) (check.Result, reports.Scope, error) {
+	data, err := o.openLake(ctx, o.g)
+	if err != nil {
+		return check.Result{}, reports.Scope{}, err
+	}
+	defer data.Close()
 	data.UsePrices(o.prices)
 	st, err := o.g.open(ctx, o.g.dbPath(nil), false)
 	if err != nil {
-		data.Close()
-		return 0, err
+		return check.Result{}, reports.Scope{}, err
 	}
-	scope := "lake " + o.lakeName
+	defer st.Close()
 	runs, err := data.ScopeOf(ctx, nil)
 	if err != nil {
-		data.Close()
-		st.Close()
-		return 0, err
+		return check.Result{}, reports.Scope{}, err
 	}
 	runs.Lake = o.lakeName
-	res, err := check.Run(ctx, check.Options{Store: query.NewCheckStore(st), Data: query.NewCheckStore(data), Open: o.Open,
-		Lock: lockDeliveries, Rules: rf, Now: now, Clock: o.IO.Now, Scope: scope, Sender: o.NewSender(o.IO.Now), LockTimeout: o.g.lockTimeout,
-		Warn: func(msg string) { fmt.Fprintf(o.IO.Err, "orchstat: %s\n", msg) }})
-	if err != nil {
-		return 0, err
-	}
-	return res.Code, finishCheck(o, res, now, checkPrint{db: scope, scope: runs, rows: res.Rows, sent: res.Sent, code: res.Code,
-		at: now, latest: res.Latest, rules: rf}, format)
+	opts.Store, opts.Data, opts.Scope = query.NewCheckStore(st), query.NewCheckStore(data), "lake "+o.lakeName
+	res, err := check.Run(ctx, opts)
+	return res, runs, err
 }
 
 // rulesWindow is the time window every rule's runs start in, so a check

@@ -1,7 +1,7 @@
 // Package check evaluates alert rules as `orchstat check` and `orchstat
 // rules test` do: Evaluate advances the alerts of every rule one
-// evaluation, from samples a alerting.Sampler takes, and Run is a whole
-// check of a store, from its saved alert state to delivered
+// evaluation, from samples a alerting.Sampler takes, and Run then Deliver
+// are a whole check of a store, from its saved alert state to delivered
 // notifications.
 package check
 
