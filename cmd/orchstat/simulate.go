@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 
@@ -17,8 +16,6 @@ import (
 	"github.com/orchstat/orchstat/reports/render"
 	"github.com/orchstat/orchstat/rules/replay"
 	"github.com/orchstat/orchstat/rules/retry"
-	"github.com/orchstat/orchstat/rules/retry/policyfile"
-	"github.com/orchstat/orchstat/rules/yamlast"
 )
 
 type simulateOptions struct {
@@ -173,26 +170,6 @@ func (o *simulateOptions) checkLimits() error {
 		return fmt.Errorf("--resamples %d: from 1 to %d", o.Resamples, replay.MaxResamples)
 	}
 	return nil
-}
-
-// loadPolicy reads a policy: a file when one exists at spec, else a preset.
-// A spec with a slash or a dot is a path, so a mistyped file name is not
-// reported as an unknown preset.
-func loadPolicy(spec string) (*retry.Policy, error) {
-	data, err := yamlast.ReadFile(spec)
-	switch {
-	case err == nil:
-		return policyfile.Parse(spec, data)
-	case !errors.Is(err, fs.ErrNotExist):
-		return nil, err
-	case strings.ContainsAny(spec, "/."):
-		return nil, fmt.Errorf("policy %s: no such file", spec)
-	}
-	p, err := retry.Preset(spec)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return p, nil
 }
 
 // quickPolicy is the baseline changed by the quick flags, or nil when none
