@@ -3,12 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/orchstat/orchstat/model/reports"
+	"github.com/orchstat/orchstat/model/alerts"
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/reports/render"
 	"github.com/orchstat/orchstat/rules/alerting"
@@ -151,7 +150,7 @@ func backtestSpan(o *backtestOptions, now time.Time, first, last *time.Time) (ti
 	times, ok := check.BacktestTimes(*from, *to, step, maxBacktestPoints)
 	if !ok {
 		return nil, 0, usageError{fmt.Errorf("--step %s from %s to %s is more than %d evaluations: take a longer step or a shorter span",
-			durationText(step), from.Format(time.RFC3339), to.Format(time.RFC3339), maxBacktestPoints)}
+			alerts.DurationText(step), from.Format(time.RFC3339), to.Format(time.RFC3339), maxBacktestPoints)}
 	}
 	return times, step, nil
 }
@@ -218,9 +217,10 @@ func backtestRun(ctx context.Context, o *backtestOptions) error {
 	if err != nil {
 		return err
 	}
-	p := backtestPrint{db: db, scope: scope, rulesFile: rf.Path, from: times[0], to: times[len(times)-1], step: step, bt: bt,
-		skipped: skipped, longest: longest}
-	if err := renderBacktest(o.IO, p, format); err != nil {
+	rep := alerts.BacktestReport{Database: db, Scope: scope, RuleFile: rf.Path,
+		From: times[0].UTC(), To: times[len(times)-1].UTC(), Step: stepName(step), StepSeconds: step.Seconds(), Skipped: skipped,
+		Evaluations: bt.Evaluations, Receivers: bt.Receivers, Notifications: bt.Notifications, Rules: bt.Rules, Longest: longest}
+	if err := render.RenderBacktest(o.IO.Out, rep, format, o.IO.OutWidth); err != nil {
 		return err
 	}
 	failed := false
@@ -236,21 +236,6 @@ func backtestRun(ctx context.Context, o *backtestOptions) error {
 	return nil
 }
 
-// backtestPrint is what rules backtest prints.
-type backtestPrint struct {
-	db        string
-	scope     reports.Scope
-	rulesFile string
-	from, to  time.Time
-	// step is 0 when the instants are the data's own (check.DataTimes).
-	step time.Duration
-	bt   check.Backtest
-	// skipped counts the step's instants left out for want of data, and
-	// longest is the rules' longest time window.
-	skipped int
-	longest time.Duration
-}
-
 // longestWindow is the longest time window of the rules; 0 when every
 // rule looks at the last N runs.
 func longestWindow(rf *alerting.File) time.Duration {
@@ -261,189 +246,11 @@ func longestWindow(rf *alerting.File) time.Duration {
 	return d
 }
 
-// when says at which instants the backtest evaluated.
-func (p backtestPrint) when() string {
-	if p.step == 0 {
-		return "at the data's own times (the hour after each run started, and after it left the rules' longest window, " +
-			durationText(p.longest) + ")"
-	}
-	s := "every " + durationText(p.step)
-	if p.skipped > 0 {
-		s += fmt.Sprintf(", leaving out %d instants with no run in the rules' windows", p.skipped)
-	}
-	return s
-}
-
-// firedLine summarises what would have fired: each rule's alerts, the
-// first and the last.
-func firedLine(bt check.Backtest) string {
-	var parts []string
-	for _, r := range bt.Rules {
-		if len(r.Alerts) == 0 {
-			continue
-		}
-		first, last := r.Alerts[0].FiredAt, r.Alerts[len(r.Alerts)-1].FiredAt
-		part := fmt.Sprintf("%s %s (%s)", r.Rule, timesText(len(r.Alerts)), first.UTC().Format(time.RFC3339))
-		if len(r.Alerts) > 1 {
-			part = fmt.Sprintf("%s %s (first %s, last %s)", r.Rule, timesText(len(r.Alerts)),
-				first.UTC().Format(time.RFC3339), last.UTC().Format(time.RFC3339))
-		}
-		parts = append(parts, part)
-	}
-	if len(parts) == 0 {
-		return fmt.Sprintf("Nothing would have fired in %d evaluations.", bt.Evaluations)
-	}
-	return "Would have fired: " + strings.Join(parts, "; ") + "."
-}
-
-func renderBacktest(io *IO, p backtestPrint, f render.Format) error {
-	bt := p.bt
-	if f == render.FormatJSON {
-		b, err := render.MarshalJSON(check.BacktestReport{Database: p.db, Scope: p.scope, RuleFile: p.rulesFile,
-			From: p.from.UTC(), To: p.to.UTC(), Step: stepName(p.step), StepSeconds: p.step.Seconds(), Skipped: p.skipped,
-			Evaluations: bt.Evaluations, Receivers: bt.Receivers, Notifications: bt.Notifications, Rules: bt.Rules})
-		if err != nil {
-			return err
-		}
-		_, err = io.Out.Write(b)
-		return err
-	}
-	if f == render.FormatCSV {
-		return render.RenderTable(io.Out, backtestCSV(bt), f)
-	}
-	fmt.Fprintln(io.Out, render.ScopeText(p.db, p.scope, io.OutWidth))
-	fmt.Fprint(io.Out, wrapText(fmt.Sprintf("The rules of %s from %s to %s, %s: %d evaluations as check would have made them, "+
-		"with alert state in memory; nothing was saved or sent.", p.rulesFile, p.from.UTC().Format(time.RFC3339),
-		p.to.UTC().Format(time.RFC3339), p.when(), bt.Evaluations), io.OutWidth))
-	fmt.Fprint(io.Out, wrapText(firedLine(bt), io.OutWidth))
-	fmt.Fprintln(io.Out)
-	if err := render.RenderTable(io.Out, backtestRulesTable(bt, io.OutWidth), f); err != nil {
-		return err
-	}
-	fmt.Fprintln(io.Out)
-	if err := render.RenderTable(io.Out, backtestAlertsTable(bt, io.OutWidth, p.from, p.to), f); err != nil {
-		return err
-	}
-	fmt.Fprintln(io.Out)
-	note := fmt.Sprintf("held: evaluations at which the condition held; short: those at which a value was past "+
-		"the threshold but short of the samples the condition asks for; blips: alerts pending that never fired. "+
-		"A rule's for counted in checks counts evaluations, here %s.", p.when())
-	if bt.Receivers {
-		note += " sent: the notifications check would have queued (changes, and repeats after repeat_interval)."
-	} else {
-		note += " The rule file has no receivers, so nothing would have been sent."
-	}
-	fmt.Fprint(io.Out, wrapText(note, io.OutWidth))
-	return nil
-}
-
-// backtestRulesTable is one row per rule: how often it fired, blipped,
-// held and had no data, and what it would have sent.
-func backtestRulesTable(bt check.Backtest, width int) reports.Table {
-	t := reports.Table{Title: "Rules", Width: width}
-	if width > 0 {
-		t.Columns = []string{"rule", "fired", "blips", "held", "short", "no data", "sent"}
-	} else {
-		t.Columns = []string{"rule", "severity", "threshold", "fired", "blips", "held", "short", "no_data", "skipped", "failed", "sent"}
-	}
-	for _, r := range bt.Rules {
-		held := fmt.Sprintf("%d/%d", r.Held, bt.Evaluations)
-		if width > 0 {
-			t.Rows = append(t.Rows, []any{r.Rule, len(r.Alerts), r.Blips, held, r.Short, r.NoData, r.Notifications})
-			continue
-		}
-		var threshold any
-		if r.Threshold != nil {
-			threshold = render.ThresholdShort(r.Metric, r.Condition, *r.Threshold)
-		}
-		t.Rows = append(t.Rows, []any{r.Rule, r.Severity, threshold, len(r.Alerts), r.Blips, held, r.Short, r.NoData, r.Skipped, r.Failed, r.Notifications})
-	}
-	return t
-}
-
-// backtestAlertsTable is one row per alert that would have fired.
-func backtestAlertsTable(bt check.Backtest, width int, from, to time.Time) reports.Table {
-	t := reports.Table{Title: "Alerts that would have fired", Width: width}
-	if width > 0 {
-		t.Columns = []string{"rule", "fired", "resolved", "value", "sent"}
-	} else {
-		t.Columns = []string{"rule", "labels", "active_since", "fired", "resolved", "value", "numerator", "denominator", "sent"}
-	}
-	// At a terminal, times within the year the title names are month,
-	// day and time, so the table fits 80 columns.
-	layout := "2006-01-02 15:04"
-	if from.UTC().Year() == to.UTC().Year() {
-		layout = "01-02 15:04"
-	}
-	stamp := func(tm time.Time) any {
-		if width > 0 {
-			return tm.UTC().Format(layout)
-		}
-		return tm.UTC()
-	}
-	for _, r := range bt.Rules {
-		for _, a := range r.Alerts {
-			var resolved any = "still firing"
-			if a.ResolvedAt != nil {
-				resolved = stamp(*a.ResolvedAt)
-			}
-			row := check.Row{Metric: r.Metric, Value: a.Value, Numerator: a.Numerator, Denominator: a.Denominator}
-			if width > 0 {
-				value := render.MetricText(r.Metric, a.Value)
-				if c := counts(row); c != "" {
-					value += " (" + c + ")"
-				}
-				t.Rows = append(t.Rows, []any{strings.TrimSpace(r.Rule + " " + check.LabelText(a.Labels)), stamp(a.FiredAt), resolved, value, a.Notifications})
-				continue
-			}
-			t.Rows = append(t.Rows, []any{r.Rule, strings.Trim(check.LabelText(a.Labels), "{}"), stamp(a.ActiveAt), stamp(a.FiredAt), resolved,
-				render.MetricText(r.Metric, a.Value), countCell(a.Numerator), countCell(a.Denominator), a.Notifications})
-		}
-	}
-	if len(t.Rows) == 0 {
-		t.Rows = append(t.Rows, []any{"(none)"})
-		for range t.Columns[1:] {
-			t.Rows[0] = append(t.Rows[0], "")
-		}
-	}
-	return t
-}
-
-// backtestCSV is one row per alert that would have fired, and one per
-// rule that never fired, at full precision.
-func backtestCSV(bt check.Backtest) reports.Table {
-	t := reports.Table{Title: "rules backtest", Columns: []string{"rule", "severity", "held", "short", "no_data", "blips", "rule_notifications",
-		"labels", "active_since", "fired", "resolved", "value", "numerator", "denominator", "notifications"}}
-	for _, r := range bt.Rules {
-		lead := []any{r.Rule, r.Severity, r.Held, r.Short, r.NoData, r.Blips, r.Notifications}
-		if len(r.Alerts) == 0 {
-			t.Rows = append(t.Rows, append(lead, nil, nil, nil, nil, nil, nil, nil, nil))
-			continue
-		}
-		for _, a := range r.Alerts {
-			var resolved any
-			if a.ResolvedAt != nil {
-				resolved = a.ResolvedAt.UTC()
-			}
-			t.Rows = append(t.Rows, append(append([]any{}, lead...), strings.Trim(check.LabelText(a.Labels), "{}"), a.ActiveAt.UTC(), a.FiredAt.UTC(), resolved,
-				a.Value, a.Numerator, a.Denominator, a.Notifications))
-		}
-	}
-	return t
-}
-
 // stepName is the step as the JSON names it: "data" for the data's own
-// times.
+// times (step 0, check.DataTimes).
 func stepName(step time.Duration) string {
 	if step == 0 {
 		return "data"
 	}
-	return durationText(step)
-}
-
-func timesText(n int) string {
-	if n == 1 {
-		return "once"
-	}
-	return fmt.Sprintf("%d times", n)
+	return alerts.DurationText(step)
 }

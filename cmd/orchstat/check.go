@@ -3,13 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
+	"github.com/orchstat/orchstat/model/alerts"
 	"github.com/orchstat/orchstat/model/records/prices"
 	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/query"
@@ -194,31 +193,48 @@ func evaluate(ctx context.Context, o *checkOptions) (int, error) {
 	if o.Lake != "" {
 		return evaluateLake(ctx, o, rf, format, now)
 	}
-	// check always writes (its alert state), so the store opens read-write.
-	st, unread, err := o.ingestFirst.open(ctx, o.g, true)
+	opts := checkRound(o, rf, now)
+	res, scope, err := checkStore(ctx, o, format, opts)
 	if err != nil {
 		return 0, err
 	}
+	if err := check.Deliver(ctx, opts, &res); err != nil {
+		return 0, err
+	}
+	return res.Code, finishCheck(o, res, now, check.NewReport(res.DB, scope, res, now, false, rf), format)
+}
+
+// checkRound is what a round of check hands check.Run and check.Deliver,
+// over the store or a lake alike: the rules, the instant, and the way to
+// the receivers.
+func checkRound(o *checkOptions, rf *alerting.File, now time.Time) check.Options {
+	return check.Options{Open: o.Open, Lock: lockDeliveries, Rules: rf, Now: now, Clock: o.IO.Now, Sender: o.NewSender(o.IO.Now),
+		LockTimeout: o.g.lockTimeout, Warn: func(msg string) { fmt.Fprintf(o.IO.Err, "orchstat: %s\n", msg) }}
+}
+
+// checkStore ingests, evaluates the rules over the store and saves the
+// alerts. It closes the store as it returns, before anything is
+// delivered, so that no reader waits on a slow receiver.
+func checkStore(ctx context.Context, o *checkOptions, format render.Format, opts check.Options) (check.Result, reports.Scope, error) {
+	// check always writes (its alert state), so the store opens read-write.
+	st, unread, err := o.ingestFirst.open(ctx, o.g, true)
+	if err != nil {
+		return check.Result{}, reports.Scope{}, err
+	}
+	defer st.Close()
 	st.UsePrices(o.prices)
 	if unread {
-		st.Close()
-		return 0, fmt.Errorf("some files could not be read (named above)")
+		return check.Result{}, reports.Scope{}, fmt.Errorf("some files could not be read (named above)")
 	}
 	// --quiet prints tables as status lines, which do not show the scope.
 	shown := !o.Quiet || format == render.FormatJSON || format == render.FormatCSV
 	scope, paths, err := o.scopeOf(ctx, st, shown)
 	if err != nil {
-		st.Close()
-		return 0, err
+		return check.Result{}, reports.Scope{}, err
 	}
-	res, err := check.Run(ctx, check.Options{Store: query.NewCheckStore(st), Open: o.Open, Lock: lockDeliveries,
-		Rules: rf, Now: now, Clock: o.IO.Now, Paths: paths, Scope: scopeLabel(scope), Sender: o.NewSender(o.IO.Now), LockTimeout: o.g.lockTimeout,
-		Warn: func(msg string) { fmt.Fprintf(o.IO.Err, "orchstat: %s\n", msg) }})
-	if err != nil {
-		return 0, err
-	}
-	return res.Code, finishCheck(o, res, now, checkPrint{db: res.DB, scope: scope, rows: res.Rows, sent: res.Sent, code: res.Code,
-		at: now, latest: res.Latest, rules: rf}, format)
+	opts.Store, opts.Paths, opts.Scope = query.NewCheckStore(st), paths, scopeLabel(scope)
+	res, err := check.Run(ctx, opts)
+	return res, scope, err
 }
 
 // look is check --at: the rules evaluated at a past time over the store
@@ -238,9 +254,9 @@ func look(ctx context.Context, o *checkOptions, rf *alerting.File, format render
 		if st, err = o.openLake(ctx, o.g); err != nil {
 			return 0, err
 		}
+		defer st.Close()
 		st.UsePrices(o.prices)
 		if scope, err = st.ScopeOf(ctx, nil); err != nil {
-			st.Close()
 			return 0, err
 		}
 		scope.Lake = o.lakeName
@@ -250,19 +266,17 @@ func look(ctx context.Context, o *checkOptions, rf *alerting.File, format render
 		if st, unread, err = o.ingestFirst.open(ctx, o.g, false); err != nil {
 			return 0, err
 		}
+		defer st.Close()
 		st.UsePrices(o.prices)
 		if unread {
-			st.Close()
 			return 0, fmt.Errorf("some files could not be read (named above)")
 		}
 		shown := !o.Quiet || format == render.FormatJSON || format == render.FormatCSV
 		if scope, paths, err = o.scopeOf(ctx, st, shown); err != nil {
-			st.Close()
 			return 0, err
 		}
 		db = st.Path
 	}
-	defer st.Close()
 	res, err := check.Look(ctx, query.NewCheckStore(st), rf, at, paths, scopeLabel(scope))
 	if err != nil {
 		return 0, err
@@ -270,18 +284,17 @@ func look(ctx context.Context, o *checkOptions, rf *alerting.File, format render
 	for _, f := range res.Failures {
 		fmt.Fprintf(o.IO.Err, "orchstat: rule %s: %v\n", f.Rule, f.Err)
 	}
-	return res.Code, renderCheck(o.IO, checkPrint{db: db, scope: scope, rows: res.Rows, code: res.Code,
-		at: at, look: true, latest: res.Latest, rules: rf}, format, o.Quiet)
+	return res.Code, render.RenderCheck(o.IO.Out, check.NewReport(db, scope, res, at, true, rf), format, o.IO.OutWidth, o.Quiet)
 }
 
 // finishCheck writes the textfile, if asked, and prints the check.
-func finishCheck(o *checkOptions, res check.Result, now time.Time, p checkPrint, format render.Format) error {
+func finishCheck(o *checkOptions, res check.Result, now time.Time, rep alerts.CheckReport, format render.Format) error {
 	if o.Textfile != "" {
 		if err := writeCheckTextfile(o.Textfile, res, now); err != nil {
 			return err
 		}
 	}
-	return renderCheck(o.IO, p, format, o.Quiet)
+	return render.RenderCheck(o.IO.Out, rep, format, o.IO.OutWidth, o.Quiet)
 }
 
 // evaluateLake checks a lake's rows. The alerts and the notifications
@@ -290,32 +303,39 @@ func finishCheck(o *checkOptions, res check.Result, now time.Time, p checkPrint,
 // what was sent, and a check of the store's own runs keeps its alerts.
 func evaluateLake(ctx context.Context, o *checkOptions, rf *alerting.File, format render.Format, now time.Time) (int, error) {
 	o.Window = rulesWindow(rf, now)
-	data, err := o.openLake(ctx, o.g)
+	opts := checkRound(o, rf, now)
+	res, runs, err := checkLake(ctx, o, opts)
 	if err != nil {
 		return 0, err
 	}
+	if err := check.Deliver(ctx, opts, &res); err != nil {
+		return 0, err
+	}
+	return res.Code, finishCheck(o, res, now, check.NewReport("lake "+o.lakeName, runs, res, now, false, rf), format)
+}
+
+// checkLake evaluates the rules over the lake and saves the alerts in the
+// store, closing both as it returns, before anything is delivered.
+func checkLake(ctx context.Context, o *checkOptions, opts check.Options) (check.Result, reports.Scope, error) {
+	data, err := o.openLake(ctx, o.g)
+	if err != nil {
+		return check.Result{}, reports.Scope{}, err
+	}
+	defer data.Close()
 	data.UsePrices(o.prices)
 	st, err := o.g.open(ctx, o.g.dbPath(nil), false)
 	if err != nil {
-		data.Close()
-		return 0, err
+		return check.Result{}, reports.Scope{}, err
 	}
-	scope := "lake " + o.lakeName
+	defer st.Close()
 	runs, err := data.ScopeOf(ctx, nil)
 	if err != nil {
-		data.Close()
-		st.Close()
-		return 0, err
+		return check.Result{}, reports.Scope{}, err
 	}
 	runs.Lake = o.lakeName
-	res, err := check.Run(ctx, check.Options{Store: query.NewCheckStore(st), Data: query.NewCheckStore(data), Open: o.Open,
-		Lock: lockDeliveries, Rules: rf, Now: now, Clock: o.IO.Now, Scope: scope, Sender: o.NewSender(o.IO.Now), LockTimeout: o.g.lockTimeout,
-		Warn: func(msg string) { fmt.Fprintf(o.IO.Err, "orchstat: %s\n", msg) }})
-	if err != nil {
-		return 0, err
-	}
-	return res.Code, finishCheck(o, res, now, checkPrint{db: scope, scope: runs, rows: res.Rows, sent: res.Sent, code: res.Code,
-		at: now, latest: res.Latest, rules: rf}, format)
+	opts.Store, opts.Data, opts.Scope = query.NewCheckStore(st), query.NewCheckStore(data), "lake "+o.lakeName
+	res, err := check.Run(ctx, opts)
+	return res, runs, err
 }
 
 // rulesWindow is the time window every rule's runs start in, so a check
@@ -363,353 +383,6 @@ func scopeLabel(s reports.Scope) string {
 		return ""
 	}
 	return strings.Join(s.Paths, ",")
-}
-
-// checkPrint is what check prints.
-type checkPrint struct {
-	db    string
-	scope reports.Scope
-	rows  []check.Row
-	sent  []check.Sent
-	code  int
-	// at is when the rules were evaluated; look is set for check --at.
-	at   time.Time
-	look bool
-	// latest is when the latest run started, when a rule had no data;
-	// rules are the rules evaluated, for their windows.
-	latest *time.Time
-	rules  *alerting.File
-}
-
-// reading is a row's value against its threshold as a person reads it:
-// "28.1% > 20%", or "numerator 3 >= 3" when the condition compares the
-// numerator.
-func reading(r check.Row) string {
-	v := render.MetricText(r.Metric, r.Value)
-	if r.Threshold == nil {
-		return v
-	}
-	t := render.ThresholdShort(r.Metric, r.Condition, *r.Threshold)
-	for _, part := range []struct {
-		name string
-		v    *float64
-	}{{"numerator", r.Numerator}, {"denominator", r.Denominator}} {
-		if rest, ok := strings.CutPrefix(t, part.name+" "); ok {
-			return part.name + " " + render.MetricText("count", part.v) + " " + rest
-		}
-	}
-	if !strings.ContainsAny(t, "<>=") {
-		return v + " (threshold " + t + ")" // no comparison to show
-	}
-	return v + " " + t
-}
-
-// counts is the numerator and denominator behind a ratio: "45/152".
-func counts(r check.Row) string {
-	if r.Denominator == nil {
-		return ""
-	}
-	return render.MetricText("count", r.Numerator) + "/" + render.MetricText("count", r.Denominator)
-}
-
-func renderCheck(io *IO, out checkPrint, f render.Format, quiet bool) error {
-	rows, sent, code := out.rows, out.sent, out.code
-	addNotes(rows, out)
-	if f == render.FormatJSON {
-		b, err := render.MarshalJSON(check.NewReport(out.db, out.scope, rows, sent, code, out.at, out.look, out.latest))
-		if err != nil {
-			return err
-		}
-		_, err = io.Out.Write(b)
-		return err
-	}
-	if quiet && f != render.FormatCSV {
-		return renderQuiet(io, rows, code)
-	}
-	t := checkTable(rows, code, io.OutWidth)
-	if out.look {
-		t.Title = "orchstat check at " + out.at.UTC().Format(time.RFC3339) + ": " + check.StatusNames[code]
-	}
-	if f == render.FormatCSV {
-		t = checkCSV(rows, code)
-	} else {
-		fmt.Fprintln(io.Out, render.ScopeText(out.db, out.scope, io.OutWidth))
-		if out.look {
-			fmt.Fprint(io.Out, wrapText("A look at "+out.at.UTC().Format(time.RFC3339)+", not a round of cron: no alert state "+
-				"was read or saved and nothing was notified. Each alert starts from inactive, so a rule with `for` "+
-				"is pending at most; rules backtest shows when it would have fired.", io.OutWidth))
-		}
-	}
-	if err := render.RenderTable(io.Out, t, f); err != nil {
-		return err
-	}
-	// CSV holds one table; its readers get notes in the note column and
-	// failures on stderr.
-	if f == render.FormatCSV {
-		return nil
-	}
-	if notes := noteLines(rows); len(notes) > 0 {
-		fmt.Fprintln(io.Out)
-		for _, n := range notes {
-			fmt.Fprint(io.Out, wrapText(n, io.OutWidth))
-		}
-	}
-	if len(sent) == 0 {
-		return nil
-	}
-	nt := reports.Table{Title: "Notifications", Columns: []string{"receiver", "status", "reason", "group", "alerts", "attempts", "delivered", "error"},
-		Width: io.OutWidth}
-	for _, n := range sent {
-		nt.Rows = append(nt.Rows, []any{n.Receiver, n.Status, n.Reason, n.Group, n.Alerts, n.Attempts, n.Delivered, n.Error})
-	}
-	fmt.Fprintln(io.Out)
-	return render.RenderTable(io.Out, nt, f)
-}
-
-// addNotes sets each row's note: why a label set past its threshold is
-// inactive, and, for a rule without data, when the latest data is and
-// how to look at it.
-func addNotes(rows []check.Row, out checkPrint) {
-	byName := map[string]*alerting.Rule{}
-	if out.rules != nil {
-		for _, r := range out.rules.Rules {
-			byName[r.Name] = r
-		}
-	}
-	for i := range rows {
-		r := &rows[i]
-		switch {
-		case r.Note != "":
-		case r.NeedsSamples != "":
-			r.Note = render.MetricText(r.Metric, r.Value)
-			if c := counts(*r); c != "" {
-				r.Note += " (" + c + ")"
-			}
-			if t := thresholdCell(*r); t != nil {
-				r.Note += " " + t.(string)
-			}
-			r.Note += ", needs " + r.NeedsSamples
-		case r.NoPriceCalls != nil && *r.NoPriceCalls > 0:
-			r.Note = noPriceNote(*r.NoPriceCalls)
-		case r.State == "no data":
-			r.Note = noDataNote(byName[r.Rule], out)
-		}
-	}
-}
-
-// noPriceNote says that a cost rule's value leaves out calls whose
-// model has no price, so that a sum over some calls is not read as all.
-func noPriceNote(n float64) string {
-	return fmt.Sprintf("%d call%s without a price left out of the cost (their model is in no price table: see docs/prices.md, --prices)",
-		int64(n), plural(int(n)))
-}
-
-// noDataNote says of a rule without data where the data is: "nothing in
-// the last 24h; the latest run started 2025-11-05T18:40:12Z: try check
-// --at 2025-11-05T18:41:00Z, or rules backtest", or, when runs started in
-// the window but none holds what the rule counts, that.
-func noDataNote(r *alerting.Rule, out checkPrint) string {
-	window := "its window"
-	var start time.Time // the window's start, when it is a duration
-	if r != nil && r.Window.Duration > 0 {
-		window = "the last " + durationText(r.Window.Duration)
-		if out.look {
-			window = "the " + durationText(r.Window.Duration) + " before " + out.at.UTC().Format(time.RFC3339)
-		}
-		start = out.at.Add(-r.Window.Duration)
-	} else if r != nil && r.Window.Runs > 0 {
-		// The last N runs are there whenever a run is: none of them has
-		// what the rule counts.
-		return fmt.Sprintf("no data in the last %d runs: they have none of what the rule counts", r.Window.Runs)
-	}
-	if out.latest == nil {
-		return "no data in " + window + "; no run has a start time"
-	}
-	latest := out.latest.UTC()
-	at := latest.Format(time.RFC3339)
-	switch {
-	case !start.IsZero() && latest.Before(start):
-		next := latest.Truncate(time.Minute).Add(time.Minute)
-		return "nothing in " + window + "; the latest run started " + at + ": try check --at " + next.Format(time.RFC3339) + ", or rules backtest"
-	case out.look && !latest.Before(out.at):
-		return "nothing in " + window + "; the latest run started " + at + ", after this look: try a later --at, or rules backtest"
-	}
-	// Runs started in the window, but none holds what the rule counts:
-	// say so, rather than "no data" beside a latest run inside it.
-	return "none of what the rule counts in " + window + ", though runs started there (the latest " + at +
-		"): they are of other kinds, or outside the rule's filter"
-}
-
-// durationText is a window as a person writes it: 24h, 7d, 30m.
-func durationText(d time.Duration) string {
-	switch {
-	case d%(24*time.Hour) == 0 && d > 24*time.Hour:
-		return fmt.Sprintf("%dd", d/(24*time.Hour))
-	case d%time.Hour == 0:
-		return fmt.Sprintf("%dh", d/time.Hour)
-	case d%time.Minute == 0:
-		return fmt.Sprintf("%dm", d/time.Minute)
-	}
-	return d.String()
-}
-
-// noteLines are the rows' notes for under the table, "rule: note", rules
-// with the same note on one line.
-func noteLines(rows []check.Row) []string {
-	var order []string
-	names := map[string][]string{}
-	for _, r := range rows {
-		if r.Note == "" {
-			continue
-		}
-		name := r.Rule + check.LabelText(r.Labels)
-		if _, ok := names[r.Note]; !ok {
-			order = append(order, r.Note)
-		}
-		names[r.Note] = append(names[r.Note], name)
-	}
-	out := make([]string, 0, len(order))
-	for _, n := range order {
-		out = append(out, render.EscapeControls(strings.Join(names[n], ", ")+": "+n))
-	}
-	return out
-}
-
-// wrapText breaks s into lines at spaces to fit width (no wrapping when
-// width is 0), ending with a newline.
-func wrapText(s string, width int) string {
-	if width <= 0 {
-		return s + "\n"
-	}
-	var b strings.Builder
-	line := 0
-	for i, w := range strings.Fields(s) {
-		n := utf8.RuneCountInString(w)
-		if i > 0 && line+1+n > width {
-			b.WriteString("\n")
-			line = 0
-		} else if i > 0 {
-			b.WriteString(" ")
-			line++
-		}
-		b.WriteString(w)
-		line += n
-	}
-	return b.String() + "\n"
-}
-
-// checkTable lays the rows out for a person. width > 0 is a terminal's:
-// the labels join the rule's name, the state shows this check's change,
-// and the counts join the value, so the table has few columns to fit.
-// Otherwise every field has its column.
-func checkTable(rows []check.Row, code int, width int) reports.Table {
-	t := reports.Table{Title: "orchstat check: " + check.StatusNames[code], Width: width}
-	if width > 0 {
-		t.Columns = []string{"rule", "state", "value", "threshold", "since"}
-		for _, r := range rows {
-			state := r.State
-			if r.Changed != "" {
-				state = r.Changed
-			}
-			if r.NoData && r.State != "no data" {
-				state += " (no data)"
-			}
-			value := render.MetricText(r.Metric, r.Value)
-			if c := counts(r); c != "" {
-				value += " (" + c + ")"
-			}
-			var since any
-			if r.ActiveSince != nil {
-				since = r.ActiveSince.UTC().Format("2006-01-02 15:04")
-			}
-			// A space before the labels lets a narrow column wrap there.
-			t.Rows = append(t.Rows, []any{strings.TrimSpace(r.Rule + " " + check.LabelText(r.Labels)), state, value, thresholdCell(r), since})
-		}
-		return t
-	}
-	t.Columns = []string{"rule", "severity", "state", "labels", "value", "threshold", "numerator", "denominator", "active_since", "changed"}
-	for _, r := range rows {
-		var labels []string
-		for k, v := range r.Labels {
-			labels = append(labels, k+"="+v)
-		}
-		sort.Strings(labels)
-		state := r.State
-		if r.NoData && state != "no data" {
-			state += " (no data)"
-		}
-		var since any
-		if r.ActiveSince != nil {
-			since = *r.ActiveSince
-		}
-		t.Rows = append(t.Rows, []any{r.Rule, r.Severity, state, strings.Join(labels, ","), render.MetricText(r.Metric, r.Value),
-			thresholdCell(r), countCell(r.Numerator), countCell(r.Denominator), since, r.Changed})
-	}
-	return t
-}
-
-// checkCSV is the rows for programs: numbers at full precision, the
-// condition as the rule file has it.
-func checkCSV(rows []check.Row, code int) reports.Table {
-	t := reports.Table{Title: "orchstat check: " + check.StatusNames[code],
-		Columns: []string{"rule", "severity", "state", "labels", "metric", "value", "numerator", "denominator", "threshold", "condition", "active_since", "changed", "error", "note"}}
-	for _, r := range rows {
-		var since any
-		if r.ActiveSince != nil {
-			since = *r.ActiveSince
-		}
-		t.Rows = append(t.Rows, []any{r.Rule, r.Severity, r.State, strings.TrimSuffix(strings.TrimPrefix(check.LabelText(r.Labels), "{"), "}"), r.Metric,
-			r.Value, r.Numerator, r.Denominator, r.Threshold, r.Condition, since, r.Changed, r.Error, r.Note})
-	}
-	return t
-}
-
-// thresholdCell is a rule's threshold as its comparison, "> 20%"; nil
-// for a rule without one.
-func thresholdCell(r check.Row) any {
-	if r.Threshold == nil {
-		return nil
-	}
-	return render.ThresholdShort(r.Metric, r.Condition, *r.Threshold)
-}
-
-// countCell is a numerator or denominator, a number so that it is
-// right-aligned (a count prints without decimals); nil stays nil.
-func countCell(v *float64) any {
-	if v == nil {
-		return nil
-	}
-	return *v
-}
-
-// renderQuiet is --quiet: nothing while nothing fires, else the
-// monitoring-plugin status line and one line per firing alert, so cron
-// mails only when there is something to act on.
-func renderQuiet(io *IO, rows []check.Row, code int) error {
-	var firing []check.Row
-	for _, r := range rows {
-		if r.State == alerting.StateFiring.String() {
-			firing = append(firing, r)
-		}
-	}
-	if len(firing) == 0 {
-		return nil
-	}
-	var b strings.Builder
-	noun := "alerts"
-	if len(firing) == 1 {
-		noun = "alert"
-	}
-	fmt.Fprintf(&b, "%s - %d %s firing\n", check.StatusNames[code], len(firing), noun)
-	for _, r := range firing {
-		line := r.Rule + check.LabelText(r.Labels) + " " + reading(r)
-		if r.ActiveSince != nil {
-			line += " (active since " + r.ActiveSince.UTC().Format(time.RFC3339) + ")"
-		}
-		b.WriteString(render.EscapeControls(line) + "\n")
-	}
-	_, err := fmt.Fprint(io.Out, b.String())
-	return err
 }
 
 // lockDeliveries is the store's delivery lock, waiting between tries with

@@ -4,8 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/rules/yamlast"
@@ -94,4 +99,58 @@ func closest(s string, known []string, fold bool) (string, bool) {
 		return "", false
 	}
 	return best, true
+}
+
+// addFilterFlags adds the flags that narrow the runs read (report,
+// simulate).
+func addFilterFlags(cmd *cobra.Command, since, until *string, runs *[]string, provider *string) {
+	f := cmd.Flags()
+	f.StringVar(since, "since", "", "only runs that started at or after this duration ago or date")
+	f.StringVar(until, "until", "", "only runs that started before this duration ago or date")
+	f.StringArrayVar(runs, "run", nil, "only this run id (repeatable)")
+	f.StringVar(provider, "provider", "", "only runs that used this provider (any case); request figures count its requests only")
+}
+
+// buildFilter builds a query.Filter from the flag values.
+func buildFilter(now time.Time, since, until string, runs []string, provider string) (query.Filter, error) {
+	f := query.Filter{Runs: runs, Provider: provider}
+	var err error
+	if since != "" {
+		if f.Since, err = parseWhen(now, since); err != nil {
+			return f, usageError{fmt.Errorf("--since: %w", err)}
+		}
+	}
+	if until != "" {
+		if f.Until, err = parseWhen(now, until); err != nil {
+			return f, usageError{fmt.Errorf("--until: %w", err)}
+		}
+	}
+	// An empty window is a mistake (the bounds swapped, most likely), not a
+	// question whose answer is zero runs.
+	if f.Since != nil && f.Until != nil && !f.Since.Before(*f.Until) {
+		return f, usageError{fmt.Errorf("--since %s is not before --until %s: no run can start in that window",
+			f.Since.Format(time.RFC3339), f.Until.Format(time.RFC3339))}
+	}
+	return f, nil
+}
+
+var daysRe = regexp.MustCompile(`^(\d+)d$`)
+
+// parseWhen reads "24h"/"7d" as that long before now, or a date.
+func parseWhen(now time.Time, s string) (*time.Time, error) {
+	var t time.Time
+	if m := daysRe.FindStringSubmatch(s); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		t = now.AddDate(0, 0, -n)
+	} else if d, err := time.ParseDuration(s); err == nil {
+		t = now.Add(-d)
+	} else if d, err := time.Parse("2006-01-02", s); err == nil {
+		t = d
+	} else if d, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		t = d
+	} else {
+		return nil, fmt.Errorf("%q is neither a duration (30m, 24h, 7d) nor a date (2026-11-01 or RFC 3339)", s)
+	}
+	t = t.UTC()
+	return &t, nil
 }

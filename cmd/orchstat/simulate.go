@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 
@@ -17,8 +16,6 @@ import (
 	"github.com/orchstat/orchstat/reports/render"
 	"github.com/orchstat/orchstat/rules/replay"
 	"github.com/orchstat/orchstat/rules/retry"
-	"github.com/orchstat/orchstat/rules/retry/policyfile"
-	"github.com/orchstat/orchstat/rules/yamlast"
 )
 
 type simulateOptions struct {
@@ -175,26 +172,6 @@ func (o *simulateOptions) checkLimits() error {
 	return nil
 }
 
-// loadPolicy reads a policy: a file when one exists at spec, else a preset.
-// A spec with a slash or a dot is a path, so a mistyped file name is not
-// reported as an unknown preset.
-func loadPolicy(spec string) (*retry.Policy, error) {
-	data, err := yamlast.ReadFile(spec)
-	switch {
-	case err == nil:
-		return policyfile.Parse(spec, data)
-	case !errors.Is(err, fs.ErrNotExist):
-		return nil, err
-	case strings.ContainsAny(spec, "/."):
-		return nil, fmt.Errorf("policy %s: no such file", spec)
-	}
-	p, err := retry.Preset(spec)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return p, nil
-}
-
 // quickPolicy is the baseline changed by the quick flags, or nil when none
 // is set.
 func quickPolicy(o *simulateOptions, base *retry.Policy) (*retry.Policy, error) {
@@ -215,7 +192,8 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 	}
 	// The policies load before the store opens, so that a bad one costs
 	// no ingest.
-	if _, _, _, err := loadPolicies(o, cmp.Or(o.Baseline, simulated.Orchestrator)); err != nil {
+	pols, err := readPolicies(o)
+	if err != nil {
 		return err
 	}
 	o.Window = query.LakeOptions{Since: f.Since, Until: f.Until}
@@ -233,16 +211,12 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 	if err != nil {
 		return interrupted(err)
 	}
-	named, err := namedPolicies(o)
-	if err != nil {
-		return err
-	}
 	// Each system has its own baseline to change.
 	quick := func(base *retry.Policy) (*retry.Policy, error) { return quickPolicy(o, base) }
-	if sim.Systems, sim.LeftOut, err = replay.Systems(ctx, recs.Runs, recs.Unknown, named, quick); err != nil {
+	if sim.Systems, sim.LeftOut, err = replay.Systems(ctx, recs.Runs, recs.Unknown, pols.named, quick); err != nil {
 		return interrupted(err)
 	}
-	if err := simulateEpisodes(ctx, o, st, f, sim); err != nil {
+	if err := simulateEpisodes(ctx, o, pols, st, f, sim); err != nil {
 		return err
 	}
 	err = withOutput(o.g.io, o.Output, func(io *IO) error { return render.RenderSimulation(io.Out, io.Err, sim, format, io.OutWidth) })
@@ -255,32 +229,15 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 	return nil
 }
 
-// namedPolicies are the policies --policy names.
-func namedPolicies(o *simulateOptions) ([]*retry.Policy, error) {
-	var named []*retry.Policy
-	for _, spec := range o.Policies {
-		p, err := loadPolicy(spec)
-		if err != nil {
-			return nil, err
-		}
-		named = append(named, p)
-	}
-	return named, nil
-}
-
 // simulateEpisodes replays the provider requests, L2 loops and L3 steps
 // in scope into sim.Results, against --baseline, or without it against
 // the policy of the system they come from (the orchestrator's, or an
 // agent's whose calls they all are; see replay.PickEpisodes). Episodes it
 // cannot replay so go to sim.LeftOut with why, as do agents' calls whose
 // attempts are unknown.
-func simulateEpisodes(ctx context.Context, o *simulateOptions, st *query.Store, f query.Filter, sim *simulated.Simulation) error {
-	classifyWith, _, _, err := loadPolicies(o, cmp.Or(o.Baseline, simulated.Orchestrator))
-	if err != nil {
-		return err
-	}
+func simulateEpisodes(ctx context.Context, o *simulateOptions, pols simulatePolicies, st *query.Store, f query.Filter, sim *simulated.Simulation) error {
 	// The baseline's classify rules name the recorded errors for every policy.
-	eps, err := st.Episodes(ctx, f, classifyWith.Classifier(failure.DefaultProvider).Classify)
+	eps, err := st.Episodes(ctx, f, pols.base.Classifier(failure.DefaultProvider).Classify)
 	if err != nil {
 		return interrupted(err)
 	}
@@ -301,7 +258,7 @@ func simulateEpisodes(ctx context.Context, o *simulateOptions, st *query.Store, 
 	if len(pick.Systems) == 0 {
 		return nil
 	}
-	baseline, named, q, err := loadPolicies(o, pick.Baseline)
+	baseline, named, q, err := pols.against(o, pick.Baseline)
 	if err != nil {
 		return err
 	}
@@ -332,19 +289,46 @@ func simulateEpisodes(ctx context.Context, o *simulateOptions, st *query.Store, 
 	return nil
 }
 
-// loadPolicies reads the baseline, the policies --policy names, and the
-// quick flags' policy (nil without quick flags), which changes the
-// baseline. Two policies of one name are a usage error.
-func loadPolicies(o *simulateOptions, baseline string) (base *retry.Policy, named []*retry.Policy, quick *retry.Policy, err error) {
-	if base, err = loadPolicy(baseline); err != nil {
-		return nil, nil, nil, err
+// simulatePolicies are --baseline's policy (the orchestrator's without
+// it) and the policies --policy names, each file read and parsed once and
+// handed on: what simulate replays against.
+type simulatePolicies struct {
+	baseSpec string
+	base     *retry.Policy
+	named    []*retry.Policy
+}
+
+// readPolicies reads the baseline and the policies --policy names, and
+// checks them with the quick flags' change of the baseline (see against).
+func readPolicies(o *simulateOptions) (simulatePolicies, error) {
+	ps := simulatePolicies{baseSpec: cmp.Or(o.Baseline, simulated.Orchestrator)}
+	var err error
+	if ps.base, err = loadPolicy(ps.baseSpec); err != nil {
+		return simulatePolicies{}, err
 	}
 	for _, spec := range o.Policies {
 		p, err := loadPolicy(spec)
 		if err != nil {
+			return simulatePolicies{}, err
+		}
+		ps.named = append(ps.named, p)
+	}
+	if _, _, _, err := ps.against(o, ps.baseSpec); err != nil {
+		return simulatePolicies{}, err
+	}
+	return ps, nil
+}
+
+// against is the baseline named baseline (the one read already, or the
+// preset of the system the episodes come from), the policies --policy
+// names, and the quick flags' policy (nil without quick flags), which
+// changes the baseline. Two policies of one name are a usage error.
+func (ps simulatePolicies) against(o *simulateOptions, baseline string) (base *retry.Policy, named []*retry.Policy, quick *retry.Policy, err error) {
+	base, named = ps.base, ps.named
+	if baseline != ps.baseSpec {
+		if base, err = loadPolicy(baseline); err != nil {
 			return nil, nil, nil, err
 		}
-		named = append(named, p)
 	}
 	if quick, err = quickPolicy(o, base); err != nil {
 		return nil, nil, nil, err

@@ -3,7 +3,9 @@
 // of its deliveries, and the series its rules read. The store keeps and
 // reads them as plain rows without knowing the rules (rules/check turns
 // them into the rules' alerts and samples), so the rules' evaluation and
-// the store can change apart.
+// the store can change apart. It holds as well what check and rules
+// backtest print (check.go): filled from rules/check's results, drawn by
+// reports/render, which need not know the rules.
 package alerts
 
 import (

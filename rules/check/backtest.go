@@ -35,54 +35,6 @@ type Backtest struct {
 	Receivers bool `json:"receivers"`
 }
 
-// RuleBacktest is one rule's history.
-type RuleBacktest struct {
-	Rule      string   `json:"rule"`
-	Severity  string   `json:"severity"`
-	Metric    string   `json:"metric"`
-	Threshold *float64 `json:"threshold"`
-	Condition string   `json:"condition"`
-	// Held counts the evaluations at which the condition held for some
-	// label set; NoData those at which the rule had no data; Skipped
-	// those at which it could not be evaluated at a past time
-	// (ErrNotAtTime); Failed those at which it failed.
-	Held int `json:"held"`
-	// Short counts the evaluations at which a label set was past the
-	// threshold but short of the samples the condition asks for (see
-	// alerting.Rule.ShortOfSamples).
-	Short   int `json:"short"`
-	NoData  int `json:"no_data"`
-	Skipped int `json:"skipped,omitempty"`
-	Failed  int `json:"failed,omitempty"`
-	// Blips counts the alerts that went pending and back to inactive
-	// without firing.
-	Blips int `json:"blips"`
-	// Alerts are the alerts that fired, in order.
-	Alerts []Incident `json:"alerts"`
-	// Notifications counts the notifications that would have carried the
-	// rule's alerts.
-	Notifications int    `json:"notifications"`
-	Error         string `json:"error,omitempty"` // the first failure
-}
-
-// Incident is one alert that fired: from pending to resolved.
-type Incident struct {
-	Labels   map[string]string `json:"labels,omitempty"`
-	ActiveAt time.Time         `json:"active_at"`
-	FiredAt  time.Time         `json:"fired_at"`
-	// ResolvedAt is nil for an alert still firing at the last evaluation.
-	ResolvedAt *time.Time `json:"resolved_at"`
-	// The value when it fired.
-	Value       *float64 `json:"value"`
-	Numerator   *float64 `json:"numerator,omitempty"`
-	Denominator *float64 `json:"denominator,omitempty"`
-	// NoPriceCalls is, for a cost metric, the calls its value left out
-	// for want of a price.
-	NoPriceCalls *float64 `json:"no_price_calls,omitempty"`
-	// Notifications counts the notifications that would have carried it.
-	Notifications int `json:"notifications"`
-}
-
 // RunBacktest evaluates the rules at each of o.Times with Evaluate, from
 // no alerts, carrying the alerts from one evaluation to the next in
 // memory as check carries them in the store, and plans each evaluation's

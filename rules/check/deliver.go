@@ -9,19 +9,6 @@ import (
 	"github.com/orchstat/orchstat/rules/notify"
 )
 
-// Sent is one notification a check delivered or tried to.
-type Sent struct {
-	Receiver  string     `json:"receiver"`
-	Status    string     `json:"status"` // the message's: firing or resolved
-	Reason    string     `json:"reason"` // change, repeat or refresh
-	Group     string     `json:"group"`
-	Alerts    int        `json:"alerts"`
-	Attempts  int        `json:"attempts"`
-	Delivered bool       `json:"delivered"`
-	Error     string     `json:"error,omitempty"`
-	QueuedAt  *time.Time `json:"queued_at,omitempty"` // set for notifications queued by an earlier check
-}
-
 // deliver sends the queued notifications and this check's Alertmanager
 // refreshes, and returns how each went, with the number still queued.
 // It holds no lock on the store while receivers answer: as one

@@ -1,7 +1,7 @@
 // Package check evaluates alert rules as `orchstat check` and `orchstat
 // rules test` do: Evaluate advances the alerts of every rule one
-// evaluation, from samples a alerting.Sampler takes, and Run is a whole
-// check of a store, from its saved alert state to delivered
+// evaluation, from samples a alerting.Sampler takes, and Run then Deliver
+// are a whole check of a store, from its saved alert state to delivered
 // notifications.
 package check
 
@@ -51,36 +51,6 @@ type Gauge struct {
 	Name, Help string
 	Labels     map[string]string
 	Value      float64
-}
-
-// Row is one alert, one label set whose condition does not hold
-// (inactive), or one rule without data, as check prints it. Every rule
-// has at least one row, so a reader sees how close each is to firing.
-type Row struct {
-	Rule        string            `json:"rule"`
-	Severity    string            `json:"severity"`
-	State       string            `json:"state"` // inactive, pending, firing, resolved, no data or error
-	Labels      map[string]string `json:"labels,omitempty"`
-	Metric      string            `json:"metric"` // the rule's metric; "sql" for a rule with its own query
-	Value       *float64          `json:"value"`
-	Numerator   *float64          `json:"numerator,omitempty"`
-	Denominator *float64          `json:"denominator,omitempty"`
-	// NoPriceCalls is, for a cost metric, the calls its value leaves out
-	// because their model has no price (docs/prices.md).
-	NoPriceCalls *float64   `json:"no_price_calls,omitempty"`
-	Threshold    *float64   `json:"threshold"`
-	Condition    string     `json:"condition"`
-	ActiveSince  *time.Time `json:"active_since,omitempty"`
-	Changed      string     `json:"changed,omitempty"` // this check's transition, as from→to
-	NoData       bool       `json:"no_data,omitempty"`
-	// NeedsSamples is the samples an inactive label set's condition asks
-	// for ("≥ 5") when its value is past the threshold but its
-	// denominator short of them: why it does not hold.
-	NeedsSamples string `json:"needs_samples,omitempty"`
-	// Note says more about the row: when the latest data is, for a rule
-	// without data, or why a rule was skipped.
-	Note  string `json:"note,omitempty"`
-	Error string `json:"error,omitempty"` // the rule could not be evaluated or annotated
 }
 
 // ErrNotAtTime is a sampler's answer for a rule it cannot evaluate at the

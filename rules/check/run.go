@@ -14,11 +14,12 @@ import (
 // Options are what a check needs: the store, the rules, the instant, and
 // the way to the receivers.
 type Options struct {
-	// Store is the store, open for writing; Run closes it.
+	// Store is the store, open for writing. Whoever opened it closes it,
+	// and does so before Deliver (see Run).
 	Store Store
 	// Data, when set, is what the rules read instead of Store, which then
 	// keeps only the alerts and notifications: a lake's rows (see
-	// query.OpenLake), held in memory. Run closes it.
+	// query.OpenLake), held in memory. Its opener closes it too.
 	Data Data
 	// Open opens the store at a path for writing, to record deliveries.
 	Open func(ctx context.Context, path string) (Store, error)
@@ -54,24 +55,25 @@ type Result struct {
 	// only when some rule had no data, so the check can say where the
 	// data is; nil otherwise, or when no run has a start.
 	Latest *time.Time
+
+	// refresh and queued are what Run leaves Deliver: the Alertmanager
+	// refreshes to send, and how many notifications this check queued.
+	refresh []notify.Notification
+	queued  int
 }
 
 // Run checks the store: it evaluates every rule from the alerts the last
-// check saved, saves the alerts and the notifications their changes queue
-// in one transaction, lets the store go, and delivers what is queued.
-// Alerts of other scopes are neither evaluated nor resolved; they are kept
-// as they are.
+// check saved, and saves the alerts and the notifications their changes
+// queue in one transaction. Alerts of other scopes are neither evaluated
+// nor resolved; they are kept as they are. Run neither closes the store
+// nor delivers: receivers can take as long as their timeouts, so the
+// caller lets the store go and then calls Deliver, and nobody waits on a
+// slow webhook to read or write the store.
 func Run(ctx context.Context, o Options) (Result, error) {
 	st := o.Store
-	defer func() {
-		if st != nil {
-			st.Close()
-		}
-	}()
 	var data Data = st
 	if o.Data != nil {
 		data = o.Data
-		defer o.Data.Close()
 	}
 	saved, err := loadAlerts(ctx, st)
 	if err != nil {
@@ -92,30 +94,36 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	// Receivers can take as long as their timeouts, so the store is let go
-	// before delivering: nobody waits on a slow webhook to read or write it.
-	st.Close()
-	st = nil
-	res.Kept = pending
-	if pending > 0 || len(refresh) > 0 {
-		// Only a check with notifications of its own waits for another
-		// that is delivering; one with none leaves the queue to it.
-		wait := o.LockTimeout
-		if queued == 0 && len(refresh) == 0 {
-			wait = 0
-		}
-		sent, kept, err := deliver(ctx, o, res.DB, refresh, wait)
-		switch {
-		case errors.Is(err, alerts.ErrDeliveryBusy):
-			// Evaluated all the same: the queue keeps what is not sent.
-			o.Warn(fmt.Sprintf("%v; %d queued notification(s) left for it or the next check", err, pending))
-		case err != nil:
-			return Result{}, err
-		default:
-			res.Sent, res.Kept = sent, kept
-		}
-	}
+	res.refresh, res.queued, res.Kept = refresh, queued, pending
 	return res, nil
+}
+
+// Deliver delivers what Run left queued in the store at res.DB, and this
+// check's Alertmanager refreshes, setting res.Sent and res.Kept. Call it
+// once the store Run was handed is closed: it opens the store itself (o.Open)
+// only for as long as it reads the queue and records the outcomes.
+func Deliver(ctx context.Context, o Options, res *Result) error {
+	pending := res.Kept
+	if pending == 0 && len(res.refresh) == 0 {
+		return nil
+	}
+	// Only a check with notifications of its own waits for another
+	// that is delivering; one with none leaves the queue to it.
+	wait := o.LockTimeout
+	if res.queued == 0 && len(res.refresh) == 0 {
+		wait = 0
+	}
+	sent, kept, err := deliver(ctx, o, res.DB, res.refresh, wait)
+	switch {
+	case errors.Is(err, alerts.ErrDeliveryBusy):
+		// Evaluated all the same: the queue keeps what is not sent.
+		o.Warn(fmt.Sprintf("%v; %d queued notification(s) left for it or the next check", err, pending))
+	case err != nil:
+		return err
+	default:
+		res.Sent, res.Kept = sent, kept
+	}
+	return nil
 }
 
 // save saves the evaluation's alerts and queues its notifications, and
