@@ -86,7 +86,7 @@ func deterministic(runs int64, f1, f6, f8a [3]int64) reports.AuditRetriedDetermi
 	return d
 }
 
-// withoutClassification blanks the seed's words, which the tests do not
+// withoutClassification blanks the audit's words, which the tests do not
 // pin.
 func withoutClassification(a *reports.FactoryAudit) *reports.FactoryAudit {
 	c := *a

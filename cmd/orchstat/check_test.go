@@ -142,7 +142,7 @@ func TestCheckUnknown(t *testing.T) {
 	}
 }
 
-// Seed 001's cascade: 3 failed runs among the last 5 fire at once, critical.
+// The retry handler's cascade: 3 failed runs among the last 5 fire at once, critical.
 func TestCheckCascade(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

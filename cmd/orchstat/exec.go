@@ -19,7 +19,7 @@ import (
 	"github.com/orchstat/orchstat/rules/retry/runner"
 )
 
-// execOps are seed 001's operations (line 20).
+// execOps are the retry handler's operations (line 20).
 var execOps = []string{"test", "build", "review", "custom"}
 
 type execOptions struct {
@@ -271,7 +271,7 @@ func execResetCascade(ctx context.Context, o *execOptions) error {
 	return nil
 }
 
-// execResult is seed 001's result (lines 31-48) with what exec adds. The
+// execResult is the retry handler's result (lines 31-48) with what exec adds. The
 // seed's learning_record_id has no counterpart: the record is the trace,
 // named by run_id. Its "result" (line 36) is the command's output, which
 // streams through instead.
@@ -281,7 +281,7 @@ type execResult struct {
 	FinalError         string `json:"final_error,omitempty"`
 	EscalationRequired bool   `json:"escalation_required"`
 	CascadeDetected    bool   `json:"cascade_detected"`
-	// Cascade is seed 001's cascade response (lines 143-152), when one is
+	// Cascade is the retry handler's cascade response (lines 143-152), when one is
 	// detected.
 	Cascade *execCascade `json:"cascade,omitempty"`
 	Op      string       `json:"op"`
@@ -390,7 +390,7 @@ func (e *execution) result(res runner.Result) execResult {
 	return out
 }
 
-// cascade records the invocation in the store and applies seed 001's
+// cascade records the invocation in the store and applies the retry handler's
 // cascade detection over the latest invocations. The store is only
 // bookkeeping: when it cannot be had, exec says so and goes on.
 func (e *execution) cascade(ctx context.Context, res runner.Result, out *execResult) {
@@ -418,7 +418,7 @@ func (e *execution) cascade(ctx context.Context, res runner.Result, out *execRes
 		unavailable(err)
 		return
 	}
-	// Seed 001 checks cascade_detected only on a failure (lines 220-227):
+	// The retry handler checks cascade_detected only on a failure (lines 220-227):
 	// a pass is not paused.
 	if res.Success || c == nil || !c.Detect(failed) {
 		return

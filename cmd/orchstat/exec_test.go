@@ -302,7 +302,7 @@ func TestExecFlakyThenIngested(t *testing.T) {
 	}
 }
 
-// Seed 001 retries a test twice whatever failed (line 84); with a policy
+// The retry handler retries a test twice whatever failed (line 84); with a policy
 // that halts on the second identical signature, exec stops there.
 func TestExecDeterministicFailure(t *testing.T) {
 	t.Parallel()
@@ -412,7 +412,7 @@ func TestExecKilledBySignal(t *testing.T) {
 	}
 }
 
-// Seed 001's cascade: the third failure of a command within five of its
+// The retry handler's cascade: the third failure of a command within five of its
 // invocations in one directory is reported, across processes, with the
 // state in the store. The exit status stays the command's own, and
 // unrelated commands are not counted: three unrelated failures made every

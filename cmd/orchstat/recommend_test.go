@@ -148,7 +148,7 @@ func TestRecommendNoHistory(t *testing.T) {
 		t.Errorf("%+v", r)
 	}
 	// An empty store is no history too: a first failure is a simple retry
-	// (seed 004, "Alternative: First Failure").
+	// (orchestr8's adaptive retry spec, "Alternative: First Failure").
 	seedHistory(t, db)
 	r = recommendJSONOut(t, "--db", db, "--no-ingest", "--stage", "cass", "--config", cfg)
 	if r.Strategy != "retry" || r.Reason != "no recorded runs: a first failure gets a simple retry" || len(r.Warnings) != 0 {

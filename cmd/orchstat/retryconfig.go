@@ -19,7 +19,7 @@ type retryConfigOptions struct {
 	Format string
 }
 
-// newRetryConfigCmd is seed 004's `retry-config` and `retry-config reset`
+// newRetryConfigCmd is orchestr8's `retry-config` and `retry-config reset`
 // (line 224), with orchestr8's setConfigValue (src/retry.js) as `set`.
 func newRetryConfigCmd(g *globals) *cobra.Command {
 	o := &retryConfigOptions{g: g}

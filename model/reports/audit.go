@@ -35,7 +35,7 @@ const (
 
 // AuditStage is the failed attempts of one stage of the taxonomy.
 type AuditStage struct {
-	// Class is the seed's id (F1..F8, F8a); "" for a stage outside its
+	// Class is the factory audit's id (F1..F8, F8a); "" for a stage outside its
 	// taxonomy.
 	Class          string `json:"class"`
 	Stage          string `json:"stage"`

@@ -43,7 +43,7 @@ func auditSections(a *reports.FactoryAudit) []section {
 	}
 }
 
-// auditStageTable's key is the seed id, or the stage for a stage outside
+// auditStageTable's key is the audit's id, or the stage for a stage outside
 // the taxonomy.
 var auditStageTable = rowTable[reports.AuditStage]{
 	name: "factory_audit_stages", title: "Failures by stage",

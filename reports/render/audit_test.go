@@ -252,10 +252,10 @@ func RenderAuditText(w io.Writer, a *reports.FactoryAudit, markdown bool) error 
 //
 //   - factory_audit: key empty; metric is each total of the overview
 //     table (runs, attempts, ..., command_timeouts_retried).
-//   - factory_audit_stages: key the seed id, or the stage for a stage
+//   - factory_audit_stages: key the audit's id, or the stage for a stage
 //     outside the taxonomy; metric is stage, failed_attempts, runs,
 //     retry_helps and classification.
-//   - factory_audit_deterministic: key the seed id; metric is stage,
+//   - factory_audit_deterministic: key the audit's id; metric is stage,
 //     failures, runs and wasted_attempts.
 //   - factory_audit_repeats: key the run id; metric is item, stage,
 //     attempts and repeated_attempts.

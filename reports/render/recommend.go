@@ -11,7 +11,7 @@ import (
 )
 
 // RenderRecommendation writes r as JSON, or as text whose first line is
-// seed 004's prompt to the user; the text's warnings go to errw.
+// orchestr8's prompt to the user; the text's warnings go to errw.
 func RenderRecommendation(w, errw io.Writer, r advice.Recommendation, json bool) error {
 	if json {
 		b, err := MarshalJSON(r)
@@ -24,7 +24,7 @@ func RenderRecommendation(w, errw io.Writer, r advice.Recommendation, json bool)
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(errw, "orchstat: warning: %s\n", warn)
 	}
-	// The first line is the seed's prompt to the user (line 60).
+	// The first line is orchestr8's prompt to the user (line 60).
 	fmt.Fprintf(w, "Recommended strategy: %s\n", r.Strategy)
 	attempt := fmt.Sprintf("attempt %d", r.Attempt)
 	if r.AttemptFrom == "history" {

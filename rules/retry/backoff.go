@@ -7,9 +7,9 @@
 //     and decorrelated jitter, constant, none).
 //   - Policy and Tracker: the limits, failure by failure, over the
 //     failure classes of model/failure; ReplayL2, Cascade.Detect,
-//     Adaptive.Recommend (and Advise) and DiagnosisDue for the seeds'
-//     loops.
-//   - Preset: the seed systems' policies; Policy.Validate, the range
+//     Adaptive.Recommend (and Advise) and DiagnosisDue for the modelled
+//     systems' loops.
+//   - Preset: the modelled systems' policies; Policy.Validate, the range
 //     checks. Policy files, YAML that composes and overrides a preset, are
 //     read by rules/retry/policyfile.
 package retry

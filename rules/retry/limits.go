@@ -64,7 +64,7 @@ const (
 	// AdviceNoStrategy: the failure rate is above Threshold, but the stage
 	// has no strategies, so retry.
 	AdviceNoStrategy
-	// AdviceNoHistory: no run is recorded, so retry (the seed's First
+	// AdviceNoHistory: no run is recorded, so retry (the adaptive retry spec's First
 	// Failure case).
 	AdviceNoHistory
 	// AdviceBelowThreshold: the failure rate is not above Threshold, so
@@ -97,7 +97,7 @@ type Advice struct {
 //     one once attempts outrun the list, "retry" when the stage has none;
 //  3. otherwise "retry".
 //
-// No history is a failure rate of 0, so "retry" (the seed's First Failure
+// No history is a failure rate of 0, so "retry" (the adaptive retry spec's First Failure
 // case) unless rule 1 applies. This is the pipeline's own
 // recommendStrategy, attempt below 1 included: it gives "retry".
 func (a Adaptive) Recommend(stage string, attempt int, history []episode.StageOutcome) string {

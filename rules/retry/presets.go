@@ -11,13 +11,15 @@ import (
 	"github.com/orchstat/orchstat/rules/internal/names"
 )
 
-// The presets reproduce each seed system's policy. Line numbers are those
-// of the seed files in ../shared/seeds/ (000_f76bbeb61c054a51.txt and so
-// on). Where a seed is silent or contradicts itself, the comment says
-// which reading the preset takes.
+// The presets reproduce the policy of each system orchstat models (the
+// orchestrator, the retry handler, auto-retry, the factory, orchestr8: see
+// docs/glossary.md). Line numbers are those of their documents in
+// ../shared/seeds/ (000_f76bbeb61c054a51.txt and so on). Where a document
+// is silent or contradicts itself, the comment says which reading the
+// preset takes.
 var presets = append(slices.Clone(seedPresets), backoffVariants()...)
 
-// seedPresets are the seed systems' policies, the factory as its audit
+// seedPresets are the modelled systems' policies, the factory as its audit
 // recommends, the agents' own and none.
 var seedPresets = []preset{
 	{"orchestrator", orchestratorPreset},
@@ -36,7 +38,7 @@ type preset struct {
 	make func() *Policy
 }
 
-// PresetNames lists the presets: the five seed systems (and the factory as
+// PresetNames lists the presets: the five modelled systems (and the factory as
 // its audit recommends), then the generic ones.
 func PresetNames() []string {
 	out := make([]string, len(presets))
@@ -66,8 +68,8 @@ func classSet(cs ...failure.Class) map[failure.Class]bool {
 	return m
 }
 
-// everyClass is the set of all classes, unknown included: the seed systems
-// that retry whatever failed.
+// everyClass is the set of all classes, unknown included: the modelled
+// systems that retry whatever failed.
 func everyClass() map[failure.Class]bool { return classSet(failure.AllClasses()...) }
 
 // orchestratorPreset is the orchestrator:

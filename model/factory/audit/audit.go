@@ -1,5 +1,5 @@
 // Package audit computes the factory retry audit of the factory from its
-// recorded runs: the seed's failure taxonomy (which stages a retry can
+// recorded runs: the factory audit's failure taxonomy (which stages a retry can
 // change) and the audit's definitions, a pure function from runs to the
 // report model's FactoryAudit. The store reads the runs (query's
 // FactoryAudit); what they add up to is decided here.
@@ -16,14 +16,14 @@ import (
 )
 
 // auditStage is one row of the factory audit's failure taxonomy: a stage of the
-// factory's FailureBrief, the seed's id for it, and whether a retry from
+// factory's FailureBrief, the audit's id for it, and whether a retry from
 // SE can change the outcome.
 type auditStage struct {
 	id, stage string
 	// text is the error text that tells a sub-case of its stage apart
 	// (F8a), or "".
 	text string
-	// retry is the seed's verdict on a failure a retry may change. The
+	// retry is the audit's verdict on a failure a retry may change. The
 	// "no" rows leave it empty: which failures are deterministic is
 	// model/failure's to say (verdict).
 	retry          string
@@ -31,7 +31,7 @@ type auditStage struct {
 }
 
 // verdict is the row's "retry helps": reports.RetryNo for a failure a
-// retry cannot change (failure.FactoryDeterministic), else the seed's.
+// retry cannot change (failure.FactoryDeterministic), else the audit's.
 func (s *auditStage) verdict() string {
 	if failure.FactoryDeterministic(s.stage, s.text) {
 		return reports.RetryNo

@@ -32,8 +32,8 @@
 // changes only the fields it sets, and jitter: proportional without a
 // spread takes the orchestrator's 0.1. budget, cascade, adaptive and
 // escalation likewise change only the fields they set; when the preset has
-// no budget, cascade or adaptive rule, the unset fields take the seeds'
-// values (budget 10 tokens and ratio 0.1 as in gRPC's example and the SRE
+// no budget, cascade or adaptive rule, the unset fields take the modelled
+// systems' values (budget 10 tokens and ratio 0.1 as in gRPC's example and the SRE
 // book's 10%; cascade 3 within 5, the retry handler; adaptive, orchestr8's adaptive retry spec), and null
 // removes the rule. adaptive.strategies replaces the stages it names.
 // Durations are Go durations (500ms, 1s, 1m30s); counts are whole numbers
