@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orchstat/orchstat/model/records/prices"
-	"github.com/orchstat/orchstat/query"
 )
 
 // addPricesFlag adds --prices, for the commands that show agents' calls'
@@ -41,14 +40,4 @@ func loadPrices(io *IO, path string) (*prices.Table, error) {
 			path, n, first.Key, first.Reason)
 	}
 	return table.Extend(mine), nil
-}
-
-// usePrices reads --prices and prices the store's calls with it.
-func usePrices(io *IO, st *query.Store, path string) error {
-	t, err := loadPrices(io, path)
-	if err != nil {
-		return err
-	}
-	st.UsePrices(t)
-	return nil
 }

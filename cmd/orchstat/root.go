@@ -81,12 +81,8 @@ type silentError struct{ code int }
 
 func (e silentError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
-// Main runs orchstat with args and returns the exit code.
-func Main(args []string, in io.Reader, out, errw io.Writer) int {
-	return mainWith(args, in, out, errw, nil)
-}
-
-// mainWith is Main telling report (when set) what it does; see supervise.go.
+// mainWith runs orchstat with args and returns the exit code, telling
+// report (when set) what it does; see supervise.go.
 func mainWith(args []string, in io.Reader, out, errw io.Writer, report func(key, value string)) (code int) {
 	if os.Getenv(noSupervisor) == "1" {
 		// No supervisor to tell a crash from an exit: a panic here would
