@@ -16,10 +16,17 @@ import (
 // tables made anew, so the next ingest reads those files again. Nothing
 // else in the store changes.
 
+// rereadWhenMissing are the calls columns whose arrival changed what the
+// older rows mean (input tokens with the cache folded in; cache writes
+// priced at one rate). A store without one is outdated and its agents'
+// files are read again; their rows of files deleted since are lost, so a
+// column that only adds something is added with ALTER TABLE in
+// tableStatements instead, as exec_invocations' dir was, and the rows
+// keep a NULL there.
+var rereadWhenMissing = []string{"cache_read_tokens", "cache_write_1h_tokens"}
+
 // callsOutdated reports whether the store has a calls table without one
-// of the columns rows.Call declares. Columns were only ever added, and
-// cache_write_1h_tokens last, so that is a table without the cache
-// columns; a column added later makes its table outdated too.
+// of rereadWhenMissing.
 func (s *Store) callsOutdated(ctx context.Context) (bool, error) {
 	var cols string
 	err := s.conn.QueryRowContext(ctx, `SELECT coalesce(string_agg(column_name, ','), '') FROM duckdb_columns()
@@ -27,8 +34,8 @@ func (s *Store) callsOutdated(ctx context.Context) (bool, error) {
 	if err != nil || cols == "" {
 		return false, err
 	}
-	for _, c := range Calls.Columns {
-		if !strings.Contains(","+cols+",", ","+c.Name+",") {
+	for _, c := range rereadWhenMissing {
+		if !strings.Contains(","+cols+",", ","+c+",") {
 			return true, nil
 		}
 	}

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -62,5 +63,15 @@ func testOutdatedCalls(t *testing.T, create string) {
 	}
 	if states != 0 || calls != 0 || spans != 1 || cols != "cache_read_tokens,cache_write_tokens,cache_write_1h_tokens" {
 		t.Fatalf("agent file states %d, calls %d, other rows %d, cache columns %q", states, calls, spans, cols)
+	}
+}
+
+// TestRereadColumnsAreCallsColumns: a column that forces a re-read must be
+// one rows.Call declares, or no store would ever stop being outdated.
+func TestRereadColumnsAreCallsColumns(t *testing.T) {
+	for _, c := range rereadWhenMissing {
+		if !slices.ContainsFunc(Calls.Columns, func(col Column) bool { return col.Name == c }) {
+			t.Errorf("rereadWhenMissing names %q, which is no column of calls", c)
+		}
 	}
 }

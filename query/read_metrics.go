@@ -215,6 +215,13 @@ func groupMetrics(rs *sql.Rows, family reports.Family, what string) ([]string, m
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
+	for i, c := range cols {
+		if slices.Index(cols, c) != i {
+			// Two counts of one name: a missing alias would make a metric
+			// read the wrong one.
+			return nil, nil, fmt.Errorf("%s: the query names two columns %q", what, c)
+		}
+	}
 	var keys []string
 	out := map[string]reports.Metrics{}
 	for rs.Next() {

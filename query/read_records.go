@@ -108,7 +108,7 @@ an AS (
     count(*) FILTER (WHERE attempt > 1 AND after_deterministic) AS wasted,
     count(*) FILTER (WHERE attempt > 1 AND passed = false AND signature IS NOT NULL AND signature = prev_signature) AS repeats
   FROM att GROUP BY grp)
-SELECT rn.grp, rn.runs, rn.retried, rn.with_attempts, rn.failed, rn.finished,
+SELECT rn.grp, rn.runs AS runs, rn.retried AS retried, rn.with_attempts AS with_attempts, rn.failed AS failed, rn.finished AS finished,
   coalesce(an.known, 0) AS attempts_known, coalesce(an.failed, 0) AS attempts_failed,
   coalesce(an.retries, 0) AS retries, coalesce(an.wasted, 0) AS wasted, coalesce(an.repeats, 0) AS repeats
 FROM rn LEFT JOIN an USING (grp) ORDER BY rn.grp`
