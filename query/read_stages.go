@@ -86,8 +86,8 @@ func (s *Store) StageHistory(ctx context.Context, system string, paths []string)
 // historyProblems describes the record files of system (every system for
 // "") that were quarantined whole or in part. Configuration files are left
 // out: they are not history, and whoever reads one reports its problems.
-// Record kinds are "<system>_<what>" (ingest's Kind constants), so the
-// system is the kind's prefix; the query package cannot import ingest.
+// Record kinds are "<system>_<what>" (model/systems' Kind constants), so
+// the system is the kind's prefix.
 func historyProblems(ctx context.Context, q querier, system string) ([]string, error) {
 	rs, err := q.QueryContext(ctx, `WITH qf AS (
 	  SELECT f.file_id, f.path, f.kind FROM files f
@@ -170,8 +170,8 @@ func bareReason(reason string, line int64, field string) string {
 	return reason
 }
 
-// StageAttempts counts the recorded failures of item at stage, for seed
-// 004's attempt count ("maxRetries attempts at same stage for same
+// StageAttempts counts the recorded failures of item at stage, for
+// orchestr8's attempt count ("maxRetries attempts at same stage for same
 // feature", line 69): each failed attempt whose stage it is, and each run
 // that failed there without attempts recorded. system "" counts every
 // system.

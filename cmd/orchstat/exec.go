@@ -194,8 +194,8 @@ func execRun(ctx context.Context, o *execOptions) error {
 		}
 		return usageError{err}
 	}
-	// The policy decides as loaded, with no signature halt added: seed
-	// 001's loop retries whatever failed while attempts remain (line 84)
+	// The policy decides as loaded, with no signature halt added: the
+	// retry handler's loop retries whatever failed while attempts remain (line 84)
 	// and never compares failures, so its preset has none, and a live run
 	// must decide as simulate's replay of it does. Halting is a policy's
 	// choice (signature_halt).
@@ -272,7 +272,7 @@ func execResetCascade(ctx context.Context, o *execOptions) error {
 }
 
 // execResult is the retry handler's result (lines 31-48) with what exec adds. The
-// seed's learning_record_id has no counterpart: the record is the trace,
+// retry handler's learning_record_id has no counterpart: the record is the trace,
 // named by run_id. Its "result" (line 36) is the command's output, which
 // streams through instead.
 type execResult struct {

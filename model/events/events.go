@@ -3,7 +3,7 @@ package events
 // The event types orchstat reads from a trace or writes to one (exec's
 // traces), spelled as the orchestrator spells them. This is their one
 // home: Go code that compares or switches on an event's Type uses these,
-// and SQL that names one in a literal is checked against EventTypes by
+// and SQL that names one in a literal is checked against these constants by
 // TestEventNamesKnown. Other types are kept whole in the events table.
 const (
 	RunStarted   = "RunStarted"
@@ -40,11 +40,3 @@ const (
 	CommandHalted          = "CommandHalted"
 	CommandFinished        = "CommandFinished"
 )
-
-var eventTypes = []string{
-	RunStarted, RunFinished, RunStopped, RunEscalated,
-	ProviderSelected, ProviderRequestStarted, ProviderRequestFinished,
-	IterationStarted, RepairAttempted, IterationFinished, PatchApplied, PatchApplyFailed, VerificationFinished,
-	StepStarted, StepFinished, CandidateGenerated, DiagnosisStarted, DiagnosisCompleted, JudgeInvoked, JudgeDecided, JudgeFailed,
-	CommandAttemptStarted, CommandAttemptFinished, CommandRetryScheduled, CommandHalted, CommandFinished,
-}

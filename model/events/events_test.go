@@ -8,38 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
-
-// TestEventTypesListsEveryConstant: a constant added to events.go is in
-// EventTypes, so the checks below know it.
-func TestEventTypesListsEveryConstant(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), "events.go", nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, d := range f.Decls {
-		g, ok := d.(*ast.GenDecl)
-		if !ok || g.Tok != token.CONST {
-			continue
-		}
-		for _, s := range g.Specs {
-			for _, name := range s.(*ast.ValueSpec).Names {
-				n++
-				if !KnownEvent(name.Name) {
-					t.Errorf("const %s is not in eventTypes", name.Name)
-				}
-			}
-		}
-	}
-	if n != len(EventTypes()) {
-		t.Errorf("%d constants, %d event types", n, len(EventTypes()))
-	}
-}
 
 // eventShaped is how an event type looks: two or more capitalised words.
 var eventShaped = regexp.MustCompile(`^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+$`)
@@ -50,7 +23,7 @@ var sqlEventLiteral = regexp.MustCompile(`'([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+)'`
 // TestEventNamesKnown reads the module's Go source (tests, testdata and
 // benchmarks aside: the trace generator writes the orchestrator's whole
 // vocabulary, Subprocess* included, not only what orchstat reads) and checks that every event type it spells is one of
-// EventTypes: those quoted in SQL text, and those Go code compares with or
+// events.go's constants: those quoted in SQL text, and those Go code compares with or
 // switches on an event's type. A typo, or a new event used without being
 // declared in events.go, fails here, naming the file and line.
 func TestEventNamesKnown(t *testing.T) {
@@ -150,8 +123,28 @@ func stringLit(e ast.Expr) (string, *ast.BasicLit, bool) {
 	return s, lit, err == nil
 }
 
-// EventTypes lists the event types orchstat knows, in the order above.
-func EventTypes() []string { return slices.Clone(eventTypes) }
+// knownEvents are the values of events.go's constants: the event types
+// orchstat knows, declared once, as constants.
+var knownEvents = sync.OnceValue(func() map[string]bool {
+	f, err := parser.ParseFile(token.NewFileSet(), "events.go", nil, 0)
+	if err != nil {
+		panic(err)
+	}
+	known := map[string]bool{}
+	for _, d := range f.Decls {
+		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST {
+			for _, sp := range g.Specs {
+				for _, v := range sp.(*ast.ValueSpec).Values {
+					if s, _, ok := stringLit(v); ok {
+						known[s] = true
+					}
+				}
+			}
+		}
+	}
+	return known
+})
 
-// KnownEvent reports whether typ is one of EventTypes.
-func KnownEvent(typ string) bool { return slices.Contains(eventTypes, typ) }
+// KnownEvent reports whether typ is the value of one of events.go's
+// constants.
+func KnownEvent(typ string) bool { return knownEvents()[typ] }

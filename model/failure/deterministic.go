@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// deterministicClasses are the failures a retry cannot change, by seed
-// 003's audit ("Deterministic Failures That Are Retried", lines 282-288):
+// deterministicClasses are the failures a retry cannot change, by the
+// factory audit ("Deterministic Failures That Are Retried", lines 282-288):
 //   - preflight (F1, lines 49-77): the filesystem is identical after the
 //     rollback, so the precondition fails again;
 //   - write_failed (F6, lines 202-228): the OS-level condition persists.

@@ -5,8 +5,8 @@ import "strings"
 // transientClasses are the provider classes a retry can outlast.
 var transientClasses = map[Class]bool{ClassRateLimit: true, ClassTimeout: true, ClassServer: true, ClassNetwork: true}
 
-// ExceptionTransient splits the factory's grab-bag "exception" stage (seed
-// 003, F2) by the exception's text: rate limits, timeouts, 5xx and network
+// ExceptionTransient splits the factory's grab-bag "exception" stage (the
+// factory audit, F2) by the exception's text: rate limits, timeouts, 5xx and network
 // errors are transient, a retry can outlast them. Everything else is
 // permanent: a bad API key (auth), a model that does not exist or a module
 // that is not installed (client: "model not found", ModuleNotFoundError),

@@ -246,23 +246,8 @@ func RenderAuditText(w io.Writer, a *reports.FactoryAudit, markdown bool) error 
 	return err
 }
 
-// AuditCSV is the audit as rows of the report's long CSV (see
-// writeReportCSV): section, key, metric, value, numerator, denominator,
-// without the header, so they can follow a report's rows. Sections:
-//
-//   - factory_audit: key empty; metric is each total of the overview
-//     table (runs, attempts, ..., command_timeouts_retried).
-//   - factory_audit_stages: key the audit's id, or the stage for a stage
-//     outside the taxonomy; metric is stage, failed_attempts, runs,
-//     retry_helps and classification.
-//   - factory_audit_deterministic: key the audit's id; metric is stage,
-//     failures, runs and wasted_attempts.
-//   - factory_audit_repeats: key the run id; metric is item, stage,
-//     attempts and repeated_attempts.
-//   - factory_audit_exceptions: key the class and kind
-//     ("rate_limit/transient"); metric is attempts and runs.
-//   - factory_audit_timeouts: key the stage; metric is attempts, runs and
-//     retried.
+// AuditCSV is the audit's rows of the report's long CSV (see
+// writeReportCSV), without the header.
 func AuditCSV(a *reports.FactoryAudit) [][]string {
 	return csvRecords(auditSections(a))
 }

@@ -1,6 +1,6 @@
 package render
 
-// The HTML format: one self-contained HTML5 page per report (RenderWidth
+// The HTML format: one self-contained HTML5 page per report (RenderReport
 // with FormatHTML), per simulation (SimulationHTML) and per table
 // (RenderTable). A page holds its CSS in one <style> element and its
 // charts as inline SVG (see reports/render/chart); it has no script, no
@@ -18,7 +18,7 @@ package render
 // null). Each value has one such element, in its section's table: the
 // charts' data tables repeat the numbers as text only.
 //
-// Report page (RenderWidth with FormatHTML):
+// Report page (RenderReport with FormatHTML):
 //   - data-overview="<JSON field of overview>" data-value: the overview's
 //     counts (runs, success, failure, cancelled, unfinished,
 //     other_status, events, quarantined, undated, queued_tasks).

@@ -439,7 +439,19 @@ func utcRuns(runs []reports.RunRow) []reports.RunRow {
 //   - failures_by_stage: key "system/stage"; metric is failures and runs.
 //   - stages: key "system/stage"; metric is runs, failed, not_applicable,
 //     failure_rate, avg_duration_ms, tokens and cost_usd.
-//   - factory_audit and its sections: see AuditCSV.
+//   - factory_audit: key empty; metric is each total of the overview
+//     table (runs, attempts, ..., command_timeouts_retried).
+//   - factory_audit_stages: key the audit's id, or the stage for a stage
+//     outside the taxonomy; metric is stage, failed_attempts, runs,
+//     retry_helps and classification.
+//   - factory_audit_deterministic: key the audit's id; metric is stage,
+//     failures, runs and wasted_attempts.
+//   - factory_audit_repeats: key the run id; metric is item, stage,
+//     attempts and repeated_attempts.
+//   - factory_audit_exceptions: key the class and kind
+//     ("rate_limit/transient"); metric is attempts and runs.
+//   - factory_audit_timeouts: key the stage; metric is attempts, runs and
+//     retried.
 //   - thresholds: key the rule; metric is metric (value: the metric's name),
 //     severity, condition, threshold, value (the metric's value) and crossed
 //     (true or false).

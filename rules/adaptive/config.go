@@ -1,5 +1,5 @@
-// Package adaptive manages orchestr8's retry configuration file, seed
-// 004's .claude/retry-config.json, for `orchstat recommend` and `orchstat
+// Package adaptive manages orchestr8's retry configuration file,
+// .claude/retry-config.json, for `orchstat recommend` and `orchstat
 // retry-config`. The rule the file configures lives in rules/retry
 // (Adaptive.FailureRate and Adaptive.Recommend); this package only reads,
 // validates and writes its settings, and bridges them with

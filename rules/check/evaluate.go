@@ -244,9 +244,9 @@ func ruleGauges(r *alerting.Rule, s alerting.Sample) []Gauge {
 // They are listed with their values so a reader sees how close they are
 // to firing; a label set seen twice is listed once, with a value if any.
 // A pending alert that stopped holding shows its change (pending→inactive).
-func inactiveRows(r *alerting.Rule, obs []alerting.Observation, alerts []alerting.Alert, changed map[string]alerting.Transition) []Row {
+func inactiveRows(r *alerting.Rule, obs []alerting.Observation, ruleAlerts []alerting.Alert, changed map[string]alerting.Transition) []Row {
 	active := map[string]bool{}
-	for _, a := range alerts {
+	for _, a := range ruleAlerts {
 		active[a.Fingerprint] = true
 	}
 	seen := map[string]int{}
@@ -273,9 +273,6 @@ func inactiveRows(r *alerting.Rule, obs []alerting.Observation, alerts []alertin
 		seen[fp] = len(rows)
 		rows = append(rows, row)
 	}
-	sort.SliceStable(rows, func(i, j int) bool { return LabelText(rows[i].Labels) < LabelText(rows[j].Labels) })
+	sort.SliceStable(rows, func(i, j int) bool { return alerts.LabelText(rows[i].Labels) < alerts.LabelText(rows[j].Labels) })
 	return rows
 }
-
-// LabelText is alerts.LabelText, for the commands that name check's rows.
-func LabelText(labels map[string]string) string { return alerts.LabelText(labels) }

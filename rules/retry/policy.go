@@ -32,8 +32,8 @@ type Policy struct {
 	// SignatureHalt stops after this many identical failure signatures in
 	// a row (auto-retry: 3).
 	SignatureHalt int
-	// GlobalCap caps the retries of one run across all its items (seed
-	// 002: 15).
+	// GlobalCap caps the retries of one run across all its items
+	// (auto-retry: 15).
 	GlobalCap int
 
 	// L2 repair loop (the orchestrator).
@@ -50,8 +50,8 @@ type Policy struct {
 	Adaptive *Adaptive
 
 	// TransientOnly lists retriable classes that are retried only when the
-	// failure's Message reads as transient (failure.ExceptionTransient): seed
-	// 003's audit retries the factory's "exception" stage for rate limits,
+	// failure's Message reads as transient (failure.ExceptionTransient): the
+	// factory audit retries the factory's "exception" stage for rate limits,
 	// timeouts, 5xx and network errors, not for a bad key or a missing
 	// module.
 	TransientOnly map[failure.Class]bool
@@ -125,8 +125,8 @@ type Budget struct {
 	Ratio     float64
 }
 
-// Cascade detects Threshold failures among the last Window items (seed
-// 001: 3 within 5).
+// Cascade detects Threshold failures among the last Window items (the
+// retry handler: 3 within 5).
 type Cascade struct {
 	Threshold, Window int
 }

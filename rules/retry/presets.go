@@ -144,7 +144,7 @@ func codexPreset() *Policy {
 //   - Cascade{3, 5}: threshold 3 failures within window_size 5 items
 //     (lines 138-139).
 //   - Retriable: every class, the loop retries whatever failed.
-//   - Backoff: none. The seed waits for nothing between attempts: it spawns
+//   - Backoff: none. The handler waits for nothing between attempts: it spawns
 //     a FIX subagent (test) or applies review feedback and goes on.
 func retryHandlerPreset() *Policy {
 	return &Policy{
@@ -165,7 +165,7 @@ func retryHandlerPreset() *Policy {
 //     retry).
 //   - SignatureHalt 3: "halt at 3" (line 87), Signature-Repeat-Count >= 3
 //     (line 165); the count restarts at 1 on a new signature (line 163).
-//   - GlobalCap 15: total_auto_retries >= 15 (line 128). The seed counts
+//   - GlobalCap 15: total_auto_retries >= 15 (line 128). Auto-retry counts
 //     one per loop, however many issues it retries; the Tracker counts
 //     each retried issue, which spends the cap faster when a loop retries
 //     several (the README says so where simulate replays these records).
@@ -230,7 +230,7 @@ func factoryAuditedPreset() *Policy {
 //   - Adaptive.MaxRetries 3 and MaxRetries 3: "maxRetries (default 3)"
 //     (line 69) and attemptCount > maxRetries → abort-recommended (line
 //     113).
-//   - Adaptive.Strategies: the seed names the strategies (lines 125-133)
+//   - Adaptive.Strategies: the adaptive retry spec names the strategies (lines 125-133)
 //     and which agent each addresses, but no table per stage; the
 //     pipeline's own defaults (its retry-config tests' getDefaultConfig)
 //     are the reference.
@@ -259,7 +259,7 @@ func backoffVariant(name string) *Policy {
 }
 
 // backoffVariants are the generic presets: a backoffVariant for each
-// named schedule that does not share its name with a seed's preset (none
+// named schedule that does not share its name with a modelled system's preset (none
 // and orchestrator do), in BackoffNames' order.
 func backoffVariants() []preset {
 	var out []preset
@@ -309,8 +309,8 @@ func BackoffNames() []string {
 	return out
 }
 
-// BackoffPreset is a named schedule: none (no wait), orchestrator (seed
-// 000), aws-full, aws-equal and aws-decorrelated (AWS's jitters, on the
+// BackoffPreset is a named schedule: none (no wait), orchestrator (the
+// orchestrator's), aws-full, aws-equal and aws-decorrelated (AWS's jitters, on the
 // orchestrator's 1 s base and 10 s cap so they compare with it), constant
 // (1 s every time).
 func BackoffPreset(name string) (Backoff, error) {

@@ -48,7 +48,7 @@ const (
 )
 
 // defaultStrategies is getDefaultConfig's strategies, each stage's
-// strategy for attempt 1, 2, ...: the seed names the strategies (lines
+// strategy for attempt 1, 2, ...: the adaptive retry spec names the strategies (lines
 // 125-133) but gives no table per stage, so orchestr8's own (its
 // retry-config tests' getDefaultConfig) is the reference.
 var defaultStrategies = map[string][]string{
