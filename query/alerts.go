@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,8 +58,9 @@ func (c *CheckStore) DataSpan(ctx context.Context, paths []string) (first, last 
 	return c.st.DataSpan(ctx, paths)
 }
 
-// providerLabels are the labels a provider_* metric can be split by.
-var providerLabels = map[string]string{"provider": "coalesce(p.provider, '')", "model": "p.model"}
+// requestLabelSQL renders each label the catalog lets a provider request
+// metric be split by (reports.MetricSpec.Labels).
+var requestLabelSQL = map[string]string{"provider": "coalesce(p.provider, '')", "model": "p.model"}
 
 // WindowMetrics computes the metrics of the runs f selects: the records'
 // and agents' calls' metrics when records is set, else the traces'.
@@ -77,14 +79,16 @@ func (st *Store) WindowMetrics(ctx context.Context, f Filter, records bool) (rep
 	return m, callMetrics(ctx, q, f, m)
 }
 
-// ProviderSeries splits a provider_* metric of the runs w selects by the
-// labels by names (provider and/or model).
+// ProviderSeries splits a provider request metric of the runs w selects
+// by the labels by names (provider and/or model): the catalog's metrics
+// made of the counts the query below names, as the trace metrics' are.
 func (c *CheckStore) ProviderSeries(ctx context.Context, w alerts.Window, metric string, by []string) ([]alerts.Series, error) {
 	q, f := c.st.conn, filterOf(w)
+	spec, _ := reports.Spec(metric)
 	var exprs, names []string
 	for _, l := range by {
-		e, ok := providerLabels[l]
-		if !ok || !strings.HasPrefix(metric, "provider_") {
+		e, ok := requestLabelSQL[l]
+		if !ok || !slices.Contains(spec.Labels, l) || spec.Family != reports.FamilyTrace {
 			return nil, fmt.Errorf("%s cannot be split by %q", metric, l)
 		}
 		exprs, names = append(exprs, e), append(names, l)
@@ -92,22 +96,28 @@ func (c *CheckStore) ProviderSeries(ctx context.Context, w alerts.Window, metric
 	cte, args := f.scope("''")
 	cond, cargs := f.requests("p.provider")
 	rs, err := q.QueryContext(ctx, "WITH "+cte+`
-		SELECT `+strings.Join(exprs, ", ")+`, count(*), count(*) FILTER (WHERE p.retries > 0),
-		  count(*) FILTER (WHERE p.success = false), coalesce(sum(p.retries), 0)
+		SELECT `+strings.Join(exprs, ", ")+`, count(*) AS requests, count(*) FILTER (WHERE p.retries > 0) AS requests_retried,
+		  count(*) FILTER (WHERE p.success = false) AS requests_failed, coalesce(sum(p.retries), 0) AS request_retries
 		FROM provider_requests p JOIN s USING (run_id) WHERE `+cond+` GROUP BY ALL ORDER BY ALL`, append(args, cargs...)...)
 	if err != nil {
 		return nil, err
 	}
 	defer rs.Close()
+	cols, err := rs.Columns()
+	if err != nil {
+		return nil, err
+	}
 	var out []alerts.Series
 	for rs.Next() {
 		labels := make([]sql.NullString, len(names))
-		dest := make([]any, 0, len(names)+4)
+		vals := make([]float64, len(cols)-len(names))
+		dest := make([]any, 0, len(cols))
 		for i := range labels {
 			dest = append(dest, &labels[i])
 		}
-		var n, retried, failed, total float64
-		dest = append(dest, &n, &retried, &failed, &total)
+		for i := range vals {
+			dest = append(dest, &vals[i])
+		}
 		if err := rs.Scan(dest...); err != nil {
 			return nil, err
 		}
@@ -115,16 +125,11 @@ func (c *CheckStore) ProviderSeries(ctx context.Context, w alerts.Window, metric
 		for i, l := range labels {
 			s.Labels[names[i]] = l.String
 		}
-		pick := map[string]func() reports.Metric{
-			"provider_requests":      func() reports.Metric { return count(n) },
-			"provider_retries_total": func() reports.Metric { return count(total) },
-			"provider_retry_rate":    func() reports.Metric { return ratio(retried, n) },
-			"provider_failure_rate":  func() reports.Metric { return ratio(failed, n) },
-		}[metric]
-		if pick == nil {
-			return nil, fmt.Errorf("%s cannot be split by provider", metric)
+		counts := map[string]*float64{}
+		for i := range vals {
+			counts[cols[len(names)+i]] = &vals[i]
 		}
-		s.Metric = pick()
+		s.Metric = spec.Of(counts)
 		out = append(out, s)
 	}
 	return out, rs.Err()

@@ -222,15 +222,13 @@ func callsSection(ctx context.Context, q querier, f Filter, out *reports.Calls) 
 	return nil
 }
 
-// callLabels are the labels a call metric can be split by.
-var callLabels = []string{"system", "provider", "model"}
-
 // CallSeries splits a call metric of the calls f selects by the labels by
 // names (system, provider and/or model).
 func (st *Store) CallSeries(ctx context.Context, f Filter, metric string, by []string) ([]alerts.Series, error) {
+	labels := reports.LabelsOf(metric)
 	for _, l := range by {
-		if !slices.Contains(callLabels, l) {
-			return nil, fmt.Errorf("%s cannot be split by %q (only by %s)", metric, l, strings.Join(callLabels, ", "))
+		if !slices.Contains(labels, l) {
+			return nil, fmt.Errorf("%s cannot be split by %q (only by %s)", metric, l, strings.Join(labels, ", "))
 		}
 	}
 	if ok, err := hasCalls(ctx, st.conn); err != nil || !ok {

@@ -75,6 +75,10 @@ type MetricSpec struct {
 	// Chart, when set, is the caption of the report page's chart of the
 	// metric by day.
 	Chart string
+	// Labels are what an alert rule can split the metric by (`by:`):
+	// provider and model for the provider requests' metrics, the system
+	// for record metrics, and all three for call metrics.
+	Labels []string
 	// Oracle says what holds the SQL to numbers computed apart from it:
 	// "reference" for the plain-Go reference implementation of METRICS.md
 	// (reports/reference, compared on every dataset), else the name of a
@@ -119,21 +123,28 @@ func clone(v *float64) *float64 {
 	return &c
 }
 
+// The labels each kind of series is split by.
+var (
+	requestLabels = []string{"provider", "model"}
+	recordLabels  = []string{"system"}
+	callLabels    = []string{"system", "provider", "model"}
+)
+
 // Catalog is every metric, in the order reports show them: METRICS.md's,
 // orchstat's own, then the record metrics, then the call metrics.
 var Catalog = []MetricSpec{
 	{Name: "runs", Family: FamilyTrace, Kind: Count, Num: "runs",
 		NumDoc: "distinct runs with at least one event", Oracle: "reference"},
 	{Name: "provider_requests", Family: FamilyTrace, Kind: Count, Num: "requests",
-		NumDoc: "`ProviderRequestFinished` events", Oracle: "reference"},
+		NumDoc: "`ProviderRequestFinished` events", Labels: requestLabels, Oracle: "reference"},
 	{Name: "provider_retry_rate", Family: FamilyTrace, Kind: Share, Num: "requests_retried", Den: "requests",
 		NumDoc: "`ProviderRequestFinished` with `payload.retries > 0`", DenDoc: "`provider_requests`",
-		Chart: "Provider retry rate by day", Oracle: "reference"},
+		Chart: "Provider retry rate by day", Labels: requestLabels, Oracle: "reference"},
 	{Name: "provider_failure_rate", Family: FamilyTrace, Kind: Share, Num: "requests_failed", Den: "requests",
 		NumDoc: "`ProviderRequestFinished` with `payload.success = false`", DenDoc: "`provider_requests`",
-		Chart: "Provider failure rate by day", Oracle: "reference"},
+		Chart: "Provider failure rate by day", Labels: requestLabels, Oracle: "reference"},
 	{Name: "provider_retries_total", Family: FamilyTrace, Kind: Count, Num: "request_retries",
-		NumDoc: "sum of `payload.retries` over `ProviderRequestFinished`", Oracle: "reference"},
+		NumDoc: "sum of `payload.retries` over `ProviderRequestFinished`", Labels: requestLabels, Oracle: "reference"},
 	{Name: "l2_runs", Family: FamilyTrace, Kind: Count, Num: "l2_runs",
 		NumDoc: "runs with at least one `IterationStarted`", Oracle: "reference"},
 	{Name: "l2_escalation_rate", Family: FamilyTrace, Kind: Share, Num: "l2_escalated", Den: "l2_or_escalated",
@@ -159,53 +170,53 @@ var Catalog = []MetricSpec{
 		NumDoc: "runs with a `RunFinished` whose `payload.status` is `\"failure\"`", Oracle: "reference"},
 
 	{Name: "record_runs", Family: FamilyRecord, Kind: Count, Num: "runs",
-		NumDoc: "selected record runs", Oracle: "TestRecordMetrics"},
+		NumDoc: "selected record runs", Labels: recordLabels, Oracle: "TestRecordMetrics"},
 	{Name: "record_retry_rate", Family: FamilyRecord, Kind: Share, Num: "retried", Den: "with_attempts",
 		NumDoc: "record runs whose recorded attempt count is above 1",
-		DenDoc: "record runs whose record gives an attempt count", Oracle: "TestRecordMetrics"},
+		DenDoc: "record runs whose record gives an attempt count", Labels: recordLabels, Oracle: "TestRecordMetrics"},
 	{Name: "record_failure_rate", Family: FamilyRecord, Kind: Share, Num: "failed", Den: "finished",
 		NumDoc: "record runs with status `failure`", DenDoc: "record runs with status `success` or `failure`",
-		Oracle: "TestRecordMetrics"},
+		Labels: recordLabels, Oracle: "TestRecordMetrics"},
 	{Name: "attempt_failure_rate", Family: FamilyRecord, Kind: Share, Num: "attempts_failed", Den: "attempts_known",
-		NumDoc: "attempts recorded as failed", DenDoc: "attempts recorded as passed or failed", Oracle: "TestRecordMetrics"},
+		NumDoc: "attempts recorded as failed", DenDoc: "attempts recorded as passed or failed", Labels: recordLabels, Oracle: "TestRecordMetrics"},
 	{Name: "wasted_attempt_rate", Family: FamilyRecord, Kind: Share, Num: "wasted", Den: "retries",
 		NumDoc: "retries that come after an earlier failed attempt of the same run whose failure a retry cannot change (see below), whatever their own outcome",
-		DenDoc: "retries", Oracle: "TestRecordMetrics"},
+		DenDoc: "retries", Labels: recordLabels, Oracle: "TestRecordMetrics"},
 	{Name: "signature_repeat_rate", Family: FamilyRecord, Kind: Share, Num: "repeats", Den: "retries",
 		NumDoc: "retries that failed with the same failure signature as the attempt recorded just before them",
-		DenDoc: "retries", Oracle: "TestRecordMetrics"},
+		DenDoc: "retries", Labels: recordLabels, Oracle: "TestRecordMetrics"},
 
-	{Name: "calls", Family: FamilyCall, Kind: Count, Num: "calls", NumDoc: "calls", Oracle: "TestCallMetrics"},
+	{Name: "calls", Family: FamilyCall, Kind: Count, Num: "calls", NumDoc: "calls", Labels: callLabels, Oracle: "TestCallMetrics"},
 	{Name: "call_retry_rate", Family: FamilyCall, Kind: Share, Num: "retried", Den: "with_attempts",
-		NumDoc: "calls that took more than one attempt", DenDoc: "calls whose attempts are known", Oracle: "TestCallMetrics"},
+		NumDoc: "calls that took more than one attempt", DenDoc: "calls whose attempts are known", Labels: callLabels, Oracle: "TestCallMetrics"},
 	{Name: "call_failure_rate", Family: FamilyCall, Kind: Share, Num: "failed", Den: "known",
-		NumDoc: "calls that failed, after any retries", DenDoc: "calls whose record says how they ended", Oracle: "TestCallMetrics"},
+		NumDoc: "calls that failed, after any retries", DenDoc: "calls whose record says how they ended", Labels: callLabels, Oracle: "TestCallMetrics"},
 	{Name: "call_retries_total", Family: FamilyCall, Kind: Count, Num: "retries",
-		NumDoc: "attempts after the first, over calls whose attempts are known", Oracle: "TestCallMetrics"},
+		NumDoc: "attempts after the first, over calls whose attempts are known", Labels: callLabels, Oracle: "TestCallMetrics"},
 	{Name: "attempts_per_call", Family: FamilyCall, Kind: Average, Num: "attempts", Den: "with_attempts",
-		NumDoc: "attempts, over calls whose attempts are known", DenDoc: "those calls", Oracle: "TestCallMetrics"},
+		NumDoc: "attempts, over calls whose attempts are known", DenDoc: "those calls", Labels: callLabels, Oracle: "TestCallMetrics"},
 	{Name: "calls_attempts_unknown", Family: FamilyCall, Kind: Count, Num: "attempts_unknown",
-		NumDoc: "calls whose record does not show their attempts", Oracle: "TestCallMetrics"},
+		NumDoc: "calls whose record does not show their attempts", Labels: callLabels, Oracle: "TestCallMetrics"},
 	{Name: "call_backoff_seconds", Family: FamilyCall, Kind: Sum, Num: "backoff_seconds",
 		NumDoc: "time calls spent waiting between attempts, in seconds: recorded (Claude Code's `retryInMs`) or the gaps between attempt spans; no value when no call records it",
-		Oracle: "TestCallMetrics"},
+		Labels: callLabels, Oracle: "TestCallMetrics"},
 	{Name: "failed_attempt_tokens", Family: FamilyCall, Kind: Sum, Num: "failed_tokens",
 		NumDoc: "input and output tokens of failed attempts, apart from the successful attempt's; no value when no call records them",
-		Oracle: "TestCallMetrics"},
+		Labels: callLabels, Oracle: "TestCallMetrics"},
 	{Name: "failed_attempt_cost_usd", Family: FamilyCall, Kind: Cost, Num: "failed_cost", Unpriced: "failed_cost_unpriced",
 		NumDoc: "the cost of failed attempts, recorded or priced (see [prices.md](prices.md)); no value when no call has it. Says how many calls it leaves out (`no_price_calls`): those with failed attempts' tokens and neither a recorded cost for them nor a price for their model",
-		Oracle: "TestCallSums"},
+		Labels: callLabels, Oracle: "TestCallSums"},
 	{Name: "call_cost_usd", Family: FamilyCall, Kind: Cost, Num: "cost", Unpriced: "cost_unpriced",
 		NumDoc: "the sum of the calls' `cost_usd` in `priced_calls`: the cost the record states, else the call's tokens (input, cache read, cache write, output) priced; failed attempts apart, in `failed_attempt_cost_usd`. No value when no call has a cost. Says how many calls it leaves out (`no_price_calls`): those with tokens, no recorded cost and no price for their model",
-		Oracle: "TestCallSums"},
+		Labels: callLabels, Oracle: "TestCallSums"},
 	{Name: "call_input_tokens", Family: FamilyCall, Kind: Sum, Num: "input_tokens",
-		NumDoc: "the sum of the calls' uncached input tokens (`calls.input_tokens`); no value when no call records them", Oracle: "TestCallSums"},
+		NumDoc: "the sum of the calls' uncached input tokens (`calls.input_tokens`); no value when no call records them", Labels: callLabels, Oracle: "TestCallSums"},
 	{Name: "call_cache_read_tokens", Family: FamilyCall, Kind: Sum, Num: "cache_read_tokens",
-		NumDoc: "the sum of their cache reads (`cache_read_tokens`); the same", Oracle: "TestCallSums"},
+		NumDoc: "the sum of their cache reads (`cache_read_tokens`); the same", Labels: callLabels, Oracle: "TestCallSums"},
 	{Name: "call_cache_write_tokens", Family: FamilyCall, Kind: Sum, Num: "cache_write_tokens",
-		NumDoc: "the sum of their cache writes (`cache_write_tokens`, 1-hour writes included); the same", Oracle: "TestCallSums"},
+		NumDoc: "the sum of their cache writes (`cache_write_tokens`, 1-hour writes included); the same", Labels: callLabels, Oracle: "TestCallSums"},
 	{Name: "call_output_tokens", Family: FamilyCall, Kind: Sum, Num: "output_tokens",
-		NumDoc: "the sum of their output tokens (`output_tokens`, reasoning tokens included); the same", Oracle: "TestCallSums"},
+		NumDoc: "the sum of their output tokens (`output_tokens`, reasoning tokens included); the same", Labels: callLabels, Oracle: "TestCallSums"},
 }
 
 // Spec is the declaration of the metric named name, if there is one.
@@ -288,3 +299,10 @@ var CostMetricNames = names(ofKind(Cost))
 
 // CostMetric reports whether a metric is a Cost.
 func CostMetric(name string) bool { return is(name, ofKind(Cost)) }
+
+// LabelsOf are the labels an alert rule can split the metric named name
+// by; none for a name the catalog does not declare.
+func LabelsOf(name string) []string {
+	s, _ := Spec(name)
+	return s.Labels
+}

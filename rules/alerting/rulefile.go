@@ -93,11 +93,9 @@ type ruleNode struct {
 }
 
 var (
-	topKeys        = yamlast.Keys(&fileNode{})
-	ruleKeys       = yamlast.Keys(&ruleNode{})
-	severities     = []string{"info", "warning", "critical"}
-	providerLabels = []string{"provider", "model"}
-	callLabels     = []string{"system", "provider", "model"}
+	topKeys    = yamlast.Keys(&fileNode{})
+	ruleKeys   = yamlast.Keys(&ruleNode{})
+	severities = []string{"info", "warning", "critical"}
 )
 
 var (
@@ -509,19 +507,16 @@ func (c *checker) by(rn string, e entry, metric string, isSQL bool) []string {
 			// A custom query's labels are its columns.
 		case metric == "":
 			// The metric is already reported.
+		case slices.Contains(reports.LabelsOf(metric), l):
 		case reports.RecordMetric(metric):
-			if l != "system" {
-				c.add(item, rn, "by", "unknown label %q for %s; record metrics group by system", l, metric)
-			}
+			c.add(item, rn, "by", "unknown label %q for %s; record metrics group by system", l, metric)
 		case reports.CallMetric(metric):
-			if !slices.Contains(callLabels, l) {
-				c.add(item, rn, "by", "unknown label %q for %s; call metrics group by system, provider and model", l, metric)
-				continue
-			}
-		case !strings.HasPrefix(metric, "provider_"):
+			c.add(item, rn, "by", "unknown label %q for %s; call metrics group by system, provider and model", l, metric)
+			continue
+		case len(reports.LabelsOf(metric)) == 0:
 			c.add(item, rn, "by", "metric %s has no labels to group by; only provider_* metrics can, by provider and model, call metrics, by system, provider and model, and record metrics, by system", metric)
 			continue
-		case !slices.Contains(providerLabels, l):
+		default:
 			c.add(item, rn, "by", "unknown label %q for %s; provider_* metrics group by provider and model", l, metric)
 			continue
 		}
