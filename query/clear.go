@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 )
 
 // Clear deletes every row of every table but the schema's own record, in
@@ -34,4 +35,60 @@ func (s *Store) Clear(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// Forgotten is what Forget removed.
+type Forgotten struct {
+	Files       int64 // source files whose rows and state went
+	Events      int64 // trace events
+	Records     int64 // other systems' record runs
+	Quarantined int64 // quarantined lines
+}
+
+// Forget removes every row of the files at or under paths, their ingest
+// state and the listings of run directories there, in one transaction, so
+// the next ingest reads them as new: how a file read the wrong way is read
+// again. Nothing else in the store changes.
+func (s *Store) Forget(ctx context.Context, paths []string) (Forgotten, error) {
+	var out Forgotten
+	cond, args := pathsCond("path", paths)
+	ids := `SELECT DISTINCT file_id FROM file_states WHERE ` + cond
+	fail := func(err error) (Forgotten, error) {
+		s.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		return Forgotten{}, fmt.Errorf("forgetting %s: %w", strings.Join(paths, ", "), cleanDuckErr(err))
+	}
+	if _, err := s.conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return fail(err)
+	}
+	if err := s.conn.QueryRowContext(ctx, `SELECT count(*) FROM (`+ids+`)`, args...).Scan(&out.Files); err != nil {
+		return fail(err)
+	}
+	for _, t := range FileTables {
+		res, err := s.conn.ExecContext(ctx, `DELETE FROM `+t.Name+` WHERE file_id IN (`+ids+`)`, args...)
+		if err != nil {
+			return fail(err)
+		}
+		n, _ := res.RowsAffected()
+		switch t.Name {
+		case Events.Name:
+			out.Events = n
+		case RecordRuns.Name:
+			out.Records = n
+		case Quarantine.Name:
+			out.Quarantined = n
+		}
+	}
+	for _, q := range []string{
+		`DELETE FROM file_states WHERE file_id IN (` + ids + `)`,
+		`DELETE FROM dir_states WHERE ` + cond,
+		`DELETE FROM sealed_dirs WHERE ` + cond,
+	} {
+		if _, err := s.conn.ExecContext(ctx, q, args...); err != nil {
+			return fail(err)
+		}
+	}
+	if _, err := s.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return fail(err)
+	}
+	return out, s.Checkpoint(ctx)
 }

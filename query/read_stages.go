@@ -28,12 +28,12 @@ import (
 //
 // The warnings name what the history is missing: record files quarantined
 // whole (corrupt, or of a format not read yet) and files some of whose
-// records were skipped, so that a recommendation made from the rest says
-// so. orchestr8's adaptive retry spec has a corrupt history default to a simple retry (line
-// 168): a file quarantined whole adds no runs, so when it is the only
-// history that is what follows, and other files in the store still count.
-// With system "", a history that mixes systems says so too, since their
-// runs then share one window.
+// records were skipped, so that a recommendation made from the rest says so.
+// orchestr8's adaptive retry spec has a corrupt history default to a simple
+// retry (line 168): a file quarantined whole adds no runs, so when it is the
+// only history that is what follows, and other files in the store still
+// count. With system "", a history that mixes systems says so too, since
+// their runs then share one window.
 func (s *Store) StageHistory(ctx context.Context, system string, paths []string) ([]episode.StageOutcome, []string, error) {
 	scope, args := "", []any{system, system}
 	if len(paths) > 0 {

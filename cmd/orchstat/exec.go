@@ -281,8 +281,8 @@ type execResult struct {
 	FinalError         string `json:"final_error,omitempty"`
 	EscalationRequired bool   `json:"escalation_required"`
 	CascadeDetected    bool   `json:"cascade_detected"`
-	// Cascade is the retry handler's cascade response (lines 143-152), when one is
-	// detected.
+	// Cascade is the retry handler's cascade response (lines 143-152),
+	// when one is detected.
 	Cascade *execCascade `json:"cascade,omitempty"`
 	Op      string       `json:"op"`
 	// Reason is "passed" or why the retries stopped: the retry core's

@@ -128,13 +128,13 @@ type source struct {
 	scope *reports.Scope
 }
 
-// stageHistory opens the store, ingesting first as report does, and reads
-// the history, with its stages named as the report names them, and the
-// stages the records know. What goes wrong with the history is a warning: orchestr8's adaptive retry spec
-// wants failures in the retry module "caught and logged, not propagated"
-// (line 170), and with no history the advice is a simple retry. Only the
-// user's own mistakes (a PATH that does not exist, a bad flag) and an
-// interrupt are errors. attempts is -1 when not counted.
+// stageHistory opens the store, ingesting first as report does, and reads the
+// history, with its stages named as the report names them, and the stages the
+// records know. What goes wrong with the history is a warning: orchestr8's
+// adaptive retry spec wants failures in the retry module "caught and logged,
+// not propagated" (line 170), and with no history the advice is a simple
+// retry. Only the user's own mistakes (a PATH that does not exist, a bad
+// flag) and an interrupt are errors. attempts is -1 when not counted.
 func stageHistory(ctx context.Context, o *recommendOptions, from *source) (hist []episode.StageOutcome, attempts int, recorded, warns []string, err error) {
 	attempts = -1
 	g := o.g

@@ -291,7 +291,9 @@ func simulateEpisodes(ctx context.Context, o *simulateOptions, pols simulatePoli
 
 // simulatePolicies are --baseline's policy (the orchestrator's without
 // it) and the policies --policy names, each file read and parsed once and
-// handed on: what simulate replays against.
+// handed on: what simulate replays against. The replays share these
+// policies and only read them; whatever would change one must clone it
+// first (replay.ForSystem's own are fresh, the caller's to change).
 type simulatePolicies struct {
 	baseSpec string
 	base     *retry.Policy

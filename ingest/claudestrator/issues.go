@@ -40,12 +40,12 @@ type issueDetail struct {
 // queue template and the failure analysis agent), with a field table and
 // sections ("### Summary", "**Summary:**").
 //
-// Each issue is a run whose attempts are rebuilt from its fields: the
-// loop in which QA flagged it is attempt 1 and each auto-retry loop one
-// more (Retry-Count is incremented as a retry loop starts, the auto-retry document, lines
-// 134-136), so an issue has Retry-Count + 1 attempts. Every attempt but
-// the last failed, or the issue would not have been retried; the last
-// failed too unless the issue is complete (passed) or in progress (still
+// Each issue is a run whose attempts are rebuilt from its fields: the loop in
+// which QA flagged it is attempt 1 and each auto-retry loop one more
+// (Retry-Count is incremented as a retry loop starts, the auto-retry
+// document, lines 134-136), so an issue has Retry-Count + 1 attempts. Every
+// attempt but the last failed, or the issue would not have been retried; the
+// last failed too unless the issue is complete (passed) or in progress (still
 // running). Signatures come from the issue's own Failure-Signature and
 // Previous-Signatures, as reconstructSignatures explains.
 func ParseIssueQueue(path string, b []byte) (*records.Set, error) {

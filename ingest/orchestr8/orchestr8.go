@@ -23,11 +23,11 @@
 //   - src/retry.js: retry-config.json {maxRetries, windowSize,
 //     highFailureThreshold, strategies: {stage: [strategy]}}.
 //
-// orchestr8 records no tokens, cost or error text, and orchestr8's adaptive retry spec names the
-// history fields retryAttempts and strategiesUsed[] (line 174) without a
-// shape. Those are read under the names in tokenKeys, costKeys and
-// errorKeys and in the shapes parser.retries reads, which are this
-// package's guesses; strategiesUsed stays in the run's Detail.
+// orchestr8 records no tokens, cost or error text, and orchestr8's adaptive
+// retry spec names the history fields retryAttempts and strategiesUsed[]
+// (line 174) without a shape. Those are read under the names in tokenKeys,
+// costKeys and errorKeys and in the shapes parser.retries reads, which are
+// this package's guesses; strategiesUsed stays in the run's Detail.
 package orchestr8
 
 import (
@@ -294,9 +294,10 @@ func (p *parser) pipelineRun(i int, in *entryInfo) {
 
 	retries, retryStages := p.retries(e, path)
 	if run.Status == "failure" && failedStage != "" {
-		// The pipeline stays in a stage while it retries it (orchestr8's adaptive retry spec line
-		// 85) and moves on only when the stage passes, so retries whose
-		// stage is not said were at the stage it failed at in the end.
+		// The pipeline stays in a stage while it retries it
+		// (orchestr8's adaptive retry spec line 85) and moves on only
+		// when the stage passes, so retries whose stage is not said
+		// were at the stage it failed at in the end.
 		for k := range retryStages {
 			if retryStages[k] == "" {
 				retryStages[k] = failedStage

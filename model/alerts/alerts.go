@@ -94,3 +94,12 @@ func LabelText(labels map[string]string) string {
 	sort.Strings(parts)
 	return "{" + strings.Join(parts, ",") + "}"
 }
+
+// The names of the alert states, as check prints and stores them
+// (alerting.State's String), for the stages that read them back.
+const (
+	StateInactive = "inactive"
+	StateResolved = "resolved"
+	StatePending  = "pending"
+	StateFiring   = "firing"
+)

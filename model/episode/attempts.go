@@ -9,9 +9,9 @@ import "github.com/orchstat/orchstat/model/failure"
 // stops earlier than the record did is exact.
 type AttemptRun struct {
 	System, RunID string
-	// Batch groups the runs that share a run-wide limit (auto-retry's global
-	// cap, the retry handler's cascade): one orchestrator run's tasks. "" is a batch
-	// of its own.
+	// Batch groups the runs that share a run-wide limit (auto-retry's
+	// global cap, the retry handler's cascade): one orchestrator run's
+	// tasks. "" is a batch of its own.
 	Batch string
 	// MaxAttempts is the limit the run was made under, when the record
 	// says; the baseline replays each run under its own.

@@ -1,10 +1,10 @@
-// Package failure names what went wrong in an attempt, for the three
-// systems orchstat reads: the classes of provider errors (the orchestrator), of
-// the factory's failure stages (the factory audit) and of commands (the retry handler
-// and the factory audit), the classifiers that tell them from a failure's text, failure
-// signatures, and which failures a retry cannot change (Deterministic).
-// It is plain Go and imports nothing from the module, so the JSON parsers
-// and the retry engine can share it.
+// Package failure names what went wrong in an attempt, for the three systems
+// orchstat reads: the classes of provider errors (the orchestrator), of the
+// factory's failure stages (the factory audit) and of commands (the retry
+// handler and the factory audit), the classifiers that tell them from a
+// failure's text, failure signatures, and which failures a retry cannot
+// change (Deterministic). It is plain Go and imports nothing from the module,
+// so the JSON parsers and the retry engine can share it.
 package failure
 
 import "slices"
@@ -38,8 +38,8 @@ const (
 	ClassPatchApplyFailed    Class = "patch_apply_failed"
 )
 
-// Classes of a command's failure (the retry handler and the factory audit's T2): a timeout
-// is told apart from a logic error.
+// Classes of a command's failure (the retry handler and the factory audit's
+// T2): a timeout is told apart from a logic error.
 const (
 	ClassCommandTimeout Class = "command_timeout"
 	ClassLogicError     Class = "logic_error"

@@ -1,9 +1,9 @@
-// Package records is the shape every non-trace record format maps into:
-// the factory's run summaries and failure briefs (the factory audit), claudestrator's
-// history and queues (auto-retry), orchestr8's pipeline history (orchestr8's adaptive retry spec),
-// and the command attempts `orchstat exec` writes (the retry handler). One shape
-// lets one set of metrics, report sections, alert rules and replays serve
-// every system.
+// Package records is the shape every non-trace record format maps into: the
+// factory's run summaries and failure briefs, claudestrator's history and
+// queues (its auto-retry), orchestr8's pipeline history, and the command
+// attempts `orchstat exec` writes (claudestrator's retry handler, run for
+// real). One shape lets one set of metrics, report sections, alert rules and
+// replays serve every system.
 //
 // It is pure Go, so format parsers and their fuzzers link no DuckDB.
 package records

@@ -272,11 +272,8 @@ func ofKind(k Kind) func(MetricSpec) bool { return func(s MetricSpec) bool { ret
 // MetricNames lists every metric in the order reports show them.
 var MetricNames = names(func(MetricSpec) bool { return true })
 
-// RecordMetricNames are the metrics of the other systems' runs, from
-// their records, which alert rules can split by system.
-var RecordMetricNames = names(ofFamily(FamilyRecord))
-
-// RecordMetric reports whether a metric is one of RecordMetricNames.
+// RecordMetric reports whether a metric is one of the other systems' runs,
+// from their records.
 func RecordMetric(name string) bool { return is(name, ofFamily(FamilyRecord)) }
 
 // CallMetricNames are the metrics of agents' model calls: logical calls,
@@ -287,9 +284,6 @@ var CallMetricNames = names(ofFamily(FamilyCall))
 
 // CallMetric reports whether a metric is one of CallMetricNames.
 func CallMetric(name string) bool { return is(name, ofFamily(FamilyCall)) }
-
-// AverageMetricNames are the metrics of kind Average.
-var AverageMetricNames = names(ofKind(Average))
 
 // AverageMetric reports whether a metric is an Average.
 func AverageMetric(name string) bool { return is(name, ofKind(Average)) }

@@ -43,8 +43,8 @@ type Report struct {
 	Systems Systems `json:"systems"`
 	// Calls is agents' model calls in scope.
 	Calls Calls `json:"calls"`
-	// FactoryAudit is the factory audit of the factory's runs in scope, nil
-	// when there are none.
+	// FactoryAudit is the factory retry audit of the factory's runs in
+	// scope, nil when there are none.
 	FactoryAudit *FactoryAudit `json:"factory_audit"`
 	// Summary is the first screen (summary.go); nil when not asked for,
 	// as by check and the lake's consumers.

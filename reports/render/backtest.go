@@ -70,7 +70,7 @@ func RenderBacktest(w io.Writer, bt alerts.BacktestReport, f Format, width int) 
 		return err
 	}
 	fmt.Fprintln(w)
-	if err := RenderTable(w, backtestAlertsTable(bt, width, bt.From, bt.To), f); err != nil {
+	if err := RenderTable(w, backtestAlertsTable(bt, width), f); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
@@ -111,7 +111,7 @@ func backtestRulesTable(bt alerts.BacktestReport, width int) reports.Table {
 }
 
 // backtestAlertsTable is one row per alert that would have fired.
-func backtestAlertsTable(bt alerts.BacktestReport, width int, from, to time.Time) reports.Table {
+func backtestAlertsTable(bt alerts.BacktestReport, width int) reports.Table {
 	t := reports.Table{Title: "Alerts that would have fired", Width: width}
 	if width > 0 {
 		t.Columns = []string{"rule", "fired", "resolved", "value", "sent"}
@@ -121,7 +121,7 @@ func backtestAlertsTable(bt alerts.BacktestReport, width int, from, to time.Time
 	// At a terminal, times within the year the title names are month,
 	// day and time, so the table fits 80 columns.
 	layout := "2006-01-02 15:04"
-	if from.UTC().Year() == to.UTC().Year() {
+	if bt.From.UTC().Year() == bt.To.UTC().Year() {
 		layout = "01-02 15:04"
 	}
 	stamp := func(tm time.Time) any {

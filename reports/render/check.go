@@ -198,7 +198,9 @@ func noteLines(rows []alerts.CheckRow) []string {
 }
 
 // wrapWords breaks s into lines at spaces to fit width (no wrapping when
-// width is 0), ending with a newline.
+// width is 0), ending with a newline. It counts runes and never splits a
+// word, as check's notes always have been; wrapText (fit.go) counts
+// display width and breaks long words, and would change those lines.
 func wrapWords(s string, width int) string {
 	if width <= 0 {
 		return s + "\n"
@@ -310,7 +312,7 @@ func countCell(v *float64) any {
 func renderQuiet(w io.Writer, rows []alerts.CheckRow, status string) error {
 	var firing []alerts.CheckRow
 	for _, r := range rows {
-		if r.State == "firing" {
+		if r.State == alerts.StateFiring {
 			firing = append(firing, r)
 		}
 	}

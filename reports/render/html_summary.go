@@ -41,7 +41,7 @@ func summaryHTML(s *reports.Summary) template.HTML {
 	if len(a.Alerts) > 0 {
 		cls += " firing"
 		for _, al := range a.Alerts {
-			if al.State == "firing" {
+			if al.State == alerts.StateFiring {
 				cls += " hot"
 				break
 			}

@@ -71,8 +71,9 @@ func parseFormat(s string, valid []Format) (Format, error) {
 }
 
 // RenderReport writes r to w in format f, the table, Markdown and HTML
-// formats as o says; JSON and CSV carry every section whatever o says. The output is built in memory first so
-// that an error never leaves half a report on w.
+// formats as o says; JSON and CSV carry every section whatever o says.
+// The output is built in memory first so that an error never leaves half
+// a report on w.
 //
 // Floats are never rounded in JSON and CSV. A non-finite float (a sum that
 // overflowed, say) is JSON null, as a value that does not exist is: JSON has

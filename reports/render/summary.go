@@ -146,7 +146,7 @@ func writeAttention(buf *bytes.Buffer, s *reports.Summary, f Format, width int, 
 	}
 	firing, pending := 0, 0
 	for _, al := range a.Alerts {
-		if al.State == "firing" {
+		if al.State == alerts.StateFiring {
 			firing++
 		} else {
 			pending++

@@ -144,11 +144,11 @@ func (w Warning) String() string {
 	return b.String()
 }
 
-// Load reads the file at path. It never fails, because orchestr8's adaptive retry spec wants a
-// missing or corrupt file to fall back to the hardcoded defaults (line
-// 169) rather than stop a pipeline: a missing file is the defaults
-// silently; anything else unusable is the defaults, key by key where the
-// JSON is sound, each with a Warning naming the file, line and field.
+// Load reads the file at path. It never fails, because orchestr8's adaptive
+// retry spec wants a missing or corrupt file to fall back to the hardcoded
+// defaults (line 169) rather than stop a pipeline: a missing file is the
+// defaults silently; anything else unusable is the defaults, key by key where
+// the JSON is sound, each with a Warning naming the file, line and field.
 func Load(path string) (Config, []Warning) {
 	// O_NONBLOCK: a named pipe nobody writes to reads as empty rather than
 	// hanging orchstat, beyond Ctrl-C's reach, in open.

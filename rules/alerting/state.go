@@ -45,6 +45,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/orchstat/orchstat/model/alerts"
 )
 
 // State is an alert's state. States are ordered by urgency, so the state
@@ -61,10 +63,10 @@ const (
 )
 
 var stateNames = [...]string{
-	StateInactive: "inactive",
-	StateResolved: "resolved",
-	StatePending:  "pending",
-	StateFiring:   "firing",
+	StateInactive: alerts.StateInactive,
+	StateResolved: alerts.StateResolved,
+	StatePending:  alerts.StatePending,
+	StateFiring:   alerts.StateFiring,
 }
 
 func (s State) String() string {

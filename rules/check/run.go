@@ -101,7 +101,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 // Deliver delivers what Run left queued in the store at res.DB, and this
 // check's Alertmanager refreshes, setting res.Sent and res.Kept. Call it
 // once the store Run was handed is closed: it opens the store itself (o.Open)
-// only for as long as it reads the queue and records the outcomes.
+// only for as long as it reads the queue and records the outcomes. Of o
+// it reads the opener, the lock, the clock and the warnings; o.Store and
+// o.Data, closed by then, are not used.
 func Deliver(ctx context.Context, o Options, res *Result) error {
 	pending := res.Kept
 	if pending == 0 && len(res.refresh) == 0 {

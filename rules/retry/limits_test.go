@@ -65,7 +65,8 @@ func TestPresetBehaviour(t *testing.T) {
 		{"orchestrator", Failure{Class: failure.ClassAbort}, nil, nil, "class"},
 		{"orchestrator", Failure{Class: failure.ClassUnknown}, nil, nil, "class"},
 		{"orchestrator", Failure{}, nil, nil, "class"}, // no class is unknown
-		// retry-handler (the retry handler): attempts test 3, review 2, build 1.
+		// retry-handler (the retry handler): attempts test 3, review
+		// 2, build 1.
 		{"retry-handler", Failure{Class: failure.ClassLogicError, Operation: "test"}, nil, secs(0, 0), "max_retries"},
 		{"retry-handler", Failure{Class: failure.ClassLogicError, Operation: "review"}, nil, secs(0), "max_retries"},
 		{"retry-handler", Failure{Class: failure.ClassLogicError, Operation: "build"}, nil, nil, "max_retries"},

@@ -1,6 +1,6 @@
-// Package audit computes the factory retry audit of the factory from its
-// recorded runs: the factory audit's failure taxonomy (which stages a retry can
-// change) and the audit's definitions, a pure function from runs to the
+// Package audit computes the factory retry audit from the factory's
+// recorded runs: the audit's failure taxonomy (which stages a retry can
+// change) and its definitions, a pure function from runs to the
 // report model's FactoryAudit. The store reads the runs (query's
 // FactoryAudit); what they add up to is decided here.
 package audit

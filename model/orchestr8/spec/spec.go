@@ -6,9 +6,9 @@
 // a changed default is one edit.
 //
 // The source is github.com/NewmanJustice/orchestr8: src/retry.js
-// (getDefaultConfig, setConfigValue, applyStrategy), src/insights.js
-// (STAGES) and orchestr8's adaptive retry spec. The package imports nothing of orchstat's, so
-// any stage may stand on it.
+// (getDefaultConfig, setConfigValue, applyStrategy), src/insights.js (STAGES)
+// and orchestr8's adaptive retry spec. The package imports nothing of
+// orchstat's, so any stage may stand on it.
 package spec
 
 import (
@@ -26,8 +26,8 @@ var Stages = []string{"alex", "cass", "nigel", "codey-plan", "codey-implement"}
 const Commit = "commit"
 
 // The keys of .claude/retry-config.json, spelled as retry.js spells them
-// (getDefaultConfig). orchestr8's adaptive retry spec calls the threshold "highFailureThreshold"
-// in rule 2 (line 114), and so does the file.
+// (getDefaultConfig). orchestr8's adaptive retry spec calls the threshold
+// "highFailureThreshold" in rule 2 (line 114), and so does the file.
 const (
 	KeyMaxRetries = "maxRetries"
 	KeyWindowSize = "windowSize"
@@ -38,9 +38,9 @@ const (
 // Keys lists the top-level keys in the order orchestr8 writes them.
 var Keys = []string{KeyMaxRetries, KeyWindowSize, KeyThreshold, KeyStrategies}
 
-// Defaults, from retry.js getDefaultConfig and orchestr8's adaptive retry spec: maxRetries 3
-// (line 69), windowSize 10 ("last 10 runs", line 58), highFailureThreshold
-// 0.2 ("20%", line 59).
+// Defaults, from retry.js getDefaultConfig and orchestr8's adaptive retry
+// spec: maxRetries 3 (line 69), windowSize 10 ("last 10 runs", line 58),
+// highFailureThreshold 0.2 ("20%", line 59).
 const (
 	DefaultMaxRetries = 3
 	DefaultWindowSize = 10

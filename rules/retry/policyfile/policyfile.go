@@ -26,19 +26,19 @@
 //	adaptive: {window: 10, threshold: 0.2, max_retries: 3, strategies: {implement: [simplify-prompt, incremental]}}
 //	classify: [{class: rate_limit, contains: ["quota exceeded"]}]
 //
-// Every key is optional and an unknown key is an error. What the file
-// does not set keeps the preset's value. backoff may also name a schedule
+// Every key is optional and an unknown key is an error. What the file does
+// not set keeps the preset's value. backoff may also name a schedule
 // (BackoffPreset: none, orchestrator, aws-full, ...); a backoff mapping
-// changes only the fields it sets, and jitter: proportional without a
-// spread takes the orchestrator's 0.1. budget, cascade, adaptive and
-// escalation likewise change only the fields they set; when the preset has
-// no budget, cascade or adaptive rule, the unset fields take the modelled
-// systems' values (budget 10 tokens and ratio 0.1 as in gRPC's example and the SRE
-// book's 10%; cascade 3 within 5, the retry handler; adaptive, orchestr8's adaptive retry spec), and null
-// removes the rule. adaptive.strategies replaces the stages it names.
-// Durations are Go durations (500ms, 1s, 1m30s); counts are whole numbers
-// of 0 or more. classify rules (class, and contains, regexp, status or
-// equals) are tried before the defaults.
+// changes only the fields it sets, and jitter: proportional without a spread
+// takes the orchestrator's 0.1. budget, cascade, adaptive and escalation
+// likewise change only the fields they set; when the preset has no budget,
+// cascade or adaptive rule, the unset fields take the modelled systems'
+// values (budget 10 tokens and ratio 0.1 as in gRPC's example and the SRE
+// book's 10%; cascade 3 within 5, the retry handler; adaptive, orchestr8's
+// adaptive retry spec), and null removes the rule. adaptive.strategies
+// replaces the stages it names. Durations are Go durations (500ms, 1s,
+// 1m30s); counts are whole numbers of 0 or more. classify rules (class, and
+// contains, regexp, status or equals) are tried before the defaults.
 package policyfile
 
 import (
