@@ -3,8 +3,8 @@
 // the kinds of file they come in, where reports list it, its own retry
 // policy, how simulate replays it (or why it does not) and whether
 // recommend takes it. The stages read this table rather than lists of
-// their own; TestEverySystemHandled in each stage fails on a system the
-// table declares and the stage does not handle.
+// their own; TestEverySystemHandled (systems_test.go, at the module's
+// root) fails on a system the table declares and a stage does not handle.
 //
 // How a kind's files are recognised and parsed is its format package's
 // (ingest/factory, ingest/codex, …), which declares a records.Format.
