@@ -33,6 +33,7 @@ var pure = []string{
 	"model/failure",
 	"rules/retry",
 	"rules/replay",
+	"rules/optimize",
 	"rules/adaptive",
 	"rules/retry/runner",
 	"rules/retry/runner/guard",

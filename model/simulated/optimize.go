@@ -1,0 +1,105 @@
+package simulated
+
+// Optimization is what `simulate --optimize` found: the search's settings,
+// the baseline, the Pareto front of the policies it tried, those it set
+// apart as beyond the evidence, the pick under the constraints, and each
+// front policy replayed on the later episodes it did not search on.
+type Optimization struct {
+	// System names whose episodes were searched.
+	System string `json:"system"`
+	// Settings are how the search ran, so a reader can run it again.
+	Settings SearchSettings `json:"settings"`
+	// SearchEpisodes and HoldoutEpisodes count the episodes searched on
+	// (the older ones) and those the front was checked on (the newer).
+	SearchEpisodes  int `json:"search_episodes"`
+	HoldoutEpisodes int `json:"holdout_episodes"`
+	// Tried counts the candidate policies evaluated, and Replays the
+	// episode replays the search cost (a full grid would cost Tried ×
+	// SearchEpisodes).
+	Tried   int `json:"candidates_tried"`
+	Replays int `json:"episode_replays"`
+	// Baseline is the baseline's place: its figures on the search
+	// episodes and on the holdout.
+	Baseline Candidate `json:"baseline"`
+	// Front are the non-dominated policies within the evidence bound,
+	// best success first.
+	Front []Candidate `json:"front"`
+	// Beyond are policies that would be on the front but whose outcomes
+	// are estimated beyond the record more than the bound allows: shown,
+	// never picked.
+	Beyond []Candidate `json:"beyond_the_evidence"`
+	// Pick is the index in Front of the policy the constraints pick, -1
+	// when none meets them; NoPick then says which constraint binds.
+	Pick   int    `json:"pick"`
+	NoPick string `json:"no_pick,omitempty"`
+}
+
+// SearchSettings are an optimisation's inputs.
+type SearchSettings struct {
+	Seed uint64 `json:"seed"`
+	// Candidates is how many policies the search draws from the space.
+	Candidates int `json:"candidates"`
+	// Holdout is the share of the newest episodes kept out of the search
+	// (0 with --no-holdout).
+	Holdout float64 `json:"holdout"`
+	// EvidenceBound is the largest share of estimated outcomes a policy
+	// may have and still be picked.
+	EvidenceBound float64 `json:"evidence_bound"`
+	Constraints   []string `json:"constraints"`
+	// Space is each parameter searched with the values it took.
+	Space []Param `json:"space"`
+}
+
+// Param is one parameter of the retry core and the values searched.
+type Param struct {
+	Name   string   `json:"name"`
+	Values []string `json:"values"`
+}
+
+// Candidate is one policy of the search.
+type Candidate struct {
+	Policy string `json:"policy"`
+	// Settings are the parameters that make it, "name=value" each, in
+	// the space's order.
+	Settings []string `json:"settings"`
+	// Search is its replay on the search episodes, with intervals.
+	Search Result `json:"search"`
+	// EstimatedShare is the share of its search outcomes estimated beyond
+	// the record.
+	EstimatedShare float64 `json:"estimated_share"`
+	// Holdout is its replay on the newer episodes; nil without a holdout.
+	Holdout *Result `json:"holdout,omitempty"`
+	// Kept says, for a front policy better than the baseline on the
+	// search, whether it stays better on the holdout; nil when there is
+	// no holdout or nothing to keep.
+	Kept *bool `json:"advantage_kept,omitempty"`
+	// Fails lists the constraints it does not meet.
+	Fails []string `json:"fails,omitempty"`
+}
+
+// Objectives are what the search weighs, each with whether more is better.
+var Objectives = []struct {
+	Key    string
+	Label  string
+	Higher bool
+}{
+	{"success_rate", "success", true},
+	{"attempts", "attempts", false},
+	{"cost_usd", "cost", false},
+	{"resolution_p95_seconds", "p95 (s)", false},
+}
+
+// ObjectiveValue is r's value of the objective named key.
+func ObjectiveValue(r Result, key string) float64 {
+	switch key {
+	case "success_rate":
+		return r.SuccessRate.Value
+	case "attempts":
+		return r.Attempts.Value
+	case "cost_usd":
+		return r.CostUSD.Value
+	case "resolution_p95_seconds":
+		return r.ResolutionP95.Value
+	}
+	return 0
+}

@@ -1,0 +1,255 @@
+package optimize
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/orchstat/orchstat/model/episode"
+	"github.com/orchstat/orchstat/model/failure"
+	"github.com/orchstat/orchstat/rules/retry"
+)
+
+// truthCorpus is provider requests recorded under a baseline that retried
+// rate limits up to 10 times and did not retry auth errors:
+//
+//   - 1,024 rate-limited requests, of which exactly 1024/2^n succeed at
+//     attempt n (512 at the first, 256 at the second, …, 1 at the tenth)
+//     and one fails all 11: a transient failure that passes each attempt
+//     with probability 1/2;
+//   - 4 requests that failed with auth, not retried: a class that a
+//     policy retrying it finds never succeeds, since no retried auth
+//     failure in the record ever did.
+//
+// Each rate-limit failure has a signature of its own, as varying limits'
+// texts do; the auth failures repeat theirs.
+func truthCorpus() []episode.Episode {
+	var eps []episode.Episode
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	add := func(attempts []episode.Attempt, ok bool) {
+		i := len(eps)
+		eps = append(eps, episode.Episode{Kind: episode.KindProvider, ID: fmt.Sprintf("r%04d/1", i), Run: fmt.Sprintf("r%04d", i),
+			Time: t0.Add(time.Duration(i) * time.Minute), Provider: "p", Model: "m", Attempts: attempts, Success: ok})
+	}
+	for n := 1; n <= 11; n++ {
+		count := 1024 >> n
+		if n == 11 {
+			count = 1 // the one that fails every attempt
+		}
+		for range count {
+			var as []episode.Attempt
+			for a := 1; a < n; a++ {
+				as = append(as, episode.Attempt{Class: failure.ClassRateLimit, Signature: fmt.Sprintf("rate limited %d", a)})
+			}
+			if n <= 10 {
+				as = append(as, episode.Attempt{OK: true})
+			} else {
+				as = append(as, episode.Attempt{Class: failure.ClassRateLimit, Signature: "rate limited 11"})
+			}
+			add(as, n <= 10)
+		}
+	}
+	for range 4 {
+		add([]episode.Attempt{{Class: failure.ClassAuth, Signature: "401 invalid key"}}, false)
+	}
+	return eps
+}
+
+func truthBaseline() *retry.Policy {
+	p, _ := retry.Preset("orchestrator")
+	p.Name, p.MaxRetries = "recorded", 10
+	return p
+}
+
+// TestSearchFindsTheTruth: success with k retries is (1024 − 1024/2^(k+1))
+// of 1,028 requests (the auth ones never succeed): 6 retries give
+// 1016/1028 = 98.83%, 7 give 1020/1028 = 99.22%. So "success >= 99%"
+// picks 7 retries; and no policy on the front retries auth (+auth), which
+// only adds attempts.
+func TestSearchFindsTheTruth(t *testing.T) {
+	c, err := ParseConstraint("success >= 99%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The backoff changes only waits; fixing it keeps the test's space to
+	// what decides success and attempts.
+	opt, pols, err := Search(context.Background(), truthCorpus(), truthBaseline(), Options{Seed: 1, Resamples: 20,
+		Constraints: []Constraint{c}, Search: "backoff=none,base=1s,cap=10s,budget=none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opt.Pick < 0 {
+		t.Fatalf("no pick: %s", opt.NoPick)
+	}
+	got := opt.Front[opt.Pick]
+	if !strings.Contains(got.Policy, "max_retries=7 ") {
+		t.Errorf("picked %q (success %.4f), want 7 retries", got.Policy, got.Search.SuccessRate.Value)
+	}
+	if want := 1020.0 / 1028; abs(got.Search.SuccessRate.Value-want) > 1e-9 {
+		t.Errorf("the pick's success = %v, want 1020/1028 = %v", got.Search.SuccessRate.Value, want)
+	}
+	if len(opt.Front) < 3 {
+		t.Errorf("a front of %d policies; the truth has one per retry count", len(opt.Front))
+	}
+	for i, f := range opt.Front {
+		if pols[i].Retriable[failure.ClassAuth] && !strings.Contains(f.Policy, "max_retries=0 ") {
+			t.Errorf("front policy %q retries auth", f.Policy)
+		}
+	}
+	if opt.Tried == 0 || opt.Replays == 0 {
+		t.Errorf("tried %d policies in %d replays", opt.Tried, opt.Replays)
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// shiftCorpus is requests recorded under the orchestrator's policy (3
+// retries of server errors): the older 700 failed all four attempts with
+// a 503; of the newer 300, 290 failed once and passed on the retry (the
+// provider recovered) and 10 still failed all four, which tells the
+// replay that the failures it does not see named were 503s too. On the older ones not retrying server errors looks free;
+// on the newer ones it loses every request a retry would have saved.
+func shiftCorpus() []episode.Episode {
+	var eps []episode.Episode
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 1000 {
+		as := []episode.Attempt{{Class: failure.ClassServer, Signature: "503"}, {OK: true}}
+		ok := i >= 700 && i < 990
+		if !ok {
+			as = nil
+			for range 4 {
+				as = append(as, episode.Attempt{Class: failure.ClassServer, Signature: "503"})
+			}
+		}
+		eps = append(eps, episode.Episode{Kind: episode.KindProvider, ID: fmt.Sprintf("s%04d/1", i), Run: fmt.Sprintf("s%04d", i),
+			Time: t0.Add(time.Duration(i) * time.Minute), Provider: "p", Model: "m", Attempts: as, Success: ok})
+	}
+	return eps
+}
+
+// TestHoldoutChecksTheFront: the newest 30% are kept out of the search.
+// On the older 700, not retrying server errors keeps success at 0% and
+// saves 2,100 of 2,800 attempts; on the newer 300 it fails all of them,
+// where the baseline saved 290: its advantage is gone.
+func TestHoldoutChecksTheFront(t *testing.T) {
+	base, _ := retry.Preset("orchestrator")
+	space := "max_retries=3,backoff=proportional,base=1s,cap=10s,budget=none,signature_halt=0"
+	opt, _, err := Search(context.Background(), shiftCorpus(), base, Options{Seed: 1, Resamples: 50, Holdout: 0.3, Search: space})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opt.SearchEpisodes != 700 || opt.HoldoutEpisodes != 300 {
+		t.Fatalf("searched %d, held out %d; want 700 and 300", opt.SearchEpisodes, opt.HoldoutEpisodes)
+	}
+	if opt.Baseline.Holdout == nil || opt.Baseline.Holdout.SuccessRate.Value != 290.0/300 {
+		t.Fatalf("the baseline's holdout: %+v", opt.Baseline.Holdout)
+	}
+	found := false
+	for _, f := range opt.Front {
+		if !strings.Contains(f.Policy, "classes=-server") {
+			continue
+		}
+		found = true
+		if f.Holdout == nil || f.Holdout.SuccessRate.Value != 0 {
+			t.Errorf("%s on the holdout: %+v", f.Policy, f.Holdout)
+		}
+		if f.Kept == nil || *f.Kept {
+			t.Errorf("%s keeps its advantage out of sample (%v)", f.Policy, f.Kept)
+		}
+	}
+	if !found {
+		t.Fatalf("not retrying server errors is not on the front: %v", opt.Front)
+	}
+	noHold, _, err := Search(context.Background(), shiftCorpus(), base, Options{Seed: 1, Resamples: 20, Search: space})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if noHold.HoldoutEpisodes != 0 || noHold.SearchEpisodes != 1000 || noHold.Baseline.Holdout != nil {
+		t.Errorf("without a holdout: searched %d, held out %d", noHold.SearchEpisodes, noHold.HoldoutEpisodes)
+	}
+}
+
+// TestEvidenceBound: recorded under 1 retry, half the requests failed
+// both attempts. A policy with more retries decides those 500 requests
+// by the estimate beyond the record: 500 of 1,000 outcomes, 50%, over the
+// default bound of 20%. Such policies are set apart, never on the front
+// or picked, whatever their estimated success.
+func TestEvidenceBound(t *testing.T) {
+	var eps []episode.Episode
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 1000 {
+		as := []episode.Attempt{{Class: failure.ClassRateLimit, Signature: "429"}, {OK: i%2 == 0}}
+		if i%2 != 0 {
+			as[1] = episode.Attempt{Class: failure.ClassRateLimit, Signature: "429"}
+		}
+		eps = append(eps, episode.Episode{Kind: episode.KindProvider, ID: fmt.Sprintf("e%04d/1", i), Run: fmt.Sprintf("e%04d", i),
+			Time: t0.Add(time.Duration(i) * time.Minute), Provider: "p", Model: "m", Attempts: as, Success: i%2 == 0})
+	}
+	base, _ := retry.Preset("orchestrator")
+	base.MaxRetries = 1
+	opt, _, err := Search(context.Background(), eps, base, Options{Seed: 1, Resamples: 20,
+		Search: "max_retries=0..4,backoff=none,base=1s,cap=10s,budget=none,signature_halt=0,classes=baseline"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range opt.Front {
+		if f.EstimatedShare > 0.2 {
+			t.Errorf("%s is on the front with %.0f%% of its outcomes estimated", f.Policy, 100*f.EstimatedShare)
+		}
+	}
+	if len(opt.Beyond) == 0 {
+		t.Error("no policy set apart as beyond the evidence")
+	}
+	for _, b := range opt.Beyond {
+		if b.EstimatedShare <= 0.2 || !strings.Contains(b.Policy, "max_retries=") {
+			t.Errorf("%s set apart with %.0f%% estimated", b.Policy, 100*b.EstimatedShare)
+		}
+	}
+}
+
+// TestConstraints: a bound on attempts against the baseline's picks
+// within it; one no policy can meet is named as the one that binds.
+func TestConstraints(t *testing.T) {
+	eps := truthCorpus()
+	space := "backoff=none,base=1s,cap=10s,budget=none,signature_halt=0"
+	att, _ := ParseConstraint("attempts <= 0.95*baseline")
+	succ, _ := ParseConstraint("success >= 0.9")
+	opt, _, err := Search(context.Background(), eps, truthBaseline(), Options{Seed: 1, Resamples: 20, Constraints: []Constraint{att, succ}, Search: space})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opt.Pick < 0 {
+		t.Fatalf("no pick: %s", opt.NoPick)
+	}
+	// The record's 10 retries made Σ n·1024/2^n for n = 1..10 = 2036
+	// attempts, 11 for the request that never passed and 4 for auth:
+	// 2051, of which 0.95 is 1948.45. 3 retries make 1924 attempts at
+	// 93.4% success; 2 retries fall to 87.2%, 4 make 1988 attempts: 3 is
+	// the one policy that meets both.
+	if opt.Baseline.Search.Attempts.Value != 2051 {
+		t.Errorf("the baseline made %v attempts, want 2051", opt.Baseline.Search.Attempts.Value)
+	}
+	if p := opt.Front[opt.Pick]; !strings.Contains(p.Policy, "max_retries=3 ") {
+		t.Errorf("picked %s: %v attempts, success %v", p.Policy, p.Search.Attempts.Value, p.Search.SuccessRate.Value)
+	}
+	never, _ := ParseConstraint("success >= 100%")
+	opt, _, err = Search(context.Background(), eps, truthBaseline(), Options{Seed: 1, Resamples: 20, Constraints: []Constraint{att, never}, Search: space})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opt.Pick >= 0 || !strings.Contains(opt.NoPick, `"success >= 100%" binds`) {
+		t.Errorf("pick %d, %q; want none, naming success >= 100%%", opt.Pick, opt.NoPick)
+	}
+	for _, bad := range []string{"speed >= 1", "success >= 2*3", "attempts <=", "cost <= x"} {
+		if _, err := ParseConstraint(bad); err == nil {
+			t.Errorf("ParseConstraint(%q) = nil error", bad)
+		}
+	}
+}
