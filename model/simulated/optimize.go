@@ -44,7 +44,7 @@ type SearchSettings struct {
 	Holdout float64 `json:"holdout"`
 	// EvidenceBound is the largest share of estimated outcomes a policy
 	// may have and still be picked.
-	EvidenceBound float64 `json:"evidence_bound"`
+	EvidenceBound float64  `json:"evidence_bound"`
 	Constraints   []string `json:"constraints"`
 	// Space is each parameter searched with the values it took.
 	Space []Param `json:"space"`
