@@ -5,7 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,6 +18,7 @@ import (
 	"github.com/orchstat/orchstat/model/simulated"
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/reports/render"
+	"github.com/orchstat/orchstat/rules/optimize"
 	"github.com/orchstat/orchstat/rules/replay"
 	"github.com/orchstat/orchstat/rules/retry"
 )
@@ -36,6 +41,15 @@ type simulateOptions struct {
 	NoRetry       []string
 	Seed          uint64
 	Resamples     int
+
+	// --optimize and its settings (see rules/optimize).
+	Optimize      bool
+	Search        string
+	Constraints   []string
+	EvidenceBound float64
+	NoHoldout     bool
+	Candidates    int
+	WritePolicy   string
 }
 
 func newSimulateCmd(g *globals, runF func(context.Context, *simulateOptions) error) *cobra.Command {
@@ -80,6 +94,13 @@ func newSimulateCmd(g *globals, runF func(context.Context, *simulateOptions) err
 	f.StringArrayVar(&o.NoRetry, "no-retry-class", nil, "quick policy: the baseline without retrying this failure class (repeatable)")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the random draws, so results repeat")
 	f.IntVar(&o.Resamples, "resamples", 200, fmt.Sprintf("bootstrap resamples behind each interval (1 to %d)", replay.MaxResamples))
+	f.BoolVar(&o.Optimize, "optimize", false, "search the retry core's parameters for the Pareto front of success, attempts, cost and p95, on the older 70% of episodes, checked on the newer 30% (see docs/simulate.md)")
+	f.StringVar(&o.Search, "search", "", "with --optimize: narrow the space, such as max_retries=0..4,backoff=full|decorrelated")
+	f.StringArrayVar(&o.Constraints, "constraint", nil, "with --optimize: what the pick must meet, such as \"success >= baseline\" or \"attempts <= 1.1*baseline\" (repeatable; default "+strconv.Quote(optimize.DefaultConstraint)+")")
+	f.Float64Var(&o.EvidenceBound, "evidence-bound", 0.2, "with --optimize: the largest share of a policy's outcomes estimated beyond the record for it to be picked")
+	f.BoolVar(&o.NoHoldout, "no-holdout", false, "with --optimize: search on every episode, checking the front on none")
+	f.IntVar(&o.Candidates, "candidates", 500, "with --optimize: how many policies to draw from the space")
+	f.StringVar(&o.WritePolicy, "write-policy", "", "with --optimize: write the picked policy to this policy file")
 	return cmd
 }
 
@@ -158,6 +179,18 @@ func orList(names []string) string {
 // (retry.MaxRetriesCap) and the bootstrap to replay.MaxResamples, before
 // any work: past those, simulate would run for hours or run out of memory.
 func (o *simulateOptions) checkLimits() error {
+	if !o.Optimize && (o.Search != "" || len(o.Constraints) > 0 || o.NoHoldout || o.WritePolicy != "") {
+		return errors.New("--search, --constraint, --no-holdout and --write-policy go with --optimize")
+	}
+	if o.Optimize && (len(o.Policies) > 0 || o.MaxRetries >= 0 || o.MaxAttempts > 0 || o.SignatureHalt > 0 || o.Backoff != "" || len(o.NoRetry) > 0) {
+		return errors.New("--optimize searches the policies itself: it takes no --policy or quick flag (narrow it with --search)")
+	}
+	if o.EvidenceBound <= 0 || o.EvidenceBound > 1 {
+		return fmt.Errorf("--evidence-bound %v: a share above 0, at most 1", o.EvidenceBound)
+	}
+	if o.Candidates < 1 || o.Candidates > 100000 {
+		return fmt.Errorf("--candidates %d: from 1 to 100000", o.Candidates)
+	}
 	for _, f := range []struct {
 		name string
 		n    int
@@ -211,10 +244,19 @@ func simulateRun(ctx context.Context, o *simulateOptions) error {
 	if err != nil {
 		return interrupted(err)
 	}
-	// Each system has its own baseline to change.
-	quick := func(base *retry.Policy) (*retry.Policy, error) { return quickPolicy(o, base) }
-	if sim.Systems, sim.LeftOut, err = replay.Systems(ctx, recs.Runs, recs.Unknown, pols.named, quick); err != nil {
-		return interrupted(err)
+	if o.Optimize {
+		// The search replays episodes; other systems' records replay
+		// exactly under named policies, which --optimize does not draw.
+		for _, system := range slices.Sorted(maps.Keys(recs.Runs)) {
+			sim.LeftOut = append(sim.LeftOut, simulated.LeftOut{System: system, Count: len(recs.Runs[system]), What: "record runs",
+				Why: "--optimize searches provider requests and agents' calls; compare policies for these runs with --policy"})
+		}
+	} else {
+		// Each system has its own baseline to change.
+		quick := func(base *retry.Policy) (*retry.Policy, error) { return quickPolicy(o, base) }
+		if sim.Systems, sim.LeftOut, err = replay.Systems(ctx, recs.Runs, recs.Unknown, pols.named, quick); err != nil {
+			return interrupted(err)
+		}
 	}
 	if err := simulateEpisodes(ctx, o, pols, st, f, sim); err != nil {
 		return err
@@ -261,6 +303,9 @@ func simulateEpisodes(ctx context.Context, o *simulateOptions, pols simulatePoli
 	baseline, named, q, err := pols.against(o, pick.Baseline)
 	if err != nil {
 		return err
+	}
+	if o.Optimize {
+		return optimizeEpisodes(ctx, o, pick, baseline, sim)
 	}
 	policies := named
 	if q != nil {
@@ -362,4 +407,60 @@ func simDB(o *simulateOptions, st *query.Store) string {
 		return "lake " + o.lakeName
 	}
 	return st.Path
+}
+
+// optimizeEpisodes searches the picked episodes' policies into
+// sim.Optimization, and writes the pick to --write-policy.
+func optimizeEpisodes(ctx context.Context, o *simulateOptions, pick replay.Pick, baseline *retry.Policy, sim *simulated.Simulation) error {
+	var cs []optimize.Constraint
+	for _, text := range o.Constraints {
+		c, err := optimize.ParseConstraint(text)
+		if err != nil {
+			return usageError{err}
+		}
+		cs = append(cs, c)
+	}
+	opts := optimize.Options{Seed: o.Seed, Candidates: o.Candidates, Holdout: 0.3, EvidenceBound: o.EvidenceBound,
+		Constraints: cs, Search: o.Search, Resamples: o.Resamples}
+	if o.NoHoldout {
+		opts.Holdout = 0
+	}
+	opt, pols, err := optimize.Search(ctx, pick.Episodes, baseline, opts)
+	if err != nil {
+		if ctx.Err() != nil {
+			return interrupted(err)
+		}
+		return usageError{err}
+	}
+	opt.System = strings.Join(pick.Systems, ", ")
+	sim.Optimization, sim.Replayed = opt, pick.Systems
+	if o.WritePolicy == "" {
+		return nil
+	}
+	if opt.Pick < 0 {
+		return fmt.Errorf("--write-policy: nothing to write: %s", opt.NoPick)
+	}
+	extends := ""
+	if slices.Contains(retry.PresetNames(), baseline.Name) {
+		extends = baseline.Name
+	}
+	name := strings.TrimSuffix(filepath.Base(o.WritePolicy), filepath.Ext(o.WritePolicy))
+	// Written beside its place and renamed there, so that a reader never
+	// sees half a policy.
+	tmp, err := os.CreateTemp(filepath.Dir(o.WritePolicy), ".orchstat-policy-*")
+	if err != nil {
+		return fmt.Errorf("--write-policy: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(optimize.PolicyFile(pols[opt.Pick], name, extends)); err != nil {
+		tmp.Close()
+		return fmt.Errorf("--write-policy: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("--write-policy: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), o.WritePolicy); err != nil {
+		return fmt.Errorf("--write-policy: %w", err)
+	}
+	return nil
 }

@@ -26,6 +26,9 @@ type Simulation struct {
 	// Note says how the policies compared came to be when that is not
 	// plain from the flags (--policy and quick flags make two).
 	Note string
+	// Optimization is --optimize's search, in place of Results; nil
+	// without it.
+	Optimization *Optimization `json:"optimization,omitempty"`
 }
 
 // LeftOut is something in scope that simulate does not replay, with why:

@@ -26,6 +26,9 @@ func RenderSimulation(w, errw io.Writer, sim *simulated.Simulation, f Format, wi
 		_, err = w.Write(b)
 		return err
 	case FormatHTML:
+		if sim.Optimization != nil {
+			return renderOptimization(w, sim.Optimization, f, width)
+		}
 		return simulationPage(w, errw, sim)
 	case FormatCSV:
 		// Tables only: what is left out goes to stderr, where it is seen.
@@ -47,6 +50,11 @@ func RenderSimulation(w, errw io.Writer, sim *simulated.Simulation, f Format, wi
 			return err
 		}
 	}
+	if sim.Optimization != nil {
+		if err := renderOptimization(w, sim.Optimization, f, width); err != nil {
+			return err
+		}
+	}
 	for i, s := range systems {
 		if i > 0 || len(res) > 0 {
 			fmt.Fprintln(w)
@@ -63,20 +71,22 @@ func RenderSimulation(w, errw io.Writer, sim *simulated.Simulation, f Format, wi
 // replay's parts are present only when there are episodes (pointers, so a
 // replay with no policies still prints "policies": [] and "verdicts": null).
 type simulationJSON struct {
-	Baseline  *simulated.Result   `json:"baseline,omitempty"`
-	Database  string              `json:"database"`
-	LeftOut   []simulated.LeftOut `json:"left_out"`
-	Policies  *[]simulated.Result `json:"policies,omitempty"`
-	Scope     reports.Scope       `json:"scope"`
-	SelfCheck *string             `json:"self_check,omitempty"`
-	Summary   string              `json:"summary"`
-	Systems   []simulated.System  `json:"systems"`
-	Verdicts  *[]string           `json:"verdicts,omitempty"`
+	Baseline *simulated.Result   `json:"baseline,omitempty"`
+	Database string              `json:"database"`
+	LeftOut  []simulated.LeftOut `json:"left_out"`
+	// Optimization is --optimize's whole search.
+	Optimization *simulated.Optimization `json:"optimization,omitempty"`
+	Policies     *[]simulated.Result     `json:"policies,omitempty"`
+	Scope        reports.Scope           `json:"scope"`
+	SelfCheck    *string                 `json:"self_check,omitempty"`
+	Summary      string                  `json:"summary"`
+	Systems      []simulated.System      `json:"systems"`
+	Verdicts     *[]string               `json:"verdicts,omitempty"`
 }
 
 func simulationJSONOf(sim *simulated.Simulation) simulationJSON {
 	out := simulationJSON{Database: sim.DB, Scope: sim.Scope, Summary: simulationSummary(sim),
-		LeftOut: nonNil(sim.LeftOut), Systems: nonNil(sim.Systems)}
+		LeftOut: nonNil(sim.LeftOut), Systems: nonNil(sim.Systems), Optimization: sim.Optimization}
 	if res := sim.Results; len(res) > 0 {
 		base := res[0]
 		var verdicts []string
@@ -111,6 +121,10 @@ func simulationParts(sim *simulated.Simulation) string {
 	var parts []string
 	if len(sim.Results) > 0 {
 		parts = append(parts, episodesText(sim)+" against "+sim.Results[0].Policy)
+	}
+	if o := sim.Optimization; o != nil {
+		parts = append(parts, fmt.Sprintf("%s's %s under the policies --optimize draws, against %s",
+			o.System, count(o.SearchEpisodes+o.HoldoutEpisodes, "episode"), o.Baseline.Policy))
 	}
 	for _, sys := range sim.Systems {
 		against := sys.Baseline.Policy

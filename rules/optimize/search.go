@@ -207,6 +207,12 @@ func split(eps []episode.Episode, share float64) (search, hold []episode.Episode
 func failedClasses(eps []episode.Episode) []failure.Class {
 	seen := map[failure.Class]bool{}
 	for _, e := range eps {
+		// The classes the space varies are those of provider requests
+		// and calls: an L2 loop's or L3 step's failures are not retried
+		// by class.
+		if e.Kind != episode.KindProvider {
+			continue
+		}
 		for _, a := range e.Attempts {
 			if !a.OK && a.Class != "" {
 				seen[a.Class] = true
@@ -285,15 +291,17 @@ func objectives(r simulated.Result, withCost bool) []float64 {
 const timeTolerance = 0.1
 
 // dominates reports whether a is nowhere worse than b and better
-// somewhere: by more than slack (a share of the larger value, for each
-// objective but the last), and time to resolution, the last, by more
-// than timeTolerance. Counts and rates are compared exactly with no slack.
+// somewhere by more than slack, a share of the larger value; with any
+// slack, time to resolution (the last objective) also by more than
+// timeTolerance. With none, as on the final rung, every objective is
+// compared exactly: there the front keeps the fastest of otherwise equal
+// policies.
 func dominates(a, b []float64, slack float64) bool {
 	better := false
 	last := len(a) - 1
 	for i := range a {
 		tol := slack * max(math.Abs(a[i]), math.Abs(b[i]))
-		if i == last {
+		if i == last && slack > 0 {
 			tol = max(tol, timeTolerance*max(math.Abs(a[i]), math.Abs(b[i])))
 		}
 		if a[i] > b[i]+tol {

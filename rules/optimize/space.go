@@ -78,15 +78,14 @@ func params(classes []failure.Class, base *retry.Policy) []param {
 			}},
 		{name: "cap", values: append([]string{"10s", "30s", "60s"}, "none"), doc: "the longest wait, or none",
 			set: func(p *retry.Policy, v string) error {
-				if v == "none" {
-					p.Backoff.Max = 0
-					return nil
-				}
 				d, err := time.ParseDuration(v)
-				if err != nil || d <= 0 {
+				if v != "none" && (err != nil || d <= 0) {
 					return fmt.Errorf("cap %q: a duration such as 30s, or none", v)
 				}
-				p.Backoff.Max = d
+				// A schedule with no wait has nothing to cap.
+				if p.Backoff.Initial > 0 {
+					p.Backoff.Max = d
+				}
 				return nil
 			}},
 		{name: "classes", values: changes, doc: "the failure classes retried: the baseline's, or one taken out (-class) or put in (+class)",

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/orchstat/orchstat/model/simulated"
+)
+
+// TestSimulateOptimize runs the search on the bundled runs as a user
+// does: the front in JSON with the baseline beside it, a pick that meets
+// the constraint, the pick written as a policy file that simulate then
+// reads, and the flags that make no sense without --optimize refused.
+func TestSimulateOptimize(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db, file := filepath.Join(dir, "o.duckdb"), filepath.Join(dir, "picked.yaml")
+	code, stdout, stderr := runCLI(t, "", "simulate", "--db", db, "../../testdata/runs", "--optimize", "--candidates", "60",
+		"--resamples", "20", "--constraint", "success >= baseline", "--write-policy", file, "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var out struct {
+		Summary      string                  `json:"summary"`
+		Optimization *simulated.Optimization `json:"optimization"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	o := out.Optimization
+	if o == nil || len(o.Front) == 0 || o.Tried == 0 || o.HoldoutEpisodes == 0 || o.Baseline.Holdout == nil {
+		t.Fatalf("optimization %+v", o)
+	}
+	if !strings.Contains(out.Summary, "under the policies --optimize draws, against orchestrator") {
+		t.Errorf("summary %q", out.Summary)
+	}
+	if o.Pick < 0 || o.Front[o.Pick].Search.SuccessRate.Value < o.Baseline.Search.SuccessRate.Value {
+		t.Errorf("pick %d: %s", o.Pick, o.NoPick)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil || !strings.Contains(string(data), "extends: orchestrator") {
+		t.Fatalf("the written policy: %v\n%s", err, data)
+	}
+	if code, _, stderr := runCLI(t, "", "simulate", "--db", db, "--no-ingest", "--policy", file); code != 0 {
+		t.Errorf("simulate --policy %s: exit %d, %s", file, code, stderr)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--search", "max_retries=1..3"}, "go with --optimize"},
+		{[]string{"--optimize", "--policy", "none"}, "takes no --policy or quick flag"},
+		{[]string{"--optimize", "--constraint", "speed >= 1"}, `"speed" is no objective`},
+		{[]string{"--optimize", "--search", "max_retries=9..1"}, "lo..hi"},
+		{[]string{"--optimize", "--evidence-bound", "0"}, "--evidence-bound 0"},
+	} {
+		code, _, stderr := runCLI(t, "", append([]string{"simulate", "--db", db, "--no-ingest"}, tt.args...)...)
+		if code != 2 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", tt.args, code, stderr, tt.want)
+		}
+	}
+}
