@@ -106,7 +106,12 @@ func optimizationFooter(opt *simulated.Optimization) []string {
 	}
 	cons := strings.Join(opt.Settings.Constraints, " and ")
 	if opt.Pick >= 0 {
-		out = append(out, fmt.Sprintf("Pick: %d, the fewest attempts of the front that meets %s.", opt.Pick+1, cons))
+		line := fmt.Sprintf("Pick: %d, the fewest attempts of the front that meets %s.", opt.Pick+1, cons)
+		p, b := opt.Front[opt.Pick].Search, opt.Baseline.Search
+		if p.SuccessRate.Value == b.SuccessRate.Value && p.Attempts.Value == b.Attempts.Value && p.ResolutionP95.Value >= b.ResolutionP95.Value {
+			line += " It does no better than the baseline here: the record gives no reason to change it."
+		}
+		out = append(out, line)
 	} else {
 		out = append(out, "No pick: "+opt.NoPick+".")
 	}
