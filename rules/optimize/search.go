@@ -34,6 +34,10 @@ type Options struct {
 	Search string
 	// Resamples are the bootstrap's, for the final figures' intervals.
 	Resamples int
+	// Exhaustive replays every candidate on every episode, with no
+	// halving: the yardstick the halving is measured against
+	// (benchmarks/cmd/optbench).
+	Exhaustive bool
 }
 
 // DefaultConstraint is the constraint a search without one picks by.
@@ -96,7 +100,11 @@ func Search(ctx context.Context, eps []episode.Episode, baseline *retry.Policy, 
 	for i := range alive {
 		alive[i] = i
 	}
-	for _, share := range rungs(len(search)) {
+	shares := rungs(len(search))
+	if o.Exhaustive {
+		shares = nil
+	}
+	for _, share := range shares {
 		subset := order[:max(1, int(math.Round(float64(len(order))*share)))]
 		ps := make([]*retry.Policy, len(alive))
 		for i, a := range alive {
@@ -291,21 +299,22 @@ func objectives(r simulated.Result, withCost bool) []float64 {
 const timeTolerance = 0.1
 
 // dominates reports whether a is nowhere worse than b and better
-// somewhere by more than slack, a share of the larger value; with any
-// slack, time to resolution (the last objective) also by more than
-// timeTolerance. With none, as on the final rung, every objective is
-// compared exactly: there the front keeps the fastest of otherwise equal
-// policies.
+// somewhere by more than slack, a share of the larger value (and, with
+// any slack, time to resolution, the last objective, by more than
+// timeTolerance). Slack only makes a policy harder to beat: on a sample
+// a policy is dropped only for one clearly better somewhere and no worse
+// anywhere. With none, as on the final rung, every objective is compared
+// exactly, and the front keeps the fastest of otherwise equal policies.
 func dominates(a, b []float64, slack float64) bool {
 	better := false
 	last := len(a) - 1
 	for i := range a {
+		if a[i] > b[i] {
+			return false
+		}
 		tol := slack * max(math.Abs(a[i]), math.Abs(b[i]))
 		if i == last && slack > 0 {
 			tol = max(tol, timeTolerance*max(math.Abs(a[i]), math.Abs(b[i])))
-		}
-		if a[i] > b[i]+tol {
-			return false
 		}
 		if a[i] < b[i]-tol {
 			better = true
