@@ -348,7 +348,9 @@ func nonDominated(rs []simulated.Result, idx []int, withCost bool) []int {
 // survivors are the indexes of rs a rung keeps: the best third of the
 // policies within the evidence bound and the best third of those beyond
 // it, each group ranked on its own (see rank), so that the policies to
-// set apart as beyond the evidence reach the last rung too.
+// set apart as beyond the evidence reach the last rung too; and the
+// whole first front of each, however many, since a point of it may be
+// on the front of all the episodes.
 func survivors(rs []simulated.Result, bound float64, n int) []int {
 	var within, beyond []int
 	for i, r := range rs {
@@ -360,14 +362,15 @@ func survivors(rs []simulated.Result, bound float64, n int) []int {
 	}
 	var out []int
 	for _, group := range [][]int{within, beyond} {
-		ranked := rank(rs, group, n)
-		out = append(out, ranked[:int(math.Ceil(float64(len(ranked))/3))]...)
+		ranked, first := rank(rs, group, n)
+		out = append(out, ranked[:max(first, int(math.Ceil(float64(len(ranked))/3)))]...)
 	}
 	slices.Sort(out)
 	return out
 }
 
-// rank orders the policies idx of rs best first, as NSGA-II does: by
+// rank orders the policies idx of rs best first, and counts the first
+// front (first), as NSGA-II does: by
 // Pareto front (the non-dominated first, then those only they dominate,
 // and so on), and within a front by crowding distance, the widest gaps
 // first, so that a cut keeps the front's whole spread (its cheapest and
@@ -376,7 +379,7 @@ func survivors(rs []simulated.Result, bound float64, n int) []int {
 // by more than the sample's noise, two standard errors of a share (2/√n
 // of the value): a rung on a third of the runs must not drop a policy
 // that the runs it did not see would favour.
-func rank(rs []simulated.Result, idx []int, n int) []int {
+func rank(rs []simulated.Result, idx []int, n int) (ranked []int, first int) {
 	slack := 2 / math.Sqrt(float64(max(n, 1)))
 	obj := map[int][]float64{}
 	for _, i := range idx {
@@ -406,7 +409,12 @@ func rank(rs []simulated.Result, idx []int, n int) []int {
 	slices.SortStableFunc(out, func(a, b int) int {
 		return cmp.Or(cmp.Compare(level[a], level[b]), cmp.Compare(crowd[b], crowd[a]))
 	})
-	return out
+	for _, i := range idx {
+		if level[i] == 0 {
+			first++
+		}
+	}
+	return out, first
 }
 
 // crowding is each point's crowding distance within its front: the sum,
