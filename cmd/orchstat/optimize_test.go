@@ -63,3 +63,26 @@ func TestSimulateOptimize(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulateOptimizePage: the page draws the front as a scatter with the
+// baseline and the pick marked, and its table.
+func TestSimulateOptimizePage(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	page := filepath.Join(dir, "opt.html")
+	code, _, stderr := runCLI(t, "", "simulate", "--db", filepath.Join(dir, "o.duckdb"), "../../testdata/runs", "--optimize",
+		"--candidates", "40", "--resamples", "20", "--format", "html", "-o", page)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(b)
+	for _, want := range []string{"<svg", "The front: success against attempts", ">baseline<", ">pick<", "Pareto front", "later success"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/model/simulated"
+	"github.com/orchstat/orchstat/reports/render/chart"
 )
 
 // simulate --optimize: a line on how the search ran, the front as a
@@ -121,7 +123,7 @@ func optimizationFooter(opt *simulated.Optimization) []string {
 // renderOptimization draws --optimize's search.
 func renderOptimization(w io.Writer, opt *simulated.Optimization, f Format, width int) error {
 	tables := optimizationTables(opt, width)
-	if f == FormatCSV || f == FormatHTML {
+	if f == FormatCSV {
 		for _, t := range tables {
 			if err := RenderTable(w, t, f); err != nil {
 				return err
@@ -152,4 +154,62 @@ func renderOptimization(w io.Writer, opt *simulated.Optimization, f Format, widt
 		}
 	}
 	return nil
+}
+
+// optimizationPage is --optimize's page: what the search did, the front
+// as scatters (success against attempts, and against cost when the
+// record has costs) with the baseline and the pick marked, each with its
+// data, the front's table and what is beyond the evidence.
+func optimizationPage(w io.Writer, sim *simulated.Simulation) error {
+	opt := sim.Optimization
+	lines := []string{escapeControls(simulationSummary(sim)), escapeControls(ScopeLine(sim.DB, sim.Scope))}
+	for _, l := range optimizationLines(opt) {
+		lines = append(lines, escapeControls(l))
+	}
+	page := htmlPage{Title: "orchstat simulate --optimize", Lines: lines}
+	scatter := func(title, xlabel string, x func(simulated.Result) float64) htmlFigure {
+		pt := func(r simulated.Result) *chart.XY { return &chart.XY{X: x(r), Y: r.SuccessRate.Value} }
+		c := chart.Scatter{Title: title, XLabel: xlabel, YLabel: "success", YPercent: true, Baseline: pt(opt.Baseline.Search)}
+		data := &htmlTable{Head: []htmlHead{{Text: "#"}, {Text: xlabel, Numeric: true}, {Text: "success", Numeric: true}}}
+		addRow := func(label string, r simulated.Result) {
+			data.Rows = append(data.Rows, htmlRow{Cells: []htmlCell{{Text: label},
+				{Text: strconv.FormatFloat(x(r), 'g', 6, 64), Numeric: true}, {Text: percentText(r.SuccessRate.Value), Numeric: true}}})
+		}
+		addRow("baseline", opt.Baseline.Search)
+		for i, f := range opt.Front {
+			c.Points = append(c.Points, *pt(f.Search))
+			label := strconv.Itoa(i + 1)
+			if i == opt.Pick {
+				c.Pick, label = pt(f.Search), label+" (pick)"
+			}
+			addRow(label, f.Search)
+		}
+		return figure(title, c, data)
+	}
+	figs := []htmlFigure{scatter("The front: success against attempts", "attempts", func(r simulated.Result) float64 { return r.Attempts.Value })}
+	if opt.Baseline.Search.HasCost {
+		figs = append(figs, scatter("The front: success against cost", "cost (USD)", func(r simulated.Result) float64 { return r.CostUSD.Value }))
+	}
+	tables := optimizationTables(opt, 0)
+	front := htmlSection{ID: "front", Title: "Pareto front", Blocks: []htmlBlock{
+		{Text: "The policies no other beats on success, attempts, cost and p95 at once, each with its 95% interval; the baseline is the record. \"Later\" is the newer episodes, kept out of the search."},
+		{Figures: figs},
+		{Table: gridTable(tableGrid(tables[0].Title, tables[0].Columns, tables[0].Rows, "-"))},
+	}}
+	for _, l := range optimizationFooter(opt) {
+		front.Blocks = append(front.Blocks, htmlBlock{Text: escapeControls(l)})
+	}
+	page.Sections = append(page.Sections, front)
+	if len(tables) > 1 {
+		page.Sections = append(page.Sections, htmlSection{ID: "beyond", Title: "Beyond the evidence", Blocks: []htmlBlock{
+			{Text: fmt.Sprintf("More than %.0f%% of these policies' outcomes are estimated beyond the record: shown, never picked.", 100*opt.Settings.EvidenceBound)},
+			{Table: gridTable(tableGrid(tables[1].Title, tables[1].Columns, tables[1].Rows, "-"))},
+		}})
+	}
+	var buf bytes.Buffer
+	if err := writeHTMLPage(&buf, page); err != nil {
+		return err
+	}
+	_, err := buf.WriteTo(w)
+	return err
 }

@@ -27,7 +27,7 @@ func RenderSimulation(w, errw io.Writer, sim *simulated.Simulation, f Format, wi
 		return err
 	case FormatHTML:
 		if sim.Optimization != nil {
-			return renderOptimization(w, sim.Optimization, f, width)
+			return optimizationPage(w, sim)
 		}
 		return simulationPage(w, errw, sim)
 	case FormatCSV:
