@@ -80,13 +80,12 @@ type Candidate struct {
 // Objectives are what the search weighs, each with whether more is better.
 var Objectives = []struct {
 	Key    string
-	Label  string
 	Higher bool
 }{
-	{"success_rate", "success", true},
-	{"attempts", "attempts", false},
-	{"cost_usd", "cost", false},
-	{"resolution_p95_seconds", "p95 (s)", false},
+	{"success_rate", true},
+	{"attempts", false},
+	{"cost_usd", false},
+	{"resolution_p95_seconds", false},
 }
 
 // ObjectiveValue is r's value of the objective named key.

@@ -245,12 +245,3 @@ func (s Space) policy(base *retry.Policy, st setting) (*retry.Policy, []string, 
 	p.Name = strings.Join(words, " ")
 	return p, words, nil
 }
-
-// Params are the parameters with their values, as the output reports them.
-func (s Space) Params() [][2]any {
-	var out [][2]any
-	for _, p := range s.params {
-		out = append(out, [2]any{p.name, slices.Clone(p.values)})
-	}
-	return out
-}
