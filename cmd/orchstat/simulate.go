@@ -191,6 +191,16 @@ func (o *simulateOptions) checkLimits() error {
 	if o.Candidates < 1 || o.Candidates > 100000 {
 		return fmt.Errorf("--candidates %d: from 1 to 100000", o.Candidates)
 	}
+	// The narrowing is checked before any work; the classes the episodes
+	// failed with only add values to it.
+	if _, err := optimize.NewSpace(nil, &retry.Policy{}, o.Search); err != nil {
+		return err
+	}
+	for _, c := range o.Constraints {
+		if _, err := optimize.ParseConstraint(c); err != nil {
+			return err
+		}
+	}
 	for _, f := range []struct {
 		name string
 		n    int
@@ -427,10 +437,7 @@ func optimizeEpisodes(ctx context.Context, o *simulateOptions, pick replay.Pick,
 	}
 	opt, pols, err := optimize.Search(ctx, pick.Episodes, baseline, opts)
 	if err != nil {
-		if ctx.Err() != nil {
-			return interrupted(err)
-		}
-		return usageError{err}
+		return interrupted(err)
 	}
 	opt.System = strings.Join(pick.Systems, ", ")
 	sim.Optimization, sim.Replayed = opt, pick.Systems
