@@ -133,9 +133,6 @@ func renderOptimization(w io.Writer, opt *simulated.Optimization, f Format, widt
 	}
 	for _, l := range optimizationLines(opt) {
 		fmt.Fprintln(w, WrapText(l, width))
-		if f == FormatMarkdown {
-			fmt.Fprintln(w)
-		}
 	}
 	fmt.Fprintln(w)
 	for i, t := range tables {
