@@ -124,6 +124,15 @@ var figureCatalog = []Figure{
 // Figures is the catalog: every figure, in the order simulate shows them.
 func Figures() []Figure { return slices.Clone(figureCatalog) }
 
+// FigureOf is the figure of the catalog whose key is key.
+func FigureOf(key string) (Figure, bool) {
+	i := slices.IndexFunc(figureCatalog, func(f Figure) bool { return f.Key == key })
+	if i < 0 {
+		return Figure{}, false
+	}
+	return figureCatalog[i], true
+}
+
 // Shown are the figures a replay whose baseline is base shows: the cost
 // only when some episode recorded one, and a kind's figures only when
 // the record has episodes of that kind (provider requests always).

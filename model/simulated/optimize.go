@@ -77,7 +77,8 @@ type Candidate struct {
 	Fails []string `json:"fails,omitempty"`
 }
 
-// Objectives are what the search weighs, each with whether more is better.
+// Objectives are what the search weighs, figures of the catalog by key,
+// each with whether more is better.
 var Objectives = []struct {
 	Key    string
 	Higher bool
@@ -88,17 +89,9 @@ var Objectives = []struct {
 	{"resolution_p95_seconds", false},
 }
 
-// ObjectiveValue is r's value of the objective named key.
+// ObjectiveValue is r's value of the objective named key, a figure of
+// the catalog.
 func ObjectiveValue(r Result, key string) float64 {
-	switch key {
-	case "success_rate":
-		return r.SuccessRate.Value
-	case "attempts":
-		return r.Attempts.Value
-	case "cost_usd":
-		return r.CostUSD.Value
-	case "resolution_p95_seconds":
-		return r.ResolutionP95.Value
-	}
-	return 0
+	f, _ := FigureOf(key)
+	return f.Of(r).Value
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 
@@ -27,8 +26,8 @@ func optimizationTables(opt *simulated.Optimization, width int) []reports.Table 
 		cols = append(cols, "later success", "later attempts", "holds")
 	}
 	row := func(label string, c simulated.Candidate) []any {
-		r := []any{label, rateInterval(c.Search.SuccessRate), countText(c.Search.Attempts.Value),
-			secondsText(c.Search.ResolutionP95.Value), percentText(c.EstimatedShare)}
+		r := []any{label, figureText("success_rate", c.Search), figureText("attempts", c.Search),
+			figureText("resolution_p95_seconds", c.Search), percentText(c.EstimatedShare)}
 		if hold {
 			if c.Holdout == nil {
 				r = append(r, "-", "-", "")
@@ -37,7 +36,7 @@ func optimizationTables(opt *simulated.Optimization, width int) []reports.Table 
 				if c.Kept != nil {
 					kept = map[bool]string{true: "yes", false: "no"}[*c.Kept]
 				}
-				r = append(r, rateInterval(c.Holdout.SuccessRate), countText(c.Holdout.Attempts.Value), kept)
+				r = append(r, figureText("success_rate", *c.Holdout), figureText("attempts", *c.Holdout), kept)
 			}
 		}
 		return r
@@ -56,48 +55,58 @@ func optimizationTables(opt *simulated.Optimization, width int) []reports.Table 
 		beyond := reports.Table{Title: "Beyond the evidence: never picked", Width: width,
 			Columns: []string{"#", "success", "attempts", "estimated"}}
 		for i, c := range opt.Beyond {
-			beyond.Rows = append(beyond.Rows, []any{"b" + strconv.Itoa(i+1), rateInterval(c.Search.SuccessRate),
-				countText(c.Search.Attempts.Value), percentText(c.EstimatedShare)})
+			beyond.Rows = append(beyond.Rows, []any{"b" + strconv.Itoa(i+1), figureText("success_rate", c.Search),
+				figureText("attempts", c.Search), percentText(c.EstimatedShare)})
 		}
 		tables = append(tables, beyond)
 	}
 	return tables
 }
 
-// rateInterval is a rate with its interval: "99.2% [98.6, 99.6]".
-func rateInterval(m simulated.Metric) string {
-	if math.IsNaN(m.Value) {
-		return "-"
+// figureText is a figure of r as simulate's tables show it; with its
+// interval only for success, which decides the pick, so that a row of the
+// front stays one line at 80 columns.
+func figureText(key string, r simulated.Result) string {
+	f, _ := simulated.FigureOf(key)
+	m := f.Of(r)
+	if key != "success_rate" {
+		m = simulated.Metric{Value: m.Value, Lo: m.Value, Hi: m.Value, Exact: true}
 	}
-	s := percentText(m.Value)
-	if !m.Exact && m.Lo != m.Hi {
-		s += " [" + strconv.FormatFloat(100*m.Lo, 'f', 1, 64) + ", " + strconv.FormatFloat(100*m.Hi, 'f', 1, 64) + "]"
-	}
-	return s
+	return f.Text(m, false, false)
 }
 
-func secondsText(v float64) string {
-	if math.IsNaN(v) {
-		return "-"
-	}
-	return strconv.FormatFloat(v, 'f', 2, 64)
-}
-
-// optimizationLines are what the search did, above the tables.
+// optimizationLines are above the tables: the answer first (the pick,
+// its settings and its figures beside the baseline's, or what binds),
+// then how the search ran and what it did not weigh.
 func optimizationLines(opt *simulated.Optimization) []string {
 	st := opt.Settings
+	cons := strings.Join(st.Constraints, " and ")
+	var pick string
+	if opt.Pick >= 0 {
+		c, b := opt.Front[opt.Pick], opt.Baseline
+		pick = fmt.Sprintf("Pick: %d, the fewest attempts of the front that meets %s: %s. Success %s, attempts %s, p95 %s s, against the baseline's %s, %s and %s s.",
+			opt.Pick+1, cons, strings.Join(c.Settings, " "),
+			figureText("success_rate", c.Search), figureText("attempts", c.Search), figureText("resolution_p95_seconds", c.Search),
+			figureText("success_rate", b.Search), figureText("attempts", b.Search), figureText("resolution_p95_seconds", b.Search))
+		if p, bs := c.Search, b.Search; p.SuccessRate.Value == bs.SuccessRate.Value && p.Attempts.Value == bs.Attempts.Value && p.ResolutionP95.Value >= bs.ResolutionP95.Value {
+			pick += " It does no better than the baseline here: the record gives no reason to change it."
+		}
+	} else {
+		pick = "No pick: " + opt.NoPick + "."
+	}
 	held := "no holdout (--no-holdout)"
 	if opt.HoldoutEpisodes > 0 {
 		held = fmt.Sprintf("the front replayed on the newer %d (%.0f%%, \"later\" below)", opt.HoldoutEpisodes, 100*st.Holdout)
 	}
-	return []string{
-		fmt.Sprintf("Searched %d policies on the older %d episodes of %s, %s; %d episode replays in all. Outcomes estimated beyond the record may be at most %.0f%% of a policy's to pick it; seed %d.",
-			opt.Tried, opt.SearchEpisodes, opt.System, held, opt.Replays, 100*st.EvidenceBound, st.Seed),
+	search := fmt.Sprintf("Searched %d policies on the older %d episodes of %s, %s; %d episode replays in all. Outcomes estimated beyond the record may be at most %.0f%% of a policy's to pick it; seed %d.",
+		opt.Tried, opt.SearchEpisodes, opt.System, held, opt.Replays, 100*st.EvidenceBound, st.Seed)
+	if b := opt.Baseline.Search; b.L2Loops > 0 || b.L3Runs > 0 {
+		search += fmt.Sprintf(" Its %d L2 loops and %d runs with L3 steps are replayed but not weighed: the objectives are the provider requests' and calls'.", b.L2Loops, b.L3Runs)
 	}
+	return []string{pick, search}
 }
 
-// optimizationFooter numbers each policy's settings and says what the
-// constraints picked.
+// optimizationFooter numbers each policy's settings, under the tables.
 func optimizationFooter(opt *simulated.Optimization) []string {
 	var out []string
 	for i, c := range opt.Front {
@@ -105,17 +114,6 @@ func optimizationFooter(opt *simulated.Optimization) []string {
 	}
 	for i, c := range opt.Beyond {
 		out = append(out, fmt.Sprintf("b%d: %s", i+1, strings.Join(c.Settings, " ")))
-	}
-	cons := strings.Join(opt.Settings.Constraints, " and ")
-	if opt.Pick >= 0 {
-		line := fmt.Sprintf("Pick: %d, the fewest attempts of the front that meets %s.", opt.Pick+1, cons)
-		p, b := opt.Front[opt.Pick].Search, opt.Baseline.Search
-		if p.SuccessRate.Value == b.SuccessRate.Value && p.Attempts.Value == b.Attempts.Value && p.ResolutionP95.Value >= b.ResolutionP95.Value {
-			line += " It does no better than the baseline here: the record gives no reason to change it."
-		}
-		out = append(out, line)
-	} else {
-		out = append(out, "No pick: "+opt.NoPick+".")
 	}
 	return out
 }

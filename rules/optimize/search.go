@@ -328,11 +328,15 @@ func dominates(a, b []float64, slack float64) bool {
 func nonDominated(rs []simulated.Result, idx []int, withCost bool) []int {
 	var out []int
 	seen := map[string]bool{}
+	obj := make(map[int][]float64, len(idx))
 	for _, i := range idx {
-		vi := objectives(rs[i], withCost)
+		obj[i] = objectives(rs[i], withCost)
+	}
+	for _, i := range idx {
+		vi := obj[i]
 		dominated := false
 		for _, j := range idx {
-			if j != i && dominates(objectives(rs[j], withCost), vi, 0) {
+			if j != i && dominates(obj[j], vi, 0) {
 				dominated = true
 				break
 			}
