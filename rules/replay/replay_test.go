@@ -3,7 +3,9 @@ package replay
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -249,4 +251,22 @@ func mustSimulate(t *testing.T, eps []episode.Episode, base *retry.Policy, polic
 		t.Fatal(err)
 	}
 	return res
+}
+
+// TestSeedHashIsFNV: the stream's seed is hash/fnv's FNV-1a of the
+// policy's name, a zero byte and the episode's ID, whatever policy the
+// stream last replayed, so that caching the name's hash changes no draw.
+func TestSeedHashIsFNV(t *testing.T) {
+	rp := &Replayer{Seed: 7}
+	s := NewStream()
+	for _, c := range [][2]string{{"aggressive", "run/1"}, {"aggressive", "run/2"}, {"", "x"}, {"max_retries=3 backoff=full", ""}, {"aggressive", "run/1"}} {
+		rp.seed(s, c[0], c[1])
+		got := s.rand.Uint64()
+		h := fnv.New64a()
+		h.Write([]byte(c[0] + "\x00" + c[1]))
+		want := rand.New(rand.NewPCG(7, h.Sum64())).Uint64()
+		if got != want {
+			t.Errorf("seed(%q, %q): first draw %d, want %d", c[0], c[1], got, want)
+		}
+	}
 }

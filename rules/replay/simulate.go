@@ -130,6 +130,10 @@ type simulation struct {
 	// is each of prov's.
 	blocks  int
 	blockOf []int
+	// runOf is the index of each of prov's runs, runs how many there are:
+	// the replay keeps a run's tracker by index, not by a map of names.
+	runOf []int
+	runs  int
 	// rp replays the policies; rb the baseline for the self-check, drawing
 	// nothing from the seed, as the baseline is the same whatever --seed
 	// says.
@@ -143,9 +147,18 @@ func newSimulation(eps []episode.Episode, baseline *retry.Policy, opts Options) 
 	sim.groupL3(eps, runs)
 	sim.blocks = min(opts.Blocks, max(len(runs), 1))
 	sim.blockOf = make([]int, len(sim.prov))
+	sim.runOf = make([]int, len(sim.prov))
+	index := map[string]int{}
 	for i, e := range sim.prov {
 		sim.blockOf[i] = sim.blockOfRun(e.Run)
+		k, ok := index[e.Run]
+		if !ok {
+			k = len(index)
+			index[e.Run] = k
+		}
+		sim.runOf[i] = k
 	}
+	sim.runs = len(index)
 	model := Fit(eps, baseline)
 	sim.rp = &Replayer{Baseline: baseline, Model: model, Seed: opts.Seed}
 	sim.rb = &Replayer{Baseline: baseline, Model: model}
@@ -229,7 +242,7 @@ func (sim *simulation) replay(ctx context.Context, pi int, p *retry.Policy) (rep
 		rd.res.Unchanged = unchangedKinds(touched)
 	}
 	s := NewStream()
-	trackers := map[string]*retry.Tracker{}
+	trackers := make([]*retry.Tracker, sim.runs)
 	for i, e := range sim.prov {
 		if i%checkEvery == 0 && ctx.Err() != nil {
 			return rd, false
@@ -247,7 +260,7 @@ func (sim *simulation) replay(ctx context.Context, pi int, p *retry.Policy) (rep
 			rd.res.HasCost = true
 		}
 		if touched[episode.KindProvider] {
-			sim.replayRequest(&rd.res, b, e, isBaseline, p, trackerOf(trackers, e.Run, p), s)
+			sim.replayRequest(&rd.res, b, e, isBaseline, p, trackerOf(trackers, sim.runOf[i], p), s)
 		}
 	}
 	for i, r := range sim.l3 {
@@ -274,7 +287,7 @@ func unchangedKinds(touched map[episode.Kind]bool) []episode.Kind {
 }
 
 // trackerOf is run's retry tracker: a run's requests share its limits.
-func trackerOf(trackers map[string]*retry.Tracker, run string, p *retry.Policy) *retry.Tracker {
+func trackerOf(trackers []*retry.Tracker, run int, p *retry.Policy) *retry.Tracker {
 	tr := trackers[run]
 	if tr == nil {
 		tr = retry.NewTracker(p, nil)
@@ -376,27 +389,41 @@ func resample(ctx context.Context, out []replayed, blocks int, opts Options) (*b
 			bs.samples[pi][f] = make([]float64, opts.Resamples)
 		}
 	}
+	// Every policy's resamples are drawn from the same blocks, so
+	// differences are paired: the picks are drawn first, then each
+	// policy summed on its own, as many at once as there are processors.
 	r := rand.New(rand.NewPCG(opts.Seed, 0x626f6f74))
-	pick := make([]int32, blocks)
-	vals := make([]float64, len(catalog))
-	for i := range opts.Resamples {
-		// Every resample: one sums every policy's blocks, milliseconds
-		// with many policies, so 256 of them outlast a second.
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		for j := range pick {
-			pick[j] = int32(r.IntN(blocks))
-		}
-		for pi := range out {
-			var t sums
-			for _, b := range pick {
-				t.add(&out[pi].blocks[b])
+	picks := make([]int32, opts.Resamples*blocks)
+	for j := range picks {
+		picks[j] = int32(r.IntN(blocks))
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for pi := range out {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			vals := make([]float64, len(catalog))
+			for i := range opts.Resamples {
+				// One resample sums a policy's blocks, a fraction of a
+				// millisecond, so 256 of them pass before a look at ctx.
+				if i%checkEvery == 0 && ctx.Err() != nil {
+					return
+				}
+				var t sums
+				for _, b := range picks[i*blocks : (i+1)*blocks] {
+					t.add(&out[pi].blocks[b])
+				}
+				for f, v := range figures(&t, vals) {
+					bs.samples[pi][f][i] = v
+				}
 			}
-			for f, v := range figures(&t, vals) {
-				bs.samples[pi][f][i] = v
-			}
-		}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	return bs, nil
 }

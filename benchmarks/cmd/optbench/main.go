@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"syscall"
@@ -32,13 +33,25 @@ func main() {
 	seed := flag.Uint64("seed", 1, "seed")
 	full := flag.Bool("full", true, "also replay every candidate on every episode, and compare")
 	verbose := flag.Bool("v", false, "print both fronts")
+	cpuprofile := flag.String("cpuprofile", "", "write the halving search's CPU profile to this file")
 	flag.Parse()
 
 	eps := episodes(*n, *runs, *seed)
 	base, _ := retry.Preset("orchestrator")
 	base.MaxRetries = 10 // the record goes as far as any candidate's retries
 	o := optimize.Options{Seed: *seed, Candidates: *candidates, Holdout: 0.3, Resamples: *resamples}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
 	halved, t1 := run(eps, base, o)
+	pprof.StopCPUProfile()
 	fmt.Printf("halving:    %d candidates, %d episode replays, %.1f s, front of %d\n", halved.Tried, halved.Replays, t1.Seconds(), len(halved.Front))
 	if !*full {
 		return
