@@ -18,8 +18,13 @@ func TestSimulateOptimize(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	db, file := filepath.Join(dir, "o.duckdb"), filepath.Join(dir, "picked.yaml")
+	narrow := filepath.Join(dir, "narrow.txt")
+	if err := os.WriteFile(narrow, []byte("# the retries\nmax_retries: 0..4\nmax_iterations=2|5  # and the loop's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	code, stdout, stderr := runCLI(t, "", "simulate", "--db", db, "../../testdata/runs", "--optimize", "--candidates", "60",
-		"--resamples", "20", "--constraint", "success >= baseline", "--write-policy", file, "--format", "json")
+		"--resamples", "20", "--constraint", "success >= baseline", "--write-policy", file, "--format", "json",
+		"--search-file", narrow, "--search", "max_iterations=3..5")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -30,9 +35,30 @@ func TestSimulateOptimize(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 		t.Fatal(err)
 	}
-	o := out.Optimization
-	if o == nil || len(o.Front) == 0 || o.Tried == 0 || o.HoldoutEpisodes == 0 || o.Baseline.Holdout == nil {
-		t.Fatalf("optimization %+v", o)
+	if out.Optimization == nil || len(out.Optimization.Layers) != 2 {
+		t.Fatalf("optimization %+v; want the provider requests' and the L2 loops and L3 steps' searches", out.Optimization)
+	}
+	o, loops := out.Optimization.Layers[0], out.Optimization.Layers[1]
+	if len(o.Front) == 0 || o.Tried == 0 || o.HoldoutEpisodes == 0 || o.Baseline.Holdout == nil {
+		t.Fatalf("the provider requests' search %+v", o)
+	}
+	if loops.Name != "L2 loops and L3 steps" || len(loops.Front) == 0 || loops.Tried == 0 || loops.Baseline.Search.L2Loops == 0 {
+		t.Fatalf("the loops' search %+v", loops)
+	}
+	// The file narrows; --search, after it, wins.
+	for _, want := range []simulated.Param{{Name: "max_retries", Values: []string{"0", "1", "2", "3", "4"}},
+		{Name: "max_iterations", Values: []string{"3", "4", "5"}}} {
+		found := false
+		for _, l := range out.Optimization.Layers {
+			for _, p := range l.Space {
+				if p.Name == want.Name {
+					found = strings.Join(p.Values, " ") == strings.Join(want.Values, " ")
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s not searched over %v: %+v", want.Name, want.Values, out.Optimization.Layers)
+		}
 	}
 	if !strings.Contains(out.Summary, "under the policies --optimize draws, against orchestrator") {
 		t.Errorf("summary %q", out.Summary)
@@ -41,11 +67,16 @@ func TestSimulateOptimize(t *testing.T) {
 		t.Errorf("pick %d: %s", o.Pick, o.NoPick)
 	}
 	data, err := os.ReadFile(file)
-	if err != nil || !strings.Contains(string(data), "extends: orchestrator") {
+	if err != nil || !strings.Contains(string(data), "extends: orchestrator") || !strings.Contains(string(data), "max_iterations: ") ||
+		!strings.Contains(string(data), "# provider requests: ") || !strings.Contains(string(data), "# L2 loops and L3 steps: ") {
 		t.Fatalf("the written policy: %v\n%s", err, data)
 	}
 	if code, _, stderr := runCLI(t, "", "simulate", "--db", db, "--no-ingest", "--policy", file); code != 0 {
 		t.Errorf("simulate --policy %s: exit %d, %s", file, code, stderr)
+	}
+	plan := filepath.Join(dir, "plan.txt")
+	if err := os.WriteFile(plan, []byte("# narrow\nmax_retries: 1..3\nbackof=full\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	for _, tt := range []struct {
 		args []string
@@ -55,6 +86,9 @@ func TestSimulateOptimize(t *testing.T) {
 		{[]string{"--optimize", "--policy", "none"}, "takes no --policy or quick flag"},
 		{[]string{"--optimize", "--constraint", "speed >= 1"}, `"speed" is no objective`},
 		{[]string{"--optimize", "--search", "max_retries=9..1"}, "lo..hi"},
+		{[]string{"--optimize", "--search", "max_iterations=0|x"}, `max_iterations "x"`},
+		{[]string{"--optimize", "--search-file", plan}, plan + ":3: "},
+		{[]string{"--search-file", plan}, "go with --optimize"},
 		{[]string{"--optimize", "--evidence-bound", "0"}, "--evidence-bound 0"},
 	} {
 		code, _, stderr := runCLI(t, "", append([]string{"simulate", "--db", db, "--no-ingest"}, tt.args...)...)

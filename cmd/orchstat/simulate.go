@@ -45,6 +45,7 @@ type simulateOptions struct {
 	// --optimize and its settings (see rules/optimize).
 	Optimize      bool
 	Search        string
+	SearchFile    string
 	Constraints   []string
 	EvidenceBound float64
 	NoHoldout     bool
@@ -96,6 +97,7 @@ func newSimulateCmd(g *globals, runF func(context.Context, *simulateOptions) err
 	f.IntVar(&o.Resamples, "resamples", 200, fmt.Sprintf("bootstrap resamples behind each interval (1 to %d)", replay.MaxResamples))
 	f.BoolVar(&o.Optimize, "optimize", false, "search the retry core's parameters for the Pareto front of success, attempts, cost and p95, on the older 70% of episodes, checked on the newer 30% (see docs/simulate.md)")
 	f.StringVar(&o.Search, "search", "", "with --optimize: narrow the space, such as max_retries=0..4,backoff=full|decorrelated")
+	f.StringVar(&o.SearchFile, "search-file", "", "with --optimize: read narrowings from `FILE`, one name=values per line (--search's win)")
 	f.StringArrayVar(&o.Constraints, "constraint", nil, "with --optimize: what the pick must meet, such as \"success >= baseline\" or \"attempts <= 1.1*baseline\" (repeatable; default "+strconv.Quote(optimize.DefaultConstraint)+")")
 	f.Float64Var(&o.EvidenceBound, "evidence-bound", 0.2, "with --optimize: the largest share of a policy's outcomes estimated beyond the record for it to be picked")
 	f.BoolVar(&o.NoHoldout, "no-holdout", false, "with --optimize: search on every episode, checking the front on none")
@@ -179,7 +181,7 @@ func orList(names []string) string {
 // (retry.MaxRetriesCap) and the bootstrap to replay.MaxResamples, before
 // any work: past those, simulate would run for hours or run out of memory.
 func (o *simulateOptions) checkLimits() error {
-	if !o.Optimize && (o.Search != "" || len(o.Constraints) > 0 || o.NoHoldout || o.WritePolicy != "") {
+	if !o.Optimize && (o.Search != "" || o.SearchFile != "" || len(o.Constraints) > 0 || o.NoHoldout || o.WritePolicy != "") {
 		return errors.New("--search, --constraint, --no-holdout and --write-policy go with --optimize")
 	}
 	if o.Optimize && (len(o.Policies) > 0 || o.MaxRetries >= 0 || o.MaxAttempts > 0 || o.SignatureHalt > 0 || o.Backoff != "" || len(o.NoRetry) > 0) {
@@ -193,7 +195,18 @@ func (o *simulateOptions) checkLimits() error {
 	}
 	// The narrowing is checked before any work; the classes the episodes
 	// failed with only add values to it.
-	if _, err := optimize.NewSpace(nil, &retry.Policy{}, o.Search); err != nil {
+	if o.SearchFile != "" {
+		data, err := os.ReadFile(o.SearchFile)
+		if err != nil {
+			return fmt.Errorf("--search-file: %w", err)
+		}
+		fromFile, err := optimize.ReadSearchFile(o.SearchFile, data)
+		if err != nil {
+			return err
+		}
+		o.Search = strings.Trim(fromFile+","+o.Search, ",")
+	}
+	if err := optimize.CheckSearch(o.Search); err != nil {
 		return err
 	}
 	for _, c := range o.Constraints {
@@ -435,7 +448,7 @@ func optimizeEpisodes(ctx context.Context, o *simulateOptions, pick replay.Pick,
 	if o.NoHoldout {
 		opts.Holdout = 0
 	}
-	opt, pols, err := optimize.Search(ctx, pick.Episodes, baseline, opts)
+	opt, picked, err := optimize.Search(ctx, pick.Episodes, baseline, opts)
 	if err != nil {
 		return interrupted(err)
 	}
@@ -444,8 +457,17 @@ func optimizeEpisodes(ctx context.Context, o *simulateOptions, pick replay.Pick,
 	if o.WritePolicy == "" {
 		return nil
 	}
-	if opt.Pick < 0 {
-		return fmt.Errorf("--write-policy: nothing to write: %s", opt.NoPick)
+	var notes, none []string
+	for _, l := range opt.Layers {
+		if l.Pick < 0 {
+			notes = append(notes, fmt.Sprintf("%s: the baseline's, as no policy was picked: %s", l.Name, l.NoPick))
+			none = append(none, l.Name+": "+l.NoPick)
+		} else {
+			notes = append(notes, fmt.Sprintf("%s: pick %d, %s", l.Name, l.Pick+1, strings.Join(l.Front[l.Pick].Settings, " ")))
+		}
+	}
+	if picked == nil {
+		return fmt.Errorf("--write-policy: nothing to write: %s", strings.Join(none, "; "))
 	}
 	extends := ""
 	if slices.Contains(retry.PresetNames(), baseline.Name) {
@@ -459,7 +481,7 @@ func optimizeEpisodes(ctx context.Context, o *simulateOptions, pick replay.Pick,
 		return fmt.Errorf("--write-policy: %w", err)
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(optimize.PolicyFile(pols[opt.Pick], name, extends)); err != nil {
+	if _, err := tmp.Write(optimize.PolicyFile(picked, name, extends, notes...)); err != nil {
 		tmp.Close()
 		return fmt.Errorf("--write-policy: %w", err)
 	}

@@ -122,9 +122,13 @@ func simulationParts(sim *simulated.Simulation) string {
 	if len(sim.Results) > 0 {
 		parts = append(parts, episodesText(sim)+" against "+sim.Results[0].Policy)
 	}
-	if o := sim.Optimization; o != nil {
+	if o := sim.Optimization; o != nil && len(o.Layers) > 0 {
+		n := 0
+		for _, l := range o.Layers {
+			n += l.SearchEpisodes + l.HoldoutEpisodes
+		}
 		parts = append(parts, fmt.Sprintf("%s's %s under the policies --optimize draws, against %s",
-			o.System, count(o.SearchEpisodes+o.HoldoutEpisodes, "episode"), o.Baseline.Policy))
+			o.System, count(n, "episode"), o.Layers[0].Baseline.Policy))
 	}
 	for _, sys := range sim.Systems {
 		against := sys.Baseline.Policy

@@ -3,6 +3,7 @@ package optimize
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -13,19 +14,27 @@ import (
 // that is a number or a multiple of the baseline's value.
 type Constraint struct {
 	Text      string
-	objective string // a key of simulated.Objectives
+	objective string // a name of objectiveNames
 	op        string
 	value     float64
 	ofBase    bool // value multiplies the baseline's
 }
 
-// objectiveNames are what a constraint may name, and the figure each is.
-var objectiveNames = map[string]string{
-	"success":  "success_rate",
-	"attempts": "attempts",
-	"cost":     "cost_usd",
-	"p95":      "resolution_p95_seconds",
+// objectiveNames are what a constraint may name, and the figures each
+// may be: a layer's success and attempts are the provider requests' or
+// the L2 loops' own; the rest belong to one layer.
+var objectiveNames = map[string][]string{
+	"success":     {"success_rate", "l2_success_rate"},
+	"attempts":    {"attempts", "l2_iterations"},
+	"cost":        {"cost_usd"},
+	"p95":         {"resolution_p95_seconds"},
+	"iterations":  {"l2_iterations"},
+	"escalations": {"escalations"},
+	"diagnoses":   {"diagnoses"},
 }
+
+// objectiveList is objectiveNames' names, for errors.
+const objectiveList = "success, attempts, cost, p95, iterations, escalations, diagnoses"
 
 var constraintRe = regexp.MustCompile(`^\s*([a-z0-9]+)\s*(>=|<=|>|<)\s*(?:([0-9.]+)\s*\*\s*)?(baseline|[0-9.]+%?)\s*$`)
 
@@ -36,11 +45,10 @@ func ParseConstraint(s string) (Constraint, error) {
 	if m == nil {
 		return Constraint{}, fmt.Errorf("--constraint %q: OBJECTIVE OP BOUND, such as \"success >= baseline\", \"attempts <= 1.1*baseline\" or \"success >= 99%%\"", s)
 	}
-	key, ok := objectiveNames[m[1]]
-	if !ok {
-		return Constraint{}, fmt.Errorf("--constraint %q: %q is no objective (success, attempts, cost, p95)", s, m[1])
+	if _, ok := objectiveNames[m[1]]; !ok {
+		return Constraint{}, fmt.Errorf("--constraint %q: %q is no objective (%s)", s, m[1], objectiveList)
 	}
-	c := Constraint{Text: strings.Join(strings.Fields(s), " "), objective: key, op: m[2]}
+	c := Constraint{Text: strings.Join(strings.Fields(s), " "), objective: m[1], op: m[2]}
 	switch {
 	case m[4] == "baseline":
 		c.ofBase, c.value = true, 1
@@ -67,19 +75,36 @@ func ParseConstraint(s string) (Constraint, error) {
 	return c, nil
 }
 
-// bound is the constraint's bound against base.
-func (c Constraint) bound(base simulated.Result) float64 {
-	if c.ofBase {
-		return c.value * simulated.ObjectiveValue(base, c.objective)
+// key is the figure the constraint bounds among objs, false when it
+// names none of them.
+func (c Constraint) key(objs []simulated.Objective) (string, bool) {
+	for _, k := range objectiveNames[c.objective] {
+		if slices.ContainsFunc(objs, func(o simulated.Objective) bool { return o.Key == k }) {
+			return k, true
+		}
 	}
-	return c.value
+	return "", false
 }
 
-// holds reports whether r meets the constraint, base being the baseline.
-// A rate is compared to within a part in a million, so that
-// "success >= baseline" holds for the baseline's own rate.
-func (c Constraint) holds(r, base simulated.Result) bool {
-	v, b := simulated.ObjectiveValue(r, c.objective), c.bound(base)
+// appliesTo reports whether the constraint bounds one of objs.
+func (c Constraint) appliesTo(objs []simulated.Objective) bool {
+	_, ok := c.key(objs)
+	return ok
+}
+
+// holds reports whether r meets the constraint, base being the baseline
+// and objs the layer's objectives; a constraint on none of them holds.
+// A rate is compared to within a billionth, so that "success >=
+// baseline" holds for the baseline's own rate.
+func (c Constraint) holds(r, base simulated.Result, objs []simulated.Objective) bool {
+	key, ok := c.key(objs)
+	if !ok {
+		return true
+	}
+	v, b := simulated.ObjectiveValue(r, key), c.value
+	if c.ofBase {
+		b *= simulated.ObjectiveValue(base, key)
+	}
 	const eps = 1e-9
 	switch c.op {
 	case ">=":

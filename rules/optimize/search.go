@@ -2,12 +2,14 @@ package optimize
 
 import (
 	"cmp"
+	"maps"
 	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/failure"
@@ -48,50 +50,102 @@ const DefaultConstraint = "success >= baseline"
 // on.
 const minRung = 300
 
-// Search finds the Pareto front of policies, changes of baseline drawn
-// from the space, on the older episodes of eps, replays it on the newer,
-// and picks one by the constraints. Its policies are returned with it, in
-// the front's order, so that the pick can be written out.
+// Search finds, for each layer of the retry core the episodes exercise,
+// the Pareto front of policies, changes of baseline drawn from the
+// layer's space, on the older runs of eps; replays the front on the newer
+// runs; and picks one by the constraints. The layers are the provider
+// requests and calls, and the L2 repair loops and L3 steps: no parameter
+// of one decides an episode of the other (replay.Touches), so searching
+// each on its own finds every front policy a search of both at once
+// would, at the cost of a sum rather than a product. The returned policy
+// is the baseline with each layer's pick, nil when no layer has one.
 //
-// The search is successive halving: every candidate is replayed on a
-// ninth of the episodes (whole runs, drawn by the seed), the best third
+// A layer's search is successive halving: every candidate is replayed on
+// a ninth of the episodes (whole runs, drawn by the seed), the best third
 // by Pareto rank go on to a third, and the best third of those to all of
 // them; on fewer than 9×minRung episodes it starts later, and on fewer
 // than 3×minRung it replays every candidate on every episode.
-func Search(ctx context.Context, eps []episode.Episode, baseline *retry.Policy, o Options) (*simulated.Optimization, []*retry.Policy, error) {
+func Search(ctx context.Context, eps []episode.Episode, baseline *retry.Policy, o Options) (*simulated.Optimization, *retry.Policy, error) {
 	o = o.withDefaults()
-	search, hold := split(eps, o.Holdout)
-	if len(search) == 0 {
-		return nil, nil, fmt.Errorf("no episode to search on")
-	}
-	space, err := NewSpace(failedClasses(search), baseline, o.Search)
+	narrow, err := parseSearch(o.Search)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("search %w", err)
+	}
+	out := &simulated.Optimization{Settings: simulated.SearchSettings{Seed: o.Seed, Candidates: o.Candidates,
+		Holdout: o.Holdout, EvidenceBound: o.EvidenceBound}}
+	for _, c := range o.Constraints {
+		out.Settings.Constraints = append(out.Settings.Constraints, c.Text)
+	}
+	picked := baseline.Clone()
+	var names []string
+	for _, l := range layersOf(eps) {
+		space, err := l.space(failedClasses(l.eps), baseline, narrow)
+		if err != nil {
+			return nil, nil, err
+		}
+		res, pick, err := searchLayer(ctx, l, space, baseline, o)
+		if err != nil {
+			return nil, nil, err
+		}
+		out.Layers = append(out.Layers, res)
+		if pick != nil {
+			if err := space.apply(picked, pick); err != nil {
+				return nil, nil, err
+			}
+			names = append(names, res.Front[res.Pick].Policy)
+		}
+	}
+	if len(out.Layers) == 0 {
+		return nil, nil, fmt.Errorf("no provider request, L2 loop or L3 step to search on")
+	}
+	if len(names) == 0 {
+		return out, nil, nil
+	}
+	picked.Name = "optimized (" + strings.Join(names, "; ") + ")"
+	return out, picked, nil
+}
+
+// searchLayer is one layer's search, and its pick's settings (nil when
+// none).
+func searchLayer(ctx context.Context, l layer, space Space, baseline *retry.Policy, o Options) (simulated.Layer, setting, error) {
+	search, hold := split(l.eps, o.Holdout)
+	if len(search) == 0 {
+		return simulated.Layer{}, nil, fmt.Errorf("%s: no episode to search on", l.name)
 	}
 	r := rand.New(rand.NewPCG(o.Seed, 0x6f7074696d697a65))
 	var pols []*retry.Policy
 	var settings [][]string
+	var drawn []setting
 	seen := map[string]bool{}
 	for _, st := range space.draw(o.Candidates, r) {
 		p, words, err := space.policy(baseline, st)
 		if err != nil {
-			return nil, nil, err
+			return simulated.Layer{}, nil, err
 		}
 		if !seen[p.Name] {
 			seen[p.Name] = true
-			pols, settings = append(pols, p), append(settings, words)
+			pols, settings, drawn = append(pols, p), append(settings, words), append(drawn, st)
 		}
 	}
-	out := &simulated.Optimization{
-		Settings: simulated.SearchSettings{Seed: o.Seed, Candidates: o.Candidates, Holdout: o.Holdout,
-			EvidenceBound: o.EvidenceBound},
-		SearchEpisodes: len(search), HoldoutEpisodes: len(hold), Tried: len(pols), Pick: -1,
-	}
-	for _, c := range o.Constraints {
-		out.Settings.Constraints = append(out.Settings.Constraints, c.Text)
-	}
+	out := simulated.Layer{Name: l.name, SearchEpisodes: len(search), HoldoutEpisodes: len(hold), Tried: len(pols), Pick: -1}
 	for _, p := range space.params {
-		out.Settings.Space = append(out.Settings.Space, simulated.Param{Name: p.name, Values: slices.Clone(p.values)})
+		out.Space = append(out.Space, simulated.Param{Name: p.name, Values: slices.Clone(p.values)})
+	}
+	// The constraints that name an objective of the layer; with none,
+	// the default, so that a layer's pick is never worse than the
+	// baseline's success unasked.
+	var cons []Constraint
+	for _, c := range o.Constraints {
+		if c.appliesTo(l.objectives) {
+			cons = append(cons, c)
+		}
+	}
+	if len(cons) == 0 {
+		c, _ := ParseConstraint(DefaultConstraint)
+		cons = []Constraint{c}
+	}
+	for _, c := range cons {
+		out.Constraints = append(out.Constraints, c.Text)
 	}
 
 	// Successive halving over growing shares of the search episodes.
@@ -106,78 +160,86 @@ func Search(ctx context.Context, eps []episode.Episode, baseline *retry.Policy, 
 	}
 	for _, share := range shares {
 		subset := order[:max(1, int(math.Round(float64(len(order))*share)))]
-		ps := make([]*retry.Policy, len(alive))
-		for i, a := range alive {
-			ps[i] = pols[a]
-		}
-		res, err := replay.Simulate(ctx, subset, baseline, ps, replay.Options{Seed: o.Seed, Resamples: 1})
+		res, err := replay.Simulate(ctx, subset, baseline, policiesOf(pols, alive), replay.Options{Seed: o.Seed, Resamples: 1})
 		if err != nil {
-			return nil, nil, err
+			return simulated.Layer{}, nil, err
 		}
-		out.Replays += len(subset) * (len(ps) + 1)
-		next := survivors(res[1:], o.EvidenceBound, len(subset))
+		out.Replays += len(subset) * (len(alive) + 1)
+		next := l.survivors(res[1:], o.EvidenceBound, len(subset))
 		for k, i := range next {
 			next[k] = alive[i]
 		}
 		alive = next
 	}
-	ps := make([]*retry.Policy, len(alive))
-	for i, a := range alive {
-		ps[i] = pols[a]
-	}
+	ps := policiesOf(pols, alive)
 	res, err := replay.Simulate(ctx, search, baseline, ps, replay.Options{Seed: o.Seed, Resamples: o.Resamples})
 	if err != nil {
-		return nil, nil, err
+		return simulated.Layer{}, nil, err
 	}
 	out.Replays += len(search) * (len(ps) + 1)
 	base := res[0]
-	out.Baseline = simulated.Candidate{Policy: baseline.Name, Search: base, EstimatedShare: estimatedShare(base)}
+	l.weigh(base)
+	out.Objectives = l.objectives
+	out.Baseline = simulated.Candidate{Policy: baseline.Name, Search: base, EstimatedShare: l.estimatedShare(base)}
 
 	// The front within the evidence bound, and the policies that would be
 	// on it but for their estimated outcomes.
-	withCost := base.HasCost
 	var within, beyond []int
 	for i, r := range res[1:] {
-		if estimatedShare(r) > o.EvidenceBound {
+		if l.estimatedShare(r) > o.EvidenceBound {
 			beyond = append(beyond, i)
 		} else {
 			within = append(within, i)
 		}
 	}
-	front := nonDominated(res[1:], within, withCost)
-	for _, i := range nonDominated(res[1:], append(slices.Clone(within), beyond...), withCost) {
-		if estimatedShare(res[1+i]) > o.EvidenceBound {
-			out.Beyond = append(out.Beyond, candidate(ps[i], settings[indexOf(pols, ps[i])], res[1+i]))
+	candidate := func(i int) simulated.Candidate {
+		a := alive[i]
+		return simulated.Candidate{Policy: pols[a].Name, Settings: settings[a], Search: res[1+i], EstimatedShare: l.estimatedShare(res[1+i])}
+	}
+	front := l.nonDominated(res[1:], within)
+	for _, i := range l.nonDominated(res[1:], append(slices.Clone(within), beyond...)) {
+		if l.estimatedShare(res[1+i]) > o.EvidenceBound {
+			out.Beyond = append(out.Beyond, candidate(i))
 		}
 	}
+	success := l.objectives[0].Key
 	slices.SortStableFunc(front, func(a, b int) int {
 		ra, rb := res[1+a], res[1+b]
-		return cmp.Or(cmp.Compare(rb.SuccessRate.Value, ra.SuccessRate.Value), cmp.Compare(ra.Attempts.Value, rb.Attempts.Value))
+		return cmp.Or(cmp.Compare(simulated.ObjectiveValue(rb, success), simulated.ObjectiveValue(ra, success)),
+			cmp.Compare(l.value(ra, 1), l.value(rb, 1)))
 	})
 	var frontPols []*retry.Policy
 	for _, i := range front {
-		out.Front = append(out.Front, candidate(ps[i], settings[indexOf(pols, ps[i])], res[1+i]))
+		out.Front = append(out.Front, candidate(i))
 		frontPols = append(frontPols, ps[i])
 	}
 
 	if len(hold) > 0 && len(frontPols) > 0 {
 		hres, err := replay.Simulate(ctx, hold, baseline, frontPols, replay.Options{Seed: o.Seed, Resamples: o.Resamples})
 		if err != nil {
-			return nil, nil, err
+			return simulated.Layer{}, nil, err
 		}
 		out.Replays += len(hold) * (len(frontPols) + 1)
 		out.Baseline.Holdout = &hres[0]
 		for i := range out.Front {
 			h := hres[1+i]
 			out.Front[i].Holdout = &h
-			out.Front[i].Kept = kept(out.Front[i].Search, base, h, hres[0], withCost)
+			out.Front[i].Kept = l.kept(out.Front[i].Search, base, h, hres[0])
 		}
 	}
-	pick(out, o.Constraints)
-	if out.Pick >= 0 {
-		frontPols[out.Pick].Name = "optimized (" + frontPols[out.Pick].Name + ")"
+	l.pick(&out, cons)
+	if out.Pick < 0 {
+		return out, nil, nil
 	}
-	return out, frontPols, nil
+	return out, drawn[alive[front[out.Pick]]], nil
+}
+
+func policiesOf(pols []*retry.Policy, idx []int) []*retry.Policy {
+	out := make([]*retry.Policy, len(idx))
+	for i, a := range idx {
+		out[i] = pols[a]
+	}
+	return out
 }
 
 func (o Options) withDefaults() Options {
@@ -197,18 +259,49 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// split keeps the newest share of eps apart, by time (then id, so that
-// the split repeats).
+// split keeps the newest runs apart, by the time of their first episode
+// (then run), as many as hold no more than share of the episodes: a run's
+// episodes share its limits and its loops' diagnoses, so a run is kept
+// whole. When whole runs cannot come within half of share (one run holds
+// most episodes, as a long agent session does), the newest episodes are
+// kept apart by time instead, then ID.
 func split(eps []episode.Episode, share float64) (search, hold []episode.Episode) {
-	sorted := slices.Clone(eps)
-	slices.SortStableFunc(sorted, func(a, b episode.Episode) int {
-		return cmp.Or(a.Time.Compare(b.Time), cmp.Compare(a.ID, b.ID))
-	})
-	n := int(math.Round(float64(len(sorted)) * share))
-	if share > 0 && n == 0 && len(sorted) > 1 {
-		n = 1
+	want := int(math.Round(float64(len(eps)) * share))
+	if share > 0 && want == 0 && len(eps) > 1 {
+		want = 1
 	}
-	return sorted[:len(sorted)-n], sorted[len(sorted)-n:]
+	if want == 0 {
+		return eps, nil
+	}
+	first, size := map[string]time.Time{}, map[string]int{}
+	for _, e := range eps {
+		if f, ok := first[e.Run]; !ok || e.Time.Before(f) {
+			first[e.Run] = e.Time
+		}
+		size[e.Run]++
+	}
+	runs := slices.Collect(maps.Keys(first))
+	slices.SortFunc(runs, func(a, b string) int { return cmp.Or(first[a].Compare(first[b]), cmp.Compare(a, b)) })
+	held, n := map[string]bool{}, 0
+	for i := len(runs) - 1; i > 0 && n+size[runs[i]] <= want; i-- {
+		held[runs[i]] = true
+		n += size[runs[i]]
+	}
+	if 2*n < want {
+		sorted := slices.Clone(eps)
+		slices.SortStableFunc(sorted, func(a, b episode.Episode) int {
+			return cmp.Or(a.Time.Compare(b.Time), cmp.Compare(a.ID, b.ID))
+		})
+		return sorted[:len(sorted)-want], sorted[len(sorted)-want:]
+	}
+	for _, e := range eps {
+		if held[e.Run] {
+			hold = append(hold, e)
+		} else {
+			search = append(search, e)
+		}
+	}
+	return search, hold
 }
 
 // failedClasses are the classes the episodes' attempts failed with.
@@ -266,33 +359,6 @@ func rungs(n int) []float64 {
 	return nil
 }
 
-func estimatedShare(r simulated.Result) float64 {
-	if r.Episodes == 0 {
-		return 0
-	}
-	return float64(r.Estimated) / float64(r.Episodes)
-}
-
-// objectives are r's objective values, each turned so that less is
-// better; an undefined value is the worst.
-func objectives(r simulated.Result, withCost bool) []float64 {
-	var v []float64
-	for _, o := range simulated.Objectives {
-		if o.Key == "cost_usd" && !withCost {
-			continue
-		}
-		x := simulated.ObjectiveValue(r, o.Key)
-		if o.Higher {
-			x = -x
-		}
-		if math.IsNaN(x) {
-			x = math.Inf(1)
-		}
-		v = append(v, x)
-	}
-	return v
-}
-
 // timeTolerance is how far apart two times to resolution must be to
 // differ: the replay reads quantiles from a histogram to within 10%, and
 // the waits it draws differ from policy to policy by chance alone.
@@ -305,15 +371,14 @@ const timeTolerance = 0.1
 // a policy is dropped only for one clearly better somewhere and no worse
 // anywhere. With none, as on the final rung, every objective is compared
 // exactly, and the front keeps the fastest of otherwise equal policies.
-func dominates(a, b []float64, slack float64) bool {
+func dominates(a, b []float64, slack float64, timeAt int) bool {
 	better := false
-	last := len(a) - 1
 	for i := range a {
 		if a[i] > b[i] {
 			return false
 		}
 		tol := slack * max(math.Abs(a[i]), math.Abs(b[i]))
-		if i == last && slack > 0 {
+		if i == timeAt && slack > 0 {
 			tol = max(tol, timeTolerance*max(math.Abs(a[i]), math.Abs(b[i])))
 		}
 		if a[i] < b[i]-tol {
@@ -325,18 +390,18 @@ func dominates(a, b []float64, slack float64) bool {
 
 // nonDominated are the indexes among idx of rs that no other among them
 // dominates, one of each set of equal objectives (the first drawn).
-func nonDominated(rs []simulated.Result, idx []int, withCost bool) []int {
+func (l *layer) nonDominated(rs []simulated.Result, idx []int) []int {
 	var out []int
 	seen := map[string]bool{}
 	obj := make(map[int][]float64, len(idx))
 	for _, i := range idx {
-		obj[i] = objectives(rs[i], withCost)
+		obj[i] = l.values(rs[i])
 	}
 	for _, i := range idx {
 		vi := obj[i]
 		dominated := false
 		for _, j := range idx {
-			if j != i && dominates(obj[j], vi, 0) {
+			if j != i && dominates(obj[j], vi, 0, l.timeAt()) {
 				dominated = true
 				break
 			}
@@ -355,10 +420,10 @@ func nonDominated(rs []simulated.Result, idx []int, withCost bool) []int {
 // set apart as beyond the evidence reach the last rung too; and the
 // whole first front of each, however many, since a point of it may be
 // on the front of all the episodes.
-func survivors(rs []simulated.Result, bound float64, n int) []int {
+func (l *layer) survivors(rs []simulated.Result, bound float64, n int) []int {
 	var within, beyond []int
 	for i, r := range rs {
-		if estimatedShare(r) > bound {
+		if l.estimatedShare(r) > bound {
 			beyond = append(beyond, i)
 		} else {
 			within = append(within, i)
@@ -366,7 +431,7 @@ func survivors(rs []simulated.Result, bound float64, n int) []int {
 	}
 	var out []int
 	for _, group := range [][]int{within, beyond} {
-		ranked, first := rank(rs, group, n)
+		ranked, first := l.rank(rs, group, n)
 		out = append(out, ranked[:max(first, int(math.Ceil(float64(len(ranked))/3)))]...)
 	}
 	slices.Sort(out)
@@ -383,18 +448,19 @@ func survivors(rs []simulated.Result, bound float64, n int) []int {
 // by more than the sample's noise, two standard errors of a share (2/√n
 // of the value): a rung on a third of the runs must not drop a policy
 // that the runs it did not see would favour.
-func rank(rs []simulated.Result, idx []int, n int) (ranked []int, first int) {
+func (l *layer) rank(rs []simulated.Result, idx []int, n int) (ranked []int, first int) {
 	slack := 2 / math.Sqrt(float64(max(n, 1)))
 	obj := map[int][]float64{}
 	for _, i := range idx {
-		obj[i] = objectives(rs[i], true)
+		obj[i] = l.values(rs[i])
 	}
 	level := map[int]int{}
 	left := slices.Clone(idx)
-	for l := 0; len(left) > 0; l++ {
+	timeAt := l.timeAt()
+	for depth := 0; len(left) > 0; depth++ {
 		var next, front []int
 		for _, i := range left {
-			if slices.ContainsFunc(left, func(j int) bool { return j != i && dominates(obj[j], obj[i], slack) }) {
+			if slices.ContainsFunc(left, func(j int) bool { return j != i && dominates(obj[j], obj[i], slack, timeAt) }) {
 				next = append(next, i)
 			} else {
 				front = append(front, i)
@@ -404,7 +470,7 @@ func rank(rs []simulated.Result, idx []int, n int) (ranked []int, first int) {
 			front, next = left, nil
 		}
 		for _, i := range front {
-			level[i] = l
+			level[i] = depth
 		}
 		left = next
 	}
@@ -450,84 +516,3 @@ func crowding(obj map[int][]float64, level map[int]int) map[int]float64 {
 	return out
 }
 
-func candidate(p *retry.Policy, settings []string, r simulated.Result) simulated.Candidate {
-	return simulated.Candidate{Policy: p.Name, Settings: settings, Search: r, EstimatedShare: estimatedShare(r)}
-}
-
-func indexOf(pols []*retry.Policy, p *retry.Policy) int { return slices.Index(pols, p) }
-
-// kept says whether a policy better than the baseline on the search (in
-// some objective, by its point value) is still better on the holdout in
-// one of those objectives without its success falling significantly
-// below the baseline's there (the paired difference's interval wholly
-// below zero). nil when it was better in nothing.
-func kept(search, base, hold, holdBase simulated.Result, withCost bool) *bool {
-	s, b := objectives(search, withCost), objectives(base, withCost)
-	hs, hb := objectives(hold, withCost), objectives(holdBase, withCost)
-	better, still := false, false
-	for i := range s {
-		if s[i] < b[i] {
-			better = true
-			if hs[i] < hb[i] {
-				still = true
-			}
-		}
-	}
-	if !better {
-		return nil
-	}
-	if d, ok := hold.Diff["success_rate"]; ok && !d.Exact && d.Hi < 0 {
-		still = false
-	}
-	return &still
-}
-
-// pick sets the front's pick: of the policies meeting every constraint,
-// the fewest attempts, then the lowest cost, time to resolution and the
-// highest success. Without one, NoPick names the constraint that most
-// policies fail.
-func pick(out *simulated.Optimization, cs []Constraint) {
-	base := out.Baseline.Search
-	failed := make([]int, len(cs))
-	best := -1
-	for i := range out.Front {
-		c := &out.Front[i]
-		for k, con := range cs {
-			if !con.holds(c.Search, base) {
-				c.Fails = append(c.Fails, con.Text)
-				failed[k]++
-			}
-		}
-		if len(c.Fails) > 0 {
-			continue
-		}
-		if best < 0 || better(c.Search, out.Front[best].Search) {
-			best = i
-		}
-	}
-	out.Pick = best
-	if best >= 0 || len(cs) == 0 {
-		return
-	}
-	k := 0
-	for i := range failed {
-		if failed[i] > failed[k] {
-			k = i
-		}
-	}
-	if len(out.Front) == 0 {
-		out.NoPick = "no policy within the evidence bound to pick from"
-		return
-	}
-	var all []string
-	for _, c := range cs {
-		all = append(all, c.Text)
-	}
-	out.NoPick = fmt.Sprintf("no policy on the front meets %s; %q binds: %d of the %d fail it",
-		strings.Join(all, " and "), cs[k].Text, failed[k], len(out.Front))
-}
-
-func better(a, b simulated.Result) bool {
-	return cmp.Or(cmp.Compare(a.Attempts.Value, b.Attempts.Value), cmp.Compare(a.CostUSD.Value, b.CostUSD.Value),
-		cmp.Compare(a.ResolutionP95.Value, b.ResolutionP95.Value), cmp.Compare(b.SuccessRate.Value, a.SuccessRate.Value)) < 0
-}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/orchstat/orchstat/model/episode"
 	"github.com/orchstat/orchstat/model/failure"
+	"github.com/orchstat/orchstat/model/simulated"
 	"github.com/orchstat/orchstat/rules/retry"
 )
 
@@ -75,11 +76,12 @@ func TestSearchFindsTheTruth(t *testing.T) {
 	}
 	// The backoff changes only waits; fixing it keeps the test's space to
 	// what decides success and attempts.
-	opt, pols, err := Search(context.Background(), truthCorpus(), truthBaseline(), Options{Seed: 1, Resamples: 20,
+	all, picked, err := Search(context.Background(), truthCorpus(), truthBaseline(), Options{Seed: 1, Resamples: 20,
 		Constraints: []Constraint{c}, Search: "backoff=none,base=1s,cap=10s,budget=none"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	opt := only(t, all)
 	if opt.Pick < 0 {
 		t.Fatalf("no pick: %s", opt.NoPick)
 	}
@@ -93,14 +95,26 @@ func TestSearchFindsTheTruth(t *testing.T) {
 	if len(opt.Front) < 3 {
 		t.Errorf("a front of %d policies; the truth has one per retry count", len(opt.Front))
 	}
-	for i, f := range opt.Front {
-		if pols[i].Retriable[failure.ClassAuth] && !strings.Contains(f.Policy, "max_retries=0 ") {
+	for _, f := range opt.Front {
+		if strings.Contains(f.Policy, "classes=+auth") && !strings.Contains(f.Policy, "max_retries=0 ") {
 			t.Errorf("front policy %q retries auth", f.Policy)
 		}
+	}
+	if picked == nil || picked.MaxRetries != 7 || picked.Retriable[failure.ClassAuth] {
+		t.Errorf("the policy picked: %+v", picked)
 	}
 	if opt.Tried == 0 || opt.Replays == 0 {
 		t.Errorf("tried %d policies in %d replays", opt.Tried, opt.Replays)
 	}
+}
+
+// only is a search's one layer, the provider requests'.
+func only(t *testing.T, o *simulated.Optimization) simulated.Layer {
+	t.Helper()
+	if len(o.Layers) != 1 || o.Layers[0].Name != layerProvider {
+		t.Fatalf("layers %+v; want the provider requests' alone", o.Layers)
+	}
+	return o.Layers[0]
 }
 
 func abs(x float64) float64 {
@@ -141,10 +155,11 @@ func shiftCorpus() []episode.Episode {
 func TestHoldoutChecksTheFront(t *testing.T) {
 	base, _ := retry.Preset("orchestrator")
 	space := "max_retries=3,backoff=proportional,base=1s,cap=10s,budget=none,signature_halt=0"
-	opt, _, err := Search(context.Background(), shiftCorpus(), base, Options{Seed: 1, Resamples: 50, Holdout: 0.3, Search: space})
+	optAll, _, err := Search(context.Background(), shiftCorpus(), base, Options{Seed: 1, Resamples: 50, Holdout: 0.3, Search: space})
 	if err != nil {
 		t.Fatal(err)
 	}
+	opt := only(t, optAll)
 	if opt.SearchEpisodes != 700 || opt.HoldoutEpisodes != 300 {
 		t.Fatalf("searched %d, held out %d; want 700 and 300", opt.SearchEpisodes, opt.HoldoutEpisodes)
 	}
@@ -167,10 +182,11 @@ func TestHoldoutChecksTheFront(t *testing.T) {
 	if !found {
 		t.Fatalf("not retrying server errors is not on the front: %v", opt.Front)
 	}
-	noHold, _, err := Search(context.Background(), shiftCorpus(), base, Options{Seed: 1, Resamples: 20, Search: space})
+	noHoldAll, _, err := Search(context.Background(), shiftCorpus(), base, Options{Seed: 1, Resamples: 20, Search: space})
 	if err != nil {
 		t.Fatal(err)
 	}
+	noHold := only(t, noHoldAll)
 	if noHold.HoldoutEpisodes != 0 || noHold.SearchEpisodes != 1000 || noHold.Baseline.Holdout != nil {
 		t.Errorf("without a holdout: searched %d, held out %d", noHold.SearchEpisodes, noHold.HoldoutEpisodes)
 	}
@@ -194,11 +210,12 @@ func TestEvidenceBound(t *testing.T) {
 	}
 	base, _ := retry.Preset("orchestrator")
 	base.MaxRetries = 1
-	opt, _, err := Search(context.Background(), eps, base, Options{Seed: 1, Resamples: 20,
+	optAll, _, err := Search(context.Background(), eps, base, Options{Seed: 1, Resamples: 20,
 		Search: "max_retries=0..4,backoff=none,base=1s,cap=10s,budget=none,signature_halt=0,classes=baseline"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	opt := only(t, optAll)
 	for _, f := range opt.Front {
 		if f.EstimatedShare > 0.2 {
 			t.Errorf("%s is on the front with %.0f%% of its outcomes estimated", f.Policy, 100*f.EstimatedShare)
@@ -221,10 +238,11 @@ func TestConstraints(t *testing.T) {
 	space := "backoff=none,base=1s,cap=10s,budget=none,signature_halt=0"
 	att, _ := ParseConstraint("attempts <= 0.95*baseline")
 	succ, _ := ParseConstraint("success >= 0.9")
-	opt, _, err := Search(context.Background(), eps, truthBaseline(), Options{Seed: 1, Resamples: 20, Constraints: []Constraint{att, succ}, Search: space})
+	optAll, _, err := Search(context.Background(), eps, truthBaseline(), Options{Seed: 1, Resamples: 20, Constraints: []Constraint{att, succ}, Search: space})
 	if err != nil {
 		t.Fatal(err)
 	}
+	opt := only(t, optAll)
 	if opt.Pick < 0 {
 		t.Fatalf("no pick: %s", opt.NoPick)
 	}
@@ -240,10 +258,11 @@ func TestConstraints(t *testing.T) {
 		t.Errorf("picked %s: %v attempts, success %v", p.Policy, p.Search.Attempts.Value, p.Search.SuccessRate.Value)
 	}
 	never, _ := ParseConstraint("success >= 100%")
-	opt, _, err = Search(context.Background(), eps, truthBaseline(), Options{Seed: 1, Resamples: 20, Constraints: []Constraint{att, never}, Search: space})
+	optAll, _, err = Search(context.Background(), eps, truthBaseline(), Options{Seed: 1, Resamples: 20, Constraints: []Constraint{att, never}, Search: space})
 	if err != nil {
 		t.Fatal(err)
 	}
+	opt = only(t, optAll)
 	if opt.Pick >= 0 || !strings.Contains(opt.NoPick, `"success >= 100%" binds`) {
 		t.Errorf("pick %d, %q; want none, naming success >= 100%%", opt.Pick, opt.NoPick)
 	}
@@ -252,4 +271,140 @@ func TestConstraints(t *testing.T) {
 			t.Errorf("ParseConstraint(%q) = nil error", bad)
 		}
 	}
+}
+
+// loopCorpus is 100 L2 repair loops recorded under the orchestrator's 5
+// iterations, each iteration failing with a signature of its own (so no
+// non-improving stop or escalation fires): 40 pass at the first
+// iteration, 20 at the second, 10 at the third, and 30 never pass and
+// end at the fifth.
+func loopCorpus() []episode.Episode {
+	var eps []episode.Episode
+	t0 := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	add := func(passAt int) {
+		i := len(eps)
+		e := episode.Episode{Kind: episode.KindL2, ID: fmt.Sprintf("l%03d/l2", i), Run: fmt.Sprintf("l%03d", i),
+			Time: t0.Add(time.Duration(i) * time.Minute), InitialSignature: "initial"}
+		for k := 1; k <= 5; k++ {
+			if k == passAt {
+				e.Attempts, e.Success = append(e.Attempts, episode.Attempt{OK: true}), true
+				break
+			}
+			e.Attempts = append(e.Attempts, episode.Attempt{Signature: fmt.Sprintf("failure %d", k)})
+		}
+		if !e.Success {
+			e.StopReason = "budget_exceeded"
+		}
+		eps = append(eps, e)
+	}
+	for _, c := range []struct{ passAt, n int }{{1, 40}, {2, 20}, {3, 10}, {0, 30}} {
+		for range c.n {
+			add(c.passAt)
+		}
+	}
+	return eps
+}
+
+// TestSearchLoops: the L2 loops are searched as a layer of their own,
+// on their own objectives. Under k iterations the loops that pass are
+// those that passed by k: 40, 60, 70 of 100 for k = 1, 2, 3, and 70 for
+// more. The baseline's 5 iterations cost 40·1 + 20·2 + 10·3 + 30·5 = 260;
+// 3 keep its 70% for 40 + 40 + 30 + 30·3 = 200. So "success >= baseline"
+// picks 3 iterations, and the policy picked carries both layers' picks:
+// 3 iterations, and 9 retries, the fewest that keep the baseline's
+// 1023/1028 (TestSearchFindsTheTruth's arithmetic: 8 pass 1022).
+func TestSearchLoops(t *testing.T) {
+	c, _ := ParseConstraint("success >= 99%")
+	eps := append(truthCorpus(), loopCorpus()...)
+	all, _, err := Search(context.Background(), eps, truthBaseline(), Options{Seed: 1, Resamples: 20,
+		Constraints: []Constraint{c}, Search: "backoff=none,base=1s,cap=10s,budget=none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Layers) != 2 || all.Layers[1].Name != "L2 loops" {
+		t.Fatalf("layers %+v", all.Layers)
+	}
+	loops := all.Layers[1]
+	if loops.SearchEpisodes != 100 || loops.Baseline.Search.L2Iterations.Value != 260 || loops.Baseline.Search.L2SuccessRate.Value != 0.7 {
+		t.Fatalf("the baseline: %d loops, %v iterations, %v pass", loops.SearchEpisodes,
+			loops.Baseline.Search.L2Iterations.Value, loops.Baseline.Search.L2SuccessRate.Value)
+	}
+	// "success >= 99%" cannot hold for loops that passed 70% of the time
+	// under 5 iterations and pass no more under 8.
+	if loops.Pick >= 0 || !strings.Contains(loops.NoPick, `"success >= 99%" binds`) {
+		t.Errorf("pick %d (%s); want none, with success >= 99%% binding", loops.Pick, loops.NoPick)
+	}
+	base, _ := ParseConstraint(DefaultConstraint)
+	all, picked, err := Search(context.Background(), eps, truthBaseline(), Options{Seed: 1, Resamples: 20,
+		Constraints: []Constraint{base}, Search: "backoff=none,base=1s,cap=10s,budget=none,max_retries=8..10"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loops = all.Layers[1]
+	if loops.Pick < 0 {
+		t.Fatalf("no pick: %s", loops.NoPick)
+	}
+	got := loops.Front[loops.Pick]
+	if got.Search.L2Iterations.Value != 200 || got.Search.L2SuccessRate.Value != 0.7 || !strings.Contains(got.Policy, "max_iterations=3 ") {
+		t.Errorf("picked %s: %v iterations, %v pass; want 3 iterations, 200, 0.7", got.Policy,
+			got.Search.L2Iterations.Value, got.Search.L2SuccessRate.Value)
+	}
+	if picked == nil || picked.MaxIterations != 3 || picked.MaxRetries != 9 {
+		t.Errorf("the policy picked: %+v", picked)
+	}
+	for _, p := range all.Layers[0].Space {
+		if strings.Contains(p.Name, "iteration") {
+			t.Errorf("the provider layer searches %s", p.Name)
+		}
+	}
+}
+
+// TestSplitKeepsRunsWhole: the holdout takes the newest whole runs, up to
+// its share of the episodes; when one run holds most of them, it falls
+// back to the newest episodes by time.
+func TestSplitKeepsRunsWhole(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	corpus := func(sizes ...int) []episode.Episode {
+		var eps []episode.Episode
+		for r, n := range sizes {
+			for k := range n {
+				eps = append(eps, episode.Episode{Kind: episode.KindProvider, Run: fmt.Sprintf("run%d", r),
+					ID: fmt.Sprintf("run%d/%d", r, k), Time: t0.Add(time.Duration(r)*time.Hour + time.Duration(k)*time.Minute)})
+			}
+		}
+		return eps
+	}
+	for _, tt := range []struct {
+		sizes      []int
+		wantHold   int
+		wantWholly bool
+	}{
+		{[]int{10, 10, 10, 10, 10, 10, 10, 10, 10, 10}, 30, true}, // three newest runs
+		{[]int{40, 40, 10, 10}, 20, true},                         // 30 of 100 is 2 runs of 10 (and not the 40)
+		{[]int{5, 95}, 30, false},                                 // the newest run alone is 95: by time
+	} {
+		search, hold := split(corpus(tt.sizes...), 0.3)
+		if len(hold) != tt.wantHold || len(search)+len(hold) != sumOf(tt.sizes) {
+			t.Errorf("%v: held %d of %d, want %d", tt.sizes, len(hold), len(search)+len(hold), tt.wantHold)
+		}
+		runsHeld := map[string]bool{}
+		for _, e := range hold {
+			runsHeld[e.Run] = true
+		}
+		cut := false
+		for _, e := range search {
+			cut = cut || runsHeld[e.Run]
+		}
+		if cut == tt.wantWholly {
+			t.Errorf("%v: a run cut in two: %v, want %v", tt.sizes, cut, !tt.wantWholly)
+		}
+	}
+}
+
+func sumOf(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
 }

@@ -31,10 +31,12 @@ type param struct {
 // durations are the waits the backoff's base and cap are searched over.
 var durations = []string{"250ms", "500ms", "1s", "2s", "5s"}
 
-// params are the parameters searched, in the order a policy's settings
-// are written. The ranges stay within what a policy file may say
-// (retry.MaxRetriesCap) and around the presets' own values.
-func params(classes []failure.Class, base *retry.Policy) []param {
+// providerParams are the parameters of provider requests searched, in
+// the order a policy's settings are written. The ranges stay within what
+// a policy file may say (retry.MaxRetriesCap) and around the presets'
+// own values. The backoff's schedule is also its jitter: none, full,
+// equal, decorrelated or proportional.
+func providerParams(classes []failure.Class, base *retry.Policy) []param {
 	// Which failure classes are retried: the baseline's set, or that set
 	// with one class the episodes failed with taken out (-class) or put
 	// in (+class).
@@ -130,6 +132,42 @@ func params(classes []failure.Class, base *retry.Policy) []param {
 	}
 }
 
+// loopParams are the parameters of the L2 repair loop (with L2 loops)
+// and the L3 diagnosis trigger (with L3 steps), named as a policy file
+// names them. The orchestrator runs 5 iterations, stops after 2
+// non-improving ones, escalates after 2 of either kind once, and
+// diagnoses after 2 identical patch-apply failures.
+func loopParams(l2, l3 bool) []param {
+	count := func(name string, lo, hi int, doc string, to func(p *retry.Policy) *int) param {
+		return param{name: name, values: ints(lo, hi), doc: doc, set: func(p *retry.Policy, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n > retry.MaxRetriesCap {
+				return fmt.Errorf("%s %q: a whole number from 0 to %d", name, v, retry.MaxRetriesCap)
+			}
+			*to(p) = n
+			return nil
+		}}
+	}
+	var out []param
+	if l2 {
+		out = append(out,
+			count("max_iterations", 1, 8, "the L2 loop's repair iterations (1 to 8)", func(p *retry.Policy) *int { return &p.MaxIterations }),
+			count("non_improving_stop", 0, 4, "stop the loop after this many identical failure signatures in a row (0: never)",
+				func(p *retry.Policy) *int { return &p.NonImprovingStop }),
+			count("escalation.non_improving", 0, 3, "escalate to L3 after this many identical signatures in a row (0: never for this)",
+				func(p *retry.Policy) *int { return &p.Escalation.NonImproving }),
+			count("escalation.patch_apply_failures", 0, 3, "escalate to L3 after this many patches in a row that fail to apply (0: never for this)",
+				func(p *retry.Policy) *int { return &p.Escalation.PatchApplyFailures }),
+			count("escalation.max_escalations", 0, 1, "whether a loop may escalate at all (0: never, 1: once)",
+				func(p *retry.Policy) *int { return &p.Escalation.MaxEscalations }))
+	}
+	if l3 {
+		out = append(out, count("diagnosis_after", 0, 4, "start an L3 diagnosis after this many identical patch-apply failures (0: never)",
+			func(p *retry.Policy) *int { return &p.DiagnosisAfter }))
+	}
+	return out
+}
+
 func ints(lo, hi int) []string {
 	var out []string
 	for i := lo; i <= hi; i++ {
@@ -143,43 +181,76 @@ type Space struct {
 	params []param
 }
 
-// NewSpace is the default space of changes to base for episodes that
-// failed with classes, narrowed by search: "max_retries=0..4,backoff=full|decorrelated". A
-// narrowing names a parameter and its values, a range of whole numbers
-// lo..hi or alternatives a|b; every value is checked as a policy would
-// take it.
-func NewSpace(classes []failure.Class, base *retry.Policy, search string) (Space, error) {
-	ps := params(classes, base)
-	if strings.TrimSpace(search) == "" {
-		return Space{ps}, nil
+// A narrowing is one item of --search: a parameter and its values.
+type narrowing struct {
+	name   string
+	values []string
+}
+
+// allParams are every parameter either layer may search, for checking a
+// narrowing before any episode is read.
+func allParams() []param {
+	return append(providerParams(nil, &retry.Policy{}), loopParams(true, true)...)
+}
+
+// CheckSearch checks a --search value: see parseSearch.
+func CheckSearch(search string) error {
+	if _, err := parseSearch(search); err != nil {
+		return fmt.Errorf("--search %w", err)
 	}
+	return nil
+}
+
+// parseSearch reads a narrowing of the space, such as
+// "max_retries=0..4,backoff=full|decorrelated": each item names a
+// parameter and its values, a range of whole numbers lo..hi or
+// alternatives a|b; every value is checked as a policy would take it.
+func parseSearch(search string) ([]narrowing, error) {
+	if strings.TrimSpace(search) == "" {
+		return nil, nil
+	}
+	ps := allParams()
+	var out []narrowing
 	for _, item := range strings.Split(search, ",") {
 		name, vals, ok := strings.Cut(strings.TrimSpace(item), "=")
+		name = strings.TrimSpace(name)
 		i := slices.IndexFunc(ps, func(p param) bool { return p.name == name })
 		if !ok || i < 0 {
 			var names []string
 			for _, p := range ps {
 				names = append(names, p.name)
 			}
-			return Space{}, fmt.Errorf("--search %q: name=values, where name is one of %s", item, strings.Join(names, ", "))
+			return nil, fmt.Errorf("%q: name=values, where name is one of %s", item, strings.Join(names, ", "))
 		}
 		var values []string
 		if lo, hi, isRange := strings.Cut(vals, ".."); isRange {
-			a, err1 := strconv.Atoi(lo)
-			b, err2 := strconv.Atoi(hi)
+			a, err1 := strconv.Atoi(strings.TrimSpace(lo))
+			b, err2 := strconv.Atoi(strings.TrimSpace(hi))
 			if err1 != nil || err2 != nil || a > b {
-				return Space{}, fmt.Errorf("--search %q: a range is lo..hi, whole numbers, lo first", item)
+				return nil, fmt.Errorf("%q: a range is lo..hi, whole numbers, lo first", item)
 			}
 			values = ints(a, b)
 		} else {
-			values = strings.Split(vals, "|")
+			for _, v := range strings.Split(vals, "|") {
+				values = append(values, strings.TrimSpace(v))
+			}
 		}
 		for _, v := range values {
 			if err := ps[i].set(&retry.Policy{Backoff: retry.Orchestrator}, v); err != nil {
-				return Space{}, fmt.Errorf("--search: %w", err)
+				return nil, err
 			}
 		}
-		ps[i].values = values
+		out = append(out, narrowing{name, values})
+	}
+	return out, nil
+}
+
+// narrowSpace is ps with the values narrow gives them.
+func narrowSpace(ps []param, narrow []narrowing) (Space, error) {
+	for _, n := range narrow {
+		if i := slices.IndexFunc(ps, func(p param) bool { return p.name == n.name }); i >= 0 {
+			ps[i].values = n.values
+		}
 	}
 	return Space{ps}, nil
 }
@@ -231,6 +302,16 @@ func (s Space) draw(n int, r *rand.Rand) []setting {
 	return out
 }
 
+// apply changes p by st.
+func (s Space) apply(p *retry.Policy, st setting) error {
+	for i, prm := range s.params {
+		if err := prm.set(p, prm.values[st[i]]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // policy is base changed by st, named for its settings.
 func (s Space) policy(base *retry.Policy, st setting) (*retry.Policy, []string, error) {
 	p := base.Clone()
@@ -244,4 +325,30 @@ func (s Space) policy(base *retry.Policy, st setting) (*retry.Policy, []string, 
 	}
 	p.Name = strings.Join(words, " ")
 	return p, words, nil
+}
+
+// ReadSearchFile reads a search file, name being its path for errors: a
+// narrowing per line, "max_retries=0..4" or "max_retries: 0..4", with #
+// comments and blank lines. It returns the narrowing as --search writes
+// it.
+func ReadSearchFile(name string, data []byte) (string, error) {
+	var items []string
+	for i, line := range strings.Split(string(data), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if k, v, ok := strings.Cut(line, ":"); ok && !strings.Contains(k, "=") {
+			line = strings.TrimSpace(k) + "=" + strings.TrimSpace(v)
+		}
+		if strings.Contains(line, ",") {
+			return "", fmt.Errorf("%s:%d: one parameter per line, got %q", name, i+1, line)
+		}
+		if _, err := parseSearch(line); err != nil {
+			return "", fmt.Errorf("%s:%d: %w", name, i+1, err)
+		}
+		items = append(items, line)
+	}
+	return strings.Join(items, ","), nil
 }

@@ -12,10 +12,13 @@ import (
 // PolicyFile writes p as a policy file (rules/retry/policyfile's format)
 // that extends the preset extends and sets what the search varies, so
 // that `simulate --policy`, `exec` and the rest read back the policy the
-// search picked.
-func PolicyFile(p *retry.Policy, name, extends string) []byte {
+// search picked. notes go first, as comments.
+func PolicyFile(p *retry.Policy, name, extends string, notes ...string) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Written by orchstat simulate --optimize: %s\n", p.Name)
+	for _, n := range notes {
+		fmt.Fprintf(&b, "# %s\n", n)
+	}
 	fmt.Fprintf(&b, "name: %s\n", strconv.Quote(name))
 	if extends != "" {
 		fmt.Fprintf(&b, "extends: %s\n", extends)
@@ -47,5 +50,11 @@ func PolicyFile(p *retry.Policy, name, extends string) []byte {
 		fmt.Fprintf(&b, "budget: {ratio: %s, max_tokens: %s}\n",
 			strconv.FormatFloat(p.Budget.Ratio, 'g', -1, 64), strconv.FormatFloat(p.Budget.MaxTokens, 'g', -1, 64))
 	}
+	fmt.Fprintf(&b, "max_iterations: %d\n", p.MaxIterations)
+	fmt.Fprintf(&b, "non_improving_stop: %d\n", p.NonImprovingStop)
+	e := p.Escalation
+	fmt.Fprintf(&b, "escalation: {non_improving: %d, patch_apply_failures: %d, max_escalations: %d}\n",
+		e.NonImproving, e.PatchApplyFailures, e.MaxEscalations)
+	fmt.Fprintf(&b, "diagnosis_after: %d\n", p.DiagnosisAfter)
 	return []byte(b.String())
 }

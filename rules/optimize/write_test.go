@@ -8,11 +8,11 @@ import (
 	"github.com/orchstat/orchstat/rules/retry/policyfile"
 )
 
-// TestPolicyFileReadsBack: every setting the search varies, written as a
-// policy file, is read back by the policy file parser as the same policy.
+// TestPolicyFileReadsBack: every setting the search varies, in either
+// layer, written as a policy file, is read back by the policy file parser as the same policy.
 func TestPolicyFileReadsBack(t *testing.T) {
 	base, _ := retry.Preset("orchestrator")
-	space, err := NewSpace(failedClasses(truthCorpus()), base, "")
+	space, err := narrowSpace(append(providerParams(failedClasses(truthCorpus()), base), loopParams(true, true)...), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,6 +27,8 @@ func TestPolicyFileReadsBack(t *testing.T) {
 			t.Fatalf("%s:\n%s\n%v", p.Name, data, err)
 		}
 		if got.MaxRetries != p.MaxRetries || got.Backoff != p.Backoff || got.SignatureHalt != p.SignatureHalt ||
+			got.MaxIterations != p.MaxIterations || got.NonImprovingStop != p.NonImprovingStop ||
+			got.Escalation != p.Escalation || got.DiagnosisAfter != p.DiagnosisAfter ||
 			(got.Budget == nil) != (p.Budget == nil) || (got.Budget != nil && *got.Budget != *p.Budget) {
 			t.Errorf("%s:\n%s\nread back as %+v", p.Name, data, got)
 		}

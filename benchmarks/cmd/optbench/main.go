@@ -82,19 +82,20 @@ func main() {
 	fmt.Printf("peak RSS %d MB\n", ru.Maxrss/1024)
 }
 
-func run(eps []episode.Episode, base *retry.Policy, o optimize.Options) (*simulated.Optimization, time.Duration) {
+// run searches eps, provider requests alone: one layer.
+func run(eps []episode.Episode, base *retry.Policy, o optimize.Options) (*simulated.Layer, time.Duration) {
 	start := time.Now()
 	opt, _, err := optimize.Search(context.Background(), eps, base, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	return opt, time.Since(start)
+	return &opt.Layers[0], time.Since(start)
 }
 
 // fronts are a front's points, success and attempts, most success
 // first: two searches find the same front when these agree.
-func fronts(o *simulated.Optimization) []string {
+func fronts(o *simulated.Layer) []string {
 	var out []string
 	for _, c := range o.Front {
 		out = append(out, fmt.Sprintf("%.4f/%.0f", c.Search.SuccessRate.Value, c.Search.Attempts.Value))
