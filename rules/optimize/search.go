@@ -2,9 +2,9 @@ package optimize
 
 import (
 	"cmp"
-	"maps"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -515,4 +515,3 @@ func crowding(obj map[int][]float64, level map[int]int) map[int]float64 {
 	}
 	return out
 }
-
