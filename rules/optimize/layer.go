@@ -111,12 +111,6 @@ func (l *layer) value(r simulated.Result, i int) float64 {
 	return simulated.ObjectiveValue(r, l.objectives[i].Key)
 }
 
-// timeAt is the index of time to resolution among the objectives, -1
-// when the layer does not weigh it.
-func (l *layer) timeAt() int {
-	return slices.IndexFunc(l.objectives, func(o simulated.Objective) bool { return o.Key == "resolution_p95_seconds" })
-}
-
 // estimatedShare is the share of r's outcomes in this layer estimated
 // beyond the record. An L3 step's diagnoses are always replayed from the
 // record.

@@ -36,19 +36,14 @@ type Options struct {
 	Search string
 	// Resamples are the bootstrap's, for the final figures' intervals.
 	Resamples int
-	// Exhaustive replays every candidate on every episode, with no
-	// halving: the yardstick the halving is measured against
-	// (benchmarks/cmd/optbench).
-	Exhaustive bool
+	// Naive computes every candidate's intervals, as simulate does for
+	// the policies it is named, not the front's alone: the yardstick the
+	// search is measured against (benchmarks/cmd/optbench).
+	Naive bool
 }
 
 // DefaultConstraint is the constraint a search without one picks by.
 const DefaultConstraint = "success >= baseline"
-
-// minRung is the fewest episodes a rung of the successive halving
-// replays: on fewer, one episode's outcome would decide which policies go
-// on.
-const minRung = 300
 
 // Search finds, for each layer of the retry core the episodes exercise,
 // the Pareto front of policies, changes of baseline drawn from the
@@ -60,11 +55,16 @@ const minRung = 300
 // would, at the cost of a sum rather than a product. The returned policy
 // is the baseline with each layer's pick, nil when no layer has one.
 //
-// A layer's search is successive halving: every candidate is replayed on
-// a ninth of the episodes (whole runs, drawn by the seed), the best third
-// by Pareto rank go on to a third, and the best third of those to all of
-// them; on fewer than 9×minRung episodes it starts later, and on fewer
-// than 3×minRung it replays every candidate on every episode.
+// A layer's search is a random search: --candidates policies drawn from
+// the space, each replayed on every search episode, so that its front is
+// exactly the front of the policies drawn. Each is replayed once for its
+// figures alone; the front, and the policies beyond the evidence that
+// would be on it, are replayed again for their intervals. Successive
+// halving, which replays every candidate on a sample of the runs first,
+// was built and measured here and removed: a sample cannot see the rare
+// failures that set the most successful policies apart, so its front
+// missed some of them, and its first rungs kept most candidates, saving
+// too little to pay for it (benchmarks/EARLIER.md).
 func Search(ctx context.Context, eps []episode.Episode, baseline *retry.Policy, o Options) (*simulated.Optimization, *retry.Policy, error) {
 	o = o.withDefaults()
 	narrow, err := parseSearch(o.Search)
@@ -148,70 +148,66 @@ func searchLayer(ctx context.Context, l layer, space Space, baseline *retry.Poli
 		out.Constraints = append(out.Constraints, c.Text)
 	}
 
-	// Successive halving over growing shares of the search episodes.
-	order := byRun(search, r)
-	alive := make([]int, len(pols))
-	for i := range alive {
-		alive[i] = i
+	// Every candidate on every search episode, its figures alone (one
+	// total, nothing kept for resampling, so that memory does not grow
+	// with the candidates); the front, and the policies beyond the
+	// evidence that would be on it, from those; then those alone replayed
+	// again for their intervals.
+	pass := replay.Options{Seed: o.Seed, Resamples: 1, Blocks: 1}
+	if o.Naive {
+		pass = replay.Options{Seed: o.Seed, Resamples: o.Resamples}
 	}
-	shares := rungs(len(search))
-	if o.Exhaustive {
-		shares = nil
-	}
-	for _, share := range shares {
-		subset := order[:max(1, int(math.Round(float64(len(order))*share)))]
-		res, err := replay.Simulate(ctx, subset, baseline, policiesOf(pols, alive), replay.Options{Seed: o.Seed, Resamples: 1})
-		if err != nil {
-			return simulated.Layer{}, nil, err
-		}
-		out.Replays += len(subset) * (len(alive) + 1)
-		next := l.survivors(res[1:], o.EvidenceBound, len(subset))
-		for k, i := range next {
-			next[k] = alive[i]
-		}
-		alive = next
-	}
-	ps := policiesOf(pols, alive)
-	res, err := replay.Simulate(ctx, search, baseline, ps, replay.Options{Seed: o.Seed, Resamples: o.Resamples})
+	points, err := replay.Simulate(ctx, search, baseline, pols, pass)
 	if err != nil {
 		return simulated.Layer{}, nil, err
 	}
-	out.Replays += len(search) * (len(ps) + 1)
-	base := res[0]
-	l.weigh(base)
+	out.Replays += len(search) * (len(pols) + 1)
+	l.weigh(points[0])
 	out.Objectives = l.objectives
-	out.Baseline = simulated.Candidate{Policy: baseline.Name, Search: base, EstimatedShare: l.estimatedShare(base)}
-
-	// The front within the evidence bound, and the policies that would be
-	// on it but for their estimated outcomes.
 	var within, beyond []int
-	for i, r := range res[1:] {
+	for i, r := range points[1:] {
 		if l.estimatedShare(r) > o.EvidenceBound {
 			beyond = append(beyond, i)
 		} else {
 			within = append(within, i)
 		}
 	}
-	candidate := func(i int) simulated.Candidate {
-		a := alive[i]
-		return simulated.Candidate{Policy: pols[a].Name, Settings: settings[a], Search: res[1+i], EstimatedShare: l.estimatedShare(res[1+i])}
-	}
-	front := l.nonDominated(res[1:], within)
-	for _, i := range l.nonDominated(res[1:], append(slices.Clone(within), beyond...)) {
-		if l.estimatedShare(res[1+i]) > o.EvidenceBound {
-			out.Beyond = append(out.Beyond, candidate(i))
+	front := l.nonDominated(points[1:], within)
+	var apart []int
+	for _, i := range l.nonDominated(points[1:], append(slices.Clone(within), beyond...)) {
+		if l.estimatedShare(points[1+i]) > o.EvidenceBound {
+			apart = append(apart, i)
 		}
 	}
 	success := l.objectives[0].Key
 	slices.SortStableFunc(front, func(a, b int) int {
-		ra, rb := res[1+a], res[1+b]
+		ra, rb := points[1+a], points[1+b]
 		return cmp.Or(cmp.Compare(simulated.ObjectiveValue(rb, success), simulated.ObjectiveValue(ra, success)),
 			cmp.Compare(l.value(ra, 1), l.value(rb, 1)))
 	})
+	shown := append(slices.Clone(front), apart...)
+	res := []simulated.Result{points[0]}
+	for _, i := range shown {
+		res = append(res, points[1+i])
+	}
+	if !o.Naive {
+		res, err = replay.Simulate(ctx, search, baseline, policiesOf(pols, shown), replay.Options{Seed: o.Seed, Resamples: o.Resamples})
+		if err != nil {
+			return simulated.Layer{}, nil, err
+		}
+		out.Replays += len(search) * (len(shown) + 1)
+	}
+	base := res[0]
+	out.Baseline = simulated.Candidate{Policy: baseline.Name, Search: base, EstimatedShare: l.estimatedShare(base)}
 	var frontPols []*retry.Policy
-	for _, i := range front {
-		out.Front = append(out.Front, candidate(i))
-		frontPols = append(frontPols, ps[i])
+	for k, a := range shown {
+		c := simulated.Candidate{Policy: pols[a].Name, Settings: settings[a], Search: res[1+k], EstimatedShare: l.estimatedShare(res[1+k])}
+		if k < len(front) {
+			out.Front = append(out.Front, c)
+			frontPols = append(frontPols, pols[a])
+		} else {
+			out.Beyond = append(out.Beyond, c)
+		}
 	}
 
 	if len(hold) > 0 && len(frontPols) > 0 {
@@ -231,7 +227,7 @@ func searchLayer(ctx context.Context, l layer, space Space, baseline *retry.Poli
 	if out.Pick < 0 {
 		return out, nil, nil
 	}
-	return out, drawn[alive[front[out.Pick]]], nil
+	return out, drawn[shown[out.Pick]], nil
 }
 
 func policiesOf(pols []*retry.Policy, idx []int) []*retry.Policy {
@@ -328,60 +324,16 @@ func failedClasses(eps []episode.Episode) []failure.Class {
 	return out
 }
 
-// byRun is eps with their runs in an order drawn by r, each run's
-// episodes together: a prefix is then a sample of whole runs, as the
-// replay's limits per run need.
-func byRun(eps []episode.Episode, r *rand.Rand) []episode.Episode {
-	var runs []string
-	of := map[string][]episode.Episode{}
-	for _, e := range eps {
-		if _, ok := of[e.Run]; !ok {
-			runs = append(runs, e.Run)
-		}
-		of[e.Run] = append(of[e.Run], e)
-	}
-	r.Shuffle(len(runs), func(i, j int) { runs[i], runs[j] = runs[j], runs[i] })
-	out := make([]episode.Episode, 0, len(eps))
-	for _, run := range runs {
-		out = append(out, of[run]...)
-	}
-	return out
-}
-
-// rungs are the shares of the episodes each rung but the last replays.
-func rungs(n int) []float64 {
-	switch {
-	case n >= 9*minRung:
-		return []float64{1.0 / 9, 1.0 / 3}
-	case n >= 3*minRung:
-		return []float64{1.0 / 3}
-	}
-	return nil
-}
-
-// timeTolerance is how far apart two times to resolution must be to
-// differ: the replay reads quantiles from a histogram to within 10%, and
-// the waits it draws differ from policy to policy by chance alone.
-const timeTolerance = 0.1
-
 // dominates reports whether a is nowhere worse than b and better
-// somewhere by more than slack, a share of the larger value (and, with
-// any slack, time to resolution, the last objective, by more than
-// timeTolerance). Slack only makes a policy harder to beat: on a sample
-// a policy is dropped only for one clearly better somewhere and no worse
-// anywhere. With none, as on the final rung, every objective is compared
-// exactly, and the front keeps the fastest of otherwise equal policies.
-func dominates(a, b []float64, slack float64, timeAt int) bool {
+// somewhere, every objective compared exactly: of otherwise equal
+// policies the front keeps the fastest.
+func dominates(a, b []float64) bool {
 	better := false
 	for i := range a {
 		if a[i] > b[i] {
 			return false
 		}
-		tol := slack * max(math.Abs(a[i]), math.Abs(b[i]))
-		if i == timeAt && slack > 0 {
-			tol = max(tol, timeTolerance*max(math.Abs(a[i]), math.Abs(b[i])))
-		}
-		if a[i] < b[i]-tol {
+		if a[i] < b[i] {
 			better = true
 		}
 	}
@@ -401,7 +353,7 @@ func (l *layer) nonDominated(rs []simulated.Result, idx []int) []int {
 		vi := obj[i]
 		dominated := false
 		for _, j := range idx {
-			if j != i && dominates(obj[j], vi, 0, l.timeAt()) {
+			if j != i && dominates(obj[j], vi) {
 				dominated = true
 				break
 			}
@@ -409,108 +361,6 @@ func (l *layer) nonDominated(rs []simulated.Result, idx []int) []int {
 		if k := fmt.Sprint(vi); !dominated && !seen[k] {
 			seen[k] = true
 			out = append(out, i)
-		}
-	}
-	return out
-}
-
-// survivors are the indexes of rs a rung keeps: the best third of the
-// policies within the evidence bound and the best third of those beyond
-// it, each group ranked on its own (see rank), so that the policies to
-// set apart as beyond the evidence reach the last rung too; and the
-// whole first front of each, however many, since a point of it may be
-// on the front of all the episodes.
-func (l *layer) survivors(rs []simulated.Result, bound float64, n int) []int {
-	var within, beyond []int
-	for i, r := range rs {
-		if l.estimatedShare(r) > bound {
-			beyond = append(beyond, i)
-		} else {
-			within = append(within, i)
-		}
-	}
-	var out []int
-	for _, group := range [][]int{within, beyond} {
-		ranked, first := l.rank(rs, group, n)
-		out = append(out, ranked[:max(first, int(math.Ceil(float64(len(ranked))/3)))]...)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// rank orders the policies idx of rs best first, and counts the first
-// front (first), as NSGA-II does: by
-// Pareto front (the non-dominated first, then those only they dominate,
-// and so on), and within a front by crowding distance, the widest gaps
-// first, so that a cut keeps the front's whole spread (its cheapest and
-// its most successful ends included) rather than one end of it. It ranks
-// replays of a sample of n episodes, so a policy dominates another only
-// by more than the sample's noise, two standard errors of a share (2/√n
-// of the value): a rung on a third of the runs must not drop a policy
-// that the runs it did not see would favour.
-func (l *layer) rank(rs []simulated.Result, idx []int, n int) (ranked []int, first int) {
-	slack := 2 / math.Sqrt(float64(max(n, 1)))
-	obj := map[int][]float64{}
-	for _, i := range idx {
-		obj[i] = l.values(rs[i])
-	}
-	level := map[int]int{}
-	left := slices.Clone(idx)
-	timeAt := l.timeAt()
-	for depth := 0; len(left) > 0; depth++ {
-		var next, front []int
-		for _, i := range left {
-			if slices.ContainsFunc(left, func(j int) bool { return j != i && dominates(obj[j], obj[i], slack, timeAt) }) {
-				next = append(next, i)
-			} else {
-				front = append(front, i)
-			}
-		}
-		if len(front) == 0 { // a cycle of slack-dominance: take the rest as one front
-			front, next = left, nil
-		}
-		for _, i := range front {
-			level[i] = depth
-		}
-		left = next
-	}
-	crowd := crowding(obj, level)
-	out := slices.Clone(idx)
-	slices.SortStableFunc(out, func(a, b int) int {
-		return cmp.Or(cmp.Compare(level[a], level[b]), cmp.Compare(crowd[b], crowd[a]))
-	})
-	for _, i := range idx {
-		if level[i] == 0 {
-			first++
-		}
-	}
-	return out, first
-}
-
-// crowding is each point's crowding distance within its front: the sum,
-// over objectives, of the gap between its neighbours, scaled by the
-// front's range; a front's ends are infinitely far.
-func crowding(obj map[int][]float64, level map[int]int) map[int]float64 {
-	byLevel := map[int][]int{}
-	for i, l := range level {
-		byLevel[l] = append(byLevel[l], i)
-	}
-	out := map[int]float64{}
-	for _, f := range byLevel {
-		slices.Sort(f)
-		if len(f) == 0 {
-			continue
-		}
-		for k := range obj[f[0]] {
-			slices.SortStableFunc(f, func(a, b int) int { return cmp.Compare(obj[a][k], obj[b][k]) })
-			lo, hi := obj[f[0]][k], obj[f[len(f)-1]][k]
-			out[f[0]], out[f[len(f)-1]] = math.Inf(1), math.Inf(1)
-			if hi == lo || math.IsInf(hi-lo, 0) {
-				continue
-			}
-			for j := 1; j < len(f)-1; j++ {
-				out[f[j]] += (obj[f[j+1]][k] - obj[f[j-1]][k]) / (hi - lo)
-			}
 		}
 	}
 	return out

@@ -1,5 +1,6 @@
-// Command optbench times `simulate --optimize`'s search against
-// replaying every candidate on every episode, on generated provider
+// Command optbench times `simulate --optimize`'s search against the
+// naive way to evaluate every candidate in full, replaying each with its
+// intervals as simulate replays a named policy, on generated provider
 // requests whose retries pass with a known chance, and says whether the
 // two find the same front.
 //
@@ -29,11 +30,11 @@ func main() {
 	n := flag.Int("episodes", 100_000, "provider-request episodes")
 	runs := flag.Int("runs", 2_000, "runs they belong to")
 	candidates := flag.Int("candidates", 500, "policies drawn")
-	resamples := flag.Int("resamples", 20, "bootstrap resamples of the final figures")
+	resamples := flag.Int("resamples", 200, "bootstrap resamples of the front's figures (simulate's default)")
 	seed := flag.Uint64("seed", 1, "seed")
-	full := flag.Bool("full", true, "also replay every candidate on every episode, and compare")
+	full := flag.Bool("full", true, "also evaluate every candidate the naive way, and compare")
 	verbose := flag.Bool("v", false, "print both fronts")
-	cpuprofile := flag.String("cpuprofile", "", "write the halving search's CPU profile to this file")
+	cpuprofile := flag.String("cpuprofile", "", "write the search's CPU profile to this file")
 	flag.Parse()
 
 	eps := episodes(*n, *runs, *seed)
@@ -50,31 +51,22 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	halved, t1 := run(eps, base, o)
+	searched, t1 := run(eps, base, o)
 	pprof.StopCPUProfile()
-	fmt.Printf("halving:    %d candidates, %d episode replays, %.1f s, front of %d\n", halved.Tried, halved.Replays, t1.Seconds(), len(halved.Front))
-	if !*full {
-		return
-	}
-	o.Exhaustive = true
-	every, t2 := run(eps, base, o)
-	fmt.Printf("exhaustive: %d candidates, %d episode replays, %.1f s, front of %d\n", every.Tried, every.Replays, t2.Seconds(), len(every.Front))
-	fmt.Printf("halving / exhaustive: time %.2f, replays %.2f\n", t1.Seconds()/t2.Seconds(), float64(halved.Replays)/float64(every.Replays))
-	a, b := fronts(halved), fronts(every)
-	if slices.Equal(a, b) {
-		fmt.Println("the same front")
-	} else {
-		on := 0
-		for _, p := range a {
-			if slices.Contains(b, p) {
-				on++
-			}
+	fmt.Printf("search: %d candidates, %d episode replays, %.1f s, front of %d\n", searched.Tried, searched.Replays, t1.Seconds(), len(searched.Front))
+	if *full {
+		o.Naive = true
+		naive, t2 := run(eps, base, o)
+		fmt.Printf("naive:  %d candidates, %d episode replays, %.1f s, front of %d\n", naive.Tried, naive.Replays, t2.Seconds(), len(naive.Front))
+		fmt.Printf("search / naive: time %.2f\n", t1.Seconds()/t2.Seconds())
+		a, b := fronts(searched), fronts(naive)
+		if slices.Equal(a, b) {
+			fmt.Println("the same front, policy for policy")
+		} else {
+			fmt.Printf("different fronts:\n  search: %s\n  naive:  %s\n", strings.Join(a, "; "), strings.Join(b, "; "))
 		}
-		ends := len(a) > 0 && len(b) > 0 && a[0] == b[0] && a[len(a)-1] == b[len(b)-1]
-		fmt.Printf("halving's front: %d points, %d of them on the exhaustive front of %d; both ends (most success, fewest attempts) found: %v\n",
-			len(a), on, len(b), ends)
 		if *verbose {
-			fmt.Printf("  halving:    %s\n  exhaustive: %s\n", strings.Join(a, "; "), strings.Join(b, "; "))
+			fmt.Printf("  %s\n", strings.Join(a, "\n  "))
 		}
 	}
 	var ru syscall.Rusage
@@ -93,12 +85,12 @@ func run(eps []episode.Episode, base *retry.Policy, o optimize.Options) (*simula
 	return &opt.Layers[0], time.Since(start)
 }
 
-// fronts are a front's points, success and attempts, most success
-// first: two searches find the same front when these agree.
+// fronts are a front's policies with their success and attempts, most
+// success first: two searches find the same front when these agree.
 func fronts(o *simulated.Layer) []string {
 	var out []string
 	for _, c := range o.Front {
-		out = append(out, fmt.Sprintf("%.4f/%.0f", c.Search.SuccessRate.Value, c.Search.Attempts.Value))
+		out = append(out, fmt.Sprintf("%s: %.4f/%.0f", c.Policy, c.Search.SuccessRate.Value, c.Search.Attempts.Value))
 	}
 	return out
 }
