@@ -120,3 +120,36 @@ func TestSimulateOptimizePage(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulateOptimizeRealRecords: on the real records read as one
+// folder, every system in scope is searched or named as left out, with
+// why.
+func TestSimulateOptimizeRealRecords(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat(externalData); err != nil {
+		t.Skip("../shared/testdata-external is absent")
+	}
+	db := filepath.Join(t.TempDir(), "s.duckdb")
+	code, stdout, stderr := runCLI(t, "", "--db", db, "simulate", externalData, "--optimize", "--candidates", "40",
+		"--resamples", "20", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var out struct {
+		Summary      string                  `json:"summary"`
+		Optimization *simulated.Optimization `json:"optimization"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Optimization == nil || out.Optimization.System != "claude-code" || len(out.Optimization.Layers) == 0 ||
+		len(out.Optimization.Layers[0].Front) == 0 {
+		t.Fatalf("the search: %+v", out.Optimization)
+	}
+	for _, want := range []string{"Replays claude-code's", "claudestrator's 17 record runs (--optimize searches",
+		"factory's 138 record runs (", "codex's 322 model calls (", "otel's", "orchestrator's 7 runs (with nothing to replay"} {
+		if !strings.Contains(out.Summary, want) {
+			t.Errorf("the summary lacks %q: %s", want, out.Summary)
+		}
+	}
+}

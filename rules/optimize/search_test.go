@@ -2,6 +2,7 @@ package optimize
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -407,4 +408,40 @@ func sumOf(xs []int) int {
 		n += x
 	}
 	return n
+}
+
+// TestSameSeedSameFront: the same seed draws the same candidates and
+// finds the same front, figure for figure; and the front is the one
+// found by computing every candidate's intervals (Naive), policy for
+// policy, since every candidate is replayed on every episode.
+func TestSameSeedSameFront(t *testing.T) {
+	eps := append(truthCorpus(), loopCorpus()...)
+	search := func(o Options) *simulated.Optimization {
+		t.Helper()
+		o.Seed, o.Candidates, o.Resamples, o.Holdout = 7, 120, 20, 0.3
+		out, _, err := Search(context.Background(), eps, truthBaseline(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	a, b := search(Options{}), search(Options{})
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if string(ja) != string(jb) {
+		t.Fatal("the same seed found two different searches")
+	}
+	naive := search(Options{Naive: true})
+	for k := range a.Layers {
+		var got, want []string
+		for _, c := range a.Layers[k].Front {
+			got = append(got, c.Policy)
+		}
+		for _, c := range naive.Layers[k].Front {
+			want = append(want, c.Policy)
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") || len(got) == 0 {
+			t.Errorf("%s: the front\n%s\nthe naive front\n%s", a.Layers[k].Name, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
 }
