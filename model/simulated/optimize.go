@@ -11,6 +11,8 @@ type Optimization struct {
 	// Settings are how the search ran, so a reader can run it again.
 	Settings SearchSettings `json:"settings"`
 	Layers   []Layer        `json:"layers"`
+	// Notes say what in scope was not searched, and why.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Layer is one layer's search: its objectives and space, the baseline,

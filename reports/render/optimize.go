@@ -215,8 +215,9 @@ func optimizationFooter(l *simulated.Layer) []string {
 	return out
 }
 
-// renderOptimization draws --optimize's search, a layer after another.
-func renderOptimization(w io.Writer, opt *simulated.Optimization, f Format, width int) error {
+// renderOptimization draws --optimize's search, a layer after another,
+// then what was not searched (to errw with CSV, which holds tables only).
+func renderOptimization(w, errw io.Writer, opt *simulated.Optimization, f Format, width int) error {
 	for k := range opt.Layers {
 		l := &opt.Layers[k]
 		tables := optimizationTables(opt, l, width)
@@ -256,6 +257,14 @@ func renderOptimization(w io.Writer, opt *simulated.Optimization, f Format, widt
 			}
 		}
 	}
+	for _, n := range opt.Notes {
+		if f == FormatCSV {
+			fmt.Fprintf(errw, "orchstat: %s\n", EscapeControls(n))
+			continue
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, WrapText(n, width))
+	}
 	return nil
 }
 
@@ -271,6 +280,9 @@ func optimizationPage(w io.Writer, sim *simulated.Simulation) error {
 	for k := range opt.Layers {
 		l := &opt.Layers[k]
 		page.Lines = append(page.Lines, escapeControls(optimizationLines(opt, l)[0]))
+	}
+	for _, n := range opt.Notes {
+		page.Lines = append(page.Lines, escapeControls(n))
 	}
 	for k := range opt.Layers {
 		l := &opt.Layers[k]

@@ -51,7 +51,7 @@ func RenderSimulation(w, errw io.Writer, sim *simulated.Simulation, f Format, wi
 		}
 	}
 	if sim.Optimization != nil {
-		if err := renderOptimization(w, sim.Optimization, f, width); err != nil {
+		if err := renderOptimization(w, errw, sim.Optimization, f, width); err != nil {
 			return err
 		}
 	}

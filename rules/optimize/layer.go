@@ -33,41 +33,45 @@ const (
 )
 
 // layersOf are the layers eps exercise: the provider requests (and
-// agents' calls) when there are any, and the L2 loops and L3 steps when
-// there are any.
-func layersOf(eps []episode.Episode) []layer {
+// agents' calls) when there are any, and the L2 loops with the L3 steps
+// when there are loops; and why L3 steps without a loop are not searched.
+func layersOf(eps []episode.Episode) ([]layer, string) {
 	var prov, loops []episode.Episode
-	l2, l3 := false, false
+	l2, l3 := 0, 0
 	for _, e := range eps {
 		switch e.Kind {
 		case episode.KindProvider:
 			prov = append(prov, e)
 		case episode.KindL2:
-			loops, l2 = append(loops, e), true
+			loops, l2 = append(loops, e), l2+1
 		case episode.KindL3:
-			loops, l3 = append(loops, e), true
+			loops, l3 = append(loops, e), l3+1
 		}
 	}
 	var out []layer
 	if len(prov) > 0 {
 		out = append(out, layer{name: layerProvider, eps: prov, objectives: simulated.ProviderObjectives})
 	}
-	if len(loops) > 0 {
-		l := layer{name: layerLoops, eps: loops, l2: l2, l3: l3}
-		for _, o := range simulated.LoopObjectives {
-			if fig, _ := simulated.FigureOf(o.Key); fig.Kind == episode.KindL2 && l2 || fig.Kind == episode.KindL3 && l3 {
-				l.objectives = append(l.objectives, o)
+	if l2 == 0 {
+		if l3 > 0 {
+			steps := fmt.Sprintf("The %d L3 steps are", l3)
+			if l3 == 1 {
+				steps = "The one L3 step is"
 			}
+			return out, steps + " not searched: with no L2 loop beside them, the one figure the diagnosis trigger changes is how many diagnoses start, and fewer is not better by itself."
 		}
-		switch {
-		case !l2:
-			l.name = "L3 steps"
-		case !l3:
-			l.name = "L2 loops"
-		}
-		out = append(out, l)
+		return out, ""
 	}
-	return out
+	l := layer{name: layerLoops, eps: loops, l2: true, l3: l3 > 0}
+	for _, o := range simulated.LoopObjectives {
+		if fig, _ := simulated.FigureOf(o.Key); fig.Kind == episode.KindL2 || l.l3 {
+			l.objectives = append(l.objectives, o)
+		}
+	}
+	if !l.l3 {
+		l.name = "L2 loops"
+	}
+	return append(out, l), ""
 }
 
 // space is the layer's parameters, narrowed by narrow.

@@ -24,15 +24,16 @@ type Options struct {
 	// Candidates is how many policies are drawn from the space (default
 	// 500; the whole space when it is smaller).
 	Candidates int
-	// Holdout is the share of the newest episodes kept out of the search
-	// and replayed on the front afterwards; 0 searches on every episode.
+	// Holdout is the share of the episodes, the newest runs', kept out of
+	// the search and replayed on the front afterwards (see split); 0
+	// searches on every episode.
 	Holdout float64
 	// EvidenceBound is the largest share of a policy's outcomes that may
 	// be estimated beyond the record for it to be picked (default 0.2).
 	EvidenceBound float64
 	// Constraints pick the policy; none means "success >= baseline".
 	Constraints []Constraint
-	// Search narrows the space (see NewSpace).
+	// Search narrows the space (see parseSearch).
 	Search string
 	// Resamples are the bootstrap's, for the final figures' intervals.
 	Resamples int
@@ -78,7 +79,11 @@ func Search(ctx context.Context, eps []episode.Episode, baseline *retry.Policy, 
 	}
 	picked := baseline.Clone()
 	var names []string
-	for _, l := range layersOf(eps) {
+	layers, note := layersOf(eps)
+	if note != "" {
+		out.Notes = append(out.Notes, note)
+	}
+	for _, l := range layers {
 		space, err := l.space(failedClasses(l.eps), baseline, narrow)
 		if err != nil {
 			return nil, nil, err

@@ -445,3 +445,17 @@ func TestSameSeedSameFront(t *testing.T) {
 		}
 	}
 }
+
+// TestL3StepsAloneAreNamed: L3 steps with no L2 loop beside them are not
+// searched, and the search says so.
+func TestL3StepsAloneAreNamed(t *testing.T) {
+	eps := truthCorpus()
+	eps = append(eps, episode.Episode{Kind: episode.KindL3, ID: "x/l3", Run: "x", Time: time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)})
+	out, _, err := Search(context.Background(), eps, truthBaseline(), Options{Seed: 1, Resamples: 20, Candidates: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Layers) != 1 || len(out.Notes) != 1 || !strings.Contains(out.Notes[0], "The one L3 step is not searched") {
+		t.Errorf("layers %d, notes %q", len(out.Layers), out.Notes)
+	}
+}
