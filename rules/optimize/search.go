@@ -136,18 +136,20 @@ func searchLayer(ctx context.Context, l layer, space Space, baseline *retry.Poli
 	for _, p := range space.params {
 		out.Space = append(out.Space, simulated.Param{Name: p.name, Values: slices.Clone(p.values)})
 	}
-	// The constraints that name an objective of the layer; with none,
-	// the default, so that a layer's pick is never worse than the
-	// baseline's success unasked.
+	// The constraints that name an objective of the layer, and the
+	// default on success when none of them bounds it: a pick is never less
+	// successful than the baseline unasked.
 	var cons []Constraint
+	bounded := false
 	for _, c := range o.Constraints {
 		if c.appliesTo(l.objectives) {
 			cons = append(cons, c)
+			bounded = bounded || c.objective == "success"
 		}
 	}
-	if len(cons) == 0 {
+	if !bounded {
 		c, _ := ParseConstraint(DefaultConstraint)
-		cons = []Constraint{c}
+		cons = append(cons, c)
 	}
 	for _, c := range cons {
 		out.Constraints = append(out.Constraints, c.Text)

@@ -358,6 +358,22 @@ func TestSearchLoops(t *testing.T) {
 			t.Errorf("the provider layer searches %s", p.Name)
 		}
 	}
+	// A constraint on escalations alone keeps the default on success:
+	// else one iteration, with 40% passing, would be picked.
+	esc, _ := ParseConstraint("escalations <= baseline")
+	all, _, err = Search(context.Background(), eps, truthBaseline(), Options{Seed: 1, Resamples: 20,
+		Constraints: []Constraint{esc}, Search: "backoff=none,base=1s,cap=10s,budget=none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loops = all.Layers[1]
+	if strings.Join(loops.Constraints, "; ") != "escalations <= baseline; success >= baseline" || loops.Pick < 0 ||
+		loops.Front[loops.Pick].Search.L2SuccessRate.Value != 0.7 {
+		t.Errorf("constraints %q, pick %d", loops.Constraints, loops.Pick)
+	}
+	if p := all.Layers[0]; strings.Join(p.Constraints, "; ") != "success >= baseline" {
+		t.Errorf("the provider layer's constraints %q", p.Constraints)
+	}
 }
 
 // TestSplitKeepsRunsWhole: the holdout takes the newest whole runs, up to
