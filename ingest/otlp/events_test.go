@@ -1,6 +1,8 @@
 package otlp
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/orchstat/orchstat/model/records"
@@ -80,3 +82,38 @@ func TestCodexEvents(t *testing.T) {
 
 // sum adds at run time, rounding as the parser does.
 func sum(a, b float64) float64 { return a + b }
+
+// Codex 0.171.0's own export (captured from a run against
+// ingest/fakeprovider, which stalled the first stream after its 200 and
+// answered the second request 529): the stalled stream's idle timeout
+// (a codex.sse_event with error.message) makes the next api_request,
+// numbered from 0 again, a retry of the same call, and the tokens come
+// from the second response.completed, the one with token counts.
+func TestCodexStreamRetry(t *testing.T) {
+	set, _ := parseFixture(t, "codex_stream_retry.jsonl")
+	if len(set.Calls) != 1 {
+		t.Fatalf("%d calls, want 1: %+v", len(set.Calls), set.Calls)
+	}
+	c := set.Calls[0]
+	if c.Attempts == nil || *c.Attempts != 3 || c.Success == nil || !*c.Success {
+		t.Errorf("attempts %v, success %v; want 3, true", show(c.Attempts), c.Success)
+	}
+	if c.InputTokens == nil || *c.InputTokens != 12 || c.OutputTokens == nil || *c.OutputTokens != 3 {
+		t.Errorf("tokens %v in, %v out; want 12, 3", c.InputTokens, c.OutputTokens)
+	}
+	var got []string
+	for _, a := range set.CallAttempts {
+		got = append(got, fmt.Sprintf("%d %v %s", a.Attempt, *a.Success, a.Error))
+	}
+	want := []string{"1 false idle timeout waiting for SSE", "2 false http 529", "3 true "}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("attempts:\n got %q\nwant %q", got, want)
+	}
+}
+
+func show(p *int) string {
+	if p == nil {
+		return "unknown"
+	}
+	return fmt.Sprint(*p)
+}
