@@ -96,11 +96,16 @@ func (c *call) succeeded() bool { return c.Final != nil && !c.Final.Failed }
 
 func (c *call) toolCalls() int { return len(c.Tools) + c.Untracked }
 
-// addRetry adds an api_error line's failed attempt.
+// addRetry adds an api_error line's failed attempt, numbered at least one
+// above the chain's last (see stream.retry).
 func (c *call) addRetry(e *entry) {
 	r := e.retry
+	n := r.attempt
+	if k := len(c.Chain); k > 0 && n <= c.Chain[k-1].N {
+		n = c.Chain[k-1].N + 1
+	}
 	c.Chain = append(c.Chain, failedAttempt{
-		Line: e.line, N: r.attempt, TS: e.ts, Status: r.status,
+		Line: e.line, N: n, TS: e.ts, Status: r.status,
 		Msg: excerpt(r.msg), Kind: r.kind, Backoff: r.backoffMS,
 	})
 	c.Last = e.line

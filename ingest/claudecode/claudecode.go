@@ -65,6 +65,7 @@
 package claudecode
 
 import (
+	"bytes"
 	"encoding/json"
 	"path/filepath"
 	"sort"
@@ -79,6 +80,20 @@ const Source = "transcript"
 
 // maxExcerpt bounds the text of errors kept in rows and problems.
 const maxExcerpt = 200
+
+// isAPIRequest reports whether an ignored line is an api-request record,
+// which Claude Code 2.1.332 writes before each HTTP request it sends to
+// the model (its querySource, a digest of the request, the request's
+// parameters). Only their number is read.
+func isAPIRequest(line []byte) bool {
+	if !bytes.Contains(line, []byte(`"api-request"`)) {
+		return false
+	}
+	var r struct {
+		Type string `json:"type"`
+	}
+	return json.Unmarshal(line, &r) == nil && r.Type == "api-request"
+}
 
 // isKnownType reports whether an ignored line is a bookkeeping record
 // Claude Code writes, which makes the file a transcript.

@@ -25,6 +25,7 @@ func countLines(b []byte) lineCounts {
 	c := lineCounts{failureLines: map[int]bool{}}
 	keys := map[string]bool{}
 	lastRetry := 0
+	sent := false // an api-request line since the last api_error
 	for n, l := range bytes.Split(b, []byte{'\n'}) {
 		if len(bytes.TrimSpace(l)) == 0 {
 			continue
@@ -38,9 +39,9 @@ func countLines(b []byte) lineCounts {
 		typ, _ := m["type"].(string)
 		switch typ {
 		case "user":
-			lastRetry = 0
+			lastRetry, sent = 0, false
 		case "assistant":
-			lastRetry = 0
+			lastRetry, sent = 0, false
 			msg, _ := m["message"].(map[string]any)
 			id, _ := msg["id"].(string)
 			req, _ := m["requestId"].(string)
@@ -53,12 +54,17 @@ func countLines(b []byte) lineCounts {
 			}
 		case "system":
 			if m["subtype"] == "api_error" {
+				// The same number again is another attempt only when a
+				// request was sent between (an api-request line).
 				a, _ := m["retryAttempt"].(float64)
-				if int(a) != lastRetry {
+				if int(a) != lastRetry || sent {
 					c.retries++
 				}
-				lastRetry = int(a)
+				lastRetry, sent = int(a), false
 			}
+		case "api-request":
+			c.ignored++
+			sent = true
 		case "":
 		default:
 			c.ignored++

@@ -56,6 +56,10 @@ type stream struct {
 	CurKey string `json:"curKey,omitempty"`
 	// Chain is the failed attempts waiting for the call's outcome.
 	Chain *call `json:"chain,omitempty"`
+	// Sent counts the api-request lines since the last api_error or
+	// assistant line: Claude Code 2.1.332 writes one before each HTTP
+	// request it sends (see retry).
+	Sent int `json:"sent,omitempty"`
 	// IDs are hashes of the last maxIDs committed CallIDs, a ring that
 	// Next writes into next.
 	IDs  []byte `json:"ids,omitempty"`
@@ -128,6 +132,9 @@ func (s *stream) Line(no int, off int64, b []byte) {
 	case lineIgnored:
 		s.T.ignored++
 		s.Known = s.Known || isKnownType(b)
+		if isAPIRequest(b) {
+			s.Sent++
+		}
 	case lineUsed:
 		s.T.used++
 		s.Known = true
@@ -149,9 +156,11 @@ func (s *stream) entry(e *entry) {
 	case e.retry != nil:
 		s.retry(e)
 	case e.asst != nil && e.asst.failed:
+		s.Sent = 0
 		s.closeCur()
 		s.close(s.start(e))
 	case e.asst != nil:
+		s.Sent = 0
 		s.response(e)
 	case e.typ == "user":
 		// The user spoke (or a tool answered) before any response:
@@ -176,15 +185,22 @@ func (s *stream) entry(e *entry) {
 
 // retry adds a failed attempt to the pending chain; it closes the open
 // response, as a line of another call. An attempt number lower than the
-// last starts another call; the same number again is a repeated notice of
-// the same attempt (persistent mode's keep-alive) and is not another
-// attempt.
+// last starts another call. The same number again is either a repeated
+// notice of the same attempt (persistent mode's keep-alive), which is not
+// another attempt, or, when an api-request line came between, another
+// request sent under the same number: Claude Code 2.1.332 retries a
+// connection reset at once without counting it (measured against
+// ingest/fakeprovider: a cut stream, then a timeout, both written as
+// retryAttempt 1, four requests in all). Such an attempt is numbered one
+// above the last, so that attempts count requests.
 func (s *stream) retry(e *entry) {
+	sent := s.Sent
+	s.Sent = 0
 	s.closeCur()
 	if s.Chain != nil {
 		ch := s.Chain.Chain
 		last := ch[len(ch)-1].N
-		if e.retry.attempt == last {
+		if e.retry.attempt == last && sent == 0 {
 			return
 		}
 		if e.retry.attempt < last || len(ch) >= maxChain {

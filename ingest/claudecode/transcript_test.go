@@ -55,6 +55,25 @@ var transcriptCases = []transcriptCase{{
 		`msg_01Retried#3 13:00:16.000 ok status=- backoff=- in=9006 out=120 err=""`,
 	},
 }, {
+	// Claude Code 2.1.332 against ingest/fakeprovider (trimmed): a cut
+	// stream and a timeout are both written as retryAttempt 1, then a 429
+	// as 2, then the response; an api-request line before each of the
+	// four requests makes the second 1 another attempt: four attempts, as
+	// the fake server saw four requests.
+	name:  "uncounted.jsonl",
+	tally: tally{used: 5, ignored: 4},
+	run: `6f62fc42-9117-4d8a-99db-46bbec8e4e2b item="" batch=6f62fc42-9117-4d8a-99db-46bbec8e4e2b success 04:26:26.263..04:26:31.655 dur=5392 tokens=15 cost=- ` +
+		`{"cwd":"/work/app","version":"2.1.332","gitBranch":"HEAD","models":["claude-haiku-4-5"],"calls":1,"failed_calls":0,"tool_calls":0,"sidechain":false,"tokens":{"input_tokens":12,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":3}}`,
+	calls: []string{
+		`msg_fake0001_04 L9 04:26:26.361 anthropic claude-haiku-4-5 ok att=4/transcript backoff=2229 in=12 out=3 status=- type= err=""`,
+	},
+	attempts: []string{
+		`msg_fake0001_04#1 04:26:26.361 FAIL status=- backoff=505 in=- out=- err="Connection error."`,
+		`msg_fake0001_04#2 04:26:29.910 FAIL status=- backoff=607 in=- out=- err="Request timed out."`,
+		`msg_fake0001_04#3 04:26:30.526 FAIL status=429 backoff=1117 in=- out=- err="429 {\"error\":{\"message\":\"Rate limited by the fake provider\",\"type\":\"rate_limit_error\"},\"type\":\"error\"}"`,
+		`msg_fake0001_04#4 04:26:31.655 ok status=- backoff=- in=12 out=3 err=""`,
+	},
+}, {
 	// Three 429s and the final failure: four attempts; the failure's
 	// model is <synthetic>, so the call takes the session's nearest.
 	name:  "exhausted.jsonl",
