@@ -39,14 +39,19 @@ const (
 	// CutStream answers 200, streams part of the answer, and then closes
 	// the connection without ending the stream.
 	CutStream
-	// Hang sends nothing until the client gives up (closes the
-	// connection) or the server is closed.
+	// Hang sends nothing, not even a status, until the client gives up
+	// (closes the connection) or the server is closed.
 	Hang
+	// Stall answers 200, streams the answer's first event, then sends
+	// nothing more until the client gives up or the server is closed: a
+	// client that waits for headers without a deadline (Codex does)
+	// times out here on its stream's idle timeout.
+	Stall
 )
 
 var faultNames = map[Fault]string{
 	Answer: "answer", RateLimit: "429", ServerError: "500", Overloaded: "529",
-	CutStream: "cut-stream", Hang: "hang",
+	CutStream: "cut-stream", Hang: "hang", Stall: "stall",
 }
 
 func (f Fault) String() string {
@@ -249,11 +254,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case Hang:
 		s.hang(r, idx)
 	default:
-		cut := req.Fault == CutStream
 		if api == "anthropic" {
-			s.anthropic(w, req, idx, cut)
+			s.anthropic(w, r, req, idx)
 		} else {
-			s.openai(w, req, idx, cut)
+			s.openai(w, r, req, idx)
 		}
 	}
 }
@@ -363,6 +367,23 @@ func sse(w http.ResponseWriter, event string, data any) {
 	}
 }
 
+// broken ends a streamed answer that the script breaks after its first
+// events: a cut stream is cut, a stalled one waits for the client to give
+// up. It returns only for an answer to finish.
+func (s *Server) broken(r *http.Request, idx int, f Fault) {
+	switch f {
+	case CutStream:
+		s.cut(idx)
+	case Stall:
+		select {
+		case <-r.Context().Done():
+		case <-s.closed:
+		}
+		s.finish(idx, http.StatusOK, false)
+		panic(http.ErrAbortHandler)
+	}
+}
+
 // cut ends a streamed answer mid-way: the handler panics with
 // http.ErrAbortHandler, on which net/http closes the connection without
 // the chunked body's end, so the client sees the stream break.
@@ -372,20 +393,21 @@ func (s *Server) cut(idx int) {
 }
 
 // anthropic answers a Messages request, streamed or not.
-func (s *Server) anthropic(w http.ResponseWriter, req Request, idx int, cut bool) {
+func (s *Server) anthropic(w http.ResponseWriter, r *http.Request, req Request, idx int) {
 	id := fmt.Sprintf("msg_fake%04d_%02d", req.Call, req.Attempt)
 	model := req.Model
 	usage := map[string]any{"input_tokens": inputTokens, "output_tokens": outputTokens,
 		"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 	w.Header().Set("request-id", fmt.Sprintf("req_fake%04d_%02d", req.Call, req.Attempt))
 	if !req.Stream {
-		if cut {
-			// No stream to cut: a body cut short is the nearest thing.
+		if req.Fault == CutStream || req.Fault == Stall {
+			// No stream to break: a body cut short, or stalled, is the
+			// nearest thing.
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusOK)
 			io.WriteString(w, `{"id":"`+id+`","type":"mess`)
 			w.(http.Flusher).Flush()
-			s.cut(idx)
+			s.broken(r, idx, req.Fault)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]any{
@@ -409,9 +431,7 @@ func (s *Server) anthropic(w http.ResponseWriter, req Request, idx int, cut bool
 		"content_block": map[string]any{"type": "text", "text": ""}})
 	sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
 		"delta": map[string]any{"type": "text_delta", "text": answerText[:1]}})
-	if cut {
-		s.cut(idx)
-	}
+	s.broken(r, idx, req.Fault)
 	sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
 		"delta": map[string]any{"type": "text_delta", "text": answerText[1:]}})
 	sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
@@ -423,7 +443,7 @@ func (s *Server) anthropic(w http.ResponseWriter, req Request, idx int, cut bool
 }
 
 // openai answers a Responses request as a stream (Codex always streams).
-func (s *Server) openai(w http.ResponseWriter, req Request, idx int, cut bool) {
+func (s *Server) openai(w http.ResponseWriter, r *http.Request, req Request, idx int) {
 	respID := fmt.Sprintf("resp_fake%04d_%02d", req.Call, req.Attempt)
 	itemID := fmt.Sprintf("msg_fake%04d_%02d", req.Call, req.Attempt)
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -436,9 +456,7 @@ func (s *Server) openai(w http.ResponseWriter, req Request, idx int, cut bool) {
 	sse(w, "response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": 0, "item": item})
 	sse(w, "response.output_text.delta", map[string]any{"type": "response.output_text.delta",
 		"item_id": itemID, "output_index": 0, "content_index": 0, "delta": answerText[:1]})
-	if cut {
-		s.cut(idx)
-	}
+	s.broken(r, idx, req.Fault)
 	sse(w, "response.output_text.delta", map[string]any{"type": "response.output_text.delta",
 		"item_id": itemID, "output_index": 0, "content_index": 0, "delta": answerText[1:]})
 	done := map[string]any{"type": "message", "id": itemID, "role": "assistant", "status": "completed",

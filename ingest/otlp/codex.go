@@ -25,15 +25,34 @@ type codexGroup struct {
 	// attempt numbers).
 	retry    bool
 	tokensAt *event // the response.completed that gives the tokens
+	// restarted: the attempt numbers started again within the group (a
+	// stream retry), so they no longer count its requests.
+	restarted bool
+}
+
+// gaveUp says the group's last attempt failed with a status Codex does not
+// retry (a 4xx other than 408 and 429), so the next request is another
+// call even when its attempt number starts again. Any other failure is
+// retried: by the request loop, whose attempt numbers go on, or by the
+// stream loop, which numbers its requests from 0 again (measured with
+// Codex 0.171.0: 500, 500, then after "Reconnecting... 1/1" attempts 0
+// and 1 again, with no event between).
+func (g *codexGroup) gaveUp() bool {
+	if g.retry || len(g.events) == 0 {
+		return false
+	}
+	c, ok := intAttr(g.events[len(g.events)-1].attrs(), "http.response.status_code")
+	return ok && c >= 400 && c < 500 && c != 408 && c != 429
 }
 
 // codexCalls groups codex.api_request events into calls. Within a
 // conversation, a call is a run of events ended by a success whose stream
-// completed; an event whose attempt number is not above the previous one
-// starts a new call, unless the previous attempt's stream broke (a
-// codex.sse_event with error.message after a 2xx): Codex then retries the
-// stream with its attempt numbers from 0 again, and the retry belongs to
-// the same call. A broken stream followed by the conversation's next
+// completed. The next event after a failed attempt is its retry, even
+// when its attempt number starts again: Codex's stream retry (after a
+// broken stream, a codex.sse_event with error.message after a 2xx, or
+// after its request retries ran out) numbers its requests from 0 again.
+// Only a failure Codex does not retry (gaveUp) lets the next event start
+// a new call. A failed attempt followed by the conversation's next
 // codex.user_prompt, or by the end of the file, ends the call as failed.
 // Events without conversation.id (the /models listing before a
 // conversation starts) are not model calls and are ignored. The
@@ -92,10 +111,13 @@ func (es *events) codexCalls(set *records.Set) {
 			delete(pending, conv)
 			g := open[conv]
 			n, numbered := intAttr(a, "attempt")
-			if g == nil || g.done || !g.retry && numbered && g.last > 0 && n <= g.last {
+			restart := numbered && g != nil && n <= g.last
+			if g == nil || g.done || restart && g.gaveUp() {
 				flush(conv)
 				g = &codexGroup{conv: conv}
 				open[conv] = g
+			} else if restart {
+				g.restarted = true
 			}
 			g.events, g.streamErr = append(g.events, e), append(g.streamErr, nil)
 			g.last, g.done, g.retry = n, codexOK(e), false
@@ -147,12 +169,8 @@ func (es *events) codexCall(set *records.Set, g *codexGroup) {
 	// Attempt numbers restart at a stream retry, so a number counts
 	// requests only in a group without one.
 	n := len(g.events)
-	retried := false
-	for _, e := range g.streamErr {
-		retried = retried || e != nil
-	}
 	for _, e := range g.events {
-		if a, ok := intAttr(e.attrs(), "attempt"); ok && !retried {
+		if a, ok := intAttr(e.attrs(), "attempt"); ok && !g.restarted {
 			n = max(n, a)
 		}
 	}
