@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/orchstat/orchstat/model/records"
@@ -135,10 +136,52 @@ func (r *rollout) errorEvent(l line, env envelope) (bool, *records.Error) {
 	if perr != nil {
 		return false, perr
 	}
+	r.failCall(l, env, f)
+	return true, nil
+}
+
+// failCall closes the call under way as failed with f.
+func (r *rollout) failCall(l line, env envelope, f failure) {
 	c := r.newCall(l.No, env.ts)
 	c.Success, c.Error, c.ErrorType, c.StatusCode = records.Bool(false), f.Msg, f.ErrType, f.Status
 	r.addCall(c, &records.CallAttempt{TS: c.TS, Success: records.Bool(false), StatusCode: f.Status, Error: f.Msg})
+	r.TurnFailed = true
+}
+
+// taskComplete reads a task_complete event. With an error (Codex 0.171
+// writes {message, codex_error_info} there when it gives a turn up, as
+// after its retries ran out against ingest/fakeprovider's 500s, and
+// writes no error event outside its extended-history mode) the call the
+// turn was making failed, as for an error event; unless an error event of
+// the turn already said so. Without one it says nothing about calls.
+func (r *rollout) taskComplete(l line, env envelope) (bool, *records.Error) {
+	var p struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if perr := decodePayload(l, env.payload, &p); perr != nil {
+		return false, perr
+	}
+	if absentJSON(p.Error) {
+		return false, nil
+	}
+	if r.TurnFailed {
+		return true, nil
+	}
+	inner := env
+	inner.payload = p.Error
+	f, perr := readFailure(l, inner)
+	if perr != nil {
+		perr.Field = strings.Replace(perr.Field, "payload", "payload.error", 1)
+		return false, perr
+	}
+	r.failCall(l, env, f)
 	return true, nil
+}
+
+// absentJSON says a raw value is missing or null.
+func absentJSON(raw json.RawMessage) bool {
+	t := strings.TrimSpace(string(raw))
+	return t == "" || t == "null"
 }
 
 // closePending ends a call whose stream errors no response or error

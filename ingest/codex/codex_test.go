@@ -190,3 +190,19 @@ func TestReconnectsBounded(t *testing.T) {
 		t.Errorf("%d calls, most attempts %d, problems %v", len(set.Calls), most, set.Problems)
 	}
 }
+
+// Codex 0.171.0 giving a turn up after its retries against
+// ingest/fakeprovider's 500s (testdata/task_error.jsonl, trimmed from the
+// real rollout): no error event, only task_complete with an error, which
+// is the turn's one call, failed, its attempts not recorded.
+func TestTaskCompleteError(t *testing.T) {
+	set := parse(t, sessions+"rollout-2026-11-29T04-29-36-01a22590-cf18-7d10-ab0b-619301bf6665.jsonl", "task_error.jsonl")
+	if len(set.Calls) != 1 {
+		t.Fatalf("%d calls, want 1: %+v", len(set.Calls), set.Calls)
+	}
+	c := set.Calls[0]
+	if c.Success == nil || *c.Success || c.Attempts != nil || c.Evidence != records.EvidenceNone ||
+		c.ErrorType != "internal_server_error" || c.Model != "gpt-5.1-codex" || c.CallID != "line:6" {
+		t.Errorf("call: %+v; want failed, line:6, attempts unknown (evidence none), internal_server_error, gpt-5.1-codex", c)
+	}
+}

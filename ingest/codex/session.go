@@ -47,6 +47,9 @@ type progress struct {
 	PrevTotal   *usage       `json:"prev_total,omitempty"`
 	Tokens      *float64     `json:"tokens,omitempty"`
 	Pending     []failure    `json:"pending,omitempty"`
+	// TurnFailed says an error event already failed the turn's call, so
+	// the turn's task_complete with the same error is no second call.
+	TurnFailed bool `json:"turn_failed,omitempty"`
 	Used        int          `json:"used,omitempty"`
 	Ignored     int          `json:"ignored,omitempty"`
 	Problems    int          `json:"problems,omitempty"`
@@ -180,6 +183,7 @@ func (r *rollout) handle(l line, env envelope) (use bool, perr *records.Error) {
 		if perr := decodePayload(l, env.payload, &tc); perr != nil {
 			return false, perr
 		}
+		r.TurnFailed = false // a new turn
 		r.closePending()
 		r.Turns++
 		r.LastAborted = false
@@ -227,6 +231,8 @@ func (r *rollout) event(l line, env envelope) (bool, *records.Error) {
 		return r.streamError(l, env)
 	case "error":
 		return r.errorEvent(l, env)
+	case "task_complete":
+		return r.taskComplete(l, env)
 	case "turn_aborted":
 		r.closePending()
 		r.Aborted++
