@@ -50,9 +50,9 @@ type progress struct {
 	// TurnFailed says an error event already failed the turn's call, so
 	// the turn's task_complete with the same error is no second call.
 	TurnFailed bool `json:"turn_failed,omitempty"`
-	Used        int          `json:"used,omitempty"`
-	Ignored     int          `json:"ignored,omitempty"`
-	Problems    int          `json:"problems,omitempty"`
+	Used       int  `json:"used,omitempty"`
+	Ignored    int  `json:"ignored,omitempty"`
+	Problems   int  `json:"problems,omitempty"`
 }
 
 // maxModels bounds the distinct models a run's detail lists, so that what
