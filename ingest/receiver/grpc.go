@@ -78,4 +78,3 @@ func (s *metricsService) Export(ctx context.Context, req pmetricotlp.ExportReque
 	}
 	return resp, err
 }
-

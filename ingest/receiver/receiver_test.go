@@ -20,13 +20,13 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	"go.opentelemetry.io/otel/attribute"
 	otellog "go.opentelemetry.io/otel/log"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -387,7 +387,7 @@ func TestRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	line := []byte(`{"resourceLogs":[]}`) // 19 bytes and a newline
-	for range 6 {                           // 120 bytes: the sixth line goes to a new file
+	for range 6 {                         // 120 bytes: the sixth line goes to a new file
 		if err := s.append("logs", [][]byte{line}); err != nil {
 			t.Fatal(err)
 		}
