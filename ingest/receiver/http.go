@@ -22,20 +22,16 @@ const (
 
 func (r *Receiver) httpHandler(s signal) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		asJSON := false
 		ct, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
-		switch ct {
-		case typeJSON:
-			asJSON = true
-		case typeProto:
-		default:
-			r.refuse(w, s, http.StatusUnsupportedMediaType, false, 0,
-				fmt.Sprintf("Content-Type %q: OTLP/HTTP takes %s or %s", ct, typeProto, typeJSON))
-			return
-		}
+		asJSON := ct == typeJSON
 		if req.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
 			r.refuse(w, s, http.StatusMethodNotAllowed, asJSON, 0, "OTLP/HTTP takes POST")
+			return
+		}
+		if ct != typeJSON && ct != typeProto {
+			r.refuse(w, s, http.StatusUnsupportedMediaType, false, 0,
+				fmt.Sprintf("Content-Type %q: OTLP/HTTP takes %s or %s", ct, typeProto, typeJSON))
 			return
 		}
 		if !r.authorized(req.Header.Get("Authorization")) {

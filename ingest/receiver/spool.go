@@ -7,8 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -276,16 +274,4 @@ func (s *spool) closeFiles() {
 	for _, c := range s.files {
 		_ = c.f.Close()
 	}
-}
-
-// Files are the files written under dir, oldest first.
-func Files(dir string) ([]string, error) {
-	names, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-	if err != nil {
-		return nil, err
-	}
-	sort.Slice(names, func(i, j int) bool {
-		return strings.TrimSuffix(filepath.Base(names[i]), ".jsonl") < strings.TrimSuffix(filepath.Base(names[j]), ".jsonl")
-	})
-	return names, nil
 }
