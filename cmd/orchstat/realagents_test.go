@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +26,7 @@ import (
 // failed attempts are held to the fake server's own request log. Where a
 // source does not record attempts, the test holds orchstat to saying
 // "unknown", which docs/formats/ says for that source, measured here.
+// The telemetry goes to `orchstat receive`, run in the test's process.
 //
 // The agents are found as ORCHSTAT_CLAUDE and ORCHSTAT_CODEX, else as
 // claude and codex on PATH. Without them the test skips, unless
@@ -216,9 +218,9 @@ func runCodex(ctx context.Context, bin, home string, p *fakeprovider.Server, tel
 	if err := os.MkdirAll(codexHome, 0o755); err != nil {
 		return "", nil, err
 	}
-	protocol := "json"
-	if tel.protocol == "http/protobuf" {
-		protocol = "binary"
+	protocol := "binary" // Codex's name for http/protobuf
+	if tel.protocol == "http/json" {
+		protocol = "json"
 	}
 	config := fmt.Sprintf(`model = "gpt-5.1-codex"
 model_provider = "fake"
@@ -250,45 +252,18 @@ enabled = false
 	return filepath.Join(codexHome, "sessions"), out, err
 }
 
-// telemetrySink is where an agent exports OTLP: `orchstat receive` when
-// this build has it, else fakeprovider.OTLPFiles, a stand-in that writes
-// OTLP/HTTP JSON as the Collector's file exporter does.
+// telemetrySink is where an agent exports OTLP: `orchstat receive`, run
+// in this process.
 type telemetrySink struct {
 	url, protocol, dir string
-	via                string // "orchstat receive" or "file-exporter stand-in"
 	stop               func() error
-}
-
-// hasReceive says whether this build of orchstat has `receive`.
-func hasReceive() bool {
-	root := newRootCmd(&IO{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}, Now: time.Now})
-	c, _, err := root.Find([]string{"receive"})
-	return err == nil && c != nil && c.Name() == "receive"
-}
-
-func startTelemetry(t *testing.T) *telemetrySink {
-	t.Helper()
-	dir := t.TempDir()
-	if hasReceive() {
-		return startReceive(t, dir)
-	}
-	o, err := fakeprovider.StartOTLPFiles(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &telemetrySink{url: o.URL, protocol: "http/json", dir: dir, via: "file-exporter stand-in", stop: func() error {
-		err := o.Close()
-		if r := o.Refused(); len(r) > 0 && err == nil {
-			err = fmt.Errorf("the OTLP stand-in refused %d requests: %s", len(r), strings.Join(r, "; "))
-		}
-		return err
-	}}
 }
 
 // startReceive runs `orchstat receive` in this process on a free port,
 // HTTP only, into dir, and waits until it accepts connections.
-func startReceive(t *testing.T, dir string) *telemetrySink {
+func startReceive(t *testing.T) *telemetrySink {
 	t.Helper()
+	dir := t.TempDir()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -321,7 +296,8 @@ func startReceive(t *testing.T, dir string) *telemetrySink {
 		cancel()
 		t.Fatalf("orchstat receive did not listen on %s within 30 s: %s", addr, errOut.String())
 	}
-	return &telemetrySink{url: "http://" + addr, protocol: "http/protobuf", dir: dir, via: "orchstat receive", stop: func() error {
+	// Protobuf, the encoding both agents default to.
+	return &telemetrySink{url: "http://" + addr, protocol: "http/protobuf", dir: dir, stop: func() error {
 		cancel()
 		select {
 		case code := <-done:
@@ -362,8 +338,10 @@ func orchCalls(t *testing.T, path string) []orchCall {
 	return calls
 }
 
-// agentRow is one line of the closing table.
+// agentRow is one line of the closing table; order sorts it as the
+// cases are declared.
 type agentRow struct {
+	order                                 int
 	agent, name, fake, records, telemetry string
 }
 
@@ -380,6 +358,7 @@ func (tb *agentTable) add(r agentRow) {
 
 // String draws the table as Markdown, for the log and the issue's note.
 func (tb *agentTable) String() string {
+	sort.Slice(tb.rows, func(i, j int) bool { return tb.rows[i].order < tb.rows[j].order })
 	var b strings.Builder
 	b.WriteString("| agent | case | fake server: requests (failed) | orchstat from transcript/rollout: attempts (failed) | orchstat from telemetry: attempts (failed) |\n|---|---|---|---|---|\n")
 	for _, r := range tb.rows {
@@ -416,13 +395,13 @@ func TestRealAgents(t *testing.T) {
 	}
 	var table agentTable
 	t.Run("cases", func(t *testing.T) {
-		for _, a := range realAgents() {
+		for i, a := range realAgents() {
 			t.Run(a.name, func(t *testing.T) {
 				bin := agentBinary(t, a)
-				for _, c := range a.cases {
+				for j, c := range a.cases {
 					t.Run(c.name, func(t *testing.T) {
 						t.Parallel()
-						runAgentCase(t, a, bin, c, &table)
+						runAgentCase(t, a, bin, c, 100*i+j, &table)
 					})
 				}
 			})
@@ -434,13 +413,13 @@ func TestRealAgents(t *testing.T) {
 }
 
 // runAgentCase runs one case and holds orchstat to the fake server's log.
-func runAgentCase(t *testing.T, a realAgent, bin string, c agentCase, table *agentTable) {
+func runAgentCase(t *testing.T, a realAgent, bin string, c agentCase, order int, table *agentTable) {
 	p, err := fakeprovider.Start(fakeprovider.Script{Calls: [][]fakeprovider.Fault{c.faults}, RetryAfter: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	tel := startTelemetry(t)
+	tel := startReceive(t)
 	home := t.TempDir()
 
 	agentSlots <- struct{}{}
@@ -476,7 +455,7 @@ func runAgentCase(t *testing.T, a realAgent, bin string, c agentCase, table *age
 		t.Errorf("the fake server got %d requests, answered %v; the pinned %s sends %d, answered %v (has its retrying changed?): %+v",
 			len(fake.Requests), fake.Succeeded(), a.name, c.requests, c.ok, fake.Requests)
 	}
-	row := agentRow{agent: a.name, name: c.name, fake: fmt.Sprintf("%d (%d)", len(fake.Requests), fake.Failed())}
+	row := agentRow{order: order, agent: a.name, name: c.name, fake: fmt.Sprintf("%d (%d)", len(fake.Requests), fake.Failed())}
 
 	// What the agent's own records say.
 	fromRecords := orchCalls(t, records)
@@ -486,10 +465,7 @@ func runAgentCase(t *testing.T, a realAgent, bin string, c agentCase, table *age
 	// What its telemetry says.
 	fromTelemetry := orchCalls(t, tel.dir)
 	row.telemetry = showAttempts(fromTelemetry)
-	if tel.via != "orchstat receive" {
-		row.telemetry += " †"
-	}
-	source := "telemetry via " + tel.via
+	source := "telemetry via orchstat receive"
 	if a.telemetryComplete(fake.Succeeded()) {
 		checkAgainst(t, source, fromTelemetry, fake, a.telemetryAttempts(fake.Succeeded()))
 	} else {
