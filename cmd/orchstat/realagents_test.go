@@ -319,21 +319,56 @@ type orchCall struct {
 }
 
 // orchCalls ingests path into a fresh store and returns its calls in
-// order.
-func orchCalls(t *testing.T, path string) []orchCall {
+// order, as the store holds them; and holds `report --by session` (what a
+// user reads) to the same counts.
+func orchCalls(t *testing.T, source, path string) []orchCall {
 	t.Helper()
 	db := filepath.Join(t.TempDir(), "s.duckdb")
-	if code, _, errOut := runCLI(t, "", "ingest", "--db", db, path); code != 0 {
-		t.Fatalf("ingest %s: exit %d: %s", path, code, errOut)
+	// The records were written a moment ago: the clock is the real one,
+	// so that the report's window holds them.
+	now := time.Now()
+	if code, _, errOut := runCLIAt(t, now, "", "ingest", "--db", db, path); code != 0 {
+		t.Fatalf("%s: ingest %s: exit %d: %s", source, path, code, errOut)
 	}
-	code, out, errOut := runCLI(t, "", "sql", "--db", db, "--format", "json",
+	code, out, errOut := runCLIAt(t, now, "", "sql", "--db", db, "--format", "json",
 		"SELECT success, attempts, evidence FROM calls ORDER BY ts, line")
 	if code != 0 {
-		t.Fatalf("sql: exit %d: %s", code, errOut)
+		t.Fatalf("%s: sql: exit %d: %s", source, code, errOut)
 	}
 	var calls []orchCall
 	if err := json.Unmarshal([]byte(out), &calls); err != nil {
-		t.Fatalf("sql output: %v: %s", err, out)
+		t.Fatalf("%s: sql output: %v: %s", source, err, out)
+	}
+
+	code, out, errOut = runCLIAt(t, now, "", "report", "--db", db, "--by", "session", "--format", "json")
+	if code != 0 {
+		t.Fatalf("%s: report --by session: exit %d: %s", source, code, errOut)
+	}
+	type totals struct {
+		Calls        int `json:"calls"`
+		Failed       int `json:"failed"`
+		WithAttempts int `json:"with_attempts"`
+		Attempts     int `json:"attempts"`
+	}
+	var r struct {
+		Usage struct{ Total totals }
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%s: report output: %v: %s", source, err, out)
+	}
+	var want totals
+	for _, c := range calls {
+		want.Calls++
+		if c.Success != nil && !*c.Success {
+			want.Failed++
+		}
+		if c.Attempts != nil {
+			want.WithAttempts++
+			want.Attempts += *c.Attempts
+		}
+	}
+	if r.Usage.Total != want {
+		t.Errorf("%s: report --by session totals %+v; the store's calls give %+v", source, r.Usage.Total, want)
 	}
 	return calls
 }
@@ -458,12 +493,12 @@ func runAgentCase(t *testing.T, a realAgent, bin string, c agentCase, order int,
 	row := agentRow{order: order, agent: a.name, name: c.name, fake: fmt.Sprintf("%d (%d)", len(fake.Requests), fake.Failed())}
 
 	// What the agent's own records say.
-	fromRecords := orchCalls(t, records)
+	fromRecords := orchCalls(t, "transcript/rollout", records)
 	row.records = showAttempts(fromRecords)
 	checkAgainst(t, "transcript/rollout", fromRecords, fake, a.recordAttempts)
 
 	// What its telemetry says.
-	fromTelemetry := orchCalls(t, tel.dir)
+	fromTelemetry := orchCalls(t, "telemetry", tel.dir)
 	row.telemetry = showAttempts(fromTelemetry)
 	source := "telemetry via orchstat receive"
 	if a.telemetryComplete(fake.Succeeded()) {
