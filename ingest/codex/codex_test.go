@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -205,4 +206,41 @@ func TestTaskCompleteError(t *testing.T) {
 		c.ErrorType != "internal_server_error" || c.Model != "gpt-5.1-codex" || c.CallID != "line:6" {
 		t.Errorf("call: %+v; want failed, line:6, attempts unknown (evidence none), internal_server_error, gpt-5.1-codex", c)
 	}
+}
+
+// An error event and the task_complete that repeats its error are one
+// failed call (extended-history mode writes both); a task_complete without
+// an error, and one in a later turn after a response, make no call; a
+// later turn's task_complete with an error is that turn's failed call.
+func TestTaskCompleteAfterError(t *testing.T) {
+	lines := strings.Join([]string{
+		`{"timestamp":"2026-11-29T10:00:00Z","type":"session_meta","payload":{"id":"s-1","timestamp":"2026-11-29T10:00:00Z","model_provider":"openai"}}`,
+		`{"timestamp":"2026-11-29T10:00:01Z","type":"turn_context","payload":{"model":"gpt-5.1-codex"}}`,
+		`{"timestamp":"2026-11-29T10:00:02Z","type":"event_msg","payload":{"type":"error","message":"boom","codex_error_info":"internal_server_error"}}`,
+		`{"timestamp":"2026-11-29T10:00:03Z","type":"event_msg","payload":{"type":"task_complete","error":{"message":"boom","codex_error_info":"internal_server_error"}}}`,
+		`{"timestamp":"2026-11-29T10:01:00Z","type":"turn_context","payload":{"model":"gpt-5.1-codex"}}`,
+		`{"timestamp":"2026-11-29T10:01:01Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":10,"output_tokens":2,"total_tokens":12},"last_token_usage":{"input_tokens":10,"output_tokens":2,"total_tokens":12}}}}`,
+		`{"timestamp":"2026-11-29T10:01:02Z","type":"event_msg","payload":{"type":"task_complete","error":null,"last_agent_message":"ok"}}`,
+		`{"timestamp":"2026-11-29T10:02:00Z","type":"turn_context","payload":{"model":"gpt-5.1-codex"}}`,
+		`{"timestamp":"2026-11-29T10:02:01Z","type":"event_msg","payload":{"type":"task_complete","error":{"message":"again","codex_error_info":{"http_connection_failed":{"http_status_code":502}}}}}`,
+	}, "\n") + "\n"
+	set, err := ParseRollout(sessions+"rollout-2026-11-29T10-00-00-s-1.jsonl", []byte(lines))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range set.Calls {
+		got = append(got, fmt.Sprintf("%s %v %s %s %v", c.CallID, *c.Success, c.Error, c.ErrorType, show(c.StatusCode)))
+	}
+	want := []string{"line:3 false boom internal_server_error unknown", "line:6 true   unknown", "line:9 false again http_connection_failed 502"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("calls:\n got %q\nwant %q", got, want)
+	}
+}
+
+func show(p *int) string {
+	if p == nil {
+		return "unknown"
+	}
+	return fmt.Sprint(*p)
 }
