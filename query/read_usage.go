@@ -186,6 +186,11 @@ WHERE ` + where + ` ORDER BY cs.ts NULLS LAST, cs.system, cs.session, cs.line`
 		return cmp.Compare(a.Key, b.Key)
 	})
 	for _, d := range devs {
+		if by != "device" {
+			// Other views name no device: their JSON does not depend on
+			// where the files are.
+			break
+		}
 		slices.Sort(d.Folders)
 		u.Devices = append(u.Devices, *d)
 	}

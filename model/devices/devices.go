@@ -75,18 +75,23 @@ func (n Namer) Device(p string) (name, folder string) {
 		}
 	}
 	if best >= 0 {
-		return n.Named[best].Name, n.Named[best].Path
+		return n.Named[best].Name, n.tilde(n.Named[best].Path)
 	}
 	if n.Lake {
 		if runner, _, ok := strings.Cut(p, ":"); ok && runner != "" {
 			return runner, runner
 		}
 	}
-	root := agentRoot(p)
-	if n.Home != "" && within(root, n.Home) {
-		root = "~" + strings.TrimPrefix(root, strings.TrimSuffix(n.Home, "/"))
-	}
+	root := n.tilde(agentRoot(p))
 	return root, root
+}
+
+// tilde writes the home folder at the head of p as "~".
+func (n Namer) tilde(p string) string {
+	if n.Home != "" && within(p, n.Home) {
+		return "~" + strings.TrimPrefix(p, strings.TrimSuffix(n.Home, "/"))
+	}
+	return p
 }
 
 // within says p is dir or under it.

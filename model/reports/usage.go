@@ -42,7 +42,7 @@ type Usage struct {
 	// copy of, each counted once: said, never dropped in silence.
 	Copies UsageCopies `json:"copies"`
 	// Devices are the devices the view's calls are counted under, by
-	// name, with the folders that make each one.
+	// name, with the folders that make each one (--by device only).
 	Devices []UsageDevice `json:"devices"`
 }
 

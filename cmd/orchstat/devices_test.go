@@ -1,0 +1,185 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/orchstat/orchstat/model/reports"
+)
+
+// The calls of testdata/devices (see its README): the laptop's Claude Code
+// session (2 calls) and Codex rollout (4), the workstation's session (1)
+// and rollout (6), and the laptop's session and rollout synced to the
+// workstation, at other paths.
+const (
+	laptopCalls      = 6
+	workstationCalls = 7
+	syncedCalls      = 6
+)
+
+// usageJSON runs report --by with args and reads its JSON.
+func usageJSON(t *testing.T, d deps, args ...string) reports.UsageReport {
+	t.Helper()
+	code, stdout, stderr := runCLIWith(t, fixedNow, d, "", append(args, "--timezone", "UTC", "--format", "json")...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+	}
+	var r reports.UsageReport
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatalf("%v: %v\n%s", args, err, stdout)
+	}
+	return r
+}
+
+func rowCalls(u reports.Usage) map[string]int64 {
+	m := map[string]int64{}
+	for _, r := range u.Rows {
+		m[r.Key] = r.Calls
+	}
+	return m
+}
+
+// TestSyncedFolderCountsEachCallOnce: a folder synced between two machines,
+// read beside the local one, counts each call once in every view, and
+// says how many it counted once; --by device puts each call under the
+// device named for its folder, --by project under the folder it ran in,
+// one project for /home/dev/shop and /Users/dev/shop.
+func TestSyncedFolderCountsEachCallOnce(t *testing.T) {
+	dir := t.TempDir()
+	copyTree(t, "../../testdata/devices", dir)
+	laptop, ws := filepath.Join(dir, "laptop"), filepath.Join(dir, "workstation")
+	db := filepath.Join(dir, "s.duckdb")
+	names := []string{"--device", "laptop=" + laptop, "--device", "workstation=" + ws}
+
+	both := usageJSON(t, defaultDeps(), append([]string{"--db", db, "report", laptop, ws, "--by", "device"}, names...)...)
+	if got := both.Usage.Total.Calls; got != laptopCalls+workstationCalls {
+		t.Errorf("both folders: %d calls, want %d", got, laptopCalls+workstationCalls)
+	}
+	if got, want := rowCalls(both.Usage), map[string]int64{"laptop": laptopCalls, "workstation": workstationCalls}; !sameCounts(got, want) {
+		t.Errorf("by device: %v, want %v", got, want)
+	}
+	want := reports.UsageCopies{OnSeveralDevices: syncedCalls, LeftOut: syncedCalls}
+	if both.Usage.Copies != want {
+		t.Errorf("copies %+v, want %+v", both.Usage.Copies, want)
+	}
+	for _, d := range both.Usage.Devices {
+		if d.Name == "laptop" && (d.Shared != syncedCalls || len(d.Folders) != 1 || d.Folders[0] != laptop) {
+			t.Errorf("laptop: %+v, want its folder and %d calls shared", d, syncedCalls)
+		}
+	}
+
+	// Every grouping counts the same calls once.
+	for _, by := range reports.UsageBy {
+		u := usageJSON(t, defaultDeps(), "--db", db, "report", "--no-ingest", "--by", by)
+		if u.Usage.Total.Calls != laptopCalls+workstationCalls || u.Usage.Copies != want {
+			t.Errorf("--by %s: %d calls, copies %+v", by, u.Usage.Total.Calls, u.Usage.Copies)
+		}
+	}
+	proj := usageJSON(t, defaultDeps(), "--db", db, "report", "--no-ingest", "--by", "project")
+	if got, want := rowCalls(proj.Usage), map[string]int64{"~/shop": 7, "~/api": 6}; !sameCounts(got, want) {
+		t.Errorf("by project: %v, want %v", got, want)
+	}
+
+	// Unnamed, a device is its agent's folder, shown whole outside home.
+	plain := usageJSON(t, defaultDeps(), "--db", db, "report", "--no-ingest", "--by", "device")
+	if got := rowCalls(plain.Usage); got[filepath.Join(laptop, ".claude")] != 2 || got[filepath.Join(ws, ".codex")] != 6 {
+		t.Errorf("unnamed devices: %v", got)
+	}
+
+	// The table says what it counted once.
+	code, out, stderr := runCLI(t, "", "--db", db, "report", "--no-ingest", "--by", "day", "--timezone", "UTC")
+	if code != 0 || !strings.Contains(out, "6 calls seen on two devices or more: each counted once (6 copies left out)") {
+		t.Errorf("exit %d, %s\n%s: no line on the copies", code, stderr, out)
+	}
+}
+
+// TestCopyAtAnotherPathCountsOnce: one session's transcript and one
+// rollout copied to other paths on the same device (their copies differ
+// only by path) are counted once, as copies within one device.
+func TestCopyAtAnotherPathCountsOnce(t *testing.T) {
+	dir := t.TempDir()
+	copyTree(t, "../../testdata/devices/laptop", filepath.Join(dir, ".claude-home"))
+	root := filepath.Join(dir, ".claude-home")
+	session := filepath.Join(root, ".claude", "projects", "-home-dev-shop", "3f6a2c1e-8b4d-4e2a-9c7f-1a2b3c4d5e6f.jsonl")
+	data, err := os.ReadFile(session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aside := filepath.Join(root, ".claude", "projects", "-home-dev-shop-old", "3f6a2c1e-8b4d-4e2a-9c7f-1a2b3c4d5e6f.jsonl")
+	os.MkdirAll(filepath.Dir(aside), 0o755)
+	if err := os.WriteFile(aside, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u := usageJSON(t, defaultDeps(), "--db", filepath.Join(dir, "c.duckdb"), "report", root, "--by", "session")
+	if u.Usage.Total.Calls != laptopCalls {
+		t.Errorf("%d calls, want %d", u.Usage.Total.Calls, laptopCalls)
+	}
+	if want := (reports.UsageCopies{WithinOneDevice: 2, LeftOut: 2}); u.Usage.Copies != want {
+		t.Errorf("copies %+v, want %+v", u.Usage.Copies, want)
+	}
+}
+
+// TestLakeRunnersAreDevices: the same session exported by two runners
+// counts once in report --lake, and the runners are the devices.
+func TestLakeRunnersAreDevices(t *testing.T) {
+	dir := t.TempDir()
+	copyTree(t, "../../testdata/devices", dir)
+	lake := filepath.Join(dir, "lake")
+	for _, r := range []string{"laptop", "workstation"} {
+		db := filepath.Join(dir, r+".duckdb")
+		if code, _, stderr := runCLI(t, "", "--db", db, "export", "--quiet", "--lake", lake, "--runner", r, filepath.Join(dir, r)); code != 0 {
+			t.Fatalf("export %s: exit %d\n%s", r, code, stderr)
+		}
+	}
+	u := usageJSON(t, lakeDeps(t), "report", "--lake", lake, "--by", "device")
+	if got, want := rowCalls(u.Usage), map[string]int64{"laptop": laptopCalls, "workstation": workstationCalls}; !sameCounts(got, want) {
+		t.Errorf("by device: %v, want %v", got, want)
+	}
+	if want := (reports.UsageCopies{OnSeveralDevices: syncedCalls, LeftOut: syncedCalls}); u.Usage.Copies != want {
+		t.Errorf("copies %+v, want %+v", u.Usage.Copies, want)
+	}
+	// A runner's own folder can be named too.
+	named := usageJSON(t, lakeDeps(t), "report", "--lake", lake, "--by", "device",
+		"--device", "ws-codex=workstation:"+filepath.Join(dir, "workstation", ".codex"))
+	if got := rowCalls(named.Usage); got["ws-codex"] != 6 || got["workstation"] != 1 {
+		t.Errorf("named in a lake: %v", got)
+	}
+}
+
+func sameCounts(a, b map[string]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestUsageByDeviceGolden: report --by device and --by project over
+// testdata/devices, in every format, against testdata/golden/usage.*.
+func TestUsageByDeviceGolden(t *testing.T) {
+	// Before goldenStore, which moves to a folder of its own.
+	src, _ := filepath.Abs("../../testdata/devices")
+	goldenDir, db := goldenStore(t, "devices")
+	// Folders under home read "~/...", so the files' folder is home.
+	t.Setenv("HOME", src)
+	for _, by := range []string{"device", "project"} {
+		for _, format := range []string{"table", "markdown", "json", "csv", "html"} {
+			t.Run(by+"/"+format, func(t *testing.T) {
+				code, out, stderr := runCLI(t, "", "--db", db, "report", "--no-ingest", "--by", by, "--timezone", "UTC",
+					"--device", "laptop="+filepath.Join(src, "laptop"), "--device", "workstation="+filepath.Join(src, "workstation"),
+					"--format", format)
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, stderr)
+				}
+				matchGolden(t, filepath.Join(goldenDir, "usage."+by+"."+format), out)
+			})
+		}
+	}
+}
