@@ -183,3 +183,34 @@ func TestUsageByDeviceGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestOTelCallIdentity: OpenTelemetry events with no request id (Codex's)
+// are one call per first event's time. A copy of an export at another path
+// counts once; a second export of the same session with other times (a
+// receiver's file rotated mid-session) counts apart, where ids by place
+// in the file would have taken its calls for copies.
+func TestOTelCallIdentity(t *testing.T) {
+	data, err := os.ReadFile("../../ingest/otlp/testdata/codex_events.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(p string, b []byte) {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(dir, "laptop", "otel", "logs.jsonl"), data)
+	write(filepath.Join(dir, "workstation", "otel", "logs-copy.jsonl"), data)
+	// An hour later (3600 s = 36 in the digits after "1731"), one session.
+	write(filepath.Join(dir, "laptop", "otel", "logs-rotated.jsonl"), []byte(strings.ReplaceAll(string(data), `"1731000`, `"1731036`)))
+	u := usageJSON(t, defaultDeps(), "--db", filepath.Join(dir, "o.duckdb"), "report", "--input-format", "otlp",
+		filepath.Join(dir, "laptop"), filepath.Join(dir, "workstation"), "--by", "device")
+	if u.Usage.Total.Calls != 6 {
+		t.Errorf("%d calls, want 3 in each of two files of one session", u.Usage.Total.Calls)
+	}
+	if want := (reports.UsageCopies{OnSeveralDevices: 3, LeftOut: 3}); u.Usage.Copies != want {
+		t.Errorf("copies %+v, want %+v", u.Usage.Copies, want)
+	}
+}

@@ -17,9 +17,14 @@ type want struct {
 	problems []records.Error
 }
 
+// fixtureCwd is each fixture's working folder: its session_meta's and
+// its turns' (none moves), which each call takes.
+var fixtureCwd = map[string]string{normalID: "/w/proj", retriesID: "/w/app", badID: "/w/x"}
+
 // call fills what every call of a fixture shares.
 func call(run, provider, model string, c records.Call) records.Call {
 	c.System, c.RunID, c.Session, c.Source, c.Provider, c.Model, c.Operation = records.Codex, run, run, Source, provider, model, "chat"
+	c.Cwd = fixtureCwd[run]
 	if c.Evidence == "" {
 		c.Evidence = records.EvidenceNone
 	}
