@@ -214,3 +214,49 @@ func TestOTelCallIdentity(t *testing.T) {
 		t.Errorf("copies %+v, want %+v", u.Usage.Copies, want)
 	}
 }
+
+// externalDir is externalData/sub, beside the repository, or beside the
+// folder of worktrees it is checked out in; the test skips without it.
+func externalDir(t *testing.T, sub string) string {
+	t.Helper()
+	for _, root := range []string{externalData, filepath.Join("..", externalData)} {
+		p, err := filepath.Abs(filepath.Join(root, sub))
+		if err != nil {
+			continue
+		}
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			return p
+		}
+	}
+	t.Skip("../shared/testdata-external/" + sub + " is absent")
+	return ""
+}
+
+// TestSyncedExternalRecords: the real Claude Code transcripts and Codex
+// rollouts, read in place, and a copy of them as another machine's synced
+// folder: read together they count exactly the calls of the originals,
+// session by session, and every call is said to be seen on two devices.
+func TestSyncedExternalRecords(t *testing.T) {
+	claude, codex := externalDir(t, "claude-code"), externalDir(t, "codex")
+	dir := t.TempDir()
+	synced := filepath.Join(dir, "sync", "workstation")
+	copyTree(t, claude, filepath.Join(synced, "claude-code"))
+	copyTree(t, codex, filepath.Join(synced, "codex"))
+
+	one := usageJSON(t, defaultDeps(), "--db", filepath.Join(dir, "one.duckdb"), "report", claude, codex, "--by", "session")
+	both := usageJSON(t, defaultDeps(), "--db", filepath.Join(dir, "both.duckdb"), "report", claude, codex, synced, "--by", "session",
+		"--device", "here="+filepath.Dir(claude), "--device", "workstation="+synced)
+	if one.Usage.Total.Calls == 0 {
+		t.Fatal("no calls in the external records")
+	}
+	if both.Usage.Total.Calls != one.Usage.Total.Calls {
+		t.Errorf("%d calls with the synced copy, %d without", both.Usage.Total.Calls, one.Usage.Total.Calls)
+	}
+	if got, want := rowCalls(both.Usage), rowCalls(one.Usage); !sameCounts(got, want) {
+		t.Errorf("sessions with the synced copy %v, without %v", got, want)
+	}
+	if both.Usage.Copies.OnSeveralDevices != one.Usage.Total.Calls {
+		t.Errorf("%d calls said to be on two devices, want every one of %d", both.Usage.Copies.OnSeveralDevices, one.Usage.Total.Calls)
+	}
+	t.Logf("%d calls; alone %+v; with the synced copy %+v", one.Usage.Total.Calls, one.Usage.Copies, both.Usage.Copies)
+}
