@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/orchstat/orchstat/model/reports"
+	"github.com/orchstat/orchstat/query"
 )
 
 // The calls of testdata/devices (see its README): the laptop's Claude Code
@@ -141,6 +143,25 @@ func TestLakeRunnersAreDevices(t *testing.T) {
 	if want := (reports.UsageCopies{OnSeveralDevices: syncedCalls, LeftOut: syncedCalls}); u.Usage.Copies != want {
 		t.Errorf("copies %+v, want %+v", u.Usage.Copies, want)
 	}
+	// docs/lake.md's query of its own counts the same calls.
+	doc, err := os.ReadFile("../../docs/lake.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, _ := strings.Cut(string(doc), "-- DuckDB: each call once")
+	block, _, _ = strings.Cut(block, "```")
+	block = strings.ReplaceAll(block[strings.Index(block, "\n"):], lakeDocPlaceholder, lake)
+	connector, err := query.NewConnector("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	duck := sql.OpenDB(connector)
+	defer duck.Close()
+	var n int64
+	if err := duck.QueryRow(block).Scan(&n); err != nil || n != laptopCalls+workstationCalls {
+		t.Errorf("docs/lake.md's count of calls: %d, %v; want %d\n%s", n, err, laptopCalls+workstationCalls, block)
+	}
+
 	// A runner's own folder can be named too.
 	named := usageJSON(t, lakeDeps(t), "report", "--lake", lake, "--by", "device",
 		"--device", "ws-codex=workstation:"+filepath.Join(dir, "workstation", ".codex"))
