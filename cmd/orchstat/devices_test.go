@@ -91,8 +91,23 @@ func TestSyncedFolderCountsEachCallOnce(t *testing.T) {
 		t.Errorf("unnamed devices: %v", got)
 	}
 
+	// The whole report counts the same calls, and says how many it
+	// counted once, system by system.
+	code, out, stderr := runCLI(t, "", "--db", db, "report", "--no-ingest", "--format", "json")
+	var rep reports.Report
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
+		t.Fatalf("report: exit %d, %v\n%s", code, err, stderr)
+	}
+	var calls, once int64
+	for _, r := range rep.Calls.BySystem {
+		calls, once = calls+r.Calls, once+r.CountedOnce
+	}
+	if calls != laptopCalls+workstationCalls || once != syncedCalls {
+		t.Errorf("report: %d calls, %d counted once; want %d and %d", calls, once, laptopCalls+workstationCalls, syncedCalls)
+	}
+
 	// The table says what it counted once.
-	code, out, stderr := runCLI(t, "", "--db", db, "report", "--no-ingest", "--by", "day", "--timezone", "UTC")
+	code, out, stderr = runCLI(t, "", "--db", db, "report", "--no-ingest", "--by", "day", "--timezone", "UTC")
 	if code != 0 || !strings.Contains(out, "6 calls seen on two devices or more: each counted once (6 copies left out)") {
 		t.Errorf("exit %d, %s\n%s: no line on the copies", code, stderr, out)
 	}
