@@ -100,7 +100,18 @@ WHERE ` + where + ` ORDER BY cs.ts NULLS LAST, cs.system, cs.session, cs.line`
 		return nil, err
 	}
 	devs := map[string]*reports.UsageDevice{}
-	device := func(fileID int64) (string, string) { return o.Devices.Device(paths[fileID]) }
+	// A file's device is named once: a store holds far fewer files than
+	// calls.
+	type named struct{ name, folder string }
+	byFile := map[int64]named{}
+	device := func(fileID int64) (string, string) {
+		d, ok := byFile[fileID]
+		if !ok {
+			d.name, d.folder = o.Devices.Device(paths[fileID])
+			byFile[fileID] = d
+		}
+		return d.name, d.folder
+	}
 	rows := map[string]*reports.UsageRow{}
 	models := map[string]map[[2]string]*reports.UsageRow{}
 	totalModels := map[[2]string]*reports.UsageRow{}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orchstat/orchstat/model/devices"
 	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/query"
 )
@@ -295,4 +296,29 @@ func TestSyncedExternalRecords(t *testing.T) {
 		t.Errorf("%d calls said to be on two devices, want every one of %d", both.Usage.Copies.OnSeveralDevices, one.Usage.Total.Calls)
 	}
 	t.Logf("%d calls; alone %+v; with the synced copy %+v", one.Usage.Total.Calls, one.Usage.Copies, both.Usage.Copies)
+}
+
+// TestDeviceNamer: --device's paths are made absolute, "~/" is home, and
+// a lake's RUNNER:PATH is kept as given.
+func TestDeviceNamer(t *testing.T) {
+	home := func() (string, error) { return "/home/dev", nil }
+	wd, _ := os.Getwd()
+	for _, tc := range []struct {
+		lake bool
+		spec string
+		want devices.Named
+	}{
+		{false, "laptop=~/.claude", devices.Named{Name: "laptop", Path: "/home/dev/.claude"}},
+		{false, "ws=sync/ws/", devices.Named{Name: "ws", Path: filepath.Join(wd, "sync/ws")}},
+		{true, "ci=ci-1:/srv/.claude", devices.Named{Name: "ci", Path: "ci-1:/srv/.claude"}},
+	} {
+		o := &reportOptions{Devices: []string{tc.spec}}
+		if tc.lake {
+			o.Lake = "/lake"
+		}
+		n, err := o.deviceNamer(home)
+		if err != nil || len(n.Named) != 1 || n.Named[0] != tc.want || n.Home != "/home/dev" || n.Lake != tc.lake {
+			t.Errorf("%q: %+v, %v; want %+v", tc.spec, n, err, tc.want)
+		}
+	}
 }

@@ -41,7 +41,7 @@ func usageRun(ctx context.Context, o *reportOptions) error {
 		return err
 	}
 	defer st.Close()
-	namer, err := o.deviceNamer()
+	namer, err := o.deviceNamer(os.UserHomeDir)
 	if err != nil {
 		return err
 	}
@@ -73,9 +73,10 @@ func usageRun(ctx context.Context, o *reportOptions) error {
 
 // deviceNamer is --device's names, their paths absolute as the store
 // keeps files' paths ("~/" read as the home folder, which a quoted flag
-// leaves to us), in a lake "RUNNER:PATH" as given.
-func (o *reportOptions) deviceNamer() (devices.Namer, error) {
-	home, _ := os.UserHomeDir()
+// leaves to us), in a lake "RUNNER:PATH" as given. Names made from
+// paths write the home folder as "~".
+func (o *reportOptions) deviceNamer(homeDir func() (string, error)) (devices.Namer, error) {
+	home, _ := homeDir()
 	n := devices.Namer{Home: home, Lake: o.Lake != ""}
 	for _, spec := range o.Devices {
 		d, err := devices.ParseNamed(spec)
