@@ -71,7 +71,8 @@ func (s *Store) CallUsageWith(ctx context.Context, f Filter, o UsageOptions) (*r
 		where += " AND ts < ?"
 		args = append(args, f.Until.UTC())
 	}
-	// cp lists, for each call the store holds in several files, those
+	// cs.copies counts the rows the store holds of each call (callsOnce),
+	// in scope or not; cp lists, for each call held in several files, those
 	// files (the kept copy's among them); pj is each file's run's working
 	// folder, as Claude Code and Codex record it (OpenTelemetry has none),
 	// for a call that states none itself (a store opened read-only before
@@ -83,14 +84,14 @@ func (s *Store) CallUsageWith(ctx context.Context, f Filter, o UsageOptions) (*r
 		callCwd = "cs.cwd"
 	}
 	q := "WITH " + cte + `,
-cp AS (SELECT system, session, call_id, list(DISTINCT file_id ORDER BY file_id) AS files, count(*) AS n
+cp AS (SELECT system, session, call_id, list(DISTINCT file_id ORDER BY file_id) AS files
   FROM priced_calls WHERE call_id IS NOT NULL GROUP BY ALL HAVING count(*) > 1),
 pj AS (SELECT file_id, system, run_id, any_value(json_extract_string(detail, '$.cwd')) AS cwd
   FROM record_runs GROUP BY ALL)
 SELECT cs.ts, coalesce(cs.session, cs.run_id, ''), coalesce(cs.provider, ''), coalesce(cs.model, ''), cs.success, cs.attempts,
   cs.input_tokens, cs.cache_read_tokens, cs.cache_write_tokens, cs.output_tokens, cs.reasoning_tokens,
   cs.cost_usd, cs.cost_source, cs.failed_cost_usd, coalesce(cs.no_price, false),
-  cs.file_id, coalesce(nullif(` + callCwd + `, ''), pj.cwd, ''), cp.files, coalesce(cp.n, 1)
+  cs.file_id, coalesce(nullif(` + callCwd + `, ''), pj.cwd, ''), cp.files, cs.copies
 FROM cs
 LEFT JOIN cp ON cp.system = cs.system AND cp.session IS NOT DISTINCT FROM cs.session AND cp.call_id = cs.call_id
 LEFT JOIN pj ON pj.file_id = cs.file_id AND pj.system = cs.system AND pj.run_id = cs.run_id
