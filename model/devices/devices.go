@@ -27,7 +27,6 @@ package devices
 
 import (
 	"fmt"
-	"path"
 	"regexp"
 	"strings"
 )
@@ -96,19 +95,33 @@ func (n Namer) tilde(p string) string {
 
 // within says p is dir or under it.
 func within(p, dir string) bool {
-	dir = strings.TrimSuffix(dir, "/")
-	return p == dir || strings.HasPrefix(p, dir+"/")
+	sep := separator(dir)
+	dir = strings.TrimSuffix(dir, sep)
+	return p == dir || strings.HasPrefix(p, dir+sep)
+}
+
+// separator is the path's: "\" for a Windows path that has no "/", the
+// store keeping paths as the machine that read them wrote them.
+func separator(p string) string {
+	if !strings.Contains(p, "/") && strings.Contains(p, `\`) {
+		return `\`
+	}
+	return "/"
 }
 
 // agentRoot is the path up to its first agent folder, else its folder.
 func agentRoot(p string) string {
-	parts := strings.Split(p, "/")
+	sep := separator(p)
+	parts := strings.Split(p, sep)
 	for i, s := range parts {
 		if s == ".claude" || s == ".codex" || (s == "claude" && i > 0 && parts[i-1] == ".config") {
-			return strings.Join(parts[:i+1], "/")
+			return strings.Join(parts[:i+1], sep)
 		}
 	}
-	return path.Dir(p)
+	if i := strings.LastIndex(p, sep); i > 0 {
+		return p[:i]
+	}
+	return p
 }
 
 // NoProject is the project of a call whose record names no folder.

@@ -22,6 +22,10 @@ func TestDevice(t *testing.T) {
 		{Namer{}, "/mnt/backup/.claude/projects/x/s.jsonl", "/mnt/backup/.claude"},
 		// Not an agent's folder: the file's own.
 		{Namer{Home: "/home/dev"}, "/var/otel/export/logs.json", "/var/otel/export"},
+		// Windows paths, as a Windows machine's store keeps them.
+		{Namer{Home: `C:\Users\dev`}, `C:\Users\dev\.claude\projects\x\s.jsonl`, `~\.claude`},
+		{Namer{Named: []Named{{"win", `D:\sync\ws`}}}, `D:\sync\ws\.codex\r.jsonl`, "win"},
+		{Namer{}, `D:\otel\logs.json`, `D:\otel`},
 		// A lake: the runner, unless a name holds the runner's path.
 		{Namer{Lake: true}, "laptop:/home/dev/.claude/projects/x/s.jsonl", "laptop"},
 		{Namer{Lake: true, Named: named}, "ci-1:/srv/home/.claude/projects/x/s.jsonl", "ci"},
