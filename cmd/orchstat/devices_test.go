@@ -322,3 +322,28 @@ func TestDeviceNamer(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageByDeviceAt80Columns: at an 80-column terminal the device view,
+// its long folder names and the line on copies fit.
+func TestUsageByDeviceAt80Columns(t *testing.T) {
+	dir := t.TempDir()
+	copyTree(t, "../../testdata/devices", dir)
+	db := filepath.Join(dir, "w.duckdb")
+	if code, _, stderr := runCLI(t, "", "--db", db, "ingest", "-q", dir); code != 0 {
+		t.Fatalf("ingest: exit %d\n%s", code, stderr)
+	}
+	for _, by := range []string{"device", "project"} {
+		code, out, stderr := runCLIWidth(t, 80, fixedNow, "--db", db, "report", "--no-ingest", "--by", by, "--timezone", "UTC")
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, stderr)
+		}
+		for i, l := range strings.Split(out, "\n") {
+			if n := len([]rune(l)); n > 80 {
+				t.Errorf("--by %s: line %d is %d columns wide: %q", by, i+1, n, l)
+			}
+		}
+		if !strings.Contains(out, "6 calls seen on two devices or more") {
+			t.Errorf("--by %s: no line on the copies:\n%s", by, out)
+		}
+	}
+}
