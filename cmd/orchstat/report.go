@@ -89,6 +89,15 @@ total. Days, weeks (from Monday) and months are cut at midnight in
 select calls by their own time (a date is midnight in --timezone), and
 models without a price are named. See docs/reports.md.
 
+--by block shows Claude Code's 5-hour billing blocks exactly as ccusage's
+blocks report cuts them (the first call's hour, five hours, a new block
+after them or after five idle hours, the gaps between), each with its
+calls, tokens, cost and models, the active block's burn rate and its
+projected use at its end, the week before now, and the plan's rate-limit
+figures (used percentage, reset time) where records carry them (Codex
+rollouts). Its times are in --timezone; --since and --until select blocks
+by their start.
+
 A call's cost is the cost its record states, else its tokens priced from
 the built-in table and --prices FILE (LiteLLM's format; its entries win):
 see docs/prices.md. A model without a price is named, and its calls are
@@ -106,14 +115,15 @@ Exit status 1 means the report is printed but some file could not be read
   orchstat report testdata/runs --format markdown
   orchstat report ~/.claude --by day
   orchstat report ~/.codex --by session --since 7d --timezone Europe/Paris
+  orchstat report ~/.claude --by block --since 1d
   orchstat report --by model --prices model_prices_and_context_window.json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args
 			if _, err := render.ParsePageFormat(o.Format); err != nil {
 				return usageError{err}
 			}
-			if o.By != "" && !slices.Contains(reports.UsageBy, o.By) {
-				return usageError{fmt.Errorf("--by %q: give one of %s", o.By, strings.Join(reports.UsageBy, ", "))}
+			if o.By != "" && o.By != byBlock && !slices.Contains(reports.UsageBy, o.By) {
+				return usageError{fmt.Errorf("--by %q: give one of %s", o.By, strings.Join(append(slices.Clone(reports.UsageBy), byBlock), ", "))}
 			}
 			if _, err := render.ParseSections(o.Sections); err != nil {
 				return usageError{err}
@@ -136,7 +146,7 @@ Exit status 1 means the report is printed but some file could not be read
 	addOutputFlag(cmd, &o.Output)
 	addWideFlag(cmd, g.io)
 	addPricesFlag(cmd, &o.Prices)
-	f.StringVar(&o.By, "by", "", "show agents' calls, tokens and cost by day, week, month, session or model instead of the whole report")
+	f.StringVar(&o.By, "by", "", "show agents' calls, tokens and cost by day, week, month, session or model, or Claude Code's 5-hour billing blocks (block), instead of the whole report")
 	f.StringVar(&o.Timezone, "timezone", "", "with --by: the IANA time zone days are cut in (default: the local zone)")
 	f.StringVar(&o.Compare, "compare", "previous", "what the summary's changes are against: previous (the window of equal length just before), none, or SINCE..UNTIL")
 	f.StringSliceVar(&o.Sections, "section", nil, "print these sections only (summary, metrics, by_day, ...; all prints every one, with data or not)")
@@ -145,6 +155,9 @@ Exit status 1 means the report is printed but some file could not be read
 }
 
 func reportRun(ctx context.Context, o *reportOptions) error {
+	if o.By == byBlock {
+		return blocksRun(ctx, o)
+	}
 	if o.By != "" {
 		return usageRun(ctx, o)
 	}

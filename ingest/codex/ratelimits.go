@@ -1,0 +1,73 @@
+package codex
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// rateLimits is the plan's use as Codex's server reported it in a
+// token_count's rate_limits, the latest a rollout carries: the run's
+// detail keeps it for `report --by block`. These are the provider's own
+// figures, so they are copied, never computed.
+type rateLimits struct {
+	ObservedAt time.Time        `json:"observed_at"`
+	Primary    *rateLimitWindow `json:"primary,omitempty"`
+	Secondary  *rateLimitWindow `json:"secondary,omitempty"`
+}
+
+// rateLimitWindow is one window: the 5-hour one (primary, 300 minutes)
+// or the week (secondary, 10080) in the rollouts seen so far. ResetsAt is
+// absolute: the record's resets_at (Unix seconds, newer versions), else
+// the line's time plus resets_in_seconds (older ones).
+type rateLimitWindow struct {
+	UsedPercent   float64    `json:"used_percent"`
+	WindowMinutes int64      `json:"window_minutes"`
+	ResetsAt      *time.Time `json:"resets_at,omitempty"`
+}
+
+// rawWindow is a window as the record writes it.
+type rawWindow struct {
+	UsedPercent     *float64 `json:"used_percent"`
+	WindowMinutes   *float64 `json:"window_minutes"`
+	ResetsInSeconds *float64 `json:"resets_in_seconds"`
+	ResetsAt        *float64 `json:"resets_at"`
+}
+
+// readRateLimits keeps a token_count's rate_limits when they name a
+// window. Some versions write every figure as 0 (no plan, an API key),
+// and an older shape flattens them (primary_used_percent): neither names
+// a window, so neither replaces the figures kept. A payload whose
+// rate_limits do not parse leaves them as they were: the call the line
+// records is read all the same.
+func (r *rollout) readRateLimits(ts time.Time, payload json.RawMessage) {
+	var p struct {
+		RateLimits *struct {
+			Primary   *rawWindow `json:"primary"`
+			Secondary *rawWindow `json:"secondary"`
+		} `json:"rate_limits"`
+	}
+	if json.Unmarshal(payload, &p) != nil || p.RateLimits == nil {
+		return
+	}
+	rl := rateLimits{ObservedAt: ts.UTC(), Primary: p.RateLimits.Primary.window(ts), Secondary: p.RateLimits.Secondary.window(ts)}
+	if rl.Primary == nil && rl.Secondary == nil {
+		return
+	}
+	r.RateLimits = &rl
+}
+
+func (w *rawWindow) window(ts time.Time) *rateLimitWindow {
+	if w == nil || w.UsedPercent == nil || w.WindowMinutes == nil || *w.WindowMinutes <= 0 {
+		return nil
+	}
+	out := &rateLimitWindow{UsedPercent: *w.UsedPercent, WindowMinutes: int64(*w.WindowMinutes)}
+	switch {
+	case w.ResetsAt != nil && *w.ResetsAt > 0 && *w.ResetsAt < 1<<40:
+		t := time.Unix(int64(*w.ResetsAt), 0).UTC()
+		out.ResetsAt = &t
+	case w.ResetsInSeconds != nil && *w.ResetsInSeconds >= 0 && *w.ResetsInSeconds < 1<<40:
+		t := ts.Add(time.Duration(*w.ResetsInSeconds * float64(time.Second))).UTC()
+		out.ResetsAt = &t
+	}
+	return out
+}
