@@ -115,7 +115,7 @@ FROM cs ORDER BY ts NULLS LAST, system, session, line`
 		b.LeftOut = append(b.LeftOut, reports.LeftOut{Calls: other[sys],
 			Why: sys + " calls: billing blocks are Claude Code's 5-hour windows (its plan's own figures, when its records carry them, are under rate limits)"})
 	}
-	if b.RateLimits, err = s.rateLimits(ctx, runs); err != nil {
+	if b.RateLimits, err = s.rateLimits(ctx, runs, now); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -142,11 +142,12 @@ func keepBlocks(all []reports.Block, since, until *time.Time) []reports.Block {
 	return out
 }
 
-// rateLimits are the latest plan figures of each system's windows, from
-// the Codex rollouts in scope (their run detail's rate_limits: see
-// ingest/codex): per window (primary, secondary), the figures of the
-// latest record that carries it.
-func (s *Store) rateLimits(ctx context.Context, f Filter) ([]reports.RateLimit, error) {
+// rateLimits are the latest plan figures of each window, from the Codex
+// rollouts in scope (their run detail's rate_limits: see ingest/codex):
+// per window (primary, secondary), the figures of the latest line that
+// carries it, as of now: a figure observed after now (a report --until
+// in the past, or a clock set back) is not yet known then.
+func (s *Store) rateLimits(ctx context.Context, f Filter, now time.Time) ([]reports.RateLimit, error) {
 	cte, args := f.recordScope("''")
 	q := "WITH " + cte + `
 SELECT r.system, r.run_id, r.detail FROM record_runs r JOIN rs USING (system, run_id)
@@ -160,9 +161,8 @@ WHERE r.system = 'codex' AND r.detail LIKE '%"rate_limits"%' ORDER BY r.run_id`
 		}
 		var d struct {
 			RateLimits *struct {
-				ObservedAt time.Time `json:"observed_at"`
-				Primary    *window   `json:"primary"`
-				Secondary  *window   `json:"secondary"`
+				Primary   *window `json:"primary"`
+				Secondary *window `json:"secondary"`
 			} `json:"rate_limits"`
 		}
 		if json.Unmarshal([]byte(detail.String), &d) != nil || d.RateLimits == nil {
@@ -175,7 +175,10 @@ WHERE r.system = 'codex' AND r.detail LIKE '%"rate_limits"%' ORDER BY r.run_id`
 				continue
 			}
 			r := reports.RateLimit{System: system, Window: name, WindowMinutes: w.WindowMinutes, UsedPercent: w.UsedPercent,
-				ResetsAt: w.ResetsAt, ObservedAt: d.RateLimits.ObservedAt.UTC(), Session: run}
+				ResetsAt: w.ResetsAt, ObservedAt: w.ObservedAt.UTC(), Session: run}
+			if r.ObservedAt.After(now) {
+				continue
+			}
 			if old, ok := latest[name]; !ok || r.ObservedAt.After(old.ObservedAt) {
 				latest[name] = r
 			}
@@ -198,6 +201,7 @@ WHERE r.system = 'codex' AND r.detail LIKE '%"rate_limits"%' ORDER BY r.run_id`
 // window is a rate-limit window as ingest/codex writes it in a run's
 // detail.
 type window struct {
+	ObservedAt    time.Time  `json:"observed_at"`
 	UsedPercent   float64    `json:"used_percent"`
 	WindowMinutes int64      `json:"window_minutes"`
 	ResetsAt      *time.Time `json:"resets_at"`

@@ -5,8 +5,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/orchstat/orchstat/model/reports"
 )
@@ -181,5 +183,156 @@ func TestBlocksEqualCcusage(t *testing.T) {
 	}
 	if os.Getenv("ORCHSTAT_CCUSAGE_LOG") != "" {
 		t.Log(out)
+	}
+}
+
+// blocksNow is the clock of the blocks' goldens: an hour into the block
+// that testdata/agents' last Claude Code calls open at 17:00.
+var blocksNow = time.Date(2026, 3, 4, 18, 0, 0, 0, time.UTC)
+
+// blocksStore is testdata/agents and testdata/blocks (a Codex rollout
+// with rate limits) in one store, as goldenStore makes it.
+func blocksStore(t *testing.T) (goldenDir, db string) {
+	t.Helper()
+	goldenDir, db = goldenStore(t, "agents")
+	// goldenStore has moved to a temporary folder: testdata is beside
+	// the goldens.
+	src := filepath.Join(goldenDir, "..", "blocks")
+	if code, _, stderr := runCLI(t, "", "--db", db, "ingest", "-q", src); code != 0 {
+		t.Fatalf("ingest exit %d: %s", code, stderr)
+	}
+	return goldenDir, db
+}
+
+// TestBlocksGolden: report --by block in every format, with the clock in
+// the active block, against testdata/golden/blocks.*; the table at 80
+// columns fits them.
+func TestBlocksGolden(t *testing.T) {
+	goldenDir, db := blocksStore(t)
+	for _, c := range []struct {
+		name, format string
+		width        int
+	}{{"table", "table", 0}, {"table80", "table", 80}, {"markdown", "markdown", 0}, {"json", "json", 0}, {"csv", "csv", 0}, {"html", "html", 0}} {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, stderr := runCLIWidth(t, c.width, blocksNow, "--db", db, "report", "--no-ingest", "--by", "block", "--timezone", "UTC", "--format", c.format)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			matchGolden(t, filepath.Join(goldenDir, "blocks."+c.name), out)
+			if c.width > 0 {
+				for _, l := range strings.Split(out, "\n") {
+					if n := utf8.RuneCountInString(l); n > c.width {
+						t.Errorf("%d columns, wider than %d: %q", n, c.width, l)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestBlocksActiveAndRateLimits: the clock decides the active block, its
+// burn rate and projection exactly; the rate limits are the record's,
+// each window's latest, and a window's reset is the record's resets_at
+// or its time plus resets_in_seconds.
+func TestBlocksActiveAndRateLimits(t *testing.T) {
+	_, db := blocksStore(t)
+	code, out, stderr := runCLIAt(t, blocksNow, "", "--db", db, "report", "--no-ingest", "--by", "block", "--timezone", "UTC", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got reports.BlocksReport
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	b := got.Blocks
+	if b.Active == nil || !b.Active.Start.Equal(time.Date(2026, 3, 4, 17, 0, 0, 0, time.UTC)) {
+		t.Fatalf("active %+v, want the 17:00 block", b.Active)
+	}
+	a := b.Active
+	if a.BurnRate == nil || a.Projection == nil {
+		t.Fatalf("active block without burn rate or projection: %+v", a)
+	}
+	if a.Projection.RemainingMinutes != 240 || !a.Projection.At.Equal(a.End) {
+		t.Errorf("projection %+v: want 240 minutes to 22:00", a.Projection)
+	}
+	if want := a.TotalTokens + a.BurnRate.TokensPerHour*4; a.Projection.TotalTokens != want {
+		t.Errorf("projected tokens %v, want %v", a.Projection.TotalTokens, want)
+	}
+	want := map[string]struct {
+		used     float64
+		minutes  int64
+		resetsAt time.Time
+	}{
+		"primary":   {42, 300, time.Date(2026, 3, 4, 20, 0, 0, 0, time.UTC)},
+		"secondary": {85, 10080, time.Date(2026, 3, 4, 17, 30, 1, 500_000_000, time.UTC).Add(200000 * time.Second)},
+	}
+	if len(b.RateLimits) != 2 {
+		t.Fatalf("rate limits %+v, want primary and secondary", b.RateLimits)
+	}
+	for _, r := range b.RateLimits {
+		w := want[r.Window]
+		if r.UsedPercent != w.used || r.WindowMinutes != w.minutes || r.ResetsAt == nil || !r.ResetsAt.Equal(w.resetsAt) {
+			t.Errorf("%s: %v%% of %d minutes resetting at %v; want %+v", r.Window, r.UsedPercent, r.WindowMinutes, r.ResetsAt, w)
+		}
+	}
+	// Before the rollout's lines, none of its figures is known yet.
+	code, out, _ = runCLIAt(t, blocksNow.Add(-time.Hour), "", "--db", db, "report", "--no-ingest", "--by", "block", "--timezone", "UTC", "--format", "json")
+	if code != 0 || !strings.Contains(out, `"rate_limits": []`) {
+		t.Errorf("an hour earlier: exit %d, want no rate limits yet:\n%s", code, out)
+	}
+}
+
+// TestPlanWindowRules: the plan-window rules alerts.yaml ships commented
+// work when uncommented: on the fixture, Codex's week is at 85% (the
+// record's figure), so plan_week_used_high fires, and
+// plan_week_budget_high sums the week's cost without error.
+func TestPlanWindowRules(t *testing.T) {
+	shipped, err := os.ReadFile("../../alerts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// testdata/blocks alone: testdata/agents' Codex rollout states a
+	// later week, at 1%, which the rule would take as the latest.
+	_, db := goldenStore(t, "blocks")
+	_, plan, ok := strings.Cut(string(shipped), "# Plan windows")
+	if !ok {
+		t.Fatal("alerts.yaml has no plan-window rules")
+	}
+	rules := "rules:\n"
+	in := false
+	for _, l := range strings.Split(plan, "\n") {
+		switch {
+		case strings.HasPrefix(l, "  # - name:"):
+			in = true
+		case !strings.HasPrefix(l, "  #   "):
+			in = false
+		}
+		if in {
+			rules += "  " + strings.TrimPrefix(l, "  # ") + "\n"
+		}
+	}
+	if strings.Count(rules, "- name:") != 2 {
+		t.Fatalf("want 2 commented rules, found:\n%s", rules)
+	}
+	file := filepath.Join(t.TempDir(), "plan.yaml")
+	os.WriteFile(file, []byte(rules), 0o644)
+	if code, out, stderr := runCLI(t, "", "rules", "check", file); code != 0 {
+		t.Fatalf("rules check: exit %d\n%s%s", code, out, stderr)
+	}
+	// A round of cron, not check --at, which skips sql rules (they read
+	// the store as it is, not as it was).
+	code, out, stderr := runCLIAt(t, blocksNow, "", "--db", db, "check", "--no-ingest", "--rules", file)
+	if code != 1 {
+		t.Errorf("check: exit %d, want 1 (a warning fires)\n%s%s", code, out, stderr)
+	}
+	fired := false
+	for _, l := range strings.Split(out, "\n") {
+		fired = fired || strings.Contains(l, "plan_week_used_high") && strings.Contains(l, "firing") && strings.Contains(l, "| 85 ")
+	}
+	if !fired {
+		t.Errorf("check does not fire plan_week_used_high at 85%%:\n%s%s", out, stderr)
+	}
+	if !strings.Contains(out, "plan_week_budget_high") {
+		t.Errorf("check does not name plan_week_budget_high:\n%s%s", out, stderr)
 	}
 }

@@ -153,22 +153,32 @@ func blocksSections(r *reports.BlocksReport, loc *time.Location, short bool) []s
 			text:  func(x reports.Block) string { return tok(get(x)) },
 			value: func(x reports.Block) any { return get(x) }}
 	}
-	blocks := rowTable[reports.Block]{name: "blocks", title: "Billing blocks (" + b.Timezone + ")",
-		key: func(x reports.Block) string { return timeText(x.Start) },
-		columns: []column[reports.Block]{
-			keyCol("start", func(x reports.Block) string { return clockText(x.Start, loc, true) }),
-			keyCol("end", func(x reports.Block) string { return clockText(x.End, loc, false) }),
-			{name: "state", text: blockState, value: func(x reports.Block) any { return blockState(x) }},
-			intCol("calls", func(x reports.Block) int64 { return x.Calls }),
+	costCol := column[reports.Block]{name: "cost", numeric: true, text: func(x reports.Block) string { return cost(x.CostUSD, x.NoPriceCalls) },
+		value: func(x reports.Block) any { return x.CostUSD }}
+	cols := []column[reports.Block]{
+		keyCol("start", func(x reports.Block) string { return clockText(x.Start, loc, true) }),
+		keyCol("end", func(x reports.Block) string { return clockText(x.End, loc, false) }),
+		{name: "state", text: blockState, value: func(x reports.Block) any { return blockState(x) }},
+		intCol("calls", func(x reports.Block) int64 { return x.Calls }),
+	}
+	if short {
+		// At a terminal a block's line fits 80 columns: its tokens as one
+		// total, its models on lines under it, the token kinds named as
+		// left out (--wide shows them).
+		cols = append(cols, num("tokens", func(x reports.Block) float64 { return x.TotalTokens }), costCol)
+	} else {
+		cols = append(cols,
 			num("input", func(x reports.Block) float64 { return x.InputTokens }),
 			num("output", func(x reports.Block) float64 { return x.OutputTokens }),
 			num(read, func(x reports.Block) float64 { return x.CacheReadTokens }),
 			num(write, func(x reports.Block) float64 { return x.CacheWriteTokens }),
-			{name: "cost", numeric: true, text: func(x reports.Block) string { return cost(x.CostUSD, x.NoPriceCalls) },
-				value: func(x reports.Block) any { return x.CostUSD }},
-			{name: "models", text: func(x reports.Block) string { return strings.Join(x.Models, ", ") },
-				value: func(x reports.Block) any { return strings.Join(x.Models, " ") }},
-		},
+			costCol,
+			column[reports.Block]{name: "models", text: func(x reports.Block) string { return strings.Join(x.Models, ", ") },
+				value: func(x reports.Block) any { return strings.Join(x.Models, " ") }})
+	}
+	blocks := rowTable[reports.Block]{name: "blocks", title: "Billing blocks (" + b.Timezone + ")",
+		key:     func(x reports.Block) string { return timeText(x.Start) },
+		columns: cols,
 		more: func(x reports.Block) []field {
 			f := []field{{"end", x.End}, {"last_call", x.LastCall}, {"total_tokens", x.TotalTokens}, {"no_price_calls", x.NoPriceCalls}}
 			if x.BurnRate != nil {
@@ -211,7 +221,12 @@ func blocksSections(r *reports.BlocksReport, loc *time.Location, short bool) []s
 		}}
 	week := b.Week
 	total := reports.WindowDay{Day: "total", Calls: week.Calls, TotalTokens: week.TotalTokens, CostUSD: week.CostUSD}
-	out := []section{blocks.section(b.Rows), days.section(append(append([]reports.WindowDay{}, week.Days...), total))}
+	bs := blocks.section(b.Rows)
+	if short && bs.grid != nil {
+		nestBlockModels(bs.grid, b.Rows)
+		bs.grid.leftOut = []string{"input", "output", "cache_read", "cache_write"}
+	}
+	out := []section{bs, days.section(append(append([]reports.WindowDay{}, week.Days...), total))}
 	lim := limits.section(b.RateLimits)
 	if len(b.RateLimits) == 0 {
 		lim.grid = nil
@@ -221,6 +236,26 @@ func blocksSections(r *reports.BlocksReport, loc *time.Location, short bool) []s
 		np.grid = nil
 	}
 	return append(out, lim, np)
+}
+
+// blockModelWidth is what a block's model line under it may take at a
+// terminal, which keeps the table within 80 columns; a longer model id
+// loses its middle.
+const blockModelWidth = 28
+
+// nestBlockModels puts each block's models on "└ model" lines under it,
+// whose rows are blocks' in order.
+func nestBlockModels(g *grid, blocks []reports.Block) {
+	var out [][]string
+	for i, x := range blocks {
+		out = append(out, g.rows[i])
+		for _, m := range x.Models {
+			cells := make([]string, len(g.columns))
+			cells[0] = cut(nestMark+m, blockModelWidth)
+			out = append(out, cells)
+		}
+	}
+	g.rows = out
 }
 
 // blockState is "active", "gap" or "": what a block is at the report's
