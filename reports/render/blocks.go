@@ -235,7 +235,23 @@ func blocksSections(r *reports.BlocksReport, loc *time.Location, short bool) []s
 	if len(b.NoPrice) == 0 {
 		np.grid = nil
 	}
-	return append(out, lim, np)
+	out = append(out, lim, np, fieldsSection("week", "", weekFields(week), true))
+	left := section{name: "left_out"}
+	for _, l := range b.LeftOut {
+		left.csv = append(left.csv, csvRow{l.Why, field{"calls", l.Calls}})
+	}
+	return append(out, left)
+}
+
+// weekFields are the week's figures beside its days, for the CSV (the
+// table's line above says them).
+func weekFields(w reports.Window) []field {
+	f := []field{{"since", w.Since}, {"until", w.Until}, {"calls", w.Calls}, {"blocks", w.Blocks},
+		{"total_tokens", w.TotalTokens}, {"cost_usd", w.CostUSD}, {"no_price_calls", w.NoPriceCalls}}
+	if w.BurnRate != nil {
+		f = append(f, field{"tokens_per_hour", w.BurnRate.TokensPerHour}, field{"cost_usd_per_hour", w.BurnRate.CostPerHour})
+	}
+	return f
 }
 
 // blockModelWidth is what a block's model line under it may take at a
