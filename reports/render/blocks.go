@@ -97,7 +97,7 @@ func blocksLines(r *reports.BlocksReport, loc *time.Location) []string {
 	}
 	lines = append(lines, l)
 	if len(b.RateLimits) == 0 {
-		lines = append(lines, "Rate limits: no record in scope carries the plan's own figures (Codex rollouts do; Claude Code transcripts do not)")
+		lines = append(lines, "Rate limits: no record in scope carries the plan's own figures (Codex rollouts do, as read since orchstat kept them: `orchstat forget PATH` reads an older store's again; Claude Code transcripts do not)")
 	}
 	return lines
 }
