@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/orchstat/orchstat/model/reports"
@@ -25,8 +27,12 @@ const blockSystem = "claude-code"
 // Blocks are cut from every call in scope whatever f's window, then a
 // block is kept when its start is in the window (ccusage's --since and
 // --until do the same), so a window never moves a block's boundaries.
-// As in ccusage, a block holds the calls that record token usage; calls
-// without (failed before any response) are counted as left out.
+// As in ccusage, a block holds the calls whose lines record usage: the
+// responses, and the calls that failed for good, whose error line Claude
+// Code writes with a usage of zeros (orchstat keeps no tokens for them,
+// so they count as none); other calls without usage (a line with none)
+// are counted as left out. A failure "Claude AI usage limit reached|T"
+// gives its block the time the limit resets, as ccusage reads it.
 func (s *Store) CallBlocks(ctx context.Context, f Filter, now time.Time, loc *time.Location) (*reports.Blocks, error) {
 	b := &reports.Blocks{Now: now.UTC(), Timezone: loc.String(), Rows: []reports.Block{}, RateLimits: []reports.RateLimit{},
 		NoPrice: []reports.NoPriceModel{}, LeftOut: []reports.LeftOut{}}
@@ -42,21 +48,23 @@ func (s *Store) CallBlocks(ctx context.Context, f Filter, now time.Time, loc *ti
 	cte, args := runs.callScope("''")
 	q := "WITH " + cte + `
 SELECT system, ts, coalesce(model, ''), coalesce(provider, ''),
-  input_tokens IS NOT NULL OR cache_read_tokens IS NOT NULL OR cache_write_tokens IS NOT NULL OR output_tokens IS NOT NULL,
+  input_tokens IS NOT NULL OR cache_read_tokens IS NOT NULL OR cache_write_tokens IS NOT NULL OR output_tokens IS NOT NULL
+    OR coalesce(success = false, false), coalesce(error, ''),
   coalesce(input_tokens, 0), coalesce(cache_read_tokens, 0), coalesce(cache_write_tokens, 0), coalesce(output_tokens, 0),
   cost_usd, coalesce(no_price, false)
 FROM cs ORDER BY ts NULLS LAST, system, session, line`
 	var calls []reports.BlockCall
+	var limits []reports.RateLimit
 	other := map[string]int64{}
 	var undated, noTokens int64
 	noPrice := map[[2]string]int64{}
 	err := eachRow(ctx, s.conn, "reading Claude Code's calls for billing blocks", q, args, func(rs *sql.Rows) error {
-		var system, model, provider string
+		var system, model, provider, errText string
 		var ts sql.NullTime
 		var tokens, np bool // np: no_price, which a nil cost already says
 		var c reports.BlockCall
 		var cost sql.NullFloat64
-		if err := rs.Scan(&system, &ts, &model, &provider, &tokens, &c.Input, &c.CacheRead, &c.CacheWrite, &c.Output, &cost, &np); err != nil {
+		if err := rs.Scan(&system, &ts, &model, &provider, &tokens, &errText, &c.Input, &c.CacheRead, &c.CacheWrite, &c.Output, &cost, &np); err != nil {
 			return err
 		}
 		switch {
@@ -71,12 +79,20 @@ FROM cs ORDER BY ts NULLS LAST, system, session, line`
 			return nil
 		}
 		c.TS, c.Model = ts.Time.UTC(), model
+		if at := usageLimitReset(errText); at != nil {
+			c.LimitResetsAt = at
+			limits = append(limits, reports.RateLimit{System: blockSystem, Window: "limit reached", UsedPercent: 100,
+				ResetsAt: at, ObservedAt: c.TS})
+		}
 		if cost.Valid {
 			v := cost.Float64
 			c.Cost = &v
-		} else {
+		} else if tokens := c.Input + c.CacheRead + c.CacheWrite + c.Output; tokens > 0 || np {
 			// Tokens without a cost: the model has no price (np), never $0.
 			noPrice[[2]string{provider, model}]++
+		} else {
+			// A failure with no tokens costs nothing, priced or not.
+			c.Cost = new(float64)
 		}
 		calls = append(calls, c)
 		return nil
@@ -101,7 +117,7 @@ FROM cs ORDER BY ts NULLS LAST, system, session, line`
 	})
 	if noTokens > 0 {
 		b.LeftOut = append(b.LeftOut, reports.LeftOut{Calls: noTokens,
-			Why: "Claude Code calls that record no token usage (failed before a response): ccusage's blocks hold only lines with usage"})
+			Why: "Claude Code calls that record no usage: ccusage's blocks hold only lines with usage"})
 	}
 	if undated > 0 {
 		b.LeftOut = append(b.LeftOut, reports.LeftOut{Calls: undated, Why: "Claude Code calls with no recorded time"})
@@ -118,7 +134,41 @@ FROM cs ORDER BY ts NULLS LAST, system, session, line`
 	if b.RateLimits, err = s.rateLimits(ctx, runs, now); err != nil {
 		return nil, err
 	}
+	// Claude Code's latest "usage limit reached" at or before now.
+	var latest *reports.RateLimit
+	for i, l := range limits {
+		if !l.ObservedAt.After(now) && (latest == nil || l.ObservedAt.After(latest.ObservedAt)) {
+			latest = &limits[i]
+		}
+	}
+	if latest != nil {
+		b.RateLimits = append([]reports.RateLimit{*latest}, b.RateLimits...)
+	}
 	return b, nil
+}
+
+// usageLimitReset is when the limit resets that a Claude Code failure's
+// text "Claude AI usage limit reached|1757012400" (Unix seconds) names,
+// as ccusage's getUsageLimitResetTime reads it; nil for any other text.
+func usageLimitReset(text string) *time.Time {
+	_, rest, ok := strings.Cut(text, "Claude AI usage limit reached")
+	if !ok {
+		return nil
+	}
+	_, digits, ok := strings.Cut(rest, "|")
+	if !ok {
+		return nil
+	}
+	end := 0
+	for end < len(digits) && end < 12 && digits[end] >= '0' && digits[end] <= '9' {
+		end++
+	}
+	n, err := strconv.ParseInt(digits[:end], 10, 64)
+	if err != nil || n <= 0 {
+		return nil
+	}
+	t := time.Unix(n, 0).UTC()
+	return &t
 }
 
 // keepBlocks are the blocks whose start is in [since, until), with the

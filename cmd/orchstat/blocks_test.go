@@ -265,9 +265,14 @@ func TestBlocksActiveAndRateLimits(t *testing.T) {
 	}{
 		"primary":   {42, 300, time.Date(2026, 3, 4, 20, 0, 0, 0, time.UTC)},
 		"secondary": {85, 10080, time.Date(2026, 3, 4, 17, 30, 1, 500_000_000, time.UTC).Add(200000 * time.Second)},
+		// Claude Code's "Claude AI usage limit reached|1772665200".
+		"limit reached": {100, 0, time.Date(2026, 3, 4, 23, 0, 0, 0, time.UTC)},
 	}
-	if len(b.RateLimits) != 2 {
-		t.Fatalf("rate limits %+v, want primary and secondary", b.RateLimits)
+	if len(b.RateLimits) != 3 {
+		t.Fatalf("rate limits %+v, want Claude Code's limit reached, Codex's primary and secondary", b.RateLimits)
+	}
+	if a.UsageLimitResetsAt == nil || !a.UsageLimitResetsAt.Equal(want["limit reached"].resetsAt) {
+		t.Errorf("active block's usage limit resets at %v, want 23:00 as its failure says", a.UsageLimitResetsAt)
 	}
 	for _, r := range b.RateLimits {
 		w := want[r.Window]

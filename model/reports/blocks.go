@@ -86,6 +86,10 @@ type Block struct {
 	BurnRate *BurnRate `json:"burn_rate"`
 	// Projection is the active block's use at its end at that rate.
 	Projection *Projection `json:"projection"`
+	// UsageLimitResetsAt is when the plan's limit resets, as the block's
+	// last "usage limit reached" failure states it (ccusage's
+	// usageLimitResetTime); nil when none.
+	UsageLimitResetsAt *time.Time `json:"usage_limit_resets_at"`
 }
 
 // BurnRate is use per hour.
@@ -158,6 +162,9 @@ type BlockCall struct {
 	Input, CacheRead, CacheWrite, Output float64
 	// Cost is nil when the call has no price.
 	Cost *float64
+	// LimitResetsAt is when the plan's limit resets, when the call is
+	// Claude Code's "usage limit reached" failure that says so.
+	LimitResetsAt *time.Time
 }
 
 func (c BlockCall) total() float64 { return c.Input + c.CacheRead + c.CacheWrite + c.Output }
@@ -217,6 +224,9 @@ func block(start time.Time, calls []BlockCall, now time.Time, length time.Durati
 			b.CostUSD += *c.Cost
 		} else {
 			b.NoPriceCalls++
+		}
+		if c.LimitResetsAt != nil {
+			b.UsageLimitResetsAt = c.LimitResetsAt
 		}
 		if !slices.Contains(b.Models, c.Model) {
 			b.Models = append(b.Models, c.Model)

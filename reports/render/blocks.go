@@ -85,6 +85,9 @@ func blocksLines(r *reports.BlocksReport, loc *time.Location) []string {
 		} else {
 			l += "; no burn rate yet (one call, or all at one instant)"
 		}
+		if a.UsageLimitResetsAt != nil {
+			l += fmt.Sprintf("; Claude Code said its usage limit was reached, resetting at %s", clockText(*a.UsageLimitResetsAt, loc, true))
+		}
 		lines = append(lines, l)
 	} else {
 		lines = append(lines, "No active block: no Claude Code call in the last 5 hours")
@@ -97,7 +100,7 @@ func blocksLines(r *reports.BlocksReport, loc *time.Location) []string {
 	}
 	lines = append(lines, l)
 	if len(b.RateLimits) == 0 {
-		lines = append(lines, "Rate limits: no record in scope carries the plan's own figures (Codex rollouts do, as read since orchstat kept them: `orchstat forget PATH` reads an older store's again; Claude Code transcripts do not)")
+		lines = append(lines, "Rate limits: no record in scope carries the plan's own figures (Codex rollouts do, as read since orchstat kept them: `orchstat forget PATH` reads an older store's again; Claude Code's only say when a limit is reached)")
 	}
 	return lines
 }
@@ -181,6 +184,9 @@ func blocksSections(r *reports.BlocksReport, loc *time.Location, short bool) []s
 		columns: cols,
 		more: func(x reports.Block) []field {
 			f := []field{{"end", x.End}, {"last_call", x.LastCall}, {"total_tokens", x.TotalTokens}, {"no_price_calls", x.NoPriceCalls}}
+			if x.UsageLimitResetsAt != nil {
+				f = append(f, field{"usage_limit_resets_at", *x.UsageLimitResetsAt})
+			}
 			if x.BurnRate != nil {
 				f = append(f, field{"tokens_per_hour", x.BurnRate.TokensPerHour}, field{"cost_usd_per_hour", x.BurnRate.CostPerHour})
 			}
@@ -203,7 +209,9 @@ func blocksSections(r *reports.BlocksReport, loc *time.Location, short bool) []s
 		key: func(l reports.RateLimit) string { return joinKey(l.System, l.Window) },
 		columns: []column[reports.RateLimit]{
 			keyCol("system", func(l reports.RateLimit) string { return l.System }),
-			keyCol("window", func(l reports.RateLimit) string { return l.Window + " " + windowName(l.WindowMinutes) }),
+			keyCol("window", func(l reports.RateLimit) string {
+				return strings.TrimSpace(l.Window + " " + windowName(l.WindowMinutes))
+			}),
 			numCol("used", func(l reports.RateLimit) float64 { return l.UsedPercent }, func(v float64) string {
 				return strconv.FormatFloat(v, 'f', -1, 64) + "%"
 			}),
@@ -289,6 +297,9 @@ func blockState(b reports.Block) string {
 // windowName names a rate-limit window by its length: "(5h)", "(7d)".
 func windowName(minutes int64) string {
 	switch {
+	case minutes == 0:
+		// Claude Code's "usage limit reached" names no window's length.
+		return ""
 	case minutes > 0 && minutes%1440 == 0:
 		return fmt.Sprintf("(%dd)", minutes/1440)
 	case minutes > 0 && minutes%60 == 0:
