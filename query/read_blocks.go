@@ -142,6 +142,7 @@ FROM cs ORDER BY ts NULLS LAST, system, session, line`
 		}
 	}
 	if latest != nil {
+		latest.ResetSince = !latest.ResetsAt.After(now)
 		b.RateLimits = append([]reports.RateLimit{*latest}, b.RateLimits...)
 	}
 	return b, nil
@@ -194,15 +195,21 @@ func keepBlocks(all []reports.Block, since, until *time.Time) []reports.Block {
 
 // rateLimits are the latest plan figures of each window, from the Codex
 // rollouts in scope (their run detail's rate_limits: see ingest/codex):
-// per window (primary, secondary), the figures of the latest line that
-// carries it, as of now: a figure observed after now (a report --until
+// per window (primary or secondary, and its length), the figures of the
+// latest line that carries it, as of now: a figure observed after now (a report --until
 // in the past, or a clock set back) is not yet known then.
 func (s *Store) rateLimits(ctx context.Context, f Filter, now time.Time) ([]reports.RateLimit, error) {
 	cte, args := f.recordScope("''")
 	q := "WITH " + cte + `
 SELECT r.system, r.run_id, r.detail FROM record_runs r JOIN rs USING (system, run_id)
 WHERE r.system = 'codex' AND r.detail LIKE '%"rate_limits"%' ORDER BY r.run_id`
-	latest := map[string]reports.RateLimit{}
+	// Keyed by name and length: plans put the week in primary or in
+	// secondary, and two windows' figures are never one's.
+	type key struct {
+		name    string
+		minutes int64
+	}
+	latest := map[key]reports.RateLimit{}
 	err := eachRow(ctx, s.conn, "reading Codex's rate limits", q, args, func(rs *sql.Rows) error {
 		var system, run string
 		var detail sql.NullString
@@ -229,8 +236,9 @@ WHERE r.system = 'codex' AND r.detail LIKE '%"rate_limits"%' ORDER BY r.run_id`
 			if r.ObservedAt.After(now) {
 				continue
 			}
-			if old, ok := latest[name]; !ok || r.ObservedAt.After(old.ObservedAt) {
-				latest[name] = r
+			k := key{name, w.WindowMinutes}
+			if old, ok := latest[k]; !ok || r.ObservedAt.After(old.ObservedAt) {
+				latest[k] = r
 			}
 		}
 		return nil
@@ -240,6 +248,7 @@ WHERE r.system = 'codex' AND r.detail LIKE '%"rate_limits"%' ORDER BY r.run_id`
 	}
 	out := []reports.RateLimit{}
 	for _, r := range latest {
+		r.ResetSince = r.ResetsAt != nil && !r.ResetsAt.After(now)
 		out = append(out, r)
 	}
 	slices.SortFunc(out, func(a, b reports.RateLimit) int {

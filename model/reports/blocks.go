@@ -152,7 +152,10 @@ type RateLimit struct {
 	ResetsAt *time.Time `json:"resets_at"`
 	// ObservedAt is the time of the record that gave these figures.
 	ObservedAt time.Time `json:"observed_at"`
-	Session    string    `json:"session"`
+	// ResetSince: ResetsAt is at or before now, so the window has reset
+	// and the figure held until then only.
+	ResetSince bool   `json:"reset_since"`
+	Session    string `json:"session"`
 }
 
 // BlockCall is one call as FoldBlocks reads it.

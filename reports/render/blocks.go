@@ -99,6 +99,12 @@ func blocksLines(r *reports.BlocksReport, loc *time.Location) []string {
 		l += fmt.Sprintf("; %s tokens/h, %s/h since its first call", shortCount(&wk.BurnRate.TokensPerHour), costText(&wk.BurnRate.CostPerHour))
 	}
 	lines = append(lines, l)
+	for _, rl := range b.RateLimits {
+		if rl.ResetSince {
+			lines = append(lines, "Rate limits marked * have reset since the record that states them: they held until their reset only")
+			break
+		}
+	}
 	if len(b.RateLimits) == 0 {
 		lines = append(lines, "Rate limits: no record in scope carries the plan's own figures (Codex rollouts do, as read since orchstat kept them: `orchstat forget PATH` reads an older store's again; Claude Code's only say when a limit is reached)")
 	}
@@ -205,16 +211,20 @@ func blocksSections(r *reports.BlocksReport, loc *time.Location, short bool) []s
 			numCol("tokens", func(d reports.WindowDay) float64 { return d.TotalTokens }, tok),
 			numCol("cost", func(d reports.WindowDay) float64 { return d.CostUSD }, func(v float64) string { return costText(&v) }),
 		}}
-	limits := rowTable[reports.RateLimit]{name: "rate_limits", title: "Rate limits, as the records state them (latest of each window)",
+	limits := rowTable[reports.RateLimit]{name: "rate_limits", title: "Rate limits, as the records state them (the latest of each window)",
 		key: func(l reports.RateLimit) string { return joinKey(l.System, l.Window) },
 		columns: []column[reports.RateLimit]{
 			keyCol("system", func(l reports.RateLimit) string { return l.System }),
 			keyCol("window", func(l reports.RateLimit) string {
 				return strings.TrimSpace(l.Window + " " + windowName(l.WindowMinutes))
 			}),
-			numCol("used", func(l reports.RateLimit) float64 { return l.UsedPercent }, func(v float64) string {
-				return strconv.FormatFloat(v, 'f', -1, 64) + "%"
-			}),
+			{name: "used", numeric: true, text: func(l reports.RateLimit) string {
+				s := strconv.FormatFloat(l.UsedPercent, 'f', -1, 64) + "%"
+				if l.ResetSince {
+					s += "*"
+				}
+				return s
+			}, value: func(l reports.RateLimit) any { return l.UsedPercent }},
 			{name: "resets_at", text: func(l reports.RateLimit) string {
 				if l.ResetsAt == nil {
 					return "-"
@@ -225,7 +235,7 @@ func blocksSections(r *reports.BlocksReport, loc *time.Location, short bool) []s
 				value: func(l reports.RateLimit) any { return l.ObservedAt }},
 		},
 		more: func(l reports.RateLimit) []field {
-			return []field{{"window_minutes", l.WindowMinutes}, {"session", l.Session}}
+			return []field{{"window_minutes", l.WindowMinutes}, {"session", l.Session}, {"reset_since", l.ResetSince}}
 		}}
 	week := b.Week
 	total := reports.WindowDay{Day: "total", Calls: week.Calls, TotalTokens: week.TotalTokens, CostUSD: week.CostUSD}
