@@ -21,8 +21,9 @@ const blockSystem = "claude-code"
 
 // CallBlocks cuts the Claude Code calls f selects into 5-hour billing
 // blocks as ccusage 18 does (reports.FoldBlocks), with now deciding the
-// active block, and adds the week before now and the rate-limit figures
-// Codex rollouts in scope carry.
+// active block, and adds the plan's week (the one weekReset, a time the
+// weekly limit reset, repeats into; nil: the seven days before now) and
+// the rate-limit figures the records in scope carry.
 //
 // Blocks are cut from every call in scope whatever f's window, then a
 // block is kept when its start is in the window (ccusage's --since and
@@ -33,10 +34,10 @@ const blockSystem = "claude-code"
 // so they count as none); other calls without usage (a line with none)
 // are counted as left out. A failure "Claude AI usage limit reached|T"
 // gives its block the time the limit resets, as ccusage reads it.
-func (s *Store) CallBlocks(ctx context.Context, f Filter, now time.Time, loc *time.Location) (*reports.Blocks, error) {
+func (s *Store) CallBlocks(ctx context.Context, f Filter, now time.Time, loc *time.Location, weekReset *time.Time) (*reports.Blocks, error) {
 	b := &reports.Blocks{Now: now.UTC(), Timezone: loc.String(), Rows: []reports.Block{}, RateLimits: []reports.RateLimit{},
 		NoPrice: []reports.NoPriceModel{}, LeftOut: []reports.LeftOut{}}
-	b.Week = reports.FoldWeek(nil, nil, now, loc)
+	b.Week = reports.FoldWeek(nil, nil, now, loc, weekReset)
 	if ok, err := hasCalls(ctx, s.conn); err != nil || !ok {
 		return b, err
 	}
@@ -108,7 +109,7 @@ FROM cs ORDER BY ts NULLS LAST, system, session, line`
 			b.Active = &a
 		}
 	}
-	b.Week = reports.FoldWeek(calls, all, now, loc)
+	b.Week = reports.FoldWeek(calls, all, now, loc, weekReset)
 	for m, n := range noPrice {
 		b.NoPrice = append(b.NoPrice, reports.NoPriceModel{Provider: m[0], Model: m[1], Calls: n})
 	}

@@ -28,6 +28,14 @@ func blocksRun(ctx context.Context, o *reportOptions) error {
 			return usageError{fmt.Errorf("--timezone %q: not an IANA time zone name (Europe/Paris, UTC, Local): %v", o.Timezone, err)}
 		}
 	}
+	var weekReset *time.Time
+	if o.WeekReset != "" {
+		t, err := time.Parse(time.RFC3339, inZone(o.WeekReset, loc))
+		if err != nil {
+			return usageError{fmt.Errorf("--week-reset %q: give a time as 2026-11-30T09:00:00+01:00 (RFC 3339) or a date", o.WeekReset)}
+		}
+		weekReset = &t
+	}
 	since, until := inZone(o.Since, loc), inZone(o.Until, loc)
 	f, err := buildFilter(now, since, until, o.Runs, o.Provider)
 	if err != nil {
@@ -43,7 +51,7 @@ func blocksRun(ctx context.Context, o *reportOptions) error {
 	}
 	defer st.Close()
 	f.Paths = window.Paths
-	b, err := st.CallBlocks(ctx, f, now, loc)
+	b, err := st.CallBlocks(ctx, f, now, loc, weekReset)
 	if err != nil {
 		return err
 	}

@@ -212,9 +212,15 @@ func TestBlocksGolden(t *testing.T) {
 	for _, c := range []struct {
 		name, format string
 		width        int
-	}{{"table", "table", 0}, {"table80", "table", 80}, {"markdown", "markdown", 0}, {"json", "json", 0}, {"csv", "csv", 0}, {"html", "html", 0}} {
+		more         []string
+	}{{"table", "table", 0, nil}, {"table80", "table", 80, nil}, {"markdown", "markdown", 0, nil}, {"json", "json", 0, nil},
+		{"csv", "csv", 0, nil}, {"html", "html", 0, nil},
+		// A week reset on Mondays at 09:00 in Paris: the week from
+		// 2026-03-02 08:00 UTC, projected to the 9th.
+		{"weekreset", "table", 80, []string{"--week-reset", "2026-02-23T09:00:00+01:00"}}} {
 		t.Run(c.name, func(t *testing.T) {
-			code, out, stderr := runCLIWidth(t, c.width, blocksNow, "--db", db, "report", "--no-ingest", "--by", "block", "--timezone", "UTC", "--format", c.format)
+			args := append([]string{"--db", db, "report", "--no-ingest", "--by", "block", "--timezone", "UTC", "--format", c.format}, c.more...)
+			code, out, stderr := runCLIWidth(t, c.width, blocksNow, args...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
@@ -227,6 +233,25 @@ func TestBlocksGolden(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBlocksFlags: --week-reset belongs to --by block and takes a time.
+func TestBlocksFlags(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report", "--week-reset", "2026-03-02"}, "--by block"},
+		{[]string{"report", "--by", "day", "--week-reset", "2026-03-02"}, "--by block"},
+		{[]string{"report", "--by", "block", "--week-reset", "monday"}, `--week-reset "monday"`},
+		{[]string{"report", "--by", "blocks"}, "block"},
+	} {
+		code, _, stderr := runCLI(t, "", append([]string{"--db", filepath.Join(t.TempDir(), "x.duckdb")}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, %q; want %d naming %s", tc.args, code, stderr, exitUsage, tc.want)
+		}
 	}
 }
 

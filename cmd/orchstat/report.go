@@ -30,6 +30,8 @@ type reportOptions struct {
 	// whole report; Timezone is the zone its days are cut in.
 	By       string
 	Timezone string
+	// WeekReset is --week-reset: a time the plan's weekly limit reset.
+	WeekReset string
 	// Compare is --compare; Sections --section; ASCII --ascii.
 	Compare  string
 	Sections []string
@@ -96,7 +98,9 @@ calls, tokens, cost and models, the active block's burn rate and its
 projected use at its end, the week before now, and the plan's rate-limit
 figures (used percentage, reset time) where records carry them (Codex
 rollouts). Its times are in --timezone; --since and --until select blocks
-by their start.
+by their start. Claude's weekly limit resets at a time the records do not
+carry: --week-reset gives one (Claude's settings show it), and the week
+is then the one it repeats into, with its use projected to its end.
 
 A call's cost is the cost its record states, else its tokens priced from
 the built-in table and --prices FILE (LiteLLM's format; its entries win):
@@ -128,6 +132,9 @@ Exit status 1 means the report is printed but some file could not be read
 			if _, err := render.ParseSections(o.Sections); err != nil {
 				return usageError{err}
 			}
+			if o.WeekReset != "" && o.By != byBlock {
+				return usageError{fmt.Errorf("--week-reset anchors --by block's week: give --by block too")}
+			}
 			if o.Timezone != "" && o.By == "" {
 				return usageError{fmt.Errorf("--timezone cuts --by's days: give --by too")}
 			}
@@ -148,6 +155,7 @@ Exit status 1 means the report is printed but some file could not be read
 	addPricesFlag(cmd, &o.Prices)
 	f.StringVar(&o.By, "by", "", "show agents' calls, tokens and cost by day, week, month, session or model, or Claude Code's 5-hour billing blocks (block), instead of the whole report")
 	f.StringVar(&o.Timezone, "timezone", "", "with --by: the IANA time zone days are cut in (default: the local zone)")
+	f.StringVar(&o.WeekReset, "week-reset", "", "with --by block: a time your plan's weekly limit reset (RFC 3339, or a date at midnight in --timezone); the week is the one it repeats into, projected to its end (default: the 7 days to now)")
 	f.StringVar(&o.Compare, "compare", "previous", "what the summary's changes are against: previous (the window of equal length just before), none, or SINCE..UNTIL")
 	f.StringSliceVar(&o.Sections, "section", nil, "print these sections only (summary, metrics, by_day, ...; all prints every one, with data or not)")
 	f.BoolVar(&o.ASCII, "ascii", false, "draw the summary's sparklines and marks in ASCII (the default in a locale that is not UTF-8)")

@@ -9,9 +9,10 @@ import (
 // plans count a session's use and as ccusage's `blocks` report cuts them.
 const BlockLength = 5 * time.Hour
 
-// WeekLength is the plan's weekly window. Claude's weekly limits reset a
-// week after they start, at a time the records do not carry, so the
-// report's week is the seven days before now.
+// WeekLength is the plan's weekly window. Claude's weekly limits reset
+// every week at a time of each account's that the records do not carry:
+// given one (--week-reset) the report's week is the one that time
+// repeats into, else the seven days before now.
 const WeekLength = 7 * 24 * time.Hour
 
 // BlocksReport is what `orchstat report --by block` shows: Claude Code's
@@ -37,7 +38,8 @@ type Blocks struct {
 	Rows []Block `json:"rows"`
 	// Active is the block still open at Now, if any (also in Rows).
 	Active *Block `json:"active"`
-	// Week is the use of the seven days before Now.
+	// Week is the use of the plan's week: the one a known reset time
+	// repeats into, else the seven days before Now.
 	Week Window `json:"week"`
 	// RateLimits are the plan's own figures, as the latest record of each
 	// window gives them; [] when no record carries any.
@@ -107,10 +109,18 @@ type Projection struct {
 	RemainingMinutes float64   `json:"remaining_minutes"`
 }
 
-// Window is the use of a plan window: the week before now.
+// Window is the use of a plan window: a week.
 type Window struct {
-	Since        time.Time    `json:"since"`
-	Until        time.Time    `json:"until"`
+	// Since and Until bound the window: the week a reset time repeats
+	// into (Until is its next reset, after now), or, Rolling, the seven
+	// days to now.
+	Since   time.Time `json:"since"`
+	Until   time.Time `json:"until"`
+	Rolling bool      `json:"rolling"`
+	// Projection is the use at Until if the week's rate so far holds
+	// (its use over the hours since Since); nil for a rolling week,
+	// which has no end to project to.
+	Projection   *Projection  `json:"projection"`
 	Calls        int64        `json:"calls"`
 	TotalTokens  float64      `json:"total_tokens"`
 	CostUSD      float64      `json:"cost_usd"`
@@ -260,15 +270,31 @@ func project(tokens, cost float64, rate BurnRate, now, end time.Time) *Projectio
 		CostUSD: cost + rate.CostPerHour*left, RemainingMinutes: left * 60}
 }
 
-// FoldWeek is the use of the calls in [now-WeekLength, now): per UTC day
-// in loc, per model, and its burn rate over the hours since the week's
-// first call. A rolling week has no end to project to.
-func FoldWeek(calls []BlockCall, blocks []Block, now time.Time, loc *time.Location) Window {
-	w := Window{Since: now.Add(-WeekLength).UTC(), Until: now.UTC(), Days: []WindowDay{}, ByModel: []ModelTotal{}}
+// FoldWeek is the use of the calls of a week up to now: by day in loc,
+// by model, and its burn rate. With reset (any time the plan's weekly
+// limit reset) the week is the one reset repeats into, with its rate over
+// the hours since it began and the projected use at its end; without,
+// the seven days before now, with its rate since its first call.
+func FoldWeek(calls []BlockCall, blocks []Block, now time.Time, loc *time.Location, reset *time.Time) Window {
+	w := Window{Since: now.Add(-WeekLength).UTC(), Until: now.UTC(), Rolling: true, Days: []WindowDay{}, ByModel: []ModelTotal{}}
+	if reset != nil {
+		n := now.Sub(*reset) / WeekLength
+		if now.Before(*reset) {
+			// A reset after now: the week before it is the one now is in.
+			n = -((reset.Sub(now) + WeekLength - 1) / WeekLength)
+		}
+		w.Since = reset.Add(n * WeekLength).UTC()
+		w.Until, w.Rolling = w.Since.Add(WeekLength), false
+	}
+	// Calls up to now count: a week's end after now has none yet.
+	end := now.UTC()
+	if w.Until.Before(end) {
+		end = w.Until
+	}
 	days := map[string]*WindowDay{}
 	models := map[string]*ModelTotal{}
 	for _, c := range calls {
-		if c.TS.Before(w.Since) || !c.TS.Before(w.Until) {
+		if c.TS.Before(w.Since) || !c.TS.Before(end) {
 			continue
 		}
 		t := c.TS.UTC()
@@ -309,8 +335,14 @@ func FoldWeek(calls []BlockCall, blocks []Block, now time.Time, loc *time.Locati
 			w.Blocks++
 		}
 	}
-	if w.FirstCall != nil {
-		w.BurnRate = burnRate(w.TotalTokens, w.CostUSD, w.Until.Sub(*w.FirstCall))
+	switch {
+	case !w.Rolling:
+		w.BurnRate = burnRate(w.TotalTokens, w.CostUSD, end.Sub(w.Since))
+		if w.BurnRate != nil {
+			w.Projection = project(w.TotalTokens, w.CostUSD, *w.BurnRate, now, w.Until)
+		}
+	case w.FirstCall != nil:
+		w.BurnRate = burnRate(w.TotalTokens, w.CostUSD, end.Sub(*w.FirstCall))
 	}
 	for _, d := range days {
 		w.Days = append(w.Days, *d)

@@ -115,7 +115,7 @@ func TestFoldWeek(t *testing.T) {
 		{TS: now.Add(-30 * time.Minute), Model: "b", Output: 5},
 		{TS: now, Model: "now", Input: 1, Cost: &c},
 	}
-	w := FoldWeek(calls, FoldBlocks(calls, now, BlockLength), now, time.UTC)
+	w := FoldWeek(calls, FoldBlocks(calls, now, BlockLength), now, time.UTC, nil)
 	if w.Calls != 3 || w.TotalTokens != 20 || w.CostUSD != 2 || w.NoPriceCalls != 1 {
 		t.Errorf("week %+v: want 3 calls, 20 tokens, $2, 1 without a price", w)
 	}
@@ -127,5 +127,36 @@ func TestFoldWeek(t *testing.T) {
 	}
 	if w.BurnRate == nil || w.BurnRate.TokensPerHour != 20/(7*24.0) {
 		t.Errorf("burn rate %+v, want 20 tokens over 168 hours", w.BurnRate)
+	}
+}
+
+// TestFoldWeekFromReset: with a reset time, the week is the one it
+// repeats into (before or after now), its rate the use over the hours
+// since it began, and its projection that rate to its end.
+func TestFoldWeekFromReset(t *testing.T) {
+	now := time.Date(2026, 1, 8, 12, 0, 0, 0, time.UTC)
+	c := 1.0
+	calls := []BlockCall{
+		{TS: time.Date(2026, 1, 5, 8, 59, 0, 0, time.UTC), Model: "before", Input: 1, Cost: &c},
+		{TS: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC), Model: "a", Input: 30, Cost: &c},
+		{TS: time.Date(2026, 1, 8, 11, 0, 0, 0, time.UTC), Model: "a", Output: 10, Cost: &c},
+	}
+	for _, reset := range []time.Time{
+		time.Date(2025, 12, 1, 9, 0, 0, 0, time.UTC), // weeks before
+		time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC),  // the week's own start
+		time.Date(2026, 2, 2, 9, 0, 0, 0, time.UTC),  // weeks after
+	} {
+		w := FoldWeek(calls, nil, now, time.UTC, &reset)
+		since, until := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC), time.Date(2026, 1, 12, 9, 0, 0, 0, time.UTC)
+		if w.Rolling || !w.Since.Equal(since) || !w.Until.Equal(until) {
+			t.Fatalf("reset %v: week %v..%v rolling=%v, want %v..%v", reset, w.Since, w.Until, w.Rolling, since, until)
+		}
+		h := now.Sub(since).Hours() // 75
+		if w.Calls != 2 || w.TotalTokens != 40 || w.BurnRate == nil || w.BurnRate.TokensPerHour != 40/h {
+			t.Errorf("reset %v: %d calls, %v tokens, rate %+v; want 2, 40, 40 over %v hours", reset, w.Calls, w.TotalTokens, w.BurnRate, h)
+		}
+		if p := w.Projection; p == nil || !p.At.Equal(until) || p.TotalTokens != 40+(40/h)*93 || p.CostUSD != 2+(2/h)*93 {
+			t.Errorf("reset %v: projection %+v, want 93 more hours at the rate", reset, p)
+		}
 	}
 }

@@ -92,13 +92,7 @@ func blocksLines(r *reports.BlocksReport, loc *time.Location) []string {
 	} else {
 		lines = append(lines, "No active block: no Claude Code call in the last 5 hours")
 	}
-	wk := b.Week
-	l := fmt.Sprintf("The week (the 7 days to now; Claude's weekly limit resets at a time no record carries): %s in %s, %s tokens, %s",
-		plural(wk.Calls, "call"), plural(wk.Blocks, "block"), shortCount(&wk.TotalTokens), costText(&wk.CostUSD))
-	if wk.BurnRate != nil {
-		l += fmt.Sprintf("; %s tokens/h, %s/h since its first call", shortCount(&wk.BurnRate.TokensPerHour), costText(&wk.BurnRate.CostPerHour))
-	}
-	lines = append(lines, l)
+	lines = append(lines, weekLine(b.Week, loc))
 	for _, rl := range b.RateLimits {
 		if rl.ResetSince {
 			lines = append(lines, "Rate limits marked * have reset since the record that states them: they held until their reset only")
@@ -109,6 +103,26 @@ func blocksLines(r *reports.BlocksReport, loc *time.Location) []string {
 		lines = append(lines, "Rate limits: no record in scope carries the plan's own figures (Codex rollouts do, as read since orchstat kept them: `orchstat forget PATH` reads an older store's again; Claude Code's only say when a limit is reached)")
 	}
 	return lines
+}
+
+// weekLine says the week's use: its bounds, calls, blocks, tokens and
+// cost, its rate, and for a week with an end its projected use there.
+func weekLine(wk reports.Window, loc *time.Location) string {
+	l := "The week (the 7 days to now; Claude's weekly limit resets at a time no record carries: --week-reset gives it): "
+	if !wk.Rolling {
+		l = fmt.Sprintf("The week %s to %s (from --week-reset): ", clockText(wk.Since, loc, true), clockText(wk.Until, loc, false))
+	}
+	l += fmt.Sprintf("%s in %s, %s tokens, %s", plural(wk.Calls, "call"), plural(wk.Blocks, "block"), shortCount(&wk.TotalTokens), costText(&wk.CostUSD))
+	switch {
+	case wk.BurnRate != nil && !wk.Rolling:
+		l += fmt.Sprintf("; %s tokens/h, %s/h since it began", shortCount(&wk.BurnRate.TokensPerHour), costText(&wk.BurnRate.CostPerHour))
+	case wk.BurnRate != nil:
+		l += fmt.Sprintf("; %s tokens/h, %s/h since its first call", shortCount(&wk.BurnRate.TokensPerHour), costText(&wk.BurnRate.CostPerHour))
+	}
+	if p := wk.Projection; p != nil {
+		l += fmt.Sprintf("; projected at its end: %s tokens, %s", shortCount(&p.TotalTokens), costText(&p.CostUSD))
+	}
+	return l
 }
 
 // clockText is t in loc: "2006-01-02 15:04", or without the year when
@@ -264,10 +278,14 @@ func blocksSections(r *reports.BlocksReport, loc *time.Location, short bool) []s
 // weekFields are the week's figures beside its days, for the CSV (the
 // table's line above says them).
 func weekFields(w reports.Window) []field {
-	f := []field{{"since", w.Since}, {"until", w.Until}, {"calls", w.Calls}, {"blocks", w.Blocks},
+	f := []field{{"since", w.Since}, {"until", w.Until}, {"rolling", w.Rolling}, {"calls", w.Calls}, {"blocks", w.Blocks},
 		{"total_tokens", w.TotalTokens}, {"cost_usd", w.CostUSD}, {"no_price_calls", w.NoPriceCalls}}
 	if w.BurnRate != nil {
 		f = append(f, field{"tokens_per_hour", w.BurnRate.TokensPerHour}, field{"cost_usd_per_hour", w.BurnRate.CostPerHour})
+	}
+	if p := w.Projection; p != nil {
+		f = append(f, field{"projected_total_tokens", p.TotalTokens}, field{"projected_cost_usd", p.CostUSD},
+			field{"remaining_minutes", p.RemainingMinutes})
 	}
 	return f
 }
