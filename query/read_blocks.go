@@ -62,7 +62,7 @@ FROM cs ORDER BY ts NULLS LAST, system, session, line`
 	err := eachRow(ctx, s.conn, "reading Claude Code's calls for billing blocks", q, args, func(rs *sql.Rows) error {
 		var system, model, provider, errText string
 		var ts sql.NullTime
-		var tokens, np bool // np: no_price, which a nil cost already says
+		var tokens, np bool // np: the call is counted in no_price
 		var c reports.BlockCall
 		var cost sql.NullFloat64
 		if err := rs.Scan(&system, &ts, &model, &provider, &tokens, &errText, &c.Input, &c.CacheRead, &c.CacheWrite, &c.Output, &cost, &np); err != nil {
