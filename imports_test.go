@@ -58,6 +58,7 @@ var pure = []string{
 	"model/rows",
 	"model/disk",
 	"model/systems",
+	"model/devices",
 }
 
 // noYAML are the packages that read JSON or decide retries: a YAML parser

@@ -500,7 +500,7 @@ func callRows(r *rows.Set, id int32, set *records.Set) {
 			Evidence: text(c.Evidence), BackoffMS: num(c.BackoffMS),
 			Tokens:            tokens(c.InputTokens, c.CacheReadTokens, c.CacheWriteTokens, c.OutputTokens, c.ReasoningTokens, c.CostUSD),
 			FailedInputTokens: num(c.FailedInputTokens), FailedOutputTokens: num(c.FailedOutputTokens),
-			FailedCostUSD: num(c.FailedCostUSD), CacheWrite1hTokens: num(c.CacheWrite1hTokens)})
+			FailedCostUSD: num(c.FailedCostUSD), CacheWrite1hTokens: num(c.CacheWrite1hTokens), Cwd: text(c.Cwd)})
 	}
 	for _, a := range set.CallAttempts {
 		r.CallAttempts = append(r.CallAttempts, rows.CallAttempt{FileID: id, System: a.System, RunID: text(a.RunID),

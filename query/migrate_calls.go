@@ -10,7 +10,9 @@ import (
 // Stores made before calls kept cache tokens apart hold Claude Code
 // transcripts' input with the cache folded in, and no cache columns; those
 // made before 1-hour cache writes were kept apart price them all at the
-// 5-minute rate.
+// 5-minute rate; those made before calls kept their working folder (cwd)
+// name OpenTelemetry events' calls by their place in the file, so that
+// two files of one session could be taken for copies of one call.
 // Their tables cannot be altered into the new meaning: the agents' files
 // are forgotten (their rows and ingest state, as Forget does) and the two
 // tables made anew, so the next ingest reads those files again. Nothing
@@ -18,12 +20,14 @@ import (
 
 // rereadWhenMissing are the calls columns whose arrival changed what the
 // older rows mean (input tokens with the cache folded in; cache writes
-// priced at one rate). A store without one is outdated and its agents'
+// priced at one rate; OpenTelemetry events' call ids by place in the file,
+// which two rotated files of one session share, where cwd came with ids
+// by time). A store without one is outdated and its agents'
 // files are read again; their rows of files deleted since are lost, so a
 // column that only adds something is added with ALTER TABLE in
 // tableStatements instead, as exec_invocations' dir was, and the rows
 // keep a NULL there.
-var rereadWhenMissing = []string{"cache_read_tokens", "cache_write_1h_tokens"}
+var rereadWhenMissing = []string{"cache_read_tokens", "cache_write_1h_tokens", "cwd"}
 
 // callsOutdated reports whether the store has a calls table without one
 // of rereadWhenMissing.

@@ -24,7 +24,10 @@ import (
 // session and call id there. It counts once, in the session's own run
 // when one copy is there (as Claude Code's parent, not the sub-agent
 // that replayed it), else from the file read first.
-const callsOnce = `SELECT * FROM priced_calls
+// copies is how many rows the store holds of it (1 for a call with no id),
+// so that a copy left out is counted, never dropped in silence.
+const callsOnce = `SELECT *, CASE WHEN call_id IS NULL THEN 1 ELSE count(*) OVER (PARTITION BY system, session, call_id) END AS copies
+  FROM priced_calls
   QUALIFY call_id IS NULL OR row_number() OVER (
     PARTITION BY system, session, call_id ORDER BY run_id IS DISTINCT FROM session, file_id, line) = 1`
 
@@ -61,7 +64,8 @@ const callAggregates = `count(*),
   count(*) FILTER (WHERE no_price),
   count(*) FILTER (WHERE cost_usd IS NULL AND (input_tokens IS NOT NULL OR cache_read_tokens IS NOT NULL
     OR cache_write_tokens IS NOT NULL OR output_tokens IS NOT NULL)),
-  count(*) FILTER (WHERE failed_cost_usd IS NULL AND (failed_input_tokens IS NOT NULL OR failed_output_tokens IS NOT NULL))`
+  count(*) FILTER (WHERE failed_cost_usd IS NULL AND (failed_input_tokens IS NOT NULL OR failed_output_tokens IS NOT NULL)),
+  count(*) FILTER (WHERE copies > 1)`
 
 // evidenceCounts renders, per group, how many calls each evidence covers.
 const evidenceCounts = `SELECT grp, string_agg(evidence || ' ' || n, ', ' ORDER BY n DESC, evidence) FROM (
@@ -75,7 +79,7 @@ func scanCallRow(rs *sql.Rows, lead []any, row *reports.CallRow) error {
 	var backoff, tokens, in, read, write, out, reasoning, failedTokens, cost, failedCost sql.NullFloat64
 	dest := append(lead, &row.Calls, &row.Failed, &n.known, &row.WithAttempts, &row.Attempts, &row.Retried,
 		&backoff, &tokens, &in, &read, &write, &out, &reasoning, &failedTokens, &cost, &failedCost, &row.NoPriceCalls,
-		&n.costUnknown, &n.failedCostUnknown, &evidence)
+		&n.costUnknown, &n.failedCostUnknown, &row.CountedOnce, &evidence)
 	if err := rs.Scan(dest...); err != nil {
 		return err
 	}

@@ -6,8 +6,10 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/orchstat/orchstat/model/devices"
 	"github.com/orchstat/orchstat/model/reports"
 )
 
@@ -23,11 +25,33 @@ const noTime = "(no time)"
 // The calls are read one by one and summed here, so that days follow
 // Go's time zone database whatever DuckDB was built with.
 func (s *Store) CallUsage(ctx context.Context, f Filter, by string, loc *time.Location) (*reports.Usage, error) {
+	return s.CallUsageWith(ctx, f, UsageOptions{By: by, Loc: loc})
+}
+
+// UsageOptions are how CallUsageWith groups calls.
+type UsageOptions struct {
+	// By is one of reports.UsageBy; Loc the zone days are cut in.
+	By  string
+	Loc *time.Location
+	// Devices names the device of each call's file (see model/devices).
+	Devices devices.Namer
+}
+
+// CallUsageWith is CallUsage with the devices named. Each call counts
+// once (callsOnce: one system, session and call id is one call, in
+// whatever file and on whatever device it was read), under the device of
+// the copy kept; the copies left out are counted in Usage.Copies, split
+// by whether they were on other devices or on the same one.
+func (s *Store) CallUsageWith(ctx context.Context, f Filter, o UsageOptions) (*reports.Usage, error) {
+	by, loc := o.By, o.Loc
+	if loc == nil {
+		loc = time.UTC
+	}
 	if !slices.Contains(reports.UsageBy, by) {
-		return nil, fmt.Errorf("cannot group calls by %q (only by day, week, month, session or model)", by)
+		return nil, fmt.Errorf("cannot group calls by %q (only by %s)", by, strings.Join(reports.UsageBy, ", "))
 	}
 	u := &reports.Usage{By: by, Timezone: loc.String(), Rows: []reports.UsageRow{}, NoPrice: []reports.NoPriceModel{},
-		Total: reports.UsageRow{Key: "total"}}
+		Total: reports.UsageRow{Key: "total"}, Devices: []reports.UsageDevice{}}
 	if ok, err := hasCalls(ctx, s.conn); err != nil || !ok {
 		u.Total.Models = []reports.UsageRow{}
 		return u, err
@@ -47,26 +71,90 @@ func (s *Store) CallUsage(ctx context.Context, f Filter, by string, loc *time.Lo
 		where += " AND ts < ?"
 		args = append(args, f.Until.UTC())
 	}
-	q := "WITH " + cte + `
-SELECT ts, coalesce(session, run_id, ''), coalesce(provider, ''), coalesce(model, ''), success, attempts,
-  input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, reasoning_tokens,
-  cost_usd, cost_source, failed_cost_usd, coalesce(no_price, false)
-FROM cs WHERE ` + where + ` ORDER BY ts NULLS LAST, system, session, line`
+	// cs.copies counts the rows the store holds of each call (callsOnce),
+	// in scope or not; cp lists, for each call held in several files, those
+	// files (the kept copy's among them); pj is each file's run's working
+	// folder, as Claude Code and Codex record it (OpenTelemetry has none),
+	// for a call that states none itself (a store opened read-only before
+	// calls had cwd: it has no such column).
+	callCwd := "NULL"
+	if ok, err := hasColumn(ctx, s.conn, "calls", "cwd"); err != nil {
+		return nil, err
+	} else if ok {
+		callCwd = "cs.cwd"
+	}
+	q := "WITH " + cte + `,
+cp AS (SELECT system, session, call_id, list(DISTINCT file_id ORDER BY file_id) AS files
+  FROM priced_calls WHERE call_id IS NOT NULL GROUP BY ALL HAVING count(*) > 1),
+pj AS (SELECT file_id, system, run_id, any_value(json_extract_string(detail, '$.cwd')) AS cwd
+  FROM record_runs GROUP BY ALL)
+SELECT cs.ts, coalesce(cs.session, cs.run_id, ''), coalesce(cs.provider, ''), coalesce(cs.model, ''), cs.success, cs.attempts,
+  cs.input_tokens, cs.cache_read_tokens, cs.cache_write_tokens, cs.output_tokens, cs.reasoning_tokens,
+  cs.cost_usd, cs.cost_source, cs.failed_cost_usd, coalesce(cs.no_price, false),
+  cs.file_id, coalesce(nullif(` + callCwd + `, ''), pj.cwd, ''), cp.files, cs.copies
+FROM cs
+LEFT JOIN cp ON cp.system = cs.system AND cp.session IS NOT DISTINCT FROM cs.session AND cp.call_id = cs.call_id
+LEFT JOIN pj ON pj.file_id = cs.file_id AND pj.system = cs.system AND pj.run_id = cs.run_id
+WHERE ` + where + ` ORDER BY cs.ts NULLS LAST, cs.system, cs.session, cs.line`
+	paths, err := callFilePaths(ctx, s.conn)
+	if err != nil {
+		return nil, err
+	}
+	devs := map[string]*reports.UsageDevice{}
+	// A file's device is named once: a store holds far fewer files than
+	// calls.
+	type named struct{ name, folder string }
+	byFile := map[int64]named{}
+	device := func(fileID int64) (string, string) {
+		d, ok := byFile[fileID]
+		if !ok {
+			d.name, d.folder = o.Devices.Device(paths[fileID])
+			byFile[fileID] = d
+		}
+		return d.name, d.folder
+	}
 	rows := map[string]*reports.UsageRow{}
 	models := map[string]map[[2]string]*reports.UsageRow{}
 	totalModels := map[[2]string]*reports.UsageRow{}
 	noPrice := map[[2]string]int64{}
-	err := eachRow(ctx, s.conn, "grouping agents' calls", q, args, func(rs *sql.Rows) error {
+	err = eachRow(ctx, s.conn, "grouping agents' calls", q, args, func(rs *sql.Rows) error {
 		var c usageCall
+		var fileID, copies int64
+		var cwd string
+		var files any
 		if err := rs.Scan(&c.ts, &c.session, &c.provider, &c.model, &c.success, &c.attempts,
-			&c.input, &c.read, &c.write, &c.output, &c.reasoning, &c.cost, &c.costSource, &c.failedCost, &c.noPrice); err != nil {
+			&c.input, &c.read, &c.write, &c.output, &c.reasoning, &c.cost, &c.costSource, &c.failedCost, &c.noPrice,
+			&fileID, &cwd, &files, &copies); err != nil {
 			return err
+		}
+		name, folder := device(fileID)
+		d := devs[name]
+		if d == nil {
+			d = &reports.UsageDevice{Name: name}
+			devs[name] = d
+		}
+		if !slices.Contains(d.Folders, folder) {
+			d.Folders = append(d.Folders, folder)
+		}
+		d.Calls++
+		if copies > 1 {
+			u.Copies.LeftOut += copies - 1
+			if elsewhere(device, name, files) {
+				u.Copies.OnSeveralDevices++
+				d.Shared++
+			} else {
+				u.Copies.WithinOneDevice++
+			}
 		}
 		var key string
 		if by == "session" {
 			key = c.session
 		} else if by == "model" {
 			key = c.model
+		} else if by == "device" {
+			key = name
+		} else if by == "project" {
+			key = devices.Project(cwd)
 		} else if !c.ts.Valid {
 			key = noTime
 			u.Undated++
@@ -117,6 +205,16 @@ FROM cs WHERE ` + where + ` ORDER BY ts NULLS LAST, system, session, line`
 		}
 		return cmp.Compare(a.Key, b.Key)
 	})
+	for _, d := range devs {
+		if by != "device" {
+			// Other views name no device: their JSON does not depend on
+			// where the files are.
+			break
+		}
+		slices.Sort(d.Folders)
+		u.Devices = append(u.Devices, *d)
+	}
+	slices.SortFunc(u.Devices, func(a, b reports.UsageDevice) int { return cmp.Compare(a.Name, b.Name) })
 	for m, n := range noPrice {
 		u.NoPrice = append(u.NoPrice, reports.NoPriceModel{Provider: m[0], Model: m[1], Calls: n})
 	}
@@ -124,6 +222,52 @@ FROM cs WHERE ` + where + ` ORDER BY ts NULLS LAST, system, session, line`
 		return cmp.Or(cmp.Compare(a.Model, b.Model), cmp.Compare(a.Provider, b.Provider))
 	})
 	return u, nil
+}
+
+// callFilePaths maps the files that hold calls to their paths (in a
+// lake's replica, "runner:path").
+func callFilePaths(ctx context.Context, q querier) (map[int64]string, error) {
+	out := map[int64]string{}
+	err := eachRow(ctx, q, "naming the calls' files", `SELECT file_id, path FROM files
+  WHERE file_id IN (SELECT DISTINCT file_id FROM calls)`, nil, func(rs *sql.Rows) error {
+		var id int64
+		var p string
+		if err := rs.Scan(&id, &p); err != nil {
+			return err
+		}
+		out[id] = p
+		return nil
+	})
+	return out, err
+}
+
+// elsewhere says some file of files (DuckDB's list of file ids) is on
+// another device than name.
+func elsewhere(device func(int64) (string, string), name string, files any) bool {
+	list, _ := files.([]any)
+	for _, f := range list {
+		id, ok := toInt64(f)
+		if !ok {
+			continue
+		}
+		if other, _ := device(id); other != name {
+			return true
+		}
+	}
+	return false
+}
+
+// toInt64 reads a file id DuckDB handed back in a list.
+func toInt64(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	case int:
+		return int64(x), true
+	}
+	return 0, false
 }
 
 // usageCall is one call as CallUsage reads it.

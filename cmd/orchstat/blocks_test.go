@@ -247,6 +247,7 @@ func TestBlocksFlags(t *testing.T) {
 		{[]string{"report", "--by", "day", "--week-reset", "2026-03-02"}, "--by block"},
 		{[]string{"report", "--by", "block", "--week-reset", "monday"}, `--week-reset "monday"`},
 		{[]string{"report", "--by", "blocks"}, "block"},
+		{[]string{"report", "--by", "block", "--device", "laptop=/tmp"}, "--by block"},
 	} {
 		code, _, stderr := runCLI(t, "", append([]string{"--db", filepath.Join(t.TempDir(), "x.duckdb")}, tc.args...)...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/orchstat/orchstat/ingest"
 	"github.com/orchstat/orchstat/model/factory/spec"
+	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/reports/render"
 	"github.com/orchstat/orchstat/rules/adaptive"
 	"github.com/orchstat/orchstat/rules/retry"
@@ -79,6 +80,10 @@ func flagValues(c *cobra.Command, f *pflag.Flag) completionFunc {
 		return fixed(recordSystems...)
 	case "op":
 		return fixed(execOps...)
+	case "by":
+		// report --by's groupings, devices and projects among them, and
+		// the billing blocks.
+		return fixed(append(slices.Clone(reports.UsageBy), byBlock)...)
 	case "rules":
 		return yamlFiles
 	}

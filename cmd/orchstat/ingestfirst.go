@@ -182,6 +182,11 @@ func (i *ingestFirst) open(ctx context.Context, g *globals, write bool) (*query.
 		return nil, false, err
 	}
 	res, err := doIngest(ctx, g, st, paths, found, i.Quiet, i.StdinName, i.Tuning)
+	if err == nil && !i.Quiet {
+		// What was read and not counted is said before the report, as
+		// ingest says it.
+		reportIgnored(g.io, res.Ignored)
+	}
 	if err == nil && nothingFound(paths, res) {
 		err = nothingToRead(paths, i.Tuning.Format, "the store is unchanged")
 	}

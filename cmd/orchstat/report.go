@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orchstat/orchstat/model/devices"
 	"github.com/orchstat/orchstat/model/reports"
 	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/reports/render"
@@ -30,6 +31,9 @@ type reportOptions struct {
 	// whole report; Timezone is the zone its days are cut in.
 	By       string
 	Timezone string
+	// Devices are --device NAME=PATH: the user's names for the folders
+	// their agents' records were read from (see model/devices).
+	Devices []string
 	// WeekReset is --week-reset: a time the plan's weekly limit reset.
 	WeekReset string
 	// Compare is --compare; Sections --section; ASCII --ascii.
@@ -82,14 +86,20 @@ request metrics count that provider's requests only. Alert rules are checked
 against the report's own numbers: their window and for fields apply to
 alerting, not here.
 
---by day, week, month, session or model shows agents' calls (Claude Code,
-Codex, OpenTelemetry) instead: per period, session or model, and per model
-within each, their calls, input, cache read, cache write and output tokens,
+--by day, week, month, session, model, device or project shows agents' calls
+(Claude Code, Codex, OpenTelemetry) instead: per period, session, model,
+device (where the records were read: a lake's runner, else the agent's
+folder, such as ~/.claude or ~/sync/workstation/.claude; --device
+NAME=PATH names one) or project (the working folder the calls ran in), and
+per model within each, their calls, input, cache read, cache write and output tokens,
 cost, retries and failures, and the cost of their failed attempts, with a
 total. Days, weeks (from Monday) and months are cut at midnight in
 --timezone (an IANA name; default the local zone), --since and --until
 select calls by their own time (a date is midnight in --timezone), and
-models without a price are named. See docs/reports.md.
+models without a price are named. A call seen on two devices (a synced
+~/.claude read beside the local one, a session two runners exported) or
+twice on one is counted once, and the report says how many were. See
+docs/reports.md.
 
 --by block shows Claude Code's 5-hour billing blocks exactly as ccusage's
 blocks report cuts them (the first call's hour, five hours, a new block
@@ -120,6 +130,8 @@ Exit status 1 means the report is printed but some file could not be read
   orchstat report ~/.claude --by day
   orchstat report ~/.codex --by session --since 7d --timezone Europe/Paris
   orchstat report ~/.claude --by block --since 1d
+  orchstat report ~/.claude ~/sync/workstation/.claude --by device --device laptop=~/.claude --device workstation=~/sync/workstation/.claude
+  orchstat report --lake /mnt/orchstat-lake --by project
   orchstat report --by model --prices model_prices_and_context_window.json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Paths = args
@@ -138,6 +150,19 @@ Exit status 1 means the report is printed but some file could not be read
 			if o.Timezone != "" && o.By == "" {
 				return usageError{fmt.Errorf("--timezone cuts --by's days: give --by too")}
 			}
+			if len(o.Devices) > 0 && o.By == "" {
+				return usageError{fmt.Errorf("--device names --by's devices: give --by too")}
+			}
+			if len(o.Devices) > 0 && o.By == byBlock {
+				// A plan's blocks are one account's, whatever machine the
+				// calls were read on: --by block has no devices to name.
+				return usageError{fmt.Errorf("--device names --by's devices; --by block cuts one plan's blocks over every device")}
+			}
+			for _, d := range o.Devices {
+				if _, err := devices.ParseNamed(d); err != nil {
+					return usageError{fmt.Errorf("--device %v", err)}
+				}
+			}
 			if runF != nil {
 				return runF(cmd.Context(), o)
 			}
@@ -153,8 +178,9 @@ Exit status 1 means the report is printed but some file could not be read
 	addOutputFlag(cmd, &o.Output)
 	addWideFlag(cmd, g.io)
 	addPricesFlag(cmd, &o.Prices)
-	f.StringVar(&o.By, "by", "", "show agents' calls, tokens and cost by day, week, month, session or model, or Claude Code's 5-hour billing blocks (block), instead of the whole report")
+	f.StringVar(&o.By, "by", "", "show agents' calls, tokens and cost by day, week, month, session, model, device or project, or Claude Code's 5-hour billing blocks (block), instead of the whole report")
 	f.StringVar(&o.Timezone, "timezone", "", "with --by: the IANA time zone days are cut in (default: the local zone)")
+	f.StringArrayVar(&o.Devices, "device", nil, "with --by: name a device, NAME=PATH: the calls read from files under PATH are that device's (laptop=~/.claude; in a lake, RUNNER:PATH); repeatable")
 	f.StringVar(&o.WeekReset, "week-reset", "", "with --by block: a time your plan's weekly limit reset (RFC 3339, or a date at midnight in --timezone); the week is the one it repeats into, projected to its end (default: the 7 days to now)")
 	f.StringVar(&o.Compare, "compare", "previous", "what the summary's changes are against: previous (the window of equal length just before), none, or SINCE..UNTIL")
 	f.StringSliceVar(&o.Sections, "section", nil, "print these sections only (summary, metrics, by_day, ...; all prints every one, with data or not)")

@@ -257,6 +257,7 @@ whole store with no PATH or --all.`,
 	root.AddCommand(newRetryConfigCmd(g))
 	root.AddCommand(newForgetCmd(g))
 	root.AddCommand(newExportCmd(g))
+	root.AddCommand(newReceiveCmd(g))
 	root.AddCommand(newGenDocsCmd())
 	registerCompletions(root)
 	return root

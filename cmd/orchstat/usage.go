@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -11,7 +12,9 @@ import (
 	// database too (Windows, slim containers).
 	_ "time/tzdata"
 
+	"github.com/orchstat/orchstat/model/devices"
 	"github.com/orchstat/orchstat/model/reports"
+	"github.com/orchstat/orchstat/query"
 	"github.com/orchstat/orchstat/reports/render"
 )
 
@@ -38,7 +41,11 @@ func usageRun(ctx context.Context, o *reportOptions) error {
 		return err
 	}
 	defer st.Close()
-	u, err := st.CallUsage(ctx, f, o.By, loc)
+	namer, err := o.deviceNamer(os.UserHomeDir)
+	if err != nil {
+		return err
+	}
+	u, err := st.CallUsageWith(ctx, f, query.UsageOptions{By: o.By, Loc: loc, Devices: namer})
 	if err != nil {
 		return err
 	}
@@ -62,6 +69,31 @@ func usageRun(ctx context.Context, o *reportOptions) error {
 		return silentError{exitError}
 	}
 	return nil
+}
+
+// deviceNamer is --device's names, their paths absolute as the store
+// keeps files' paths ("~/" read as the home folder, which a quoted flag
+// leaves to us), in a lake "RUNNER:PATH" as given. Names made from
+// paths write the home folder as "~".
+func (o *reportOptions) deviceNamer(homeDir func() (string, error)) (devices.Namer, error) {
+	home, _ := homeDir()
+	n := devices.Namer{Home: home, Lake: o.Lake != ""}
+	for _, spec := range o.Devices {
+		d, err := devices.ParseNamed(spec)
+		if err != nil {
+			return n, usageError{fmt.Errorf("--device %v", err)}
+		}
+		if rest, ok := strings.CutPrefix(d.Path, "~/"); ok && home != "" {
+			d.Path = filepath.Join(home, rest)
+		}
+		if !n.Lake {
+			if d.Path, err = filepath.Abs(d.Path); err != nil {
+				return n, usageError{fmt.Errorf("--device %s: %v", spec, err)}
+			}
+		}
+		n.Named = append(n.Named, d)
+	}
+	return n, nil
 }
 
 // inZone reads a bare date (2026-11-01) as midnight in loc, as RFC 3339;

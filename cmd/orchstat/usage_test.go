@@ -315,6 +315,9 @@ func TestUsageFlags(t *testing.T) {
 		{[]string{"report", "--by", "year"}, `--by "year"`},
 		{[]string{"report", "--timezone", "UTC"}, "--timezone"},
 		{[]string{"report", "--by", "day", "--timezone", "Mars/Olympus"}, `"Mars/Olympus"`},
+		{[]string{"report", "--device", "laptop=/x"}, "--device"},
+		{[]string{"report", "--by", "device", "--device", "laptop"}, `"laptop": want NAME=PATH`},
+		{[]string{"report", "--by", "device", "--device", "=/x"}, "want NAME=PATH"},
 		{[]string{"report", "--prices", bad}, "prices.json:2:"},
 		{[]string{"report", "--prices", bad}, "input_cost_per_token"},
 	} {

@@ -53,6 +53,8 @@ type call struct {
 	// call that names none.
 	Prev *modelAt `json:"prev,omitempty"`
 	Next *modelAt `json:"next,omitempty"`
+	// Cwd is the working folder its first line that names one states.
+	Cwd string `json:"cwd,omitempty"`
 }
 
 // failedAttempt is an api_error line, as its attempt row needs it.
@@ -89,7 +91,7 @@ type modelAt struct {
 // newCall starts a call at line e, the first of its chain or of its
 // response; prev is the last real model at or before it.
 func newCall(e *entry, prev *modelAt) *call {
-	return &call{First: e.line, FirstUUID: e.uuid, FirstTS: e.ts, Last: e.line, Prev: prev}
+	return &call{First: e.line, FirstUUID: e.uuid, FirstTS: e.ts, Last: e.line, Prev: prev, Cwd: e.cwd}
 }
 
 func (c *call) succeeded() bool { return c.Final != nil && !c.Final.Failed }
@@ -104,6 +106,7 @@ func (c *call) addRetry(e *entry) {
 		Msg: excerpt(r.msg), Kind: r.kind, Backoff: r.backoffMS,
 	})
 	c.Last = e.line
+	c.Cwd = first(c.Cwd, e.cwd)
 }
 
 // addLine adds an assistant line of the response or the failure.
@@ -114,6 +117,7 @@ func (c *call) addLine(e *entry) {
 	}
 	c.Lines++
 	c.Last = e.line
+	c.Cwd = first(c.Cwd, e.cwd)
 	c.Final = &finalLine{
 		MsgID: a.msgID, RequestID: e.requestID, Model: a.model, Failed: a.failed,
 		Status: a.status, Category: a.category, Text: excerpt(a.text), HasText: a.text != "",

@@ -30,7 +30,7 @@ func (c *call) convert(run, session, id string) (records.Call, []records.CallAtt
 	rc := records.Call{
 		System: records.ClaudeCode, RunID: run, Session: session, Source: Source,
 		CallID: id, Line: c.Last, TS: c.FirstTS, Operation: "chat",
-		Success: records.Bool(c.succeeded()), Model: c.model(),
+		Success: records.Bool(c.succeeded()), Model: c.model(), Cwd: c.Cwd,
 	}
 	rc.Provider = provider(rc.Model)
 	if u := c.Usage; u != nil && c.succeeded() {

@@ -158,6 +158,7 @@ func TestRetriedCallFields(t *testing.T) {
 		Operation: "chat", Success: records.Bool(true), Attempts: records.Int(3), Evidence: records.EvidenceTranscript,
 		BackoffMS: records.Float(1626.44), InputTokens: records.Float(6), OutputTokens: records.Float(120),
 		CacheReadTokens: records.Float(9000), CacheWriteTokens: records.Float(0), CacheWrite1hTokens: records.Float(0),
+		Cwd: "/home/dev/shop",
 	}
 	compare(t, "call", set.Calls, []records.Call{want})
 	for _, a := range set.CallAttempts {

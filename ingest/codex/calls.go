@@ -180,7 +180,16 @@ func (r *rollout) callOf(no int, ts time.Time) records.Call {
 	id := r.runID()
 	return records.Call{System: records.Codex, RunID: id, Session: id, CallID: fmt.Sprintf("line:%d", no), Source: Source,
 		Line: no, TS: &ts, Provider: r.provider(), Model: r.Model, Operation: "chat",
-		Evidence: records.EvidenceNone}
+		Evidence: records.EvidenceNone, Cwd: r.cwd()}
+}
+
+// cwd is the working folder of the call read now: the last turn's, else
+// the session's.
+func (r *rollout) cwd() string {
+	if r.Cwd == "" && r.Meta != nil {
+		return r.Meta.Cwd
+	}
+	return r.Cwd
 }
 
 // addCall closes c, with the stream errors before it as its failed

@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,9 +18,14 @@ type want struct {
 	problems []records.Error
 }
 
+// fixtureCwd is each fixture's working folder: its session_meta's and
+// its turns' (none moves), which each call takes.
+var fixtureCwd = map[string]string{normalID: "/w/proj", retriesID: "/w/app", badID: "/w/x"}
+
 // call fills what every call of a fixture shares.
 func call(run, provider, model string, c records.Call) records.Call {
 	c.System, c.RunID, c.Session, c.Source, c.Provider, c.Model, c.Operation = records.Codex, run, run, Source, provider, model, "chat"
+	c.Cwd = fixtureCwd[run]
 	if c.Evidence == "" {
 		c.Evidence = records.EvidenceNone
 	}
@@ -188,5 +194,37 @@ func TestReconnectsBounded(t *testing.T) {
 	if len(set.Calls) != 3 || most > maxAttempts || len(set.Problems) != 2 ||
 		!strings.Contains(set.Problems[0].Msg, "more than 1000 stream errors") {
 		t.Errorf("%d calls, most attempts %d, problems %v", len(set.Calls), most, set.Problems)
+	}
+}
+
+// TestCallCwd: a call ran in the latest turn's folder, else the session's.
+func TestCallCwd(t *testing.T) {
+	tc := func(ts, cwd string) string {
+		return `{"timestamp":"` + ts + `","type":"turn_context","payload":{"cwd":"` + cwd + `","model":"gpt-5-codex"}}`
+	}
+	count := func(ts string, total int) string {
+		n := strconv.Itoa(total)
+		return `{"timestamp":"` + ts + `","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":` + n +
+			`,"output_tokens":1},"last_token_usage":{"input_tokens":10,"output_tokens":1}}}}`
+	}
+	lines := []string{
+		`{"timestamp":"2026-05-13T09:00:00Z","type":"session_meta","payload":{"id":"` + normalID + `","cwd":"/home/dev/shop"}}`,
+		count("2026-05-13T09:00:01Z", 10),
+		tc("2026-05-13T09:00:02Z", "/home/dev/shop/api"),
+		count("2026-05-13T09:00:03Z", 20),
+		tc("2026-05-13T09:00:04Z", ""),
+		count("2026-05-13T09:00:05Z", 30),
+	}
+	set, err := ParseRollout(sessions+"rollout-2026-05-13T09-00-00-"+normalID+".jsonl", []byte(strings.Join(lines, "\n")+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range set.Calls {
+		got = append(got, c.Cwd)
+	}
+	// A turn that names no folder keeps the last one named.
+	if want := []string{"/home/dev/shop", "/home/dev/shop/api", "/home/dev/shop/api"}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("cwd %q, want %q", got, want)
 	}
 }

@@ -33,23 +33,26 @@ type progress struct {
 
 	// RunID is settled by the first call made: rows already final must
 	// not change run, so a session_meta read after it does not rename it.
-	RunID       string       `json:"run_id,omitempty"`
-	Meta        *sessionMeta `json:"meta,omitempty"`
-	Started     *stamp       `json:"started,omitempty"`
-	Last        *stamp       `json:"last,omitempty"`
-	Model       string       `json:"model,omitempty"`
-	Models      []string     `json:"models,omitempty"`
-	ModelsCut   bool         `json:"models_cut,omitempty"`
-	Turns       int          `json:"turns,omitempty"`
-	Aborted     int          `json:"aborted,omitempty"`
-	LastAborted bool         `json:"last_aborted,omitempty"`
-	ToolCalls   int          `json:"tool_calls,omitempty"`
-	PrevTotal   *usage       `json:"prev_total,omitempty"`
-	Tokens      *float64     `json:"tokens,omitempty"`
-	Pending     []failure    `json:"pending,omitempty"`
-	Used        int          `json:"used,omitempty"`
-	Ignored     int          `json:"ignored,omitempty"`
-	Problems    int          `json:"problems,omitempty"`
+	RunID   string       `json:"run_id,omitempty"`
+	Meta    *sessionMeta `json:"meta,omitempty"`
+	Started *stamp       `json:"started,omitempty"`
+	Last    *stamp       `json:"last,omitempty"`
+	Model   string       `json:"model,omitempty"`
+	// Cwd is the last turn_context's working folder: a session's turns
+	// may move; before any, the session_meta's is the calls'.
+	Cwd         string    `json:"cwd,omitempty"`
+	Models      []string  `json:"models,omitempty"`
+	ModelsCut   bool      `json:"models_cut,omitempty"`
+	Turns       int       `json:"turns,omitempty"`
+	Aborted     int       `json:"aborted,omitempty"`
+	LastAborted bool      `json:"last_aborted,omitempty"`
+	ToolCalls   int       `json:"tool_calls,omitempty"`
+	PrevTotal   *usage    `json:"prev_total,omitempty"`
+	Tokens      *float64  `json:"tokens,omitempty"`
+	Pending     []failure `json:"pending,omitempty"`
+	Used        int       `json:"used,omitempty"`
+	Ignored     int       `json:"ignored,omitempty"`
+	Problems    int       `json:"problems,omitempty"`
 	// RateLimits are the latest plan figures a token_count carried.
 	RateLimits *rateLimits `json:"rate_limits,omitempty"`
 }
@@ -178,6 +181,7 @@ func (r *rollout) handle(l line, env envelope) (use bool, perr *records.Error) {
 	case "turn_context":
 		var tc struct {
 			Model string `json:"model"`
+			Cwd   string `json:"cwd"`
 		}
 		if perr := decodePayload(l, env.payload, &tc); perr != nil {
 			return false, perr
@@ -186,6 +190,9 @@ func (r *rollout) handle(l line, env envelope) (use bool, perr *records.Error) {
 		r.Turns++
 		r.LastAborted = false
 		r.Model = tc.Model
+		if tc.Cwd != "" {
+			r.Cwd = tc.Cwd
+		}
 		if tc.Model != "" && !slices.Contains(r.Models, tc.Model) {
 			if len(r.Models) < maxModels {
 				r.Models = append(r.Models, tc.Model)

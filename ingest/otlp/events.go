@@ -3,6 +3,7 @@ package otlp
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -101,10 +102,19 @@ func logTime(l *logRec) *time.Time {
 	return nil
 }
 
-// callID names a call by its request id when it has one, else by where
-// its first record is; a repeated id gets a #n suffix.
+// callID names a call by its request id when it has one, else by its
+// first record's time ("t" and Unix nanoseconds), else by where that
+// record is in the file ("L" line "." index); a repeated id gets a #n
+// suffix. The store counts one system, session and call id once (a
+// synced copy of a file, a session exported by two runners): a time is
+// the same in every copy of a record, and apart in two files of one
+// session (a receiver's files rotated mid-session), where a place in
+// the file is not.
 func (es *events) callID(requestID string, first *event) string {
 	id := requestID
+	if id == "" && first.ts != nil {
+		id = "t" + strconv.FormatInt(first.ts.UnixNano(), 10)
+	}
 	if id == "" {
 		id = fmt.Sprintf("L%d.%d", first.line, first.index)
 	}

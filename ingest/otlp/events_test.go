@@ -1,7 +1,9 @@
 package otlp
 
 import (
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/orchstat/orchstat/model/records"
 )
@@ -23,7 +25,7 @@ func TestClaudeCodeEvents(t *testing.T) {
 	retried := call("req_02", 1, 5000, f(3300), "claude-sonnet-4-5", yes)
 	retried.Attempts, retried.Evidence = n(3), records.EvidenceAttribute
 	retried.InputTokens, retried.OutputTokens, retried.CostUSD = f(400), f(50), f(0.004)
-	exhausted := call("L2.1", 2, 10000, f(4600), "claude-opus-4-1", no)
+	exhausted := call(tid(10000), 2, 10000, f(4600), "claude-opus-4-1", no)
 	exhausted.Attempts, exhausted.Evidence, exhausted.Error = n(3), records.EvidenceAttribute, "Request timed out"
 	compare(t, "calls", set.Calls, []records.Call{lone, retried, exhausted})
 
@@ -37,8 +39,8 @@ func TestClaudeCodeEvents(t *testing.T) {
 		att("req_02", 1, 5000, 300, no, n(529), "529 Overloaded"),
 		att("req_02", 2, 5900, 250, no, n(529), "529 Overloaded"),
 		last,
-		att("L2.1", 1, 10000, 600, no, nil, "Request timed out"),
-		att("L2.1", 2, 14000, 600, no, nil, "Request timed out"),
+		att(tid(10000), 1, 10000, 600, no, nil, "Request timed out"),
+		att(tid(10000), 2, 14000, 600, no, nil, "Request timed out"),
 	})
 	r, d := detail(set.Runs[0])
 	compare(t, "run", r, records.Run{System: records.OTel, RunID: "sess-1", Source: "claude_code_event",
@@ -57,20 +59,20 @@ func TestCodexEvents(t *testing.T) {
 			Line: 1, TS: at(ts), DurationMS: f(dur), Provider: "openai", Model: "gpt-5-codex", Operation: "chat",
 			Success: ok, StatusCode: code, Attempts: n(attempts), Evidence: records.EvidenceAttribute}
 	}
-	retried := call("L1.2", 1000, 2312, yes, n(200), 2)
+	retried := call(tid(1000), 1000, 2312, yes, n(200), 2)
 	retried.InputTokens, retried.CacheReadTokens, retried.OutputTokens = f(750), f(250), f(200)
-	failedCall := call("L1.7", 12000, 30000, no, nil, 1)
+	failedCall := call(tid(12000), 12000, 30000, no, nil, 1)
 	failedCall.Error = "connection reset by peer"
-	compare(t, "calls", set.Calls, []records.Call{retried, call("L1.6", 8000, 500, yes, n(200), 1), failedCall})
+	compare(t, "calls", set.Calls, []records.Call{retried, call(tid(8000), 8000, 500, yes, n(200), 1), failedCall})
 	att := func(id string, ts, dur float64, i int, ok *bool, code *int, err string) records.CallAttempt {
 		return records.CallAttempt{System: records.OTel, RunID: "c-1", CallID: id, Source: "codex_event",
 			Attempt: i, TS: at(ts), DurationMS: f(dur), Success: ok, StatusCode: code, Error: err}
 	}
 	compare(t, "attempts", set.CallAttempts, []records.CallAttempt{
-		att("L1.2", 1000, 812, 1, no, n(500), "internal error"),
-		att("L1.2", 2500, 640, 2, yes, n(200), ""),
-		att("L1.6", 8000, 500, 1, yes, n(200), ""),
-		att("L1.7", 12000, 30000, 1, no, nil, "connection reset by peer"),
+		att(tid(1000), 1000, 812, 1, no, n(500), "internal error"),
+		att(tid(1000), 2500, 640, 2, yes, n(200), ""),
+		att(tid(8000), 8000, 500, 1, yes, n(200), ""),
+		att(tid(12000), 12000, 30000, 1, no, nil, "connection reset by peer"),
 	})
 	r, d := detail(set.Runs[0])
 	compare(t, "run", r, records.Run{System: records.OTel, RunID: "c-1", Source: "codex_event", Batch: "c-1",
@@ -80,3 +82,32 @@ func TestCodexEvents(t *testing.T) {
 
 // sum adds at run time, rounding as the parser does.
 func sum(a, b float64) float64 { return a + b }
+
+// tid is the call id of a call whose first event is at ms past base and
+// that has no request id: its time, so that two files of one session
+// (rotated mid-session) never share an id, and two copies of one file
+// always do.
+func tid(ms float64) string { return "t" + strconv.FormatInt(at(ms).UnixNano(), 10) }
+
+// TestEventCallIDs: the request id first, else the time, else the place;
+// an id repeated within a file gets #n.
+func TestEventCallIDs(t *testing.T) {
+	es := &events{used: map[string]int{}}
+	ev := func(line, index int, ts *time.Time) *event {
+		return &event{logRec: &logRec{line: line, index: index}, ts: ts}
+	}
+	for _, tc := range []struct {
+		req  string
+		e    *event
+		want string
+	}{
+		{"req_1", ev(1, 0, at(5)), "req_1"},
+		{"", ev(1, 1, at(5)), tid(5)},
+		{"", ev(2, 0, at(5)), tid(5) + "#2"},
+		{"", ev(3, 4, nil), "L3.4"},
+	} {
+		if got := es.callID(tc.req, tc.e); got != tc.want {
+			t.Errorf("callID(%q, line %d) = %q, want %q", tc.req, tc.e.line, got, tc.want)
+		}
+	}
+}

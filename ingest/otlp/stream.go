@@ -85,6 +85,11 @@ func newStream(lim limits) *stream {
 		runs: newRing(lim.runIDs), calls: newRing(lim.callIDs), out: &records.Set{}}
 }
 
+// MetricsIgnored is why a line of metrics gives no row: agents' metrics
+// (claude_code.token.usage, claude_code.cost.usage and the like) count
+// what their log events already carry, so they would count it twice.
+const MetricsIgnored = "lines of OpenTelemetry metrics, kept in their files but not counted: the agents' events already carry the tokens and cost they would count twice"
+
 // Line reads one line: a batch of spans or events, metrics, or a Problem.
 func (s *stream) Line(no int, off int64, b []byte) {
 	text := bytes.TrimSpace(b)
@@ -126,6 +131,7 @@ func (s *stream) record(no int, off int64, text []byte) {
 		s.st.logs++
 	case kindMetrics:
 		s.st.metrics++
+		s.out.Ignore(MetricsIgnored)
 	default:
 		s.st.bad++
 	}

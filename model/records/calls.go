@@ -87,6 +87,10 @@ type Call struct {
 	// 1-hour lifetime, which Anthropic bills higher; nil when the record
 	// does not split its cache writes.
 	CacheWrite1hTokens *float64
+	// Cwd is the working folder the call ran in, as the record states it
+	// (a transcript's cwd, a rollout's turn or session cwd); "" when it
+	// does not. It names the call's project (model/devices).
+	Cwd string
 }
 
 // Uncached is the uncached part of an input count that includes its

@@ -117,7 +117,12 @@ type CallRow struct {
 	CostUSD       *float64 `json:"cost_usd"`
 	FailedCostUSD *float64 `json:"failed_attempt_cost_usd"`
 	NoPriceCalls  int64    `json:"no_price_calls"`
-	Metrics       Metrics  `json:"metrics"`
+	// CountedOnce counts the calls the store holds in more than one file
+	// (a synced folder read beside the local one, a session two runners
+	// exported, a sub-agent's replay), each counted once: report --by
+	// device says where the copies are.
+	CountedOnce int64   `json:"counted_once"`
+	Metrics     Metrics `json:"metrics"`
 }
 
 // StageFailureRow counts failed attempts by the stage they failed at.

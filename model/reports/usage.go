@@ -3,8 +3,10 @@ package reports
 import "time"
 
 // UsageBy are what `orchstat report --by` groups agents' calls by: a
-// local day, an ISO week (from Monday), a month, a session, or a model.
-var UsageBy = []string{"day", "week", "month", "session", "model"}
+// local day, an ISO week (from Monday), a month, a session, a model, the
+// device the records were read on, or the project (working folder) the
+// calls ran in (see model/devices).
+var UsageBy = []string{"day", "week", "month", "session", "model", "device", "project"}
 
 // UsageReport is what `orchstat report --by` shows: agents' calls, their
 // tokens and cost, by period, session or model, as users of ccusage know
@@ -36,6 +38,41 @@ type Usage struct {
 	// Undated counts the calls with no recorded time, which no day, week
 	// or month holds (they are in Total, and in session and model rows).
 	Undated int64 `json:"undated_calls"`
+	// Copies counts the calls of the view the store holds more than one
+	// copy of, each counted once: said, never dropped in silence.
+	Copies UsageCopies `json:"copies"`
+	// Devices are the devices the view's calls are counted under, by
+	// name, with the folders that make each one (--by device only).
+	Devices []UsageDevice `json:"devices"`
+}
+
+// UsageCopies are the calls seen more than once. A call's identity is
+// its system, session and call id (docs/reports.md, "One call, several
+// machines"); its copies are the rows of other files with the same.
+type UsageCopies struct {
+	// OnSeveralDevices counts calls whose copies are on two devices or
+	// more: a synced ~/.claude read beside the local one, a session two
+	// runners exported to a lake.
+	OnSeveralDevices int64 `json:"calls_on_several_devices"`
+	// WithinOneDevice counts calls copied within one device only: a
+	// sub-agent's file replaying its parent's messages, a resumed
+	// session, a file copied aside.
+	WithinOneDevice int64 `json:"calls_copied_within_one_device"`
+	// LeftOut counts the copies left out: a call seen three times leaves
+	// two.
+	LeftOut int64 `json:"copies_left_out"`
+}
+
+// UsageDevice is one device of the view.
+type UsageDevice struct {
+	Name string `json:"name"`
+	// Folders are what make it the device: the PATH of --device
+	// NAME=PATH, the lake runner, or the agent's folder.
+	Folders []string `json:"folders"`
+	// Calls counts the calls counted under it; Shared those of them that
+	// another device holds a copy of too.
+	Calls  int64 `json:"calls"`
+	Shared int64 `json:"calls_also_on_other_devices"`
 }
 
 // NoPriceModel is a model without a price, and its calls.
@@ -51,7 +88,8 @@ type NoPriceModel struct {
 // nil when no call of the row records it.
 type UsageRow struct {
 	// Key is the day (2006-01-02), the week's Monday (2006-01-02), the
-	// month (2006-01), the session id, or the model; "(no time)" holds
+	// month (2006-01), the session id, the model, the device or the
+	// project (model/devices); "(no time)" holds
 	// undated calls in a period view; "total" is the total.
 	Key string `json:"key"`
 	// Provider and Model name a model row.

@@ -373,6 +373,10 @@ type Call struct {
 	// CacheWrite1hTokens came last, added to stores that had the others
 	// (query/migrate_calls.go).
 	CacheWrite1hTokens *float64 `col:"cache_write_1h_tokens DOUBLE" doc:"the part of cache_write_tokens written with a 1-hour lifetime (Claude Code transcripts split it), which Anthropic bills higher; NULL when the record does not split it"`
+	// Cwd came with report --by project; stores without it read their
+	// agents' files again (query/migrate_calls.go), which also gives
+	// OpenTelemetry calls their time-based ids.
+	Cwd *string `col:"cwd VARCHAR" doc:"the working folder the call ran in, as the record states it (Claude Code's cwd, Codex's turn or session cwd); NULL when it does not (OpenTelemetry)"`
 }
 
 type CallAttempt struct {

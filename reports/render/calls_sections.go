@@ -43,6 +43,8 @@ func callDetail() []column[reports.CallRow] {
 		callGridCol("failed_attempt_tokens", func(r reports.CallRow) string { return countPtrText(r.FailedTokens) }),
 		callGridCol("failed_attempt_cost", func(r reports.CallRow) string { return costText(r.FailedCostUSD) }),
 		{name: "evidence", text: func(r reports.CallRow) string { return r.Evidence }},
+		// Copies left out are said: report --by device says where.
+		callGridCol("counted_once", func(r reports.CallRow) string { return itoa(r.CountedOnce) }),
 	}
 }
 
@@ -59,7 +61,7 @@ func callMore(r reports.CallRow) []field {
 		{"with_attempts", r.WithAttempts}, {"attempts", r.Attempts}, {"backoff_ms", r.BackoffMS},
 		{"tokens", r.Tokens}, {"input_tokens", r.InputTokens}, {"cache_read_tokens", r.CacheReadTokens},
 		{"cache_write_tokens", r.CacheWriteTokens}, {"output_tokens", r.OutputTokens}, {"reasoning_tokens", r.ReasoningTokens},
-		{"cost_usd", r.CostUSD}, {"no_price_calls", r.NoPriceCalls}, {"evidence", r.Evidence},
+		{"cost_usd", r.CostUSD}, {"no_price_calls", r.NoPriceCalls}, {"evidence", r.Evidence}, {"counted_once", r.CountedOnce},
 	}, presentMetrics(r.Metrics, reports.CallMetricNames[1:])...) // calls is a column already
 }
 

@@ -70,7 +70,58 @@ func usageLines(r *reports.UsageReport) []string {
 	if u.Undated > 0 && (u.By == "day" || u.By == "week" || u.By == "month") {
 		lines = append(lines, fmt.Sprintf("%s %s no recorded time: row %q", plural(u.Undated, "call"), have(u.Undated), "(no time)"))
 	}
-	return lines
+	return append(lines, copiesLines(u.Copies)...)
+}
+
+// copiesLines say what was counted once: a copy left out is never left
+// out in silence.
+func copiesLines(c reports.UsageCopies) []string {
+	var parts []string
+	if c.OnSeveralDevices > 0 {
+		parts = append(parts, fmt.Sprintf("%s seen on two devices or more", plural(c.OnSeveralDevices, "call")))
+	}
+	if c.WithinOneDevice > 0 {
+		parts = append(parts, fmt.Sprintf("%s copied within one device (a sub-agent's replay, a resumed session, a copied file)",
+			plural(c.WithinOneDevice, "call")))
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s: each counted once (%s left out)", strings.Join(parts, "; "), copiesText(c.LeftOut))}
+}
+
+func copiesText(n int64) string {
+	if n == 1 {
+		return "1 copy"
+	}
+	return strconv.FormatInt(n, 10) + " copies"
+}
+
+// devicesTable names each device and the folders that make it, so that
+// a user sees which folder is which (--by device).
+var devicesTable = rowTable[reports.UsageDevice]{
+	name: "devices", title: "Devices (where the calls were read; --device NAME=PATH names one)",
+	key: func(d reports.UsageDevice) string { return d.Name },
+	columns: []column[reports.UsageDevice]{
+		keyCol("device", func(d reports.UsageDevice) string { return d.Name }),
+		textCol("read_from", func(d reports.UsageDevice) string { return strings.Join(d.Folders, ", ") }),
+		intCol("calls", func(d reports.UsageDevice) int64 { return d.Calls }),
+		intCol("also_on_other_devices", func(d reports.UsageDevice) int64 { return d.Shared }),
+	},
+}
+
+// copyCount is one count of Usage.Copies, for the CSV.
+type copyCount struct {
+	key string
+	n   int64
+}
+
+var copiesTable = rowTable[copyCount]{
+	name: "copies",
+	key:  func(c copyCount) string { return c.key },
+	columns: []column[copyCount]{
+		intCol("calls", func(c copyCount) int64 { return c.n }),
+	},
 }
 
 func windowText(f reports.Filters) string {
@@ -373,7 +424,16 @@ func usageSections(r *reports.UsageReport, width int, nested bool) []section {
 	if len(u.NoPrice) == 0 {
 		np.grid = nil
 	}
-	return append(out, np)
+	out = append(out, np)
+	if u.By == "device" {
+		out = append(out, devicesTable.section(u.Devices))
+	}
+	if c := u.Copies; c != (reports.UsageCopies{}) {
+		// The table's lines say it; the CSV has it as rows.
+		out = append(out, copiesTable.section([]copyCount{{"on_several_devices", c.OnSeveralDevices},
+			{"within_one_device", c.WithinOneDevice}, {"copies_left_out", c.LeftOut}}))
+	}
+	return out
 }
 
 // jsonUsage is r for JSON: lists [] rather than null, times UTC.
@@ -384,6 +444,7 @@ func jsonUsage(r *reports.UsageReport) reports.UsageReport {
 	c.Filters.Until = utcPtr(c.Filters.Until)
 	c.Usage.Rows = nonNil(c.Usage.Rows)
 	c.Usage.NoPrice = nonNil(c.Usage.NoPrice)
+	c.Usage.Devices = nonNil(c.Usage.Devices)
 	c.Usage.Total.Models = nonNil(c.Usage.Total.Models)
 	for i := range c.Usage.Rows {
 		c.Usage.Rows[i].Models = nonNil(c.Usage.Rows[i].Models)

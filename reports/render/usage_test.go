@@ -70,3 +70,21 @@ func TestUsageFormats(t *testing.T) {
 		t.Errorf("empty lists are not []:\n%s", buf.String())
 	}
 }
+
+// TestCopiesLines: copies left out are said, on two devices and within
+// one told apart; none, nothing is said.
+func TestCopiesLines(t *testing.T) {
+	for _, tc := range []struct {
+		c    reports.UsageCopies
+		want string
+	}{
+		{reports.UsageCopies{}, ""},
+		{reports.UsageCopies{OnSeveralDevices: 1, LeftOut: 1}, "1 call seen on two devices or more: each counted once (1 copy left out)"},
+		{reports.UsageCopies{OnSeveralDevices: 2, WithinOneDevice: 1, LeftOut: 4},
+			"2 calls seen on two devices or more; 1 call copied within one device (a sub-agent's replay, a resumed session, a copied file): each counted once (4 copies left out)"},
+	} {
+		if got := strings.Join(copiesLines(tc.c), "\n"); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.c, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,199 @@
+package receiver
+
+import (
+	"fmt"
+
+	"github.com/orchstat/orchstat/ingest/trace"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+)
+
+// A payload is one export request of a signal, decoded.
+type payload interface {
+	// lines are its resources, each as a line of the Collector file
+	// exporter's JSON, with what was left out: a resource whose line
+	// would be longer than ingest reads (trace.MaxLine) is rejected,
+	// its items counted and said why.
+	lines() (lines [][]byte, items, rejected int64, why string, err error)
+	// response is the export response, with a partial success when some
+	// items were rejected, as protobuf or JSON.
+	response(rejected int64, why string, asJSON bool) ([]byte, error)
+}
+
+// A signal is one of OTLP's: its name (the files' prefix), its HTTP
+// path, and how its requests decode.
+type signal struct {
+	name, path, items string
+	decode            func(body []byte, asJSON bool) (payload, error)
+}
+
+var signals = []signal{
+	{"logs", "/v1/logs", "log records", decodeLogs},
+	{"traces", "/v1/traces", "spans", decodeTraces},
+	{"metrics", "/v1/metrics", "data points", decodeMetrics},
+}
+
+func signalNamed(name string) signal {
+	for _, s := range signals {
+		if s.name == name {
+			return s
+		}
+	}
+	panic("receiver: no signal " + name)
+}
+
+// tooLong says why a resource was rejected.
+func tooLong(n int) string {
+	return fmt.Sprintf("a resource's records make a line of %d bytes, longer than ingest reads (%d MiB); send them in smaller requests", n, trace.MaxLine>>20)
+}
+
+type logsPayload struct{ req plogotlp.ExportRequest }
+
+func decodeLogs(body []byte, asJSON bool) (payload, error) {
+	req := plogotlp.NewExportRequest()
+	var err error
+	if asJSON {
+		err = req.UnmarshalJSON(body)
+	} else {
+		err = req.UnmarshalProto(body)
+	}
+	return logsPayload{req}, err
+}
+
+func (p logsPayload) lines() ([][]byte, int64, int64, string, error) {
+	var out [][]byte
+	var items, rejected int64
+	var why string
+	rls := p.req.Logs().ResourceLogs()
+	var m plog.JSONMarshaler
+	for i := 0; i < rls.Len(); i++ {
+		one := plog.NewLogs()
+		rls.At(i).CopyTo(one.ResourceLogs().AppendEmpty())
+		n := int64(one.LogRecordCount())
+		b, err := m.MarshalLogs(one)
+		if err != nil {
+			return nil, 0, 0, "", err
+		}
+		items += n
+		if len(b) > trace.MaxLine {
+			rejected, why = rejected+n, tooLong(len(b))
+			continue
+		}
+		out = append(out, b)
+	}
+	return out, items, rejected, why, nil
+}
+
+func (p logsPayload) response(rejected int64, why string, asJSON bool) ([]byte, error) {
+	resp := plogotlp.NewExportResponse()
+	if rejected > 0 {
+		resp.PartialSuccess().SetRejectedLogRecords(rejected)
+		resp.PartialSuccess().SetErrorMessage(why)
+	}
+	if asJSON {
+		return resp.MarshalJSON()
+	}
+	return resp.MarshalProto()
+}
+
+type tracesPayload struct{ req ptraceotlp.ExportRequest }
+
+func decodeTraces(body []byte, asJSON bool) (payload, error) {
+	req := ptraceotlp.NewExportRequest()
+	var err error
+	if asJSON {
+		err = req.UnmarshalJSON(body)
+	} else {
+		err = req.UnmarshalProto(body)
+	}
+	return tracesPayload{req}, err
+}
+
+func (p tracesPayload) lines() ([][]byte, int64, int64, string, error) {
+	var out [][]byte
+	var items, rejected int64
+	var why string
+	rss := p.req.Traces().ResourceSpans()
+	var m ptrace.JSONMarshaler
+	for i := 0; i < rss.Len(); i++ {
+		one := ptrace.NewTraces()
+		rss.At(i).CopyTo(one.ResourceSpans().AppendEmpty())
+		n := int64(one.SpanCount())
+		b, err := m.MarshalTraces(one)
+		if err != nil {
+			return nil, 0, 0, "", err
+		}
+		items += n
+		if len(b) > trace.MaxLine {
+			rejected, why = rejected+n, tooLong(len(b))
+			continue
+		}
+		out = append(out, b)
+	}
+	return out, items, rejected, why, nil
+}
+
+func (p tracesPayload) response(rejected int64, why string, asJSON bool) ([]byte, error) {
+	resp := ptraceotlp.NewExportResponse()
+	if rejected > 0 {
+		resp.PartialSuccess().SetRejectedSpans(rejected)
+		resp.PartialSuccess().SetErrorMessage(why)
+	}
+	if asJSON {
+		return resp.MarshalJSON()
+	}
+	return resp.MarshalProto()
+}
+
+type metricsPayload struct{ req pmetricotlp.ExportRequest }
+
+func decodeMetrics(body []byte, asJSON bool) (payload, error) {
+	req := pmetricotlp.NewExportRequest()
+	var err error
+	if asJSON {
+		err = req.UnmarshalJSON(body)
+	} else {
+		err = req.UnmarshalProto(body)
+	}
+	return metricsPayload{req}, err
+}
+
+func (p metricsPayload) lines() ([][]byte, int64, int64, string, error) {
+	var out [][]byte
+	var items, rejected int64
+	var why string
+	rms := p.req.Metrics().ResourceMetrics()
+	var m pmetric.JSONMarshaler
+	for i := 0; i < rms.Len(); i++ {
+		one := pmetric.NewMetrics()
+		rms.At(i).CopyTo(one.ResourceMetrics().AppendEmpty())
+		n := int64(one.DataPointCount())
+		b, err := m.MarshalMetrics(one)
+		if err != nil {
+			return nil, 0, 0, "", err
+		}
+		items += n
+		if len(b) > trace.MaxLine {
+			rejected, why = rejected+n, tooLong(len(b))
+			continue
+		}
+		out = append(out, b)
+	}
+	return out, items, rejected, why, nil
+}
+
+func (p metricsPayload) response(rejected int64, why string, asJSON bool) ([]byte, error) {
+	resp := pmetricotlp.NewExportResponse()
+	if rejected > 0 {
+		resp.PartialSuccess().SetRejectedDataPoints(rejected)
+		resp.PartialSuccess().SetErrorMessage(why)
+	}
+	if asJSON {
+		return resp.MarshalJSON()
+	}
+	return resp.MarshalProto()
+}
