@@ -81,8 +81,9 @@ func flagValues(c *cobra.Command, f *pflag.Flag) completionFunc {
 	case "op":
 		return fixed(execOps...)
 	case "by":
-		// report --by's groupings, devices and projects among them.
-		return fixed(reports.UsageBy...)
+		// report --by's groupings, devices and projects among them, and
+		// the billing blocks.
+		return fixed(append(slices.Clone(reports.UsageBy), byBlock)...)
 	case "rules":
 		return yamlFiles
 	}

@@ -46,7 +46,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"exec", "--policy", ""}, retry.PresetNames(), ":0"},
 		{[]string{"simulate", "--backoff", ""}, retry.ScheduleNames(), ":4"},
 		{[]string{"exec", "--op", ""}, execOps, ":4"},
-		{[]string{"report", "--by", ""}, []string{"day", "week", "month", "session", "model", "device", "project"}, ":4"},
+		{[]string{"report", "--by", ""}, []string{"day", "week", "month", "session", "model", "device", "project", "block"}, ":4"},
 		{[]string{"recommend", "--system", ""}, recordSystems, ":4"},
 		{[]string{"recommend", "--config", "/nonexistent/retry-config.json", "--stage", ""},
 			[]string{"acceptance", "alex", "apply", "cass", "codey-implement", "codey-plan", "nigel", "verify", "write"}, ":4"},

@@ -34,6 +34,8 @@ type reportOptions struct {
 	// Devices are --device NAME=PATH: the user's names for the folders
 	// their agents' records were read from (see model/devices).
 	Devices []string
+	// WeekReset is --week-reset: a time the plan's weekly limit reset.
+	WeekReset string
 	// Compare is --compare; Sections --section; ASCII --ascii.
 	Compare  string
 	Sections []string
@@ -99,6 +101,17 @@ models without a price are named. A call seen on two devices (a synced
 twice on one is counted once, and the report says how many were. See
 docs/reports.md.
 
+--by block shows Claude Code's 5-hour billing blocks exactly as ccusage's
+blocks report cuts them (the first call's hour, five hours, a new block
+after them or after five idle hours, the gaps between), each with its
+calls, tokens, cost and models, the active block's burn rate and its
+projected use at its end, the week before now, and the plan's rate-limit
+figures (used percentage, reset time) where records carry them (Codex
+rollouts). Its times are in --timezone; --since and --until select blocks
+by their start. Claude's weekly limit resets at a time the records do not
+carry: --week-reset gives one (Claude's settings show it), and the week
+is then the one it repeats into, with its use projected to its end.
+
 A call's cost is the cost its record states, else its tokens priced from
 the built-in table and --prices FILE (LiteLLM's format; its entries win):
 see docs/prices.md. A model without a price is named, and its calls are
@@ -116,6 +129,7 @@ Exit status 1 means the report is printed but some file could not be read
   orchstat report testdata/runs --format markdown
   orchstat report ~/.claude --by day
   orchstat report ~/.codex --by session --since 7d --timezone Europe/Paris
+  orchstat report ~/.claude --by block --since 1d
   orchstat report ~/.claude ~/sync/workstation/.claude --by device --device laptop=~/.claude --device workstation=~/sync/workstation/.claude
   orchstat report --lake /mnt/orchstat-lake --by project
   orchstat report --by model --prices model_prices_and_context_window.json`,
@@ -124,17 +138,25 @@ Exit status 1 means the report is printed but some file could not be read
 			if _, err := render.ParsePageFormat(o.Format); err != nil {
 				return usageError{err}
 			}
-			if o.By != "" && !slices.Contains(reports.UsageBy, o.By) {
-				return usageError{fmt.Errorf("--by %q: give one of %s", o.By, strings.Join(reports.UsageBy, ", "))}
+			if o.By != "" && o.By != byBlock && !slices.Contains(reports.UsageBy, o.By) {
+				return usageError{fmt.Errorf("--by %q: give one of %s", o.By, strings.Join(append(slices.Clone(reports.UsageBy), byBlock), ", "))}
 			}
 			if _, err := render.ParseSections(o.Sections); err != nil {
 				return usageError{err}
+			}
+			if o.WeekReset != "" && o.By != byBlock {
+				return usageError{fmt.Errorf("--week-reset anchors --by block's week: give --by block too")}
 			}
 			if o.Timezone != "" && o.By == "" {
 				return usageError{fmt.Errorf("--timezone cuts --by's days: give --by too")}
 			}
 			if len(o.Devices) > 0 && o.By == "" {
 				return usageError{fmt.Errorf("--device names --by's devices: give --by too")}
+			}
+			if len(o.Devices) > 0 && o.By == byBlock {
+				// A plan's blocks are one account's, whatever machine the
+				// calls were read on: --by block has no devices to name.
+				return usageError{fmt.Errorf("--device names --by's devices; --by block cuts one plan's blocks over every device")}
 			}
 			for _, d := range o.Devices {
 				if _, err := devices.ParseNamed(d); err != nil {
@@ -156,9 +178,10 @@ Exit status 1 means the report is printed but some file could not be read
 	addOutputFlag(cmd, &o.Output)
 	addWideFlag(cmd, g.io)
 	addPricesFlag(cmd, &o.Prices)
-	f.StringVar(&o.By, "by", "", "show agents' calls, tokens and cost by day, week, month, session, model, device or project instead of the whole report")
+	f.StringVar(&o.By, "by", "", "show agents' calls, tokens and cost by day, week, month, session, model, device or project, or Claude Code's 5-hour billing blocks (block), instead of the whole report")
 	f.StringVar(&o.Timezone, "timezone", "", "with --by: the IANA time zone days are cut in (default: the local zone)")
 	f.StringArrayVar(&o.Devices, "device", nil, "with --by: name a device, NAME=PATH: the calls read from files under PATH are that device's (laptop=~/.claude; in a lake, RUNNER:PATH); repeatable")
+	f.StringVar(&o.WeekReset, "week-reset", "", "with --by block: a time your plan's weekly limit reset (RFC 3339, or a date at midnight in --timezone); the week is the one it repeats into, projected to its end (default: the 7 days to now)")
 	f.StringVar(&o.Compare, "compare", "previous", "what the summary's changes are against: previous (the window of equal length just before), none, or SINCE..UNTIL")
 	f.StringSliceVar(&o.Sections, "section", nil, "print these sections only (summary, metrics, by_day, ...; all prints every one, with data or not)")
 	f.BoolVar(&o.ASCII, "ascii", false, "draw the summary's sparklines and marks in ASCII (the default in a locale that is not UTF-8)")
@@ -166,6 +189,9 @@ Exit status 1 means the report is printed but some file could not be read
 }
 
 func reportRun(ctx context.Context, o *reportOptions) error {
+	if o.By == byBlock {
+		return blocksRun(ctx, o)
+	}
 	if o.By != "" {
 		return usageRun(ctx, o)
 	}

@@ -48,6 +48,7 @@ func (r *rollout) tokenCount(l line, env envelope) (bool, *records.Error) {
 	if perr := decodePayload(l, env.payload, &p); perr != nil {
 		return false, perr
 	}
+	r.readRateLimits(env.ts, env.payload)
 	if p.Info == nil {
 		return false, nil
 	}

@@ -77,7 +77,7 @@ func normalWant() want {
 		run: records.Run{System: records.Codex, RunID: normalID, Source: Source, Batch: normalID,
 			StartedAt: ts("2026-05-13T09:00:00Z"), FinishedAt: ts("2026-05-13T09:02:03Z"),
 			Status: "unfinished", Tokens: num(5300)},
-		detail: `{"format":"rollout","cwd":"/w/proj","originator":"codex_cli_rs","cli_version":"0.58.0","source":"cli","model_provider":"openai","models":["gpt-5-codex","gpt-5.2-codex"],"tool_calls":3,"turns":3,"turn_aborted":1,"last_turn_aborted":true,"lines":{"read":26,"used":12,"ignored":14,"problems":0}}`,
+		detail: `{"format":"rollout","cwd":"/w/proj","originator":"codex_cli_rs","cli_version":"0.58.0","source":"cli","model_provider":"openai","models":["gpt-5-codex","gpt-5.2-codex"],"tool_calls":3,"turns":3,"turn_aborted":1,"last_turn_aborted":true,"lines":{"read":26,"used":12,"ignored":14,"problems":0},"rate_limits":{"primary":{"observed_at":"2026-05-13T09:00:04.2Z","used_percent":5,"window_minutes":300,"resets_at":"2026-05-13T12:20:01.2Z"},"secondary":{"observed_at":"2026-05-13T09:00:01.5Z","used_percent":1,"window_minutes":10080,"resets_at":"2026-05-19T03:53:21.5Z"}}}`,
 		calls: []records.Call{
 			// line 10 repeats line 8's total: not a response.
 			c("gpt-5-codex", records.Call{CallID: "line:8", Line: 8, TS: ts("2026-05-13T09:00:04.2Z"), Success: yes, InputTokens: num(750), CacheReadTokens: num(250), OutputTokens: num(125), ReasoningTokens: num(75)}),

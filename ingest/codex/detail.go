@@ -20,6 +20,9 @@ type runDetail struct {
 	TurnAborted     int             `json:"turn_aborted"`
 	LastTurnAborted bool            `json:"last_turn_aborted"`
 	Lines           lineCounts      `json:"lines"`
+	// RateLimits are the plan's figures of the rollout's last token_count
+	// that carried any: Codex's server's own, copied.
+	RateLimits *rateLimits `json:"rate_limits,omitempty"`
 }
 
 // lineCounts: read = used + ignored + problems.
@@ -34,7 +37,7 @@ func (r *rollout) detail() []byte {
 	d := runDetail{Format: "rollout", Models: r.Models, ModelsCut: r.ModelsCut, ToolCalls: r.ToolCalls, Turns: r.Turns,
 		TurnAborted: r.Aborted, LastTurnAborted: r.LastAborted,
 		Lines: lineCounts{Read: r.Used + r.Ignored + r.Problems, Used: r.Used,
-			Ignored: r.Ignored, Problems: r.Problems}}
+			Ignored: r.Ignored, Problems: r.Problems}, RateLimits: r.RateLimits}
 	if r.Legacy {
 		d.Format = "legacy"
 	}

@@ -56,6 +56,8 @@ type progress struct {
 	Used       int  `json:"used,omitempty"`
 	Ignored    int  `json:"ignored,omitempty"`
 	Problems   int  `json:"problems,omitempty"`
+	// RateLimits are the latest plan figures a token_count carried.
+	RateLimits *rateLimits `json:"rate_limits,omitempty"`
 }
 
 // maxModels bounds the distinct models a run's detail lists, so that what
