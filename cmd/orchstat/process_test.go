@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -42,22 +41,18 @@ func TestMain(m *testing.M) {
 		st.Close()
 		os.Exit(0)
 	}
-	// The binary is kept where the last run built it, so that go build
-	// finds it up to date and links it again only when a source changed:
-	// linking orchstat costs about 8 CPU-seconds. The folder is named by
-	// this package's path, so that worktrees do not share it; go build
-	// replaces the file by a rename, so a run reading it never sees half.
-	wd, err := os.Getwd()
+	// The binary is built into a folder of this run's own and removed
+	// once the tests have run, so that no run leaves a binary in the
+	// shared temporary folder. go build reuses its cache for the packages;
+	// only the link (about 8 CPU-seconds) is done again each run.
+	dir, err := os.MkdirTemp("", "orchstat-test-bin-")
 	if err != nil {
-		panic(err)
-	}
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("orchstat-test-bin-%x", sha256.Sum256([]byte(wd)))[:len("orchstat-test-bin-")+16])
-	if err := os.MkdirAll(dir, 0o755); err != nil {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "orchstat")
 	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
 	if err != nil {
+		os.RemoveAll(dir)
 		fmt.Fprintf(os.Stderr, "building orchstat: %v\n%s", err, out)
 		os.Exit(1)
 	}
@@ -70,6 +65,7 @@ func TestMain(m *testing.M) {
 	os.Setenv("XDG_DATA_HOME", data)
 	code := m.Run()
 	os.RemoveAll(data)
+	os.RemoveAll(dir)
 	for _, f := range afterTests {
 		f()
 	}

@@ -34,6 +34,9 @@ func startWaiting(t *testing.T, db string, args ...string) (cmd *exec.Cmd, child
 func startWaitingOnce(t *testing.T, db string, args ...string) (cmd *exec.Cmd, child int, stdin io.WriteCloser, stderr *bytes.Buffer) {
 	t.Helper()
 	cmd = exec.Command(binary, append(args, "--db", db, "-")...)
+	// A crash report goes to the temporary folder (os.TempDir): the
+	// test's own, so none is left in the shared one.
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 	stderr = &bytes.Buffer{}
 	cmd.Stderr = stderr
 	cmd.Stdout = io.Discard
