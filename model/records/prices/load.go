@@ -107,6 +107,32 @@ func entryOf(key string, raw json.RawMessage) (entry, string, error) {
 	}
 	// Read every price field before deciding, so that a malformed one is
 	// reported even on an entry that would be skipped.
+	num, err := priceFields(fields)
+	if err != nil {
+		return entry{}, "", err
+	}
+	if mode != "" && !chatModes[mode] {
+		return entry{}, "mode " + mode + " is not a chat model", nil
+	}
+	in, okIn := num["input_cost_per_token"]
+	out, okOut := num["output_cost_per_token"]
+	if !okIn || !okOut {
+		return entry{}, "no per-token input and output price", nil
+	}
+	p := Price{Input: in, Output: out}
+	p.CacheRead = or(num, "cache_read_input_token_cost", in)
+	p.CacheWrite = or(num, "cache_creation_input_token_cost", in)
+	p.CacheWrite1h = or(num, "cache_creation_input_token_cost_above_1hr", p.CacheWrite)
+	if p.Tiers, err = tiersOf(num, p); err != nil {
+		return entry{}, "", err
+	}
+	return entry{key: key, provider: provider, price: p}, "", nil
+}
+
+// priceFields reads an entry's price fields (see priceField) as numbers,
+// leaving out those that are null; a field that is not a non-negative
+// number is an error.
+func priceFields(fields map[string]json.RawMessage) (map[string]float64, error) {
 	num := map[string]float64{}
 	names := make([]string, 0, len(fields))
 	for f := range fields {
@@ -122,32 +148,26 @@ func entryOf(key string, raw json.RawMessage) (entry, string, error) {
 			if string(fields[f]) == "null" {
 				continue
 			}
-			return entry{}, "", fmt.Errorf("field %s: not a number: %s", f, excerpt(fields[f]))
+			return nil, fmt.Errorf("field %s: not a number: %s", f, excerpt(fields[f]))
 		}
 		v, err := strconv.ParseFloat(string(n), 64)
 		if err != nil || v < 0 {
-			return entry{}, "", fmt.Errorf("field %s: not a non-negative price: %s", f, n)
+			return nil, fmt.Errorf("field %s: not a non-negative price: %s", f, n)
 		}
 		num[f] = v
 	}
-	if mode != "" && !chatModes[mode] {
-		return entry{}, "mode " + mode + " is not a chat model", nil
-	}
-	in, okIn := num["input_cost_per_token"]
-	out, okOut := num["output_cost_per_token"]
-	if !okIn || !okOut {
-		return entry{}, "no per-token input and output price", nil
-	}
-	p := Price{Input: in, Output: out}
-	p.CacheRead = or(num, "cache_read_input_token_cost", in)
-	p.CacheWrite = or(num, "cache_creation_input_token_cost", in)
-	p.CacheWrite1h = or(num, "cache_creation_input_token_cost_above_1hr", p.CacheWrite)
+	return num, nil
+}
+
+// tiersOf reads the price tiers an entry's _above_Nk_tokens fields give,
+// in order of their thresholds, above base price p.
+func tiersOf(num map[string]float64, p Price) ([]Tier, error) {
 	above := map[int]bool{}
 	for f := range num {
 		if m := tierKey.FindStringSubmatch(f); m != nil {
 			k, err := strconv.Atoi(m[3])
 			if err != nil || k > 1<<30 {
-				return entry{}, "", fmt.Errorf("field %s: threshold out of range", f)
+				return nil, fmt.Errorf("field %s: threshold out of range", f)
 			}
 			above[k] = true
 		}
@@ -157,6 +177,7 @@ func entryOf(key string, raw json.RawMessage) (entry, string, error) {
 		ks = append(ks, k)
 	}
 	sort.Ints(ks)
+	var tiers []Tier
 	for _, k := range ks {
 		s := fmt.Sprintf("_above_%dk_tokens", k)
 		// A tier price the entry does not give is its base price of the
@@ -169,9 +190,9 @@ func entryOf(key string, raw json.RawMessage) (entry, string, error) {
 		// Without a tier 1-hour price, a 1-hour write costs at least the
 		// tier's 5-minute write and at least the base 1-hour write.
 		t.CacheWrite1h = or(num, "cache_creation_input_token_cost_above_1hr"+s, max(p.CacheWrite1h, t.CacheWrite))
-		p.Tiers = append(p.Tiers, t)
+		tiers = append(tiers, t)
 	}
-	return entry{key: key, provider: provider, price: p}, "", nil
+	return tiers, nil
 }
 
 // priceField says whether Load reads the field as a price.
