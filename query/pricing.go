@@ -77,6 +77,28 @@ func (s *Store) pricingStatements(ctx context.Context) ([]stmt, error) {
 	if table == nil {
 		table = prices.Builtin()
 	}
+	models, tiers, err := s.pricedModels(ctx, table)
+	if err != nil {
+		return nil, err
+	}
+	view, err := s.pricedCallsStatement(ctx, tiers)
+	if err != nil {
+		return nil, err
+	}
+	return append(callPricesStatements(models, tiers), view), nil
+}
+
+// pricedModel is a model and provider of the calls, with the key table
+// found its price under.
+type pricedModel struct {
+	model, provider sql.NullString
+	key             string
+	price           prices.Price
+}
+
+// pricedModels lists the models and providers of the calls that table
+// prices, and the most tiers one of their prices has.
+func (s *Store) pricedModels(ctx context.Context, table *prices.Table) ([]pricedModel, int, error) {
 	type pair struct{ model, provider sql.NullString }
 	var pairs []pair
 	err := eachRow(ctx, s.conn, "listing the calls' models", `SELECT DISTINCT model, provider FROM calls`, nil,
@@ -89,14 +111,9 @@ func (s *Store) pricingStatements(ctx context.Context) ([]stmt, error) {
 			return nil
 		})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	type found struct {
-		p     pair
-		key   string
-		price prices.Price
-	}
-	var rows []found
+	var rows []pricedModel
 	tiers := 0
 	for _, p := range pairs {
 		if !p.model.Valid {
@@ -106,9 +123,15 @@ func (s *Store) pricingStatements(ctx context.Context) ([]stmt, error) {
 		if !ok {
 			continue
 		}
-		rows = append(rows, found{p, key, price})
+		rows = append(rows, pricedModel{p.model, p.provider, key, price})
 		tiers = max(tiers, len(price.Tiers))
 	}
+	return rows, tiers, nil
+}
+
+// callPricesStatements make call_prices, with columns for tiers tiers,
+// and fill it with rows.
+func callPricesStatements(rows []pricedModel, tiers int) []stmt {
 	var cols []string
 	cols = append(cols, "model VARCHAR", "provider VARCHAR", "price_key VARCHAR")
 	for _, k := range priceKinds {
@@ -123,7 +146,7 @@ func (s *Store) pricingStatements(ctx context.Context) ([]stmt, error) {
 	out := []stmt{{q: "CREATE OR REPLACE TEMP TABLE call_prices (" + strings.Join(cols, ", ") + ")"}}
 	marks := strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ")
 	for _, r := range rows {
-		args := []any{r.p.model, r.p.provider, r.key}
+		args := []any{r.model, r.provider, r.key}
 		args = append(args, kindsOf(r.price)...)
 		for i := range tiers {
 			if i < len(r.price.Tiers) {
@@ -134,10 +157,16 @@ func (s *Store) pricingStatements(ctx context.Context) ([]stmt, error) {
 		}
 		out = append(out, stmt{q: "INSERT INTO call_prices VALUES (" + marks + ")", args: args})
 	}
+	return out
+}
+
+// pricedCallsStatement makes the priced_calls view over call_prices with
+// tiers tiers.
+func (s *Store) pricedCallsStatement(ctx context.Context, tiers int) (stmt, error) {
 	oneHour := "0"
 	has1h, err := hasColumn(ctx, s.conn, "calls", "cache_write_1h_tokens")
 	if err != nil {
-		return nil, err
+		return stmt{}, err
 	}
 	if has1h {
 		oneHour = "least(greatest(coalesce(c.cache_write_1h_tokens, 0), 0), greatest(coalesce(c.cache_write_tokens, 0), 0))"
@@ -156,8 +185,7 @@ func (s *Store) pricingStatements(ctx context.Context) ([]stmt, error) {
 		tierPick(failedPrompt, "input", tiers), tierPick(failedPrompt, "output", tiers))
 	tok := "(c.input_tokens IS NOT NULL OR c.cache_read_tokens IS NOT NULL OR c.cache_write_tokens IS NOT NULL OR c.output_tokens IS NOT NULL)"
 	ftok := "(c.failed_input_tokens IS NOT NULL OR c.failed_output_tokens IS NOT NULL)"
-	out = append(out, stmt{q: fmt.Sprintf(pricedCallsView, tok, cost, ftok, failedCost)})
-	return out, nil
+	return stmt{q: fmt.Sprintf(pricedCallsView, tok, cost, ftok, failedCost)}, nil
 }
 
 // tierPick is the price of kind for a request of prompt tokens: the
