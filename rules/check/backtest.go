@@ -48,12 +48,9 @@ func RunBacktest(ctx context.Context, o BacktestOptions) (Backtest, error) {
 		bt.Rules = append(bt.Rules, RuleBacktest{Rule: r.Name, Severity: r.Severity, Metric: metricOf(r),
 			Threshold: r.Threshold, Condition: r.Condition, Alerts: []Incident{}})
 	}
+	tally := backtestTally{bt: &bt, rules: o.Rules.Rules, index: index, open: map[string]incidentRef{}}
 	prev := map[string][]alerting.Alert{}
 	groups := map[string]time.Time{}
-	// open is each firing alert's incident, by its notification
-	// fingerprint (as notify's messages carry it).
-	type ref struct{ rule, n int }
-	open := map[string]ref{}
 	for _, at := range o.Times {
 		if err := ctx.Err(); err != nil {
 			return bt, err
@@ -63,75 +60,110 @@ func RunBacktest(ctx context.Context, o BacktestOptions) (Backtest, error) {
 		prev = map[string][]alerting.Alert{}
 		for _, a := range ev.Alerts {
 			prev[a.Rule] = append(prev[a.Rule], a)
-			i, ok := index[a.Rule]
-			if !ok {
-				continue
-			}
-			r, rb := o.Rules.Rules[i], &bt.Rules[i]
-			key := alerting.Fingerprint(r.Name, notify.Labels(r, a))
-			switch {
-			case a.State == alerting.StateFiring && a.FiredAt.Equal(at):
-				rb.Alerts = append(rb.Alerts, Incident{Labels: a.Labels, ActiveAt: a.ActiveAt, FiredAt: a.FiredAt,
-					Value: a.Value, Numerator: a.Numerator, Denominator: a.Denominator, NoPriceCalls: a.NoPrice})
-				open[key] = ref{i, len(rb.Alerts) - 1}
-			case a.State == alerting.StateResolved && a.ResolvedAt.Equal(at):
-				if x, ok := open[key]; ok && x.rule == i {
-					t := a.ResolvedAt
-					rb.Alerts[x.n].ResolvedAt = &t
-				}
-			}
 		}
-		held, short := map[string]bool{}, map[string]bool{}
-		for _, row := range ev.Rows {
-			i, ok := index[row.Rule]
-			if !ok {
-				continue
-			}
-			rb := &bt.Rules[i]
-			switch row.State {
-			case "no data":
-				rb.NoData++
-			case StateSkipped:
-				rb.Skipped++
-			case "error":
-				rb.Failed++
-				if rb.Error == "" {
-					rb.Error = fmt.Sprintf("%s: %s", at.UTC().Format(time.RFC3339), row.Error)
-				}
-			case alerting.StatePending.String(), alerting.StateFiring.String():
-				if !row.NoData && !held[row.Rule] {
-					held[row.Rule] = true
-					rb.Held++
-				}
-			}
-			if row.NeedsSamples != "" && !short[row.Rule] {
-				short[row.Rule] = true
-				rb.Short++
-			}
-			if row.Changed == "pending→inactive" {
-				rb.Blips++
-			}
-		}
+		tally.incidents(ev.Alerts, at)
+		tally.rows(ev.Rows, at)
 		queue, _ := notify.Plan(o.Rules.Route, o.Rules.Receivers, ev.Notify, groups, at)
-		bt.Notifications += len(queue)
-		for _, n := range queue {
-			counted := map[int]bool{}
-			for _, a := range n.Message.Alerts {
-				i, ok := index[a.Labels["alertname"]]
-				if !ok {
-					continue
-				}
-				if !counted[i] {
-					counted[i] = true
-					bt.Rules[i].Notifications++
-				}
-				if x, ok := open[a.Fingerprint]; ok && x.rule == i {
-					bt.Rules[i].Alerts[x.n].Notifications++
-				}
+		tally.notifications(queue)
+	}
+	return bt, nil
+}
+
+// backtestTally adds one evaluation after another to a Backtest.
+type backtestTally struct {
+	bt    *Backtest
+	rules []*alerting.Rule
+	// index is each rule's place in rules and bt.Rules, by its name.
+	index map[string]int
+	// open is each firing alert's incident, by its notification
+	// fingerprint (as notify's messages carry it).
+	open map[string]incidentRef
+}
+
+// incidentRef is an incident: its rule's place and its own among the
+// rule's Alerts.
+type incidentRef struct{ rule, n int }
+
+// incidents opens an incident for each alert that fired at at, and
+// closes the open one of each alert resolved at at.
+func (t *backtestTally) incidents(alerts []alerting.Alert, at time.Time) {
+	for _, a := range alerts {
+		i, ok := t.index[a.Rule]
+		if !ok {
+			continue
+		}
+		r, rb := t.rules[i], &t.bt.Rules[i]
+		key := alerting.Fingerprint(r.Name, notify.Labels(r, a))
+		switch {
+		case a.State == alerting.StateFiring && a.FiredAt.Equal(at):
+			rb.Alerts = append(rb.Alerts, Incident{Labels: a.Labels, ActiveAt: a.ActiveAt, FiredAt: a.FiredAt,
+				Value: a.Value, Numerator: a.Numerator, Denominator: a.Denominator, NoPriceCalls: a.NoPrice})
+			t.open[key] = incidentRef{i, len(rb.Alerts) - 1}
+		case a.State == alerting.StateResolved && a.ResolvedAt.Equal(at):
+			if x, ok := t.open[key]; ok && x.rule == i {
+				rt := a.ResolvedAt
+				rb.Alerts[x.n].ResolvedAt = &rt
 			}
 		}
 	}
-	return bt, nil
+}
+
+// rows counts, per rule, the evaluation at at's rows: no data, skipped,
+// failed (keeping the first error), held, short of samples, blips.
+func (t *backtestTally) rows(rows []Row, at time.Time) {
+	held, short := map[string]bool{}, map[string]bool{}
+	for _, row := range rows {
+		i, ok := t.index[row.Rule]
+		if !ok {
+			continue
+		}
+		rb := &t.bt.Rules[i]
+		switch row.State {
+		case "no data":
+			rb.NoData++
+		case StateSkipped:
+			rb.Skipped++
+		case "error":
+			rb.Failed++
+			if rb.Error == "" {
+				rb.Error = fmt.Sprintf("%s: %s", at.UTC().Format(time.RFC3339), row.Error)
+			}
+		case alerting.StatePending.String(), alerting.StateFiring.String():
+			if !row.NoData && !held[row.Rule] {
+				held[row.Rule] = true
+				rb.Held++
+			}
+		}
+		if row.NeedsSamples != "" && !short[row.Rule] {
+			short[row.Rule] = true
+			rb.Short++
+		}
+		if row.Changed == "pending→inactive" {
+			rb.Blips++
+		}
+	}
+}
+
+// notifications counts the notifications queued, in all, per rule (once
+// per notification) and per incident.
+func (t *backtestTally) notifications(queue []notify.Notification) {
+	t.bt.Notifications += len(queue)
+	for _, n := range queue {
+		counted := map[int]bool{}
+		for _, a := range n.Message.Alerts {
+			i, ok := t.index[a.Labels["alertname"]]
+			if !ok {
+				continue
+			}
+			if !counted[i] {
+				counted[i] = true
+				t.bt.Rules[i].Notifications++
+			}
+			if x, ok := t.open[a.Fingerprint]; ok && x.rule == i {
+				t.bt.Rules[i].Alerts[x.n].Notifications++
+			}
+		}
+	}
 }
 
 // BacktestSteps are the usual steps of a backtest, the shortest first;
