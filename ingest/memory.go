@@ -58,21 +58,9 @@ func Run(ctx context.Context, st Store, opts Options) (*Result, error) {
 		res, _, err := runOnce(ctx, st, opts, 0)
 		return res, err
 	}
-	limit := int64(defaultMemoryLimit)
-	if env := os.Getenv("ORCHSTAT_MEMORY_LIMIT"); env != "" {
-		var err error
-		if limit, err = parseBytes(env); err != nil {
-			return nil, fmt.Errorf("ORCHSTAT_MEMORY_LIMIT: %w", err)
-		}
-	}
-	learned, err := learnedLimit(ctx, st)
+	limit, learned, ceiling, err := memoryLimits(ctx, st, opts)
 	if err != nil {
 		return nil, err
-	}
-	limit = max(limit, learned)
-	ceiling := max(limit, opts.MemoryCeiling)
-	if opts.MemoryCeiling <= 0 {
-		ceiling = max(limit, memoryCeiling())
 	}
 
 	// RESET does not restore the previous limit in DuckDB 1.1.2, so the
@@ -100,11 +88,7 @@ func Run(ctx context.Context, st Store, opts Options) (*Result, error) {
 			}
 			oom := disk.IsOutOfMemory(err)
 			if oom && tempFull.MatchString(err.Error()) {
-				dir := filepath.Dir(st.DBPath())
-				free, _ := disk.FreeBytes(dir)
-				err = fmt.Errorf("no space left on device: %s (%s free): DuckDB could not spill to %s.tmp with a memory limit of %s; "+
-					"free space there (a spill needs tens of MiB), or set ORCHSTAT_MEMORY_LIMIT higher so that it need not spill; the store is unchanged (%w)",
-					dir, disk.FormatBytes(free), filepath.Base(st.DBPath()), disk.FormatBytes(limit), err)
+				err = noRoomToSpill(st, limit, err)
 			} else if oom {
 				err = fmt.Errorf("%w (DuckDB's memory limit was %s, the most this machine allows orchstat; "+
 					"set ORCHSTAT_MEMORY_LIMIT higher to try anyway)", err, disk.FormatBytes(limit))
@@ -131,6 +115,38 @@ func Run(ctx context.Context, st Store, opts Options) (*Result, error) {
 		opts.Hook("memory-retry")
 		limit = min(2*limit, ceiling)
 	}
+}
+
+// memoryLimits are the memory limit Run's first attempt takes (the
+// default or ORCHSTAT_MEMORY_LIMIT, or the limit the store learned if
+// higher), the limit learned, and the ceiling a retry may raise it to.
+func memoryLimits(ctx context.Context, st Store, opts Options) (limit, learned, ceiling int64, err error) {
+	limit = int64(defaultMemoryLimit)
+	if env := os.Getenv("ORCHSTAT_MEMORY_LIMIT"); env != "" {
+		if limit, err = parseBytes(env); err != nil {
+			return 0, 0, 0, fmt.Errorf("ORCHSTAT_MEMORY_LIMIT: %w", err)
+		}
+	}
+	learned, err = learnedLimit(ctx, st)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	limit = max(limit, learned)
+	ceiling = max(limit, opts.MemoryCeiling)
+	if opts.MemoryCeiling <= 0 {
+		ceiling = max(limit, memoryCeiling())
+	}
+	return limit, learned, ceiling, nil
+}
+
+// noRoomToSpill is err, DuckDB's failure to spill to its temporary
+// directory with a memory limit of limit, in the words of a full disk.
+func noRoomToSpill(st Store, limit int64, err error) error {
+	dir := filepath.Dir(st.DBPath())
+	free, _ := disk.FreeBytes(dir)
+	return fmt.Errorf("no space left on device: %s (%s free): DuckDB could not spill to %s.tmp with a memory limit of %s; "+
+		"free space there (a spill needs tens of MiB), or set ORCHSTAT_MEMORY_LIMIT higher so that it need not spill; the store is unchanged (%w)",
+		dir, disk.FormatBytes(free), filepath.Base(st.DBPath()), disk.FormatBytes(limit), err)
 }
 
 // merge adds the work that earlier, failed attempts committed. Files they
