@@ -59,6 +59,38 @@ func (s *Store) CallUsageWith(ctx context.Context, f Filter, o UsageOptions) (*r
 	if err := s.priced(ctx); err != nil {
 		return nil, err
 	}
+	q, args, err := s.usageQuery(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	paths, err := callFilePaths(ctx, s.conn)
+	if err != nil {
+		return nil, err
+	}
+	g := newUsageGroups(u, loc, o.Devices, paths)
+	err = eachRow(ctx, s.conn, "grouping agents' calls", q, args, func(rs *sql.Rows) error {
+		var c usageCall
+		var fileID, copies int64
+		var cwd string
+		var files any
+		if err := rs.Scan(&c.ts, &c.session, &c.provider, &c.model, &c.success, &c.attempts,
+			&c.input, &c.read, &c.write, &c.output, &c.reasoning, &c.cost, &c.costSource, &c.failedCost, &c.noPrice,
+			&fileID, &cwd, &files, &copies); err != nil {
+			return err
+		}
+		g.add(c, fileID, cwd, files, copies)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	g.finish()
+	return u, nil
+}
+
+// usageQuery is the query CallUsageWith reads the calls f selects with,
+// in time order, and its arguments.
+func (s *Store) usageQuery(ctx context.Context, f Filter) (string, []any, error) {
 	runs := f
 	runs.Since, runs.Until = nil, nil
 	cte, args := runs.callScope("''")
@@ -79,7 +111,7 @@ func (s *Store) CallUsageWith(ctx context.Context, f Filter, o UsageOptions) (*r
 	// calls had cwd: it has no such column).
 	callCwd := "NULL"
 	if ok, err := hasColumn(ctx, s.conn, "calls", "cwd"); err != nil {
-		return nil, err
+		return "", nil, err
 	} else if ok {
 		callCwd = "cs.cwd"
 	}
@@ -96,104 +128,122 @@ FROM cs
 LEFT JOIN cp ON cp.system = cs.system AND cp.session IS NOT DISTINCT FROM cs.session AND cp.call_id = cs.call_id
 LEFT JOIN pj ON pj.file_id = cs.file_id AND pj.system = cs.system AND pj.run_id = cs.run_id
 WHERE ` + where + ` ORDER BY cs.ts NULLS LAST, cs.system, cs.session, cs.line`
-	paths, err := callFilePaths(ctx, s.conn)
-	if err != nil {
-		return nil, err
+	return q, args, nil
+}
+
+// usageGroups sums calls, one at a time, into a Usage's rows, total,
+// devices, copies and models without a price.
+type usageGroups struct {
+	u       *reports.Usage
+	loc     *time.Location
+	namer   devices.Namer
+	paths   map[int64]string
+	byFile  map[int64]namedDevice
+	devs    map[string]*reports.UsageDevice
+	rows    map[string]*reports.UsageRow
+	models  map[string]map[[2]string]*reports.UsageRow
+	total   map[[2]string]*reports.UsageRow
+	noPrice map[[2]string]int64
+}
+
+// namedDevice is a file's device and the folder the device names.
+type namedDevice struct{ name, folder string }
+
+func newUsageGroups(u *reports.Usage, loc *time.Location, namer devices.Namer, paths map[int64]string) *usageGroups {
+	return &usageGroups{u: u, loc: loc, namer: namer, paths: paths, byFile: map[int64]namedDevice{},
+		devs: map[string]*reports.UsageDevice{}, rows: map[string]*reports.UsageRow{},
+		models: map[string]map[[2]string]*reports.UsageRow{}, total: map[[2]string]*reports.UsageRow{},
+		noPrice: map[[2]string]int64{}}
+}
+
+// device names the device of file fileID and its folder. A file's device
+// is named once: a store holds far fewer files than calls.
+func (g *usageGroups) device(fileID int64) (string, string) {
+	d, ok := g.byFile[fileID]
+	if !ok {
+		d.name, d.folder = g.namer.Device(g.paths[fileID])
+		g.byFile[fileID] = d
 	}
-	devs := map[string]*reports.UsageDevice{}
-	// A file's device is named once: a store holds far fewer files than
-	// calls.
-	type named struct{ name, folder string }
-	byFile := map[int64]named{}
-	device := func(fileID int64) (string, string) {
-		d, ok := byFile[fileID]
-		if !ok {
-			d.name, d.folder = o.Devices.Device(paths[fileID])
-			byFile[fileID] = d
-		}
-		return d.name, d.folder
+	return d.name, d.folder
+}
+
+// add sums call c, read from file fileID in folder cwd, of which the
+// store holds copies copies in files.
+func (g *usageGroups) add(c usageCall, fileID int64, cwd string, files any, copies int64) {
+	u := g.u
+	name, folder := g.device(fileID)
+	d := g.devs[name]
+	if d == nil {
+		d = &reports.UsageDevice{Name: name}
+		g.devs[name] = d
 	}
-	rows := map[string]*reports.UsageRow{}
-	models := map[string]map[[2]string]*reports.UsageRow{}
-	totalModels := map[[2]string]*reports.UsageRow{}
-	noPrice := map[[2]string]int64{}
-	err = eachRow(ctx, s.conn, "grouping agents' calls", q, args, func(rs *sql.Rows) error {
-		var c usageCall
-		var fileID, copies int64
-		var cwd string
-		var files any
-		if err := rs.Scan(&c.ts, &c.session, &c.provider, &c.model, &c.success, &c.attempts,
-			&c.input, &c.read, &c.write, &c.output, &c.reasoning, &c.cost, &c.costSource, &c.failedCost, &c.noPrice,
-			&fileID, &cwd, &files, &copies); err != nil {
-			return err
-		}
-		name, folder := device(fileID)
-		d := devs[name]
-		if d == nil {
-			d = &reports.UsageDevice{Name: name}
-			devs[name] = d
-		}
-		if !slices.Contains(d.Folders, folder) {
-			d.Folders = append(d.Folders, folder)
-		}
-		d.Calls++
-		if copies > 1 {
-			u.Copies.LeftOut += copies - 1
-			if elsewhere(device, name, files) {
-				u.Copies.OnSeveralDevices++
-				d.Shared++
-			} else {
-				u.Copies.WithinOneDevice++
-			}
-		}
-		var key string
-		if by == "session" {
-			key = c.session
-		} else if by == "model" {
-			key = c.model
-		} else if by == "device" {
-			key = name
-		} else if by == "project" {
-			key = devices.Project(cwd)
-		} else if !c.ts.Valid {
-			key = noTime
-			u.Undated++
+	if !slices.Contains(d.Folders, folder) {
+		d.Folders = append(d.Folders, folder)
+	}
+	d.Calls++
+	if copies > 1 {
+		u.Copies.LeftOut += copies - 1
+		if elsewhere(g.device, name, files) {
+			u.Copies.OnSeveralDevices++
+			d.Shared++
 		} else {
-			key = periodOf(c.ts.Time.In(loc), by)
+			u.Copies.WithinOneDevice++
 		}
-		r := rows[key]
-		if r == nil {
-			r = &reports.UsageRow{Key: key}
-			rows[key] = r
-			models[key] = map[[2]string]*reports.UsageRow{}
-		}
-		m := [2]string{c.provider, c.model}
-		mr := models[key][m]
-		if mr == nil {
-			mr = &reports.UsageRow{Key: key, Provider: c.provider, Model: c.model}
-			models[key][m] = mr
-		}
-		tm := totalModels[m]
-		if tm == nil {
-			tm = &reports.UsageRow{Key: "total", Provider: c.provider, Model: c.model}
-			totalModels[m] = tm
-		}
-		for _, row := range []*reports.UsageRow{r, mr, &u.Total, tm} {
-			c.addTo(row)
-		}
-		if c.noPrice {
-			noPrice[m]++
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	for key, r := range rows {
-		r.Models = sortedModels(models[key])
+	key := g.key(c, name, cwd)
+	r := g.rows[key]
+	if r == nil {
+		r = &reports.UsageRow{Key: key}
+		g.rows[key] = r
+		g.models[key] = map[[2]string]*reports.UsageRow{}
+	}
+	m := [2]string{c.provider, c.model}
+	mr := g.models[key][m]
+	if mr == nil {
+		mr = &reports.UsageRow{Key: key, Provider: c.provider, Model: c.model}
+		g.models[key][m] = mr
+	}
+	tm := g.total[m]
+	if tm == nil {
+		tm = &reports.UsageRow{Key: "total", Provider: c.provider, Model: c.model}
+		g.total[m] = tm
+	}
+	for _, row := range []*reports.UsageRow{r, mr, &u.Total, tm} {
+		c.addTo(row)
+	}
+	if c.noPrice {
+		g.noPrice[m]++
+	}
+}
+
+// key is the row call c counts in: its session, model, device (name),
+// project (from cwd), or period; an undated call's period is noTime.
+func (g *usageGroups) key(c usageCall, name, cwd string) string {
+	switch by := g.u.By; {
+	case by == "session":
+		return c.session
+	case by == "model":
+		return c.model
+	case by == "device":
+		return name
+	case by == "project":
+		return devices.Project(cwd)
+	case !c.ts.Valid:
+		g.u.Undated++
+		return noTime
+	default:
+		return periodOf(c.ts.Time.In(g.loc), by)
+	}
+}
+
+// finish puts the sums into the Usage, each list in its order.
+func (g *usageGroups) finish() {
+	u, by := g.u, g.u.By
+	for key, r := range g.rows {
+		r.Models = sortedModels(g.models[key])
 		u.Rows = append(u.Rows, *r)
 	}
-	u.Total.Models = sortedModels(totalModels)
+	u.Total.Models = sortedModels(g.total)
 	slices.SortFunc(u.Rows, func(a, b reports.UsageRow) int {
 		if (a.Key == noTime) != (b.Key == noTime) {
 			return boolOrder(a.Key == noTime, b.Key == noTime)
@@ -205,23 +255,21 @@ WHERE ` + where + ` ORDER BY cs.ts NULLS LAST, cs.system, cs.session, cs.line`
 		}
 		return cmp.Compare(a.Key, b.Key)
 	})
-	for _, d := range devs {
-		if by != "device" {
-			// Other views name no device: their JSON does not depend on
-			// where the files are.
-			break
+	// Other views than by device name no device: their JSON does not
+	// depend on where the files are.
+	if by == "device" {
+		for _, d := range g.devs {
+			slices.Sort(d.Folders)
+			u.Devices = append(u.Devices, *d)
 		}
-		slices.Sort(d.Folders)
-		u.Devices = append(u.Devices, *d)
 	}
 	slices.SortFunc(u.Devices, func(a, b reports.UsageDevice) int { return cmp.Compare(a.Name, b.Name) })
-	for m, n := range noPrice {
+	for m, n := range g.noPrice {
 		u.NoPrice = append(u.NoPrice, reports.NoPriceModel{Provider: m[0], Model: m[1], Calls: n})
 	}
 	slices.SortFunc(u.NoPrice, func(a, b reports.NoPriceModel) int {
 		return cmp.Or(cmp.Compare(a.Model, b.Model), cmp.Compare(a.Provider, b.Provider))
 	})
-	return u, nil
 }
 
 // callFilePaths maps the files that hold calls to their paths (in a
