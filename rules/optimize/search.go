@@ -117,40 +117,15 @@ func searchLayer(ctx context.Context, l layer, space Space, baseline *retry.Poli
 	if len(search) == 0 {
 		return simulated.Layer{}, nil, fmt.Errorf("%s: no episode to search on", l.name)
 	}
-	r := rand.New(rand.NewPCG(o.Seed, 0x6f7074696d697a65))
-	var pols []*retry.Policy
-	var settings [][]string
-	var drawn []setting
-	seen := map[string]bool{}
-	for _, st := range space.draw(o.Candidates, r) {
-		p, words, err := space.policy(baseline, st)
-		if err != nil {
-			return simulated.Layer{}, nil, err
-		}
-		if !seen[p.Name] {
-			seen[p.Name] = true
-			pols, settings, drawn = append(pols, p), append(settings, words), append(drawn, st)
-		}
+	pols, settings, drawn, err := candidates(space, baseline, o)
+	if err != nil {
+		return simulated.Layer{}, nil, err
 	}
 	out := simulated.Layer{Name: l.name, SearchEpisodes: len(search), HoldoutEpisodes: len(hold), Tried: len(pols), Pick: -1}
 	for _, p := range space.params {
 		out.Space = append(out.Space, simulated.Param{Name: p.name, Values: slices.Clone(p.values)})
 	}
-	// The constraints that name an objective of the layer, and the
-	// default on success when none of them bounds it: a pick is never less
-	// successful than the baseline unasked.
-	var cons []Constraint
-	bounded := false
-	for _, c := range o.Constraints {
-		if c.appliesTo(l.objectives) {
-			cons = append(cons, c)
-			bounded = bounded || c.objective == "success"
-		}
-	}
-	if !bounded {
-		c, _ := ParseConstraint(DefaultConstraint)
-		cons = append(cons, c)
-	}
+	cons := l.constraints(o.Constraints)
 	for _, c := range cons {
 		out.Constraints = append(out.Constraints, c.Text)
 	}
@@ -171,27 +146,7 @@ func searchLayer(ctx context.Context, l layer, space Space, baseline *retry.Poli
 	out.Replays += len(search) * (len(pols) + 1)
 	l.weigh(points[0])
 	out.Objectives = l.objectives
-	var within, beyond []int
-	for i, r := range points[1:] {
-		if l.estimatedShare(r) > o.EvidenceBound {
-			beyond = append(beyond, i)
-		} else {
-			within = append(within, i)
-		}
-	}
-	front := l.nonDominated(points[1:], within)
-	var apart []int
-	for _, i := range l.nonDominated(points[1:], append(slices.Clone(within), beyond...)) {
-		if l.estimatedShare(points[1+i]) > o.EvidenceBound {
-			apart = append(apart, i)
-		}
-	}
-	success := l.objectives[0].Key
-	slices.SortStableFunc(front, func(a, b int) int {
-		ra, rb := points[1+a], points[1+b]
-		return cmp.Or(cmp.Compare(simulated.ObjectiveValue(rb, success), simulated.ObjectiveValue(ra, success)),
-			cmp.Compare(l.value(ra, 1), l.value(rb, 1)))
-	})
+	front, apart := l.fronts(points[1:], o.EvidenceBound)
 	shown := append(slices.Clone(front), apart...)
 	res := []simulated.Result{points[0]}
 	for _, i := range shown {
@@ -235,6 +190,73 @@ func searchLayer(ctx context.Context, l layer, space Space, baseline *retry.Poli
 		return out, nil, nil
 	}
 	return out, drawn[shown[out.Pick]], nil
+}
+
+// candidates are the policies drawn from space, each once (two settings
+// can make one policy), with their settings in words and as drawn.
+func candidates(space Space, baseline *retry.Policy, o Options) ([]*retry.Policy, [][]string, []setting, error) {
+	r := rand.New(rand.NewPCG(o.Seed, 0x6f7074696d697a65))
+	var pols []*retry.Policy
+	var settings [][]string
+	var drawn []setting
+	seen := map[string]bool{}
+	for _, st := range space.draw(o.Candidates, r) {
+		p, words, err := space.policy(baseline, st)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if !seen[p.Name] {
+			seen[p.Name] = true
+			pols, settings, drawn = append(pols, p), append(settings, words), append(drawn, st)
+		}
+	}
+	return pols, settings, drawn, nil
+}
+
+// constraints are those of cs that name an objective of the layer, and
+// the default on success when none of them bounds it: a pick is never
+// less successful than the baseline unasked.
+func (l *layer) constraints(cs []Constraint) []Constraint {
+	var out []Constraint
+	bounded := false
+	for _, c := range cs {
+		if c.appliesTo(l.objectives) {
+			out = append(out, c)
+			bounded = bounded || c.objective == "success"
+		}
+	}
+	if !bounded {
+		c, _ := ParseConstraint(DefaultConstraint)
+		out = append(out, c)
+	}
+	return out
+}
+
+// fronts are, among the candidates' points rs, the front within the
+// evidence bound, most success first, and the policies beyond it that
+// would be on the front but for their estimated outcomes.
+func (l *layer) fronts(rs []simulated.Result, bound float64) (front, apart []int) {
+	var within, beyond []int
+	for i, r := range rs {
+		if l.estimatedShare(r) > bound {
+			beyond = append(beyond, i)
+		} else {
+			within = append(within, i)
+		}
+	}
+	front = l.nonDominated(rs, within)
+	for _, i := range l.nonDominated(rs, append(slices.Clone(within), beyond...)) {
+		if l.estimatedShare(rs[i]) > bound {
+			apart = append(apart, i)
+		}
+	}
+	success := l.objectives[0].Key
+	slices.SortStableFunc(front, func(a, b int) int {
+		ra, rb := rs[a], rs[b]
+		return cmp.Or(cmp.Compare(simulated.ObjectiveValue(rb, success), simulated.ObjectiveValue(ra, success)),
+			cmp.Compare(l.value(ra, 1), l.value(rb, 1)))
+	})
+	return front, apart
 }
 
 func policiesOf(pols []*retry.Policy, idx []int) []*retry.Policy {
