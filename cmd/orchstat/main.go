@@ -55,8 +55,11 @@ func stopAfterSignal(rep reporter, command *atomic.Value) {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		sig := <-sigs
-		// exec stops its command gracefully, over --kill-after, by itself.
-		if c, _ := command.Load().(string); c == "exec" {
+		// exec stops its command gracefully, over --kill-after, by itself;
+		// receive answers the requests in flight within its own bound
+		// (receiver.ShutdownGrace), as an acknowledged request must be on
+		// disk.
+		if c, _ := command.Load().(string); c == "exec" || c == "receive" {
 			return
 		}
 		time.Sleep(stopGrace)

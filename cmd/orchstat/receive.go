@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -111,8 +112,11 @@ func receiveRun(ctx context.Context, o *receiveOptions) error {
 		}
 	}
 	r, err := receiver.Listen(cfg)
-	if err != nil {
+	if errors.Is(err, receiver.ErrOpen) {
 		return usageError{err}
+	}
+	if err != nil {
+		return err
 	}
 	// The folder first: it is what the user points ingest at.
 	fmt.Fprintf(io.Out, "orchstat receive: writing to %s\n", render.EscapeControls(dir))
@@ -124,9 +128,6 @@ func receiveRun(ctx context.Context, o *receiveOptions) error {
 	}
 	if o.Token != "" {
 		fmt.Fprintln(io.Out, "Requests must carry \"Authorization: Bearer\" with the token given.")
-	}
-	if f, ok := io.Out.(*os.File); ok {
-		_ = f.Sync()
 	}
 	err = r.Serve(ctx)
 	s := &r.Stats

@@ -18,13 +18,14 @@ func (r *Receiver) registerGRPC(s *grpc.Server) {
 	pmetricotlp.RegisterGRPCServer(s, &metricsService{r: r})
 }
 
-// export is what the three services share: the token, accept, and the
-// error a client retries on.
+// export is what the three services share (the token is checked before,
+// in tap): a slot, accept, and the error a client retries on.
 func (r *Receiver) export(ctx context.Context, name string, p payload) (int64, string, error) {
-	if err := r.grpcAuthorized(ctx); err != nil {
+	if !r.slot() {
 		r.Stats.Refused.Add(1)
-		return 0, "", err
+		return 0, "", grpcError(ErrBusy)
 	}
+	defer r.release()
 	rejected, why, err := r.accept(signalNamed(name), p)
 	if err != nil {
 		r.Stats.Refused.Add(1)

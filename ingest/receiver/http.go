@@ -39,6 +39,11 @@ func (r *Receiver) httpHandler(s signal) http.Handler {
 			r.refuse(w, s, http.StatusUnauthorized, asJSON, 0, "a bearer token is required")
 			return
 		}
+		if !r.slot() {
+			r.refuse(w, s, http.StatusTooManyRequests, asJSON, retryBusy, ErrBusy.Error())
+			return
+		}
+		defer r.release()
 		body, code, msg := r.readBody(req)
 		if code != 0 {
 			r.refuse(w, s, code, asJSON, 0, msg)

@@ -19,14 +19,15 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 
 	// Registers gzip with gRPC, so a client may compress.
 	_ "google.golang.org/grpc/encoding/gzip"
@@ -52,8 +53,22 @@ type Config struct {
 	Logf func(format string, args ...any)
 }
 
+// ErrOpen marks a configuration that may not listen: an address beyond
+// loopback without a token, or no address at all.
+var ErrOpen = errors.New("refused")
+
 // DefaultMaxBody is the largest request body accepted by default.
 const DefaultMaxBody = 20 << 20
+
+// ShutdownGrace bounds how long a stopping receiver waits for the
+// requests in flight; one still unanswered then is cut off unacknowledged,
+// and its client sends it again.
+const ShutdownGrace = 10 * time.Second
+
+// maxInFlight bounds the requests read and decoded at once: each may hold
+// a body of MaxBody and its decoded records, so past it a request is
+// refused (429) before its body is read.
+const maxInFlight = 16
 
 // retryAfter is what a refused client is asked to wait, in seconds: long
 // enough for a full disk to be seen to, short enough for a burst to pass.
@@ -81,6 +96,7 @@ type Receiver struct {
 	httpLn, grpcLn net.Listener
 	httpSrv        *http.Server
 	grpcSrv        *grpc.Server
+	inFlight       chan struct{}
 }
 
 // Loopback reports whether addr (host:port) listens on loopback only.
@@ -112,35 +128,43 @@ func Listen(cfg Config) (*Receiver, error) {
 	}
 	for _, a := range []string{cfg.HTTPAddr, cfg.GRPCAddr} {
 		if a != "" && !Loopback(a) && cfg.Token == "" {
-			return nil, fmt.Errorf("%s listens beyond loopback: give a --token that clients send as a bearer token, or listen on 127.0.0.1", a)
+			return nil, fmt.Errorf("%w: %s listens beyond loopback: give a --token that clients send as a bearer token, or listen on 127.0.0.1", ErrOpen, a)
 		}
 	}
 	if cfg.HTTPAddr == "" && cfg.GRPCAddr == "" {
-		return nil, errors.New("nothing to listen on: give --http or --grpc an address")
+		return nil, fmt.Errorf("%w: nothing to listen on: give --http or --grpc an address", ErrOpen)
 	}
-	sp, err := openSpool(cfg.Dir, cfg.Now, cfg.RotateBytes)
-	if err != nil {
-		return nil, err
-	}
-	r := &Receiver{cfg: cfg, spool: sp}
+	// The ports first: a second receiver started by mistake fails there,
+	// before it opens (and would mend) the folder; the folder's lock
+	// catches one on other ports.
+	r := &Receiver{cfg: cfg, inFlight: make(chan struct{}, maxInFlight)}
+	var err error
 	if cfg.HTTPAddr != "" {
 		if r.httpLn, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
-			sp.close()
 			return nil, fmt.Errorf("--http %s: %w", cfg.HTTPAddr, err)
 		}
 		r.HTTP = r.httpLn.Addr().String()
 	}
 	if cfg.GRPCAddr != "" {
 		if r.grpcLn, err = net.Listen("tcp", cfg.GRPCAddr); err != nil {
-			if r.httpLn != nil {
-				r.httpLn.Close()
-			}
-			sp.close()
+			r.closeListeners()
 			return nil, fmt.Errorf("--grpc %s: %w", cfg.GRPCAddr, err)
 		}
 		r.GRPC = r.grpcLn.Addr().String()
 	}
+	if r.spool, err = openSpool(cfg.Dir, cfg.Now, cfg.RotateBytes); err != nil {
+		r.closeListeners()
+		return nil, err
+	}
 	return r, nil
+}
+
+func (r *Receiver) closeListeners() {
+	for _, ln := range []net.Listener{r.httpLn, r.grpcLn} {
+		if ln != nil {
+			ln.Close()
+		}
+	}
 }
 
 // Serve serves until ctx ends, then finishes the requests in flight,
@@ -152,7 +176,10 @@ func (r *Receiver) Serve(ctx context.Context) error {
 		for _, s := range signals {
 			mux.Handle(s.path, r.httpHandler(s))
 		}
-		r.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		// A client may take a minute to send its body, not forever: a
+		// slow one must not hold its slot of maxInFlight.
+		r.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+			IdleTimeout: 2 * time.Minute}
 		go func() {
 			if err := r.httpSrv.Serve(r.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				errc <- err
@@ -160,7 +187,7 @@ func (r *Receiver) Serve(ctx context.Context) error {
 		}()
 	}
 	if r.grpcLn != nil {
-		r.grpcSrv = grpc.NewServer(grpc.MaxRecvMsgSize(int(r.cfg.MaxBody)))
+		r.grpcSrv = grpc.NewServer(grpc.MaxRecvMsgSize(int(r.cfg.MaxBody)), grpc.InTapHandle(r.tap))
 		r.registerGRPC(r.grpcSrv)
 		go func() {
 			if err := r.grpcSrv.Serve(r.grpcLn); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
@@ -174,13 +201,22 @@ func (r *Receiver) Serve(ctx context.Context) error {
 	case err = <-errc:
 	}
 	// Requests in flight are answered; new ones are not taken.
+	deadline := time.Now().Add(ShutdownGrace)
 	if r.httpSrv != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		_ = r.httpSrv.Shutdown(sctx)
+		sctx, cancel := context.WithDeadline(context.Background(), deadline)
+		if r.httpSrv.Shutdown(sctx) != nil {
+			_ = r.httpSrv.Close()
+		}
 		cancel()
 	}
 	if r.grpcSrv != nil {
-		r.grpcSrv.GracefulStop()
+		stopped := make(chan struct{})
+		go func() { r.grpcSrv.GracefulStop(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(time.Until(deadline)):
+			r.grpcSrv.Stop()
+		}
 	}
 	r.spool.close()
 	return err
@@ -221,7 +257,7 @@ func (r *Receiver) accept(s signal, p payload) (rejected int64, why string, err 
 	return rejected, why, nil
 }
 
-// grpcCode is the status a write error gets over gRPC: retryable both.
+// grpcError is the status a write error gets over gRPC: retryable both.
 func grpcError(err error) error {
 	switch {
 	case errors.Is(err, ErrBusy):
@@ -232,15 +268,25 @@ func grpcError(err error) error {
 	return status.Error(codes.Internal, err.Error())
 }
 
-func (r *Receiver) grpcAuthorized(ctx context.Context) error {
-	if r.cfg.Token == "" {
-		return nil
+// tap checks a gRPC request's token and its slot before its message is
+// read: a client without the token, or past maxInFlight, costs no
+// decoding.
+func (r *Receiver) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
+	if r.cfg.Token != "" && !slices.ContainsFunc(info.Header.Get("authorization"), r.authorized) {
+		r.Stats.Refused.Add(1)
+		return ctx, status.Error(codes.Unauthenticated, "a bearer token is required")
 	}
-	md, _ := metadata.FromIncomingContext(ctx)
-	for _, v := range md.Get("authorization") {
-		if r.authorized(v) {
-			return nil
-		}
-	}
-	return status.Error(codes.Unauthenticated, "a bearer token is required")
+	return ctx, nil
 }
+
+// slot takes one of maxInFlight, false when all are taken.
+func (r *Receiver) slot() bool {
+	select {
+	case r.inFlight <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (r *Receiver) release() { <-r.inFlight }

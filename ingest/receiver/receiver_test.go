@@ -315,7 +315,7 @@ func TestHTTPStatuses(t *testing.T) {
 func TestListenBeyondLoopbackNeedsAToken(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:0", ":0"} {
 		_, err := Listen(Config{HTTPAddr: addr, Dir: t.TempDir()})
-		if err == nil || !strings.Contains(err.Error(), "give a --token") {
+		if !errors.Is(err, ErrOpen) || !strings.Contains(err.Error(), "give a --token") {
 			t.Errorf("%s: %v", addr, err)
 		}
 	}
@@ -525,7 +525,17 @@ func TestKill9(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(300 * time.Millisecond)
+	// Killed once enough requests were acknowledged, whatever the
+	// machine's load: the test checks that an acknowledgement comes after
+	// the write, not durability past the page cache (kill -9 keeps it).
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		n := len(acked)
+		mu.Unlock()
+		if n >= 50 {
+			break
+		}
+	}
 	if err := proc.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -620,4 +630,38 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// TestRotationWithinABatch: a file rotated away from in the middle of a
+// batch is synced with the batch before it is closed, so every request of
+// the batch is acknowledged and on disk.
+func TestRotationWithinABatch(t *testing.T) {
+	dir := t.TempDir()
+	s, err := openSpool(dir, func() time.Time { return time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC) }, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := []byte(`{"resourceLogs":[]}`)
+	batch := []*write{{signal: "logs", lines: [][]byte{line}, done: make(chan error, 1)},
+		{signal: "logs", lines: [][]byte{line}, done: make(chan error, 1)}}
+	s.writeBatch(batch)
+	for i, w := range batch {
+		if err := <-w.done; err != nil {
+			t.Errorf("write %d: %v", i, err)
+		}
+	}
+	s.close()
+	if got := written(t, dir)["logs"]; len(got) != 2 {
+		t.Errorf("%d lines, want 2", len(got))
+	}
+}
+
+// TestOneReceiverPerFolder: a second receiver on a folder another writes
+// is refused before it touches a file.
+func TestOneReceiverPerFolder(t *testing.T) {
+	r := start(t, Config{})
+	_, err := Listen(Config{HTTPAddr: "127.0.0.1:0", Dir: r.cfg.Dir})
+	if err == nil || !strings.Contains(err.Error(), "another orchstat receive writes there") {
+		t.Errorf("a second receiver: %v", err)
+	}
 }

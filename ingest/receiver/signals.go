@@ -27,14 +27,14 @@ type payload interface {
 // A signal is one of OTLP's: its name (the files' prefix), its HTTP
 // path, and how its requests decode.
 type signal struct {
-	name, path, items string
-	decode            func(body []byte, asJSON bool) (payload, error)
+	name, path string
+	decode     func(body []byte, asJSON bool) (payload, error)
 }
 
 var signals = []signal{
-	{"logs", "/v1/logs", "log records", decodeLogs},
-	{"traces", "/v1/traces", "spans", decodeTraces},
-	{"metrics", "/v1/metrics", "data points", decodeMetrics},
+	{"logs", "/v1/logs", decodeLogs},
+	{"traces", "/v1/traces", decodeTraces},
+	{"metrics", "/v1/metrics", decodeMetrics},
 }
 
 func signalNamed(name string) signal {

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -33,10 +35,11 @@ type write struct {
 }
 
 type current struct {
-	f    *os.File
-	name string
-	day  string // the UTC date it was opened on
-	size int64
+	f      *os.File
+	name   string
+	signal string
+	day    string // the UTC date it was opened on
+	size   int64
 }
 
 type spool struct {
@@ -45,8 +48,13 @@ type spool struct {
 	rotate int64
 	reqs   chan *write
 	files  map[string]*current
-	quit   chan struct{}
-	exited chan struct{}
+	// retired are files rotated away from during a batch: still synced
+	// with it before they are closed, as requests of the batch may be in
+	// them.
+	retired []*current
+	lock    *os.File // held on dir while the spool is open (openSpool)
+	quit    chan struct{}
+	exited  chan struct{}
 }
 
 // queueDepth is how many requests may wait for the writer before more
@@ -54,14 +62,27 @@ type spool struct {
 // clients wait longer for the same disk.
 const queueDepth = 256
 
+// lockName is the file a spool locks in its folder: a second receiver on
+// the same folder would mend (truncate) files the first is writing.
+const lockName = ".orchstat-receive.lock"
+
 func openSpool(dir string, now func() time.Time, rotate int64) (*spool, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	if err := mendTails(dir); err != nil {
+	lock, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
 		return nil, err
 	}
-	s := &spool{dir: dir, now: now, rotate: rotate, reqs: make(chan *write, queueDepth),
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("%s: another orchstat receive writes there (%v)", dir, err)
+	}
+	if err := mendTails(dir); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	s := &spool{dir: dir, now: now, rotate: rotate, reqs: make(chan *write, queueDepth), lock: lock,
 		files: map[string]*current{}, quit: make(chan struct{}), exited: make(chan struct{})}
 	go s.run()
 	return s, nil
@@ -76,12 +97,20 @@ func mendTails(dir string) error {
 		return err
 	}
 	for _, name := range names {
+		// Only the receiver's own files: another file in the folder is
+		// the user's, whatever its last line.
+		if !ownName.MatchString(filepath.Base(name)) {
+			continue
+		}
 		if err := mendTail(name); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	return nil
 }
+
+// ownName is the name of a file the spool writes.
+var ownName = regexp.MustCompile(`^(logs|traces|metrics)-\d{8}T\d{6}Z(-\d+)?\.jsonl$`)
 
 func mendTail(name string) error {
 	f, err := os.OpenFile(name, os.O_RDWR, 0)
@@ -126,11 +155,25 @@ func mendTail(name string) error {
 func (s *spool) append(signal string, lines [][]byte) error {
 	w := &write{signal: signal, lines: lines, done: make(chan error, 1)}
 	select {
+	case <-s.exited:
+		return ErrBusy // stopped: the client is to come back
 	case s.reqs <- w:
 	default:
 		return ErrBusy
 	}
-	return <-w.done
+	select {
+	case err := <-w.done:
+		return err
+	case <-s.exited:
+		// The writer stopped before it took this one (a handler that
+		// outlived the shutdown): nothing of it was written.
+		select {
+		case err := <-w.done:
+			return err
+		default:
+			return ErrBusy
+		}
+	}
 }
 
 // close stops the writer once the requests queued are written.
@@ -151,6 +194,7 @@ func (s *spool) run() {
 			case first = <-s.reqs:
 			default:
 				s.closeFiles()
+				s.lock.Close()
 				return
 			}
 		}
@@ -199,7 +243,13 @@ func (s *spool) writeBatch(batch []*write) {
 		touched[c] = append(touched[c], i)
 	}
 	for c, idx := range touched {
-		if err := c.f.Sync(); err != nil {
+		if err := c.f.Sync(); err != nil && slices.Contains(s.retired, c) {
+			// A file rotated away from is not written again: what it holds
+			// unsynced is not acknowledged, and the next start mends it.
+			for _, i := range idx {
+				errs[i] = fmt.Errorf("%s: %w", c.name, err)
+			}
+		} else if err != nil {
 			// What the sync did not make durable cannot be acknowledged;
 			// cut back to before the first of them.
 			first := c.size
@@ -214,6 +264,10 @@ func (s *spool) writeBatch(batch []*write) {
 			}
 		}
 	}
+	for _, c := range s.retired {
+		_ = c.f.Close()
+	}
+	s.retired = nil
 	for i, w := range batch {
 		w.done <- errs[i]
 	}
@@ -225,6 +279,11 @@ func (s *spool) cutBack(c *current, size int64, err error) error {
 	if terr := c.f.Truncate(size); terr == nil {
 		c.size = size
 		_, _ = c.f.Seek(size, io.SeekStart)
+	} else if s.files[c.signal] == c {
+		// The partial line stays: the next line must not be glued to it.
+		// The file is left (the next start mends it) for a new one.
+		delete(s.files, c.signal)
+		s.retired = append(s.retired, c)
 	}
 	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 		return fmt.Errorf("%w: %s: %v", ErrFull, c.name, err)
@@ -242,7 +301,9 @@ func (s *spool) file(signal string) (*current, error) {
 		return c, nil
 	}
 	if c != nil {
-		_ = c.f.Close()
+		// Requests of this batch may be in it, unsynced: it is closed
+		// after the batch's sync (writeBatch).
+		s.retired = append(s.retired, c)
 		delete(s.files, signal)
 	}
 	base := signal + "-" + now.Format("20060102T150405Z")
@@ -254,7 +315,7 @@ func (s *spool) file(signal string) (*current, error) {
 			continue
 		}
 		if err != nil {
-			if errors.Is(err, syscall.ENOSPC) {
+			if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 				return nil, fmt.Errorf("%w: %v", ErrFull, err)
 			}
 			return nil, err
@@ -264,7 +325,7 @@ func (s *spool) file(signal string) (*current, error) {
 			_ = d.Sync()
 			d.Close()
 		}
-		c = &current{f: f, name: name, day: day}
+		c = &current{f: f, name: name, day: day, signal: signal}
 		s.files[signal] = c
 		return c, nil
 	}
