@@ -56,6 +56,7 @@ func fraction(t *testing.T, m reports.Metrics, name string) [2]float64 {
 // b asked openai only. A provider filter selects run a, but its
 // request-level figures are anthropic's requests alone.
 func TestProviderFilterCountsThatProvidersRequests(t *testing.T) {
+	skipShort(t, "end-to-end: filters the generated oracle datasets")
 	ctx := context.Background()
 	dir := writeFiles(t, t.TempDir(), map[string]string{
 		"a/trace.jsonl": ev("RunStarted", "a", "2026-03-01T10:00:00Z", `{}`) +

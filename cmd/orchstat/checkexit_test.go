@@ -17,6 +17,7 @@ import (
 // docs/exit-codes.md says. Before, usage errors exited 2, and a mistyped
 // path with --no-ingest printed OK.
 func TestCheckFailuresAreUnknown(t *testing.T) {
+	endToEnd(t, "runs check as a real process")
 	db := bundledStore(t)
 	for _, tc := range []struct {
 		args []string
@@ -109,6 +110,7 @@ func TestCheckKeepsRulesBesideABadTemplate(t *testing.T) {
 // Before, check never returned, and every later ingest, report and check
 // gave up on the lock.
 func TestCheckSlowSQLRuleTimesOut(t *testing.T) {
+	endToEnd(t, "runs check as a real process")
 	dir := t.TempDir()
 	rulesFile := filepath.Join(dir, "alerts.yaml")
 	doc := `rules:
@@ -142,6 +144,7 @@ func TestCheckSlowSQLRuleTimesOut(t *testing.T) {
 // exits by its alerts, leaving the queue to the first. Before, it waited
 // out --lock-timeout and exited 3 with no table.
 func TestCheckDoesNotWaitForAnothersDelivery(t *testing.T) {
+	endToEnd(t, "runs check as a real process")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

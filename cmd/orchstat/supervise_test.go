@@ -124,6 +124,7 @@ func exitCode(t *testing.T, cmd *exec.Cmd) int {
 // DuckDB's C++ when it aborts, and SIGSEGV), check exits 3 (UNKNOWN) and
 // every other command 70, never 2, which cron reads as CRITICAL.
 func TestCrashIsNeverExitTwo(t *testing.T) {
+	endToEnd(t, "runs orchstat as real processes")
 	for _, tc := range []struct {
 		command string
 		sig     syscall.Signal
@@ -165,6 +166,7 @@ func TestCrashIsNeverExitTwo(t *testing.T) {
 // doing the work, which stops as it always did (not as a crash), and no
 // orchstat outlives a kill -9 of the process cron started.
 func TestSignalsReachTheWork(t *testing.T) {
+	endToEnd(t, "runs orchstat as real processes")
 	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
 	cmd, _, stdin, stderr := startWaiting(t, db, "ingest")
 	defer stdin.Close()
@@ -195,6 +197,7 @@ func TestSignalsReachTheWork(t *testing.T) {
 // TestOwnStatusesPassThrough: statuses orchstat chooses, including 2 for
 // a usage error and check's own codes, are not taken for crashes.
 func TestOwnStatusesPassThrough(t *testing.T) {
+	endToEnd(t, "runs orchstat as real processes")
 	for _, tc := range []struct {
 		args []string
 		want int
