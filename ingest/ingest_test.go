@@ -541,6 +541,7 @@ func TestVerificationsFindTheirRun(t *testing.T) {
 }
 
 func TestStateHistoryIsCompacted(t *testing.T) {
+	skipShort(t, "scale: an active file ingested 30 times")
 	st := openStore(t)
 	tr := filepath.Join(t.TempDir(), "runs", "r1", "trace.jsonl")
 	write(t, tr, line("r1", "RunStarted", 0, `{}`), os.O_TRUNC)
