@@ -433,7 +433,7 @@ func bytesOf(t *testing.T, s string) float64 {
 
 func TestSixtyMegabyteLine(t *testing.T) {
 	if testing.Short() {
-		t.Skip("writes and ingests a 60 MB line")
+		t.Skip("writes and ingests a 60 MB line; go test ./... runs it (skipped under -short)")
 	}
 	st := openStore(t)
 	dir := filepath.Join(t.TempDir(), "runs", "big")

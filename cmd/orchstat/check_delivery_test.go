@@ -198,7 +198,7 @@ func fiveRules(t *testing.T, dir, url string, timeout string) string {
 func TestDeliveryHoldsNoLock(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
-		t.Skip("runs real processes")
+		t.Skip("runs real processes; go test ./... runs it (skipped under -short)")
 	}
 	hook := newSlowHook(t, 0)
 	dir := t.TempDir()
@@ -235,7 +235,7 @@ func TestDeliveryHoldsNoLock(t *testing.T) {
 func TestKilledDeliveryResendsNothing(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
-		t.Skip("kills real processes")
+		t.Skip("kills real processes; go test ./... runs it (skipped under -short)")
 	}
 	hook := newSlowHook(t, 3)
 	dir := t.TempDir()

@@ -43,7 +43,7 @@ func TestCheckFailuresAreUnknown(t *testing.T) {
 // first exited 137 saying nothing, and the second 2 with a Go dump.
 func TestCheckKilledIsUnknown(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs real processes")
+		t.Skip("runs real processes; go test ./... runs it (skipped under -short)")
 	}
 	for _, tc := range []struct {
 		name   string
@@ -214,7 +214,7 @@ func TestCheckDoesNotWaitForAnothersDelivery(t *testing.T) {
 // without it the wait is said. Both give up naming the holder.
 func TestQuietWaitsQuietly(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs real processes")
+		t.Skip("runs real processes; go test ./... runs it (skipped under -short)")
 	}
 	db := bundledStore(t)
 	_, release := holdLock(t, db)

@@ -16,7 +16,7 @@ import (
 // Before, the command was orphaned and ran on past --timeout.
 func TestKilledExecTakesItsCommand(t *testing.T) {
 	if testing.Short() {
-		t.Skip("kills real processes")
+		t.Skip("kills real processes; go test ./... runs it (skipped under -short)")
 	}
 	for _, victim := range []string{"supervisor", "worker"} {
 		t.Run(victim, func(t *testing.T) {

@@ -463,7 +463,7 @@ func TestLakeS3(t *testing.T) {
 // one to the copy it may have published.
 func TestLakeExportKilled(t *testing.T) {
 	if testing.Short() {
-		t.Skip("kills real processes; skipped with -short")
+		t.Skip("kills real processes; go test ./... runs it (skipped under -short)")
 	}
 	t.Parallel()
 	for _, point := range []string{"planned:1", "staged:1", "published-one:1", "published:1"} {

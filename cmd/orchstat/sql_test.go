@@ -51,7 +51,7 @@ func TestSQLErrors(t *testing.T) {
 // up after its --lock-timeout and went UNKNOWN.
 func TestSQLHoldsNoLock(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs real processes")
+		t.Skip("runs real processes; go test ./... runs it (skipped under -short)")
 	}
 	db := sqlStore(t)
 	cmd := runOrchstat("--db", db, "sql", "--timeout", "60s", "SELECT count(*) FROM range(100000000000) a, range(10) b")

@@ -222,7 +222,7 @@ func TestOwnStatusesPassThrough(t *testing.T) {
 // Before, the interrupt was caught and the read went on waiting.
 func TestInterruptStopsABlockedCommand(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs real processes")
+		t.Skip("runs real processes; go test ./... runs it (skipped under -short)")
 	}
 	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
 	cmd, child, stdin, stderr := startWaiting(t, db, "ingest")
