@@ -137,6 +137,7 @@ func TestAgentFileReadOn(t *testing.T) {
 // A transcript that grows past 64 MiB keeps what was read and reads on:
 // before, the next ingest deleted its calls, and then read nothing of it.
 func TestAgentFileGrowsPast64MiB(t *testing.T) {
+	skipShort(t, "scale: an agent file grown past 64 MiB")
 	dir := t.TempDir()
 	path := filepath.Join(dir, ".claude", "projects", "-w", "5b8c0a3e-1111-4222-8333-944455556666.jsonl")
 	os.MkdirAll(filepath.Dir(path), 0o755)
@@ -185,6 +186,7 @@ func TestAgentFileGrowsPast64MiB(t *testing.T) {
 // committed is neither lost nor stored twice, and the open rows of the
 // last commit are replaced.
 func TestAgentFileInterrupted(t *testing.T) {
+	skipShort(t, "end-to-end: interrupts ingests of agent files at every point")
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p", "5b8c0a3e-1111-4222-8333-944455556666.jsonl")
 	os.MkdirAll(filepath.Dir(path), 0o755)
@@ -231,6 +233,7 @@ func TestAgentFileInterrupted(t *testing.T) {
 // size, so the next ingest took the file as unchanged and its rest was
 // never read.
 func TestTraceInterrupted(t *testing.T) {
+	skipShort(t, "end-to-end: a 40,000-line trace whose ingest is interrupted")
 	dir := t.TempDir()
 	path := filepath.Join(dir, "runs", "1762161125318", "trace.jsonl")
 	os.MkdirAll(filepath.Dir(path), 0o755)

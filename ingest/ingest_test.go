@@ -433,7 +433,7 @@ func bytesOf(t *testing.T, s string) float64 {
 
 func TestSixtyMegabyteLine(t *testing.T) {
 	if testing.Short() {
-		t.Skip("writes and ingests a 60 MB line")
+		t.Skip("writes and ingests a 60 MB line; go test ./... runs it (skipped under -short)")
 	}
 	st := openStore(t)
 	dir := filepath.Join(t.TempDir(), "runs", "big")
@@ -541,6 +541,7 @@ func TestVerificationsFindTheirRun(t *testing.T) {
 }
 
 func TestStateHistoryIsCompacted(t *testing.T) {
+	skipShort(t, "scale: an active file ingested 30 times")
 	st := openStore(t)
 	tr := filepath.Join(t.TempDir(), "runs", "r1", "trace.jsonl")
 	write(t, tr, line("r1", "RunStarted", 0, `{}`), os.O_TRUNC)

@@ -26,7 +26,7 @@ import (
 // by allowing no more.
 func TestStoreGrownByCronKeepsIngesting(t *testing.T) {
 	if testing.Short() {
-		t.Skip("generates and ingests 100 MB of traces")
+		t.Skip("generates and ingests 100 MB of traces; go test ./... runs it (skipped under -short)")
 	}
 	t.Setenv("ORCHSTAT_MEMORY_LIMIT", "")
 	tmp := t.TempDir()

@@ -15,6 +15,7 @@ import (
 // on one DuckDB thread: with more, sums of non-integers (record stages'
 // costs) can differ in their last digit from one run to the next.
 func TestReportConcurrentlyIsReport(t *testing.T) {
+	skipShort(t, "end-to-end: reports from many processes at once against one store")
 	ctx := context.Background()
 	st := openIngested(t, "../testdata/runs")
 	if _, err := ingest.Run(ctx, st, ingest.Options{Paths: []string{"../testdata/factory", "../testdata/orchestr8"}}); err != nil {

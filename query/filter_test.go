@@ -56,6 +56,7 @@ func fraction(t *testing.T, m reports.Metrics, name string) [2]float64 {
 // b asked openai only. A provider filter selects run a, but its
 // request-level figures are anthropic's requests alone.
 func TestProviderFilterCountsThatProvidersRequests(t *testing.T) {
+	skipShort(t, "end-to-end: filters the generated oracle datasets")
 	ctx := context.Background()
 	dir := writeFiles(t, t.TempDir(), map[string]string{
 		"a/trace.jsonl": ev("RunStarted", "a", "2026-03-01T10:00:00Z", `{}`) +
@@ -152,6 +153,7 @@ func recordFixture(t *testing.T, mtime time.Time) string {
 // window selects them, whatever their files' modification times, and the
 // overview counts them. Queued tasks are not runs at all.
 func TestUndatedRunsAndQueuedTasks(t *testing.T) {
+	skipShort(t, "end-to-end: ingests a whole record fixture and filters it")
 	ctx := context.Background()
 	mtime := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	st := openIngested(t, recordFixture(t, mtime))

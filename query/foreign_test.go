@@ -66,7 +66,7 @@ func startForeign(t *testing.T, path string) (*exec.Cmd, io.WriteCloser) {
 
 func TestLiveForeignLogIsNotSetAside(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs a second process")
+		t.Skip("runs a second process; go test ./... runs it (skipped under -short)")
 	}
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "shared.duckdb")
@@ -103,7 +103,7 @@ func TestLiveForeignLogIsNotSetAside(t *testing.T) {
 // the log. That log is not orchstat's (no write mark), so DuckDB replays it.
 func TestForeignCrashLogIsReplayed(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs a second process")
+		t.Skip("runs a second process; go test ./... runs it (skipped under -short)")
 	}
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "shared.duckdb")

@@ -16,6 +16,7 @@ import (
 // which table it wrote with the store's limit instead, and writes the same
 // rows as an export within the default bound.
 func TestExportWithinMemory(t *testing.T) {
+	skipShort(t, "scale: exports a generated store within a memory bound")
 	ctx := context.Background()
 	ds := datasets(t)[0]
 	export := func(memory string) query.Exported {
@@ -81,6 +82,7 @@ func copyFile(t *testing.T, from, to string) {
 // it needs says so, and reads the same rows as one within the default
 // bound.
 func TestLakeReadWithinMemory(t *testing.T) {
+	skipShort(t, "scale: reads a generated lake within a memory bound")
 	ctx := context.Background()
 	ds := datasets(t)[0]
 	dir := t.TempDir()

@@ -37,6 +37,7 @@ type dataset struct {
 // episode comparison read the same stores, and neither writes to them.
 func datasets(t *testing.T) []dataset {
 	t.Helper()
+	skipShort(t, "end-to-end: generates and ingests the oracle datasets (the reference comparison)")
 	sets, err := sharedDatasets()
 	if err != nil {
 		t.Fatal(err)

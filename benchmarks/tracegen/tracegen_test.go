@@ -328,6 +328,9 @@ func reportSig(t *testing.T, data []byte) string {
 }
 
 func TestL2Loop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scale: two generated 400-run corpora, every L2 loop checked; go test ./... runs it (skipped under -short)")
+	}
 	for name, cfg := range map[string]Config{"default": testConfig(400), "escalating": escalatingConfig(400)} {
 		t.Run(name, func(t *testing.T) {
 			escalated, stopped, loops, nonImprovingStops := 0, 0, 0, 0

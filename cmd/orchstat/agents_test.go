@@ -101,6 +101,7 @@ func showFloat(v *float64) string {
 }
 
 func TestClaudeCodeReportCheckSimulate(t *testing.T) {
+	endToEnd(t, "ingests and reports agents' records in a real store")
 	t.Parallel()
 	src := "../../ingest/claudecode/testdata"
 	files := []string{"clean.jsonl", "retry529.jsonl"}
@@ -192,6 +193,7 @@ func TestClaudeCodeReportCheckSimulate(t *testing.T) {
 }
 
 func TestCodexReportSaysRetriesAreUnknown(t *testing.T) {
+	endToEnd(t, "ingests and reports agents' records in a real store")
 	t.Parallel()
 	src := "../../ingest/codex/testdata"
 	dir := placeFiles(t, src, "sessions/2026/05/13", "normal.jsonl")
@@ -219,6 +221,7 @@ func TestCodexReportSaysRetriesAreUnknown(t *testing.T) {
 }
 
 func TestOTLPFromStandardInput(t *testing.T) {
+	endToEnd(t, "ingests and reports agents' records in a real store")
 	t.Parallel()
 	src := "../../ingest/otlp/testdata"
 	raw, err := os.ReadFile(filepath.Join(src, "http_retries.jsonl"))

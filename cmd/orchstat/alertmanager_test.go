@@ -31,6 +31,7 @@ import (
 // It uses the real clock: the binary does, and Alertmanager compares endsAt
 // with its own.
 func TestAlertmanagerIntegration(t *testing.T) {
+	endToEnd(t, "delivers to a real Alertmanager")
 	am := alertmanagerForTest(t)
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")

@@ -48,6 +48,7 @@ func ruleBacktest(doc backtestDoc, rule string) check.RuleBacktest {
 // over the three days, never had the samples it asks for in 24h. Before,
 // there was no rules backtest.
 func TestRulesBacktestBundledRuns(t *testing.T) {
+	endToEnd(t, "backtests rules over a real store")
 	t.Parallel()
 	runs, err := filepath.Abs("../../testdata/runs")
 	if err != nil {
@@ -102,6 +103,7 @@ func TestRulesBacktestBundledRuns(t *testing.T) {
 // fires, is repeated once after 2h, and resolves; the webhook hears
 // nothing.
 func TestRulesBacktestCountsNotificationsSendsNone(t *testing.T) {
+	endToEnd(t, "backtests rules over a real store")
 	t.Parallel()
 	hook := newHookServer(t)
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
@@ -148,6 +150,7 @@ route:
 
 // Bad spans and steps are usage errors.
 func TestRulesBacktestUsage(t *testing.T) {
+	endToEnd(t, "backtests rules over a real store")
 	t.Parallel()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	dir := t.TempDir()

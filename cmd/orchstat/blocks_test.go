@@ -208,6 +208,7 @@ func blocksStore(t *testing.T) (goldenDir, db string) {
 // the active block, against testdata/golden/blocks.*; the table at 80
 // columns fits them.
 func TestBlocksGolden(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	goldenDir, db := blocksStore(t)
 	for _, c := range []struct {
 		name, format string
@@ -261,6 +262,7 @@ func TestBlocksFlags(t *testing.T) {
 // each window's latest, and a window's reset is the record's resets_at
 // or its time plus resets_in_seconds.
 func TestBlocksActiveAndRateLimits(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	_, db := blocksStore(t)
 	code, out, stderr := runCLIAt(t, blocksNow, "", "--db", db, "report", "--no-ingest", "--by", "block", "--timezone", "UTC", "--format", "json")
 	if code != 0 {
@@ -318,6 +320,7 @@ func TestBlocksActiveAndRateLimits(t *testing.T) {
 // record's figure), so plan_week_used_high fires, and
 // plan_week_budget_high sums the week's cost without error.
 func TestPlanWindowRules(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	shipped, err := os.ReadFile("../../alerts.yaml")
 	if err != nil {
 		t.Fatal(err)

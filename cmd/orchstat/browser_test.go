@@ -68,7 +68,7 @@ func chromiumPath() string {
 func needChromium(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("browser test: skipped under -short")
+		t.Skip("browser test; go test ./... runs it (skipped under -short)")
 	}
 	p := chromiumPath()
 	if p == "" {

@@ -49,6 +49,7 @@ func rowOf(doc lookDoc, rule string) check.Row {
 // present does not see the look's alerts. Before, check had no --at, and
 // the old runs were only "no data".
 func TestCheckAtEndsWindowsAndKeepsNoState(t *testing.T) {
+	endToEnd(t, "checks rules against a real store")
 	t.Parallel()
 	hook := newHookServer(t)
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
@@ -114,6 +115,7 @@ receivers:
 // the past for the present). A good one, in each form report --since
 // takes, is not: UNKNOWN (3), as every usage error of check is.
 func TestCheckAtUsage(t *testing.T) {
+	endToEnd(t, "checks rules against a real store")
 	t.Parallel()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	dir := t.TempDir()
@@ -139,6 +141,7 @@ func TestCheckAtUsage(t *testing.T) {
 // A rule without data in its window says when the latest data is and how
 // to look at it. Before, it said "no data" and nothing more.
 func TestCheckNoDataSaysWhereTheDataIs(t *testing.T) {
+	endToEnd(t, "checks rules against a real store")
 	t.Parallel()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	then := now.AddDate(-1, 0, 0)
@@ -184,6 +187,7 @@ func TestCheckNoDataSaysWhereTheDataIs(t *testing.T) {
 // A label set past its threshold but short of the samples its condition
 // asks for says why it is inactive. Before, it said "inactive" only.
 func TestCheckShortOfSamplesSaysWhy(t *testing.T) {
+	endToEnd(t, "checks rules against a real store")
 	t.Parallel()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	dir := t.TempDir()
@@ -216,6 +220,7 @@ func TestCheckShortOfSamplesSaysWhy(t *testing.T) {
 // (pending or firing) exactly when the report marks its metric ALERT.
 // Before, check had no --at, and said "no data" for every windowed rule.
 func TestCheckAtAgreesWithReportOnBundledRuns(t *testing.T) {
+	endToEnd(t, "checks rules against a real store")
 	t.Parallel()
 	runs, err := filepath.Abs("../../testdata/runs")
 	if err != nil {

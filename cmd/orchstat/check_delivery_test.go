@@ -27,6 +27,7 @@ import (
 // with its error, and the exit status is CRITICAL. Before, the first
 // failure made the whole check exit 3 with no alerts and no notification.
 func TestOneRuleFailureIsThatRules(t *testing.T) {
+	endToEnd(t, "delivers notifications from real checks")
 	t.Parallel()
 	hook := newHookServer(t)
 	dir := t.TempDir()
@@ -197,7 +198,7 @@ func fiveRules(t *testing.T, dir, url string, timeout string) string {
 func TestDeliveryHoldsNoLock(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
-		t.Skip("runs real processes")
+		t.Skip("runs real processes; go test ./... runs it (skipped under -short)")
 	}
 	hook := newSlowHook(t, 0)
 	dir := t.TempDir()
@@ -234,7 +235,7 @@ func TestDeliveryHoldsNoLock(t *testing.T) {
 func TestKilledDeliveryResendsNothing(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
-		t.Skip("kills real processes")
+		t.Skip("kills real processes; go test ./... runs it (skipped under -short)")
 	}
 	hook := newSlowHook(t, 3)
 	dir := t.TempDir()
@@ -287,6 +288,7 @@ func exitStatus(err error) int {
 // encoding it failed the whole check (exit 3), and report wrote the
 // strings "NaN" and "+Inf" where readers expect a number or null.
 func TestNonFiniteValuesAreNull(t *testing.T) {
+	endToEnd(t, "delivers notifications from real checks")
 	t.Parallel()
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")

@@ -76,6 +76,7 @@ func stateOf(co checkOutput, rule string) string {
 // State spans cron runs: pending, then firing (exit 1, a warning), then
 // resolved once healthy traces bring the rate down.
 func TestCheckAcrossRuns(t *testing.T) {
+	endToEnd(t, "checks rules against a real store")
 	t.Parallel()
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
@@ -144,6 +145,7 @@ func TestCheckUnknown(t *testing.T) {
 
 // The retry handler's cascade: 3 failed runs among the last 5 fire at once, critical.
 func TestCheckCascade(t *testing.T) {
+	endToEnd(t, "checks rules against a real store")
 	t.Parallel()
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
@@ -165,6 +167,7 @@ func TestCheckCascade(t *testing.T) {
 // A rule split by provider, and a rule with its own query, each give one
 // alert per label set.
 func TestCheckByAndSQLRules(t *testing.T) {
+	endToEnd(t, "checks rules against a real store")
 	t.Parallel()
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
@@ -225,6 +228,7 @@ func writeCascade(t *testing.T, runs string, now time.Time) {
 // --quiet is for cron: nothing on a healthy system, and when something
 // fires the monitoring-plugin status line and one line per firing alert.
 func TestCheckQuiet(t *testing.T) {
+	endToEnd(t, "checks rules against a real store")
 	t.Parallel()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	dir := t.TempDir()
@@ -255,6 +259,7 @@ func TestCheckQuiet(t *testing.T) {
 // Every rule is listed with its state, value, threshold and counts, the
 // inactive ones too, in the table and the JSON.
 func TestCheckListsEveryRule(t *testing.T) {
+	endToEnd(t, "checks rules against a real store")
 	t.Parallel()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	dir := t.TempDir()
@@ -316,6 +321,7 @@ func TestCheckListsEveryRule(t *testing.T) {
 
 // Inactive label sets of a split rule are listed with their labels.
 func TestCheckListsInactiveLabelSets(t *testing.T) {
+	endToEnd(t, "checks rules against a real store")
 	t.Parallel()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	dir := t.TempDir()
@@ -343,6 +349,7 @@ func displayWidth(s string) int { return twwidth.Width(s) }
 // At a terminal check's and report's tables fit 80 and 120 columns; --wide
 // and a pipe print them whole.
 func TestCheckFitsTerminal(t *testing.T) {
+	endToEnd(t, "checks rules against a real store")
 	t.Parallel()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	dir := t.TempDir()
@@ -398,6 +405,7 @@ func TestCheckFitsTerminal(t *testing.T) {
 
 // sql prints NULL as NULL, and the string '-' as -.
 func TestCheckSQLNull(t *testing.T) {
+	endToEnd(t, "checks rules against a real store")
 	t.Parallel()
 	db := bundledStore(t)
 	for _, f := range []string{"table", "markdown"} {
@@ -411,6 +419,7 @@ func TestCheckSQLNull(t *testing.T) {
 // A pending alert whose condition stops holding is listed as inactive,
 // with the change this check made.
 func TestCheckPendingBackToInactive(t *testing.T) {
+	endToEnd(t, "checks rules against a real store")
 	t.Parallel()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	dir := t.TempDir()

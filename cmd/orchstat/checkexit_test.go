@@ -17,6 +17,7 @@ import (
 // docs/exit-codes.md says. Before, usage errors exited 2, and a mistyped
 // path with --no-ingest printed OK.
 func TestCheckFailuresAreUnknown(t *testing.T) {
+	endToEnd(t, "runs check as a real process")
 	db := bundledStore(t)
 	for _, tc := range []struct {
 		args []string
@@ -42,7 +43,7 @@ func TestCheckFailuresAreUnknown(t *testing.T) {
 // first exited 137 saying nothing, and the second 2 with a Go dump.
 func TestCheckKilledIsUnknown(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs real processes")
+		t.Skip("runs real processes; go test ./... runs it (skipped under -short)")
 	}
 	for _, tc := range []struct {
 		name   string
@@ -109,6 +110,7 @@ func TestCheckKeepsRulesBesideABadTemplate(t *testing.T) {
 // Before, check never returned, and every later ingest, report and check
 // gave up on the lock.
 func TestCheckSlowSQLRuleTimesOut(t *testing.T) {
+	endToEnd(t, "runs check as a real process")
 	dir := t.TempDir()
 	rulesFile := filepath.Join(dir, "alerts.yaml")
 	doc := `rules:
@@ -142,6 +144,7 @@ func TestCheckSlowSQLRuleTimesOut(t *testing.T) {
 // exits by its alerts, leaving the queue to the first. Before, it waited
 // out --lock-timeout and exited 3 with no table.
 func TestCheckDoesNotWaitForAnothersDelivery(t *testing.T) {
+	endToEnd(t, "runs check as a real process")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +214,7 @@ func TestCheckDoesNotWaitForAnothersDelivery(t *testing.T) {
 // without it the wait is said. Both give up naming the holder.
 func TestQuietWaitsQuietly(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs real processes")
+		t.Skip("runs real processes; go test ./... runs it (skipped under -short)")
 	}
 	db := bundledStore(t)
 	_, release := holdLock(t, db)

@@ -63,6 +63,7 @@ func goldenStore(t *testing.T, data string) (goldenDir, db string) {
 }
 
 func TestReportGolden(t *testing.T) {
+	endToEnd(t, "runs commands, goldens included, against a real store")
 	goldenDir, db := goldenStore(t, "runs")
 	runs, _ := filepath.Abs(filepath.Join(goldenDir, "..", "runs"))
 	for _, format := range []string{"table", "markdown", "json", "csv", "html"} {
@@ -100,6 +101,7 @@ func matchGolden(t *testing.T, golden, out string) {
 
 // The simulation page of the bundled runs, against its golden file.
 func TestSimulateHTMLGolden(t *testing.T) {
+	endToEnd(t, "runs commands, goldens included, against a real store")
 	runs, err := filepath.Abs("../../testdata/runs")
 	if err != nil {
 		t.Fatal(err)
@@ -121,6 +123,7 @@ func TestSimulateHTMLGolden(t *testing.T) {
 }
 
 func TestReportFiltersAndJSONContract(t *testing.T) {
+	endToEnd(t, "runs commands, goldens included, against a real store")
 	t.Parallel()
 	db := bundledStore(t)
 	for _, tc := range []struct {
@@ -163,6 +166,7 @@ func TestReportFiltersAndJSONContract(t *testing.T) {
 }
 
 func TestSQLIsReadOnly(t *testing.T) {
+	endToEnd(t, "runs commands, goldens included, against a real store")
 	t.Parallel()
 	db := bundledStore(t)
 	code, out, _ := runCLI(t, "", "--db", db, "sql", "--format", "csv", "SELECT status, count(*) AS n FROM runs GROUP BY ALL ORDER BY status")
@@ -203,6 +207,7 @@ func countEvents(t *testing.T, db string) int {
 }
 
 func TestQuarantineAndIngestOutput(t *testing.T) {
+	endToEnd(t, "runs commands, goldens included, against a real store")
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
 	code, out, stderr := runCLI(t, "", "--db", db, "ingest", "../../testdata/runs")

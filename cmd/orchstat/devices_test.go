@@ -51,6 +51,7 @@ func rowCalls(u reports.Usage) map[string]int64 {
 // device named for its folder, --by project under the folder it ran in,
 // one project for /home/dev/shop and /Users/dev/shop.
 func TestSyncedFolderCountsEachCallOnce(t *testing.T) {
+	endToEnd(t, "ingests and reports devices in a real store")
 	dir := t.TempDir()
 	copyTree(t, "../../testdata/devices", dir)
 	laptop, ws := filepath.Join(dir, "laptop"), filepath.Join(dir, "workstation")
@@ -143,6 +144,7 @@ func TestCopyAtAnotherPathCountsOnce(t *testing.T) {
 // TestLakeRunnersAreDevices: the same session exported by two runners
 // counts once in report --lake, and the runners are the devices.
 func TestLakeRunnersAreDevices(t *testing.T) {
+	endToEnd(t, "ingests and reports devices in a real store")
 	dir := t.TempDir()
 	copyTree(t, "../../testdata/devices", dir)
 	lake := filepath.Join(dir, "lake")
@@ -201,6 +203,7 @@ func sameCounts(a, b map[string]int64) bool {
 // TestUsageByDeviceGolden: report --by device and --by project over
 // testdata/devices, in every format, against testdata/golden/usage.*.
 func TestUsageByDeviceGolden(t *testing.T) {
+	endToEnd(t, "ingests and reports devices in a real store")
 	// Before goldenStore, which moves to a folder of its own.
 	src, _ := filepath.Abs("../../testdata/devices")
 	goldenDir, db := goldenStore(t, "devices")
@@ -274,6 +277,7 @@ func externalDir(t *testing.T, sub string) string {
 // folder: read together they count exactly the calls of the originals,
 // session by session, and every call is said to be seen on two devices.
 func TestSyncedExternalRecords(t *testing.T) {
+	endToEnd(t, "ingests and reports devices in a real store")
 	claude, codex := externalDir(t, "claude-code"), externalDir(t, "codex")
 	dir := t.TempDir()
 	synced := filepath.Join(dir, "sync", "workstation")
@@ -326,6 +330,7 @@ func TestDeviceNamer(t *testing.T) {
 // TestUsageByDeviceAt80Columns: at an 80-column terminal the device view,
 // its long folder names and the line on copies fit.
 func TestUsageByDeviceAt80Columns(t *testing.T) {
+	endToEnd(t, "ingests and reports devices in a real store")
 	dir := t.TempDir()
 	copyTree(t, "../../testdata/devices", dir)
 	db := filepath.Join(dir, "w.duckdb")

@@ -28,6 +28,7 @@ func copyFile(t *testing.T, src, dst string) {
 // --input-format is the records' format on every command that ingests,
 // ingest included; ingest's old --format still works, unlisted.
 func TestInputFormatEverywhere(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	t.Parallel()
 	top := t.TempDir()
 	rollout := filepath.Join(top, "any", "where.jsonl")
@@ -54,6 +55,7 @@ func TestInputFormatEverywhere(t *testing.T) {
 // on and names them in one line on stderr; --verbose lists each with the
 // reason. A named transcript without --format is read as one.
 func TestNotRecognisedAreNamed(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	t.Parallel()
 	top := t.TempDir()
 	data := filepath.Join(top, "data")
@@ -136,6 +138,7 @@ func TestNotRecognisedAreNamed(t *testing.T) {
 // The same command on a folder with nothing to read gives the same answer
 // every time, and leaves the store as it was.
 func TestNothingToReadTwice(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	t.Parallel()
 	top := t.TempDir()
 	db := filepath.Join(top, "s.duckdb")

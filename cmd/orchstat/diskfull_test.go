@@ -80,6 +80,7 @@ func listDir(t *testing.T, dir string) []string {
 // ("terminate called without an active exception", exit 2) and left its
 // spill file behind.
 func TestDiskFull(t *testing.T) {
+	endToEnd(t, "fills a real disk")
 	disk := smallDisk(t, 48<<20)
 	c := newCorpus(t, 60, 300)
 	db := filepath.Join(disk, "store", "orchstat.duckdb")

@@ -16,7 +16,7 @@ import (
 // Before, the command was orphaned and ran on past --timeout.
 func TestKilledExecTakesItsCommand(t *testing.T) {
 	if testing.Short() {
-		t.Skip("kills real processes")
+		t.Skip("kills real processes; go test ./... runs it (skipped under -short)")
 	}
 	for _, victim := range []string{"supervisor", "worker"} {
 		t.Run(victim, func(t *testing.T) {
@@ -74,6 +74,7 @@ func alive(pid int) bool {
 // command that kept the report pipe open would keep the supervisor
 // waiting for it.
 func TestCommandsInheritNoSupervisorPipes(t *testing.T) {
+	endToEnd(t, "kills real exec processes")
 	t.Parallel()
 	dir := t.TempDir()
 	cmd := runOrchstat("exec", "--runs-dir", filepath.Join(dir, "runs"), "--",
@@ -92,6 +93,7 @@ func TestCommandsInheritNoSupervisorPipes(t *testing.T) {
 // recorded for cascade detection like any other. Before, DuckDB refused
 // it and the invocation went uncounted.
 func TestExecArgumentsThatAreNotUTF8(t *testing.T) {
+	endToEnd(t, "kills real exec processes")
 	t.Parallel()
 	dir := t.TempDir()
 	cmd := runOrchstat("exec", "--runs-dir", filepath.Join(dir, "runs"), "--", "true", "caf\xe9")

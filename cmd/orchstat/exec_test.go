@@ -133,7 +133,7 @@ func payload(ev map[string]any) map[string]any { return ev["payload"].(map[strin
 
 func requireProcesses(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs real processes; skipped with -short")
+		t.Skip("runs real processes; go test ./... runs it (skipped under -short)")
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 )
 
 func TestFilterSinceNotBeforeUntilIsAUsageError(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	t.Parallel()
 	db := bundledStore(t)
 	tests := []struct {
@@ -40,6 +41,7 @@ func TestFilterSinceNotBeforeUntilIsAUsageError(t *testing.T) {
 // A filter value that names nothing in the store is warned about, with the
 // nearest known value; one that names something, in any case, is not.
 func TestFilterWarnsWhenNothingMatches(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	t.Parallel()
 	db := bundledStore(t)
 	runsOf := func(out string) float64 {

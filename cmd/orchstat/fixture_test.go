@@ -126,3 +126,16 @@ func ingestedLakeRunners(t *testing.T) (a, b *lakeRunner, union string) {
 	copyStore(t, tu, union)
 	return a, b, union
 }
+
+// endToEnd skips, under go test -short, a test that runs orchstat's
+// commands against real DuckDB stores (an ingest, a report, a check, a
+// lake, real processes): each costs a store's opening and checkpoints, and
+// together they are most of the suite's time. The fast lane keeps this
+// package's unit tests (flags, help, docs); go test ./... runs these. See
+// "Tests" in docs/CONTRIBUTING.md.
+func endToEnd(t *testing.T, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("end-to-end: %s; go test ./... runs it (skipped under -short)", what)
+	}
+}

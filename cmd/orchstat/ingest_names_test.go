@@ -12,6 +12,7 @@ import (
 // sequence is printed escaped, as the tables print it, so it cannot drive
 // the user's terminal.
 func TestIngestMessagesEscapeNames(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	t.Parallel()
 	runs := filepath.Join(t.TempDir(), "runs")
 	run := filepath.Join(runs, "r\x1b[2J\x1b[31mred")

@@ -240,6 +240,7 @@ func lakeFiles(t *testing.T, lake string) map[string]string {
 // a grown trace, a forgotten folder), the next exports bring the lake
 // level again.
 func TestLakeEqualsUnionStore(t *testing.T) {
+	endToEnd(t, "exports and reads lakes of real stores")
 	t.Parallel()
 	a, b := newLakeRunners(t)
 	lake := filepath.Join(t.TempDir(), "lake")
@@ -388,6 +389,7 @@ func parquetCounts(t *testing.T, lake string) map[string]int64 {
 // process, over HTTP), the lake's report equals the union store's, and a
 // second report downloads nothing: its cache holds every file by ETag.
 func TestLakeS3(t *testing.T) {
+	endToEnd(t, "exports and reads lakes of real stores")
 	t.Parallel()
 	var gets, puts atomic.Int64
 	h := gofakes3.New(s3mem.New(), gofakes3.WithAutoBucket(true)).Server()
@@ -461,7 +463,7 @@ func TestLakeS3(t *testing.T) {
 // one to the copy it may have published.
 func TestLakeExportKilled(t *testing.T) {
 	if testing.Short() {
-		t.Skip("kills real processes; skipped with -short")
+		t.Skip("kills real processes; go test ./... runs it (skipped under -short)")
 	}
 	t.Parallel()
 	for _, point := range []string{"planned:1", "staged:1", "published-one:1", "published:1"} {
@@ -516,6 +518,7 @@ func moveRun(t *testing.T, runs, id string, day int) {
 // alerts, the same replays. check keeps its alert state in the store, so
 // a rule's for: count runs across checks of the lake.
 func TestLakeCheckAndSimulate(t *testing.T) {
+	endToEnd(t, "exports and reads lakes of real stores")
 	t.Parallel()
 	a, b, union := ingestedLakeRunners(t)
 	dir := t.TempDir()
@@ -578,6 +581,7 @@ func alertStates(t *testing.T, out string) string {
 // Two stores exporting as one runner would replace each other's files:
 // the second is refused, naming the first, and the lake is unchanged.
 func TestLakeRunnerClaimed(t *testing.T) {
+	endToEnd(t, "exports and reads lakes of real stores")
 	t.Parallel()
 	a, b, _ := ingestedLakeRunners(t)
 	lake := filepath.Join(t.TempDir(), "lake")
@@ -598,6 +602,7 @@ func TestLakeRunnerClaimed(t *testing.T) {
 // with provider_retry_rate over its threshold), which a renamed host
 // (the default runner id is the host name) did silently.
 func TestLakeOneRunnerPerStore(t *testing.T) {
+	endToEnd(t, "exports and reads lakes of real stores")
 	t.Parallel()
 	a, _, _ := ingestedLakeRunners(t)
 	lake := filepath.Join(t.TempDir(), "lake")

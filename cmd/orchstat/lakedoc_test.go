@@ -27,6 +27,7 @@ const lakeDocDuckDBMark = "-- DuckDB"
 // orchstat sql, which opens the store with external access switched off
 // and so cannot read the lake's files (the doc says so; checked below).
 func TestLakeDocDuckDBQueries(t *testing.T) {
+	endToEnd(t, "runs the lake doc's DuckDB queries on a real lake")
 	t.Parallel()
 	b, err := os.ReadFile("../../docs/lake.md")
 	if err != nil {

@@ -115,6 +115,7 @@ func TestMoneyCheckExitsBySeverity(t *testing.T) {
 
 // The table says which calls a cost leaves out.
 func TestMoneyCheckNamesCallsWithoutPrice(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	t.Parallel()
 	data, db := moneyData(t)
 	code, out, stderr := runCLIAt(t, moneyAt, "", "check", "--db", db, "--rules", moneyRules(t, budgetRules(2, "critical")), data)
@@ -131,6 +132,7 @@ func TestMoneyCheckNamesCallsWithoutPrice(t *testing.T) {
 // on it fires: acme-coder-1's call, 150,000 input and 5,000 output tokens
 // at $10 and $20 per million, costs $1.60, over a budget of $1.
 func TestMoneyCheckPricesFile(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	t.Parallel()
 	data, db := moneyData(t)
 	priceFile := filepath.Join(t.TempDir(), "prices.json")
@@ -164,6 +166,7 @@ func TestMoneyCheckPricesFile(t *testing.T) {
 // model, on the calls' cost, their failed attempts' cost and the calls
 // left out for want of a price: both read the same priced calls.
 func TestMoneyCheckAtAgreesWithReport(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	t.Parallel()
 	data, db := moneyData(t)
 	now := moneyAt.AddDate(0, 1, 0) // a month later: the calls are old

@@ -102,6 +102,7 @@ func writeRules(t *testing.T, dir, extra string) string {
 // Across cron runs: pending notifies nothing, firing notifies once,
 // staying firing is silent, and the resolution notifies once.
 func TestNotifyOncePerTransition(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	t.Parallel()
 	d := noSleep()
 	hook := newHookServer(t)
@@ -140,6 +141,7 @@ func TestNotifyOncePerTransition(t *testing.T) {
 // A receiver that is down keeps its notifications in the store; the next
 // check delivers them, in order, and then nothing more.
 func TestNotifyQueueSurvivesOutage(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	t.Parallel()
 	d := noSleep()
 	hook := newHookServer(t)
@@ -192,6 +194,7 @@ route:
 
 // repeat_interval re-sends a group that keeps firing.
 func TestNotifyRepeatInterval(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	t.Parallel()
 	d := noSleep()
 	hook := newHookServer(t)

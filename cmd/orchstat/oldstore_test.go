@@ -68,6 +68,7 @@ func freshStore(t *testing.T) string {
 // A store written by DuckDB 1.1.2 opens under 1.5.6, its JSON columns
 // become text in place, and every answer is the one a new store gives.
 func TestStoreFromDuckDB112(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	t.Parallel()
 	old, fresh := oldStore(t), freshStore(t)
 	metrics := func(db string) string {

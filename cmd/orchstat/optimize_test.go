@@ -15,6 +15,7 @@ import (
 // the constraint, the pick written as a policy file that simulate then
 // reads, and the flags that make no sense without --optimize refused.
 func TestSimulateOptimize(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	t.Parallel()
 	dir := t.TempDir()
 	db, file := filepath.Join(dir, "o.duckdb"), filepath.Join(dir, "picked.yaml")
@@ -101,6 +102,7 @@ func TestSimulateOptimize(t *testing.T) {
 // TestSimulateOptimizePage: the page draws the front as a scatter with the
 // baseline and the pick marked, and its table.
 func TestSimulateOptimizePage(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	t.Parallel()
 	dir := t.TempDir()
 	page := filepath.Join(dir, "opt.html")

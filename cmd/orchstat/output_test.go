@@ -11,6 +11,7 @@ import (
 // -o writes what standard output would have held, and only a complete
 // output replaces the file.
 func TestOutputFlag(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	t.Parallel()
 	dir := t.TempDir()
 	db, out := filepath.Join(dir, "s.duckdb"), filepath.Join(dir, "report.json")

@@ -110,6 +110,7 @@ func TestOverviewAddsUpToTheScope(t *testing.T) {
 // orchestrator's empty sections, says so once, and leads with what the
 // scope holds.
 func TestReportWithoutTracesLeadsWithWhatIsThere(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	top := t.TempDir()
 	db := filepath.Join(top, "store.duckdb")
 	copyTree(t, filepath.Join("..", "..", "testdata", "claudestrator", "webshop"), filepath.Join(top, "webshop"))

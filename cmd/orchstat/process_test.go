@@ -158,7 +158,7 @@ func (c *corpus) verify(t *testing.T, db string) {
 
 func TestKill9ExactlyOnce(t *testing.T) {
 	if testing.Short() {
-		t.Skip("kills real processes; skipped with -short")
+		t.Skip("kills real processes; go test ./... runs it (skipped under -short)")
 	}
 	c := newCorpus(t, 120, 300)
 	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
@@ -213,7 +213,7 @@ func TestKill9ExactlyOnce(t *testing.T) {
 
 func TestCrashPointsExactlyOnce(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs real processes; skipped with -short")
+		t.Skip("runs real processes; go test ./... runs it (skipped under -short)")
 	}
 	for _, point := range []string{"before-files:1", "before-commit:1", "before-commit:3", "after-commit:2"} {
 		t.Run(point, func(t *testing.T) {
@@ -265,7 +265,7 @@ func holdLock(t *testing.T, db string) (pid int, release func()) {
 
 func TestLockContention(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs real processes; skipped with -short")
+		t.Skip("runs real processes; go test ./... runs it (skipped under -short)")
 	}
 	c := newCorpus(t, 10, 50)
 	db := filepath.Join(t.TempDir(), "orchstat.duckdb")

@@ -40,6 +40,7 @@ func TestProgress(t *testing.T) {
 
 // Off a terminal, and with --quiet, nothing but the summary is printed.
 func TestNoProgressOffTerminal(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	t.Parallel()
 	db := t.TempDir() + "/o.duckdb"
 	_, _, stderr := runCLI(t, "", "--db", db, "ingest", "../../testdata/runs")

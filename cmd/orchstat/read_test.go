@@ -40,6 +40,7 @@ func widest(s string) (int, string) {
 // TestQuarantineFitsTerminal: quarantine at an 80-column terminal was 256
 // columns wide; it fits, and says how many of how many lines --limit shows.
 func TestQuarantineFitsTerminal(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	t.Parallel()
 	db := bundledStore(t)
 	code, out, stderr := runCLITerm(t, 80, "--db", db, "quarantine", "--limit", "3")
@@ -97,6 +98,7 @@ func TestReadCommandsNameStores(t *testing.T) {
 // TestOutputSaysWhatItWrote: -o said nothing; an unwritable -o named the
 // temporary file beside it; --format html at a terminal dumped the page.
 func TestOutputSaysWhatItWrote(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	t.Parallel()
 	dir := t.TempDir()
 	db, out := bundledStore(t), filepath.Join(dir, "report.html")

@@ -426,7 +426,7 @@ func showAttempts(calls []orchCall) string {
 func TestRealAgents(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
-		t.Skip("real agents: skipped under -short")
+		t.Skip("real agents; go test ./... runs it (skipped under -short)")
 	}
 	var table agentTable
 	t.Run("cases", func(t *testing.T) {

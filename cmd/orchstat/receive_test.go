@@ -66,6 +66,7 @@ func receiving(t *testing.T, args ...string) (dir, addr string, stop func() stri
 // file they came from; the metrics sent beside them are kept in their
 // file and said not to be counted; SIGTERM ends it with what it took.
 func TestReceiveThenReport(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	t.Parallel()
 	tmp := t.TempDir()
 	dir, addr, stop := receiving(t, "--dir", filepath.Join(tmp, "otlp"), "--http", "127.0.0.1:0", "--grpc", "")

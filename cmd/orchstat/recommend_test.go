@@ -157,6 +157,7 @@ func TestRecommendNoHistory(t *testing.T) {
 }
 
 func TestRecommendByFailureRateAndAttempt(t *testing.T) {
+	endToEnd(t, "recommends from a real store")
 	t.Parallel()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "retry-config.json") // missing: the defaults
@@ -228,6 +229,7 @@ func TestRecommendByFailureRateAndAttempt(t *testing.T) {
 }
 
 func TestRecommendItemAttempts(t *testing.T) {
+	endToEnd(t, "recommends from a real store")
 	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "s.duckdb")
@@ -264,6 +266,7 @@ func TestRecommendItemAttempts(t *testing.T) {
 }
 
 func TestRecommendCorruptConfig(t *testing.T) {
+	endToEnd(t, "recommends from a real store")
 	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "s.duckdb")
@@ -299,6 +302,7 @@ func TestRecommendCorruptConfig(t *testing.T) {
 // so and answers from the rest of the store. This needs only that ingest
 // quarantines such a file, which it does with or without the parser.
 func TestRecommendCorruptHistory(t *testing.T) {
+	endToEnd(t, "recommends from a real store")
 	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "s.duckdb")
@@ -340,6 +344,7 @@ const orchestr8History = `[
 
 // TestRecommendIngestsHistory needs ingest/orchestr8's parser.
 func TestRecommendIngestsHistory(t *testing.T) {
+	endToEnd(t, "recommends from a real store")
 	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "s.duckdb")
@@ -363,6 +368,7 @@ func TestRecommendIngestsHistory(t *testing.T) {
 // TestRecommendDefaultsToHistoryBesideConfig: with no PATH, the history
 // beside the configuration is ingested. Needs ingest/orchestr8's parser.
 func TestRecommendDefaultsToHistoryBesideConfig(t *testing.T) {
+	endToEnd(t, "recommends from a real store")
 	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "s.duckdb")
@@ -404,6 +410,7 @@ func TestRecommendUsage(t *testing.T) {
 // stages. Before, `--stage verfy` answered "retry" with exit 0, and
 // `--stage verify` saw none of the runs that failed at verify_failed.
 func TestRecommendStageNames(t *testing.T) {
+	endToEnd(t, "recommends from a real store")
 	t.Parallel()
 	audit, err := filepath.Abs("../../testdata/factory/audit")
 	if err != nil {

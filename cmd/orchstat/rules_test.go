@@ -165,6 +165,7 @@ func TestRulesCheckRunsConditionsAndTemplates(t *testing.T) {
 // is an error of the rule at report time, with the rule's name, not an
 // out-of-memory crash.
 func TestReportConditionPastItsBudget(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	t.Parallel()
 	dir := t.TempDir()
 	db := bundledStore(t)

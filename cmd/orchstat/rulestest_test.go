@@ -15,6 +15,7 @@ import (
 
 // The shipped tests of the default rules pass, and cover every rule.
 func TestRulesTestShipped(t *testing.T) {
+	endToEnd(t, "runs rule tests against real stores")
 	t.Parallel()
 	files, err := filepath.Glob("../../testdata/rules/*.yaml")
 	if err != nil || len(files) == 0 {
@@ -71,6 +72,7 @@ func writeTestFile(t *testing.T, body string) string {
 // A wrong expectation fails with a diff naming the test and the time, and
 // --junit records it.
 func TestRulesTestFailureAndJUnit(t *testing.T) {
+	endToEnd(t, "runs rule tests against real stores")
 	t.Parallel()
 	p := writeTestFile(t, wrongTests)
 	junit := filepath.Join(t.TempDir(), "junit.xml")
@@ -118,6 +120,7 @@ func TestRulesTestFailureAndJUnit(t *testing.T) {
 
 // Unexpected alerts are shown too, and a traces directory works as input.
 func TestRulesTestUnexpectedAndTraces(t *testing.T) {
+	endToEnd(t, "runs rule tests against real stores")
 	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "tests.yaml")
@@ -218,6 +221,7 @@ func TestRulesTestHostileFiles(t *testing.T) {
 // between tests, instead of a new store (and schema) per test, which was
 // most of the 9.4 s the 29 shipped tests took.
 func TestRulesTestSharesStores(t *testing.T) {
+	endToEnd(t, "runs rule tests against real stores")
 	t.Parallel()
 	files, _ := filepath.Glob("../../testdata/rules/*.yaml")
 	var opened atomic.Int32
@@ -239,6 +243,7 @@ func TestRulesTestSharesStores(t *testing.T) {
 // TestRulesTestIsolated: on a shared store, a test sees none of the
 // events, alerts or state of the tests before it.
 func TestRulesTestIsolated(t *testing.T) {
+	endToEnd(t, "runs rule tests against real stores")
 	t.Parallel()
 	d := defaultDeps()
 	d.ruleTestWorkers = 1

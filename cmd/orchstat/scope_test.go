@@ -63,6 +63,7 @@ func reportJSON(t *testing.T, args ...string) scopedReport {
 // A report on a folder covers that folder's runs, even in a store that
 // holds others, and says what it left out; --all covers the store.
 func TestReportCoversTheNamedPaths(t *testing.T) {
+	endToEnd(t, "reports from a real store")
 	top := t.TempDir()
 	if err := os.Mkdir(filepath.Join(top, ".orchestrator"), 0o755); err != nil {
 		t.Fatal(err)
@@ -107,6 +108,7 @@ func TestReportCoversTheNamedPaths(t *testing.T) {
 // The store goes beside the data named: the nearest .orchestrator at or
 // above it, else inside the folder named; never the working directory.
 func TestStoreLivesBesideTheData(t *testing.T) {
+	endToEnd(t, "reports from a real store")
 	top := t.TempDir()
 	repo := filepath.Join(top, "repo")
 	writeRuns(t, filepath.Join(repo, ".orchestrator", "runs"), "r", 2)
@@ -166,6 +168,7 @@ func TestDBCreatesNoDirectory(t *testing.T) {
 // Nothing to read is an error naming the path and what was looked for,
 // and leaves no store behind.
 func TestNothingToReadIsAnError(t *testing.T) {
+	endToEnd(t, "reports from a real store")
 	t.Parallel()
 	top := t.TempDir()
 	empty := filepath.Join(top, "empty")
@@ -215,6 +218,7 @@ func TestNothingToReadIsAnError(t *testing.T) {
 // A file read as the wrong format is read again when named with the right
 // one, and forget removes a file's rows, state and quarantined lines.
 func TestWrongFormatIsReadAgain(t *testing.T) {
+	endToEnd(t, "reports from a real store")
 	t.Parallel()
 	top := t.TempDir()
 	src, err := os.ReadFile("../../testdata/rules/records/wasted/ok1/run_summary.json")
@@ -283,6 +287,7 @@ func TestWrongFormatIsReadAgain(t *testing.T) {
 // fire the cascade for a, while the whole store's last five runs, b's, all
 // passed. The scoped alert is another alert (label scope) than the store's.
 func TestCheckAndSimulateCoverTheNamedPaths(t *testing.T) {
+	endToEnd(t, "reports from a real store")
 	top := t.TempDir()
 	os.Mkdir(filepath.Join(top, ".orchestrator"), 0o755)
 	a := writeRunsWith(t, filepath.Join(top, "a"), "a", 5, 10, "failure")
@@ -351,6 +356,7 @@ func TestCheckAndSimulateCoverTheNamedPaths(t *testing.T) {
 
 // recommend on a folder reads only that folder's history, and says so.
 func TestRecommendCoversTheNamedPaths(t *testing.T) {
+	endToEnd(t, "reports from a real store")
 	top := t.TempDir()
 	os.Mkdir(filepath.Join(top, ".orchestrator"), 0o755)
 	for _, set := range []string{"wasted", "healthy"} {
@@ -378,6 +384,7 @@ func TestRecommendCoversTheNamedPaths(t *testing.T) {
 // A run linked into a runs folder from elsewhere is read from where it
 // lives, and a report on the runs folder still covers it.
 func TestScopeFollowsLinkedRuns(t *testing.T) {
+	endToEnd(t, "reports from a real store")
 	top := t.TempDir()
 	os.Mkdir(filepath.Join(top, ".orchestrator"), 0o755)
 	runs := writeRuns(t, filepath.Join(top, "runs"), "r", 2)

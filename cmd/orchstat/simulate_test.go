@@ -65,6 +65,7 @@ func runSimulate(t *testing.T, args ...string) simOutput {
 // reproduces every recorded outcome; fewer retries lose requests exactly;
 // more retries are estimated.
 func TestSimulateGenerated(t *testing.T) {
+	endToEnd(t, "simulates over a real store")
 	t.Parallel()
 	dir := t.TempDir()
 	cfg := tracegen.DefaultConfig()
@@ -102,6 +103,7 @@ func TestSimulateGenerated(t *testing.T) {
 // orchestrator's l2.ts would not; the self-check names it instead of
 // hiding it.
 func TestSimulateSelfCheckNamesMismatches(t *testing.T) {
+	endToEnd(t, "simulates over a real store")
 	t.Parallel()
 	runs, _ := filepath.Abs("../../testdata/runs")
 	db := filepath.Join(t.TempDir(), "o.duckdb")
@@ -159,6 +161,7 @@ func TestSimulateBadPolicyFile(t *testing.T) {
 // refused before any work: flags as usage errors (2), a policy file's
 // fields at their line (1), with the caps themselves accepted.
 func TestSimulateLimits(t *testing.T) {
+	endToEnd(t, "simulates over a real store")
 	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "o.duckdb")
@@ -200,6 +203,7 @@ func TestSimulateLimits(t *testing.T) {
 // half a minute of work) exits with an error saying it was interrupted.
 // Before, such a run ignored both signals for more than 12 minutes.
 func TestSimulateInterrupted(t *testing.T) {
+	endToEnd(t, "simulates over a real store")
 	dir := t.TempDir()
 	cfg := tracegen.DefaultConfig()
 	cfg.Runs = 500
@@ -258,6 +262,7 @@ func TestSimulateInterrupted(t *testing.T) {
 // by seed, the table said 0 estimated where the JSON said 2, and aws-full
 // showed -11.1 pp).
 func TestSimulateBaselineIsTheRecord(t *testing.T) {
+	endToEnd(t, "simulates over a real store")
 	t.Parallel()
 	runs, _ := filepath.Abs("../../testdata/runs")
 	db := filepath.Join(t.TempDir(), "o.duckdb")
@@ -333,6 +338,7 @@ func squeeze(s string) string {
 // past the record), and the self-check gives three numbers, naming the
 // loops not reproduced and those not checkable, with why.
 func TestSimulateWithoutReports(t *testing.T) {
+	endToEnd(t, "simulates over a real store")
 	t.Parallel()
 	dir := t.TempDir()
 	src, _ := filepath.Abs("../../testdata/runs")
@@ -446,6 +452,7 @@ func TestSimulateFactoryUnknown(t *testing.T) {
 // it replayed the 2 exec runs and left out the 152 requests without a
 // word).
 func TestSimulateEverySystem(t *testing.T) {
+	endToEnd(t, "simulates over a real store")
 	t.Parallel()
 	dir := t.TempDir()
 	db, tour := filepath.Join(dir, "s.duckdb"), filepath.Join(dir, "tour-runs")
@@ -501,6 +508,7 @@ func TestSimulateEverySystem(t *testing.T) {
 // nothing can be replayed instead of printing a table of zeros; beside
 // other records, the first line names the calls it leaves out and why.
 func TestSimulateCodexSaysWhy(t *testing.T) {
+	endToEnd(t, "simulates over a real store")
 	t.Parallel()
 	dir := placeFiles(t, "../../ingest/codex/testdata", "sessions/2026/05/13", "normal.jsonl")
 	db := filepath.Join(t.TempDir(), "cx.duckdb")
@@ -545,6 +553,7 @@ func TestSimulateCodexSaysWhy(t *testing.T) {
 // counts are whole numbers, intervals "a to b" (before: 130 columns,
 // "212.0", "0.00" halts and "[-63.9–-26.6]").
 func TestSimulateTableFits(t *testing.T) {
+	endToEnd(t, "simulates over a real store")
 	t.Parallel()
 	dir := t.TempDir()
 	db, tour := filepath.Join(dir, "s.duckdb"), filepath.Join(dir, "tour-runs")

@@ -28,6 +28,7 @@ func sqlStore(t *testing.T) string {
 // statements are refused"), a smuggled second statement is refused, and a
 // query past --timeout is stopped.
 func TestSQLErrors(t *testing.T) {
+	endToEnd(t, "queries a real store")
 	t.Parallel()
 	db := sqlStore(t)
 	for _, tc := range []struct {
@@ -50,7 +51,7 @@ func TestSQLErrors(t *testing.T) {
 // up after its --lock-timeout and went UNKNOWN.
 func TestSQLHoldsNoLock(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs real processes")
+		t.Skip("runs real processes; go test ./... runs it (skipped under -short)")
 	}
 	db := sqlStore(t)
 	cmd := runOrchstat("--db", db, "sql", "--timeout", "60s", "SELECT count(*) FROM range(100000000000) a, range(10) b")
@@ -83,6 +84,7 @@ func TestSQLHoldsNoLock(t *testing.T) {
 // TestSQLQueryFromFileOrStdin: the query can come from --file or, for -,
 // standard input; before, only the argument was read.
 func TestSQLQueryFromFileOrStdin(t *testing.T) {
+	endToEnd(t, "queries a real store")
 	t.Parallel()
 	db := sqlStore(t)
 	q := "-- a query with 'quotes' and \"identifiers\"\nSELECT 'it''s' AS \"the answer\", 41 + 1 AS n\n"
@@ -128,6 +130,7 @@ func TestSQLQueryFromFileOrStdin(t *testing.T) {
 // TestSQLShowsJSONAsText: a JSON value is shown as DuckDB holds it, keys
 // in order and numbers as written, not as the driver decodes it.
 func TestSQLShowsJSONAsText(t *testing.T) {
+	endToEnd(t, "queries a real store")
 	t.Parallel()
 	db := sqlStore(t)
 	q := `SELECT json_object('b', 1, 'a', [1, 2]) AS o, '{"z": 1.50}'::JSON AS j, 1 AS o -- a comment`
@@ -144,6 +147,7 @@ func TestSQLShowsJSONAsText(t *testing.T) {
 // bytes, is shown in its usual form, unlike a BLOB of 16 bytes, and a MAP
 // as an object.
 func TestSQLShowsDuckDBTypes(t *testing.T) {
+	endToEnd(t, "queries a real store")
 	t.Parallel()
 	db := sqlStore(t)
 	q := `SELECT '6ba7b810-9dad-11d1-80b4-00c04fd430c8'::UUID AS u, 'abcdefghijklmnop'::BLOB AS b, MAP {'b': 1, 'a': 2} AS m`

@@ -156,6 +156,7 @@ func TestReportCompareWeeks(t *testing.T) {
 // pending alerts at the window's end, row for row: report and check share
 // the evaluator, so they never disagree.
 func TestReportAttentionIsCheckAt(t *testing.T) {
+	endToEnd(t, "reports from a real store")
 	t.Parallel()
 	start := time.Date(2026, 10, 5, 0, 0, 0, 0, time.UTC)
 	now := start.AddDate(0, 0, 14)
@@ -252,6 +253,7 @@ func deref(v *float64) float64 {
 // within the first 24 lines, for the bundled runs and for the external
 // records read as one folder.
 func TestReportFirstScreenGolden(t *testing.T) {
+	endToEnd(t, "reports from a real store")
 	goldenDir, db := goldenStore(t, "runs")
 	checkFirstScreen(t, filepath.Join(goldenDir, "report.80.table"), fixedNow, false, "--db", db, "report", "--no-ingest")
 }
@@ -309,6 +311,7 @@ func checkFirstScreen(t *testing.T, golden string, now time.Time, belowScope boo
 // The README's tour quotes the summary of the bundled runs: it must be
 // what report prints.
 func TestReadmeTour(t *testing.T) {
+	endToEnd(t, "reports from a real store")
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -385,6 +388,7 @@ func TestUTF8Locale(t *testing.T) {
 // Agents' records get a store in the user's data folder, never one
 // inside ~/.claude or ~/.codex: those folders are the tools'.
 func TestAgentStoreOutsideTheToolsFolder(t *testing.T) {
+	endToEnd(t, "reports from a real store")
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_DATA_HOME", "")
@@ -431,6 +435,7 @@ func TestAgentStoreOutsideTheToolsFolder(t *testing.T) {
 // The tour's check line says what check prints today: each part of its
 // comment is in the output.
 func TestReadmeTourCheck(t *testing.T) {
+	endToEnd(t, "reports from a real store")
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)

@@ -127,6 +127,7 @@ func exitCode(t *testing.T, cmd *exec.Cmd) int {
 // DuckDB's C++ when it aborts, and SIGSEGV), check exits 3 (UNKNOWN) and
 // every other command 70, never 2, which cron reads as CRITICAL.
 func TestCrashIsNeverExitTwo(t *testing.T) {
+	endToEnd(t, "runs orchstat as real processes")
 	for _, tc := range []struct {
 		command string
 		sig     syscall.Signal
@@ -168,6 +169,7 @@ func TestCrashIsNeverExitTwo(t *testing.T) {
 // doing the work, which stops as it always did (not as a crash), and no
 // orchstat outlives a kill -9 of the process cron started.
 func TestSignalsReachTheWork(t *testing.T) {
+	endToEnd(t, "runs orchstat as real processes")
 	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
 	cmd, _, stdin, stderr := startWaiting(t, db, "ingest")
 	defer stdin.Close()
@@ -198,6 +200,7 @@ func TestSignalsReachTheWork(t *testing.T) {
 // TestOwnStatusesPassThrough: statuses orchstat chooses, including 2 for
 // a usage error and check's own codes, are not taken for crashes.
 func TestOwnStatusesPassThrough(t *testing.T) {
+	endToEnd(t, "runs orchstat as real processes")
 	for _, tc := range []struct {
 		args []string
 		want int
@@ -222,7 +225,7 @@ func TestOwnStatusesPassThrough(t *testing.T) {
 // Before, the interrupt was caught and the read went on waiting.
 func TestInterruptStopsABlockedCommand(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs real processes")
+		t.Skip("runs real processes; go test ./... runs it (skipped under -short)")
 	}
 	db := filepath.Join(t.TempDir(), "orchstat.duckdb")
 	cmd, child, stdin, stderr := startWaiting(t, db, "ingest")

@@ -13,6 +13,7 @@ import (
 // zone, which is the machine's unless orchstat sets it. A query must select
 // the same runs wherever the machine is.
 func TestTimesAreUTCInEveryZone(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	t.Parallel()
 	db := bundledStore(t)
 	// Seven runs start from 08:55 to 23:46 UTC on 2025-11-04. Read as

@@ -288,6 +288,7 @@ func TestUsageNamesModelsWithoutPrice(t *testing.T) {
 // testdata/agents, in every format and each grouping, against
 // testdata/golden/usage.*.
 func TestUsageGolden(t *testing.T) {
+	endToEnd(t, "runs orchstat against a real store")
 	goldenDir, db := goldenStore(t, "agents")
 	cases := [][2]string{{"day", "table"}, {"day", "markdown"}, {"day", "json"}, {"day", "csv"}, {"day", "html"},
 		{"week", "table"}, {"month", "table"}, {"session", "table"}, {"model", "table"}}

@@ -147,6 +147,9 @@ func syntheticTranscript(n int) []byte {
 // A long file read a piece at a time keeps a State that does not grow
 // with the calls closed, and gives every call once.
 func TestStreamLongFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scale: a 100,500-line transcript read in pieces; go test ./... runs it (skipped under -short)")
+	}
 	const calls = 35_000 // 100,500 lines
 	b := syntheticTranscript(calls)
 	var s records.Stream = Stream.New("/h/.claude/projects/p/s1.jsonl")

@@ -164,6 +164,9 @@ func TestStateSmall(t *testing.T) {
 // A large file read in pieces keeps State small at every cut and gives
 // every call, attempt and line, as one whole reading does.
 func TestLargeFileInPieces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scale: a 100,000-line rollout read in pieces; go test ./... runs it (skipped under -short)")
+	}
 	var b strings.Builder
 	b.WriteString(meta)
 	lines, calls, attempts := 1, 0, 0

@@ -257,7 +257,7 @@ func TestStateSmallAfterManyCalls(t *testing.T) {
 // as traces close, and every call comes out once.
 func TestLargeFile(t *testing.T) {
 	if testing.Short() {
-		t.Skip("large synthetic file")
+		t.Skip("large synthetic file; go test ./... runs it (skipped under -short)")
 	}
 	const lines = 100_000
 	var b bytes.Buffer

@@ -485,7 +485,7 @@ func TestFullDisk(t *testing.T) {
 // requests, with no torn line left.
 func TestKill9(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts processes")
+		t.Skip("starts processes; go test ./... runs it (skipped under -short)")
 	}
 	dir := t.TempDir()
 	child := func() (*os.Process, string) {

@@ -362,7 +362,7 @@ func TestLineRules(t *testing.T) {
 
 func TestLineLength(t *testing.T) {
 	if testing.Short() {
-		t.Skip("allocates 64 MiB lines")
+		t.Skip("allocates 64 MiB lines; go test ./... runs it (skipped under -short)")
 	}
 	// A line of exactly MaxLineBytes is accepted; one byte more is quarantined.
 	prefix := `{"type":"RunStarted","runId":"r","timestamp":"2026-01-29T10:00:00Z","payload":{"pad":"`
