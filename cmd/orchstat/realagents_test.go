@@ -1,21 +1,21 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/orchstat/orchstat/ingest/fakeprovider"
+	"github.com/orchstat/orchstat/ingest/receiver"
 )
 
 // Real agents under scripted failures (issue 39): Claude Code and Codex,
@@ -175,7 +175,7 @@ func agentEnv(home string) []string {
 		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
 		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
 		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
-		"TMPDIR=" + os.TempDir(),
+		"TMPDIR=" + filepath.Join(home, "tmp"), // made by agentCmd; left with the home
 		"LANG=C.UTF-8",
 		"HTTPS_PROXY=" + deadProxy, "HTTP_PROXY=" + deadProxy, "ALL_PROXY=" + deadProxy,
 		"https_proxy=" + deadProxy, "http_proxy=" + deadProxy, "all_proxy=" + deadProxy,
@@ -183,11 +183,24 @@ func agentEnv(home string) []string {
 	}
 }
 
+// agentCmd is an agent's command, in a process group of its own: when
+// ctx ends the whole group is killed, helpers (node workers, Codex's
+// children) included, and the wait for its output ends 10 s later even if
+// something still holds the pipe.
+func agentCmd(ctx context.Context, home, bin string, args ...string) *exec.Cmd {
+	_ = os.MkdirAll(filepath.Join(home, "tmp"), 0o700)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
+	return cmd
+}
+
 // runClaude runs `claude -p` with the fake server as its API, a short
 // request timeout (API_TIMEOUT_MS) for the timeout case, and its
 // OpenTelemetry logs sent to tel.
 func runClaude(ctx context.Context, bin, home string, p *fakeprovider.Server, tel *telemetrySink) (string, []byte, error) {
-	cmd := exec.CommandContext(ctx, bin, "-p", "say ok", "--model", "claude-haiku-4-5")
+	cmd := agentCmd(ctx, home, bin, "-p", "say ok", "--model", "claude-haiku-4-5")
 	cmd.Dir = home
 	cmd.Env = append(agentEnv(home),
 		"ANTHROPIC_BASE_URL="+p.URL,
@@ -245,7 +258,7 @@ enabled = false
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
 		return "", nil, err
 	}
-	cmd := exec.CommandContext(ctx, bin, "exec", "--skip-git-repo-check", "--sandbox", "read-only", "say ok")
+	cmd := agentCmd(ctx, home, bin, "exec", "--skip-git-repo-check", "--sandbox", "read-only", "say ok")
 	cmd.Dir = home
 	cmd.Env = append(agentEnv(home), "CODEX_HOME="+codexHome, "ORCHSTAT_FAKE_PROVIDER_KEY="+fakeKey)
 	out, err := cmd.CombinedOutput()
@@ -259,54 +272,28 @@ type telemetrySink struct {
 	stop               func() error
 }
 
-// startReceive runs `orchstat receive` in this process on a free port,
-// HTTP only, into dir, and waits until it accepts connections.
+// startReceive runs the receiver `orchstat receive` runs, in this
+// process, HTTP only, on a port it takes itself (a port found free and
+// handed over could be taken by a parallel case's listener first), into a
+// folder of the test's. TestReceiveThenReport covers the command itself.
 func startReceive(t *testing.T) *telemetrySink {
 	t.Helper()
 	dir := t.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	r, err := receiver.Listen(receiver.Config{HTTPAddr: "127.0.0.1:0", Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close() // receive takes the port; another taking it first fails below
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut bytes.Buffer
-	done := make(chan int, 1)
-	go func() {
-		done <- runWith(ctx, []string{"receive", "--http", addr, "--grpc", "", "--dir", dir},
-			&IO{In: strings.NewReader(""), Out: &out, Err: &errOut, Now: time.Now}, defaultDeps())
-	}()
-	ready := false
-	for i := 0; i < 600 && !ready; i++ { // up to 30 s
-		select {
-		case code := <-done:
-			cancel()
-			t.Fatalf("orchstat receive exited %d before it was ready: %s", code, errOut.String())
-		default:
-		}
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			ready = true
-		} else {
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	if !ready {
-		cancel()
-		t.Fatalf("orchstat receive did not listen on %s within 30 s: %s", addr, errOut.String())
-	}
+	done := make(chan error, 1)
+	go func() { done <- r.Serve(ctx) }()
 	// Protobuf, the encoding both agents default to.
-	return &telemetrySink{url: "http://" + addr, protocol: "http/protobuf", dir: dir, stop: func() error {
+	return &telemetrySink{url: "http://" + r.HTTP, protocol: "http/protobuf", dir: dir, stop: func() error {
 		cancel()
 		select {
-		case code := <-done:
-			if code != 0 {
-				return fmt.Errorf("orchstat receive exited %d: %s", code, errOut.String())
-			}
-			return nil
+		case err := <-done:
+			return err
 		case <-time.After(30 * time.Second):
-			return fmt.Errorf("orchstat receive did not stop within 30 s of its context ending")
+			return fmt.Errorf("the receiver did not stop within 30 s of its context ending")
 		}
 	}}
 }

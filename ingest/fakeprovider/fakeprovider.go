@@ -438,8 +438,10 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request, req Request, 
 	sse(w, "message_delta", map[string]any{"type": "message_delta",
 		"delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil},
 		"usage": map[string]any{"output_tokens": outputTokens}})
-	sse(w, "message_stop", map[string]any{"type": "message_stop"})
+	// Done before the last event: an agent that has it may exit before
+	// this handler runs on, and the log must already say so.
 	s.finish(idx, http.StatusOK, true)
+	sse(w, "message_stop", map[string]any{"type": "message_stop"})
 }
 
 // openai answers a Responses request as a stream (Codex always streams).
@@ -462,6 +464,9 @@ func (s *Server) openai(w http.ResponseWriter, r *http.Request, req Request, idx
 	done := map[string]any{"type": "message", "id": itemID, "role": "assistant", "status": "completed",
 		"content": []any{map[string]any{"type": "output_text", "text": answerText, "annotations": []any{}}}}
 	sse(w, "response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": 0, "item": done})
+	// Done before the last event: an agent that has it may exit before
+	// this handler runs on, and the log must already say so.
+	s.finish(idx, http.StatusOK, true)
 	sse(w, "response.completed", map[string]any{"type": "response.completed", "response": map[string]any{
 		"id": respID, "object": "response", "model": req.Model, "status": "completed", "output": []any{done},
 		"usage": map[string]any{
@@ -470,5 +475,4 @@ func (s *Server) openai(w http.ResponseWriter, r *http.Request, req Request, idx
 			"total_tokens": inputTokens + outputTokens,
 		},
 	}})
-	s.finish(idx, http.StatusOK, true)
 }
