@@ -34,6 +34,10 @@ type Layer struct {
 	// (the older runs') and those the front was checked on (the newer).
 	SearchEpisodes  int `json:"search_episodes"`
 	HoldoutEpisodes int `json:"holdout_episodes"`
+	// HoldoutByTime says the holdout is the newest episodes by time, not
+	// whole runs: whole runs could not hold even half its share (one run
+	// held most episodes), so a run may be on both sides.
+	HoldoutByTime bool `json:"holdout_by_time,omitempty"`
 	// Tried counts the candidate policies evaluated, and Replays the
 	// episode replays the search cost (every candidate in full would cost
 	// Tried × SearchEpisodes).

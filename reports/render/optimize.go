@@ -187,6 +187,9 @@ func optimizationLines(opt *simulated.Optimization, l *simulated.Layer) []string
 	if l.HoldoutEpisodes > 0 {
 		held = fmt.Sprintf("the front replayed on the newer %d (%.0f%%, \"later\" below)", l.HoldoutEpisodes,
 			100*float64(l.HoldoutEpisodes)/float64(l.HoldoutEpisodes+l.SearchEpisodes))
+		if l.HoldoutByTime {
+			held += ", newest by time, as one run held most episodes: a run may be on both sides"
+		}
 	}
 	search := fmt.Sprintf("Searched %d policies on the older %d episodes, %s; %d episode replays in all. Outcomes estimated beyond the record may be at most %.0f%% of a policy's to pick it; seed %d.",
 		l.Tried, l.SearchEpisodes, held, l.Replays, 100*st.EvidenceBound, st.Seed)

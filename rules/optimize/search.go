@@ -113,7 +113,7 @@ func Search(ctx context.Context, eps []episode.Episode, baseline *retry.Policy, 
 // searchLayer is one layer's search, and its pick's settings (nil when
 // none).
 func searchLayer(ctx context.Context, l layer, space Space, baseline *retry.Policy, o Options) (simulated.Layer, setting, error) {
-	search, hold := split(l.eps, o.Holdout)
+	search, hold, byTime := split(l.eps, o.Holdout)
 	if len(search) == 0 {
 		return simulated.Layer{}, nil, fmt.Errorf("%s: no episode to search on", l.name)
 	}
@@ -121,7 +121,8 @@ func searchLayer(ctx context.Context, l layer, space Space, baseline *retry.Poli
 	if err != nil {
 		return simulated.Layer{}, nil, err
 	}
-	out := simulated.Layer{Name: l.name, SearchEpisodes: len(search), HoldoutEpisodes: len(hold), Tried: len(pols), Pick: -1}
+	out := simulated.Layer{Name: l.name, SearchEpisodes: len(search), HoldoutEpisodes: len(hold), HoldoutByTime: byTime,
+		Tried: len(pols), Pick: -1}
 	for _, p := range space.params {
 		out.Space = append(out.Space, simulated.Param{Name: p.name, Values: slices.Clone(p.values)})
 	}
@@ -289,14 +290,15 @@ func (o Options) withDefaults() Options {
 // episodes share its limits and its loops' diagnoses, so a run is kept
 // whole. When whole runs cannot come within half of share (one run holds
 // most episodes, as a long agent session does), the newest episodes are
-// kept apart by time instead, then ID.
-func split(eps []episode.Episode, share float64) (search, hold []episode.Episode) {
+// kept apart by time instead, then ID, and byTime says so: a run may then
+// be on both sides.
+func split(eps []episode.Episode, share float64) (search, hold []episode.Episode, byTime bool) {
 	want := int(math.Round(float64(len(eps)) * share))
 	if share > 0 && want == 0 && len(eps) > 1 {
 		want = 1
 	}
 	if want == 0 {
-		return eps, nil
+		return eps, nil, false
 	}
 	first, size := map[string]time.Time{}, map[string]int{}
 	for _, e := range eps {
@@ -307,17 +309,21 @@ func split(eps []episode.Episode, share float64) (search, hold []episode.Episode
 	}
 	runs := slices.Collect(maps.Keys(first))
 	slices.SortFunc(runs, func(a, b string) int { return cmp.Or(first[a].Compare(first[b]), cmp.Compare(a, b)) })
+	// The newest runs that fit, a run too big for what is left passed
+	// over for older ones; the oldest run always stays in the search.
 	held, n := map[string]bool{}, 0
-	for i := len(runs) - 1; i > 0 && n+size[runs[i]] <= want; i-- {
-		held[runs[i]] = true
-		n += size[runs[i]]
+	for i := len(runs) - 1; i > 0 && n < want; i-- {
+		if n+size[runs[i]] <= want {
+			held[runs[i]] = true
+			n += size[runs[i]]
+		}
 	}
 	if 2*n < want {
 		sorted := slices.Clone(eps)
 		slices.SortStableFunc(sorted, func(a, b episode.Episode) int {
 			return cmp.Or(a.Time.Compare(b.Time), cmp.Compare(a.ID, b.ID))
 		})
-		return sorted[:len(sorted)-want], sorted[len(sorted)-want:]
+		return sorted[:len(sorted)-want], sorted[len(sorted)-want:], true
 	}
 	for _, e := range eps {
 		if held[e.Run] {
@@ -326,7 +332,7 @@ func split(eps []episode.Episode, share float64) (search, hold []episode.Episode
 			search = append(search, e)
 		}
 	}
-	return search, hold
+	return search, hold, false
 }
 
 // failedClasses are the classes the episodes' attempts failed with.

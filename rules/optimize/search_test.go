@@ -398,9 +398,13 @@ func TestSplitKeepsRunsWhole(t *testing.T) {
 	}{
 		{[]int{10, 10, 10, 10, 10, 10, 10, 10, 10, 10}, 30, true}, // three newest runs
 		{[]int{40, 40, 10, 10}, 20, true},                         // 30 of 100 is 2 runs of 10 (and not the 40)
+		{[]int{30, 30, 30, 5, 50, 5}, 40, true},                   // 45 of 150: the newest 5, the 50 passed over, 5 and 30
 		{[]int{5, 95}, 30, false},                                 // the newest run alone is 95: by time
 	} {
-		search, hold := split(corpus(tt.sizes...), 0.3)
+		search, hold, byTime := split(corpus(tt.sizes...), 0.3)
+		if byTime == tt.wantWholly {
+			t.Errorf("%v: by time %v", tt.sizes, byTime)
+		}
 		if len(hold) != tt.wantHold || len(search)+len(hold) != sumOf(tt.sizes) {
 			t.Errorf("%v: held %d of %d, want %d", tt.sizes, len(hold), len(search)+len(hold), tt.wantHold)
 		}
