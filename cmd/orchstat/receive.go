@@ -45,13 +45,16 @@ It listens on loopback by default. Listening on any other address needs
 
 Point Claude Code at it:
 
-  CLAUDE_CODE_ENABLE_TELEMETRY=1 OTEL_LOGS_EXPORTER=otlp OTEL_METRICS_EXPORTER=otlp \
-  OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 claude
+  CLAUDE_CODE_ENABLE_TELEMETRY=1 \
+  OTEL_LOGS_EXPORTER=otlp OTEL_METRICS_EXPORTER=otlp \
+  OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf \
+  OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 claude
 
 and Codex, in ~/.codex/config.toml:
 
-  [otel]
-  exporter = { otlp-http = { endpoint = "http://127.0.0.1:4318/v1/logs", protocol = "binary" } }`,
+  [otel.exporter.otlp-http]
+  endpoint = "http://127.0.0.1:4318/v1/logs"
+  protocol = "binary"`,
 		Example: `  orchstat receive
   orchstat receive --dir ~/otlp --http 127.0.0.1:4318 --grpc ""
   orchstat receive --http 0.0.0.0:4318 --token "$(cat ~/.orchstat-token)"
