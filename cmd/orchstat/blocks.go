@@ -58,15 +58,8 @@ func blocksRun(ctx context.Context, o *reportOptions) error {
 	if loc == time.Local {
 		b.Timezone = localZoneName(os.Getenv, os.Readlink, now)
 	}
-	r := &reports.BlocksReport{GeneratedAt: now, Database: o.g.dbPath(o.Paths), Scope: scope,
-		Filters: reports.Filters{Since: f.Since, Until: f.Until, Runs: f.Runs}, Blocks: *b}
-	if o.Lake != "" {
-		r.Database = "lake " + o.lakeName
-	}
-	if f.Provider != "" {
-		p := f.Provider
-		r.Filters.Provider = &p
-	}
+	db, filters := o.viewHead(f)
+	r := &reports.BlocksReport{GeneratedAt: now, Database: db, Scope: scope, Filters: filters, Blocks: *b}
 	err = withOutput(o.g.io, o.Output, func(io *IO) error { return render.RenderBlocks(io.Out, r, format, io.OutWidth) })
 	if err != nil {
 		return err

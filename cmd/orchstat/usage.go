@@ -52,15 +52,8 @@ func usageRun(ctx context.Context, o *reportOptions) error {
 	if loc == time.Local {
 		u.Timezone = localZoneName(os.Getenv, os.Readlink, now)
 	}
-	r := &reports.UsageReport{GeneratedAt: now, Database: o.g.dbPath(o.Paths), Scope: scope,
-		Filters: reports.Filters{Since: f.Since, Until: f.Until, Runs: f.Runs}, Usage: *u}
-	if o.Lake != "" {
-		r.Database = "lake " + o.lakeName
-	}
-	if f.Provider != "" {
-		p := f.Provider
-		r.Filters.Provider = &p
-	}
+	db, filters := o.viewHead(f)
+	r := &reports.UsageReport{GeneratedAt: now, Database: db, Scope: scope, Filters: filters, Usage: *u}
 	err = withOutput(o.g.io, o.Output, func(io *IO) error { return render.RenderUsage(io.Out, r, format, io.OutWidth) })
 	if err != nil {
 		return err
@@ -69,6 +62,21 @@ func usageRun(ctx context.Context, o *reportOptions) error {
 		return silentError{exitError}
 	}
 	return nil
+}
+
+// viewHead is what an agents' view says it read, above its figures: the
+// store or lake, and the filters applied.
+func (o *reportOptions) viewHead(f query.Filter) (string, reports.Filters) {
+	db := o.g.dbPath(o.Paths)
+	if o.Lake != "" {
+		db = "lake " + o.lakeName
+	}
+	filters := reports.Filters{Since: f.Since, Until: f.Until, Runs: f.Runs}
+	if f.Provider != "" {
+		p := f.Provider
+		filters.Provider = &p
+	}
+	return db, filters
 }
 
 // deviceNamer is --device's names, their paths absolute as the store

@@ -46,6 +46,28 @@ func signalNamed(name string) signal {
 	panic("receiver: no signal " + name)
 }
 
+// resourceLines is what each payload's lines are: resource i's line and
+// item count from one(i), for each of n resources, a line longer than
+// ingest reads rejected with its items.
+func resourceLines(n int, one func(i int) ([]byte, int64, error)) ([][]byte, int64, int64, string, error) {
+	var out [][]byte
+	var items, rejected int64
+	var why string
+	for i := range n {
+		b, k, err := one(i)
+		if err != nil {
+			return nil, 0, 0, "", err
+		}
+		items += k
+		if len(b) > trace.MaxLine {
+			rejected, why = rejected+k, tooLong(len(b))
+			continue
+		}
+		out = append(out, b)
+	}
+	return out, items, rejected, why, nil
+}
+
 // tooLong says why a resource was rejected.
 func tooLong(n int) string {
 	return fmt.Sprintf("a resource's records make a line of %d bytes, longer than ingest reads (%d MiB); send them in smaller requests", n, trace.MaxLine>>20)
@@ -65,27 +87,14 @@ func decodeLogs(body []byte, asJSON bool) (payload, error) {
 }
 
 func (p logsPayload) lines() ([][]byte, int64, int64, string, error) {
-	var out [][]byte
-	var items, rejected int64
-	var why string
-	rls := p.req.Logs().ResourceLogs()
+	all := p.req.Logs().ResourceLogs()
 	var m plog.JSONMarshaler
-	for i := 0; i < rls.Len(); i++ {
+	return resourceLines(all.Len(), func(i int) ([]byte, int64, error) {
 		one := plog.NewLogs()
-		rls.At(i).CopyTo(one.ResourceLogs().AppendEmpty())
-		n := int64(one.LogRecordCount())
+		all.At(i).CopyTo(one.ResourceLogs().AppendEmpty())
 		b, err := m.MarshalLogs(one)
-		if err != nil {
-			return nil, 0, 0, "", err
-		}
-		items += n
-		if len(b) > trace.MaxLine {
-			rejected, why = rejected+n, tooLong(len(b))
-			continue
-		}
-		out = append(out, b)
-	}
-	return out, items, rejected, why, nil
+		return b, int64(one.LogRecordCount()), err
+	})
 }
 
 func (p logsPayload) response(rejected int64, why string, asJSON bool) ([]byte, error) {
@@ -114,27 +123,14 @@ func decodeTraces(body []byte, asJSON bool) (payload, error) {
 }
 
 func (p tracesPayload) lines() ([][]byte, int64, int64, string, error) {
-	var out [][]byte
-	var items, rejected int64
-	var why string
-	rss := p.req.Traces().ResourceSpans()
+	all := p.req.Traces().ResourceSpans()
 	var m ptrace.JSONMarshaler
-	for i := 0; i < rss.Len(); i++ {
+	return resourceLines(all.Len(), func(i int) ([]byte, int64, error) {
 		one := ptrace.NewTraces()
-		rss.At(i).CopyTo(one.ResourceSpans().AppendEmpty())
-		n := int64(one.SpanCount())
+		all.At(i).CopyTo(one.ResourceSpans().AppendEmpty())
 		b, err := m.MarshalTraces(one)
-		if err != nil {
-			return nil, 0, 0, "", err
-		}
-		items += n
-		if len(b) > trace.MaxLine {
-			rejected, why = rejected+n, tooLong(len(b))
-			continue
-		}
-		out = append(out, b)
-	}
-	return out, items, rejected, why, nil
+		return b, int64(one.SpanCount()), err
+	})
 }
 
 func (p tracesPayload) response(rejected int64, why string, asJSON bool) ([]byte, error) {
@@ -163,27 +159,14 @@ func decodeMetrics(body []byte, asJSON bool) (payload, error) {
 }
 
 func (p metricsPayload) lines() ([][]byte, int64, int64, string, error) {
-	var out [][]byte
-	var items, rejected int64
-	var why string
-	rms := p.req.Metrics().ResourceMetrics()
+	all := p.req.Metrics().ResourceMetrics()
 	var m pmetric.JSONMarshaler
-	for i := 0; i < rms.Len(); i++ {
+	return resourceLines(all.Len(), func(i int) ([]byte, int64, error) {
 		one := pmetric.NewMetrics()
-		rms.At(i).CopyTo(one.ResourceMetrics().AppendEmpty())
-		n := int64(one.DataPointCount())
+		all.At(i).CopyTo(one.ResourceMetrics().AppendEmpty())
 		b, err := m.MarshalMetrics(one)
-		if err != nil {
-			return nil, 0, 0, "", err
-		}
-		items += n
-		if len(b) > trace.MaxLine {
-			rejected, why = rejected+n, tooLong(len(b))
-			continue
-		}
-		out = append(out, b)
-	}
-	return out, items, rejected, why, nil
+		return b, int64(one.DataPointCount()), err
+	})
 }
 
 func (p metricsPayload) response(rejected int64, why string, asJSON bool) ([]byte, error) {
