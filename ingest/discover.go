@@ -59,6 +59,18 @@ type known struct {
 	full bool
 }
 
+// settled reports whether a cron pass leaves a run directory alone, not
+// even stat'ing it: it was sealed, and it had been left alone for
+// settleAge when sealed. Only a full pass looks at it again (see
+// settleAge).
+func (k known) settled(dir string, now time.Time) bool {
+	if k.full {
+		return false
+	}
+	s, ok := k.sealed[dir]
+	return ok && now.Sub(s.MTime) >= settleAge
+}
+
 // trustable reports whether a directory's mtime can stand for its listing:
 // on filesystems with coarse timestamps a file created in the same tick as
 // the listing would not move the mtime, so recent mtimes are not recorded
@@ -67,8 +79,9 @@ func trustable(mtime, now time.Time) bool { return now.Sub(mtime) > 2*time.Secon
 
 // discoverAll expands the user's PATH arguments into sources. Paths that
 // cannot be read are returned as errors and do not stop the rest. Run
-// directories are stat'ed while getKnown loads what earlier ingests
-// recorded; both are a large share of an ingest with nothing new.
+// directories are stat'ed once getKnown has loaded what earlier ingests
+// recorded, but for settled ones (known.settled), which a cron pass
+// leaves alone.
 //
 // format is one of Formats ("" is auto). In auto, a directory is read as
 // orchestrator runs; claudestrator's and orchestr8's files are looked for
@@ -88,17 +101,17 @@ func discoverAll(paths []string, format string, getKnown func() (known, error), 
 			d.resolve(p)
 		}
 	}
-	stats := statDirs(d.dirs)
 	k, err := getKnown()
 	if err != nil {
 		return nil, err
 	}
-	lists := d.list(stats, k, now)
+	settled := func(dir string) bool { return k.settled(dir, now) }
+	lists := d.list(statDirs(d.dirs, settled), k, now)
 	d.noteSealed(lists)
 	// Runs the walks meet below a parent folder are listed like the
 	// others, so an unchanged one costs a stat here too.
 	if deeper := d.walkOthers(); len(deeper) > 0 {
-		l, e := addRunDirs(deeper, statDirs(deeper), k, now, d.add)
+		l, e := addRunDirs(deeper, statDirs(deeper, settled), k, now, d.add)
 		d.errs, lists = append(d.errs, e...), append(lists, l...)
 		d.noteSealed(l)
 	}
@@ -381,11 +394,14 @@ func (d *discovery) mixed(root string, ran map[string]bool) bool {
 type dirStat struct {
 	mtime time.Time
 	err   error
+	// settled is set when the directory was not stat'ed (known.settled).
+	settled bool
 }
 
-// statDirs stats many directories at once, in dirs' order; it is all
-// system calls, so a few goroutines help even on one core.
-func statDirs(dirs []string) []dirStat {
+// statDirs stats many directories at once, in dirs' order, but for those
+// settled says to leave alone; it is all system calls, so a few goroutines
+// help even on one core.
+func statDirs(dirs []string, settled func(dir string) bool) []dirStat {
 	out := make([]dirStat, len(dirs))
 	// Most are entries of one runs folder: stat'ed by name relative to it,
 	// the kernel looks up one name, not the whole path, which was a third
@@ -400,6 +416,10 @@ func statDirs(dirs []string) []dirStat {
 	}
 	parallel(len(dirs), func(i int) {
 		d := dirs[i]
+		if settled(d) {
+			out[i].settled = true
+			return
+		}
 		if name, ok := strings.CutPrefix(d, parent); ok && fd >= 0 && len(name) > 1 && name[0] == filepath.Separator && !strings.ContainsRune(name[1:], filepath.Separator) {
 			var st unix.Stat_t
 			if err := unix.Fstatat(fd, name[1:], &st, 0); err != nil {
@@ -482,6 +502,11 @@ func addRunDir(dir string, st dirStat, k known, now time.Time, add func(source))
 			return l, nil // a dangling symlink or a run removed while we looked
 		}
 		return l, []FileError{{Path: dir, Err: describeOpenErr(err)}}
+	}
+	if st.settled {
+		s := k.sealed[dir]
+		l.mtime, l.sealed, l.files = s.MTime, true, s.Files
+		return l, nil
 	}
 	l.mtime = st.mtime
 	if s, ok := k.sealed[dir]; ok && !k.full && s.MTime.Equal(l.mtime) {

@@ -24,6 +24,15 @@ import (
 // line is not cut short.
 const sealQuiet = 10 * time.Minute
 
+// settleAge is how long a sealed run's folder must have been left alone
+// before cron passes stop stat'ing it: one stat per finished run was most
+// of a cron pass at 30,000 runs, and a year of runs would make every pass
+// slower. A file added to such a folder is seen by the next full pass
+// (FullEvery), as a file changed in place in a sealed run is
+// (docs/ingest.md). A run finished within the last day is still stat'ed,
+// so a tool that adds a report to a run it just finished is seen at once.
+const settleAge = 24 * time.Hour
+
 // defaultFullEvery is how often an ingest looks at every file, sealed runs'
 // too, when Options.FullEvery is not set.
 const defaultFullEvery = 24 * time.Hour

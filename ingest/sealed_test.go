@@ -274,3 +274,42 @@ func TestSealedRunWithAnOddFileName(t *testing.T) {
 		t.Fatalf("verification reports (rows, files): %s, want 2 2: the odd one was read again as a new file", got)
 	}
 }
+
+// A run sealed a day or more after its folder last changed is settled: a
+// cron pass does not even stat its folder, so a file added to it waits
+// for the next full pass, while a run finished within the day is still
+// stat'ed and a file added to it is read at once (docs/ingest.md).
+func TestSettledRuns(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+	runs := sealedCorpus(t, dir, t0, "1762161125318", "1762164347120")
+	recent := filepath.Join(runs, "1762169462777")
+	sealedCorpus(t, dir, t0.Add(47*time.Hour), "1762169462777")
+	db := filepath.Join(dir, "s.duckdb")
+	run, now := ingester(t, db, runs, t0)
+	*now = t0.Add(48 * time.Hour) // the first runs are two days old, the last one an hour
+
+	if res := run(false); !res.Full || res.Files != 6 {
+		t.Fatalf("first ingest: full %v, %d files; want a full pass over 6", res.Full, res.Files)
+	}
+	if res := run(false); res.Full || res.Files != 0 || res.SealedRuns != 3 {
+		t.Fatalf("cron pass: full %v, %d files looked at, %d sealed runs; want 0 and 3", res.Full, res.Files, res.SealedRuns)
+	}
+	report := func(run string) string { return filepath.Join(runs, run, "verification_report_initial.json") }
+	os.WriteFile(report("1762161125318"), []byte(`{"passed": true}`), 0o644)
+	os.WriteFile(filepath.Join(recent, "verification_report_initial.json"), []byte(`{"passed": false}`), 0o644)
+	reports := func() string { return value(t, db, `SELECT count(*) FROM verification_reports`) }
+
+	if res := run(false); res.Files != 3 || res.SealedRuns != 2 {
+		t.Fatalf("files added to a settled and a recent run: %d files looked at, %d sealed runs; want the recent run's 3, and 2", res.Files, res.SealedRuns)
+	}
+	if got := reports(); got != "1" {
+		t.Fatalf("%s verification reports after the cron pass, want the recent run's 1", got)
+	}
+	if res := run(true); !res.Full {
+		t.Fatal("--full was not a full pass")
+	}
+	if got := reports(); got != "2" {
+		t.Fatalf("%s verification reports after --full, want 2: the settled run's too", got)
+	}
+}

@@ -131,6 +131,7 @@ func TestDiskFull(t *testing.T) {
 // full, the supervisor says what happened in the file system's words, and
 // removes the spill files the dead process left.
 func TestCrashOnAFullDiskSaysSo(t *testing.T) {
+	endToEnd(t, "starts the binary on a full disk")
 	disk := smallDisk(t, 16<<20)
 	db := filepath.Join(disk, "orchstat.duckdb")
 	cmd, child, stdin, stderr := startWaiting(t, db, "ingest")

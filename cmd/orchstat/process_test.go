@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -41,10 +42,18 @@ func TestMain(m *testing.M) {
 		st.Close()
 		os.Exit(0)
 	}
+	// The fast lane (-short) runs no test that starts the binary
+	// (endToEnd, skipShort), so it does not pay for the link: about 8
+	// CPU-seconds, a third of this package's short run.
+	flag.Parse()
+	if testing.Short() {
+		binary = filepath.Join(os.TempDir(), "orchstat-not-built-under-short-mark-the-test-endToEnd")
+		os.Exit(withDataHome(m))
+	}
 	// The binary is built into a folder of this run's own and removed
 	// once the tests have run, so that no run leaves a binary in the
 	// shared temporary folder. go build reuses its cache for the packages;
-	// only the link (about 8 CPU-seconds) is done again each run.
+	// only the link is done again each run.
 	dir, err := os.MkdirTemp("", "orchstat-test-bin-")
 	if err != nil {
 		panic(err)
@@ -56,8 +65,15 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "building orchstat: %v\n%s", err, out)
 		os.Exit(1)
 	}
-	// Agents' records get a store in the user's data folder (agentStore):
-	// no test may write into the real one.
+	code := withDataHome(m)
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// withDataHome runs the tests with a data folder of their own: agents'
+// records get a store in the user's data folder (agentStore), and no test
+// may write into the real one.
+func withDataHome(m *testing.M) int {
 	data, err := os.MkdirTemp("", "orchstat-test-data-")
 	if err != nil {
 		panic(err)
@@ -65,11 +81,10 @@ func TestMain(m *testing.M) {
 	os.Setenv("XDG_DATA_HOME", data)
 	code := m.Run()
 	os.RemoveAll(data)
-	os.RemoveAll(dir)
 	for _, f := range afterTests {
 		f()
 	}
-	os.Exit(code)
+	return code
 }
 
 // corpus writes runs whose expected counts are known exactly. Each run has

@@ -54,6 +54,7 @@ func factorySummaries(t *testing.T, dirs ...string) map[string][]bool {
 // simulate on the real factory records answers the audit's questions
 // exactly: the figures follow from the recorded attempts alone.
 func TestSimulateFactoryRecords(t *testing.T) {
+	endToEnd(t, "starts the binary on the factory's records")
 	t.Parallel()
 	if _, err := os.Stat(harness); err != nil {
 		t.Skip("../shared/testdata-external is absent")
@@ -124,6 +125,7 @@ func TestSimulateFactoryRecords(t *testing.T) {
 // report on the real records shows each system's section, and the JSON
 // counts agree with the files.
 func TestReportFactoryRecords(t *testing.T) {
+	endToEnd(t, "starts the binary on the factory's records")
 	t.Parallel()
 	if _, err := os.Stat(harness); err != nil {
 		t.Skip("../shared/testdata-external is absent")

@@ -174,6 +174,7 @@ func rawLines(t *testing.T, path string, each func(map[string]any)) {
 // orchstat prices every write at the 5-minute price. The test asserts
 // that figure, and logs what the 1-hour writes add.
 func TestUsageByDayEqualsRawFiles(t *testing.T) {
+	endToEnd(t, "starts the binary on the agents' samples")
 	t.Parallel()
 	ccDirs := []string{filepath.Join(externalData, "claude-code", "d-kimuson"), filepath.Join(externalData, "claude-code", "spotter")}
 	codexDir := filepath.Join(externalData, "codex", "localpush")
@@ -247,6 +248,7 @@ func TestUsageByDayEqualsRawFiles(t *testing.T) {
 // TestUsageNamesModelsWithoutPrice: a model the table does not price is
 // named in every format, and its cost is not counted as $0.
 func TestUsageNamesModelsWithoutPrice(t *testing.T) {
+	endToEnd(t, "starts the binary on Codex samples")
 	t.Parallel()
 	dir := filepath.Join(externalData, "codex", "agent-sessions")
 	if _, err := os.Stat(dir); err != nil {
