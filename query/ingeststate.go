@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/orchstat/orchstat/model/rows"
@@ -115,25 +117,28 @@ func (s *Store) LastStateSeq(ctx context.Context) (int64, error) {
 // SealedDirs calls each with every sealed run directory, as stored (see
 // ReadString).
 func (s *Store) SealedDirs(ctx context.Context, each func(path string, d rows.Sealed)) error {
-	// Microseconds, not TIMESTAMPs: a cron ingest reads one row per
-	// finished run, and time.Time through database/sql cost a sixth more.
-	rs, err := s.conn.QueryContext(ctx, `SELECT path, m, f FROM (SELECT path, arg_max(epoch_us(mtime), seq) AS m, arg_max(files, seq) AS f
-		FROM sealed_dirs GROUP BY path) WHERE f >= 0`)
-	if err != nil {
+	// One row, not one per finished run: a cron pass reads them all, and
+	// at 30,000 runs scanning 30,000 rows through database/sql was a fifth
+	// of the pass. Fields are separated by NUL, which no path holds.
+	var all sql.NullString
+	err := s.conn.QueryRowContext(ctx, `SELECT string_agg(path || chr(0) || m || chr(0) || f, chr(0))
+		FROM (SELECT path, arg_max(epoch_us(mtime), seq) AS m, arg_max(files, seq) AS f FROM sealed_dirs GROUP BY path) WHERE f >= 0`).Scan(&all)
+	if err != nil || !all.Valid {
 		return err
 	}
-	defer rs.Close()
-	for rs.Next() {
-		var p string
-		var us int64
-		var d rows.Sealed
-		if err := rs.Scan(&p, &us, &d.Files); err != nil {
-			return err
-		}
-		d.MTime = time.UnixMicro(us).UTC()
-		each(p, d)
+	fields := strings.Split(all.String, "\x00")
+	if len(fields)%3 != 0 {
+		return fmt.Errorf("reading sealed_dirs: %d fields, not 3 per run", len(fields))
 	}
-	return rs.Err()
+	for i := 0; i < len(fields); i += 3 {
+		us, err1 := strconv.ParseInt(fields[i+1], 10, 64)
+		files, err2 := strconv.Atoi(fields[i+2])
+		if err := errors.Join(err1, err2); err != nil {
+			return fmt.Errorf("reading sealed_dirs for %s: %w", fields[i], err)
+		}
+		each(fields[i], rows.Sealed{MTime: time.UnixMicro(us).UTC(), Files: files})
+	}
+	return nil
 }
 
 // MaxFileID is the highest file id given out.
