@@ -19,7 +19,7 @@ func readDirUnsorted(dir string) ([]dirEntry, error) {
 		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
 	defer unix.Close(fd)
-	buf := make([]byte, 1<<20)
+	buf := make([]byte, direntBuf)
 	var out []dirEntry
 	for {
 		n, err := unix.Getdents(fd, buf)
@@ -41,6 +41,10 @@ func readDirUnsorted(dir string) ([]dirEntry, error) {
 		}
 	}
 }
+
+// direntBuf is the buffer getdents64 fills: a runs folder of 30,000 runs
+// takes about one call. A variable, so a test can make it small.
+var direntBuf = 1 << 20
 
 // unknownType marks an entry whose type getdents did not give (DT_UNKNOWN,
 // on some filesystems): lstat tells, as os.File.ReadDir does.

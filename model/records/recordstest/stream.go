@@ -19,6 +19,11 @@ import (
 // has none. seed makes the splits repeatable.
 func CheckStream(t testing.TB, f records.StreamFormat, path string, b []byte, tries int, seed uint64) {
 	t.Helper()
+	if testing.Short() {
+		// The fast lane (go test -short) keeps the contract on every file
+		// and a few splits of each; the full run tries them all.
+		tries = min(tries, shortTries)
+	}
 	whole, werr := f.Feed(path, b)
 	lines := splitAt(b)
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
@@ -42,6 +47,9 @@ func CheckStream(t testing.TB, f records.StreamFormat, path string, b []byte, tr
 		}
 	}
 }
+
+// shortTries bounds CheckStream's random splits under -short.
+const shortTries = 5
 
 // line is one line as FeedLines splits it, with where it starts.
 type line struct {
