@@ -17,11 +17,20 @@
 #
 #   STEPS="1000 3000 10000 30000" N=5 bash benchmarks/growth.sh
 #   CORPUS=/tmp/b30/runs bash benchmarks/growth.sh   # reuse a generated corpus (its runs are moved back at the end)
+#   AGE='-2 days' bash benchmarks/growth.sh           # runs finished two days back (settled: docs/ingest.md)
+#   BASE=/path/to/old/orchstat bash benchmarks/growth.sh
+#
+# AGE is how long ago the runs finished (touch -d; default an hour). BASE
+# names another build, which keeps a store of its own and whose cron check
+# is measured in the same rounds: two more columns, its check and the
+# ratio of this build's to it.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 N=${N:-5}
+AGE=${AGE:--1 hour}
+BASE=${BASE:-}
 STEPS=${STEPS:-"1000 3000 10000 30000"}
 LAST=${STEPS##* }
 W=$(mktemp -d "${TMPDIR:-/tmp}/orchstat-growth.XXXXXX")
@@ -37,7 +46,7 @@ if [[ -z $CORPUS ]]; then
 	"$W/gen" -out "$CORPUS" -runs "$LAST" >&2
 	# Sealing waits for a run to be left alone for 10 minutes: the
 	# corpus is dated back, as runs that finished earlier are.
-	find "$CORPUS" -exec touch -d '-1 hour' {} +
+	find "$CORPUS" -exec touch -d "$AGE" {} +
 fi
 mapfile -t ALL < <(ls "$CORPUS" | sort | head -n "$LAST")
 cleanup() { # a corpus given keeps its runs: they go back where they came from
@@ -68,8 +77,15 @@ median() { sort -g | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1
 
 DB=$W/orchstat.duckdb
 O=("$W/orchstat" --db "$DB")
-echo "| runs | files | find | cron ingest | ingest --full | ingest / full | cron check | check / find | report --no-ingest |"
-echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+B=("$BASE" --db "$W/base.duckdb")
+head="| runs | files | find | cron ingest | ingest --full | ingest / full | cron check | check / find | report --no-ingest |"
+rule="|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+if [[ -n $BASE ]]; then
+	head+=" base check | base check / find | check / base check |"
+	rule+="---:|---:|---:|"
+fi
+echo "$head"
+echo "$rule"
 have=0
 for step in $STEPS; do
 	for ((i = have; i < step; i++)); do
@@ -77,11 +93,15 @@ for step in $STEPS; do
 		# A rename touches the moved folder's mtime (its ".." entry): it is
 		# dated back as a run that finished earlier is, or sealing would
 		# wait 10 minutes for it.
-		touch -d '-1 hour' "$LIVE/${ALL[$i]}"
+		touch -d "$AGE" "$LIVE/${ALL[$i]}"
 	done
 	have=$step
 	"${O[@]}" ingest -q "$LIVE" >/dev/null
 	"${O[@]}" ingest -q "$LIVE" >/dev/null # seals what the first read
+	if [[ -n $BASE ]]; then
+		"${B[@]}" ingest -q "$LIVE" >/dev/null
+		"${B[@]}" ingest -q "$LIVE" >/dev/null
+	fi
 	declare -A t=()
 	for _ in $(seq "$N"); do
 		t[find]+="$(secs find "$LIVE" -printf '%s %T@\n') "
@@ -89,10 +109,18 @@ for step in $STEPS; do
 		t[full]+="$(secs "${O[@]}" ingest -q --full "$LIVE") "
 		t[check]+="$(secs_check "${O[@]}" check -q "$LIVE") "
 		t[report]+="$(secs "${O[@]}" report --no-ingest --format json) "
+		if [[ -n $BASE ]]; then
+			t[base]+="$(secs_check "${B[@]}" check -q "$LIVE") "
+		fi
 	done
 	declare -A m=()
 	for k in find ingest full check report; do m[$k]=$(tr ' ' '\n' <<<"${t[$k]}" | grep . | median); done
 	files=$(find "$LIVE" -type f | wc -l)
 	awk -v r="$step" -v f="$files" -v fi="${m[find]}" -v ing="${m[ingest]}" -v fu="${m[full]}" -v c="${m[check]}" -v re="${m[report]}" \
-		'BEGIN { printf "| %d | %d | %.3f s | %.3f s | %.3f s | %.2f | %.3f s | %.2f | %.3f s |\n", r, f, fi, ing, fu, ing/fu, c, c/fi, re }'
+		'BEGIN { printf "| %d | %d | %.3f s | %.3f s | %.3f s | %.2f | %.3f s | %.2f | %.3f s |", r, f, fi, ing, fu, ing/fu, c, c/fi, re }'
+	if [[ -n $BASE ]]; then
+		b=$(tr ' ' '\n' <<<"${t[base]}" | grep . | median)
+		awk -v b="$b" -v fi="${m[find]}" -v c="${m[check]}" 'BEGIN { printf " %.3f s | %.2f | %.2f |", b, b/fi, c/b }'
+	fi
+	echo
 done
