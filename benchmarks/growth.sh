@@ -50,8 +50,10 @@ if [[ -z $CORPUS ]]; then
 fi
 mapfile -t ALL < <(ls "$CORPUS" | sort | head -n "$LAST")
 cleanup() { # a corpus given keeps its runs: they go back where they came from
-	if [[ -n $GIVEN ]]; then
-		find "$LIVE" -mindepth 1 -maxdepth 1 -exec mv -t "$CORPUS/" {} + 2>/dev/null || true
+	if [[ -n $GIVEN ]] && ! find "$LIVE" -mindepth 1 -maxdepth 1 -exec mv -t "$CORPUS/" {} +; then
+		# Never delete a given corpus's runs: a move cut short leaves them here.
+		echo "growth.sh: some runs are still in $LIVE; move them back to $CORPUS" >&2
+		return
 	fi
 	rm -rf "$W"
 }
