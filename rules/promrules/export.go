@@ -48,8 +48,8 @@ type Alerting struct {
 	// ForNote says how an orchstat `for` of checks was turned into time.
 	ForNote       string
 	KeepFiringFor time.Duration
-	Labels      map[string]string
-	Annotations map[string]string
+	Labels        map[string]string
+	Annotations   map[string]string
 }
 
 // Export is a rule file as Prometheus rules.

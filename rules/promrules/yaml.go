@@ -69,4 +69,3 @@ func quote(s string) string {
 	enc.Encode(s)
 	return strings.TrimSuffix(b.String(), "\n")
 }
-
