@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -148,4 +149,30 @@ func writeCounters(ctx context.Context, w *bytes.Buffer, st *query.Store, e rend
 		}
 	}
 	return folded, render.Counters(w, e, specs, groups, folded)
+}
+
+// metricsHandler serves the store's counters for orchstat receive's
+// /metrics: each scrape opens the store read-only on a snapshot (so it
+// holds no lock an ingest waits for) and closes it. OpenMetrics when the
+// scraper accepts it, as Prometheus does, else the text format 0.0.4.
+func metricsHandler(g *globals, top int) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		st, err := g.openExisting(req.Context(), true)
+		if err != nil {
+			http.Error(w, "orchstat: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		defer st.Close()
+		e := render.PromText
+		if strings.Contains(req.Header.Get("Accept"), "application/openmetrics-text") {
+			e = render.OpenMetrics
+		}
+		var b bytes.Buffer
+		if _, err := writeCounters(req.Context(), &b, st, e, top, ""); err != nil {
+			http.Error(w, "orchstat: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", e.ContentType())
+		w.Write(b.Bytes())
+	})
 }

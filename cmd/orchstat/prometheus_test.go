@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -66,6 +68,28 @@ func TestMetricsPromtool(t *testing.T) {
 		t.Fatalf("metrics: exit %d\n%s", code, stderr)
 	}
 	promtool(t, text, "check", "metrics")
+
+	// receive's /metrics: the same counters, OpenMetrics when asked for.
+	h := metricsHandler(&globals{io: &IO{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard, Now: time.Now}, db: db}, defaultTopModels)
+	for _, c := range []struct{ accept, ctype, last string }{
+		{"", "text/plain; version=0.0.4", "orchstat_models_folded{family=\"call\"} 0\n"},
+		{"application/openmetrics-text; version=1.0.0,text/plain;q=0.5", "application/openmetrics-text", "# EOF\n"},
+	} {
+		req := httptest.NewRequest("GET", "/metrics", nil)
+		req.Header.Set("Accept", c.accept)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		body := rec.Body.String()
+		if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), c.ctype) || !strings.HasSuffix(body, c.last) {
+			t.Fatalf("GET /metrics (Accept %q): %d %s, ending %q", c.accept, rec.Code, rec.Header().Get("Content-Type"), body[max(0, len(body)-80):])
+		}
+		if c.accept == "" {
+			if body != text {
+				t.Errorf("/metrics differs from orchstat metrics --format text")
+			}
+			promtool(t, body, "check", "metrics")
+		}
+	}
 	for _, args := range [][]string{nil, {"--window", "1h", "--interval", "30s"}} {
 		out := filepath.Join(dir, "rules.yml")
 		if code, _, stderr := runCLI(t, "", append([]string{"rules", "export", "-o", out}, args...)...); code != 0 {
