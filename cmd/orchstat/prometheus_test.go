@@ -90,6 +90,29 @@ func TestMetricsPromtool(t *testing.T) {
 			promtool(t, body, "check", "metrics")
 		}
 	}
+	// orchstat's own rule tests, as promtool's, pass under promtool.
+	tests := filepath.Join(dir, "promtool")
+	args := []string{"rules", "export", "-o", filepath.Join(dir, "r.yml"), "--tests", tests}
+	ruleTests, _ := filepath.Glob(abs(t, "../../testdata/rules/*.yaml"))
+	for _, f := range ruleTests {
+		args = append(args, "--tests-from", f)
+	}
+	if code, _, stderr := runCLI(t, "", args...); code != 0 {
+		t.Fatalf("rules export --tests: exit %d\n%s", code, stderr)
+	} else if !strings.Contains(stderr, "out of evaluation 1's window") {
+		t.Errorf("rules export --tests did not say why the window test is not translated:\n%s", stderr)
+	}
+	generated, _ := filepath.Glob(filepath.Join(tests, "*.promtool.yml"))
+	firing := 0
+	for _, g := range generated {
+		b, _ := os.ReadFile(g)
+		firing += strings.Count(string(b), "exp_labels:")
+	}
+	if len(generated) < 6 || firing < 6 {
+		t.Fatalf("%d promtool test files with %d firing alerts expected; want at least 6 of each", len(generated), firing)
+	}
+	promtool(t, "", append([]string{"test", "rules"}, generated...)...)
+
 	for _, args := range [][]string{nil, {"--window", "1h", "--interval", "30s"}} {
 		out := filepath.Join(dir, "rules.yml")
 		if code, _, stderr := runCLI(t, "", append([]string{"rules", "export", "-o", out}, args...)...); code != 0 {

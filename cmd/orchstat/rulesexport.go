@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,6 +23,8 @@ type rulesExportOptions struct {
 	Output   string
 	Interval time.Duration
 	Windows  []string
+	Tests    string
+	From     []string
 }
 
 func newRulesExportCmd(g *globals, runF func(context.Context, *rulesExportOptions) error) *cobra.Command {
@@ -48,10 +53,22 @@ A rule that cannot be expressed over counters (a window of the last N
 runs, an sql: rule, a condition beyond comparisons) is listed with why in
 the file's head and on stderr.
 
-Check the output with promtool check rules.`,
+--tests DIR with --tests-from FILE (orchstat rule tests, rules test's
+format) also writes each file's tests as a promtool test file in DIR,
+over a copy of the export without annotations (DIR/orchstat.rules.yml):
+each test's events ingested at each evaluation, as rules test does, and
+the store's counters then as the input series. A test that Prometheus
+cannot agree with (input that is not inline events, an event outside a
+window by its time, a for: whose checks and time differ) is named, with
+why, on stderr.
+
+Check the output with promtool check rules, and the tests with promtool
+test rules DIR/*.promtool.yml.`,
 		Example: `  orchstat rules export --format prometheus > orchstat.rules.yml
   orchstat rules export --format prometheus --window 1h --window 7d -o /etc/prometheus/orchstat.rules.yml my-alerts.yaml
-  promtool check rules orchstat.rules.yml`,
+  promtool check rules orchstat.rules.yml
+  orchstat rules export -o orchstat.rules.yml --tests promtool-tests --tests-from testdata/rules/provider_retry_rate_high.yaml
+  promtool test rules promtool-tests/*.promtool.yml`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -63,21 +80,26 @@ Check the output with promtool check rules.`,
 			if o.Interval <= 0 {
 				return usageError{fmt.Errorf("--interval %s: must be positive", o.Interval)}
 			}
+			if (o.Tests == "") != (len(o.From) == 0) {
+				return usageError{fmt.Errorf("--tests and --tests-from go together")}
+			}
 			if runF != nil {
 				return runF(cmd.Context(), o)
 			}
-			return rulesExportRun(o)
+			return rulesExportRun(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Format, "format", "prometheus", "what to export to: prometheus")
 	f.StringVarP(&o.Output, "output", "o", "", "write to `FILE` (atomically) rather than stdout")
 	f.DurationVar(&o.Interval, "interval", time.Minute, "the rule groups' evaluation `INTERVAL`")
+	f.StringVar(&o.Tests, "tests", "", "also translate the rule tests --tests-from names into promtool test files in `DIR`")
+	f.StringArrayVar(&o.From, "tests-from", nil, "an orchstat rule test `FILE` to translate (repeatable; see --tests)")
 	f.StringSliceVar(&o.Windows, "window", nil, "also record every ratio metric over this `WINDOW` (24h, 1h, 5m; repeatable)")
 	return cmd
 }
 
-func rulesExportRun(o *rulesExportOptions) error {
+func rulesExportRun(ctx context.Context, o *rulesExportOptions) error {
 	io := o.g.io
 	f, err := loadRules(o.Rules)
 	if err != nil {
@@ -103,8 +125,37 @@ func rulesExportRun(o *rulesExportOptions) error {
 		return err
 	}
 	if o.Output == "" {
-		_, err := io.Out.Write(b.Bytes())
+		if _, err := io.Out.Write(b.Bytes()); err != nil {
+			return err
+		}
+	} else if err := render.WriteFileAtomic(o.Output, b.Bytes()); err != nil {
 		return err
 	}
-	return render.WriteFileAtomic(o.Output, b.Bytes())
+	if o.Tests == "" {
+		return nil
+	}
+	return writePromTests(ctx, io, e, o)
+}
+
+// writePromTests writes the export again for the tests, without its
+// annotations (promtool compares an alert's annotations with the test's,
+// and the tests state none), and the translated tests beside it.
+func writePromTests(ctx context.Context, io *IO, e *promrules.Export, o *rulesExportOptions) error {
+	bare := *e
+	bare.Alerting = slices.Clone(e.Alerting)
+	for i := range bare.Alerting {
+		bare.Alerting[i].Annotations = nil
+	}
+	var b bytes.Buffer
+	if err := bare.Write(&b); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.Tests, 0o755); err != nil {
+		return err
+	}
+	rules := filepath.Join(o.Tests, "orchstat.rules.yml")
+	if err := render.WriteFileAtomic(rules, b.Bytes()); err != nil {
+		return err
+	}
+	return translateTests(ctx, io, e, rules, o.Tests, o.Interval, o.From)
 }
