@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -298,6 +299,26 @@ scrape_configs:
 			t.Logf("%s: %v in both", s.Name, got)
 		}
 	}
+	// And split by provider and model, as the report's breakdown is.
+	rows := report["breakdowns"].(map[string]any)["by_provider"].([]any)
+	if len(rows) < 2 {
+		t.Errorf("the report has %d provider and model rows; the generated runs should give several", len(rows))
+	}
+	for _, c := range []struct{ metric, key string }{{"provider_retry_rate", "retry_rate"}, {"provider_failure_rate", "failure_rate"}} {
+		got := promVector(t, api, "provider_model:orchstat_"+c.metric+":ratio"+window)
+		if len(got) != len(rows) {
+			t.Errorf("%s by provider and model: Prometheus has %d series, the report %d rows", c.metric, len(got), len(rows))
+		}
+		for _, r := range rows {
+			row := r.(map[string]any)
+			key := fmt.Sprintf("model=%v,provider=%v", row["model"], row["provider"])
+			want := row[c.key].(map[string]any)["value"].(float64)
+			if v, ok := got[key]; !ok || math.Abs(v-want) > 1e-9*math.Max(1, math.Abs(want)) {
+				t.Errorf("%s {%s}: Prometheus %v (present: %v), report --lake %v", c.metric, key, v, ok, want)
+			}
+		}
+		compared += len(rows)
+	}
 	if compared < 6 {
 		t.Errorf("only %d ratio metrics had values to compare; the generated runs should give the trace metrics' eight", compared)
 	}
@@ -424,6 +445,43 @@ func promQuery(t *testing.T, api, q string) []float64 {
 			t.Fatalf("query %s: value %v", q, s.Value[1])
 		}
 		out = append(out, v)
+	}
+	return out
+}
+
+// promVector runs an instant query and returns its samples by their
+// labels (name=value, sorted, joined by commas).
+func promVector(t *testing.T, api, q string) map[string]float64 {
+	t.Helper()
+	body, err := httpGet(&http.Client{Timeout: 5 * time.Second}, api+"/api/v1/query?"+url.Values{"query": {q}}.Encode())
+	if err != nil {
+		t.Fatalf("query %s: %v", q, err)
+	}
+	var r struct {
+		Data struct {
+			Result []struct {
+				Metric map[string]string `json:"metric"`
+				Value  [2]any            `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		t.Fatalf("query %s: %v: %s", q, err, body)
+	}
+	out := map[string]float64{}
+	for _, s := range r.Data.Result {
+		var parts []string
+		for k, v := range s.Metric {
+			if k != "__name__" {
+				parts = append(parts, k+"="+v)
+			}
+		}
+		slices.Sort(parts)
+		v, err := strconv.ParseFloat(fmt.Sprint(s.Value[1]), 64)
+		if err != nil {
+			t.Fatalf("query %s: value %v", q, s.Value[1])
+		}
+		out[strings.Join(parts, ",")] = v
 	}
 	return out
 }
