@@ -184,10 +184,9 @@ func FoldModels(groups []CounterGroup, top int, rank map[Family]string) ([]Count
 		if volume[g.Family] == nil {
 			volume[g.Family] = map[string]float64{}
 		}
+		volume[g.Family][m] += 0 // a model with no volume is still ranked (last)
 		if v := g.Counts[rank[g.Family]]; v != nil {
 			volume[g.Family][m] += *v
-		} else {
-			volume[g.Family][m] += 0
 		}
 	}
 	keep := map[Family]map[string]bool{}
