@@ -31,6 +31,7 @@ var pure = []string{
 	"model/reports",
 	"model/events",
 	"rules/alerting",
+	"rules/promrules",
 	"model/failure",
 	"rules/retry",
 	"rules/replay",

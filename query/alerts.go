@@ -83,20 +83,38 @@ func (st *Store) WindowMetrics(ctx context.Context, f Filter, records bool) (rep
 // by the labels by names (provider and/or model): the catalog's metrics
 // made of the counts the query below names, as the trace metrics' are.
 func (c *CheckStore) ProviderSeries(ctx context.Context, w alerts.Window, metric string, by []string) ([]alerts.Series, error) {
-	q, f := c.st.conn, filterOf(w)
 	spec, _ := reports.Spec(metric)
+	for _, l := range by {
+		if !slices.Contains(spec.Labels, l) || spec.Family != reports.FamilyTrace {
+			return nil, fmt.Errorf("%s cannot be split by %q", metric, l)
+		}
+	}
+	groups, err := providerCounts(ctx, c.st.conn, filterOf(w), by)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]alerts.Series, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, alerts.Series{Labels: g.Labels, Metric: spec.Of(g.Counts)})
+	}
+	return out, nil
+}
+
+// providerCounts counts the provider requests of the runs f selects, per
+// group of the labels by names (requestLabelSQL's), in the labels' order.
+func providerCounts(ctx context.Context, q querier, f Filter, by []string) ([]reports.CounterGroup, error) {
 	var exprs, names []string
 	for _, l := range by {
 		e, ok := requestLabelSQL[l]
-		if !ok || !slices.Contains(spec.Labels, l) || spec.Family != reports.FamilyTrace {
-			return nil, fmt.Errorf("%s cannot be split by %q", metric, l)
+		if !ok {
+			return nil, fmt.Errorf("provider requests cannot be split by %q", l)
 		}
 		exprs, names = append(exprs, e), append(names, l)
 	}
 	cte, args := f.scope("''")
 	cond, cargs := f.requests("p.provider")
 	rs, err := q.QueryContext(ctx, "WITH "+cte+`
-		SELECT `+strings.Join(exprs, ", ")+`, count(*) AS requests, count(*) FILTER (WHERE p.retries > 0) AS requests_retried,
+		SELECT `+strings.Join(append(exprs, ""), ", ")+`count(*) AS requests, count(*) FILTER (WHERE p.retries > 0) AS requests_retried,
 		  count(*) FILTER (WHERE p.success = false) AS requests_failed, coalesce(sum(p.retries), 0) AS request_retries
 		FROM provider_requests p JOIN s USING (run_id) WHERE `+cond+` GROUP BY ALL ORDER BY ALL`, append(args, cargs...)...)
 	if err != nil {
@@ -107,7 +125,7 @@ func (c *CheckStore) ProviderSeries(ctx context.Context, w alerts.Window, metric
 	if err != nil {
 		return nil, err
 	}
-	var out []alerts.Series
+	var out []reports.CounterGroup
 	for rs.Next() {
 		labels := make([]sql.NullString, len(names))
 		vals := make([]float64, len(cols)-len(names))
@@ -121,16 +139,14 @@ func (c *CheckStore) ProviderSeries(ctx context.Context, w alerts.Window, metric
 		if err := rs.Scan(dest...); err != nil {
 			return nil, err
 		}
-		s := alerts.Series{Labels: map[string]string{}}
+		g := reports.CounterGroup{Family: reports.FamilyTrace, Labels: map[string]string{}, Counts: map[string]*float64{}}
 		for i, l := range labels {
-			s.Labels[names[i]] = l.String
+			g.Labels[names[i]] = l.String
 		}
-		counts := map[string]*float64{}
 		for i := range vals {
-			counts[cols[len(names)+i]] = &vals[i]
+			g.Counts[cols[len(names)+i]] = &vals[i]
 		}
-		s.Metric = spec.Of(counts)
-		out = append(out, s)
+		out = append(out, g)
 	}
 	return out, rs.Err()
 }

@@ -20,6 +20,8 @@ type receiveOptions struct {
 	Token              string
 	MaxBody, RotateMiB int64
 	Verbose            bool
+	Metrics            bool
+	TopModels          int
 }
 
 func newReceiveCmd(g *globals) *cobra.Command {
@@ -72,6 +74,8 @@ and Codex, in ~/.codex/config.toml:
 	f.Int64Var(&o.MaxBody, "max-body", receiver.DefaultMaxBody, "largest request accepted, in `BYTES`, after decompression")
 	f.Int64Var(&o.RotateMiB, "rotate-mib", 64, "start a new file past this many `MiB`")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "say each request refused, on stderr")
+	f.BoolVar(&o.Metrics, "metrics", true, "serve the store's (--db) counters on GET /metrics of the HTTP address, as orchstat metrics prints them")
+	f.IntVar(&o.TopModels, "top-models", defaultTopModels, "for /metrics: keep the `N` models with the most requests or calls, the others as model=\"other\"")
 	return cmd
 }
 
@@ -109,6 +113,9 @@ func receiveRun(ctx context.Context, o *receiveOptions) error {
 	}
 	cfg := receiver.Config{HTTPAddr: o.HTTP, GRPCAddr: o.GRPC, Dir: dir, Token: o.Token,
 		MaxBody: o.MaxBody, RotateBytes: o.RotateMiB << 20, Now: io.Now}
+	if o.Metrics {
+		cfg.Metrics = metricsHandler(o.g, o.TopModels)
+	}
 	if o.Verbose {
 		cfg.Logf = func(format string, args ...any) {
 			fmt.Fprintf(io.Err, "orchstat receive: %s\n", render.EscapeControls(fmt.Sprintf(format, args...)))
@@ -125,6 +132,9 @@ func receiveRun(ctx context.Context, o *receiveOptions) error {
 	fmt.Fprintf(io.Out, "orchstat receive: writing to %s\n", render.EscapeControls(dir))
 	if r.HTTP != "" {
 		fmt.Fprintf(io.Out, "OTLP/HTTP on http://%s (/v1/logs, /v1/traces, /v1/metrics)\n", r.HTTP)
+		if o.Metrics {
+			fmt.Fprintf(io.Out, "The store's counters on http://%s/metrics\n", r.HTTP)
+		}
 	}
 	if r.GRPC != "" {
 		fmt.Fprintf(io.Out, "OTLP/gRPC on %s\n", r.GRPC)

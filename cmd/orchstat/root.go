@@ -251,7 +251,7 @@ whole store with no PATH or --all.`,
 		}
 	}
 	setHelp(root, io)
-	root.AddCommand(newIngestCmd(g, nil), newReportCmd(g, nil), newSQLCmd(g, nil), newQuarantineCmd(g, nil), newRulesCmd(g), newVersionCmd(io), newCheckCmd(g, nil), newSimulateCmd(g, nil))
+	root.AddCommand(newIngestCmd(g, nil), newReportCmd(g, nil), newSQLCmd(g, nil), newQuarantineCmd(g, nil), newRulesCmd(g), newMetricsCmd(g, nil), newVersionCmd(io), newCheckCmd(g, nil), newSimulateCmd(g, nil))
 	root.AddCommand(newExecCmd(g, nil))
 	root.AddCommand(newRecommendCmd(g, nil))
 	root.AddCommand(newRetryConfigCmd(g))

@@ -23,7 +23,7 @@ described in docs/rules.md.`,
 			return usageError{fmt.Errorf("rules needs a subcommand, such as check")}
 		},
 	}
-	cmd.AddCommand(newRulesCheckCmd(g), newRulesTestCmd(g), newRulesBacktestCmd(g, nil))
+	cmd.AddCommand(newRulesCheckCmd(g), newRulesTestCmd(g), newRulesBacktestCmd(g, nil), newRulesExportCmd(g, nil))
 	return cmd
 }
 

@@ -51,6 +51,10 @@ type Config struct {
 	Now func() time.Time
 	// Logf, when set, hears each refused request.
 	Logf func(format string, args ...any)
+	// Metrics, when set, answers GET /metrics on the HTTP address (the
+	// store's counters: the receiver itself never reads the store), with
+	// the token required as for OTLP.
+	Metrics http.Handler
 }
 
 // ErrOpen marks a configuration that may not listen: an address beyond
@@ -175,6 +179,16 @@ func (r *Receiver) Serve(ctx context.Context) error {
 		mux := http.NewServeMux()
 		for _, s := range signals {
 			mux.Handle(s.path, r.httpHandler(s))
+		}
+		if r.cfg.Metrics != nil {
+			mux.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				if !r.authorized(req.Header.Get("Authorization")) {
+					w.Header().Set("WWW-Authenticate", "Bearer")
+					http.Error(w, "a bearer token is required", http.StatusUnauthorized)
+					return
+				}
+				r.cfg.Metrics.ServeHTTP(w, req)
+			}))
 		}
 		// A client may take a minute to send its body, not forever: a
 		// slow one must not hold its slot of maxInFlight.

@@ -45,12 +45,18 @@ func WriteTextfile(path string, samples []PromSample) error {
 			b.WriteString(l + "\n")
 		}
 	}
+	return writeAtomic(path, []byte(b.String()))
+}
+
+// writeAtomic writes text to a temporary file beside path and renames it
+// over path, so a reader never sees half a file.
+func writeAtomic(path string, text []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.WriteString(b.String()); err != nil {
+	if _, err := tmp.Write(text); err != nil {
 		tmp.Close()
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

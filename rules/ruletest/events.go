@@ -40,3 +40,10 @@ func writeEvents(runs string, events []Event, appendTrace TraceFunc) error {
 	}
 	return nil
 }
+
+// WriteEvents writes inline events into their runs' traces under runs, as
+// a test's input is written before it is ingested (rules export turns
+// tests into promtool's, with counters computed from the same runs).
+func WriteEvents(runs string, events []Event, appendTrace TraceFunc) error {
+	return writeEvents(runs, events, appendTrace)
+}
