@@ -1,0 +1,241 @@
+package sqlviews
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/orchstat/orchstat/model/failure"
+	"github.com/orchstat/orchstat/model/records"
+	"github.com/orchstat/orchstat/model/reports"
+)
+
+// The counts the catalog's metrics are made of (MetricSpec.Num, Den), as
+// aggregates over relations: views that select the rows the report's
+// queries count, as the union store would hold the lake's rows. Each
+// relation is a template in SQL all four engines take; {{t "x"}} names
+// the lake table x, {{v "x"}} another relation, {{q "x"}} quotes an
+// identifier, and {{lag "x" "window"}} is x's previous value.
+
+// Relation is a view the counts read.
+type Relation struct {
+	Name string // the view is orchstat_<Name>
+	Doc  string // why it selects what it does: the view's comment
+	SQL  string
+}
+
+// Agg is how a count aggregates its relation's rows.
+type Agg int
+
+const (
+	// Rows counts the rows (where Where holds).
+	Rows Agg = iota
+	// Distinct counts the distinct non-NULL values of Expr (where Where holds).
+	Distinct
+	// Sum adds Expr up (where Where holds); no row or only NULLs give
+	// NULL, "nothing recorded", unless Zero.
+	Sum
+	// Derived is an expression (Expr) over the family's other counts.
+	Derived
+)
+
+// Count is one count a family's metrics name.
+type Count struct {
+	Name  string // the catalog's Num, Den or Unpriced
+	From  string // the relation it aggregates; none for Derived
+	Agg   Agg
+	Expr  string
+	Where string
+	// Zero makes a Sum of nothing 0: a Count metric is 0 when there is
+	// nothing to count.
+	Zero bool
+	// Hidden marks a count only Derived counts read.
+	Hidden bool
+}
+
+// Family is one catalog family's relations and counts.
+type Family struct {
+	Family    reports.Family
+	Relations []Relation
+	Counts    []Count
+	// LeftOut names the catalog's counts these views cannot compute,
+	// each with why; every metric that needs one is left out, and said.
+	LeftOut map[string]string
+}
+
+// Families are the catalog's three families, each as the views compute it.
+var Families = []Family{traceFamily, recordFamily, callFamily}
+
+// The trace family follows query/read_metrics.go's metricsSQL, over every
+// run in the lake (a run is the run ids of run_spans, every runner's).
+var traceFamily = Family{
+	Family: reports.FamilyTrace,
+	Relations: []Relation{
+		{"trace_runs", "every run: a run id with at least one event, on any runner",
+			`SELECT run_id, min(first_ts) AS start FROM {{t "run_spans"}} GROUP BY run_id`},
+		{"trace_requests", "provider requests of the runs",
+			`SELECT * FROM {{t "provider_request_finishes"}} WHERE run_id IN (SELECT run_id FROM {{v "trace_runs"}})`},
+		{"trace_l2", "runs that entered L2 (an IterationStarted), escalated from L2, or both",
+			`SELECT run_id, max(l2) AS l2, max(esc) AS esc FROM (
+  SELECT DISTINCT run_id, 1 AS l2, 0 AS esc FROM {{t "l2_events"}} WHERE {{q "type"}} = 'IterationStarted'
+  UNION ALL SELECT DISTINCT run_id, 0 AS l2, 1 AS esc FROM {{t "escalations"}} WHERE from_level = 'L2') x
+WHERE run_id IN (SELECT run_id FROM {{v "trace_runs"}}) GROUP BY run_id`},
+		{"trace_repairs", "each run's highest repair iteration",
+			`SELECT run_id, max(iteration) AS top_iteration FROM {{t "l2_events"}}
+WHERE {{q "type"}} = 'RepairAttempted' AND iteration IS NOT NULL AND run_id IN (SELECT run_id FROM {{v "trace_runs"}})
+GROUP BY run_id`},
+		// "+ 0.0" folds -0 into 0; DISTINCT takes a missing iteration as one key.
+		{"trace_l3_steps", "L3 steps: distinct (run, iteration) pairs among candidates",
+			`SELECT DISTINCT run_id, iteration + 0.0 AS it FROM {{t "l3_candidates"}}
+WHERE run_id IN (SELECT run_id FROM {{v "trace_runs"}})`},
+		{"trace_diagnosed_steps", "L3 steps with a DiagnosisStarted",
+			`SELECT DISTINCT run_id, iteration + 0.0 AS it FROM {{t "diagnoses"}}
+WHERE {{q "type"}} = 'DiagnosisStarted' AND run_id IN (SELECT run_id FROM {{v "trace_runs"}})`},
+		{"trace_diagnoses", "diagnosis events of the runs",
+			`SELECT * FROM {{t "diagnoses"}} WHERE run_id IN (SELECT run_id FROM {{v "trace_runs"}})`},
+		{"trace_judges", "judge events of the runs",
+			`SELECT * FROM {{t "judge_calls"}} WHERE run_id IN (SELECT run_id FROM {{v "trace_runs"}})`},
+		{"trace_candidates", "L3 candidates of the runs",
+			`SELECT * FROM {{t "l3_candidates"}} WHERE run_id IN (SELECT run_id FROM {{v "trace_runs"}})`},
+		{"trace_run_events", "RunStarted, RunFinished and RunStopped of the runs",
+			`SELECT * FROM {{t "run_events"}} WHERE run_id IN (SELECT run_id FROM {{v "trace_runs"}})`},
+	},
+	Counts: []Count{
+		{Name: "runs", From: "trace_runs"},
+		{Name: "requests", From: "trace_requests"},
+		{Name: "requests_retried", From: "trace_requests", Where: "retries > 0"},
+		{Name: "requests_failed", From: "trace_requests", Where: "success = false"},
+		{Name: "request_retries", From: "trace_requests", Agg: Sum, Expr: "retries", Zero: true},
+		{Name: "l2_runs", From: "trace_l2", Where: "l2 = 1"},
+		{Name: "l2_escalated", From: "trace_l2", Where: "esc = 1"},
+		{Name: "l2_or_escalated", From: "trace_l2"},
+		{Name: "repair_runs", From: "trace_repairs"},
+		{Name: "repair_iterations", From: "trace_repairs", Agg: Sum, Expr: "top_iteration", Zero: true},
+		{Name: "l3_steps", From: "trace_l3_steps"},
+		{Name: "diagnosed_steps", From: "trace_diagnosed_steps"},
+		{Name: "diagnoses", From: "trace_diagnoses", Where: `{{q "type"}} = 'DiagnosisStarted'`},
+		{Name: "judge_invocations", From: "trace_judges", Where: `{{q "type"}} = 'JudgeInvoked'`},
+		{Name: "l3_runs", From: "trace_candidates", Agg: Distinct, Expr: "run_id"},
+		{Name: "candidates", From: "trace_candidates"},
+		{Name: "valid_candidates", From: "trace_candidates", Where: "valid = true"},
+		{Name: "failed_runs", From: "trace_run_events", Agg: Distinct, Expr: "run_id",
+			Where: `{{q "type"}} = 'RunFinished' AND status = 'failure'`},
+	},
+}
+
+// The record family follows query/read_records.go and the store's views
+// attempt_runs and attempts (query/schema.go). The union store numbers
+// its files by runner, then by the runner's file id, so "the newest
+// file" there is the highest (runner, file_id) here.
+var recordFamily = Family{
+	Family: reports.FamilyRecord,
+	Relations: []Relation{
+		{"record_runs_once", "one row per record run: the most complete source (anything but failure briefs), then the newest file",
+			`SELECT * FROM (
+  SELECT r.*, row_number() OVER (PARTITION BY {{q "system"}}, run_id
+    ORDER BY CASE source WHEN 'brief' THEN 1 ELSE 0 END, runner DESC, file_id DESC) AS rank_
+  FROM {{t "record_runs"}} r) x
+WHERE rank_ = 1`},
+		{"record_runs_ran", "record runs that ran: queued work never did",
+			`SELECT * FROM {{v "record_runs_once"}} WHERE status IS NULL OR status <> '` + records.StatusQueued + `'`},
+		{"record_attempts_once", "the attempts of the source each run was taken from; one recorded in two files counts once, from the newest",
+			`SELECT * FROM (
+  SELECT a.*, row_number() OVER (PARTITION BY a.{{q "system"}}, a.run_id, a.attempt ORDER BY a.runner DESC, a.file_id DESC) AS rank_
+  FROM {{t "record_attempts"}} a
+  JOIN {{v "record_runs_ran"}} r ON a.{{q "system"}} = r.{{q "system"}} AND a.run_id = r.run_id AND a.source = r.source) x
+WHERE rank_ = 1`},
+		{"record_attempts_scored", "each attempt with the signature before it and whether an earlier attempt failed in a way no retry changes",
+			`SELECT attempt, passed, signature,
+  {{lag "signature" (print "PARTITION BY " (q "system") ", run_id ORDER BY attempt")}} AS prev_signature,
+  coalesce(max(CASE WHEN passed = false AND (class IN (` + quotedList(deterministicClasses()) + `) OR ` + shlexFailure + `) THEN 1 ELSE 0 END)
+    OVER (PARTITION BY {{q "system"}}, run_id ORDER BY attempt ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS after_deterministic
+FROM {{v "record_attempts_once"}}`},
+	},
+	Counts: []Count{
+		{Name: "runs", From: "record_runs_ran"},
+		{Name: "retried", From: "record_runs_ran", Where: "attempts > 1"},
+		{Name: "with_attempts", From: "record_runs_ran", Where: "attempts IS NOT NULL"},
+		{Name: "failed", From: "record_runs_ran", Where: "status = 'failure'"},
+		{Name: "finished", From: "record_runs_ran", Where: "status IN ('success', 'failure')"},
+		{Name: "attempts_known", From: "record_attempts_scored", Where: "passed IS NOT NULL"},
+		{Name: "attempts_failed", From: "record_attempts_scored", Where: "passed = false"},
+		{Name: "retries", From: "record_attempts_scored", Where: "attempt > 1"},
+		{Name: "wasted", From: "record_attempts_scored", Where: "attempt > 1 AND after_deterministic = 1"},
+		{Name: "repeats", From: "record_attempts_scored",
+			Where: "attempt > 1 AND passed = false AND signature IS NOT NULL AND signature = prev_signature"},
+	},
+}
+
+// The call family follows query/read_calls.go: each call once (a call two
+// files or two runners hold counts once, from its session's own run when
+// one copy is there, else from the file read first), in scope when its
+// record run ran.
+var callFamily = Family{
+	Family: reports.FamilyCall,
+	Relations: []Relation{
+		{"calls_once", "each call once, by system, session and call id; calls without an id each count",
+			`SELECT * FROM (
+  SELECT c.*, row_number() OVER (PARTITION BY {{q "system"}}, session, call_id
+    ORDER BY CASE WHEN run_id = session OR (run_id IS NULL AND session IS NULL) THEN 0 ELSE 1 END, runner, file_id, line) AS rank_
+  FROM {{t "calls"}} c) x
+WHERE call_id IS NULL OR rank_ = 1`},
+		{"calls_in_scope", "the calls whose record run ran",
+			`SELECT c.* FROM {{v "calls_once"}} c
+JOIN (SELECT DISTINCT {{q "system"}}, run_id FROM {{v "record_runs_ran"}}) r ON c.{{q "system"}} = r.{{q "system"}} AND c.run_id = r.run_id`},
+	},
+	Counts: []Count{
+		{Name: "calls", From: "calls_in_scope"},
+		{Name: "failed", From: "calls_in_scope", Where: "success = false"},
+		{Name: "known", From: "calls_in_scope", Where: "success IS NOT NULL"},
+		{Name: "with_attempts", From: "calls_in_scope", Where: "attempts IS NOT NULL"},
+		{Name: "attempts", From: "calls_in_scope", Agg: Sum, Expr: "attempts", Zero: true},
+		{Name: "retried", From: "calls_in_scope", Where: "attempts > 1"},
+		{Name: "backoff_ms", From: "calls_in_scope", Agg: Sum, Expr: "backoff_ms", Hidden: true},
+		{Name: "failed_tokens", From: "calls_in_scope", Agg: Sum,
+			Expr:  "coalesce(failed_input_tokens, 0) + coalesce(failed_output_tokens, 0)",
+			Where: "failed_input_tokens IS NOT NULL OR failed_output_tokens IS NOT NULL"},
+		{Name: "input_tokens", From: "calls_in_scope", Agg: Sum, Expr: "input_tokens"},
+		{Name: "cache_read_tokens", From: "calls_in_scope", Agg: Sum, Expr: "cache_read_tokens"},
+		{Name: "cache_write_tokens", From: "calls_in_scope", Agg: Sum, Expr: "cache_write_tokens"},
+		{Name: "output_tokens", From: "calls_in_scope", Agg: Sum, Expr: "output_tokens"},
+		{Name: "retries", Agg: Derived, Expr: "attempts - with_attempts"},
+		{Name: "attempts_unknown", Agg: Derived, Expr: "calls - with_attempts"},
+		{Name: "backoff_seconds", Agg: Derived, Expr: "backoff_ms / 1000.0"},
+	},
+	LeftOut: map[string]string{
+		"cost": "a call's cost is its recorded cost, else its tokens priced by orchstat's price table (LiteLLM's, " +
+			"matched to the model's name in Go); the lake holds only recorded costs, so a sum over it would leave the priced calls out",
+		"failed_cost":          "the same as cost, for failed attempts' tokens",
+		"cost_unpriced":        "which calls have no price is decided by the same price table",
+		"failed_cost_unpriced": "the same",
+	},
+}
+
+// shlexFailure tells F8a by its text (failure.ShlexFailure), as
+// query's shlexFailureSQL does; substr rather than starts_with, which
+// Spark and ClickHouse spell otherwise.
+var shlexFailure = "(stage = " + quoteString(failure.ShlexFailureStage) + " AND substr(trim(coalesce(error, '')), 1, " +
+	strconv.Itoa(len(failure.ShlexFailurePrefix)) + ") = " + quoteString(failure.ShlexFailurePrefix) + ")"
+
+// deterministicClasses are the failure classes a retry cannot change.
+func deterministicClasses() []string {
+	var out []string
+	for _, c := range failure.DeterministicClasses() {
+		out = append(out, string(c))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func quoteString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+func quotedList(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = quoteString(s)
+	}
+	if len(q) == 0 {
+		return "NULL"
+	}
+	return strings.Join(q, ", ")
+}
