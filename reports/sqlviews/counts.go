@@ -66,61 +66,96 @@ type Family struct {
 // Families are the catalog's three families, each as the views compute it.
 var Families = []Family{traceFamily, recordFamily, callFamily}
 
-// The trace family follows query/read_metrics.go's metricsSQL, over every
-// run in the lake (a run is the run ids of run_spans, every runner's).
-var traceFamily = Family{
-	Family: reports.FamilyTrace,
-	Relations: []Relation{
+// The trace family is rendered from the declaration the store's query
+// renders too (reports.RunCounts, reports.GroupCounts): each run's
+// counts from each event table, then their folds over every run in the
+// lake (a run is a run id of run_spans, on any runner).
+var traceFamily = traceFamilyOf()
+
+func traceFamilyOf() Family {
+	f := Family{Family: reports.FamilyTrace, Relations: []Relation{
 		{"trace_runs", "every run: a run id with at least one event, on any runner",
 			`SELECT run_id, min(first_ts) AS start FROM {{t "run_spans"}} GROUP BY run_id`},
-		{"trace_requests", "provider requests of the runs",
-			`SELECT * FROM {{t "provider_request_finishes"}} WHERE run_id IN (SELECT run_id FROM {{v "trace_runs"}})`},
-		{"trace_l2", "runs that entered L2 (an IterationStarted), escalated from L2, or both",
-			`SELECT run_id, max(l2) AS l2, max(esc) AS esc FROM (
-  SELECT DISTINCT run_id, 1 AS l2, 0 AS esc FROM {{t "l2_events"}} WHERE {{q "type"}} = 'IterationStarted'
-  UNION ALL SELECT DISTINCT run_id, 0 AS l2, 1 AS esc FROM {{t "escalations"}} WHERE from_level = 'L2') x
-WHERE run_id IN (SELECT run_id FROM {{v "trace_runs"}}) GROUP BY run_id`},
-		{"trace_repairs", "each run's highest repair iteration",
-			`SELECT run_id, max(iteration) AS top_iteration FROM {{t "l2_events"}}
-WHERE {{q "type"}} = 'RepairAttempted' AND iteration IS NOT NULL AND run_id IN (SELECT run_id FROM {{v "trace_runs"}})
-GROUP BY run_id`},
-		// "+ 0.0" folds -0 into 0; DISTINCT takes a missing iteration as one key.
-		{"trace_l3_steps", "L3 steps: distinct (run, iteration) pairs among candidates",
-			`SELECT DISTINCT run_id, iteration + 0.0 AS it FROM {{t "l3_candidates"}}
-WHERE run_id IN (SELECT run_id FROM {{v "trace_runs"}})`},
-		{"trace_diagnosed_steps", "L3 steps with a DiagnosisStarted",
-			`SELECT DISTINCT run_id, iteration + 0.0 AS it FROM {{t "diagnoses"}}
-WHERE {{q "type"}} = 'DiagnosisStarted' AND run_id IN (SELECT run_id FROM {{v "trace_runs"}})`},
-		{"trace_diagnoses", "diagnosis events of the runs",
-			`SELECT * FROM {{t "diagnoses"}} WHERE run_id IN (SELECT run_id FROM {{v "trace_runs"}})`},
-		{"trace_judges", "judge events of the runs",
-			`SELECT * FROM {{t "judge_calls"}} WHERE run_id IN (SELECT run_id FROM {{v "trace_runs"}})`},
-		{"trace_candidates", "L3 candidates of the runs",
-			`SELECT * FROM {{t "l3_candidates"}} WHERE run_id IN (SELECT run_id FROM {{v "trace_runs"}})`},
-		{"trace_run_events", "RunStarted, RunFinished and RunStopped of the runs",
-			`SELECT * FROM {{t "run_events"}} WHERE run_id IN (SELECT run_id FROM {{v "trace_runs"}})`},
-	},
-	Counts: []Count{
-		{Name: "runs", From: "trace_runs"},
-		{Name: "requests", From: "trace_requests"},
-		{Name: "requests_retried", From: "trace_requests", Where: "retries > 0"},
-		{Name: "requests_failed", From: "trace_requests", Where: "success = false"},
-		{Name: "request_retries", From: "trace_requests", Agg: Sum, Expr: "retries", Zero: true},
-		{Name: "l2_runs", From: "trace_l2", Where: "l2 = 1"},
-		{Name: "l2_escalated", From: "trace_l2", Where: "esc = 1"},
-		{Name: "l2_or_escalated", From: "trace_l2"},
-		{Name: "repair_runs", From: "trace_repairs"},
-		{Name: "repair_iterations", From: "trace_repairs", Agg: Sum, Expr: "top_iteration", Zero: true},
-		{Name: "l3_steps", From: "trace_l3_steps"},
-		{Name: "diagnosed_steps", From: "trace_diagnosed_steps"},
-		{Name: "diagnoses", From: "trace_diagnoses", Where: `{{q "type"}} = 'DiagnosisStarted'`},
-		{Name: "judge_invocations", From: "trace_judges", Where: `{{q "type"}} = 'JudgeInvoked'`},
-		{Name: "l3_runs", From: "trace_candidates", Agg: Distinct, Expr: "run_id"},
-		{Name: "candidates", From: "trace_candidates"},
-		{Name: "valid_candidates", From: "trace_candidates", Where: "valid = true"},
-		{Name: "failed_runs", From: "trace_run_events", Agg: Distinct, Expr: "run_id",
-			Where: `{{q "type"}} = 'RunFinished' AND status = 'failure'`},
-	},
+	}}
+	cols := []string{"r.run_id"}
+	joins := []string{`{{v "trace_runs"}} r`}
+	for _, t := range reports.RunCountTables() {
+		var aggs, names []string
+		for _, c := range reports.RunCounts {
+			if c.Table == t {
+				aggs = append(aggs, runCountTemplate(c)+" AS "+c.Name)
+				names = append(names, c.Name)
+				col := "coalesce(" + c.Name + ", 0) AS " + c.Name
+				if c.Agg == reports.MaxOf {
+					col = c.Name // missing, not 0, when the run has none
+				}
+				cols = append(cols, col)
+			}
+		}
+		rel := "trace_run_" + t
+		f.Relations = append(f.Relations, Relation{rel, "per run, from " + t + ": " + strings.Join(names, ", "),
+			"SELECT run_id,\n  " + strings.Join(aggs, ",\n  ") + "\nFROM {{t \"" + t + "\"}}\n" +
+				`WHERE run_id IN (SELECT run_id FROM {{v "trace_runs"}}) GROUP BY run_id`})
+		joins = append(joins, `LEFT JOIN {{v "`+rel+`"}} USING (run_id)`)
+	}
+	f.Relations = append(f.Relations, Relation{"trace_run_counts", "each run's counts; a run with no row of a table has 0 of its counts",
+		"SELECT " + strings.Join(cols, ", ") + "\nFROM " + strings.Join(joins, "\n") + "{{joinNulls}}"})
+	for _, g := range reports.GroupCounts {
+		c := Count{Name: g.Name, From: "trace_run_counts"}
+		switch g.Fold {
+		case reports.SumRuns:
+			c.Agg, c.Expr, c.Zero = Sum, g.Of[0], true
+		case reports.RunsWith:
+			var or []string
+			for _, n := range g.Of {
+				rc, _ := reports.RunCountOf(n)
+				or = append(or, rc.Present(n))
+			}
+			c.Where = strings.Join(or, " OR ")
+		}
+		f.Counts = append(f.Counts, c)
+	}
+	return f
+}
+
+// runCountTemplate renders a per-run count as an aggregate over its
+// table's rows of one run, in the template's terms (see Relation).
+func runCountTemplate(c reports.RunCount) string {
+	var w []string
+	for _, x := range c.Where {
+		col := `{{q "` + x.Col + `"}}`
+		if x.Op == reports.NotNull {
+			w = append(w, col+" IS NOT NULL")
+		} else {
+			w = append(w, col+" "+string(x.Op)+" "+reports.SQLValue(x.Val))
+		}
+	}
+	where := strings.Join(w, " AND ")
+	when := func(expr string) string {
+		if where == "" {
+			return expr
+		}
+		return "CASE WHEN " + where + " THEN " + expr + " END"
+	}
+	col := `{{q "` + c.Col + `"}}`
+	switch c.Agg {
+	case reports.CountKeys:
+		// "+ 0.0" folds -0 into 0; count(DISTINCT) leaves NULL out, so a
+		// missing key adds one when any matching row lacks it.
+		nullKey := col + " IS NULL"
+		if where != "" {
+			nullKey = where + " AND " + nullKey
+		}
+		return "count(DISTINCT " + when(col+" + 0.0") + ") + coalesce(max(CASE WHEN " + nullKey + " THEN 1 ELSE 0 END), 0)"
+	case reports.SumOf:
+		return "coalesce({{sum " + strconv.Quote(when(col)) + "}}, 0)"
+	case reports.MaxOf:
+		return "max(" + when(col) + ")"
+	}
+	if where == "" {
+		return "count(*)"
+	}
+	return "coalesce({{countIf " + strconv.Quote(where) + "}}, 0)"
 }
 
 // The record family follows query/read_records.go and the store's views

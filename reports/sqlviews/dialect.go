@@ -24,8 +24,11 @@ type Dialect struct {
 	sumIf          func(expr, cond string) string
 	lag            func(expr, window string) string
 	double         string // the type a metric's value is cast to
-	source         func(d Dialect, t Table, loc Location) string
-	typeOf         func(duckType string) string
+	// joinNulls ends a query whose outer joins must give NULL, not the
+	// type's default, where a row has no match.
+	joinNulls string
+	source    func(d Dialect, t Table, loc Location) string
+	typeOf    func(duckType string) string
 }
 
 // Dialects are the engines sql-views writes for, by name.
@@ -120,7 +123,8 @@ var clickHouse = Dialect{
 	lag: func(expr, window string) string {
 		return "lagInFrame(" + expr + ") OVER (" + window + " ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"
 	},
-	double: "Nullable(Float64)",
+	double:    "Nullable(Float64)",
+	joinNulls: "\nSETTINGS join_use_nulls = 1",
 	typeOf: func(t string) string {
 		if t == "VARCHAR" {
 			return "String"

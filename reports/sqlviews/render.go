@@ -93,10 +93,13 @@ func sortedKeys(m map[string]bool) []string {
 // lake tables it reads in used.
 func expand(d Dialect, text string, used map[string]bool) (string, error) {
 	funcs := template.FuncMap{
-		"t":   func(name string) string { used[name] = true; return viewName(name) },
-		"v":   viewName,
-		"q":   d.quote,
-		"lag": d.lag,
+		"t":         func(name string) string { used[name] = true; return viewName(name) },
+		"v":         viewName,
+		"q":         d.quote,
+		"lag":       d.lag,
+		"countIf":   d.countIf,
+		"sum":       d.sum,
+		"joinNulls": func() string { return d.joinNulls },
 	}
 	tp, err := template.New("").Funcs(funcs).Option("missingkey=error").Parse(text)
 	if err != nil {
@@ -105,6 +108,11 @@ func expand(d Dialect, text string, used map[string]bool) (string, error) {
 	var b strings.Builder
 	if err := tp.Execute(&b, nil); err != nil {
 		return "", err
+	}
+	// A dialect's conditional aggregate wraps a condition that may quote
+	// identifiers itself: expand what it returned once more.
+	if out := b.String(); strings.Contains(out, "{{") && out != text {
+		return expand(d, out, used)
 	}
 	return b.String(), nil
 }
