@@ -75,11 +75,24 @@ func sqlViewsRun(o *sqlViewsOptions) error {
 	if err != nil {
 		return usageError{err}
 	}
-	v, err := sqlviews.Render(d, loc, lakeTables())
+	tables := lakeTables()
+	if loc.Dir != "" {
+		for i, t := range tables {
+			files, err := filepath.Glob(filepath.Join(loc.Dir, t.Name, "*", "*", "*", "*.parquet"))
+			if err != nil {
+				return err
+			}
+			tables[i].Absent = len(files) == 0
+		}
+	}
+	v, err := sqlviews.Render(d, loc, tables)
 	if err != nil {
 		return err
 	}
 	fmt.Fprint(o.g.io.Out, v.SQL)
+	for _, t := range v.Absent {
+		fmt.Fprintf(o.g.io.Err, "orchstat: sql-views: the lake at %s holds no file of %s yet, so its metrics count nothing from it; run sql-views again once it has one\n", loc.Dir, t)
+	}
 	for _, l := range v.LeftOut {
 		fmt.Fprintf(o.g.io.Err, "orchstat: sql-views leaves out %s: %s\n", l.Metric, l.Why)
 	}

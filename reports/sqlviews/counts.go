@@ -49,8 +49,6 @@ type Count struct {
 	// Zero makes a Sum of nothing 0: a Count metric is 0 when there is
 	// nothing to count.
 	Zero bool
-	// Hidden marks a count only Derived counts read.
-	Hidden bool
 }
 
 // Family is one catalog family's relations and counts.
@@ -183,22 +181,10 @@ WHERE rank_ = 1`},
 			`SELECT attempt, passed, signature,
   {{lag "signature" (print "PARTITION BY " (q "system") ", run_id ORDER BY attempt")}} AS prev_signature,
   coalesce(max(CASE WHEN passed = false AND (class IN (` + quotedList(deterministicClasses()) + `) OR ` + shlexFailure + `) THEN 1 ELSE 0 END)
-    OVER (PARTITION BY {{q "system"}}, run_id ORDER BY attempt ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS after_deterministic
+    OVER (PARTITION BY {{q "system"}}, run_id ORDER BY attempt ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) = 1 AS after_deterministic
 FROM {{v "record_attempts_once"}}`},
 	},
-	Counts: []Count{
-		{Name: "runs", From: "record_runs_ran"},
-		{Name: "retried", From: "record_runs_ran", Where: "attempts > 1"},
-		{Name: "with_attempts", From: "record_runs_ran", Where: "attempts IS NOT NULL"},
-		{Name: "failed", From: "record_runs_ran", Where: "status = 'failure'"},
-		{Name: "finished", From: "record_runs_ran", Where: "status IN ('success', 'failure')"},
-		{Name: "attempts_known", From: "record_attempts_scored", Where: "passed IS NOT NULL"},
-		{Name: "attempts_failed", From: "record_attempts_scored", Where: "passed = false"},
-		{Name: "retries", From: "record_attempts_scored", Where: "attempt > 1"},
-		{Name: "wasted", From: "record_attempts_scored", Where: "attempt > 1 AND after_deterministic = 1"},
-		{Name: "repeats", From: "record_attempts_scored",
-			Where: "attempt > 1 AND passed = false AND signature IS NOT NULL AND signature = prev_signature"},
-	},
+	Counts: familyCounts(reports.RecordCounts),
 }
 
 // The call family follows query/read_calls.go: each call once (a call two
@@ -218,25 +204,7 @@ WHERE call_id IS NULL OR rank_ = 1`},
 			`SELECT c.* FROM {{v "calls_once"}} c
 JOIN (SELECT DISTINCT {{q "system"}}, run_id FROM {{v "record_runs_ran"}}) r ON c.{{q "system"}} = r.{{q "system"}} AND c.run_id = r.run_id`},
 	},
-	Counts: []Count{
-		{Name: "calls", From: "calls_in_scope"},
-		{Name: "failed", From: "calls_in_scope", Where: "success = false"},
-		{Name: "known", From: "calls_in_scope", Where: "success IS NOT NULL"},
-		{Name: "with_attempts", From: "calls_in_scope", Where: "attempts IS NOT NULL"},
-		{Name: "attempts", From: "calls_in_scope", Agg: Sum, Expr: "attempts", Zero: true},
-		{Name: "retried", From: "calls_in_scope", Where: "attempts > 1"},
-		{Name: "backoff_ms", From: "calls_in_scope", Agg: Sum, Expr: "backoff_ms", Hidden: true},
-		{Name: "failed_tokens", From: "calls_in_scope", Agg: Sum,
-			Expr:  "coalesce(failed_input_tokens, 0) + coalesce(failed_output_tokens, 0)",
-			Where: "failed_input_tokens IS NOT NULL OR failed_output_tokens IS NOT NULL"},
-		{Name: "input_tokens", From: "calls_in_scope", Agg: Sum, Expr: "input_tokens"},
-		{Name: "cache_read_tokens", From: "calls_in_scope", Agg: Sum, Expr: "cache_read_tokens"},
-		{Name: "cache_write_tokens", From: "calls_in_scope", Agg: Sum, Expr: "cache_write_tokens"},
-		{Name: "output_tokens", From: "calls_in_scope", Agg: Sum, Expr: "output_tokens"},
-		{Name: "retries", Agg: Derived, Expr: "attempts - with_attempts"},
-		{Name: "attempts_unknown", Agg: Derived, Expr: "calls - with_attempts"},
-		{Name: "backoff_seconds", Agg: Derived, Expr: "backoff_ms / 1000.0"},
-	},
+	Counts: familyCounts(reports.CallCounts),
 	LeftOut: map[string]string{
 		"cost": "a call's cost is its recorded cost, else its tokens priced by orchstat's price table (LiteLLM's, " +
 			"matched to the model's name in Go); the lake holds only recorded costs, so a sum over it would leave the priced calls out",
@@ -244,6 +212,31 @@ JOIN (SELECT DISTINCT {{q "system"}}, run_id FROM {{v "record_runs_ran"}}) r ON 
 		"cost_unpriced":        "which calls have no price is decided by the same price table",
 		"failed_cost_unpriced": "the same",
 	},
+}
+
+// rowsOf are the relations that hold the rows reports.FamilyCount names.
+var rowsOf = map[string]string{
+	reports.RecordRunRows:     "record_runs_ran",
+	reports.RecordAttemptRows: "record_attempts_scored",
+	reports.CallRows:          "calls_in_scope",
+}
+
+// familyCounts are the record or call family's declared counts
+// (model/reports/familycounts.go), which the store renders too, over the
+// relations above.
+func familyCounts(decl []reports.FamilyCount) []Count {
+	var out []Count
+	for _, c := range decl {
+		switch {
+		case c.Derived != "":
+			out = append(out, Count{Name: c.Name, Agg: Derived, Expr: c.Derived})
+		case c.Sum != "":
+			out = append(out, Count{Name: c.Name, From: rowsOf[c.Rows], Agg: Sum, Expr: c.Sum, Where: c.Where, Zero: c.Zero})
+		default:
+			out = append(out, Count{Name: c.Name, From: rowsOf[c.Rows], Where: c.Where})
+		}
+	}
+	return out
 }
 
 // shlexFailure tells F8a by its text (failure.ShlexFailure), as

@@ -125,13 +125,8 @@ var clickHouse = Dialect{
 	},
 	double:    "Nullable(Float64)",
 	joinNulls: "\nSETTINGS join_use_nulls = 1",
-	typeOf: func(t string) string {
-		if t == "VARCHAR" {
-			return "String"
-		}
-		return t
-	},
-	source: clickHouseSource,
+	typeOf:    clickHouseType,
+	source:    clickHouseSource,
 }
 
 func trinoType(t string) string {
@@ -154,4 +149,15 @@ func sparkType(t string) string {
 		return "TIMESTAMP_NTZ"
 	}
 	return t
+}
+
+// clickHouseType is every column as Nullable, as ClickHouse reads
+// Parquet's optional columns.
+func clickHouseType(t string) string {
+	ch := map[string]string{"INTEGER": "Int32", "BIGINT": "Int64", "DOUBLE": "Float64", "BOOLEAN": "Bool",
+		"VARCHAR": "String", "TIMESTAMP": "DateTime64(6)", "DATE": "Date"}[t]
+	if ch == "" {
+		ch = t
+	}
+	return "Nullable(" + ch + ")"
 }

@@ -18,6 +18,9 @@ type LeftOutMetric struct{ Metric, Why string }
 type Views struct {
 	SQL     string
 	LeftOut []LeftOutMetric
+	// Absent are the tables the views read that the lake holds no file
+	// of (Table.Absent).
+	Absent []string
 }
 
 // Render writes, in dialect d, the statements that make the lake at loc
@@ -53,8 +56,12 @@ func Render(d Dialect, loc Location, lake []Table) (Views, error) {
 		fmt.Fprintf(&b, "-- Left out: %s: %s.\n", l.Metric, l.Why)
 	}
 	b.WriteString("\n-- The lake's tables.\n")
+	var absent []string
 	for _, t := range lake {
 		if used[t.Name] {
+			if t.Absent {
+				absent = append(absent, t.Name)
+			}
 			b.WriteString(d.source(d, t, loc) + "\n\n")
 			delete(used, t.Name)
 		}
@@ -70,7 +77,7 @@ func Render(d Dialect, loc Location, lake []Table) (Views, error) {
 	b.WriteString("CREATE OR REPLACE VIEW orchstat_metrics AS\n" + strings.Join(metrics, "\nUNION ALL\n") + ";\n\n")
 	b.WriteString("-- The catalog's metrics these views leave out, and why.\n")
 	b.WriteString("CREATE OR REPLACE VIEW orchstat_metrics_left_out AS\n" + leftOutRows(d, leftOut) + ";\n")
-	return Views{SQL: b.String(), LeftOut: leftOut}, nil
+	return Views{SQL: b.String(), LeftOut: leftOut, Absent: absent}, nil
 }
 
 func (l Location) String() string {
@@ -232,7 +239,7 @@ func (f Family) missing(s reports.MetricSpec) (string, error) {
 		if why, ok := f.LeftOut[name]; ok {
 			return why, nil
 		}
-		if !slices.ContainsFunc(f.Counts, func(c Count) bool { return c.Name == name && !c.Hidden }) {
+		if !slices.ContainsFunc(f.Counts, func(c Count) bool { return c.Name == name }) {
 			return "", fmt.Errorf("metric %s: the %s family declares no count %q", s.Name, f.Family, name)
 		}
 	}

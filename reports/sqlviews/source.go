@@ -12,6 +12,11 @@ import (
 type Table struct {
 	Name    string
 	Columns []Column
+	// Absent marks a table the lake holds no file of (the command knows
+	// it of a local lake only): DuckDB's read_parquet and ClickHouse's
+	// file() fail on a glob that matches nothing, so those dialects make
+	// it an empty view of its columns, and the output says so.
+	Absent bool
 }
 
 // Column is one column of a lake table.
@@ -64,7 +69,10 @@ const glob = "/*/*/*/*.parquet"
 
 func viewName(name string) string { return "orchstat_" + name }
 
-func duckDBSource(_ Dialect, t Table, loc Location) string {
+func duckDBSource(d Dialect, t Table, loc Location) string {
+	if t.Absent {
+		return emptySource(d, t)
+	}
 	return fmt.Sprintf(`CREATE OR REPLACE VIEW %s AS
 SELECT * FROM read_parquet('%s',
   hive_partitioning = true, union_by_name = true,
@@ -107,7 +115,10 @@ MSCK REPAIR TABLE %[1]s;`, viewName(t.Name), columnList(d, t), loc.under(t.Name,
 // ClickHouse reads the files where they are on every query, through the
 // file() or s3() table function; use_hive_partitioning makes the path's
 // keys columns.
-func clickHouseSource(_ Dialect, t Table, loc Location) string {
+func clickHouseSource(d Dialect, t Table, loc Location) string {
+	if t.Absent {
+		return emptySource(d, t)
+	}
 	from := fmt.Sprintf("file('%s', 'Parquet')", loc.under(t.Name, "", "")+glob)
 	if loc.Bucket != "" {
 		p := loc.Bucket + ".s3.amazonaws.com"
@@ -119,4 +130,17 @@ func clickHouseSource(_ Dialect, t Table, loc Location) string {
 	return fmt.Sprintf(`CREATE OR REPLACE VIEW %s AS
 SELECT *, system, day, runner FROM %s
 SETTINGS use_hive_partitioning = 1;`, viewName(t.Name), from)
+}
+
+// emptySource is the view of a table the lake holds no file of: its
+// columns and no row, until sql-views is run again.
+func emptySource(d Dialect, t Table) string {
+	var cols []string
+	for _, c := range append(append([]Column{}, t.Columns...), partitionKeys...) {
+		cols = append(cols, "CAST(NULL AS "+d.typeOf(c.Type)+") AS "+d.quote(c.Name))
+	}
+	return fmt.Sprintf(`-- The lake holds no file of %[1]s yet: an empty view of its columns; run sql-views again once it has one.
+CREATE OR REPLACE VIEW %[2]s AS
+SELECT %[3]s
+WHERE 1 = 0;`, t.Name, viewName(t.Name), strings.Join(cols, ",\n  "))
 }

@@ -247,7 +247,7 @@ CREATE OR REPLACE VIEW orchstat_record_attempts_scored AS
 SELECT attempt, passed, signature,
   lag(signature) OVER (PARTITION BY "system", run_id ORDER BY attempt) AS prev_signature,
   coalesce(max(CASE WHEN passed = false AND (class IN ('preflight', 'write_failed') OR (stage = 'acceptance_failed' AND substr(trim(coalesce(error, '')), 1, 34) = 'Failed to parse acceptance command')) THEN 1 ELSE 0 END)
-    OVER (PARTITION BY "system", run_id ORDER BY attempt ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS after_deterministic
+    OVER (PARTITION BY "system", run_id ORDER BY attempt ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) = 1 AS after_deterministic
 FROM orchstat_record_attempts_once;
 
 -- The record family's counts: one row.
@@ -262,7 +262,7 @@ FROM (SELECT count(*) AS runs,
 CROSS JOIN (SELECT coalesce(count_if(passed IS NOT NULL), 0) AS attempts_known,
      coalesce(count_if(passed = false), 0) AS attempts_failed,
      coalesce(count_if(attempt > 1), 0) AS retries,
-     coalesce(count_if(attempt > 1 AND after_deterministic = 1), 0) AS wasted,
+     coalesce(count_if(attempt > 1 AND after_deterministic), 0) AS wasted,
      coalesce(count_if(attempt > 1 AND passed = false AND signature IS NOT NULL AND signature = prev_signature), 0) AS repeats
    FROM orchstat_record_attempts_scored) record_attempts_scored;
 
@@ -281,7 +281,7 @@ JOIN (SELECT DISTINCT "system", run_id FROM orchstat_record_runs_ran) r ON c."sy
 
 -- The call family's counts: one row.
 CREATE OR REPLACE VIEW orchstat_call_counts AS
-SELECT calls, failed, known, with_attempts, attempts, retried, backoff_ms, failed_tokens, input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, attempts - with_attempts AS retries, calls - with_attempts AS attempts_unknown, backoff_ms / 1000.0 AS backoff_seconds
+SELECT calls, failed, known, with_attempts, attempts, retried, backoff_ms, tokens, input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, reasoning_tokens, failed_tokens, attempts - with_attempts AS retries, calls - with_attempts AS attempts_unknown, backoff_ms / 1000.0 AS backoff_seconds
 FROM (SELECT count(*) AS calls,
      coalesce(count_if(success = false), 0) AS failed,
      coalesce(count_if(success IS NOT NULL), 0) AS known,
@@ -289,11 +289,13 @@ FROM (SELECT count(*) AS calls,
      coalesce(sum(attempts), 0) AS attempts,
      coalesce(count_if(attempts > 1), 0) AS retried,
      sum(backoff_ms) AS backoff_ms,
-     sum(CASE WHEN failed_input_tokens IS NOT NULL OR failed_output_tokens IS NOT NULL THEN coalesce(failed_input_tokens, 0) + coalesce(failed_output_tokens, 0) END) AS failed_tokens,
+     sum(CASE WHEN input_tokens IS NOT NULL OR cache_read_tokens IS NOT NULL OR cache_write_tokens IS NOT NULL OR output_tokens IS NOT NULL THEN coalesce(input_tokens, 0) + coalesce(cache_read_tokens, 0) + coalesce(cache_write_tokens, 0) + coalesce(output_tokens, 0) END) AS tokens,
      sum(input_tokens) AS input_tokens,
      sum(cache_read_tokens) AS cache_read_tokens,
      sum(cache_write_tokens) AS cache_write_tokens,
-     sum(output_tokens) AS output_tokens
+     sum(output_tokens) AS output_tokens,
+     sum(reasoning_tokens) AS reasoning_tokens,
+     sum(CASE WHEN failed_input_tokens IS NOT NULL OR failed_output_tokens IS NOT NULL THEN coalesce(failed_input_tokens, 0) + coalesce(failed_output_tokens, 0) END) AS failed_tokens
    FROM orchstat_calls_in_scope) calls_in_scope;
 
 -- One row per metric: value, and for a ratio its numerator and denominator (no value when the denominator is 0).
