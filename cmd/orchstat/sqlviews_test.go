@@ -47,35 +47,18 @@ func TestSQLViewsDuckDB(t *testing.T) {
 			t.Errorf("sql-views does not say it leaves %s out:\n%s", m, stderr)
 		}
 	}
-	got := viewMetrics(t, views)
-	want := lakeReportJSON(t, "report", "--lake", lake)["metrics"].(map[string]any)
+	db := viewsDB(t, views)
+	report := lakeReportJSON(t, "report", "--lake", lake)
+	got := queryMetrics(t, db, "orchstat_metrics", nil)[""]
 	nonzero := map[reports.Family]int{}
 	for _, s := range reports.Catalog {
-		g, ok := got[s.Name]
-		if s.Kind == reports.Cost {
+		if _, ok := got[s.Name]; s.Kind == reports.Cost {
 			if ok {
 				t.Errorf("%s: a cost is in the views, which have no price table", s.Name)
 			}
 			continue
 		}
-		if !ok {
-			t.Errorf("%s: not in orchstat_metrics", s.Name)
-			continue
-		}
-		w := want[s.Name].(map[string]any)
-		for i, key := range []string{"value", "numerator", "denominator"} {
-			wv, _ := w[key].(float64)
-			if _, has := w[key]; !has || w[key] == nil {
-				if g[i] != nil {
-					t.Errorf("%s %s: views %v, report none", s.Name, key, *g[i])
-				}
-				continue
-			}
-			if g[i] == nil || math.Abs(*g[i]-wv) > 1e-9*math.Max(1, math.Abs(wv)) {
-				t.Errorf("%s %s: views %v, report %v", s.Name, key, show(g[i]), wv)
-			}
-		}
-		if g[0] != nil && *g[0] != 0 {
+		if sameMetric(t, s.Name, got[s.Name], report["metrics"].(map[string]any)[s.Name]) && got[s.Name][0] != nil && *got[s.Name][0] != 0 {
 			nonzero[s.Family]++
 		}
 	}
@@ -85,6 +68,67 @@ func TestSQLViewsDuckDB(t *testing.T) {
 			t.Errorf("only %d %s metrics have a value other than 0: the lake tests too little", nonzero[f], f)
 		}
 	}
+	checkLeftOut(t, db)
+
+	// The report's splits: record runs by system, calls by system and by
+	// system, provider and model.
+	for _, g := range []struct {
+		view, section, rows string
+		keys                []string
+	}{
+		{"orchstat_record_metrics_by_system", "systems", "by_system", []string{"system"}},
+		{"orchstat_call_metrics_by_system", "calls", "by_system", []string{"system"}},
+		{"orchstat_call_metrics_by_system_provider_model", "calls", "by_provider_model", []string{"system", "provider", "model"}},
+	} {
+		views := queryMetrics(t, db, g.view, g.keys)
+		section, _ := report[g.section].(map[string]any)
+		rows, ok := section[g.rows].([]any)
+		if !ok {
+			t.Errorf("the report has no %s.%s", g.section, g.rows)
+			continue
+		}
+		if len(rows) < 2 || len(views) != len(rows) {
+			t.Errorf("%s: %d groups, the report's %s.%s %d (want the same, at least 2)", g.view, len(views), g.section, g.rows, len(rows))
+		}
+		for _, r := range rows {
+			row := r.(map[string]any)
+			var key []string
+			for _, k := range g.keys {
+				v, _ := row[k].(string)
+				key = append(key, v)
+			}
+			group := strings.Join(key, "/")
+			for name, want := range row["metrics"].(map[string]any) {
+				if s, _ := reports.Spec(name); s.Kind != reports.Cost {
+					sameMetric(t, g.view+" "+group+" "+name, views[group][name], want)
+				}
+			}
+		}
+	}
+}
+
+// sameMetric reports whether the views' value, numerator and denominator
+// of a metric equal the report's JSON of it, failing the test if not.
+func sameMetric(t *testing.T, what string, g [3]*float64, want any) bool {
+	t.Helper()
+	w, ok := want.(map[string]any)
+	if !ok {
+		t.Errorf("%s: not in the report", what)
+		return false
+	}
+	same := true
+	for i, key := range []string{"value", "numerator", "denominator"} {
+		wv, has := w[key].(float64)
+		switch {
+		case !has && g[i] != nil:
+			t.Errorf("%s %s: views %v, report none", what, key, *g[i])
+			same = false
+		case has && (g[i] == nil || math.Abs(*g[i]-wv) > 1e-9*math.Max(1, math.Abs(wv))):
+			t.Errorf("%s %s: views %v, report %v", what, key, show(g[i]), wv)
+			same = false
+		}
+	}
+	return same
 }
 
 func show(v *float64) any {
@@ -94,30 +138,41 @@ func show(v *float64) any {
 	return *v
 }
 
-// viewMetrics runs the views on DuckDB and reads orchstat_metrics: each
-// metric's value, numerator and denominator; and checks that
-// orchstat_metrics_left_out names the costs.
-func viewMetrics(t *testing.T, views string) map[string][3]*float64 {
+// viewsDB runs the views on a new in-memory DuckDB.
+func viewsDB(t *testing.T, views string) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	ctx := context.Background()
-	if _, err := db.ExecContext(ctx, views); err != nil {
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.ExecContext(context.Background(), views); err != nil {
 		t.Fatalf("running the views: %v", err)
 	}
-	rows, err := db.QueryContext(ctx, "SELECT metric, value, numerator, denominator FROM orchstat_metrics")
+	return db
+}
+
+// queryMetrics reads a metrics view: per group (its keys' values joined
+// by "/", "" without keys), each metric's value, numerator and
+// denominator.
+func queryMetrics(t *testing.T, db *sql.DB, view string, keys []string) map[string]map[string][3]*float64 {
+	t.Helper()
+	cols := strings.Join(append(slices.Clone(keys), "metric", "value", "numerator", "denominator"), ", ")
+	rows, err := db.QueryContext(context.Background(), "SELECT "+cols+" FROM "+view)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	out := map[string][3]*float64{}
+	out := map[string]map[string][3]*float64{}
 	for rows.Next() {
+		key := make([]string, len(keys))
 		var name string
 		var v [3]sql.NullFloat64
-		if err := rows.Scan(&name, &v[0], &v[1], &v[2]); err != nil {
+		dest := []any{}
+		for i := range key {
+			dest = append(dest, &key[i])
+		}
+		if err := rows.Scan(append(dest, &name, &v[0], &v[1], &v[2])...); err != nil {
 			t.Fatal(err)
 		}
 		var m [3]*float64
@@ -126,27 +181,38 @@ func viewMetrics(t *testing.T, views string) map[string][3]*float64 {
 				m[i] = &v[i].Float64
 			}
 		}
-		if _, dup := out[name]; dup {
-			t.Errorf("orchstat_metrics has two rows of %s", name)
+		group := strings.Join(key, "/")
+		if out[group] == nil {
+			out[group] = map[string][3]*float64{}
 		}
-		out[name] = m
+		if _, dup := out[group][name]; dup {
+			t.Errorf("%s has two rows of %s in group %q", view, name, group)
+		}
+		out[group][name] = m
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
+	return out
+}
+
+// checkLeftOut checks that orchstat_metrics_left_out names the costs.
+func checkLeftOut(t *testing.T, db *sql.DB) {
+	t.Helper()
 	var left []string
-	lr, err := db.QueryContext(ctx, "SELECT metric FROM orchstat_metrics_left_out ORDER BY metric")
+	lr, err := db.QueryContext(context.Background(), "SELECT metric FROM orchstat_metrics_left_out ORDER BY metric")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lr.Close()
 	for lr.Next() {
 		var m string
-		lr.Scan(&m)
+		if err := lr.Scan(&m); err != nil {
+			t.Fatal(err)
+		}
 		left = append(left, m)
 	}
 	if want := []string{"call_cost_usd", "failed_attempt_cost_usd"}; !slices.Equal(left, want) {
 		t.Errorf("orchstat_metrics_left_out: %v, want %v", left, want)
 	}
-	return out
 }

@@ -56,6 +56,9 @@ type Family struct {
 	Family    reports.Family
 	Relations []Relation
 	Counts    []Count
+	// Groups are the label sets the family's metrics are also split by,
+	// as the report splits them (each a view of its own).
+	Groups [][]string
 	// LeftOut names the catalog's counts these views cannot compute,
 	// each with why; every metric that needs one is left out, and said.
 	LeftOut map[string]string
@@ -178,13 +181,14 @@ WHERE rank_ = 1`},
   JOIN {{v "record_runs_ran"}} r ON a.{{q "system"}} = r.{{q "system"}} AND a.run_id = r.run_id AND a.source = r.source) x
 WHERE rank_ = 1`},
 		{"record_attempts_scored", "each attempt with the signature before it and whether an earlier attempt failed in a way no retry changes",
-			`SELECT attempt, passed, signature,
+			`SELECT {{q "system"}}, attempt, passed, signature,
   {{lag "signature" (print "PARTITION BY " (q "system") ", run_id ORDER BY attempt")}} AS prev_signature,
   coalesce(max(CASE WHEN passed = false AND (class IN (` + quotedList(deterministicClasses()) + `) OR ` + shlexFailure + `) THEN 1 ELSE 0 END)
     OVER (PARTITION BY {{q "system"}}, run_id ORDER BY attempt ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) = 1 AS after_deterministic
 FROM {{v "record_attempts_once"}}`},
 	},
 	Counts: familyCounts(reports.RecordCounts),
+	Groups: [][]string{{"system"}},
 }
 
 // The call family follows query/read_calls.go: each call once (a call two
@@ -205,6 +209,7 @@ WHERE call_id IS NULL OR rank_ = 1`},
 JOIN (SELECT DISTINCT {{q "system"}}, run_id FROM {{v "record_runs_ran"}}) r ON c.{{q "system"}} = r.{{q "system"}} AND c.run_id = r.run_id`},
 	},
 	Counts: familyCounts(reports.CallCounts),
+	Groups: [][]string{{"system"}, {"system", "provider", "model"}},
 	LeftOut: map[string]string{
 		"cost": "a call's cost is its recorded cost, else its tokens priced by orchstat's price table (LiteLLM's, " +
 			"matched to the model's name in Go); the lake holds only recorded costs, so a sum over it would leave the priced calls out",

@@ -47,6 +47,13 @@ func Render(d Dialect, loc Location, lake []Table) (Views, error) {
 			return Views{}, err
 		}
 		views = append(views, counts)
+		for _, keys := range f.Groups {
+			grouped, err := groupedViews(d, f, keys, used)
+			if err != nil {
+				return Views{}, err
+			}
+			views = append(views, grouped...)
+		}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "-- orchstat sql-views --dialect %s: the report's metrics as views over the lake at %s.\n", d.Name, loc)
@@ -195,6 +202,82 @@ func countsView(d Dialect, f Family, used map[string]bool) (string, error) {
 
 func countsName(f reports.Family) string { return viewName(string(f) + "_counts") }
 
+func groupSuffix(keys []string) string { return "_by_" + strings.Join(keys, "_") }
+
+// groupedViews renders orchstat_<family>_counts_by_<keys> and
+// orchstat_<family>_metrics_by_<keys>: the counts and metrics per value
+// of the label columns keys, a missing value as ” (as the report groups
+// them). The family's first relation has every group; the others' counts
+// of a group they lack are 0, or NULL for a sum of nothing.
+func groupedViews(d Dialect, f Family, keys []string, used map[string]bool) ([]string, error) {
+	var keyExprs, keyCols, keyNames []string
+	for _, k := range keys {
+		e := "coalesce(" + d.quote(k) + ", '')"
+		keyExprs = append(keyExprs, e)
+		keyCols = append(keyCols, e+" AS "+d.quote(k))
+		keyNames = append(keyNames, d.quote(k))
+	}
+	var rels []string
+	aggs := map[string][]string{}
+	for _, c := range f.Counts {
+		if c.Agg == Derived {
+			continue
+		}
+		if !slices.Contains(rels, c.From) {
+			rels = append(rels, c.From)
+		}
+		a, err := aggregate(d, c, used)
+		if err != nil {
+			return nil, err
+		}
+		aggs[c.From] = append(aggs[c.From], a+" AS "+c.Name)
+	}
+	var cols []string
+	for _, k := range keyNames {
+		cols = append(cols, rels[0]+"."+k)
+	}
+	for _, c := range f.Counts {
+		switch {
+		case c.Agg == Derived:
+			cols = append(cols, c.Expr+" AS "+c.Name)
+		case c.From != rels[0] && (c.Agg != Sum || c.Zero):
+			cols = append(cols, "coalesce("+c.From+"."+c.Name+", 0) AS "+c.Name)
+		default:
+			cols = append(cols, c.From+"."+c.Name)
+		}
+	}
+	from := ""
+	for i, r := range rels {
+		sub := fmt.Sprintf("(SELECT %s,\n     %s\n   FROM %s GROUP BY %s) %s", strings.Join(keyCols, ", "),
+			strings.Join(aggs[r], ",\n     "), viewName(r), strings.Join(keyExprs, ", "), r)
+		if i == 0 {
+			from = sub
+			continue
+		}
+		var on []string
+		for _, k := range keyNames {
+			on = append(on, rels[0]+"."+k+" = "+r+"."+k)
+		}
+		from += "\nLEFT JOIN " + sub + " ON " + strings.Join(on, " AND ")
+	}
+	counts := viewName(string(f.Family) + "_counts" + groupSuffix(keys))
+	out := []string{fmt.Sprintf("-- The %s family's counts by %s.\nCREATE OR REPLACE VIEW %s AS\nSELECT %s\nFROM %s%s;",
+		f.Family, strings.Join(keys, ", "), counts, strings.Join(cols, ", "), from, d.joinNulls)}
+	var rows []string
+	for _, s := range reports.Catalog {
+		if s.Family != f.Family {
+			continue
+		}
+		if why, err := f.missing(s); err != nil || why != "" {
+			continue // said once, in orchstat_metrics_left_out
+		}
+		rows = append(rows, "SELECT "+strings.Join(keyNames, ", ")+", "+strings.TrimPrefix(metricRowFrom(d, s, counts), "SELECT "))
+	}
+	out = append(out, fmt.Sprintf("-- The %s family's metrics by %s, as the report splits them.\nCREATE OR REPLACE VIEW %s AS\n%s;",
+		f.Family, strings.Join(keys, ", "), viewName(string(f.Family)+"_metrics"+groupSuffix(keys)), strings.Join(rows, "\nUNION ALL\n")))
+	return out, nil
+}
+
 // metricRows renders a SELECT per catalog metric the families compute,
 // and lists those they leave out; a metric naming a count no family
 // declares or leaves out is an error, so a new catalog entry cannot be
@@ -247,6 +330,11 @@ func (f Family) missing(s reports.MetricSpec) (string, error) {
 }
 
 func metricRow(d Dialect, s reports.MetricSpec) string {
+	return metricRowFrom(d, s, countsName(s.Family))
+}
+
+// metricRowFrom renders the metric s from the counts view counts.
+func metricRowFrom(d Dialect, s reports.MetricSpec, counts string) string {
 	cast := func(e string) string { return "CAST(" + e + " AS " + d.double + ")" }
 	null := cast("NULL")
 	value, num, den := cast(s.Num), null, null
@@ -255,7 +343,7 @@ func metricRow(d Dialect, s reports.MetricSpec) string {
 		value = "CASE WHEN " + s.Den + " = 0 THEN " + null + " ELSE " + cast(s.Num) + " / " + cast(s.Den) + " END"
 	}
 	return fmt.Sprintf("SELECT '%s' AS metric, '%s' AS family, '%s' AS kind, %s AS value, %s AS numerator, %s AS denominator FROM %s",
-		s.Name, s.Family, s.Kind, value, num, den, countsName(s.Family))
+		s.Name, s.Family, s.Kind, value, num, den, counts)
 }
 
 func leftOutRows(d Dialect, l []LeftOutMetric) string {

@@ -140,3 +140,31 @@ func TestLookup(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestAbsentTable: a table a local lake holds no file of becomes an empty
+// view of its columns in DuckDB and ClickHouse, whose readers fail on a
+// glob that matches nothing, and is named; Trino and Spark declare it as
+// any other.
+func TestAbsentTable(t *testing.T) {
+	lake := testLake()
+	for i := range lake {
+		lake[i].Absent = lake[i].Name == "calls"
+	}
+	loc, _ := ParseLocation("/data/lake")
+	for _, name := range DialectNames {
+		v, err := Render(Dialects[name], loc, lake)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(v.Absent, []string{"calls"}) {
+			t.Errorf("%s: absent %v, want [calls]", name, v.Absent)
+		}
+		empty := strings.Contains(v.SQL, "-- The lake holds no file of calls yet")
+		if want := name == "duckdb" || name == "clickhouse"; empty != want {
+			t.Errorf("%s: an empty view of calls %v, want %v", name, empty, want)
+		}
+		if reads := strings.Contains(v.SQL, "/data/lake/calls"); reads == empty {
+			t.Errorf("%s: reads calls' files %v, an empty view %v", name, reads, empty)
+		}
+	}
+}

@@ -168,7 +168,7 @@ WHERE rank_ = 1;
 
 -- each attempt with the signature before it and whether an earlier attempt failed in a way no retry changes
 CREATE OR REPLACE VIEW orchstat_record_attempts_scored AS
-SELECT attempt, passed, signature,
+SELECT `system`, attempt, passed, signature,
   lagInFrame(signature) OVER (PARTITION BY `system`, run_id ORDER BY attempt ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS prev_signature,
   coalesce(max(CASE WHEN passed = false AND (class IN ('preflight', 'write_failed') OR (stage = 'acceptance_failed' AND substr(trim(coalesce(error, '')), 1, 34) = 'Failed to parse acceptance command')) THEN 1 ELSE 0 END)
     OVER (PARTITION BY `system`, run_id ORDER BY attempt ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) = 1 AS after_deterministic
@@ -189,6 +189,39 @@ CROSS JOIN (SELECT coalesce(countIf(passed IS NOT NULL), 0) AS attempts_known,
      coalesce(countIf(attempt > 1 AND after_deterministic), 0) AS wasted,
      coalesce(countIf(attempt > 1 AND passed = false AND signature IS NOT NULL AND signature = prev_signature), 0) AS repeats
    FROM orchstat_record_attempts_scored) record_attempts_scored;
+
+-- The record family's counts by system.
+CREATE OR REPLACE VIEW orchstat_record_counts_by_system AS
+SELECT record_runs_ran.`system`, record_runs_ran.runs, record_runs_ran.retried, record_runs_ran.with_attempts, record_runs_ran.failed, record_runs_ran.finished, coalesce(record_attempts_scored.attempts_known, 0) AS attempts_known, coalesce(record_attempts_scored.attempts_failed, 0) AS attempts_failed, coalesce(record_attempts_scored.retries, 0) AS retries, coalesce(record_attempts_scored.wasted, 0) AS wasted, coalesce(record_attempts_scored.repeats, 0) AS repeats
+FROM (SELECT coalesce(`system`, '') AS `system`,
+     count(*) AS runs,
+     coalesce(countIf(attempts > 1), 0) AS retried,
+     coalesce(countIf(attempts IS NOT NULL), 0) AS with_attempts,
+     coalesce(countIf(status = 'failure'), 0) AS failed,
+     coalesce(countIf(status IN ('success', 'failure')), 0) AS finished
+   FROM orchstat_record_runs_ran GROUP BY coalesce(`system`, '')) record_runs_ran
+LEFT JOIN (SELECT coalesce(`system`, '') AS `system`,
+     coalesce(countIf(passed IS NOT NULL), 0) AS attempts_known,
+     coalesce(countIf(passed = false), 0) AS attempts_failed,
+     coalesce(countIf(attempt > 1), 0) AS retries,
+     coalesce(countIf(attempt > 1 AND after_deterministic), 0) AS wasted,
+     coalesce(countIf(attempt > 1 AND passed = false AND signature IS NOT NULL AND signature = prev_signature), 0) AS repeats
+   FROM orchstat_record_attempts_scored GROUP BY coalesce(`system`, '')) record_attempts_scored ON record_runs_ran.`system` = record_attempts_scored.`system`
+SETTINGS join_use_nulls = 1;
+
+-- The record family's metrics by system, as the report splits them.
+CREATE OR REPLACE VIEW orchstat_record_metrics_by_system AS
+SELECT `system`, 'record_runs' AS metric, 'record' AS family, 'count' AS kind, CAST(runs AS Nullable(Float64)) AS value, CAST(NULL AS Nullable(Float64)) AS numerator, CAST(NULL AS Nullable(Float64)) AS denominator FROM orchstat_record_counts_by_system
+UNION ALL
+SELECT `system`, 'record_retry_rate' AS metric, 'record' AS family, 'share' AS kind, CASE WHEN with_attempts = 0 THEN CAST(NULL AS Nullable(Float64)) ELSE CAST(retried AS Nullable(Float64)) / CAST(with_attempts AS Nullable(Float64)) END AS value, CAST(retried AS Nullable(Float64)) AS numerator, CAST(with_attempts AS Nullable(Float64)) AS denominator FROM orchstat_record_counts_by_system
+UNION ALL
+SELECT `system`, 'record_failure_rate' AS metric, 'record' AS family, 'share' AS kind, CASE WHEN finished = 0 THEN CAST(NULL AS Nullable(Float64)) ELSE CAST(failed AS Nullable(Float64)) / CAST(finished AS Nullable(Float64)) END AS value, CAST(failed AS Nullable(Float64)) AS numerator, CAST(finished AS Nullable(Float64)) AS denominator FROM orchstat_record_counts_by_system
+UNION ALL
+SELECT `system`, 'attempt_failure_rate' AS metric, 'record' AS family, 'share' AS kind, CASE WHEN attempts_known = 0 THEN CAST(NULL AS Nullable(Float64)) ELSE CAST(attempts_failed AS Nullable(Float64)) / CAST(attempts_known AS Nullable(Float64)) END AS value, CAST(attempts_failed AS Nullable(Float64)) AS numerator, CAST(attempts_known AS Nullable(Float64)) AS denominator FROM orchstat_record_counts_by_system
+UNION ALL
+SELECT `system`, 'wasted_attempt_rate' AS metric, 'record' AS family, 'share' AS kind, CASE WHEN retries = 0 THEN CAST(NULL AS Nullable(Float64)) ELSE CAST(wasted AS Nullable(Float64)) / CAST(retries AS Nullable(Float64)) END AS value, CAST(wasted AS Nullable(Float64)) AS numerator, CAST(retries AS Nullable(Float64)) AS denominator FROM orchstat_record_counts_by_system
+UNION ALL
+SELECT `system`, 'signature_repeat_rate' AS metric, 'record' AS family, 'share' AS kind, CASE WHEN retries = 0 THEN CAST(NULL AS Nullable(Float64)) ELSE CAST(repeats AS Nullable(Float64)) / CAST(retries AS Nullable(Float64)) END AS value, CAST(repeats AS Nullable(Float64)) AS numerator, CAST(retries AS Nullable(Float64)) AS denominator FROM orchstat_record_counts_by_system;
 
 -- each call once, by system, session and call id; calls without an id each count
 CREATE OR REPLACE VIEW orchstat_calls_once AS
@@ -221,6 +254,100 @@ FROM (SELECT count(*) AS calls,
      sumOrNull(reasoning_tokens) AS reasoning_tokens,
      sumOrNullIf(coalesce(failed_input_tokens, 0) + coalesce(failed_output_tokens, 0), failed_input_tokens IS NOT NULL OR failed_output_tokens IS NOT NULL) AS failed_tokens
    FROM orchstat_calls_in_scope) calls_in_scope;
+
+-- The call family's counts by system.
+CREATE OR REPLACE VIEW orchstat_call_counts_by_system AS
+SELECT calls_in_scope.`system`, calls_in_scope.calls, calls_in_scope.failed, calls_in_scope.known, calls_in_scope.with_attempts, calls_in_scope.attempts, calls_in_scope.retried, calls_in_scope.backoff_ms, calls_in_scope.tokens, calls_in_scope.input_tokens, calls_in_scope.cache_read_tokens, calls_in_scope.cache_write_tokens, calls_in_scope.output_tokens, calls_in_scope.reasoning_tokens, calls_in_scope.failed_tokens, attempts - with_attempts AS retries, calls - with_attempts AS attempts_unknown, backoff_ms / 1000.0 AS backoff_seconds
+FROM (SELECT coalesce(`system`, '') AS `system`,
+     count(*) AS calls,
+     coalesce(countIf(success = false), 0) AS failed,
+     coalesce(countIf(success IS NOT NULL), 0) AS known,
+     coalesce(countIf(attempts IS NOT NULL), 0) AS with_attempts,
+     coalesce(sumOrNull(attempts), 0) AS attempts,
+     coalesce(countIf(attempts > 1), 0) AS retried,
+     sumOrNull(backoff_ms) AS backoff_ms,
+     sumOrNullIf(coalesce(input_tokens, 0) + coalesce(cache_read_tokens, 0) + coalesce(cache_write_tokens, 0) + coalesce(output_tokens, 0), input_tokens IS NOT NULL OR cache_read_tokens IS NOT NULL OR cache_write_tokens IS NOT NULL OR output_tokens IS NOT NULL) AS tokens,
+     sumOrNull(input_tokens) AS input_tokens,
+     sumOrNull(cache_read_tokens) AS cache_read_tokens,
+     sumOrNull(cache_write_tokens) AS cache_write_tokens,
+     sumOrNull(output_tokens) AS output_tokens,
+     sumOrNull(reasoning_tokens) AS reasoning_tokens,
+     sumOrNullIf(coalesce(failed_input_tokens, 0) + coalesce(failed_output_tokens, 0), failed_input_tokens IS NOT NULL OR failed_output_tokens IS NOT NULL) AS failed_tokens
+   FROM orchstat_calls_in_scope GROUP BY coalesce(`system`, '')) calls_in_scope
+SETTINGS join_use_nulls = 1;
+
+-- The call family's metrics by system, as the report splits them.
+CREATE OR REPLACE VIEW orchstat_call_metrics_by_system AS
+SELECT `system`, 'calls' AS metric, 'call' AS family, 'count' AS kind, CAST(calls AS Nullable(Float64)) AS value, CAST(NULL AS Nullable(Float64)) AS numerator, CAST(NULL AS Nullable(Float64)) AS denominator FROM orchstat_call_counts_by_system
+UNION ALL
+SELECT `system`, 'call_retry_rate' AS metric, 'call' AS family, 'share' AS kind, CASE WHEN with_attempts = 0 THEN CAST(NULL AS Nullable(Float64)) ELSE CAST(retried AS Nullable(Float64)) / CAST(with_attempts AS Nullable(Float64)) END AS value, CAST(retried AS Nullable(Float64)) AS numerator, CAST(with_attempts AS Nullable(Float64)) AS denominator FROM orchstat_call_counts_by_system
+UNION ALL
+SELECT `system`, 'call_failure_rate' AS metric, 'call' AS family, 'share' AS kind, CASE WHEN known = 0 THEN CAST(NULL AS Nullable(Float64)) ELSE CAST(failed AS Nullable(Float64)) / CAST(known AS Nullable(Float64)) END AS value, CAST(failed AS Nullable(Float64)) AS numerator, CAST(known AS Nullable(Float64)) AS denominator FROM orchstat_call_counts_by_system
+UNION ALL
+SELECT `system`, 'call_retries_total' AS metric, 'call' AS family, 'count' AS kind, CAST(retries AS Nullable(Float64)) AS value, CAST(NULL AS Nullable(Float64)) AS numerator, CAST(NULL AS Nullable(Float64)) AS denominator FROM orchstat_call_counts_by_system
+UNION ALL
+SELECT `system`, 'attempts_per_call' AS metric, 'call' AS family, 'average' AS kind, CASE WHEN with_attempts = 0 THEN CAST(NULL AS Nullable(Float64)) ELSE CAST(attempts AS Nullable(Float64)) / CAST(with_attempts AS Nullable(Float64)) END AS value, CAST(attempts AS Nullable(Float64)) AS numerator, CAST(with_attempts AS Nullable(Float64)) AS denominator FROM orchstat_call_counts_by_system
+UNION ALL
+SELECT `system`, 'calls_attempts_unknown' AS metric, 'call' AS family, 'count' AS kind, CAST(attempts_unknown AS Nullable(Float64)) AS value, CAST(NULL AS Nullable(Float64)) AS numerator, CAST(NULL AS Nullable(Float64)) AS denominator FROM orchstat_call_counts_by_system
+UNION ALL
+SELECT `system`, 'call_backoff_seconds' AS metric, 'call' AS family, 'sum' AS kind, CAST(backoff_seconds AS Nullable(Float64)) AS value, CAST(NULL AS Nullable(Float64)) AS numerator, CAST(NULL AS Nullable(Float64)) AS denominator FROM orchstat_call_counts_by_system
+UNION ALL
+SELECT `system`, 'failed_attempt_tokens' AS metric, 'call' AS family, 'sum' AS kind, CAST(failed_tokens AS Nullable(Float64)) AS value, CAST(NULL AS Nullable(Float64)) AS numerator, CAST(NULL AS Nullable(Float64)) AS denominator FROM orchstat_call_counts_by_system
+UNION ALL
+SELECT `system`, 'call_input_tokens' AS metric, 'call' AS family, 'sum' AS kind, CAST(input_tokens AS Nullable(Float64)) AS value, CAST(NULL AS Nullable(Float64)) AS numerator, CAST(NULL AS Nullable(Float64)) AS denominator FROM orchstat_call_counts_by_system
+UNION ALL
+SELECT `system`, 'call_cache_read_tokens' AS metric, 'call' AS family, 'sum' AS kind, CAST(cache_read_tokens AS Nullable(Float64)) AS value, CAST(NULL AS Nullable(Float64)) AS numerator, CAST(NULL AS Nullable(Float64)) AS denominator FROM orchstat_call_counts_by_system
+UNION ALL
+SELECT `system`, 'call_cache_write_tokens' AS metric, 'call' AS family, 'sum' AS kind, CAST(cache_write_tokens AS Nullable(Float64)) AS value, CAST(NULL AS Nullable(Float64)) AS numerator, CAST(NULL AS Nullable(Float64)) AS denominator FROM orchstat_call_counts_by_system
+UNION ALL
+SELECT `system`, 'call_output_tokens' AS metric, 'call' AS family, 'sum' AS kind, CAST(output_tokens AS Nullable(Float64)) AS value, CAST(NULL AS Nullable(Float64)) AS numerator, CAST(NULL AS Nullable(Float64)) AS denominator FROM orchstat_call_counts_by_system;
+
+-- The call family's counts by system, provider, model.
+CREATE OR REPLACE VIEW orchstat_call_counts_by_system_provider_model AS
+SELECT calls_in_scope.`system`, calls_in_scope.`provider`, calls_in_scope.`model`, calls_in_scope.calls, calls_in_scope.failed, calls_in_scope.known, calls_in_scope.with_attempts, calls_in_scope.attempts, calls_in_scope.retried, calls_in_scope.backoff_ms, calls_in_scope.tokens, calls_in_scope.input_tokens, calls_in_scope.cache_read_tokens, calls_in_scope.cache_write_tokens, calls_in_scope.output_tokens, calls_in_scope.reasoning_tokens, calls_in_scope.failed_tokens, attempts - with_attempts AS retries, calls - with_attempts AS attempts_unknown, backoff_ms / 1000.0 AS backoff_seconds
+FROM (SELECT coalesce(`system`, '') AS `system`, coalesce(`provider`, '') AS `provider`, coalesce(`model`, '') AS `model`,
+     count(*) AS calls,
+     coalesce(countIf(success = false), 0) AS failed,
+     coalesce(countIf(success IS NOT NULL), 0) AS known,
+     coalesce(countIf(attempts IS NOT NULL), 0) AS with_attempts,
+     coalesce(sumOrNull(attempts), 0) AS attempts,
+     coalesce(countIf(attempts > 1), 0) AS retried,
+     sumOrNull(backoff_ms) AS backoff_ms,
+     sumOrNullIf(coalesce(input_tokens, 0) + coalesce(cache_read_tokens, 0) + coalesce(cache_write_tokens, 0) + coalesce(output_tokens, 0), input_tokens IS NOT NULL OR cache_read_tokens IS NOT NULL OR cache_write_tokens IS NOT NULL OR output_tokens IS NOT NULL) AS tokens,
+     sumOrNull(input_tokens) AS input_tokens,
+     sumOrNull(cache_read_tokens) AS cache_read_tokens,
+     sumOrNull(cache_write_tokens) AS cache_write_tokens,
+     sumOrNull(output_tokens) AS output_tokens,
+     sumOrNull(reasoning_tokens) AS reasoning_tokens,
+     sumOrNullIf(coalesce(failed_input_tokens, 0) + coalesce(failed_output_tokens, 0), failed_input_tokens IS NOT NULL OR failed_output_tokens IS NOT NULL) AS failed_tokens
+   FROM orchstat_calls_in_scope GROUP BY coalesce(`system`, ''), coalesce(`provider`, ''), coalesce(`model`, '')) calls_in_scope
+SETTINGS join_use_nulls = 1;
+
+-- The call family's metrics by system, provider, model, as the report splits them.
+CREATE OR REPLACE VIEW orchstat_call_metrics_by_system_provider_model AS
+SELECT `system`, `provider`, `model`, 'calls' AS metric, 'call' AS family, 'count' AS kind, CAST(calls AS Nullable(Float64)) AS value, CAST(NULL AS Nullable(Float64)) AS numerator, CAST(NULL AS Nullable(Float64)) AS denominator FROM orchstat_call_counts_by_system_provider_model
+UNION ALL
+SELECT `system`, `provider`, `model`, 'call_retry_rate' AS metric, 'call' AS family, 'share' AS kind, CASE WHEN with_attempts = 0 THEN CAST(NULL AS Nullable(Float64)) ELSE CAST(retried AS Nullable(Float64)) / CAST(with_attempts AS Nullable(Float64)) END AS value, CAST(retried AS Nullable(Float64)) AS numerator, CAST(with_attempts AS Nullable(Float64)) AS denominator FROM orchstat_call_counts_by_system_provider_model
+UNION ALL
+SELECT `system`, `provider`, `model`, 'call_failure_rate' AS metric, 'call' AS family, 'share' AS kind, CASE WHEN known = 0 THEN CAST(NULL AS Nullable(Float64)) ELSE CAST(failed AS Nullable(Float64)) / CAST(known AS Nullable(Float64)) END AS value, CAST(failed AS Nullable(Float64)) AS numerator, CAST(known AS Nullable(Float64)) AS denominator FROM orchstat_call_counts_by_system_provider_model
+UNION ALL
+SELECT `system`, `provider`, `model`, 'call_retries_total' AS metric, 'call' AS family, 'count' AS kind, CAST(retries AS Nullable(Float64)) AS value, CAST(NULL AS Nullable(Float64)) AS numerator, CAST(NULL AS Nullable(Float64)) AS denominator FROM orchstat_call_counts_by_system_provider_model
+UNION ALL
+SELECT `system`, `provider`, `model`, 'attempts_per_call' AS metric, 'call' AS family, 'average' AS kind, CASE WHEN with_attempts = 0 THEN CAST(NULL AS Nullable(Float64)) ELSE CAST(attempts AS Nullable(Float64)) / CAST(with_attempts AS Nullable(Float64)) END AS value, CAST(attempts AS Nullable(Float64)) AS numerator, CAST(with_attempts AS Nullable(Float64)) AS denominator FROM orchstat_call_counts_by_system_provider_model
+UNION ALL
+SELECT `system`, `provider`, `model`, 'calls_attempts_unknown' AS metric, 'call' AS family, 'count' AS kind, CAST(attempts_unknown AS Nullable(Float64)) AS value, CAST(NULL AS Nullable(Float64)) AS numerator, CAST(NULL AS Nullable(Float64)) AS denominator FROM orchstat_call_counts_by_system_provider_model
+UNION ALL
+SELECT `system`, `provider`, `model`, 'call_backoff_seconds' AS metric, 'call' AS family, 'sum' AS kind, CAST(backoff_seconds AS Nullable(Float64)) AS value, CAST(NULL AS Nullable(Float64)) AS numerator, CAST(NULL AS Nullable(Float64)) AS denominator FROM orchstat_call_counts_by_system_provider_model
+UNION ALL
+SELECT `system`, `provider`, `model`, 'failed_attempt_tokens' AS metric, 'call' AS family, 'sum' AS kind, CAST(failed_tokens AS Nullable(Float64)) AS value, CAST(NULL AS Nullable(Float64)) AS numerator, CAST(NULL AS Nullable(Float64)) AS denominator FROM orchstat_call_counts_by_system_provider_model
+UNION ALL
+SELECT `system`, `provider`, `model`, 'call_input_tokens' AS metric, 'call' AS family, 'sum' AS kind, CAST(input_tokens AS Nullable(Float64)) AS value, CAST(NULL AS Nullable(Float64)) AS numerator, CAST(NULL AS Nullable(Float64)) AS denominator FROM orchstat_call_counts_by_system_provider_model
+UNION ALL
+SELECT `system`, `provider`, `model`, 'call_cache_read_tokens' AS metric, 'call' AS family, 'sum' AS kind, CAST(cache_read_tokens AS Nullable(Float64)) AS value, CAST(NULL AS Nullable(Float64)) AS numerator, CAST(NULL AS Nullable(Float64)) AS denominator FROM orchstat_call_counts_by_system_provider_model
+UNION ALL
+SELECT `system`, `provider`, `model`, 'call_cache_write_tokens' AS metric, 'call' AS family, 'sum' AS kind, CAST(cache_write_tokens AS Nullable(Float64)) AS value, CAST(NULL AS Nullable(Float64)) AS numerator, CAST(NULL AS Nullable(Float64)) AS denominator FROM orchstat_call_counts_by_system_provider_model
+UNION ALL
+SELECT `system`, `provider`, `model`, 'call_output_tokens' AS metric, 'call' AS family, 'sum' AS kind, CAST(output_tokens AS Nullable(Float64)) AS value, CAST(NULL AS Nullable(Float64)) AS numerator, CAST(NULL AS Nullable(Float64)) AS denominator FROM orchstat_call_counts_by_system_provider_model;
 
 -- One row per metric: value, and for a ratio its numerator and denominator (no value when the denominator is 0).
 CREATE OR REPLACE VIEW orchstat_metrics AS

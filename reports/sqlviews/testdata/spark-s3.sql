@@ -255,7 +255,7 @@ WHERE rank_ = 1;
 
 -- each attempt with the signature before it and whether an earlier attempt failed in a way no retry changes
 CREATE OR REPLACE VIEW orchstat_record_attempts_scored AS
-SELECT attempt, passed, signature,
+SELECT `system`, attempt, passed, signature,
   lag(signature) OVER (PARTITION BY `system`, run_id ORDER BY attempt) AS prev_signature,
   coalesce(max(CASE WHEN passed = false AND (class IN ('preflight', 'write_failed') OR (stage = 'acceptance_failed' AND substr(trim(coalesce(error, '')), 1, 34) = 'Failed to parse acceptance command')) THEN 1 ELSE 0 END)
     OVER (PARTITION BY `system`, run_id ORDER BY attempt ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) = 1 AS after_deterministic
@@ -276,6 +276,38 @@ CROSS JOIN (SELECT coalesce(sum(CASE WHEN passed IS NOT NULL THEN 1 ELSE 0 END),
      coalesce(sum(CASE WHEN attempt > 1 AND after_deterministic THEN 1 ELSE 0 END), 0) AS wasted,
      coalesce(sum(CASE WHEN attempt > 1 AND passed = false AND signature IS NOT NULL AND signature = prev_signature THEN 1 ELSE 0 END), 0) AS repeats
    FROM orchstat_record_attempts_scored) record_attempts_scored;
+
+-- The record family's counts by system.
+CREATE OR REPLACE VIEW orchstat_record_counts_by_system AS
+SELECT record_runs_ran.`system`, record_runs_ran.runs, record_runs_ran.retried, record_runs_ran.with_attempts, record_runs_ran.failed, record_runs_ran.finished, coalesce(record_attempts_scored.attempts_known, 0) AS attempts_known, coalesce(record_attempts_scored.attempts_failed, 0) AS attempts_failed, coalesce(record_attempts_scored.retries, 0) AS retries, coalesce(record_attempts_scored.wasted, 0) AS wasted, coalesce(record_attempts_scored.repeats, 0) AS repeats
+FROM (SELECT coalesce(`system`, '') AS `system`,
+     count(*) AS runs,
+     coalesce(sum(CASE WHEN attempts > 1 THEN 1 ELSE 0 END), 0) AS retried,
+     coalesce(sum(CASE WHEN attempts IS NOT NULL THEN 1 ELSE 0 END), 0) AS with_attempts,
+     coalesce(sum(CASE WHEN status = 'failure' THEN 1 ELSE 0 END), 0) AS failed,
+     coalesce(sum(CASE WHEN status IN ('success', 'failure') THEN 1 ELSE 0 END), 0) AS finished
+   FROM orchstat_record_runs_ran GROUP BY coalesce(`system`, '')) record_runs_ran
+LEFT JOIN (SELECT coalesce(`system`, '') AS `system`,
+     coalesce(sum(CASE WHEN passed IS NOT NULL THEN 1 ELSE 0 END), 0) AS attempts_known,
+     coalesce(sum(CASE WHEN passed = false THEN 1 ELSE 0 END), 0) AS attempts_failed,
+     coalesce(sum(CASE WHEN attempt > 1 THEN 1 ELSE 0 END), 0) AS retries,
+     coalesce(sum(CASE WHEN attempt > 1 AND after_deterministic THEN 1 ELSE 0 END), 0) AS wasted,
+     coalesce(sum(CASE WHEN attempt > 1 AND passed = false AND signature IS NOT NULL AND signature = prev_signature THEN 1 ELSE 0 END), 0) AS repeats
+   FROM orchstat_record_attempts_scored GROUP BY coalesce(`system`, '')) record_attempts_scored ON record_runs_ran.`system` = record_attempts_scored.`system`;
+
+-- The record family's metrics by system, as the report splits them.
+CREATE OR REPLACE VIEW orchstat_record_metrics_by_system AS
+SELECT `system`, 'record_runs' AS metric, 'record' AS family, 'count' AS kind, CAST(runs AS DOUBLE) AS value, CAST(NULL AS DOUBLE) AS numerator, CAST(NULL AS DOUBLE) AS denominator FROM orchstat_record_counts_by_system
+UNION ALL
+SELECT `system`, 'record_retry_rate' AS metric, 'record' AS family, 'share' AS kind, CASE WHEN with_attempts = 0 THEN CAST(NULL AS DOUBLE) ELSE CAST(retried AS DOUBLE) / CAST(with_attempts AS DOUBLE) END AS value, CAST(retried AS DOUBLE) AS numerator, CAST(with_attempts AS DOUBLE) AS denominator FROM orchstat_record_counts_by_system
+UNION ALL
+SELECT `system`, 'record_failure_rate' AS metric, 'record' AS family, 'share' AS kind, CASE WHEN finished = 0 THEN CAST(NULL AS DOUBLE) ELSE CAST(failed AS DOUBLE) / CAST(finished AS DOUBLE) END AS value, CAST(failed AS DOUBLE) AS numerator, CAST(finished AS DOUBLE) AS denominator FROM orchstat_record_counts_by_system
+UNION ALL
+SELECT `system`, 'attempt_failure_rate' AS metric, 'record' AS family, 'share' AS kind, CASE WHEN attempts_known = 0 THEN CAST(NULL AS DOUBLE) ELSE CAST(attempts_failed AS DOUBLE) / CAST(attempts_known AS DOUBLE) END AS value, CAST(attempts_failed AS DOUBLE) AS numerator, CAST(attempts_known AS DOUBLE) AS denominator FROM orchstat_record_counts_by_system
+UNION ALL
+SELECT `system`, 'wasted_attempt_rate' AS metric, 'record' AS family, 'share' AS kind, CASE WHEN retries = 0 THEN CAST(NULL AS DOUBLE) ELSE CAST(wasted AS DOUBLE) / CAST(retries AS DOUBLE) END AS value, CAST(wasted AS DOUBLE) AS numerator, CAST(retries AS DOUBLE) AS denominator FROM orchstat_record_counts_by_system
+UNION ALL
+SELECT `system`, 'signature_repeat_rate' AS metric, 'record' AS family, 'share' AS kind, CASE WHEN retries = 0 THEN CAST(NULL AS DOUBLE) ELSE CAST(repeats AS DOUBLE) / CAST(retries AS DOUBLE) END AS value, CAST(repeats AS DOUBLE) AS numerator, CAST(retries AS DOUBLE) AS denominator FROM orchstat_record_counts_by_system;
 
 -- each call once, by system, session and call id; calls without an id each count
 CREATE OR REPLACE VIEW orchstat_calls_once AS
@@ -308,6 +340,98 @@ FROM (SELECT count(*) AS calls,
      sum(reasoning_tokens) AS reasoning_tokens,
      sum(CASE WHEN failed_input_tokens IS NOT NULL OR failed_output_tokens IS NOT NULL THEN coalesce(failed_input_tokens, 0) + coalesce(failed_output_tokens, 0) END) AS failed_tokens
    FROM orchstat_calls_in_scope) calls_in_scope;
+
+-- The call family's counts by system.
+CREATE OR REPLACE VIEW orchstat_call_counts_by_system AS
+SELECT calls_in_scope.`system`, calls_in_scope.calls, calls_in_scope.failed, calls_in_scope.known, calls_in_scope.with_attempts, calls_in_scope.attempts, calls_in_scope.retried, calls_in_scope.backoff_ms, calls_in_scope.tokens, calls_in_scope.input_tokens, calls_in_scope.cache_read_tokens, calls_in_scope.cache_write_tokens, calls_in_scope.output_tokens, calls_in_scope.reasoning_tokens, calls_in_scope.failed_tokens, attempts - with_attempts AS retries, calls - with_attempts AS attempts_unknown, backoff_ms / 1000.0 AS backoff_seconds
+FROM (SELECT coalesce(`system`, '') AS `system`,
+     count(*) AS calls,
+     coalesce(sum(CASE WHEN success = false THEN 1 ELSE 0 END), 0) AS failed,
+     coalesce(sum(CASE WHEN success IS NOT NULL THEN 1 ELSE 0 END), 0) AS known,
+     coalesce(sum(CASE WHEN attempts IS NOT NULL THEN 1 ELSE 0 END), 0) AS with_attempts,
+     coalesce(sum(attempts), 0) AS attempts,
+     coalesce(sum(CASE WHEN attempts > 1 THEN 1 ELSE 0 END), 0) AS retried,
+     sum(backoff_ms) AS backoff_ms,
+     sum(CASE WHEN input_tokens IS NOT NULL OR cache_read_tokens IS NOT NULL OR cache_write_tokens IS NOT NULL OR output_tokens IS NOT NULL THEN coalesce(input_tokens, 0) + coalesce(cache_read_tokens, 0) + coalesce(cache_write_tokens, 0) + coalesce(output_tokens, 0) END) AS tokens,
+     sum(input_tokens) AS input_tokens,
+     sum(cache_read_tokens) AS cache_read_tokens,
+     sum(cache_write_tokens) AS cache_write_tokens,
+     sum(output_tokens) AS output_tokens,
+     sum(reasoning_tokens) AS reasoning_tokens,
+     sum(CASE WHEN failed_input_tokens IS NOT NULL OR failed_output_tokens IS NOT NULL THEN coalesce(failed_input_tokens, 0) + coalesce(failed_output_tokens, 0) END) AS failed_tokens
+   FROM orchstat_calls_in_scope GROUP BY coalesce(`system`, '')) calls_in_scope;
+
+-- The call family's metrics by system, as the report splits them.
+CREATE OR REPLACE VIEW orchstat_call_metrics_by_system AS
+SELECT `system`, 'calls' AS metric, 'call' AS family, 'count' AS kind, CAST(calls AS DOUBLE) AS value, CAST(NULL AS DOUBLE) AS numerator, CAST(NULL AS DOUBLE) AS denominator FROM orchstat_call_counts_by_system
+UNION ALL
+SELECT `system`, 'call_retry_rate' AS metric, 'call' AS family, 'share' AS kind, CASE WHEN with_attempts = 0 THEN CAST(NULL AS DOUBLE) ELSE CAST(retried AS DOUBLE) / CAST(with_attempts AS DOUBLE) END AS value, CAST(retried AS DOUBLE) AS numerator, CAST(with_attempts AS DOUBLE) AS denominator FROM orchstat_call_counts_by_system
+UNION ALL
+SELECT `system`, 'call_failure_rate' AS metric, 'call' AS family, 'share' AS kind, CASE WHEN known = 0 THEN CAST(NULL AS DOUBLE) ELSE CAST(failed AS DOUBLE) / CAST(known AS DOUBLE) END AS value, CAST(failed AS DOUBLE) AS numerator, CAST(known AS DOUBLE) AS denominator FROM orchstat_call_counts_by_system
+UNION ALL
+SELECT `system`, 'call_retries_total' AS metric, 'call' AS family, 'count' AS kind, CAST(retries AS DOUBLE) AS value, CAST(NULL AS DOUBLE) AS numerator, CAST(NULL AS DOUBLE) AS denominator FROM orchstat_call_counts_by_system
+UNION ALL
+SELECT `system`, 'attempts_per_call' AS metric, 'call' AS family, 'average' AS kind, CASE WHEN with_attempts = 0 THEN CAST(NULL AS DOUBLE) ELSE CAST(attempts AS DOUBLE) / CAST(with_attempts AS DOUBLE) END AS value, CAST(attempts AS DOUBLE) AS numerator, CAST(with_attempts AS DOUBLE) AS denominator FROM orchstat_call_counts_by_system
+UNION ALL
+SELECT `system`, 'calls_attempts_unknown' AS metric, 'call' AS family, 'count' AS kind, CAST(attempts_unknown AS DOUBLE) AS value, CAST(NULL AS DOUBLE) AS numerator, CAST(NULL AS DOUBLE) AS denominator FROM orchstat_call_counts_by_system
+UNION ALL
+SELECT `system`, 'call_backoff_seconds' AS metric, 'call' AS family, 'sum' AS kind, CAST(backoff_seconds AS DOUBLE) AS value, CAST(NULL AS DOUBLE) AS numerator, CAST(NULL AS DOUBLE) AS denominator FROM orchstat_call_counts_by_system
+UNION ALL
+SELECT `system`, 'failed_attempt_tokens' AS metric, 'call' AS family, 'sum' AS kind, CAST(failed_tokens AS DOUBLE) AS value, CAST(NULL AS DOUBLE) AS numerator, CAST(NULL AS DOUBLE) AS denominator FROM orchstat_call_counts_by_system
+UNION ALL
+SELECT `system`, 'call_input_tokens' AS metric, 'call' AS family, 'sum' AS kind, CAST(input_tokens AS DOUBLE) AS value, CAST(NULL AS DOUBLE) AS numerator, CAST(NULL AS DOUBLE) AS denominator FROM orchstat_call_counts_by_system
+UNION ALL
+SELECT `system`, 'call_cache_read_tokens' AS metric, 'call' AS family, 'sum' AS kind, CAST(cache_read_tokens AS DOUBLE) AS value, CAST(NULL AS DOUBLE) AS numerator, CAST(NULL AS DOUBLE) AS denominator FROM orchstat_call_counts_by_system
+UNION ALL
+SELECT `system`, 'call_cache_write_tokens' AS metric, 'call' AS family, 'sum' AS kind, CAST(cache_write_tokens AS DOUBLE) AS value, CAST(NULL AS DOUBLE) AS numerator, CAST(NULL AS DOUBLE) AS denominator FROM orchstat_call_counts_by_system
+UNION ALL
+SELECT `system`, 'call_output_tokens' AS metric, 'call' AS family, 'sum' AS kind, CAST(output_tokens AS DOUBLE) AS value, CAST(NULL AS DOUBLE) AS numerator, CAST(NULL AS DOUBLE) AS denominator FROM orchstat_call_counts_by_system;
+
+-- The call family's counts by system, provider, model.
+CREATE OR REPLACE VIEW orchstat_call_counts_by_system_provider_model AS
+SELECT calls_in_scope.`system`, calls_in_scope.`provider`, calls_in_scope.`model`, calls_in_scope.calls, calls_in_scope.failed, calls_in_scope.known, calls_in_scope.with_attempts, calls_in_scope.attempts, calls_in_scope.retried, calls_in_scope.backoff_ms, calls_in_scope.tokens, calls_in_scope.input_tokens, calls_in_scope.cache_read_tokens, calls_in_scope.cache_write_tokens, calls_in_scope.output_tokens, calls_in_scope.reasoning_tokens, calls_in_scope.failed_tokens, attempts - with_attempts AS retries, calls - with_attempts AS attempts_unknown, backoff_ms / 1000.0 AS backoff_seconds
+FROM (SELECT coalesce(`system`, '') AS `system`, coalesce(`provider`, '') AS `provider`, coalesce(`model`, '') AS `model`,
+     count(*) AS calls,
+     coalesce(sum(CASE WHEN success = false THEN 1 ELSE 0 END), 0) AS failed,
+     coalesce(sum(CASE WHEN success IS NOT NULL THEN 1 ELSE 0 END), 0) AS known,
+     coalesce(sum(CASE WHEN attempts IS NOT NULL THEN 1 ELSE 0 END), 0) AS with_attempts,
+     coalesce(sum(attempts), 0) AS attempts,
+     coalesce(sum(CASE WHEN attempts > 1 THEN 1 ELSE 0 END), 0) AS retried,
+     sum(backoff_ms) AS backoff_ms,
+     sum(CASE WHEN input_tokens IS NOT NULL OR cache_read_tokens IS NOT NULL OR cache_write_tokens IS NOT NULL OR output_tokens IS NOT NULL THEN coalesce(input_tokens, 0) + coalesce(cache_read_tokens, 0) + coalesce(cache_write_tokens, 0) + coalesce(output_tokens, 0) END) AS tokens,
+     sum(input_tokens) AS input_tokens,
+     sum(cache_read_tokens) AS cache_read_tokens,
+     sum(cache_write_tokens) AS cache_write_tokens,
+     sum(output_tokens) AS output_tokens,
+     sum(reasoning_tokens) AS reasoning_tokens,
+     sum(CASE WHEN failed_input_tokens IS NOT NULL OR failed_output_tokens IS NOT NULL THEN coalesce(failed_input_tokens, 0) + coalesce(failed_output_tokens, 0) END) AS failed_tokens
+   FROM orchstat_calls_in_scope GROUP BY coalesce(`system`, ''), coalesce(`provider`, ''), coalesce(`model`, '')) calls_in_scope;
+
+-- The call family's metrics by system, provider, model, as the report splits them.
+CREATE OR REPLACE VIEW orchstat_call_metrics_by_system_provider_model AS
+SELECT `system`, `provider`, `model`, 'calls' AS metric, 'call' AS family, 'count' AS kind, CAST(calls AS DOUBLE) AS value, CAST(NULL AS DOUBLE) AS numerator, CAST(NULL AS DOUBLE) AS denominator FROM orchstat_call_counts_by_system_provider_model
+UNION ALL
+SELECT `system`, `provider`, `model`, 'call_retry_rate' AS metric, 'call' AS family, 'share' AS kind, CASE WHEN with_attempts = 0 THEN CAST(NULL AS DOUBLE) ELSE CAST(retried AS DOUBLE) / CAST(with_attempts AS DOUBLE) END AS value, CAST(retried AS DOUBLE) AS numerator, CAST(with_attempts AS DOUBLE) AS denominator FROM orchstat_call_counts_by_system_provider_model
+UNION ALL
+SELECT `system`, `provider`, `model`, 'call_failure_rate' AS metric, 'call' AS family, 'share' AS kind, CASE WHEN known = 0 THEN CAST(NULL AS DOUBLE) ELSE CAST(failed AS DOUBLE) / CAST(known AS DOUBLE) END AS value, CAST(failed AS DOUBLE) AS numerator, CAST(known AS DOUBLE) AS denominator FROM orchstat_call_counts_by_system_provider_model
+UNION ALL
+SELECT `system`, `provider`, `model`, 'call_retries_total' AS metric, 'call' AS family, 'count' AS kind, CAST(retries AS DOUBLE) AS value, CAST(NULL AS DOUBLE) AS numerator, CAST(NULL AS DOUBLE) AS denominator FROM orchstat_call_counts_by_system_provider_model
+UNION ALL
+SELECT `system`, `provider`, `model`, 'attempts_per_call' AS metric, 'call' AS family, 'average' AS kind, CASE WHEN with_attempts = 0 THEN CAST(NULL AS DOUBLE) ELSE CAST(attempts AS DOUBLE) / CAST(with_attempts AS DOUBLE) END AS value, CAST(attempts AS DOUBLE) AS numerator, CAST(with_attempts AS DOUBLE) AS denominator FROM orchstat_call_counts_by_system_provider_model
+UNION ALL
+SELECT `system`, `provider`, `model`, 'calls_attempts_unknown' AS metric, 'call' AS family, 'count' AS kind, CAST(attempts_unknown AS DOUBLE) AS value, CAST(NULL AS DOUBLE) AS numerator, CAST(NULL AS DOUBLE) AS denominator FROM orchstat_call_counts_by_system_provider_model
+UNION ALL
+SELECT `system`, `provider`, `model`, 'call_backoff_seconds' AS metric, 'call' AS family, 'sum' AS kind, CAST(backoff_seconds AS DOUBLE) AS value, CAST(NULL AS DOUBLE) AS numerator, CAST(NULL AS DOUBLE) AS denominator FROM orchstat_call_counts_by_system_provider_model
+UNION ALL
+SELECT `system`, `provider`, `model`, 'failed_attempt_tokens' AS metric, 'call' AS family, 'sum' AS kind, CAST(failed_tokens AS DOUBLE) AS value, CAST(NULL AS DOUBLE) AS numerator, CAST(NULL AS DOUBLE) AS denominator FROM orchstat_call_counts_by_system_provider_model
+UNION ALL
+SELECT `system`, `provider`, `model`, 'call_input_tokens' AS metric, 'call' AS family, 'sum' AS kind, CAST(input_tokens AS DOUBLE) AS value, CAST(NULL AS DOUBLE) AS numerator, CAST(NULL AS DOUBLE) AS denominator FROM orchstat_call_counts_by_system_provider_model
+UNION ALL
+SELECT `system`, `provider`, `model`, 'call_cache_read_tokens' AS metric, 'call' AS family, 'sum' AS kind, CAST(cache_read_tokens AS DOUBLE) AS value, CAST(NULL AS DOUBLE) AS numerator, CAST(NULL AS DOUBLE) AS denominator FROM orchstat_call_counts_by_system_provider_model
+UNION ALL
+SELECT `system`, `provider`, `model`, 'call_cache_write_tokens' AS metric, 'call' AS family, 'sum' AS kind, CAST(cache_write_tokens AS DOUBLE) AS value, CAST(NULL AS DOUBLE) AS numerator, CAST(NULL AS DOUBLE) AS denominator FROM orchstat_call_counts_by_system_provider_model
+UNION ALL
+SELECT `system`, `provider`, `model`, 'call_output_tokens' AS metric, 'call' AS family, 'sum' AS kind, CAST(output_tokens AS DOUBLE) AS value, CAST(NULL AS DOUBLE) AS numerator, CAST(NULL AS DOUBLE) AS denominator FROM orchstat_call_counts_by_system_provider_model;
 
 -- One row per metric: value, and for a ratio its numerator and denominator (no value when the denominator is 0).
 CREATE OR REPLACE VIEW orchstat_metrics AS
