@@ -72,7 +72,7 @@ func sqlLag(expr, window string) string { return "lag(" + expr + ") OVER (" + wi
 
 var duckDB = Dialect{
 	Name:           "duckdb",
-	CheckedAgainst: "run on DuckDB 1.5.6 over a lake of testdata/ exported by two runners, every metric equal to report --lake (TestSQLViewsDuckDB)",
+	CheckedAgainst: "run on DuckDB 1.5.6 over a lake of testdata/ (and the real samples of testdata-external) exported by two or three runners, every metric and split equal to report --lake (TestSQLViewsDuckDB)",
 	quote:          doubleQuote,
 	countIf:        filterCount,
 	sum:            plainSum,

@@ -1,6 +1,6 @@
 -- orchstat sql-views --dialect duckdb: the report's metrics as views over the lake at s3://ci-traces/orchstat.
 -- Generated from orchstat's metric catalog; orchstat_metrics has one row per metric, as `report --lake` computes it over every run.
--- Checked: run on DuckDB 1.5.6 over a lake of testdata/ exported by two runners, every metric equal to report --lake (TestSQLViewsDuckDB).
+-- Checked: run on DuckDB 1.5.6 over a lake of testdata/ (and the real samples of testdata-external) exported by two or three runners, every metric and split equal to report --lake (TestSQLViewsDuckDB).
 -- Left out: failed_attempt_cost_usd: the same as cost, for failed attempts' tokens.
 -- Left out: call_cost_usd: a call's cost is its recorded cost, else its tokens priced by orchstat's price table (LiteLLM's, matched to the model's name in Go); the lake holds only recorded costs, so a sum over it would leave the priced calls out.
 
