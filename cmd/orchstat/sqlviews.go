@@ -27,7 +27,10 @@ func newSQLViewsCmd(g *globals, runF func(context.Context, *sqlViewsOptions) err
 the views over them that compute the report's metrics, as report --lake does
 over every run: orchstat_metrics, one row per metric (metric, family, kind,
 value, numerator, denominator; a ratio whose denominator is 0 has no value),
-orchstat_<family>_counts with the counts behind them, and
+orchstat_<family>_counts with the counts behind them, the same split as the
+report splits them (orchstat_trace_metrics_by_provider_model,
+orchstat_record_metrics_by_system, orchstat_call_metrics_by_system and
+orchstat_call_metrics_by_system_provider_model), and
 orchstat_metrics_left_out, the metrics the views cannot compute and why (the
 calls' costs, which need orchstat's price table). The views are generated
 from the metric catalog the report uses.

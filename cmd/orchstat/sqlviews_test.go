@@ -69,6 +69,7 @@ func TestSQLViewsDuckDB(t *testing.T) {
 		}
 	}
 	checkLeftOut(t, db)
+	checkByProvider(t, db, report)
 
 	// The report's splits: record runs by system, calls by system and by
 	// system, provider and model.
@@ -103,6 +104,30 @@ func TestSQLViewsDuckDB(t *testing.T) {
 					sameMetric(t, g.view+" "+group+" "+name, views[group][name], want)
 				}
 			}
+		}
+	}
+}
+
+// checkByProvider compares orchstat_trace_metrics_by_provider_model
+// with the report's by-provider table, row for row.
+func checkByProvider(t *testing.T, db *sql.DB, report map[string]any) {
+	t.Helper()
+	views := queryMetrics(t, db, "orchstat_trace_metrics_by_provider_model", []string{"provider", "model"})
+	rows, _ := report["breakdowns"].(map[string]any)["by_provider"].([]any)
+	if len(rows) < 2 || len(views) != len(rows) {
+		t.Errorf("by provider and model: %d groups in the views, %d in the report (want the same, at least 2)", len(views), len(rows))
+	}
+	for _, r := range rows {
+		row := r.(map[string]any)
+		model, _ := row["model"].(string)
+		group := row["provider"].(string) + "/" + model
+		for name, want := range map[string]any{
+			"provider_requests":      map[string]any{"value": row["requests"]},
+			"provider_retries_total": map[string]any{"value": row["retries_total"]},
+			"provider_retry_rate":    row["retry_rate"],
+			"provider_failure_rate":  row["failure_rate"],
+		} {
+			sameMetric(t, "by provider and model "+group+" "+name, views[group][name], want)
 		}
 	}
 }

@@ -57,8 +57,13 @@ type Family struct {
 	Relations []Relation
 	Counts    []Count
 	// Groups are the label sets the family's metrics are also split by,
-	// as the report splits them (each a view of its own).
+	// as the report splits them (each a view of its own): the metrics
+	// whose catalog Labels hold the set's.
 	Groups [][]string
+	// SplitCounts, when set, are the counts the splits read in place of
+	// Counts (the trace family's per-run counts cannot be split by a
+	// request's provider and model).
+	SplitCounts []Count
 	// LeftOut names the catalog's counts these views cannot compute,
 	// each with why; every metric that needs one is left out, and said.
 	LeftOut map[string]string
@@ -101,6 +106,23 @@ func traceFamilyOf() Family {
 	}
 	f.Relations = append(f.Relations, Relation{"trace_run_counts", "each run's counts; a run with no row of a table has 0 of its counts",
 		"SELECT " + strings.Join(cols, ", ") + "\nFROM " + strings.Join(joins, "\n") + "{{joinNulls}}"})
+	// The provider requests' counts, split by provider and model as the
+	// report's by-provider table splits them: the ByProvider per-run
+	// counts, over the requests themselves (a sum over runs of a count
+	// over each run's requests is that count over the requests).
+	f.Relations = append(f.Relations, Relation{"trace_requests", "the provider requests of the runs",
+		`SELECT * FROM {{t "provider_request_finishes"}} WHERE run_id IN (SELECT run_id FROM {{v "trace_runs"}})`})
+	f.Groups = [][]string{{reports.ProviderCol, "model"}}
+	for _, c := range reports.RunCounts {
+		if !c.ByProvider {
+			continue
+		}
+		sc := Count{Name: c.Name, From: "trace_requests", Where: condTemplate(c)}
+		if c.Agg == reports.SumOf {
+			sc.Agg, sc.Expr, sc.Zero = Sum, `{{q "`+c.Col+`"}}`, true
+		}
+		f.SplitCounts = append(f.SplitCounts, sc)
+	}
 	for _, g := range reports.GroupCounts {
 		c := Count{Name: g.Name, From: "trace_run_counts"}
 		switch g.Fold {
@@ -122,6 +144,18 @@ func traceFamilyOf() Family {
 // runCountTemplate renders a per-run count as an aggregate over its
 // table's rows of one run, in the template's terms (see Relation).
 func runCountTemplate(c reports.RunCount) string {
+	where := condTemplate(c)
+	when := func(expr string) string {
+		if where == "" {
+			return expr
+		}
+		return "CASE WHEN " + where + " THEN " + expr + " END"
+	}
+	return aggTemplate(c, where, when)
+}
+
+// condTemplate renders a per-run count's conditions, "" for none.
+func condTemplate(c reports.RunCount) string {
 	var w []string
 	for _, x := range c.Where {
 		col := `{{q "` + x.Col + `"}}`
@@ -131,13 +165,11 @@ func runCountTemplate(c reports.RunCount) string {
 			w = append(w, col+" "+string(x.Op)+" "+reports.SQLValue(x.Val))
 		}
 	}
-	where := strings.Join(w, " AND ")
-	when := func(expr string) string {
-		if where == "" {
-			return expr
-		}
-		return "CASE WHEN " + where + " THEN " + expr + " END"
-	}
+	return strings.Join(w, " AND ")
+}
+
+// aggTemplate renders a per-run count's aggregate.
+func aggTemplate(c reports.RunCount, where string, when func(string) string) string {
 	col := `{{q "` + c.Col + `"}}`
 	switch c.Agg {
 	case reports.CountKeys:

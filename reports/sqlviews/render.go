@@ -47,8 +47,12 @@ func Render(d Dialect, loc Location, lake []Table) (Views, error) {
 			return Views{}, err
 		}
 		views = append(views, counts)
+		split := f
+		if f.SplitCounts != nil {
+			split.Counts = f.SplitCounts
+		}
 		for _, keys := range f.Groups {
-			grouped, err := groupedViews(d, f, keys, used)
+			grouped, err := groupedViews(d, split, keys, used)
 			if err != nil {
 				return Views{}, err
 			}
@@ -137,6 +141,9 @@ func aggregate(d Dialect, c Count, used map[string]bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if c.Expr, err = expand(d, c.Expr, used); err != nil {
+		return "", err
+	}
 	var s string
 	switch c.Agg {
 	case Rows:
@@ -202,6 +209,16 @@ func countsView(d Dialect, f Family, used map[string]bool) (string, error) {
 
 func countsName(f reports.Family) string { return viewName(string(f) + "_counts") }
 
+// labelled reports whether s can be split by every one of keys.
+func labelled(s reports.MetricSpec, keys []string) bool {
+	for _, k := range keys {
+		if !slices.Contains(s.Labels, k) {
+			return false
+		}
+	}
+	return true
+}
+
 func groupSuffix(keys []string) string { return "_by_" + strings.Join(keys, "_") }
 
 // groupedViews renders orchstat_<family>_counts_by_<keys> and
@@ -265,10 +282,14 @@ func groupedViews(d Dialect, f Family, keys []string, used map[string]bool) ([]s
 		f.Family, strings.Join(keys, ", "), counts, strings.Join(cols, ", "), from, d.joinNulls)}
 	var rows []string
 	for _, s := range reports.Catalog {
-		if s.Family != f.Family {
+		if s.Family != f.Family || !labelled(s, keys) {
 			continue
 		}
-		if why, err := f.missing(s); err != nil || why != "" {
+		why, err := f.missing(s)
+		if err != nil {
+			return nil, err
+		}
+		if why != "" {
 			continue // said once, in orchstat_metrics_left_out
 		}
 		rows = append(rows, "SELECT "+strings.Join(keyNames, ", ")+", "+strings.TrimPrefix(metricRowFrom(d, s, counts), "SELECT "))

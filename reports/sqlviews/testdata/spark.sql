@@ -210,6 +210,10 @@ LEFT JOIN orchstat_trace_run_diagnoses USING (run_id)
 LEFT JOIN orchstat_trace_run_judge_calls USING (run_id)
 LEFT JOIN orchstat_trace_run_run_events USING (run_id);
 
+-- the provider requests of the runs
+CREATE OR REPLACE VIEW orchstat_trace_requests AS
+SELECT * FROM orchstat_provider_request_finishes WHERE run_id IN (SELECT run_id FROM orchstat_trace_runs);
+
 -- The trace family's counts: one row.
 CREATE OR REPLACE VIEW orchstat_trace_counts AS
 SELECT runs, requests, requests_retried, requests_failed, request_retries, l2_runs, l2_escalated, l2_or_escalated, repair_runs, repair_iterations, l3_steps, diagnosed_steps, diagnoses, judge_invocations, l3_runs, candidates, valid_candidates, failed_runs
@@ -232,6 +236,26 @@ FROM (SELECT count(*) AS runs,
      coalesce(sum(valid_candidates), 0) AS valid_candidates,
      coalesce(sum(CASE WHEN failures_finished > 0 THEN 1 ELSE 0 END), 0) AS failed_runs
    FROM orchstat_trace_run_counts) trace_run_counts;
+
+-- The trace family's counts by provider, model.
+CREATE OR REPLACE VIEW orchstat_trace_counts_by_provider_model AS
+SELECT trace_requests.`provider`, trace_requests.`model`, trace_requests.requests, trace_requests.requests_retried, trace_requests.requests_failed, trace_requests.request_retries
+FROM (SELECT coalesce(`provider`, '') AS `provider`, coalesce(`model`, '') AS `model`,
+     count(*) AS requests,
+     coalesce(sum(CASE WHEN `retries` > 0 THEN 1 ELSE 0 END), 0) AS requests_retried,
+     coalesce(sum(CASE WHEN `success` = false THEN 1 ELSE 0 END), 0) AS requests_failed,
+     coalesce(sum(`retries`), 0) AS request_retries
+   FROM orchstat_trace_requests GROUP BY coalesce(`provider`, ''), coalesce(`model`, '')) trace_requests;
+
+-- The trace family's metrics by provider, model, as the report splits them.
+CREATE OR REPLACE VIEW orchstat_trace_metrics_by_provider_model AS
+SELECT `provider`, `model`, 'provider_requests' AS metric, 'trace' AS family, 'count' AS kind, CAST(requests AS DOUBLE) AS value, CAST(NULL AS DOUBLE) AS numerator, CAST(NULL AS DOUBLE) AS denominator FROM orchstat_trace_counts_by_provider_model
+UNION ALL
+SELECT `provider`, `model`, 'provider_retry_rate' AS metric, 'trace' AS family, 'share' AS kind, CASE WHEN requests = 0 THEN CAST(NULL AS DOUBLE) ELSE CAST(requests_retried AS DOUBLE) / CAST(requests AS DOUBLE) END AS value, CAST(requests_retried AS DOUBLE) AS numerator, CAST(requests AS DOUBLE) AS denominator FROM orchstat_trace_counts_by_provider_model
+UNION ALL
+SELECT `provider`, `model`, 'provider_failure_rate' AS metric, 'trace' AS family, 'share' AS kind, CASE WHEN requests = 0 THEN CAST(NULL AS DOUBLE) ELSE CAST(requests_failed AS DOUBLE) / CAST(requests AS DOUBLE) END AS value, CAST(requests_failed AS DOUBLE) AS numerator, CAST(requests AS DOUBLE) AS denominator FROM orchstat_trace_counts_by_provider_model
+UNION ALL
+SELECT `provider`, `model`, 'provider_retries_total' AS metric, 'trace' AS family, 'count' AS kind, CAST(request_retries AS DOUBLE) AS value, CAST(NULL AS DOUBLE) AS numerator, CAST(NULL AS DOUBLE) AS denominator FROM orchstat_trace_counts_by_provider_model;
 
 -- one row per record run: the most complete source (anything but failure briefs), then the newest file
 CREATE OR REPLACE VIEW orchstat_record_runs_once AS
