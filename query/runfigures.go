@@ -285,3 +285,17 @@ func settingBytes(v string) (float64, bool) {
 		"KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}[unit]
 	return n * mult, mult != 0
 }
+
+// FiguresDrift counts the rows of run_figures and run_provider_figures
+// that differ from what the events give now, in either direction: 0 for a
+// store whose figures are consistent with its events. Tests check a store
+// killed mid-ingest with it.
+func (s *Store) FiguresDrift(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.conn.QueryRowContext(ctx, `SELECT
+		(SELECT count(*) FROM (SELECT * FROM run_figures EXCEPT ALL SELECT * FROM (`+RunFiguresSQL("")+`))) +
+		(SELECT count(*) FROM (SELECT * FROM (`+RunFiguresSQL("")+`) EXCEPT ALL SELECT * FROM run_figures)) +
+		(SELECT count(*) FROM (SELECT * FROM run_provider_figures EXCEPT ALL SELECT * FROM (`+RunProviderFiguresSQL("")+`))) +
+		(SELECT count(*) FROM (SELECT * FROM (`+RunProviderFiguresSQL("")+`) EXCEPT ALL SELECT * FROM run_provider_figures))`).Scan(&n)
+	return n, err
+}
