@@ -240,10 +240,11 @@ func (g GroupCount) DuckDBFold(alias string) string {
 }
 
 // DuckDBRunCounts renders a query of each run's counts from the event
-// tables: one row per run of runs (a query or table with a run_id column,
-// each run once), its columns run_id and then RunCounts' in order. Each
-// event table is read once, restricted to runs' runs when where is set (a
-// condition on run_id, such as "run_id IN (SELECT run_id FROM touched)").
+// tables: one row per run of runs (a table, or a parenthesised query, with
+// a run_id column), its columns run_id and then RunCounts' in order. Each
+// event table is read once, its rows and runs' restricted by where when
+// it is set (a condition on columns every event table has, run_id and
+// file_id, such as "run_id IN (SELECT run_id FROM touched)").
 // With byProvider it is ByProvider counts only, one row per run and
 // provider that has requests, the provider column after run_id.
 func DuckDBRunCounts(runs, where string, byProvider bool) string {
@@ -286,6 +287,6 @@ func DuckDBRunCounts(runs, where string, byProvider bool) string {
 		// rows give each run's providers.
 		return "WITH " + strings.Join(ctes, ",\n") + "\nSELECT run_id, " + ProviderCol + ", " + strings.Join(cols, ", ") + " FROM " + aliases[0]
 	}
-	return "WITH r AS (SELECT DISTINCT run_id FROM (" + runs + ")" + cond + "),\n" + strings.Join(ctes, ",\n") +
+	return "WITH r AS (SELECT DISTINCT run_id FROM " + runs + cond + "),\n" + strings.Join(ctes, ",\n") +
 		"\nSELECT r.run_id, " + strings.Join(cols, ", ") + "\nFROM r " + strings.Join(joins, " ")
 }
