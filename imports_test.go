@@ -29,6 +29,7 @@ var pure = []string{
 	"ingest/codex",
 	"ingest/fakeprovider",
 	"model/reports",
+	"reports/sqlviews",
 	"model/events",
 	"rules/alerting",
 	"rules/promrules",

@@ -67,7 +67,7 @@ var requestLabelSQL = map[string]string{"provider": "coalesce(p.provider, '')", 
 func (st *Store) WindowMetrics(ctx context.Context, f Filter, records bool) (reports.Metrics, error) {
 	q := st.conn
 	if !records {
-		return traceMetrics(ctx, q, f)
+		return traceMetrics(ctx, q, st.scoped(f))
 	}
 	m := reports.Metrics{}
 	if err := st.priced(ctx); err != nil {

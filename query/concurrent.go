@@ -27,7 +27,7 @@ func (s *Store) ReportConcurrently(ctx context.Context, f Filter) (*reports.Repo
 	if err != nil {
 		return nil, err
 	}
-	r, parts := reportParts(f)
+	r, parts := reportParts(s.scoped(f))
 	if err := runParts(ctx, s.db, min(runtime.NumCPU(), len(parts)), parts, setup); err != nil {
 		return nil, err
 	}

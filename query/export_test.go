@@ -60,3 +60,12 @@ func CountsOf(ctx context.Context, st *Store, family reports.Family) ([]string, 
 	}
 	return cols[1:], nil // the group's key first
 }
+
+// SetFigures makes the store's reads use its kept figures (on) or compute
+// them from the events (off), as they do on a store an older orchstat
+// made, and returns what puts it back.
+func SetFigures(st *Store, on bool) (restore func()) {
+	was := st.figures
+	st.figures = on
+	return func() { st.figures = was }
+}

@@ -85,6 +85,9 @@ func (l *lakeSync) sync(ctx context.Context, objs map[string][]lakeObject, o Lak
 			return err
 		}
 	}
+	if err := l.st.RebuildFigures(ctx); err != nil {
+		return err
+	}
 	return l.st.conn.QueryRowContext(ctx, `SELECT count(DISTINCT runner), count(*) FROM lake_ids`).Scan(&l.read.Runners, &l.read.SourceFiles)
 }
 

@@ -47,18 +47,10 @@ cs AS (SELECT ` + group + ` AS grp, c.* FROM (` + callsOnce + `) c JOIN rs USING
 }
 
 // callAggregates are the sums one group of calls makes, in the order
-// scanCallRow reads them.
-const callAggregates = `count(*),
-  count(*) FILTER (WHERE success = false),
-  count(*) FILTER (WHERE success IS NOT NULL),
-  count(attempts),
-  coalesce(sum(attempts), 0),
-  count(*) FILTER (WHERE attempts > 1),
-  sum(backoff_ms),
-  sum(coalesce(input_tokens, 0) + coalesce(cache_read_tokens, 0) + coalesce(cache_write_tokens, 0) + coalesce(output_tokens, 0))
-    FILTER (WHERE input_tokens IS NOT NULL OR cache_read_tokens IS NOT NULL OR cache_write_tokens IS NOT NULL OR output_tokens IS NOT NULL),
-  sum(input_tokens), sum(cache_read_tokens), sum(cache_write_tokens), sum(output_tokens), sum(reasoning_tokens),
-  sum(coalesce(failed_input_tokens, 0) + coalesce(failed_output_tokens, 0)) FILTER (WHERE failed_input_tokens IS NOT NULL OR failed_output_tokens IS NOT NULL),
+// scanCallRow reads them: the call family's declared counts
+// (reports.CallCounts, but the derived ones, which callCountsOf makes),
+// then the costs, which need the prices (pricing.go), and the copies.
+var callAggregates = callCounted() + `,
   sum(cost_usd),
   sum(failed_cost_usd),
   count(*) FILTER (WHERE no_price),
@@ -66,6 +58,17 @@ const callAggregates = `count(*),
     OR cache_write_tokens IS NOT NULL OR output_tokens IS NOT NULL)),
   count(*) FILTER (WHERE failed_cost_usd IS NULL AND (failed_input_tokens IS NOT NULL OR failed_output_tokens IS NOT NULL)),
   count(*) FILTER (WHERE copies > 1)`
+
+// callCounted renders reports.CallCounts' aggregates, in their order.
+func callCounted() string {
+	var out []string
+	for _, c := range reports.CallCounts {
+		if c.Derived == "" {
+			out = append(out, c.DuckDBAggregate())
+		}
+	}
+	return strings.Join(out, ",\n  ")
+}
 
 // evidenceCounts renders, per group, how many calls each evidence covers.
 const evidenceCounts = `SELECT grp, string_agg(evidence || ' ' || n, ', ' ORDER BY n DESC, evidence) FROM (

@@ -37,6 +37,32 @@ type Filter struct {
 	// alert rules' "last N runs" windows. Orchestrator runs and each other
 	// system's runs (record runs) are counted on their own.
 	Last int
+	// figures is set when the store keeps every run's figures
+	// (run_figures): the scope and the metrics read them. Unset, the
+	// scope reads run_spans and the metrics compute the scope's figures
+	// from the events (figuresCTE). The store sets it (Store.scoped).
+	figures bool
+}
+
+// scoped is f reading the store's per-run figures when it keeps them.
+func (s *Store) scoped(f Filter) Filter {
+	f.figures = s.figures
+	return f
+}
+
+// figuresCTE renders, after the CTE s of the selected runs, the figures
+// of those runs computed from the events, named as the tables a store
+// keeps them in; nothing when the store keeps them (f.figures).
+func (f Filter) figuresCTE() string {
+	if f.figures {
+		return ""
+	}
+	in := "run_id IN (SELECT run_id FROM s)"
+	out := ",\nrun_figures AS MATERIALIZED (" + RunFiguresSQL(in) + ")"
+	if f.Provider != "" {
+		out += ",\nrun_provider_figures AS MATERIALIZED (" + RunProviderFiguresSQL(in) + ")"
+	}
+	return out
 }
 
 // window renders the conditions on a run's start and id that every scope
@@ -92,9 +118,13 @@ func (f Filter) scopeAs(name, group string) (string, []any) {
 	if f.Last > 0 {
 		mat = "MATERIALIZED "
 	}
+	runs := "(SELECT run_id, min(first_ts) AS start FROM run_spans GROUP BY run_id)"
+	if f.figures {
+		runs = "run_figures"
+	}
 	return fmt.Sprintf(`%s AS %s(
-		SELECT run_id, start, %s AS grp FROM (SELECT run_id, min(first_ts) AS start FROM run_spans GROUP BY run_id) %s%s)`,
-		name, mat, group, cond, f.limit()), args
+		SELECT run_id, start, %s AS grp FROM %s %s%s)`,
+		name, mat, group, runs, cond, f.limit()), args
 }
 
 // requests renders the condition on a provider request (col is its
@@ -115,62 +145,48 @@ func (f Filter) limit() string {
 	return fmt.Sprintf(" ORDER BY start DESC, run_id DESC LIMIT %d", f.Last)
 }
 
-// metricsSQL computes every METRICS.md metric per group of selected runs;
-// requests is the condition on provider requests (Filter.requests) over
-// alias f. Each CTE follows one definition literally; numerators are
-// deliberately not intersected with their denominators, as the definitions
-// are not.
+// metricsSQL computes every METRICS.md metric per group of selected runs,
+// folding the runs' figures as reports.GroupCounts declares; requests,
+// under a provider filter, is the condition on the provider of a row of
+// run_provider_figures (alias p) whose requests count, and empty
+// otherwise.
 func metricsSQL(requests string) string {
-	return `,
-g AS (SELECT grp, count(*) AS runs FROM s GROUP BY grp),
-pr AS (
-  SELECT s.grp, count(*) AS n,
-    count(*) FILTER (WHERE f.retries > 0) AS retried,
-    count(*) FILTER (WHERE f.success = false) AS failed,
-    coalesce(sum(f.retries), 0) AS retries
-  FROM provider_request_finishes f JOIN s USING (run_id) WHERE ` + requests + ` GROUP BY s.grp),
-l2r AS (SELECT DISTINCT run_id FROM l2_events WHERE type = 'IterationStarted'),
-escr AS (SELECT DISTINCT run_id FROM escalations WHERE from_level = 'L2'),
-l2 AS (
-  SELECT s.grp,
-    count(l2r.run_id) AS l2_runs,
-    count(escr.run_id) AS escalated,
-    count(*) FILTER (WHERE l2r.run_id IS NOT NULL OR escr.run_id IS NOT NULL) AS l2_or_escalated
-  FROM s LEFT JOIN l2r USING (run_id) LEFT JOIN escr USING (run_id) GROUP BY s.grp),
-rep AS (
-  SELECT s.grp, count(*) AS runs, sum(m) AS total
-  FROM (SELECT run_id, max(iteration) AS m FROM l2_events
-        WHERE type = 'RepairAttempted' AND iteration IS NOT NULL GROUP BY run_id) x
-  JOIN s USING (run_id) GROUP BY s.grp),
--- "+ 0.0" folds -0 into 0; DISTINCT treats a missing iteration as one key.
-l3k AS (SELECT DISTINCT run_id, iteration + 0.0 AS it FROM l3_candidates),
-dgk AS (SELECT DISTINCT run_id, iteration + 0.0 AS it FROM diagnoses WHERE type = 'DiagnosisStarted'),
-l3 AS (SELECT s.grp, count(*) AS steps FROM l3k JOIN s USING (run_id) GROUP BY s.grp),
-dgs AS (SELECT s.grp, count(*) AS steps FROM dgk JOIN s USING (run_id) GROUP BY s.grp),
-dgc AS (SELECT s.grp, count(*) AS n FROM diagnoses d JOIN s USING (run_id) WHERE d.type = 'DiagnosisStarted' GROUP BY s.grp),
-jc AS (SELECT s.grp, count(*) AS n FROM judge_calls j JOIN s USING (run_id) WHERE j.type = 'JudgeInvoked' GROUP BY s.grp),
-cv AS (
-  SELECT s.grp, count(DISTINCT run_id) AS runs, count(*) AS n, count(*) FILTER (WHERE c.valid = true) AS valid
-  FROM l3_candidates c JOIN s USING (run_id) GROUP BY s.grp),
-fr AS (
-  SELECT s.grp, count(DISTINCT run_id) AS n FROM run_events e JOIN s USING (run_id)
-  WHERE e.type = 'RunFinished' AND e.status = 'failure' GROUP BY s.grp)
--- Each column is a count the catalog (model/reports/catalog.go) names
--- as a metric's Num or Den.
-SELECT g.grp, g.runs AS runs,
-  coalesce(pr.n, 0) AS requests, coalesce(pr.retried, 0) AS requests_retried,
-  coalesce(pr.failed, 0) AS requests_failed, coalesce(pr.retries, 0) AS request_retries,
-  coalesce(l2.l2_runs, 0) AS l2_runs, coalesce(l2.escalated, 0) AS l2_escalated,
-  coalesce(l2.l2_or_escalated, 0) AS l2_or_escalated,
-  coalesce(rep.runs, 0) AS repair_runs, coalesce(rep.total, 0) AS repair_iterations,
-  coalesce(l3.steps, 0) AS l3_steps, coalesce(dgs.steps, 0) AS diagnosed_steps, coalesce(dgc.n, 0) AS diagnoses,
-  coalesce(jc.n, 0) AS judge_invocations, coalesce(cv.runs, 0) AS l3_runs, coalesce(cv.n, 0) AS candidates,
-  coalesce(cv.valid, 0) AS valid_candidates, coalesce(fr.n, 0) AS failed_runs
-FROM g
-LEFT JOIN pr USING (grp) LEFT JOIN l2 USING (grp) LEFT JOIN rep USING (grp) LEFT JOIN l3 USING (grp)
-LEFT JOIN dgs USING (grp) LEFT JOIN dgc USING (grp) LEFT JOIN jc USING (grp) LEFT JOIN cv USING (grp)
-LEFT JOIN fr USING (grp)
-ORDER BY g.grp`
+	var all, prov, out []string
+	for _, g := range reports.GroupCounts {
+		all = append(all, "("+g.DuckDBFold("f.")+")::DOUBLE AS "+g.Name)
+		if requests != "" && requestCount(g) {
+			prov = append(prov, "("+g.DuckDBFold("p.")+")::DOUBLE AS "+g.Name)
+			out = append(out, "coalesce(pr."+g.Name+", 0) AS "+g.Name)
+		} else {
+			out = append(out, "m."+g.Name)
+		}
+	}
+	q := `,
+m AS (SELECT s.grp, ` + strings.Join(all, ", ") + ` FROM s JOIN run_figures f USING (run_id) GROUP BY s.grp)`
+	from := "FROM m"
+	if len(prov) > 0 {
+		q += `,
+pr AS (SELECT s.grp, ` + strings.Join(prov, ", ") + ` FROM s JOIN run_provider_figures p USING (run_id) WHERE ` + requests + ` GROUP BY s.grp)`
+		from += " LEFT JOIN pr USING (grp)"
+	}
+	// Each column is a count the catalog (model/reports/catalog.go) names
+	// as a metric's Num or Den.
+	return q + `
+SELECT m.grp, ` + strings.Join(out, ", ") + ` ` + from + ` ORDER BY m.grp`
+}
+
+// requestCount reports whether a group count folds provider requests'
+// counts alone, which a provider filter restricts to that provider.
+func requestCount(g reports.GroupCount) bool {
+	if g.Fold != reports.SumRuns {
+		return false
+	}
+	for _, n := range g.Of {
+		if c, _ := reports.RunCountOf(n); !c.ByProvider {
+			return false
+		}
+	}
+	return true
 }
 
 func count(v float64) reports.Metric { return reports.Metric{Value: &v} }
@@ -198,8 +214,11 @@ func metricsBy(ctx context.Context, q querier, f Filter, group string) ([]string
 // metricsIn computes the metrics for each group of cte, which renders s
 // (see scope), with its arguments args.
 func metricsIn(ctx context.Context, q querier, f Filter, cte string, args []any) ([]string, map[string]reports.Metrics, error) {
-	cond, cargs := f.requests("f.provider")
-	rs, err := q.QueryContext(ctx, "WITH "+cte+metricsSQL(cond), append(args, cargs...)...)
+	cond, cargs := "", []any(nil)
+	if f.Provider != "" {
+		cond, cargs = f.requests("p.provider")
+	}
+	rs, err := q.QueryContext(ctx, "WITH "+cte+f.figuresCTE()+metricsSQL(cond), append(args, cargs...)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("computing metrics: %w", err)
 	}
@@ -255,6 +274,7 @@ func EmptyMetrics() reports.Metrics {
 
 // Metrics computes the METRICS.md metrics over the filtered runs.
 func (s *Store) Metrics(ctx context.Context, f Filter) (reports.Metrics, error) {
+	f = s.scoped(f)
 	all, err := traceMetrics(ctx, s.conn, f)
 	if err != nil {
 		return nil, err
@@ -294,7 +314,7 @@ func (s *Store) Report(ctx context.Context, f Filter) (*reports.Report, error) {
 	if err := s.priced(ctx); err != nil {
 		return nil, err
 	}
-	r, parts := reportParts(f)
+	r, parts := reportParts(s.scoped(f))
 	for _, p := range parts {
 		if err := p(ctx, s.conn); err != nil {
 			return nil, err
@@ -417,17 +437,17 @@ func byProvider(ctx context.Context, q querier, f Filter, b *reports.Breakdowns)
 	})
 }
 
-// runsSQL renders the query behind the overview and the worst-run lists:
-// all read the runs view, which aggregates every event table, so it is
-// computed once. Each row holds the overview, then a run of a list (0:
+// runsSQL renders the query behind the overview and the worst-run lists,
+// from the runs' figures, which hold the runs view's columns they show. Each row holds the overview, then a run of a list (0:
 // by retries, 1: by iterations) and its place n in that list, in order;
 // a scope with no such run has one row, whose list is NULL.
 func runsSQL() string {
 	top := fmt.Sprint(WorstRuns)
 	return `, w AS MATERIALIZED (
-			SELECT r.run_id, r.started_at, r.status, r.provider_requests, r.provider_retries, r.repair_iterations,
-				r.escalated, r.stop_reason, r.first_event_at, r.last_event_at, r.events
-			FROM runs r JOIN s USING (run_id)),
+			SELECT r.run_id, r.started_at, r.status, r.requests AS provider_requests, r.request_retries AS provider_retries,
+				r.repair_max_iteration AS repair_iterations, r.escalated, r.stop_reason, r.start AS first_event_at,
+				r.last_event_at, r.events
+			FROM run_figures r JOIN s USING (run_id)),
 		-- The orchestrator's runs: exec's traces are exec's runs, counted
 		-- with the other systems' record runs.
 		o AS (
@@ -461,7 +481,7 @@ func overviewAndWorst(ctx context.Context, q querier, f Filter, r *reports.Repor
 	o, b := &r.Overview, &r.Breakdowns
 	b.WorstByRetries, b.WorstByIterations = []reports.RunRow{}, []reports.RunRow{}
 	var orchestrator reports.SystemRuns
-	err := withScope(ctx, q, f, "computing the overview and worst runs", runsSQL(), func(rs *sql.Rows) error {
+	err := withScope(ctx, q, f, "computing the overview and worst runs", f.figuresCTE()+runsSQL(), func(rs *sql.Rows) error {
 		var first, last, started sql.NullTime
 		var list, requests sql.NullInt64
 		var id, status, stop, trace sql.NullString
@@ -553,8 +573,8 @@ func reasons(ctx context.Context, q querier, f Filter, b *reports.Breakdowns) er
 // as the runs view counts a run's: its highest RepairAttempted iteration.
 func repairIterations(ctx context.Context, q querier, f Filter, b *reports.Breakdowns) error {
 	b.RepairIterations = []reports.CountRow{}
-	return withScope(ctx, q, f, "computing breakdowns", `SELECT it, count(*) FROM (
-		  SELECT max(e.iteration) FILTER (WHERE e.type = 'RepairAttempted') AS it FROM l2_events e JOIN s USING (run_id) GROUP BY run_id)
+	return withScope(ctx, q, f, "computing breakdowns", f.figuresCTE()+` SELECT it, count(*) FROM (
+		  SELECT r.repair_max_iteration AS it FROM run_figures r JOIN s USING (run_id))
 		WHERE it IS NOT NULL GROUP BY 1 ORDER BY 1`, func(rs *sql.Rows) error {
 		var it float64
 		c := reports.CountRow{}

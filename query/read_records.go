@@ -93,25 +93,37 @@ att AS (
       OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), false) AS after_deterministic
   FROM attempts a JOIN rs USING (system, run_id)
   WINDOW w AS (PARTITION BY a.system, a.run_id ORDER BY a.attempt)),
-rn AS (
-  SELECT grp, count(*) AS runs,
-    count(*) FILTER (WHERE attempts > 1) AS retried,
-    count(*) FILTER (WHERE attempts IS NOT NULL) AS with_attempts,
-    count(*) FILTER (WHERE status = 'failure') AS failed,
-    count(*) FILTER (WHERE status IN ('success', 'failure')) AS finished
-  FROM ar GROUP BY grp),
-an AS (
-  SELECT grp,
-    count(*) FILTER (WHERE passed IS NOT NULL) AS known,
-    count(*) FILTER (WHERE passed = false) AS failed,
-    count(*) FILTER (WHERE attempt > 1) AS retries,
-    count(*) FILTER (WHERE attempt > 1 AND after_deterministic) AS wasted,
-    count(*) FILTER (WHERE attempt > 1 AND passed = false AND signature IS NOT NULL AND signature = prev_signature) AS repeats
-  FROM att GROUP BY grp)
-SELECT rn.grp, rn.runs AS runs, rn.retried AS retried, rn.with_attempts AS with_attempts, rn.failed AS failed, rn.finished AS finished,
-  coalesce(an.known, 0) AS attempts_known, coalesce(an.failed, 0) AS attempts_failed,
-  coalesce(an.retries, 0) AS retries, coalesce(an.wasted, 0) AS wasted, coalesce(an.repeats, 0) AS repeats
+rn AS (SELECT grp, ` + recordAggregates(reports.RecordRunRows) + ` FROM ar GROUP BY grp),
+an AS (SELECT grp, ` + recordAggregates(reports.RecordAttemptRows) + ` FROM att GROUP BY grp)
+SELECT rn.grp, ` + recordColumns() + `
 FROM rn LEFT JOIN an USING (grp) ORDER BY rn.grp`
+}
+
+// recordAggregates renders the record counts (reports.RecordCounts) of
+// the relation rows: ar for record runs, att for their attempts.
+func recordAggregates(rows string) string {
+	var out []string
+	for _, c := range reports.RecordCounts {
+		if c.Rows == rows {
+			out = append(out, c.DuckDBAggregate()+" AS "+c.Name)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// recordColumns renders the record counts as the query's columns: every
+// group has record runs (rn), not always attempts (an), whose counts are
+// then 0.
+func recordColumns() string {
+	var out []string
+	for _, c := range reports.RecordCounts {
+		if c.Rows == reports.RecordRunRows {
+			out = append(out, "rn."+c.Name+" AS "+c.Name)
+		} else {
+			out = append(out, "coalesce(an."+c.Name+", 0) AS "+c.Name)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // emptyRecordMetrics are the record metrics of no record run.

@@ -282,7 +282,7 @@ func tableStatements() []string {
 	for _, t := range FileTables {
 		stmts = append(stmts, t.ddl())
 	}
-	return stmts
+	return append(stmts, RunFigures.ddl(), RunProviderFigures.ddl())
 }
 
 func schemaStatements() []string { return append(tableStatements(), views...) }
@@ -290,7 +290,9 @@ func schemaStatements() []string { return append(tableStatements(), views...) }
 // schemaHash identifies the DDL, so an open can tell whether it must run it.
 func schemaHash() string {
 	h := sha256.New()
-	for _, s := range schemaStatements() {
+	// The figures' definition too: a store whose figures another made
+	// gets them made anew (see figuresVersion).
+	for _, s := range append(schemaStatements(), figuresVersion) {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}

@@ -27,6 +27,8 @@ var schemaDocOrder = []relationDoc{
 		note: "`status` is `RunFinished`'s, else the summary's, else `unfinished`; `max_level` is the highest think level the run reached."},
 	{name: "run_events"}, {name: "escalations"}, {name: "provider_selections"}, {name: "provider_request_starts"},
 	{name: "provider_request_finishes"},
+	{name: "run_figures", note: "Derived from the event tables at ingest, in the transaction that stores the events, for the runs it touched, so a report reads one row per run: the `runs` view's columns the overview and the worst runs show, and the counts each trace metric folds over runs (`model/reports/runcounts.go` declares them). Not exported to a lake; a lake's replica makes them anew."},
+	{name: "run_provider_figures", note: "Kept beside `run_figures` for `--provider`, which counts only that provider's requests; `provider` is as the requests name it (NULL included)."},
 	{name: "provider_requests", view: true, holds: "one row per finished provider request, with its model (kept for users' SQL)"},
 	{name: "l2_events"},
 	{name: "l2_iterations", view: true, holds: "one row per (run, L2 iteration)"},
@@ -59,7 +61,7 @@ var schemaDocOrder = []relationDoc{
 	{name: "lake_exports", note: "What `orchstat export` remembers of each lake it writes to, by the lake's location and the runner (see [lake.md](lake.md)); the latest row of a lake and runner is its last export."},
 	{name: "lake_files"}, {name: "lake_parts"},
 	{name: "lake_pending", note: "Written before an export replaces any lake file and cleared when it ends, so the next export rewrites every partition a killed one may have touched."},
-	{name: "meta", holds: "the store's own settings: `schema_version`, `schema_hash`, `ingest_memory_limit` (the DuckDB memory limit the last ingest needed) and `store_id` (names the store in the lakes it exports to)"},
+	{name: "meta", holds: "the store's own settings: `schema_version`, `schema_hash`, `ingest_memory_limit` (the DuckDB memory limit the last ingest needed), `run_figures` (the definition the runs' figures were made by) and `store_id` (names the store in the lakes it exports to)"},
 }
 
 // columnNotes says what a column's name and type do not, for the tables
@@ -69,16 +71,19 @@ var schemaDocOrder = []relationDoc{
 // Keys are table.column; TestDocsDocumentSchema checks every key names a
 // column.
 var columnNotes = map[string]string{
-	"alert_state.labels":           "JSON",
-	"notifications.reason":         "`change` or `repeat`",
-	"notifications.message":        "the webhook payload, JSON",
-	"notifications.delivered_at":   "NULL while it waits",
-	"notify_groups.last_queued_at": "for `repeat_interval`",
-	"calls.input_tokens":           "input tokens neither read from nor written to a prompt cache (an input count that includes its cached part, as OpenAI's does, is split: see docs/formats)",
-	"calls.cache_read_tokens":      "input tokens read from the prompt cache",
-	"calls.cache_write_tokens":     "input tokens written to the prompt cache",
-	"calls.reasoning_tokens":       "the part of `output_tokens` spent reasoning, where the record says",
-	"exec_invocations.dir":         "NULL for invocations recorded before it existed; they count for no command's cascade",
+	"alert_state.labels":               "JSON",
+	"notifications.reason":             "`change` or `repeat`",
+	"notifications.message":            "the webhook payload, JSON",
+	"notifications.delivered_at":       "NULL while it waits",
+	"notify_groups.last_queued_at":     "for `repeat_interval`",
+	"calls.input_tokens":               "input tokens neither read from nor written to a prompt cache (an input count that includes its cached part, as OpenAI's does, is split: see docs/formats)",
+	"calls.cache_read_tokens":          "input tokens read from the prompt cache",
+	"calls.cache_write_tokens":         "input tokens written to the prompt cache",
+	"calls.reasoning_tokens":           "the part of `output_tokens` spent reasoning, where the record says",
+	"exec_invocations.dir":             "NULL for invocations recorded before it existed; they count for no command's cascade",
+	"run_figures.start":                "the run's earliest event, as `run_spans` has it: what a time window selects runs by",
+	"run_figures.requests":             "the run's `ProviderRequestFinished` events, of every provider",
+	"run_figures.repair_max_iteration": "the run's highest `RepairAttempted` iteration, NULL when none states one",
 }
 
 // noteOf is the note of a column, table.column: its doc tag or its
@@ -93,7 +98,7 @@ func noteOf(key string) string {
 // documentedTables are the tables orchstat defines, by name.
 func documentedTables() map[string]Table {
 	m := map[string]Table{}
-	for _, t := range append([]Table{FileStates, DirStates, SealedDirs, AlertState, Notifications, NotifyGroups, ExecInvocations, LakeExports, LakeFileMarks, LakeParts, LakePending}, FileTables...) {
+	for _, t := range append([]Table{FileStates, DirStates, SealedDirs, AlertState, Notifications, NotifyGroups, ExecInvocations, LakeExports, LakeFileMarks, LakeParts, LakePending, RunFigures, RunProviderFigures}, FileTables...) {
 		m[t.Name] = t
 	}
 	return m

@@ -79,6 +79,11 @@ type Store struct {
 	dsn      string
 	readOnly bool
 	memory   bool // a lake's rows, held in memory (OpenLake)
+	// figures is set when run_figures holds every run's figures, made by
+	// this orchstat's definition; reads compute them from the events
+	// otherwise (see runfigures.go).
+	figures bool
+	hook    func(string)
 	// priceTable prices the calls (nil: the built-in table); priceSetup
 	// makes priced_calls on a connection, and pricedOn says it is made on
 	// conn (see pricing.go).
@@ -394,6 +399,10 @@ func open(ctx context.Context, path string, connector *duckdb.Connector, readOnl
 		st.Close()
 		return nil, err
 	}
+	if st.figures, err = st.figuresCurrent(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("opening database %s: %w", path, cleanDuckErr(err))
+	}
 	return st, nil
 }
 
@@ -440,6 +449,14 @@ func (s *Store) migrate(ctx context.Context, readOnly, asIs bool) error {
 	}
 	if err := s.jsonAsText(ctx); err != nil {
 		return rollback(err)
+	}
+	// An older store's runs get their figures once, here.
+	if ok, err := s.figuresCurrent(ctx); err != nil {
+		return rollback(err)
+	} else if !ok {
+		if err := s.RebuildFigures(ctx); err != nil {
+			return rollback(err)
+		}
 	}
 	for _, stmt := range views {
 		if _, err := s.conn.ExecContext(ctx, stmt); err != nil {

@@ -24,6 +24,10 @@ type Tx struct {
 	// threads puts back DuckDB's thread count once the transaction ends,
 	// when its appends ran on one thread (see appendTables).
 	threads func() error
+	// touched are the runs whose rows the transaction changed, whose
+	// figures Commit refreshes; allTouched, all runs (see keepFigures).
+	touched    map[string]struct{}
+	allTouched bool
 }
 
 // Begin starts a write transaction.
@@ -47,6 +51,9 @@ func (s *Store) Appender(ctx context.Context) (rows.Appender, error) {
 // Commit ends the transaction, keeping its rows. When it fails, the
 // transaction is still the caller's to roll back.
 func (t *Tx) Commit(ctx context.Context) error {
+	if err := t.keepFigures(ctx); err != nil {
+		return err
+	}
 	if _, err := t.s.conn.ExecContext(ctx, "COMMIT"); err != nil {
 		return err
 	}
@@ -90,6 +97,9 @@ func (t *Tx) DeleteFiles(ctx context.Context, ids []int32) error {
 		}
 		sb.WriteString(strconv.Itoa(int(id)))
 	}
+	if err := t.touchFiles(ctx, sb.String()); err != nil {
+		return err
+	}
 	for _, tb := range FileTables {
 		if _, err := t.s.conn.ExecContext(ctx, "DELETE FROM "+tb.Name+" WHERE file_id IN ("+sb.String()+")"); err != nil {
 			return err
@@ -114,6 +124,14 @@ func (t *Tx) Append(sets ...*rows.Set) error {
 	for _, s := range sets {
 		if s != nil {
 			vs = append(vs, reflect.ValueOf(s).Elem())
+			// A run's figures come from its spans' tables and its
+			// summary; every event of a run gives it a span.
+			for i := range s.RunSpans {
+				t.touch(s.RunSpans[i].RunID)
+			}
+			for i := range s.Summaries {
+				t.touch(s.Summaries[i].RunID)
+			}
 		}
 	}
 	return t.appendTables(FileTables, vs)
@@ -289,6 +307,9 @@ func (c *rowConv) rowsOf(set reflect.Value) reflect.Value { return set.FieldByIn
 // Exec runs a statement in the transaction: for statements the Tx has no
 // method for, such as a test arranging rows a read model then reads.
 func (t *Tx) Exec(ctx context.Context, q string, args ...any) error {
+	// Which runs the statement changed is not known: all runs' figures
+	// are made again at Commit.
+	t.allTouched = true
 	_, err := t.s.conn.ExecContext(ctx, q, args...)
 	return cleanDuckErr(err)
 }

@@ -151,8 +151,10 @@ func doIngest(ctx context.Context, g *globals, st *query.Store, paths []string, 
 		prog = newProgress(g.io.Err, g.io.Now)
 		defer prog.done()
 	}
+	hook := crashHook()
+	st.SetHook(hook)
 	opts := ingest.Options{Paths: paths, Format: t.Format, Found: found, Stdin: g.io.In, StdinName: stdinName, Now: g.io.Now,
-		BatchRows: t.BatchRows, TxnBytes: t.TxnBytes, Hook: crashHook(), Full: t.Full}
+		BatchRows: t.BatchRows, TxnBytes: t.TxnBytes, Hook: hook, Full: t.Full}
 	if prog != nil {
 		opts.Progress = prog.update
 	}

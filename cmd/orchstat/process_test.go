@@ -169,6 +169,11 @@ func (c *corpus) verify(t *testing.T, db string) {
 		t.Fatalf("store has %d events (%d distinct), %d quarantined (%d distinct), %d requests, %d files not fully read; want %d events, %d quarantined, %d requests",
 			events, distinct, quarantined, qdistinct, reqs, badOffsets, c.events, c.quarantined, c.reqs)
 	}
+	// The runs' figures are those of the events the store holds: a kill
+	// between a transaction's events and its figures left neither.
+	if drift, err := st.FiguresDrift(context.Background()); err != nil || drift != 0 {
+		t.Fatalf("the runs' figures differ from the events' in %d rows (%v)", drift, err)
+	}
 }
 
 func TestKill9ExactlyOnce(t *testing.T) {
@@ -230,7 +235,10 @@ func TestCrashPointsExactlyOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real processes; go test ./... runs it (skipped under -short)")
 	}
-	for _, point := range []string{"before-files:1", "before-commit:1", "before-commit:3", "after-commit:2"} {
+	// before-figures: a transaction's events are written and its runs'
+	// figures not yet, the first time for a first ingest's (rebuilt
+	// whole), the third for a later transaction's touched runs.
+	for _, point := range []string{"before-files:1", "before-commit:1", "before-commit:3", "after-commit:2", "before-figures:1", "before-figures:3"} {
 		t.Run(point, func(t *testing.T) {
 			c := newCorpus(t, 30, 200)
 			db := filepath.Join(t.TempDir(), "orchstat.duckdb")

@@ -258,6 +258,7 @@ whole store with no PATH or --all.`,
 	root.AddCommand(newForgetCmd(g))
 	root.AddCommand(newExportCmd(g))
 	root.AddCommand(newReceiveCmd(g))
+	root.AddCommand(newSQLViewsCmd(g, nil))
 	root.AddCommand(newGenDocsCmd())
 	registerCompletions(root)
 	return root
