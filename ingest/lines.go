@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/orchstat/orchstat/ingest/trace"
 	"github.com/orchstat/orchstat/model/rows"
@@ -54,7 +55,10 @@ type lineReader struct {
 	// A chunk's payloads are gathered back to back and made one string
 	// when it is sent, which the events' payloads then share: a string per
 	// payload was a visible share of ingest time, in allocation and in the
-	// collector's work.
+	// collector's work. The arena is sized once per chunk from what is
+	// left of the file (newArena), and a full one becomes the string
+	// without a copy (flush): growing it by doubling and copying it into
+	// the string were two of the copies each payload byte went through.
 	arena   []byte
 	spansOf [][2]int // each event's payload in arena
 	head    func(*fileState) error
@@ -119,6 +123,9 @@ func (lr *lineReader) event(line int64, ev *trace.Event) {
 		n := int32(ev.SchemaVersion)
 		sv = &n
 	}
+	if lr.arena == nil {
+		lr.arena = lr.newArena()
+	}
 	lr.spansOf = append(lr.spansOf, [2]int{len(lr.arena), len(lr.arena) + len(ev.Payload)})
 	lr.arena = append(lr.arena, ev.Payload...)
 	c.rows.Events = append(c.rows.Events, rows.Event{EventKey: rows.EventKey{FileID: lr.cur.id, Line: line, RunID: ev.RunID, TS: ev.Time},
@@ -139,11 +146,11 @@ func (lr *lineReader) event(line int64, ev *trace.Event) {
 func (lr *lineReader) flush(last bool) bool {
 	c, cur := &lr.c, &lr.cur
 	if len(lr.spansOf) > 0 {
-		all := string(lr.arena)
+		all := lr.payloads()
 		for i, sp := range lr.spansOf {
 			c.rows.Events[i].Payload = all[sp[0]:sp[1]]
 		}
-		lr.arena, lr.spansOf = lr.arena[:0], lr.spansOf[:0]
+		lr.spansOf = lr.spansOf[:0]
 	}
 	cur.pairing = lr.pair.encode()
 	for run, sp := range lr.spans {
@@ -170,6 +177,39 @@ func (lr *lineReader) flush(last bool) bool {
 	}
 	lr.c = chunk{rows: &rows.Set{}}
 	return true
+}
+
+// arenaSlack is room past chunkBytes for the payload that fills a chunk.
+const arenaSlack = 64 << 10
+
+// newArena makes the arena of a chunk starting at lr.start: a chunk's
+// payloads are at most the bytes left in the file, and a chunk is sent
+// once it holds chunkBytes of them. A file that grew since its size was
+// taken, or a stream, whose size is not known, grows the arena by append.
+func (lr *lineReader) newArena() []byte {
+	n := min(lr.cur.size-lr.start, chunkBytes+arenaSlack)
+	if n <= 0 {
+		n = arenaSlack
+	}
+	return make([]byte, 0, n)
+}
+
+// payloads turns the chunk's arena into the string its events' payloads
+// share. An arena at least three quarters full becomes that string as it
+// is, and the next chunk gets a new one; a mostly empty one (a file whose
+// lines are more envelope than payload) is copied into a string of its
+// length and kept for the next chunk, so the store's rows never hold
+// memory that no payload uses.
+func (lr *lineReader) payloads() string {
+	a := lr.arena
+	if len(a) >= cap(a)-cap(a)/4 {
+		lr.arena = nil
+		// The arena is never written again: lr.arena was its only other
+		// reference.
+		return unsafe.String(unsafe.SliceData(a), len(a))
+	}
+	lr.arena = a[:0]
+	return string(a)
 }
 
 // span is one run's events within a chunk.

@@ -1,6 +1,6 @@
 // Command gen writes a deterministic corpus of synthetic orchestrator runs:
 //
-//	go run ./benchmarks/gen -out DIR -runs 20000 -seed 1 [-chunks] [-start 2026-10-01T00:00:00Z] [-days 30]
+//	go run ./benchmarks/gen -out DIR -runs 20000 -seed 1 [-chunks] [-payload-bytes N] [-start 2026-10-01T00:00:00Z] [-days 30]
 //
 // Each run becomes DIR/<runId>/ with trace.jsonl, manifest.json and, when
 // the run got that far, summary.json and verification reports. The same
@@ -36,6 +36,7 @@ func run(args []string, stderr io.Writer) error {
 	runs := fs.Int("runs", def.Runs, "number of runs")
 	seed := fs.Uint64("seed", def.Seed, "random seed")
 	chunks := fs.Bool("chunks", false, "emit SubprocessOutputChunked lines (about 30 KB per run)")
+	payload := fs.Int("payload-bytes", 0, "give provider requests a prompt and answered ones an output of about N bytes each (0 = none)")
 	start := fs.String("start", def.Start.Format(time.RFC3339), "start of the first run, RFC 3339")
 	days := fs.Int("days", def.Days, "days the runs are spread over")
 	workers := fs.Int("workers", 0, "parallel workers (0 = GOMAXPROCS); does not change the output")
@@ -55,6 +56,7 @@ func run(args []string, stderr io.Writer) error {
 
 	cfg := def
 	cfg.Runs, cfg.Seed, cfg.Start, cfg.Days, cfg.Chunks, cfg.Workers = *runs, *seed, t.UTC(), *days, *chunks, *workers
+	cfg.PayloadBytes = *payload
 	st, err := tracegen.Generate(*out, cfg)
 	if err != nil {
 		return err

@@ -79,6 +79,14 @@ type Config struct {
 
 	// ChunkScale multiplies the volume of subprocess output text.
 	ChunkScale float64
+
+	// PayloadBytes, when above zero, gives every provider request its
+	// prompt (ProviderRequestStarted's "prompt") and every answered one its
+	// output (ProviderRequestFinished's "output"), each a text of about
+	// this many bytes before escaping: the large payloads of traces that
+	// record what was sent and received. The text is drawn from a stream
+	// of its own, so the rest of the corpus stays byte for byte the same.
+	PayloadBytes int
 }
 
 // Incident is a window in which one provider misbehaves.
@@ -141,6 +149,9 @@ func (c Config) validate() error {
 	}
 	if c.Days < 0 {
 		return errors.New("tracegen: Days must not be negative")
+	}
+	if c.PayloadBytes < 0 {
+		return errors.New("tracegen: PayloadBytes must not be negative")
 	}
 	if c.Start.IsZero() {
 		return errors.New("tracegen: Start must be set")

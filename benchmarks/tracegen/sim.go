@@ -15,6 +15,7 @@ type sim struct {
 	rng  *rand.Rand
 	frng *rand.Rand
 	crng *rand.Rand
+	prng *rand.Rand // prompts and outputs (PayloadBytes)
 
 	id      string
 	startMs int64
@@ -87,6 +88,7 @@ type pendingFile struct {
 const (
 	saltFormat = 0x9e3779b97f4a7c15
 	saltChunks = 0xc2b2ae3d27d4eb4f
+	saltPrompt = 0x165667b19e3779f9
 )
 
 func newSim(cfg *Config, i int) *sim {
@@ -95,6 +97,7 @@ func newSim(cfg *Config, i int) *sim {
 		rng:  rand.New(rand.NewPCG(cfg.Seed, uint64(i))),
 		frng: rand.New(rand.NewPCG(cfg.Seed^saltFormat, uint64(i))),
 		crng: rand.New(rand.NewPCG(cfg.Seed^saltChunks, uint64(i))),
+		prng: rand.New(rand.NewPCG(cfg.Seed^saltPrompt, uint64(i))),
 	}
 	s.startMs = runStart(cfg, i, s.rng)
 	s.id = strconv.FormatInt(s.startMs, 10)
@@ -309,6 +312,9 @@ func (s *sim) attemptMs(m model) int64 {
 func (s *sim) started(rp roleProvider) {
 	l := s.ev("ProviderRequestStarted")
 	l.w().kstr("provider", rp.p.id).kstr("model", rp.model.name)
+	if n := s.cfg.PayloadBytes; n > 0 {
+		l.w().kstr("prompt", payloadText(s.prng, n))
+	}
 	l.done()
 }
 
@@ -319,6 +325,9 @@ func (s *sim) finished(o reqOutcome) {
 		w.kstr("error", o.err)
 	}
 	w.knum("retries", int64(o.retries))
+	if n := s.cfg.PayloadBytes; n > 0 && o.ok {
+		w.kstr("output", payloadText(s.prng, n))
+	}
 	l.done()
 	if o.ok {
 		s.account(o)

@@ -254,3 +254,21 @@ func splitChunks(r *rand.Rand, s string) []string {
 	}
 	return out
 }
+
+// payloadText is a prompt or a model's output of about n bytes (the lines
+// of code and test output above, with their quotes, backslashes, tabs and
+// non-ASCII), for PayloadBytes: a whole line past n is kept.
+func payloadText(r *rand.Rand, n int) string {
+	t := textBuf{r: r, b: make([]byte, 0, n+128)}
+	for len(t.b) < n {
+		switch t.r.IntN(4) {
+		case 0:
+			t.line(t.pick(assertions))
+		case 1:
+			t.line("  ", t.pick(testNames), ": ", t.pick(tsErrors))
+		default:
+			t.line(t.pick(codeLines))
+		}
+	}
+	return string(t.b)
+}

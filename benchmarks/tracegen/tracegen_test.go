@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -643,4 +644,51 @@ func (r Run) File(name string) []byte {
 		}
 	}
 	return nil
+}
+
+// TestPayloadBytesOnlyAddFields holds PayloadBytes to its word: requests
+// get a prompt and answered ones an output of at least the size asked, and
+// with those two fields taken out every line and file is the plain run's.
+func TestPayloadBytesOnlyAddFields(t *testing.T) {
+	cfg := testConfig(60)
+	for i := range cfg.Runs {
+		cfg.PayloadBytes = 0
+		plain := BuildRun(cfg, i)
+		cfg.PayloadBytes = 3000
+		big := BuildRun(cfg, i)
+		pl := strings.SplitAfter(string(plain.File("trace.jsonl")), "\n")
+		bl := strings.SplitAfter(string(big.File("trace.jsonl")), "\n")
+		if len(pl) != len(bl) {
+			t.Fatalf("run %d: %d lines with payloads, %d without", i, len(bl), len(pl))
+		}
+		for n := range pl {
+			if pl[n] == bl[n] {
+				continue
+			}
+			var p, b map[string]any
+			if err := json.Unmarshal([]byte(pl[n]), &p); err != nil {
+				t.Fatalf("run %d line %d: %v", i, n+1, err)
+			}
+			if err := json.Unmarshal([]byte(bl[n]), &b); err != nil {
+				t.Fatalf("run %d line %d: %v", i, n+1, err)
+			}
+			pay := b["payload"].(map[string]any)
+			field := map[string]string{"ProviderRequestStarted": "prompt", "ProviderRequestFinished": "output"}[b["type"].(string)]
+			if s, _ := pay[field].(string); field == "" || len(s) < 3000 {
+				t.Fatalf("run %d line %d: a %s line differs without a %q of 3000 bytes: %.200s", i, n+1, b["type"], field, bl[n])
+			}
+			delete(pay, field)
+			if !reflect.DeepEqual(p, b) {
+				t.Fatalf("run %d line %d: differs beyond %q:\n%.300s\n%.300s", i, n+1, field, pl[n], bl[n])
+			}
+		}
+		if len(plain.Files) != len(big.Files) {
+			t.Fatalf("run %d: %d files vs %d", i, len(plain.Files), len(big.Files))
+		}
+		for k := 1; k < len(plain.Files); k++ {
+			if !bytes.Equal(plain.Files[k].Data, big.Files[k].Data) {
+				t.Errorf("run %d: %s differs with payloads", i, plain.Files[k].Name)
+			}
+		}
+	}
 }

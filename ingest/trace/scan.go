@@ -1,6 +1,10 @@
 package trace
 
-import "errors"
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+)
 
 // A hand-written validator is used instead of encoding/json because ingest
 // must validate every byte of ~650 MB of traces yet only decode five
@@ -19,6 +23,12 @@ type scanner struct {
 	b     []byte
 	i     int
 	depth int
+	// trusted is set for bytes a validating scan already accepted
+	// (ParsePayload): strings are then skipped to their closing quote
+	// without checking their escapes or characters again, which for the
+	// kilobyte prompts and outputs of provider requests was a second
+	// byte-by-byte pass over every payload.
+	trusted bool
 }
 
 // strSafe[c] is true for bytes that can appear unescaped inside a string
@@ -41,14 +51,38 @@ func (s *scanner) ws() {
 	}
 }
 
+// Eight bytes at a time: stopper(x) is non-zero when one of the bytes of x
+// is a quote, a backslash or a control character (below 0x20), the bytes
+// that end a string's plain run. Each term is the classic "has a zero
+// byte" (or "has a byte less than n") test, exact as to whether such a
+// byte exists; the byte loop then finds which one.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+func stopper(x uint64) uint64 {
+	q := x ^ (lsb * '"')
+	bs := x ^ (lsb * '\\')
+	return ((q-lsb)&^q | (bs-lsb)&^bs | (x-lsb*0x20)&^x) & msb
+}
+
 // str scans a string starting at the opening quote and returns its contents
 // (without quotes) and whether it contains escapes.
 func (s *scanner) str() (raw []byte, escaped bool, err error) {
+	if s.trusted {
+		return s.trustedStr()
+	}
 	s.i++ // opening quote
 	start := s.i
 	b := s.b
 	for {
 		i := s.i
+		// A byte at a time, this loop was the validating parser's
+		// largest cost on long strings (prompts, outputs, diffs).
+		for i+8 <= len(b) && stopper(binary.LittleEndian.Uint64(b[i:])) == 0 {
+			i += 8
+		}
 		for i < len(b) && strSafe[b[i]] {
 			i++
 		}
@@ -80,6 +114,32 @@ func (s *scanner) str() (raw []byte, escaped bool, err error) {
 			return nil, false, errSyntax
 		}
 	}
+}
+
+// trustedStr is str over validated bytes: the closing quote is the first
+// quote not escaped, that is, not after an odd run of backslashes.
+func (s *scanner) trustedStr() (raw []byte, escaped bool, err error) {
+	start := s.i + 1
+	rest := s.b[start:]
+	j := 0
+	for {
+		k := bytes.IndexByte(rest[j:], '"')
+		if k < 0 {
+			return nil, false, errSyntax
+		}
+		j += k
+		n := 0
+		for n < j && rest[j-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			break
+		}
+		j++
+	}
+	raw = rest[:j]
+	s.i = start + j + 1
+	return raw, bytes.IndexByte(raw, '\\') >= 0, nil
 }
 
 func isHex(c byte) bool {

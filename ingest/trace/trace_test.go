@@ -2,12 +2,15 @@ package trace
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -256,7 +259,103 @@ func FuzzParse(f *testing.F) {
 		p := ParsePayload(ev.Payload)
 		_ = p.Number("retries")
 		_ = p.String("provider")
+		checkTrustedIndex(t, ev.Payload)
 	})
+}
+
+// checkTrustedIndex fails when ParsePayload, which skips strings without
+// validating them again, indexes a validated object differently from the
+// validating scanner.
+func checkTrustedIndex(t *testing.T, obj []byte) {
+	t.Helper()
+	var want Payload
+	s := scanner{b: obj}
+	s.ws()
+	if err := s.object(func(key []byte, esc bool, start int) {
+		k := string(key)
+		if esc {
+			k = unescape(key)
+		}
+		want.keys = append(want.keys, k)
+		want.vals = append(want.vals, obj[start:s.i])
+	}); err != nil {
+		t.Fatalf("%q: not a valid object: %v", obj, err)
+	}
+	if got := ParsePayload(obj); !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q: ParsePayload gives %q %q, the validating scan %q %q", obj, got.keys, got.vals, want.keys, want.vals)
+	}
+}
+
+// TestStopper holds the eight-bytes-at-a-time test to the byte table it
+// stands for: every byte value at every position of a word, then random
+// words, which mix stoppers and the bytes next to them (0x1f, 0x20, 0x21,
+// 0x5b, 0x5d, 0x80, 0xff).
+func TestStopper(t *testing.T) {
+	naive := func(w []byte) bool {
+		for _, c := range w {
+			if !strSafe[c] {
+				return true
+			}
+		}
+		return false
+	}
+	w := make([]byte, 8)
+	for pos := range 8 {
+		for c := range 256 {
+			for i := range w {
+				w[i] = 'a'
+			}
+			w[pos] = byte(c)
+			if got := stopper(binary.LittleEndian.Uint64(w)) != 0; got != naive(w) {
+				t.Fatalf("byte %#x at %d: stopper %v", c, pos, got)
+			}
+		}
+	}
+	near := []byte{0, 0x1f, 0x20, 0x21, '"', '#', '\\', '[', ']', 0x7f, 0x80, 0xc3, 0xff, 'a'}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		for i := range w {
+			if r.IntN(2) == 0 {
+				w[i] = near[r.IntN(len(near))]
+			} else {
+				w[i] = byte(r.IntN(256))
+			}
+		}
+		if got := stopper(binary.LittleEndian.Uint64(w)) != 0; got != naive(w) {
+			t.Fatalf("% x: stopper %v", w, got)
+		}
+	}
+}
+
+// TestLongStrings checks the validating scanner and ParsePayload on strings
+// whose quotes, backslash runs, control characters and non-ASCII fall at
+// every offset of an eight-byte word, against encoding/json.
+func TestLongStrings(t *testing.T) {
+	parts := []string{`a`, `\\`, `\"`, `\\\\`, `\\\"`, `\u00e9`, `é`, `合計`, `\n`, `\t`, `/`, `bcdefgh`}
+	r := rand.New(rand.NewPCG(3, 4))
+	for n := range 3000 {
+		var b strings.Builder
+		for range r.IntN(40) {
+			b.WriteString(parts[r.IntN(len(parts))])
+		}
+		body := b.String()
+		if n%7 == 0 { // an unescaped control character or a lone backslash: invalid
+			at := r.IntN(len(body) + 1)
+			body = body[:at] + []string{"\x01", "\n", `\`}[r.IntN(3)] + body[at:]
+		}
+		obj := []byte(`{"k":"` + body + `","next":1}`)
+		s := scanner{b: obj}
+		err := s.value()
+		if err == nil && s.i != len(obj) {
+			err = errSyntax
+		}
+		if got, want := err == nil, json.Valid(obj); got != want {
+			t.Fatalf("%q: scanner valid=%v, json.Valid=%v", obj, got, want)
+		}
+		if err == nil {
+			checkTrustedIndex(t, obj)
+		}
+	}
 }
 
 func FuzzReader(f *testing.F) {
