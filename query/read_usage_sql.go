@@ -67,17 +67,33 @@ func usageKey(by string) string {
 // usageQuery is the one query that sums the calls f selects by by, and
 // its arguments: each row, each row's models, the total and its models,
 // and for --by device each file's calls, as grouping sets of one scan.
+//
+// Each call counts once, as callsOnce counts it, but without its two
+// windows over every call (the costliest steps of the query, issue 40):
+// d groups the calls held in several files (system, session, call id),
+// with how many rows hold each, whether those rows' files are on more
+// than one device, and the copy kept (callsOnce's order: the session's
+// own run first, then the file and line read first); every other row of
+// them is left out, the calls with one row pass as they are. Most calls
+// have one row: dh finds the few that may not by a hash of the three
+// (one number to group by, not three strings), and d groups those by the
+// strings themselves, so that two calls whose hashes collide are still
+// two. Both read calls, not priced_calls: a copy is a row of calls, and
+// pricing it twice more cost as much as the rest.
 func (s *Store) usageQuery(ctx context.Context, f Filter, by string, loc *time.Location, fd *fileDevices) (string, []any, error) {
 	runs := f
-	runs.Since, runs.Until = nil, nil
-	cte, args := runs.callScope("''")
-	// cp says, of each call held in several files, whether those files
-	// are on more than one device (the kept copy's file is among them).
+	runs.Since, runs.Until, runs.Provider = nil, nil, ""
+	cte, args := runs.recordScope("NULL")
 	q := "WITH " + cte + `,
 fd AS (SELECT unnest(?::BIGINT[]) AS file_id, unnest(?::VARCHAR[]) AS device),
-cp AS (SELECT p.system, p.session, p.call_id, count(DISTINCT coalesce(fd.device, ?)) > 1 AS elsewhere
-  FROM priced_calls p LEFT JOIN fd ON fd.file_id = p.file_id
-  WHERE p.call_id IS NOT NULL GROUP BY ALL HAVING count(*) > 1)`
+dh AS (SELECT hash(system, session, call_id) AS h FROM calls
+  WHERE call_id IS NOT NULL GROUP BY h HAVING count(*) > 1),
+d AS (SELECT p.system, p.session, p.call_id, count(*) AS n,
+    count(DISTINCT coalesce(fd.device, ?)) > 1 AS elsewhere,
+    min((p.run_id IS DISTINCT FROM p.session, p.file_id, p.line)) AS keep
+  FROM calls p LEFT JOIN fd ON fd.file_id = p.file_id
+  WHERE p.call_id IS NOT NULL AND hash(p.system, p.session, p.call_id) IN (SELECT h FROM dh)
+  GROUP BY ALL HAVING count(*) > 1)`
 	args = append(args, fd.ids, fd.names, fd.unknown.name)
 	joins := ""
 	if by == "project" {
@@ -91,7 +107,6 @@ cp AS (SELECT p.system, p.session, p.call_id, count(DISTINCT coalesce(fd.device,
   LEFT JOIN pj ON pj.file_id = c.file_id AND pj.system = c.system AND pj.run_id = c.run_id
   LEFT JOIN pr ON pr.cwd = coalesce(nullif(` + callCwd + `, ''), pj.cwd, '')`
 	}
-	key := usageKey(by)
 	switch {
 	case isPeriod(by):
 		args = append(args, loc.String())
@@ -100,29 +115,30 @@ cp AS (SELECT p.system, p.session, p.call_id, count(DISTINCT coalesce(fd.device,
 	case by == "project":
 		args = append(args, devices.NoProject)
 	}
-	where := "true"
+	where := "(d.keep IS NULL OR (c.run_id IS DISTINCT FROM c.session, c.file_id, c.line) = d.keep)"
+	if f.Provider != "" {
+		where += " AND lower(c.provider) = lower(?)"
+		args = append(args, f.Provider)
+	}
 	if f.Since != nil {
 		where += " AND c.ts >= ?"
+		args = append(args, f.Since.UTC())
 	}
 	if f.Until != nil {
 		where += " AND c.ts < ?"
+		args = append(args, f.Until.UTC())
 	}
 	q += `,
-k AS (SELECT c.*, ` + key + ` AS key, coalesce(c.provider, '') AS prov, coalesce(c.model, '') AS mdl,
-    coalesce(cp.elsewhere, false) AS elsewhere, row_number() OVER (ORDER BY ` + usageOrder + `) AS rk
-  FROM cs c
-  LEFT JOIN cp ON cp.system = c.system AND cp.session IS NOT DISTINCT FROM c.session AND cp.call_id = c.call_id
+k AS (SELECT c.*, ` + usageKey(by) + ` AS key, coalesce(c.provider, '') AS prov, coalesce(c.model, '') AS mdl,
+    coalesce(d.n, 1) AS copies, coalesce(d.elsewhere, false) AS elsewhere,
+    row_number() OVER (ORDER BY ` + usageOrder + `) AS rk
+  FROM priced_calls c JOIN rs USING (system, run_id)
+  LEFT JOIN d ON d.system = c.system AND d.session IS NOT DISTINCT FROM c.session AND d.call_id = c.call_id
   LEFT JOIN fd ON fd.file_id = c.file_id` + joins + `
   WHERE ` + where + `)
 SELECT ` + fileSet(by, "grouping(key, prov, mdl, file_id), key, prov, mdl, file_id",
 		"grouping(key, prov, mdl) * 2 + 1, key, prov, mdl, NULL::BIGINT") + `, ` + usageAggregates + `
 FROM k GROUP BY GROUPING SETS ((key, prov, mdl), (key), (prov, mdl), ()` + fileSet(by, ", (file_id)", "") + `)`
-	if f.Since != nil {
-		args = append(args, f.Since.UTC())
-	}
-	if f.Until != nil {
-		args = append(args, f.Until.UTC())
-	}
 	return q, args, nil
 }
 
