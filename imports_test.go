@@ -46,6 +46,7 @@ var pure = []string{
 	"rules/yamlast",
 	"rules/internal/names",
 	"reports/reference",
+	"benchmarks/callgen",
 	"query/lake",
 	"reports/render/chart",
 	"reports/summary",

@@ -30,6 +30,10 @@ func usageRun(ctx context.Context, o *reportOptions) error {
 			return usageError{fmt.Errorf("--timezone %q: not an IANA time zone name (Europe/Paris, UTC, Local): %v", o.Timezone, err)}
 		}
 	}
+	local := loc == time.Local
+	if local {
+		loc = namedLocal(localZoneName(os.Getenv, os.Readlink, now), now)
+	}
 	// A date means midnight where the days are cut, not in UTC.
 	since, until := inZone(o.Since, loc), inZone(o.Until, loc)
 	f, err := buildFilter(now, since, until, o.Runs, o.Provider)
@@ -49,7 +53,7 @@ func usageRun(ctx context.Context, o *reportOptions) error {
 	if err != nil {
 		return err
 	}
-	if loc == time.Local {
+	if local {
 		u.Timezone = localZoneName(os.Getenv, os.Readlink, now)
 	}
 	db, filters := o.viewHead(f)
@@ -102,6 +106,28 @@ func (o *reportOptions) deviceNamer(homeDir func() (string, error)) (devices.Nam
 		n.Named = append(n.Named, d)
 	}
 	return n, nil
+}
+
+// namedLocal is the local zone by its IANA name, which DuckDB's ICU
+// cuts days in (it knows no "Local"): a zone without changes of offset,
+// as a machine without a zone database has (UTC), by its Etc/ name;
+// time.Local when it has none, which the store refuses, saying so.
+func namedLocal(name string, now time.Time) *time.Location {
+	if loc, err := time.LoadLocation(name); err == nil {
+		return loc
+	}
+	t := now.In(time.Local)
+	_, off := t.Zone()
+	if start, end := t.ZoneBounds(); start.IsZero() && end.IsZero() && off%3600 == 0 {
+		if off == 0 {
+			return time.UTC
+		}
+		// Etc/GMT+5 is five hours behind UTC: POSIX's sign.
+		if loc, err := time.LoadLocation(fmt.Sprintf("Etc/GMT%+d", -off/3600)); err == nil {
+			return loc
+		}
+	}
+	return time.Local
 }
 
 // inZone reads a bare date (2026-11-01) as midnight in loc, as RFC 3339;
