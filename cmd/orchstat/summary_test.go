@@ -494,3 +494,36 @@ func TestSimulateSaysWhatRan(t *testing.T) {
 		t.Errorf("transcripts without durations: the times to resolution must read -:\n%s", out)
 	}
 }
+
+// A copied /etc/localtime is named by the zone file it copies.
+func TestZoneOfCopy(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(root, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(body), 0o644)
+		return p
+	}
+	write("CET", "paris and more")
+	write("Europe/Paris", "paris and more")
+	write("posix/Europe/Paris", "paris and more")
+	write("Europe/Berlin", "berlin!and more")
+	write("UTC", "utc")
+	write("Etc/UTC", "utc")
+	local := filepath.Join(t.TempDir(), "localtime")
+	for _, tt := range []struct{ body, want string }{
+		{"paris and more", "Europe/Paris"},
+		{"berlin!and more", "Europe/Berlin"},
+		{"utc", "Etc/UTC"},
+		{"nowhere at all", ""},
+	} {
+		os.WriteFile(local, []byte(tt.body), 0o644)
+		got := zoneOfCopy(local, root)
+		if tt.want == "Etc/UTC" && got == "UTC" {
+			got = tt.want // an alias of the same bytes is as good
+		}
+		if got != tt.want {
+			t.Errorf("a copy of %q: %q, want %q", tt.body, got, tt.want)
+		}
+	}
+}

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	// --timezone names zones by IANA name on machines without a zone
@@ -151,6 +155,12 @@ func localZoneName(getenv func(string) string, readlink func(string) (string, er
 		if _, name, ok := strings.Cut(target, "zoneinfo/"); ok && name != "" {
 			return name
 		}
+	} else if errors.Is(err, syscall.EINVAL) {
+		// A copy of a zone's file, not a link to it, as some container
+		// images have: DuckDB's ICU needs the zone's name to cut days.
+		if name := zoneOfCopy("/etc/localtime", "/usr/share/zoneinfo"); name != "" {
+			return name
+		}
 	}
 	name, offset := now.In(time.Local).Zone()
 	return fmt.Sprintf("local %s, UTC%+03d:%02d", name, offset/3600, absInt(offset%3600)/60)
@@ -161,4 +171,42 @@ func absInt(n int) int {
 		return -n
 	}
 	return n
+}
+
+// zoneOfCopy names the zone whose file under root holds the same bytes as
+// the file at path, preferring an Area/City name to an alias (UTC, CET);
+// "" when none does.
+func zoneOfCopy(path, root string) string {
+	want, err := os.ReadFile(path)
+	if err != nil || len(want) == 0 {
+		return ""
+	}
+	var alias, found string
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || found != "" {
+			return filepath.SkipDir
+		}
+		if d.IsDir() {
+			if n := d.Name(); p != root && (n == "posix" || n == "right") {
+				return filepath.SkipDir // the same zones again, or with leap seconds
+			}
+			return nil
+		}
+		if info, err := d.Info(); err != nil || info.Size() != int64(len(want)) {
+			return nil
+		}
+		if b, err := os.ReadFile(p); err == nil && bytes.Equal(b, want) {
+			name, _ := filepath.Rel(root, p)
+			if strings.Contains(name, "/") && !strings.HasPrefix(name, "Etc/") {
+				found = name
+			} else if alias == "" {
+				alias = name
+			}
+		}
+		return nil
+	})
+	if found != "" {
+		return found
+	}
+	return alias
 }
