@@ -123,26 +123,30 @@ func OpenLake(ctx context.Context, lk lake.Lake, o LakeOptions) (*Store, LakeRea
 	if err != nil {
 		return nil, got, err
 	}
-	l := &lakeSync{st: st, lk: lk, read: &got}
-	err = l.syncBounded(ctx, objs, o)
-	if disk.IsOutOfMemory(err) && o.Replica != "" {
-		// More changed than the bound holds in one transaction: read it
-		// again with the store's own limit, and say so, on a new instance
-		// (one that failed for want of memory, at a commit above all, is
-		// not to be trusted: see Reopen).
-		if rerr := st.Reopen(ctx); rerr != nil {
-			st.Close()
-			return nil, got, errors.Join(err, rerr)
-		}
-		got = LakeRead{Warnings: []string{fmt.Sprintf("reading the lake's changes into its replica did not fit in %s of memory; read them with DuckDB's own limit instead: %v", cmp.Or(o.Memory, lakeReadMemory), err)}}
-		l = &lakeSync{st: st, lk: lk, read: &got}
-		err = st.inTransaction(ctx, "reading lake "+lk.Location(), func() error { return l.sync(ctx, objs, o) })
-	}
-	if err != nil {
+	if err := syncReplica(ctx, st, lk, objs, o, &got); err != nil {
 		st.Close()
 		return nil, got, err
 	}
 	return st, got, nil
+}
+
+// syncReplica brings the replica st level with the lake, within
+// o.Memory; when more changed than that holds in one transaction, it
+// reads it again with the store's own limit, and says so, on a new
+// instance (one that failed for want of memory, at a commit above all, is
+// not to be trusted: see Reopen).
+func syncReplica(ctx context.Context, st *Store, lk lake.Lake, objs map[string][]lakeObject, o LakeOptions, got *LakeRead) error {
+	l := &lakeSync{st: st, lk: lk, read: got}
+	err := l.syncBounded(ctx, objs, o)
+	if !disk.IsOutOfMemory(err) {
+		return err
+	}
+	if rerr := st.Reopen(ctx); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	*got = LakeRead{Warnings: []string{fmt.Sprintf("reading the lake's changes into its replica did not fit in %s of memory; read them with DuckDB's own limit instead: %v", cmp.Or(o.Memory, lakeReadMemory), err)}}
+	l = &lakeSync{st: st, lk: lk, read: got}
+	return st.inTransaction(ctx, "reading lake "+lk.Location(), func() error { return l.sync(ctx, objs, o) })
 }
 
 // openReplica opens the lake's replica. It is a cache: one that cannot be

@@ -50,8 +50,7 @@ func BuildReplica(ctx context.Context, lk lake.Lake, o LakeOptions) (LakeRead, e
 		st.Close()
 		return got, nil
 	}
-	l := &lakeSync{st: st, lk: lk, read: &got}
-	if err := l.syncBounded(ctx, objs, LakeOptions{Replica: building, Memory: o.Memory}); err != nil {
+	if err := syncReplica(ctx, st, lk, objs, LakeOptions{Replica: building, Memory: o.Memory}, &got); err != nil {
 		st.Close()
 		return got, err
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -744,4 +745,75 @@ func TestLakeRealSamples(t *testing.T) {
 		r.export(t, lakeDir)
 	}
 	viewsAndReplica(t, lakeDir, union, [][]string{nil, {"--since", "2026-01-01"}, {"--by", "day"}})
+}
+
+// The replica's builder killed (kill -9) while it builds leaves no
+// replica in place: the next read answers from the lake's files, equal to
+// the union store, and the next builder completes the replica, which
+// then answers the same.
+func TestLakeReplicaBuildKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills real processes; go test ./... runs it (skipped under -short)")
+	}
+	t.Parallel()
+	a, b, union := ingestedLakeRunners(t)
+	lakeDir := filepath.Join(t.TempDir(), "lake")
+	for _, r := range []*lakeRunner{a, b} {
+		r.export(t, lakeDir)
+	}
+	xdg := t.TempDir()
+	d := defaultDeps()
+	d.lake.CacheDir = filepath.Join(xdg, "orchstat", "lake")
+	d.startReplica = func(loc, log string) error { return nil }
+	replica, err := lake.ReplicaPath(d.lake, lakeDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := func(kill bool) {
+		t.Helper()
+		cmd := exec.Command(binary, "lake-replica", "--lake", lakeDir)
+		cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+xdg, noSupervisor+"=1")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if kill {
+			// Killed once its file is made: the build's transaction is
+			// under way, or about to be.
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				if _, err := os.Stat(replica + ".building"); err == nil {
+					break
+				}
+			}
+			cmd.Process.Signal(syscall.SIGKILL)
+		}
+		err := cmd.Wait()
+		if !kill && err != nil {
+			t.Fatalf("lake-replica: %v", err)
+		}
+	}
+	want := lakeReportJSON(t, "--db", union, "report", "--no-ingest")
+	report := func() map[string]any {
+		t.Helper()
+		code, stdout, stderr := runCLIWith(t, fixedNow, d, "", "report", "--lake", lakeDir, "--format", "json")
+		if code != 0 {
+			t.Fatalf("report --lake: exit %d\n%s", code, stderr)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(stdout), &m); err != nil {
+			t.Fatal(err)
+		}
+		delete(m, "generated_at")
+		delete(m, "database")
+		return m
+	}
+	build(true)
+	if !query.ReplicaMissing(replica) {
+		t.Fatalf("a builder killed mid-way left a replica at %s", replica)
+	}
+	sameJSON(t, "after a killed build, from the lake's files", want, report())
+	build(false)
+	if query.ReplicaMissing(replica) {
+		t.Fatalf("the builder after the killed one left no replica at %s", replica)
+	}
+	sameJSON(t, "from the replica the next builder made", want, report())
 }
