@@ -31,12 +31,17 @@ import (
 //
 // Only the orchestrator's event tables (prunable, and events), most of a
 // lake's rows, are views. The files table (a row per source file, on whose
-// ids every view joins) is copied into lake_ids and file_states, and the
-// other tables, small, into tables of the store in memory: read as views,
-// DuckDB 1.5.6 returned a factory audit's LEFT JOIN of attempt_runs and
-// attempts with attempts missing (77 of 156 on the real samples; the same
-// rows, selected with fewer columns, came whole), which
-// TestLakeRealSamples found.
+// ids every view joins) is copied, into lake_ids and file_states, and the
+// other tables, small, into tables of the store in memory, for two
+// reasons. Each report reads them in many queries: copied once, the first
+// read took 3.4 times a report on a store; as views, 5.8 times
+// (benchmarks/EARLIER.md, issue 40). And read as views, DuckDB 1.5.6
+// returned the factory audit's LEFT JOIN of attempt_runs and attempts with
+// attempts missing (77 of 156 on the real samples; the same rows, selected
+// with fewer columns, came whole), which TestLakeRealSamples found.
+
+// copied reports whether the read copies t rather than viewing it.
+func copied(t Table) bool { return !prunable[t.Name] && t.Name != Events.Name }
 
 // openLakeViews opens a store in memory over the lake's files.
 func openLakeViews(ctx context.Context, lk lake.Lake, objs map[string][]lakeObject, o LakeOptions, got *LakeRead) (*Store, error) {
@@ -175,8 +180,8 @@ func (l *lakeSync) local(ctx context.Context, objs []lakeObject) ([]string, erro
 	return l.lk.Local(ctx, plain)
 }
 
-// viewTable makes t a view over its files objs (a copy of them when t is
-// not an event table: see above); with none, an empty table.
+// viewTable makes t a view over its files objs (a copy of them when
+// copied); with none, an empty table.
 func (l *lakeSync) viewTable(ctx context.Context, t Table, objs []lakeObject, all bool) error {
 	if len(objs) == 0 {
 		return l.exec(ctx, t.ddl())
@@ -194,7 +199,7 @@ func (l *lakeSync) viewTable(ctx context.Context, t Table, objs []lakeObject, al
 		cs := lakeSelectList(t, have, skip)
 		from := src + ` p JOIN lake_ids i ON i.runner = p.runner AND i.file_id = p.file_id`
 		kind := "VIEW"
-		if !prunable[t.Name] && t.Name != Events.Name {
+		if copied(t) {
 			kind = "TABLE"
 		}
 		_, err := l.st.conn.ExecContext(ctx, `CREATE `+kind+` `+t.Name+` AS SELECT `+cs+` FROM `+from)

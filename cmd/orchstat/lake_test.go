@@ -688,10 +688,13 @@ func viewsAndReplica(t *testing.T, lakeDir, union string, argSets [][]string) {
 		return m
 	}
 	for _, args := range argSets {
-		want := report(defaultDeps(), append([]string{"--db", union, "report", "--no-ingest"}, args...)...)
+		// Sums of costs differ in their last bits with the order rows
+		// are added in: see roundFloats.
+		round := func(m map[string]any) map[string]any { return roundFloats(m).(map[string]any) }
+		want := round(report(defaultDeps(), append([]string{"--db", union, "report", "--no-ingest"}, args...)...))
 		lakeArgs := append([]string{"report", "--lake", lakeDir}, args...)
-		sameJSON(t, fmt.Sprintf("from the lake's files, report %v", args), want, report(viewDeps(), lakeArgs...))
-		sameJSON(t, fmt.Sprintf("from the replica, report %v", args), want, report(withReplica, lakeArgs...))
+		sameJSON(t, fmt.Sprintf("from the lake's files, report %v", args), want, round(report(viewDeps(), lakeArgs...)))
+		sameJSON(t, fmt.Sprintf("from the replica, report %v", args), want, round(report(withReplica, lakeArgs...)))
 	}
 }
 
