@@ -103,7 +103,15 @@ func TestLakeReadWithinMemory(t *testing.T) {
 	}
 	read := func(memory string) (query.LakeRead, int64) {
 		t.Helper()
-		st, got, err := query.OpenLake(ctx, lk, query.LakeOptions{Replica: filepath.Join(t.TempDir(), "replica.duckdb"), Memory: memory})
+		// A replica, empty: the read fills it (with none, a read answers
+		// from the lake's files).
+		replica := filepath.Join(t.TempDir(), "replica.duckdb")
+		if st, err := query.Open(ctx, replica, query.Options{}); err != nil {
+			t.Fatal(err)
+		} else {
+			st.Close()
+		}
+		st, got, err := query.OpenLake(ctx, lk, query.LakeOptions{Replica: replica, Memory: memory})
 		if err != nil {
 			t.Fatalf("reading within %q: %v", memory, err)
 		}

@@ -3,7 +3,6 @@ package query
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,6 +47,10 @@ type LakeRead struct {
 	SourceFiles int // source files the runners ingested
 	// Warnings say what the read did other than asked, for the user.
 	Warnings []string
+	// BuildReplica says the read was answered from the lake's files, as
+	// its replica is still to be built: the caller starts BuildReplica
+	// apart (see lakereplica.go).
+	BuildReplica bool
 }
 
 // lakeReadMemory bounds DuckDB while a read brings a replica level with
@@ -97,46 +100,53 @@ func init() {
 	}
 }
 
-// OpenLake loads a lake into a store, its replica (LakeOptions.Replica) or
-// one in memory, as one store holding every runner's rows would hold them,
-// so reports, checks and simulations run on it unchanged. Each runner's file ids are renumbered (ordered by runner,
-// then id) and its paths prefixed with "runner:". The events table, the
-// trace lines' payloads, is read only when asked (LakeOptions.All).
+// OpenLake opens a lake as one store holding every runner's rows would
+// hold them, so reports, checks and simulations run on it unchanged: its
+// replica (LakeOptions.Replica), brought level with the lake, or, when
+// there is none yet or none is asked for, a store in memory over the
+// lake's files (lakeviews.go). Each runner's file ids are renumbered
+// (ordered by runner, then id) and its paths prefixed with "runner:". The
+// events table, the trace lines' payloads, is read only when asked
+// (LakeOptions.All).
 func OpenLake(ctx context.Context, lk lake.Lake, o LakeOptions) (*Store, LakeRead, error) {
 	var got LakeRead
 	objs, err := listLake(ctx, lk)
 	if err != nil {
 		return nil, got, err
 	}
-	var st *Store
-	if o.Replica != "" {
-		st, err = openReplica(ctx, o)
-	} else {
-		st, err = openMemory(ctx, lk.Location())
+	if o.Replica == "" || ReplicaMissing(o.Replica) {
+		st, err := openLakeViews(ctx, lk, objs, o, &got)
+		got.BuildReplica = o.Replica != ""
+		return st, got, err
 	}
+	st, err := openReplica(ctx, o)
 	if err != nil {
 		return nil, got, err
 	}
-	l := &lakeSync{st: st, lk: lk, read: &got}
-	err = l.syncBounded(ctx, objs, o)
-	if disk.IsOutOfMemory(err) && o.Replica != "" {
-		// More changed than the bound holds in one transaction: read it
-		// again with the store's own limit, and say so, on a new instance
-		// (one that failed for want of memory, at a commit above all, is
-		// not to be trusted: see Reopen).
-		if rerr := st.Reopen(ctx); rerr != nil {
-			st.Close()
-			return nil, got, errors.Join(err, rerr)
-		}
-		got = LakeRead{Warnings: []string{fmt.Sprintf("reading the lake's changes into its replica did not fit in %s of memory; read them with DuckDB's own limit instead: %v", cmp.Or(o.Memory, lakeReadMemory), err)}}
-		l = &lakeSync{st: st, lk: lk, read: &got}
-		err = st.inTransaction(ctx, "reading lake "+lk.Location(), func() error { return l.sync(ctx, objs, o) })
-	}
-	if err != nil {
+	if err := syncReplica(ctx, st, lk, objs, o, &got); err != nil {
 		st.Close()
 		return nil, got, err
 	}
 	return st, got, nil
+}
+
+// syncReplica brings the replica st level with the lake, within
+// o.Memory; when more changed than that holds in one transaction, it
+// reads it again with the store's own limit, and says so, on a new
+// instance (one that failed for want of memory, at a commit above all, is
+// not to be trusted: see Reopen).
+func syncReplica(ctx context.Context, st *Store, lk lake.Lake, objs map[string][]lakeObject, o LakeOptions, got *LakeRead) error {
+	l := &lakeSync{st: st, lk: lk, read: got}
+	err := l.syncBounded(ctx, objs, o)
+	if !disk.IsOutOfMemory(err) {
+		return err
+	}
+	if rerr := st.Reopen(ctx); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	*got = LakeRead{Warnings: []string{fmt.Sprintf("reading the lake's changes into its replica did not fit in %s of memory; read them with DuckDB's own limit instead: %v", cmp.Or(o.Memory, lakeReadMemory), err)}}
+	l = &lakeSync{st: st, lk: lk, read: got}
+	return st.inTransaction(ctx, "reading lake "+lk.Location(), func() error { return l.sync(ctx, objs, o) })
 }
 
 // openReplica opens the lake's replica. It is a cache: one that cannot be
@@ -218,30 +228,6 @@ func parseLakeKey(table string, ob lake.Object) (lakeObject, bool) {
 		*dst = v
 	}
 	return o, true
-}
-
-// openMemory opens a store in memory, named name in messages.
-func openMemory(ctx context.Context, name string) (*Store, error) {
-	connector, err := NewConnector("")
-	if err != nil {
-		return nil, err
-	}
-	db := sql.OpenDB(connector)
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		db.Close()
-		return nil, cleanDuckErr(err)
-	}
-	st := &Store{Path: name, db: db, conn: conn, memory: true}
-	// A new database needs only the DDL: none of migrate's checks of an
-	// older store's tables, and no checkpoint.
-	for _, q := range schemaStatements() {
-		if err := st.exec(ctx, q); err != nil {
-			st.Close()
-			return nil, fmt.Errorf("creating the lake's tables in memory: %w", err)
-		}
-	}
-	return st, nil
 }
 
 // readParquet renders DuckDB's reader over local files of the lake.

@@ -281,21 +281,6 @@ var unreported = map[string]map[string]bool{
 // NULL.
 func (l *lakeSync) insert(ctx context.Context, t Table, paths []string, have, skip map[string]bool) error {
 	src := readParquet(paths)
-	var cs []string
-	for _, col := range t.Columns {
-		switch {
-		case col.Name == "file_id":
-			cs = append(cs, "i.new_id")
-		case t.Name == Quarantine.Name && col.Name == "path":
-			cs = append(cs, "p.runner || ':' || p.path")
-		case skip[col.Name]:
-			cs = append(cs, "NULL::"+col.Type)
-		case have == nil || have[col.Name]:
-			cs = append(cs, "p."+col.Name)
-		default:
-			cs = append(cs, "NULL::"+col.Type)
-		}
-	}
 	sys := "NULL"
 	if hasSystem(t) {
 		sys = "p.system"
@@ -304,7 +289,7 @@ func (l *lakeSync) insert(ctx context.Context, t Table, paths []string, have, sk
 	// file_id column alone (a Parquet reader reads only the columns asked).
 	for _, q := range []string{
 		fmt.Sprintf(`INSERT INTO %s SELECT %s FROM %s p JOIN lake_ids i ON i.runner = p.runner AND i.file_id = p.file_id`,
-			t.Name, strings.Join(cs, ", "), src),
+			t.Name, lakeSelectList(t, have, skip), src),
 		fmt.Sprintf(`INSERT INTO lake_loaded_ids SELECT DISTINCT m.key, i.new_id, %s
 			FROM %s p JOIN lake_ids i ON i.runner = p.runner AND i.file_id = p.file_id JOIN lake_paths m ON m.path = p.filename`,
 			sys, readParquetNamed(paths)),

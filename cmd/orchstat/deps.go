@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/orchstat/orchstat/query/lake"
@@ -27,6 +28,9 @@ type deps struct {
 	// lake is how commands open lakes: tests point S3 at a local server
 	// and the cache at a temporary folder.
 	lake lake.Options
+	// startReplica starts building a lake's replica apart, logging to
+	// log (see lakereplica.go); tests start their own binary.
+	startReplica func(lake, log string) error
 }
 
 func defaultDeps() deps {
@@ -38,5 +42,12 @@ func defaultDeps() deps {
 		},
 		openTestStore:   openRuleTestStore,
 		ruleTestWorkers: 4,
+		startReplica: func(loc, log string) error {
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			return startReplica(exe, loc, log)
+		},
 	}
 }

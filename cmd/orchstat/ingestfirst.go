@@ -59,6 +59,9 @@ func (i *ingestFirst) openLake(ctx context.Context, g *globals) (*query.Store, e
 	}
 	st, read, err := query.OpenLake(ctx, lk, o)
 	warnAll(g.io.Err, read.Warnings)
+	if err == nil {
+		i.buildReplicaAfter(g, read, o.Replica)
+	}
 	return st, err
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -162,7 +163,21 @@ func lakeDeps(t *testing.T) deps {
 	}
 	d := defaultDeps()
 	d.lake.CacheDir = dir
+	d.startReplica = replicaInProcess(t, d)
 	return d
+}
+
+// replicaInProcess builds a lake's replica as lake-replica would, with
+// d's lake options, before the command that started it returns: the read
+// after a test's first reads its replica.
+func replicaInProcess(t *testing.T, d deps) func(loc, log string) error {
+	return func(loc, log string) error {
+		t.Helper()
+		if code, _, stderr := runCLIWith(t, fixedNow, d, "", "lake-replica", "--lake", loc); code != 0 {
+			t.Errorf("lake-replica --lake %s: exit %d\n%s", loc, code, stderr)
+		}
+		return nil
+	}
 }
 
 var lakeCaches = struct {
@@ -407,6 +422,10 @@ func TestLakeS3(t *testing.T) {
 	env := map[string]string{"AWS_ENDPOINT_URL_S3": srv.URL, "AWS_ACCESS_KEY_ID": "AKIATEST", "AWS_SECRET_ACCESS_KEY": secret, "AWS_REGION": "eu-west-1"}
 	d := defaultDeps()
 	d.lake = lake.Options{CacheDir: t.TempDir(), Getenv: func(k string) string { return env[k] }}
+	// The first reads are answered from the lake's files; the replica
+	// is built when the test says.
+	var builds atomic.Int64
+	d.startReplica = func(loc, log string) error { builds.Add(1); return nil }
 	run := func(args ...string) string {
 		t.Helper()
 		code, stdout, stderr := runCLIWith(t, fixedNow, d, "", args...)
@@ -444,6 +463,12 @@ func TestLakeS3(t *testing.T) {
 	sameJSON(t, "s3", want, report())
 	if rest := gets.Load(); windowed == 0 || rest == 0 {
 		t.Errorf("the window's report downloaded %d files, the whole report %d more; want some of each", windowed, rest)
+	}
+	if builds.Load() == 0 {
+		t.Errorf("no read started the replica's build")
+	}
+	if code, _, stderr := runCLIWith(t, fixedNow, d, "", "lake-replica", "--lake", loc); code != 0 {
+		t.Fatalf("lake-replica: exit %d\n%s", code, stderr)
 	}
 	gets.Store(0)
 	puts.Store(0)
@@ -626,4 +651,172 @@ func TestLakeOneRunnerPerStore(t *testing.T) {
 	if code, out, stderr := runCLI(t, "", "--db", a.db, "export", "--no-ingest", "--lake", lake, "--runner", "renamed-host"); code != 0 || !strings.Contains(out, "nothing new") {
 		t.Errorf("export under the new id after the rename: exit %d, %s %s", code, out, stderr)
 	}
+}
+
+// viewsAndReplica reports on the lake three ways and holds them equal to
+// the union store's report with the same arguments: answered from the
+// lake's files (a new cache folder each time, no replica built), from a
+// replica lake-replica built, and from the store.
+func viewsAndReplica(t *testing.T, lakeDir, union string, argSets [][]string) {
+	t.Helper()
+	viewDeps := func() deps {
+		d := defaultDeps()
+		d.lake.CacheDir = t.TempDir()
+		d.startReplica = func(loc, log string) error { return nil }
+		return d
+	}
+	withReplica := viewDeps()
+	if code, _, stderr := runCLIWith(t, fixedNow, withReplica, "", "lake-replica", "--lake", lakeDir); code != 0 {
+		t.Fatalf("lake-replica: exit %d\n%s", code, stderr)
+	}
+	replica, err := lake.ReplicaPath(withReplica.lake, lakeDir)
+	if err != nil || query.ReplicaMissing(replica) {
+		t.Fatalf("lake-replica left no replica at %s: %v", replica, err)
+	}
+	report := func(d deps, args ...string) map[string]any {
+		t.Helper()
+		code, stdout, stderr := runCLIWith(t, fixedNow, d, "", append(args, "--format", "json")...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(stdout), &m); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		delete(m, "generated_at")
+		delete(m, "database")
+		return m
+	}
+	for _, args := range argSets {
+		// Sums of costs differ in their last bits with the order rows
+		// are added in: see roundFloats.
+		round := func(m map[string]any) map[string]any { return roundFloats(m).(map[string]any) }
+		want := round(report(defaultDeps(), append([]string{"--db", union, "report", "--no-ingest"}, args...)...))
+		lakeArgs := append([]string{"report", "--lake", lakeDir}, args...)
+		sameJSON(t, fmt.Sprintf("from the lake's files, report %v", args), want, round(report(viewDeps(), lakeArgs...)))
+		sameJSON(t, fmt.Sprintf("from the replica, report %v", args), want, round(report(withReplica, lakeArgs...)))
+	}
+}
+
+// The lake's first read, answered from its Parquet files, equals the
+// replica's and the union store's: whole, in windows, by provider and by
+// day.
+func TestLakeViewsEqualReplica(t *testing.T) {
+	endToEnd(t, "exports and reads lakes of real stores")
+	t.Parallel()
+	a, b, union := ingestedLakeRunners(t)
+	lakeDir := filepath.Join(t.TempDir(), "lake")
+	for _, r := range []*lakeRunner{a, b} {
+		r.export(t, lakeDir)
+	}
+	viewsAndReplica(t, lakeDir, union, [][]string{nil, {"--since", "2026-11-08"}, {"--since", "2026-11-03", "--until", "2026-11-06"},
+		{"--provider", "openai"}, {"--by", "day"}})
+}
+
+// The real samples of ../shared/testdata-external, ingested by three
+// runners and exported to one lake, read from the lake's files equal the
+// replica and one store of them all.
+func TestLakeRealSamples(t *testing.T) {
+	endToEnd(t, "exports and reads lakes of real stores")
+	const external = "../../../shared/testdata-external"
+	if _, err := os.Stat(external); err != nil {
+		t.Skip("../shared/testdata-external is absent")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	union := filepath.Join(dir, "union.duckdb")
+	lakeDir := filepath.Join(dir, "lake")
+	for i, paths := range [][]string{{"orchestrator", "claudestrator"}, {"llm-contract-harness", "claude-code"}, {"codex"}, {"otel-genai"}} {
+		// The OpenTelemetry files are named by format; they go to the
+		// third runner too.
+		runner := min(i, 2)
+		args := []string{"ingest", "--quiet"}
+		if paths[0] == "otel-genai" {
+			args = append(args, "--format", "otlp")
+		}
+		for _, p := range paths {
+			args = append(args, abs(t, filepath.Join(external, p)))
+		}
+		for _, db := range []string{filepath.Join(dir, fmt.Sprintf("r%d.duckdb", runner)), union} {
+			if code, _, stderr := runCLI(t, "", append([]string{"--db", db}, args...)...); code != 0 && code != 1 {
+				t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+			}
+		}
+	}
+	for i := range 3 {
+		r := &lakeRunner{name: fmt.Sprintf("runner-%d", i), db: filepath.Join(dir, fmt.Sprintf("r%d.duckdb", i))}
+		r.export(t, lakeDir)
+	}
+	viewsAndReplica(t, lakeDir, union, [][]string{nil, {"--since", "2026-01-01"}, {"--by", "day"}})
+}
+
+// The replica's builder killed (kill -9) while it builds leaves no
+// replica in place: the next read answers from the lake's files, equal to
+// the union store, and the next builder completes the replica, which
+// then answers the same.
+func TestLakeReplicaBuildKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills real processes; go test ./... runs it (skipped under -short)")
+	}
+	t.Parallel()
+	a, b, union := ingestedLakeRunners(t)
+	lakeDir := filepath.Join(t.TempDir(), "lake")
+	for _, r := range []*lakeRunner{a, b} {
+		r.export(t, lakeDir)
+	}
+	xdg := t.TempDir()
+	d := defaultDeps()
+	d.lake.CacheDir = filepath.Join(xdg, "orchstat", "lake")
+	d.startReplica = func(loc, log string) error { return nil }
+	replica, err := lake.ReplicaPath(d.lake, lakeDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := func(kill bool) {
+		t.Helper()
+		cmd := exec.Command(binary, "lake-replica", "--lake", lakeDir)
+		cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+xdg, noSupervisor+"=1")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if kill {
+			// Killed once its file is made: the build's transaction is
+			// under way, or about to be.
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				if _, err := os.Stat(replica + ".building"); err == nil {
+					break
+				}
+			}
+			cmd.Process.Signal(syscall.SIGKILL)
+		}
+		err := cmd.Wait()
+		if !kill && err != nil {
+			t.Fatalf("lake-replica: %v", err)
+		}
+	}
+	want := lakeReportJSON(t, "--db", union, "report", "--no-ingest")
+	report := func() map[string]any {
+		t.Helper()
+		code, stdout, stderr := runCLIWith(t, fixedNow, d, "", "report", "--lake", lakeDir, "--format", "json")
+		if code != 0 {
+			t.Fatalf("report --lake: exit %d\n%s", code, stderr)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(stdout), &m); err != nil {
+			t.Fatal(err)
+		}
+		delete(m, "generated_at")
+		delete(m, "database")
+		return m
+	}
+	build(true)
+	if !query.ReplicaMissing(replica) {
+		t.Fatalf("a builder killed mid-way left a replica at %s", replica)
+	}
+	sameJSON(t, "after a killed build, from the lake's files", want, report())
+	build(false)
+	if query.ReplicaMissing(replica) {
+		t.Fatalf("the builder after the killed one left no replica at %s", replica)
+	}
+	sameJSON(t, "from the replica the next builder made", want, report())
 }

@@ -71,6 +71,9 @@ type globals struct {
 	lockTimeout time.Duration
 	cpuProfile  string
 	deps        deps
+	// after runs once the command has answered, whatever its outcome:
+	// work the answer must not wait for (a lake's replica's build).
+	after []func()
 }
 
 // usageError marks errors that should print usage and exit 2.
@@ -129,12 +132,15 @@ func run(ctx context.Context, args []string, io *IO) int {
 
 // runWith is run with the dependencies deps instead of the real ones.
 func runWith(ctx context.Context, args []string, io *IO, deps deps) int {
-	root := newRootCmdWith(io, deps)
+	root, g := newRoot(io, deps)
 	root.SetArgs(args)
 	root.SetIn(io.In)
 	root.SetOut(io.Out)
 	root.SetErr(io.Err)
 	cmd, err := root.ExecuteContextC(ctx)
+	for _, f := range g.after {
+		f()
+	}
 	if err == nil {
 		return exitOK
 	}
@@ -187,6 +193,12 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 func newRootCmd(io *IO) *cobra.Command { return newRootCmdWith(io, defaultDeps()) }
 
 func newRootCmdWith(io *IO, deps deps) *cobra.Command {
+	root, _ := newRoot(io, deps)
+	return root
+}
+
+// newRoot is newRootCmdWith, with the globals its commands share.
+func newRoot(io *IO, deps deps) (*cobra.Command, *globals) {
 	g := &globals{io: io, deps: deps}
 	root := &cobra.Command{
 		Use:   "orchstat",
@@ -257,11 +269,12 @@ whole store with no PATH or --all.`,
 	root.AddCommand(newRetryConfigCmd(g))
 	root.AddCommand(newForgetCmd(g))
 	root.AddCommand(newExportCmd(g))
+	root.AddCommand(newLakeReplicaCmd(g))
 	root.AddCommand(newReceiveCmd(g))
 	root.AddCommand(newSQLViewsCmd(g, nil))
 	root.AddCommand(newGenDocsCmd())
 	registerCompletions(root)
-	return root
+	return root, g
 }
 
 // dbPath picks the database for a command given its PATH arguments: the
