@@ -7,7 +7,7 @@
 # the load average, since other work shares the machine.
 #
 #   bash benchmarks/runfigures.sh BASE_BIN NEW_BIN RUNS_DIR [OUT_DIR]
-#   ROUNDS=1 REPORTS=7 (defaults)
+#   ROUNDS=1 REPORTS=7 (defaults); ROUNDS=0 reuses OUT_DIR's stores
 set -euo pipefail
 base=$1 new=$2 runs=$3 out=${4:-$(mktemp -d /tmp/runfigures-bench.XXXX)}
 rounds=${ROUNDS:-1} reports=${REPORTS:-7}
