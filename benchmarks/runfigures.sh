@@ -23,6 +23,7 @@ for r in $(seq "$rounds"); do
 		echo "ingest $v round $r: $(awk '{printf "%s s wall, %s s user, %s s sys, %.0f MB peak RSS", $1, $2, $3, $4/1024}' "$out/ingest.$v.$r") (load $(cut -d' ' -f1 /proc/loadavg))"
 	done
 done
+rm -f "$out"/report.*.times
 for r in $(seq "$reports"); do
 	for v in base new; do
 		bin=$base; [ $v = new ] && bin=$new
