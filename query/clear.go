@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -63,6 +64,13 @@ func (s *Store) Forget(ctx context.Context, paths []string) (Forgotten, error) {
 	if err := s.conn.QueryRowContext(ctx, `SELECT count(*) FROM (`+ids+`)`, args...).Scan(&out.Files); err != nil {
 		return fail(err)
 	}
+	// The runs whose rows go: their figures are made again from what is
+	// left (none, for a run whose every file goes).
+	if _, err := s.conn.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE touched_runs AS SELECT DISTINCT run_id FROM (
+		SELECT run_id FROM run_spans WHERE file_id IN (`+ids+`) UNION ALL SELECT run_id FROM summaries WHERE file_id IN (`+ids+`))`,
+		append(slices.Clone(args), args...)...); err != nil {
+		return fail(err)
+	}
 	for _, t := range FileTables {
 		res, err := s.conn.ExecContext(ctx, `DELETE FROM `+t.Name+` WHERE file_id IN (`+ids+`)`, args...)
 		if err != nil {
@@ -86,6 +94,15 @@ func (s *Store) Forget(ctx context.Context, paths []string) (Forgotten, error) {
 		if _, err := s.conn.ExecContext(ctx, q, args...); err != nil {
 			return fail(err)
 		}
+	}
+	restore, err := s.figuresMemory(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	err = s.refreshFigures(ctx)
+	restore()
+	if err != nil {
+		return fail(err)
 	}
 	if _, err := s.conn.ExecContext(ctx, "COMMIT"); err != nil {
 		return fail(err)

@@ -466,14 +466,19 @@ func runsSQL() string {
 			FROM w WHERE provider_retries > 0 QUALIFY n <= ` + top + `
 			UNION ALL
 			SELECT 1, row_number() OVER (ORDER BY repair_iterations DESC, run_id) AS n, *
-			FROM w WHERE repair_iterations IS NOT NULL QUALIFY n <= ` + top + `)
+			FROM w WHERE repair_iterations IS NOT NULL QUALIFY n <= ` + top + `),
+		-- The listed runs' traces, found for them alone: as a subquery per
+		-- row, DuckDB joined every run's spans to every file's states,
+		-- most of the overview's time at 30,000 runs. file_states, not the
+		-- files view: a file's path and kind are the same in all its
+		-- states, and the view would rank every state.
+		lt AS (
+			SELECT t.run_id, arg_min(f.path, f.file_id) AS trace
+			FROM (SELECT DISTINCT run_id, file_id FROM run_spans WHERE run_id IN (SELECT run_id FROM l)) t
+			JOIN file_states f USING (file_id) WHERE f.kind = 'trace' GROUP BY t.run_id)
 		SELECT o.*, l.list, l.run_id, l.started_at, l.status, l.provider_requests, l.provider_retries,
-		  l.repair_iterations, l.escalated, l.stop_reason,
-		  -- file_states, not the files view: a file's path and kind are the
-		  -- same in all its states, and the view would rank every state.
-		  (SELECT arg_min(f.path, f.file_id) FROM run_spans t JOIN file_states f USING (file_id)
-		   WHERE t.run_id = l.run_id AND f.kind = 'trace')
-		FROM o LEFT JOIN l ON true ORDER BY l.list, l.n`
+		  l.repair_iterations, l.escalated, l.stop_reason, lt.trace
+		FROM o LEFT JOIN l ON true LEFT JOIN lt ON lt.run_id = l.run_id ORDER BY l.list, l.n`
 }
 
 // overviewAndWorst fills the overview and the worst-run lists.

@@ -18,7 +18,7 @@ func (s *Store) DataSpan(ctx context.Context, paths []string) (first, last *time
 		cond = " AND " + strings.Join(where, " AND ")
 	}
 	q := `SELECT min(start), max(start) FROM (
-		SELECT run_id, min(first_ts) AS start FROM run_spans GROUP BY run_id
+		` + s.runStarts() + `
 		UNION ALL SELECT run_id, start FROM (` + recordRuns + `)) WHERE start IS NOT NULL` + cond
 	err = eachRow(ctx, s.conn, "finding the span of the data", q, args, func(rs *sql.Rows) error {
 		var lo, hi sql.NullTime
@@ -41,7 +41,7 @@ func (s *Store) RunStarts(ctx context.Context, paths []string) ([]time.Time, err
 		cond = " AND " + strings.Join(where, " AND ")
 	}
 	q := `SELECT DISTINCT start FROM (
-		SELECT run_id, min(first_ts) AS start FROM run_spans GROUP BY run_id
+		` + s.runStarts() + `
 		UNION ALL SELECT run_id, start FROM (` + recordRuns + `)) WHERE start IS NOT NULL` + cond + ` ORDER BY start`
 	var out []time.Time
 	err := eachRow(ctx, s.conn, "finding when the runs started", q, args, func(rs *sql.Rows) error {
@@ -53,4 +53,14 @@ func (s *Store) RunStarts(ctx context.Context, paths []string) ([]time.Time, err
 		return nil
 	})
 	return out, err
+}
+
+// runStarts renders each orchestrator run with its start, (run_id,
+// start): from the runs' figures when the store keeps them, one row per
+// run already, else from run_spans.
+func (s *Store) runStarts() string {
+	if s.figures {
+		return "SELECT run_id, start FROM run_figures"
+	}
+	return "SELECT run_id, min(first_ts) AS start FROM run_spans GROUP BY run_id"
 }

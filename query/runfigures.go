@@ -240,7 +240,7 @@ func (s *Store) SetHook(hook func(string)) { s.hook = hook }
 // ints reads a query's one integer column.
 func ints(ctx context.Context, q querier, query string) ([]int64, error) {
 	var out []int64
-	err := eachRow(ctx, q, "", query, nil, func(rs *sql.Rows) error {
+	err := eachRow(ctx, q, "finding the touched runs' files", query, nil, func(rs *sql.Rows) error {
 		var n int64
 		if err := rs.Scan(&n); err != nil {
 			return err

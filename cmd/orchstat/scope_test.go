@@ -278,6 +278,10 @@ func TestWrongFormatIsReadAgain(t *testing.T) {
 	if n := count("SELECT count(DISTINCT run_id) FROM events"); n != "2" {
 		t.Errorf("after forgetting runs: %s runs left, want 2", n)
 	}
+	// Their figures went with them: a report counts the runs left.
+	if n := count("SELECT count(*) FROM run_figures"); n != "2" {
+		t.Errorf("after forgetting runs: figures of %s runs left, want 2", n)
+	}
 	if _, out, _ := runCLI(t, "", "--db", db, "ingest", runs); !strings.Contains(out, "ingested 6 events") {
 		t.Errorf("re-ingest after forget: %q", out)
 	}
