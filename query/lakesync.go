@@ -29,6 +29,9 @@ type lakeSync struct {
 	lk     lake.Lake
 	read   *LakeRead
 	loaded map[string]loadedKey
+	// changed is set once the sync drops or reads a lake file: the runs'
+	// figures are made anew only then.
+	changed bool
 }
 
 type loadedKey struct {
@@ -85,8 +88,13 @@ func (l *lakeSync) sync(ctx context.Context, objs map[string][]lakeObject, o Lak
 			return err
 		}
 	}
-	if err := l.st.RebuildFigures(ctx); err != nil {
-		return err
+	// A replica whose lake did not change keeps its figures: making them
+	// anew took a later read of a 30,000-run lake from 1× to 2.5× a
+	// report on a store.
+	if l.changed || !l.st.figures {
+		if err := l.st.RebuildFigures(ctx); err != nil {
+			return err
+		}
 	}
 	return l.st.conn.QueryRowContext(ctx, `SELECT count(DISTINCT runner), count(*) FROM lake_ids`).Scan(&l.read.Runners, &l.read.SourceFiles)
 }
@@ -134,6 +142,7 @@ func (l *lakeSync) syncTable(ctx context.Context, t Table, want []lakeObject, al
 	if len(drop) == 0 && len(fetch) == 0 {
 		return nil
 	}
+	l.changed = true
 	if err := l.drop(ctx, t, drop); err != nil {
 		return err
 	}
