@@ -144,6 +144,7 @@ func TestFilterClosest(t *testing.T) {
 // a window after every recorded start holds no run, and the overview
 // counts the undated runs and the queued tasks.
 func TestReportUndatedRealData(t *testing.T) {
+	endToEnd(t, "copies and reports every real factory and claudestrator record")
 	t.Parallel()
 	claude := filepath.Join(harness, "..", "claudestrator")
 	if _, err := os.Stat(harness); err != nil {
