@@ -245,9 +245,10 @@ JOIN (SELECT DISTINCT {{q "system"}}, run_id FROM {{v "record_runs_ran"}}) r ON 
 	LeftOut: map[string]string{
 		"cost": "a call's cost is its recorded cost, else its tokens priced by orchstat's price table (LiteLLM's, " +
 			"matched to the model's name in Go); the lake holds only recorded costs, so a sum over it would leave the priced calls out",
-		"failed_cost":          "the same as cost, for failed attempts' tokens",
+		"failed_cost": "a failed attempt's cost, as a call's, is priced by orchstat's price table where none is recorded, " +
+			"and the lake holds only recorded costs",
 		"cost_unpriced":        "which calls have no price is decided by the same price table",
-		"failed_cost_unpriced": "the same",
+		"failed_cost_unpriced": "which failed attempts have no price is decided by the same price table",
 	},
 }
 

@@ -1,7 +1,7 @@
 -- orchstat sql-views --dialect spark: the report's metrics as views over the lake at /data/lake.
 -- Generated from orchstat's metric catalog; orchstat_metrics has one row per metric, as `report --lake` computes it over every run.
 -- Checked: nothing yet: no Spark engine or parser was available where it was written.
--- Left out: failed_attempt_cost_usd: the same as cost, for failed attempts' tokens.
+-- Left out: failed_attempt_cost_usd: a failed attempt's cost, as a call's, is priced by orchstat's price table where none is recorded, and the lake holds only recorded costs.
 -- Left out: call_cost_usd: a call's cost is its recorded cost, else its tokens priced by orchstat's price table (LiteLLM's, matched to the model's name in Go); the lake holds only recorded costs, so a sum over it would leave the priced calls out.
 
 -- The lake's tables.
@@ -525,6 +525,6 @@ SELECT 'call_output_tokens' AS metric, 'call' AS family, 'sum' AS kind, CAST(out
 
 -- The catalog's metrics these views leave out, and why.
 CREATE OR REPLACE VIEW orchstat_metrics_left_out AS
-SELECT 'failed_attempt_cost_usd' AS metric, 'the same as cost, for failed attempts'' tokens' AS why
+SELECT 'failed_attempt_cost_usd' AS metric, 'a failed attempt''s cost, as a call''s, is priced by orchstat''s price table where none is recorded, and the lake holds only recorded costs' AS why
 UNION ALL
 SELECT 'call_cost_usd' AS metric, 'a call''s cost is its recorded cost, else its tokens priced by orchstat''s price table (LiteLLM''s, matched to the model''s name in Go); the lake holds only recorded costs, so a sum over it would leave the priced calls out' AS why;
