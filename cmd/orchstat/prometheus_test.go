@@ -86,7 +86,7 @@ func TestMetricsPromtool(t *testing.T) {
 		}
 		if c.accept == "" {
 			if body != text {
-				t.Errorf("/metrics differs from orchstat metrics --format text")
+				t.Errorf("/metrics differs from orchstat metrics --format text:\n%s", lineDiff(text, body))
 			}
 			promtool(t, body, "check", "metrics")
 		}

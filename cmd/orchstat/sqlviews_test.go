@@ -28,7 +28,12 @@ func TestSQLViewsDuckDB(t *testing.T) {
 		r.ingestInto(t, r.db)
 		r.export(t, lake)
 	}
+	// With the real samples the lake holds several systems of each
+	// family, so every split must have two groups or more; testdata's
+	// two runners hold one agent system.
+	least := 1
 	if _, err := os.Stat(externalData); err == nil {
+		least = 2
 		db := filepath.Join(t.TempDir(), "ext.duckdb")
 		if code, _, stderr := runCLI(t, "", "--db", db, "ingest", "--quiet", externalData); code != 0 && code != 1 {
 			t.Fatalf("ingesting %s: exit %d\n%s", externalData, code, stderr)
@@ -88,8 +93,8 @@ func TestSQLViewsDuckDB(t *testing.T) {
 			t.Errorf("the report has no %s.%s", g.section, g.rows)
 			continue
 		}
-		if len(rows) < 2 || len(views) != len(rows) {
-			t.Errorf("%s: %d groups, the report's %s.%s %d (want the same, at least 2)", g.view, len(views), g.section, g.rows, len(rows))
+		if len(rows) < least || len(views) != len(rows) {
+			t.Errorf("%s: %d groups, the report's %s.%s %d (want the same, at least %d)", g.view, len(views), g.section, g.rows, len(rows), least)
 		}
 		for _, r := range rows {
 			row := r.(map[string]any)

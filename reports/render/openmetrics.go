@@ -3,8 +3,10 @@ package render
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/orchstat/orchstat/model/reports"
@@ -59,7 +61,7 @@ func Counters(w io.Writer, e Exposition, specs []reports.CounterSpec, groups []r
 			if v != nil {
 				n = *v
 			}
-			lines = append(lines, s.Name+"_total"+promLabels(g.Labels)+" "+promValue(n))
+			lines = append(lines, s.Name+"_total"+promLabels(g.Labels)+" "+counterValue(n))
 		}
 		sort.Strings(lines)
 		family := s.Name
@@ -117,4 +119,20 @@ func modelFamilies(specs []reports.CounterSpec) []reports.Family {
 // any reader, sees the old file or the new, never half of one.
 func WriteFileAtomic(path string, text []byte) error {
 	return writeAtomic(path, text)
+}
+
+// counterValue is a counter's sample: a whole count as it is, anything
+// else (dollars, seconds) to 12 significant digits. A float sum's last
+// bits follow the order the store adds its rows in, which a checkpoint can
+// change; a counter that came back 1e-18 lower would read to Prometheus as
+// a reset, and increase() would count its whole value again. Rounding is
+// monotonic, so a larger sum never prints smaller.
+func counterValue(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return promValue(v)
+	}
+	return strconv.FormatFloat(v, 'g', 12, 64)
 }
