@@ -93,8 +93,11 @@ func sqlViewsRun(o *sqlViewsOptions) error {
 		return err
 	}
 	fmt.Fprint(o.g.io.Out, v.SQL)
-	for _, t := range v.Absent {
-		fmt.Fprintf(o.g.io.Err, "orchstat: sql-views: the lake at %s holds no file of %s yet, so its metrics count nothing from it; run sql-views again once it has one\n", loc.Dir, t)
+	// One line for all of them: a lake of agents' calls alone lacks every
+	// orchestrator table, and a line each buried the rest.
+	if len(v.Absent) > 0 {
+		fmt.Fprintf(o.g.io.Err, "orchstat: sql-views: the lake at %s holds no file of %s yet, so the metrics made of them count nothing; run sql-views again once it has\n",
+			loc.Dir, strings.Join(v.Absent, ", "))
 	}
 	for _, l := range v.LeftOut {
 		fmt.Fprintf(o.g.io.Err, "orchstat: sql-views leaves out %s: %s\n", l.Metric, l.Why)
